@@ -1,0 +1,21 @@
+-- heartbeat(job, slot, token): pushes the lease end forward, only for the current attempt's token.
+-- ARGV: 1 slot, 2 token, 3 lease_ms
+-- Reply: {outcome, attempt, lease_end, runner, status, server_now}
+--   outcome ok, or lost when the run is gone, finished, or held by another token.
+local err = check_key_types(1)
+if err then return err end
+
+local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local now = server_now_ms()
+local run = read_run(slot)
+
+local function reply(outcome, end_ms)
+  return {outcome, tostring(run.attempt or ''), tostring(end_ms or ''), run.runner or '', run.status or '', tostring(now)}
+end
+
+if not run.status or run.token ~= token or run.status ~= 'running' then
+  return reply('lost', run.lease_end)
+end
+-- An expired lease that nobody took over is still ours: extending it steals from no one.
+redis.call('HSET', KEYS[1], field(slot, 'lease_end'), now + lease_ms)
+return reply('ok', now + lease_ms)

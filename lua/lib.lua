@@ -1,0 +1,116 @@
+-- Shared helpers, prepended to every lease-layout script (see src/scripts.rs).
+-- KEYS are always: 1 state (hash), 2 active (set), 3 slots (zset), 4 runs (stream), 5 results (zset).
+-- Store format v1 is described in docs/store-format.md; keep the two in step.
+
+-- Redis 5 and 6 refuse writes after TIME unless effects replication is on; 7+ always has it.
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+
+local EXPECTED_TYPES = {'hash', 'set', 'zset', 'stream', 'zset'}
+
+-- Every field a run has in the state hash, as "<slot>:<name>".
+local RUN_FIELDS = {'status', 'attempt', 'token', 'runner', 'lease_end',
+                    'claimed_at', 'started_at', 'finished_at', 'kind'}
+
+-- Milliseconds since the epoch by the server's clock: leases never depend on a client's clock.
+local function server_now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Refuses to touch keys that another program wrote with another type, naming the key.
+-- Without this a WRONGTYPE error would not say which of the five keys is wrong.
+local function check_key_types(count)
+  for i = 1, count do
+    local found = redis.call('TYPE', KEYS[i])
+    if type(found) == 'table' then found = found.ok end
+    if found ~= 'none' and found ~= EXPECTED_TYPES[i] then
+      return redis.error_reply('ANARCHON_WRONGTYPE ' .. KEYS[i] .. ' ' .. found .. ' ' .. EXPECTED_TYPES[i])
+    end
+  end
+  return nil
+end
+
+local function field(slot, name)
+  return slot .. ':' .. name
+end
+
+-- Reads one run's fields into a table (missing fields are false).
+local function read_run(slot)
+  local names = {}
+  for i, name in ipairs(RUN_FIELDS) do names[i] = field(slot, name) end
+  local values = redis.call('HMGET', KEYS[1], unpack(names))
+  local run = {}
+  for i, name in ipairs(RUN_FIELDS) do run[name] = values[i] end
+  return run
+end
+
+-- Integer fields must parse: garbage written by hand is reported with the key, never guessed at.
+local function int_field(run, slot, name)
+  local n = tonumber(run[name])
+  if n == nil then
+    return nil, redis.error_reply('ANARCHON_CORRUPT ' .. KEYS[1] .. ' field ' .. field(slot, name) ..
+      ' is ' .. tostring(run[name]) .. ', not an integer')
+  end
+  return n
+end
+
+-- Records the end of one attempt: an entry in the runs stream and a member in the results zset.
+-- result_json is JSON text validated by the client, or 'null'.
+local function record_attempt(slot, run, status, ended_at, result_json)
+  redis.call('XADD', KEYS[4], '*',
+    'slot', slot, 'attempt', run.attempt, 'token', run.token, 'runner', run.runner or '',
+    'status', status, 'claimed_at', run.claimed_at or '', 'ended_at', ended_at, 'kind', run.kind or 'scheduled')
+  local member = '{"slot":' .. slot .. ',"attempt":' .. run.attempt ..
+    ',"token":' .. cjson.encode(run.token) .. ',"runner":' .. cjson.encode(run.runner or '') ..
+    ',"status":' .. cjson.encode(status) .. ',"claimed_at":' .. (tonumber(run.claimed_at) or 'null') ..
+    ',"ended_at":' .. ended_at .. ',"result":' .. result_json .. '}'
+  redis.call('ZADD', KEYS[5], slot, member)
+end
+
+-- Trims history to about history_size runs, and runs older than ttl_ms when ttl_ms > 0.
+-- Never trims a run still in progress (in the active set) or one younger than keep_ms, which a late
+-- claim could still ask for: trimming its state would let that claim run it twice.
+-- Works on at most `budget` runs per call so a claim stays quick; the rest goes next time.
+-- Returns the list of trimmed slots.
+local function trim_history(now, history_size, ttl_ms, keep_ms, budget, dry_run)
+  local candidates = {}
+  local seen = {}
+  local excess = redis.call('ZCARD', KEYS[3]) - history_size
+  if excess > 0 then
+    for _, s in ipairs(redis.call('ZRANGE', KEYS[3], 0, math.min(excess, budget) - 1)) do
+      if not seen[s] then seen[s] = true; candidates[#candidates + 1] = s end
+    end
+  end
+  if ttl_ms > 0 then
+    for _, s in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. (now - ttl_ms), 'LIMIT', 0, budget)) do
+      if not seen[s] then seen[s] = true; candidates[#candidates + 1] = s end
+    end
+  end
+  local trimmed = {}
+  for _, s in ipairs(candidates) do
+    local slot_ms = tonumber(s)
+    if slot_ms and slot_ms < now - keep_ms and redis.call('SISMEMBER', KEYS[2], s) == 0 then
+      trimmed[#trimmed + 1] = s
+      if not dry_run then
+        local names = {}
+        for i, name in ipairs(RUN_FIELDS) do names[i] = field(s, name) end
+        redis.call('HDEL', KEYS[1], unpack(names))
+        redis.call('ZREM', KEYS[3], s)
+        redis.call('ZREMRANGEBYSCORE', KEYS[5], s, s)
+      end
+    end
+  end
+  if #trimmed > 0 and not dry_run then
+    -- Runs entries are ended attempts with IDs from the server clock, never earlier than their slot:
+    -- deleting entries older than the oldest kept slot removes no kept run's history.
+    local oldest = redis.call('ZRANGE', KEYS[3], 0, 0)
+    local ids
+    if oldest[1] then
+      ids = redis.call('XRANGE', KEYS[4], '-', tostring(tonumber(oldest[1]) - 1), 'COUNT', budget * 4)
+    else
+      ids = redis.call('XRANGE', KEYS[4], '-', '+', 'COUNT', budget * 4)
+    end
+    for _, entry in ipairs(ids) do redis.call('XDEL', KEYS[4], entry[1]) end
+  end
+  return trimmed
+end

@@ -1,0 +1,203 @@
+//! The command line, defined once with clap derive. Each flag is documented where it is defined;
+//! `--help`, the man pages in `man/` and the completions in `completions/` all come from here.
+
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::time::{SlotSpec, parse_duration, parse_slot};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0   won / done as asked          80  overlap: an older run still holds a live lease
+  1   unexpected failure           81  done: this run is over already
+  2   usage error                  82  running: another runner holds a live lease
+  90  Redis unreachable or auth    83  lease lost: the token is no longer current
+  91  newer store format           84  too late: the slot is older than --max-late
+  92  wrong key type / bad data    85  job not found
+  93  server lacks a feature       86  doctor: a check failed
+  124 run --timeout killed the command
+`anarchon run` exits with its command's own exit code (128+N for signal N).";
+
+/// Operator tool for the Redis/Valkey store of the anarchon distributed cron scheduler.
+///
+/// It reads and writes the same keys as the scheduler's RedisBackend: claim a run so exactly one
+/// host runs it, keep its lease alive, finish it, and look inside the store during an incident.
+#[derive(Debug, Parser)]
+#[command(name = "anarchon", version, about, long_about, after_long_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command takes.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS.
+    ///
+    /// Falls back to $ANARCHON_REDIS_URL, then $REDIS_URL, then redis://localhost:6379.
+    /// The password is never printed.
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "ANARCHON_REDIS_URL",
+        hide_env_values = true
+    )]
+    pub redis: Option<String>,
+
+    /// Prefix of every key, as the scheduler's `prefix` option.
+    #[arg(long, global = true, value_name = "PREFIX", env = "ANARCHON_PREFIX", default_value = crate::store::DEFAULT_PREFIX)]
+    pub prefix: String,
+
+    /// Print one JSON document instead of text (stable shape, see README).
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// When to use colour: auto (a terminal without NO_COLOR), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    /// Give up connecting after this long.
+    #[arg(long, global = true, value_parser = parse_duration, default_value = "5s", value_name = "DURATION")]
+    pub connect_timeout: Duration,
+
+    /// Give up waiting for one reply after this long.
+    #[arg(long, global = true, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
+    pub command_timeout: Duration,
+}
+
+impl GlobalArgs {
+    /// The URL to connect to: --redis / $ANARCHON_REDIS_URL, then $REDIS_URL, then localhost.
+    pub fn redis_url(&self) -> String {
+        self.redis
+            .clone()
+            .filter(|u| !u.is_empty())
+            .or_else(|| std::env::var("REDIS_URL").ok().filter(|u| !u.is_empty()))
+            .unwrap_or_else(|| "redis://localhost:6379".to_string())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Claim one run of a job: exactly one caller wins it.
+    ///
+    /// Prints the outcome: won (with the token and attempt to pass to heartbeat and finish),
+    /// overlap, done or running, each with its own exit code.
+    #[command(
+        after_long_help = "Example:\n  anarchon claim sync --slot 2026-12-02T14:05:00Z --lease 30s --json"
+    )]
+    Claim(ClaimArgs),
+
+    /// Push the lease of a run you hold forward (only with the current attempt's token).
+    Heartbeat(HeartbeatArgs),
+
+    /// End a run you hold as ok or failed, recording its result.
+    Finish(FinishArgs),
+}
+
+/// The run a command acts on.
+#[derive(Debug, Clone, Args)]
+pub struct JobSlot {
+    /// The job's name (at most 200 bytes; no braces or control characters).
+    pub job: String,
+
+    /// The run: `now` (this minute by the server's clock), ms since the epoch, or RFC 3339.
+    #[arg(long, value_parser = parse_slot, value_name = "SLOT")]
+    pub slot: SlotSpec,
+}
+
+/// How a claim behaves; shared by every command that claims.
+#[derive(Debug, Clone, Args)]
+pub struct LeaseArgs {
+    /// How long a claim holds the run without a heartbeat.
+    #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "DURATION")]
+    pub lease: Duration,
+
+    /// Attempts in all: after a holder's lease expires, a new claim takes attempt+1 until this many.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000), value_name = "N")]
+    pub max_attempts: u32,
+
+    /// forbid: answer overlap while an older run of the job holds a live lease; allow: do not check.
+    #[arg(long, value_enum, default_value_t = Overlap::Forbid, value_name = "MODE")]
+    pub overlap: Overlap,
+
+    /// Who is claiming, recorded in the run (default host:pid).
+    #[arg(long, value_name = "NAME")]
+    pub runner: Option<String>,
+
+    /// Keep about this many runs of history per job (the scheduler's historySize).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+    pub history_size: u32,
+
+    /// Also drop history older than this (the scheduler's historyTtlMs).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub history_ttl: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Overlap {
+    Forbid,
+    Allow,
+}
+
+#[derive(Debug, Args)]
+pub struct ClaimArgs {
+    #[command(flatten)]
+    pub target: JobSlot,
+
+    #[command(flatten)]
+    pub lease: LeaseArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct HeartbeatArgs {
+    #[command(flatten)]
+    pub target: JobSlot,
+
+    /// The token `claim` printed.
+    #[arg(long, value_name = "TOKEN")]
+    pub token: String,
+
+    /// The new lease, from now by the server's clock.
+    #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "DURATION")]
+    pub lease: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct FinishArgs {
+    #[command(flatten)]
+    pub target: JobSlot,
+
+    /// The token `claim` printed.
+    #[arg(long, value_name = "TOKEN")]
+    pub token: String,
+
+    /// How the run ended.
+    #[arg(long, value_enum, value_name = "STATUS")]
+    pub status: FinishStatusArg,
+
+    /// A result to record, as text.
+    #[arg(long, value_name = "TEXT", conflicts_with = "result_json")]
+    pub result: Option<String>,
+
+    /// A result to record, as JSON.
+    #[arg(long, value_name = "JSON")]
+    pub result_json: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FinishStatusArg {
+    Ok,
+    Failed,
+}

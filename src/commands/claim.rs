@@ -1,0 +1,136 @@
+//! `anarchon claim JOB --slot S`: one atomic claim through the lease script.
+
+use serde::Serialize;
+
+use crate::cli::ClaimArgs;
+use crate::commands::Context;
+use crate::error::{ExitCode, Result};
+use crate::output::Tone;
+use crate::store::{RunKind, format};
+use crate::strategy::lease::{self, ClaimOutcome, ClaimReply, ClaimRequest};
+use crate::time::{relative, rfc3339};
+
+/// `claim --json`.
+#[derive(Debug, Serialize)]
+pub struct ClaimReport<'a> {
+    pub job: &'a str,
+    pub slot: i64,
+    pub slot_time: String,
+    pub outcome: ClaimOutcome,
+    /// Ours when won; the holder's otherwise.
+    pub attempt: Option<u32>,
+    pub max_attempts: u32,
+    /// Only when won: pass it to heartbeat and finish.
+    pub token: Option<&'a str>,
+    /// Ours when won; the holder's for running and overlap.
+    pub runner: &'a str,
+    pub status: &'a str,
+    pub lease_end: Option<i64>,
+    pub lease_end_time: Option<String>,
+    /// For overlap: the older run that still holds a live lease.
+    pub blocking_slot: Option<i64>,
+    pub server_time: i64,
+}
+
+impl<'a> ClaimReport<'a> {
+    pub fn new(job: &'a str, req: &'a ClaimRequest, reply: &'a ClaimReply) -> Self {
+        ClaimReport {
+            job,
+            slot: req.slot,
+            slot_time: rfc3339(req.slot),
+            outcome: reply.outcome,
+            attempt: reply.attempt,
+            max_attempts: req.max_attempts,
+            token: (reply.outcome == ClaimOutcome::Won).then_some(req.token.as_str()),
+            runner: &reply.runner,
+            status: &reply.status,
+            lease_end: reply.lease_end,
+            lease_end_time: reply.lease_end.map(rfc3339),
+            blocking_slot: reply.other_slot,
+            server_time: reply.server_now,
+        }
+    }
+}
+
+pub async fn execute(args: ClaimArgs, ctx: &Context) -> Result<ExitCode> {
+    let job = args.target.job.as_str();
+    let keys = ctx.lease_keys(job)?;
+    let mut conn = ctx.connect().await?;
+    let check = format::check_for_write(&mut conn, ctx.prefix()).await?;
+    let slot = args.target.slot.resolve(check.server_now_ms);
+    let req = args.lease.claim_request(slot, RunKind::Scheduled);
+    let reply = lease::claim(&mut conn, &keys, &req).await?;
+    let report = ClaimReport::new(job, &req, &reply);
+    if ctx.out.json {
+        ctx.out.print_json(&report);
+    } else {
+        print_text(ctx, &report);
+    }
+    Ok(exit_code(reply.outcome))
+}
+
+pub fn exit_code(outcome: ClaimOutcome) -> ExitCode {
+    match outcome {
+        ClaimOutcome::Won => ExitCode::Ok,
+        ClaimOutcome::Overlap => ExitCode::Overlap,
+        ClaimOutcome::Done => ExitCode::Done,
+        ClaimOutcome::Running => ExitCode::Running,
+    }
+}
+
+fn print_text(ctx: &Context, r: &ClaimReport) {
+    let out = &ctx.out;
+    let lease = |end: Option<i64>| match end {
+        Some(end) => format!("{} ({})", rfc3339(end), relative(end, r.server_time)),
+        None => "-".to_string(),
+    };
+    let attempt = r
+        .attempt
+        .map_or("-".to_string(), |a| format!("{a} of {}", r.max_attempts));
+    match r.outcome {
+        ClaimOutcome::Won => {
+            println!(
+                "{} {} @ {} (slot {})",
+                out.paint("won", Tone::Good),
+                r.job,
+                r.slot_time,
+                r.slot
+            );
+            println!("  attempt  {attempt}");
+            println!("  token    {}", r.token.unwrap_or("-"));
+            println!("  runner   {}", r.runner);
+            println!("  lease    until {}", lease(r.lease_end));
+        }
+        ClaimOutcome::Running => {
+            println!(
+                "{} {} @ {}: held by {}, attempt {attempt}, lease until {}",
+                out.paint("running", Tone::Warn),
+                r.job,
+                r.slot_time,
+                r.runner,
+                lease(r.lease_end)
+            );
+        }
+        ClaimOutcome::Overlap => {
+            let older = r.blocking_slot.map_or("-".to_string(), rfc3339);
+            println!(
+                "{} {} @ {}: the older run {older} is still held by {}, lease until {}",
+                out.paint("overlap", Tone::Warn),
+                r.job,
+                r.slot_time,
+                r.runner,
+                lease(r.lease_end)
+            );
+        }
+        ClaimOutcome::Done => {
+            println!(
+                "{} {} @ {}: the run is over ({}, attempt {attempt}, last runner {})",
+                out.paint("done", Tone::Dim),
+                r.job,
+                r.slot_time,
+                r.status,
+                if r.runner.is_empty() { "-" } else { r.runner }
+            );
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! `anarchon heartbeat JOB --slot S --token T`: keeps a held lease alive.
+
+use serde::Serialize;
+
+use crate::cli::HeartbeatArgs;
+use crate::commands::Context;
+use crate::error::{ExitCode, Result};
+use crate::output::Tone;
+use crate::store::format;
+use crate::strategy::lease::{self, TokenOutcome, TokenReply};
+use crate::time::{relative, rfc3339};
+
+/// `heartbeat --json` and `finish --json`.
+#[derive(Debug, Serialize)]
+pub struct TokenReport<'a> {
+    pub job: &'a str,
+    pub slot: i64,
+    pub slot_time: String,
+    pub outcome: TokenOutcome,
+    pub attempt: Option<u32>,
+    /// The run's status after the command (empty when the run has no state).
+    pub status: &'a str,
+    pub runner: &'a str,
+    pub lease_end: Option<i64>,
+    pub lease_end_time: Option<String>,
+    pub server_time: i64,
+}
+
+impl<'a> TokenReport<'a> {
+    pub fn new(job: &'a str, slot: i64, reply: &'a TokenReply) -> Self {
+        TokenReport {
+            job,
+            slot,
+            slot_time: rfc3339(slot),
+            outcome: reply.outcome,
+            attempt: reply.attempt,
+            status: &reply.status,
+            runner: &reply.runner,
+            lease_end: reply.lease_end,
+            lease_end_time: reply.lease_end.map(rfc3339),
+            server_time: reply.server_now,
+        }
+    }
+
+    /// Prints the report; `verb` says what succeeded ("lease until ...", "finished").
+    pub fn print(&self, ctx: &Context, ok_line: &str) {
+        if ctx.out.json {
+            ctx.out.print_json(self);
+            return;
+        }
+        match self.outcome {
+            TokenOutcome::Ok => println!(
+                "{} {} @ {}: {ok_line}",
+                ctx.out.paint("ok", Tone::Good),
+                self.job,
+                self.slot_time
+            ),
+            TokenOutcome::Lost => {
+                let why = if self.status.is_empty() {
+                    "the run has no state (never claimed, or trimmed)".to_string()
+                } else if self.status != "running" {
+                    format!("the run is {} already", self.status)
+                } else {
+                    format!(
+                        "attempt {} is now held by {}",
+                        self.attempt.unwrap_or(0),
+                        self.runner
+                    )
+                };
+                println!(
+                    "{} {} @ {}: {why}; this token no longer holds the run",
+                    ctx.out.paint("lost", Tone::Bad),
+                    self.job,
+                    self.slot_time
+                );
+            }
+        }
+    }
+
+    pub fn exit_code(&self) -> ExitCode {
+        match self.outcome {
+            TokenOutcome::Ok => ExitCode::Ok,
+            TokenOutcome::Lost => ExitCode::LeaseLost,
+        }
+    }
+}
+
+pub async fn execute(args: HeartbeatArgs, ctx: &Context) -> Result<ExitCode> {
+    let job = args.target.job.as_str();
+    let keys = ctx.lease_keys(job)?;
+    let mut conn = ctx.connect().await?;
+    let check = format::check_for_write(&mut conn, ctx.prefix()).await?;
+    let slot = args.target.slot.resolve(check.server_now_ms);
+    let reply = lease::heartbeat(&mut conn, &keys, slot, &args.token, args.lease).await?;
+    let report = TokenReport::new(job, slot, &reply);
+    let ok_line = match reply.lease_end {
+        Some(end) => format!(
+            "lease until {} ({})",
+            rfc3339(end),
+            relative(end, reply.server_now)
+        ),
+        None => "lease extended".to_string(),
+    };
+    report.print(ctx, &ok_line);
+    Ok(report.exit_code())
+}

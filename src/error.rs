@@ -1,0 +1,172 @@
+//! Errors and the exit-code table.
+//!
+//! Every way the CLI can end has one stable exit code, so cron wrappers and incident scripts can
+//! branch on `$?`. The codes live here and nowhere else; README.md repeats this table.
+//!
+//! Outcomes that are not failures of the tool (another host won, the run is done already) still get
+//! their own non-zero code: a script must be able to tell "I won" from "someone else has it".
+//! They sit in 80..=95, away from the codes a wrapped command commonly returns (1, 2, 126, 127, 128+N).
+
+use std::fmt;
+
+/// The documented exit codes. `as i32` gives the process exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum ExitCode {
+    /// Claimed / done what was asked.
+    Ok = 0,
+    /// Something unexpected (a bug, an I/O error of the machine).
+    Failure = 1,
+    /// Bad arguments: nothing was sent to Redis.
+    Usage = 2,
+    /// `claim`/`run`: an older run of the job still holds a live lease.
+    Overlap = 80,
+    /// `claim`/`run`: this run is over already (finished, failed or interrupted).
+    Done = 81,
+    /// `claim`/`run`: another runner holds a live lease on this run.
+    Running = 82,
+    /// `heartbeat`/`finish`/`run`: our lease was taken over or the run's state is gone.
+    LeaseLost = 83,
+    /// `run`: the scheduled slot is older than `--max-late`.
+    TooLate = 84,
+    /// `inspect`/`history`/...: the job has no keys under the prefix.
+    NotFound = 85,
+    /// `doctor`: at least one check failed.
+    CheckFailed = 86,
+    /// `run --timeout`: the command ran too long and was killed (as coreutils `timeout`).
+    Timeout = 124,
+    /// Redis could not be reached, refused our credentials, or timed out.
+    Connection = 90,
+    /// The store was written by a newer anarchon (`ANARCHON_STORE_FORMAT`); nothing was written.
+    StoreFormat = 91,
+    /// A key has the wrong type, or its contents cannot be decoded.
+    StoreData = 92,
+    /// The server lacks a feature the command needs (for example idmp before Redis 8.6).
+    Unsupported = 93,
+}
+
+impl ExitCode {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+/// Everything that can go wrong, each variant knowing its exit code and what to do next.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+
+    #[error(
+        "cannot reach Redis at {url}: {detail}\n  hint: check --redis / ANARCHON_REDIS_URL, that the server runs, and that the password is right"
+    )]
+    Connection { url: String, detail: String },
+
+    #[error(
+        "the store at {url} uses format {found} (key {key}), newer than format {supported} that this anarchon reads (ANARCHON_STORE_FORMAT)\n  hint: upgrade anarchon; nothing was written"
+    )]
+    StoreFormat {
+        url: String,
+        key: String,
+        found: String,
+        supported: u32,
+    },
+
+    #[error(
+        "key {key} holds a {found}, but anarchon expects a {expected}\n  hint: another program wrote this key, or --prefix is wrong; inspect it with `redis-cli TYPE {key}`"
+    )]
+    WrongType {
+        key: String,
+        found: String,
+        expected: String,
+    },
+
+    #[error(
+        "key {key} holds data anarchon cannot read: {detail}\n  hint: inspect it with redis-cli; it was not written by anarchon's store format"
+    )]
+    CorruptData { key: String, detail: String },
+
+    #[error("{0}")]
+    NotFound(String),
+
+    #[error("{0}")]
+    Unsupported(String),
+
+    #[error("Redis answered an error: {0}")]
+    Redis(String),
+
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Error {
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Error::Usage(_) => ExitCode::Usage,
+            Error::Connection { .. } => ExitCode::Connection,
+            Error::StoreFormat { .. } => ExitCode::StoreFormat,
+            Error::WrongType { .. } | Error::CorruptData { .. } => ExitCode::StoreData,
+            Error::NotFound(_) => ExitCode::NotFound,
+            Error::Unsupported(_) => ExitCode::Unsupported,
+            Error::Redis(_) | Error::Other(_) => ExitCode::Failure,
+        }
+    }
+
+    pub fn usage(msg: impl fmt::Display) -> Self {
+        Error::Usage(msg.to_string())
+    }
+
+    pub fn corrupt(key: impl Into<String>, detail: impl fmt::Display) -> Self {
+        Error::CorruptData {
+            key: key.into(),
+            detail: detail.to_string(),
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_distinct() {
+        let all = [
+            ExitCode::Ok,
+            ExitCode::Failure,
+            ExitCode::Usage,
+            ExitCode::Overlap,
+            ExitCode::Done,
+            ExitCode::Running,
+            ExitCode::LeaseLost,
+            ExitCode::TooLate,
+            ExitCode::NotFound,
+            ExitCode::CheckFailed,
+            ExitCode::Timeout,
+            ExitCode::Connection,
+            ExitCode::StoreFormat,
+            ExitCode::StoreData,
+            ExitCode::Unsupported,
+        ];
+        let mut codes: Vec<i32> = all.iter().map(|c| c.code()).collect();
+        codes.sort();
+        codes.dedup();
+        assert_eq!(codes.len(), all.len());
+    }
+
+    #[test]
+    fn format_error_names_both_numbers_and_the_variable() {
+        let e = Error::StoreFormat {
+            url: "redis://localhost:6379".into(),
+            key: "cron:format".into(),
+            found: "2".into(),
+            supported: 1,
+        };
+        let text = e.to_string();
+        assert!(text.contains("ANARCHON_STORE_FORMAT"));
+        assert!(text.contains("format 2"));
+        assert!(text.contains("format 1"));
+        assert_eq!(e.exit_code(), ExitCode::StoreFormat);
+    }
+}

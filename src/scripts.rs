@@ -1,0 +1,47 @@
+//! The server-side Lua scripts, compiled into the binary from `lua/`.
+//!
+//! Each lease-layout script is `lua/lib.lua` (shared helpers) followed by its own file, so the
+//! helpers exist once. Redis runs a script atomically: the check and the write of a claim cannot be
+//! split by another client.
+
+use std::sync::LazyLock;
+
+/// A script's source and its SHA1 (the name EVALSHA knows it by).
+pub struct LuaScript {
+    source: &'static str,
+    sha1: String,
+}
+
+impl LuaScript {
+    fn new(source: &'static str) -> Self {
+        let sha1 = redis::Script::new(source).get_hash().to_string();
+        LuaScript { source, sha1 }
+    }
+
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+
+    pub fn sha1(&self) -> &str {
+        &self.sha1
+    }
+}
+
+macro_rules! lease_script {
+    ($file:literal) => {
+        LazyLock::new(|| {
+            LuaScript::new(concat!(
+                include_str!("../lua/lib.lua"),
+                "\n",
+                include_str!(concat!("../lua/", $file))
+            ))
+        })
+    };
+}
+
+/// Claims a run: won / overlap / done / running.
+pub static CLAIM: LazyLock<LuaScript> = lease_script!("claim.lua");
+/// Extends the lease of the current attempt.
+pub static HEARTBEAT: LazyLock<LuaScript> = lease_script!("heartbeat.lua");
+/// Ends the current attempt as finished or failed.
+pub static FINISH: LazyLock<LuaScript> = lease_script!("finish.lua");

@@ -1,0 +1,103 @@
+//! The format key, `<prefix>format`: which store format the data under a prefix is written in.
+//!
+//! A command that writes creates it (`SET NX`) and every command reads it first. A number newer than
+//! [`STORE_FORMAT`] means a newer anarchon wrote the data: we refuse before writing anything, since
+//! guessing at a layout we do not know could lose runs or run them twice.
+
+use crate::connection::Connection;
+use crate::error::{Error, Result};
+use crate::store::keys::format_key;
+
+/// The store format this build reads and writes.
+pub const STORE_FORMAT: u32 = 1;
+
+/// What the first round trip of every command learns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreCheck {
+    /// The format found (None: no anarchon data under this prefix yet, for a read-only command).
+    pub format: Option<u32>,
+    /// The server's clock, ms since the epoch.
+    pub server_now_ms: i64,
+}
+
+/// For commands that write: creates the format key if absent, then checks it, in one round trip.
+pub async fn check_for_write(conn: &mut Connection, prefix: &str) -> Result<StoreCheck> {
+    check(conn, prefix, true).await
+}
+
+/// For commands that only read: checks the format key without creating it.
+pub async fn check_for_read(conn: &mut Connection, prefix: &str) -> Result<StoreCheck> {
+    check(conn, prefix, false).await
+}
+
+async fn check(conn: &mut Connection, prefix: &str, create: bool) -> Result<StoreCheck> {
+    let key = format_key(prefix);
+    let mut pipe = redis::pipe();
+    if create {
+        pipe.cmd("SET")
+            .arg(&key)
+            .arg(STORE_FORMAT)
+            .arg("NX")
+            .ignore();
+    }
+    pipe.cmd("GET").arg(&key).cmd("TIME");
+    let reply: Result<(Option<String>, (String, String))> = conn.pipeline(&pipe).await;
+    let (found, (secs, micros)) = match reply {
+        Err(Error::Redis(text)) if text.contains("WRONGTYPE") => {
+            let found: String = conn.query(redis::cmd("TYPE").arg(&key)).await?;
+            return Err(Error::WrongType {
+                key,
+                found,
+                expected: "string".into(),
+            });
+        }
+        other => other?,
+    };
+    let server_now_ms = parse_time_reply(&secs, &micros)?;
+    let format = found
+        .map(|text| {
+            text.trim().parse::<u32>().map_err(|_| {
+                Error::corrupt(&key, format!("the store format is {text:?}, not a number"))
+            })
+        })
+        .transpose()?;
+    if let Some(found) = format {
+        if found > STORE_FORMAT {
+            return Err(Error::StoreFormat {
+                url: conn.shown_url().to_string(),
+                key,
+                found: found.to_string(),
+                supported: STORE_FORMAT,
+            });
+        }
+    }
+    Ok(StoreCheck {
+        format,
+        server_now_ms,
+    })
+}
+
+/// The server's clock as ms since the epoch, from a TIME reply.
+pub fn parse_time_reply(secs: &str, micros: &str) -> Result<i64> {
+    let s: i64 = secs
+        .parse()
+        .map_err(|_| Error::Redis(format!("TIME answered {secs:?} seconds")))?;
+    let us: i64 = micros
+        .parse()
+        .map_err(|_| Error::Redis(format!("TIME answered {micros:?} microseconds")))?;
+    Ok(s * 1000 + us / 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_reply() {
+        assert_eq!(
+            parse_time_reply("1796220300", "123999").unwrap(),
+            1_796_220_300_123
+        );
+        assert!(parse_time_reply("x", "1").is_err());
+    }
+}

@@ -1,0 +1,199 @@
+//! Key names of store format v1 (see docs/store-format.md).
+//!
+//! The lease layout wraps `<prefix><job>` in a Redis Cluster hash tag so all five keys of a job live
+//! in one slot and one Lua script may touch them all. The claim-only layout has no hash tag: each of
+//! its commands touches a single key. The format key is shared by the whole prefix.
+
+use crate::error::{Error, Result};
+
+/// The default prefix of every key, as in the scheduler.
+pub const DEFAULT_PREFIX: &str = "cron:";
+
+/// Longest job name accepted, in bytes. Keeps keys short and bounded.
+pub const MAX_JOB_NAME_BYTES: usize = 200;
+
+/// Checks a job name: refuses what would break the hash tag (`{`, `}`) or the key layout.
+pub fn validate_job_name(job: &str) -> Result<()> {
+    if job.is_empty() {
+        return Err(Error::usage(
+            "the job name is empty\n  hint: name the job, for example `sync`",
+        ));
+    }
+    if job.len() > MAX_JOB_NAME_BYTES {
+        return Err(Error::usage(format!(
+            "the job name is {} bytes long; at most {MAX_JOB_NAME_BYTES} are allowed",
+            job.len()
+        )));
+    }
+    if let Some(c) = job.chars().find(|c| *c == '{' || *c == '}') {
+        return Err(Error::usage(format!(
+            "the job name {job:?} contains '{c}', which would break the Redis Cluster hash tag of its keys\n  hint: use a name without braces"
+        )));
+    }
+    if job.chars().any(char::is_control) {
+        return Err(Error::usage(format!(
+            "the job name {job:?} contains a control character\n  hint: use printable characters only"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a key prefix: the same rules as a job name, since it is part of every hash tag, but it
+/// may be empty.
+pub fn validate_prefix(prefix: &str) -> Result<()> {
+    if prefix.contains(['{', '}']) || prefix.chars().any(char::is_control) {
+        return Err(Error::usage(format!(
+            "the prefix {prefix:?} contains a brace or a control character, which would break the key layout"
+        )));
+    }
+    if prefix.len() > MAX_JOB_NAME_BYTES {
+        return Err(Error::usage(format!(
+            "the prefix is {} bytes long; at most {MAX_JOB_NAME_BYTES} are allowed",
+            prefix.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The key that records the store format for a prefix: `<prefix>format`.
+pub fn format_key(prefix: &str) -> String {
+    format!("{prefix}format")
+}
+
+/// The five keys of one job in the lease layout, in the order the Lua scripts take them as KEYS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseKeys {
+    pub state: String,
+    pub active: String,
+    pub slots: String,
+    pub runs: String,
+    pub results: String,
+}
+
+impl LeaseKeys {
+    /// Key names for `job` under `prefix`. The job name must have been validated.
+    pub fn new(prefix: &str, job: &str) -> Self {
+        let tag = format!("{{{prefix}{job}}}");
+        LeaseKeys {
+            state: format!("{tag}:state"),
+            active: format!("{tag}:active"),
+            slots: format!("{tag}:slots"),
+            runs: format!("{tag}:runs"),
+            results: format!("{tag}:results"),
+        }
+    }
+
+    /// All five, in script order (KEYS[1..5]).
+    pub fn all(&self) -> [&str; 5] {
+        [
+            &self.state,
+            &self.active,
+            &self.slots,
+            &self.runs,
+            &self.results,
+        ]
+    }
+
+    /// The Redis type each key must have, in the same order as [`LeaseKeys::all`].
+    pub const TYPES: [&'static str; 5] = ["hash", "set", "zset", "stream", "zset"];
+}
+
+/// The three keys of one job in the claim-only layout (stream-id, idmp, script strategies).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimKeys {
+    pub runs: String,
+    pub manual: String,
+    pub results: String,
+}
+
+impl ClaimKeys {
+    pub fn new(prefix: &str, job: &str) -> Self {
+        ClaimKeys {
+            runs: format!("{prefix}{job}:runs"),
+            manual: format!("{prefix}{job}:manual"),
+            results: format!("{prefix}{job}:results"),
+        }
+    }
+
+    pub fn all(&self) -> [&str; 3] {
+        [&self.runs, &self.manual, &self.results]
+    }
+
+    pub const TYPES: [&'static str; 3] = ["stream", "stream", "zset"];
+}
+
+/// Cluster hash slot of a key (CRC16/XMODEM mod 16384, honouring `{hash tags}`), as Redis computes it.
+/// `doctor` and `inspect` show it so an operator can find the node that holds a job.
+pub fn hash_slot(key: &str) -> u16 {
+    let bytes = key.as_bytes();
+    // Only the part between the first `{` and the next `}` counts, if it is not empty.
+    let hashed = bytes
+        .iter()
+        .position(|b| *b == b'{')
+        .and_then(|open| {
+            let rest = &bytes[open + 1..];
+            rest.iter()
+                .position(|b| *b == b'}')
+                .filter(|len| *len > 0)
+                .map(|len| &rest[..len])
+        })
+        .unwrap_or(bytes);
+    crc16::State::<crc16::XMODEM>::calculate(hashed) % 16384
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lease_keys_share_one_hash_tag() {
+        let k = LeaseKeys::new("cron:", "sync");
+        assert_eq!(k.state, "{cron:sync}:state");
+        assert_eq!(k.active, "{cron:sync}:active");
+        assert_eq!(k.slots, "{cron:sync}:slots");
+        assert_eq!(k.runs, "{cron:sync}:runs");
+        assert_eq!(k.results, "{cron:sync}:results");
+        let slot = hash_slot(&k.state);
+        assert!(k.all().iter().all(|key| hash_slot(key) == slot));
+        assert_eq!(slot, hash_slot("cron:sync"));
+    }
+
+    #[test]
+    fn hash_slot_matches_redis_reference_values() {
+        // Values from the Redis Cluster specification / CLUSTER KEYSLOT.
+        assert_eq!(hash_slot("123456789"), 12739);
+        assert_eq!(hash_slot("foo"), 12182);
+        assert_eq!(hash_slot("{user1000}.following"), hash_slot("user1000"));
+    }
+
+    #[test]
+    fn claim_keys_have_no_hash_tag() {
+        let k = ClaimKeys::new("billing:cron:", "sync");
+        assert_eq!(k.runs, "billing:cron:sync:runs");
+        assert_eq!(k.manual, "billing:cron:sync:manual");
+        assert_eq!(k.results, "billing:cron:sync:results");
+        assert_eq!(format_key("billing:cron:"), "billing:cron:format");
+    }
+
+    #[test]
+    fn job_names_that_break_the_layout_are_refused() {
+        assert!(validate_job_name("sync").is_ok());
+        assert!(validate_job_name("billing:nightly-export.v2").is_ok());
+        assert!(validate_job_name("jöb with spaces").is_ok());
+        assert!(validate_job_name(&"a".repeat(200)).is_ok());
+        for bad in ["", "a{b", "a}b", "{x}", "tab\there", "nl\n", "nul\0"] {
+            let err = validate_job_name(bad).unwrap_err();
+            assert!(matches!(err, Error::Usage(_)), "{bad:?}");
+        }
+        assert!(validate_job_name(&"a".repeat(201)).is_err());
+        // 67 three-byte characters are 201 bytes: the limit is bytes, not characters.
+        assert!(validate_job_name(&"€".repeat(67)).is_err());
+    }
+
+    #[test]
+    fn prefixes_may_be_empty_but_not_braced() {
+        assert!(validate_prefix("").is_ok());
+        assert!(validate_prefix("billing:cron:").is_ok());
+        assert!(validate_prefix("a{").is_err());
+    }
+}

@@ -1,0 +1,12 @@
+//! Store format v1: key names, the format key, and decoding what the keys hold.
+//! docs/store-format.md is the prose version of this module.
+
+pub mod format;
+pub mod keys;
+pub mod state;
+
+pub use format::{STORE_FORMAT, StoreCheck};
+pub use keys::{
+    ClaimKeys, DEFAULT_PREFIX, LeaseKeys, format_key, validate_job_name, validate_prefix,
+};
+pub use state::{RunKind, RunState, RunStatus};

@@ -1,0 +1,257 @@
+//! The lease strategy: one Lua script decides each claim (won / overlap / done / running), the
+//! winner keeps its lease alive with heartbeats and ends the run with finish. Both only work with
+//! the current attempt's token, so a runner whose lease was taken over can change nothing.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::connection::Connection;
+use crate::error::{Error, Result};
+use crate::scripts;
+use crate::store::{LeaseKeys, RunKind};
+use crate::time::millis;
+
+/// How much history a claim keeps (the scheduler's `historySize` / `historyTtlMs`).
+#[derive(Debug, Clone, Copy)]
+pub struct HistoryPolicy {
+    /// Keep about this many runs per job.
+    pub size: u32,
+    /// Also drop runs older than this (None: no age limit).
+    pub ttl: Option<Duration>,
+    /// Never drop a run younger than this: a late claim could still ask for it, and without its
+    /// state that claim would run it a second time.
+    pub keep_claimable: Duration,
+}
+
+impl Default for HistoryPolicy {
+    fn default() -> Self {
+        HistoryPolicy {
+            size: 1000,
+            ttl: None,
+            keep_claimable: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// Everything a claim needs.
+#[derive(Debug, Clone)]
+pub struct ClaimRequest {
+    pub slot: i64,
+    pub token: String,
+    pub runner: String,
+    pub lease: Duration,
+    pub max_attempts: u32,
+    pub allow_overlap: bool,
+    pub kind: RunKind,
+    pub history: HistoryPolicy,
+}
+
+/// The answer of the claim script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimOutcome {
+    /// We hold the lease for `attempt`.
+    Won,
+    /// An older run of the job still holds a live lease.
+    Overlap,
+    /// The run is over (finished, failed or interrupted).
+    Done,
+    /// Someone else holds a live lease on this run.
+    Running,
+}
+
+/// A script's reply: the outcome and the run as the script saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptReply<O> {
+    pub outcome: O,
+    /// The attempt (ours when won; the holder's otherwise). None when the run has no state.
+    pub attempt: Option<u32>,
+    pub lease_end: Option<i64>,
+    pub runner: String,
+    /// The run's status after the script (`running`, `finished`, ...), empty when it has none.
+    pub status: String,
+    pub server_now: i64,
+    /// For overlap: the slot of the older run that holds the lease.
+    pub other_slot: Option<i64>,
+}
+
+pub type ClaimReply = ScriptReply<ClaimOutcome>;
+
+/// The answer of heartbeat and finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TokenOutcome {
+    /// Done with our token.
+    Ok,
+    /// The run is gone, over, or held by another token: we no longer hold it.
+    Lost,
+}
+
+pub type TokenReply = ScriptReply<TokenOutcome>;
+
+/// Final status of a run given to finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishStatus {
+    Finished,
+    Failed,
+}
+
+pub async fn claim(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    req: &ClaimRequest,
+) -> Result<ClaimReply> {
+    let args = vec![
+        req.slot.to_string(),
+        req.token.clone(),
+        req.runner.clone(),
+        millis(req.lease).to_string(),
+        req.max_attempts.to_string(),
+        if req.allow_overlap { "1" } else { "0" }.to_string(),
+        req.kind.as_str().to_string(),
+        req.history.size.to_string(),
+        req.history.ttl.map(millis).unwrap_or(0).to_string(),
+        millis(req.history.keep_claimable).to_string(),
+    ];
+    let reply: Vec<String> = conn.eval(&scripts::CLAIM, &keys.all(), &args).await?;
+    parse_reply(&keys.state, &reply, |o| match o {
+        "won" => Some(ClaimOutcome::Won),
+        "overlap" => Some(ClaimOutcome::Overlap),
+        "done" => Some(ClaimOutcome::Done),
+        "running" => Some(ClaimOutcome::Running),
+        _ => None,
+    })
+}
+
+pub async fn heartbeat(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+    token: &str,
+    lease: Duration,
+) -> Result<TokenReply> {
+    let args = vec![
+        slot.to_string(),
+        token.to_string(),
+        millis(lease).to_string(),
+    ];
+    let reply: Vec<String> = conn
+        .eval(&scripts::HEARTBEAT, &[&keys.state], &args)
+        .await?;
+    parse_reply(&keys.state, &reply, token_outcome)
+}
+
+/// `result_json` must be valid JSON text (an object, or `null`).
+pub async fn finish(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+    token: &str,
+    status: FinishStatus,
+    result_json: &str,
+) -> Result<TokenReply> {
+    let status = match status {
+        FinishStatus::Finished => "finished",
+        FinishStatus::Failed => "failed",
+    };
+    let args = vec![
+        slot.to_string(),
+        token.to_string(),
+        status.to_string(),
+        result_json.to_string(),
+    ];
+    let reply: Vec<String> = conn.eval(&scripts::FINISH, &keys.all(), &args).await?;
+    parse_reply(&keys.state, &reply, token_outcome)
+}
+
+fn token_outcome(o: &str) -> Option<TokenOutcome> {
+    match o {
+        "ok" => Some(TokenOutcome::Ok),
+        "lost" => Some(TokenOutcome::Lost),
+        _ => None,
+    }
+}
+
+/// Parses `{outcome, attempt, lease_end, runner, status, server_now[, other_slot]}`.
+fn parse_reply<O>(
+    key: &str,
+    reply: &[String],
+    outcome: impl Fn(&str) -> Option<O>,
+) -> Result<ScriptReply<O>> {
+    let bad = || Error::corrupt(key, format!("the script answered {reply:?}"));
+    if reply.len() < 6 {
+        return Err(bad());
+    }
+    let optional_int = |text: &str| -> Result<Option<i64>> {
+        if text.is_empty() {
+            Ok(None)
+        } else {
+            text.parse().map(Some).map_err(|_| {
+                Error::corrupt(
+                    key,
+                    format!("a run holds {text:?} where an integer belongs"),
+                )
+            })
+        }
+    };
+    Ok(ScriptReply {
+        outcome: outcome(&reply[0]).ok_or_else(bad)?,
+        attempt: optional_int(&reply[1])?
+            .map(|a| u32::try_from(a).map_err(|_| bad()))
+            .transpose()?,
+        lease_end: optional_int(&reply[2])?,
+        runner: reply[3].clone(),
+        status: reply[4].clone(),
+        server_now: optional_int(&reply[5])?.ok_or_else(bad)?,
+        other_slot: match reply.get(6) {
+            Some(text) => optional_int(text)?,
+            None => None,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_claim_replies() {
+        let r = parse_reply(
+            "k",
+            &strings(&["overlap", "1", "5000", "h:1", "running", "4000", "900"]),
+            |o| (o == "overlap").then_some(ClaimOutcome::Overlap),
+        )
+        .unwrap();
+        assert_eq!(r.outcome, ClaimOutcome::Overlap);
+        assert_eq!(r.attempt, Some(1));
+        assert_eq!(r.lease_end, Some(5000));
+        assert_eq!(r.other_slot, Some(900));
+
+        let r = parse_reply(
+            "k",
+            &strings(&["lost", "", "", "", "", "4000"]),
+            token_outcome,
+        )
+        .unwrap();
+        assert_eq!(r.outcome, TokenOutcome::Lost);
+        assert_eq!(r.attempt, None);
+    }
+
+    #[test]
+    fn garbage_replies_name_the_key() {
+        for bad in [
+            strings(&["won"]),
+            strings(&["maybe", "1", "1", "", "", "1"]),
+            strings(&["ok", "x", "1", "", "", "1"]),
+            strings(&["ok", "1", "1", "", "", ""]),
+        ] {
+            let err = parse_reply("{cron:j}:state", &bad, token_outcome).unwrap_err();
+            assert!(err.to_string().contains("{cron:j}:state"));
+        }
+    }
+}

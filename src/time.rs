@@ -1,0 +1,176 @@
+//! Durations, slots and timestamps.
+//!
+//! Store times are milliseconds since the Unix epoch by the *server's* clock (`TIME`); the client's
+//! clock is only used to print "3m ago" style hints.
+
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
+
+use crate::error::{Error, Result};
+
+/// Parses `500ms`, `30s`, `5m`, `1h`, `1h 30m` (humantime syntax). Zero is refused: a zero lease or
+/// interval is always a mistake.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(text.trim()).map_err(|e| {
+        format!("{text:?} is not a duration ({e}); write it like 500ms, 30s, 5m or 1h")
+    })?;
+    if d.is_zero() {
+        return Err(format!("{text:?} is zero; give a positive duration"));
+    }
+    Ok(d)
+}
+
+/// A duration in milliseconds, as the scripts take it.
+pub fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Which run a command names with `--slot`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotSpec {
+    /// The current minute by the server's clock, rounded down.
+    Now,
+    /// A fixed time, in ms since the epoch.
+    At(i64),
+}
+
+impl SlotSpec {
+    /// Resolves `now` against the server's clock.
+    pub fn resolve(self, server_now_ms: i64) -> i64 {
+        match self {
+            SlotSpec::Now => server_now_ms - server_now_ms.rem_euclid(60_000),
+            SlotSpec::At(ms) => ms,
+        }
+    }
+}
+
+/// Parses `now`, milliseconds since the epoch, or an RFC 3339 time (`2026-12-02T14:05:00Z`).
+pub fn parse_slot(text: &str) -> Result<SlotSpec, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("now") {
+        return Ok(SlotSpec::Now);
+    }
+    if let Ok(ms) = text.parse::<i64>() {
+        if ms < 0 {
+            return Err(format!("slot {ms} is before 1970; give ms since the epoch"));
+        }
+        return Ok(SlotSpec::At(ms));
+    }
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| SlotSpec::At(t.timestamp_millis()))
+        .map_err(|_| {
+            format!(
+                "{text:?} is not a slot; give `now`, ms since the epoch (1796220300000) or RFC 3339 (2026-12-02T14:05:00Z)"
+            )
+        })
+        .and_then(|spec| match spec {
+            SlotSpec::At(ms) if ms < 0 => Err(format!("slot {text} is before 1970")),
+            ok => Ok(ok),
+        })
+}
+
+/// RFC 3339 in UTC with milliseconds, the form every `--json` time uses.
+pub fn rfc3339(ms: i64) -> String {
+    match Utc.timestamp_millis_opt(ms).single() {
+        Some(t) => t.to_rfc3339_opts(SecondsFormat::Millis, true),
+        None => format!("@{ms}ms"),
+    }
+}
+
+/// "3m ago" / "in 25s", relative to `now_ms`, rounded to one unit.
+pub fn relative(ms: i64, now_ms: i64) -> String {
+    let delta = ms - now_ms;
+    let span = humanize(delta.unsigned_abs());
+    if delta >= 0 {
+        format!("in {span}")
+    } else {
+        format!("{span} ago")
+    }
+}
+
+/// A short span: `850ms`, `25s`, `4m`, `3h`, `2d`.
+pub fn humanize(ms: u64) -> String {
+    match ms {
+        0..1_000 => format!("{ms}ms"),
+        1_000..60_000 => format!("{}s", ms / 1_000),
+        60_000..3_600_000 => format!("{}m", ms / 60_000),
+        3_600_000..86_400_000 => format!("{}h", ms / 3_600_000),
+        _ => format!("{}d", ms / 86_400_000),
+    }
+}
+
+/// Parses an `i64` millisecond field of the store, naming the key on failure.
+pub fn parse_ms_field(key: &str, field: &str, value: &str) -> Result<i64> {
+    value.parse::<i64>().map_err(|_| {
+        Error::corrupt(
+            key,
+            format!("field {field} is {value:?}, not milliseconds since the epoch"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(
+            parse_duration(" 1h 30m ").unwrap(),
+            Duration::from_secs(5400)
+        );
+        for bad in ["", "0s", "abc", "30", "-5s", "5 parsecs", "1e99h"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+        assert!(parse_duration("30").unwrap_err().contains("30s"));
+    }
+
+    #[test]
+    fn slots() {
+        assert_eq!(parse_slot("now").unwrap(), SlotSpec::Now);
+        assert_eq!(parse_slot("NOW").unwrap(), SlotSpec::Now);
+        assert_eq!(
+            parse_slot("1796220300000").unwrap(),
+            SlotSpec::At(1_796_220_300_000)
+        );
+        assert_eq!(
+            parse_slot("2026-12-02T14:05:00Z").unwrap(),
+            SlotSpec::At(1_796_220_300_000)
+        );
+        assert_eq!(
+            parse_slot("2026-12-02T15:05:00+01:00").unwrap(),
+            SlotSpec::At(1_796_220_300_000)
+        );
+        for bad in ["", "-1", "yesterday", "2026-13-02T00:00:00Z", "12.5"] {
+            assert!(parse_slot(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn now_rounds_down_to_the_minute() {
+        assert_eq!(SlotSpec::Now.resolve(1_796_220_359_999), 1_796_220_300_000);
+        assert_eq!(SlotSpec::Now.resolve(1_796_220_300_000), 1_796_220_300_000);
+        assert_eq!(SlotSpec::At(5).resolve(1_796_220_359_999), 5);
+    }
+
+    #[test]
+    fn printing_times() {
+        assert_eq!(rfc3339(1_796_220_300_000), "2026-12-02T14:05:00.000Z");
+        assert_eq!(relative(1_000, 181_000), "3m ago");
+        assert_eq!(relative(26_000, 1_000), "in 25s");
+        assert_eq!(humanize(999), "999ms");
+        assert_eq!(humanize(2 * 86_400_000), "2d");
+    }
+
+    #[test]
+    fn store_fields_must_be_integers() {
+        assert_eq!(parse_ms_field("k", "f", "12").unwrap(), 12);
+        let err = parse_ms_field("{cron:a}:state", "1:lease_end", "soon").unwrap_err();
+        assert!(err.to_string().contains("{cron:a}:state"));
+    }
+}
