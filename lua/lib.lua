@@ -101,16 +101,19 @@ local function trim_history(now, history_size, ttl_ms, keep_ms, budget, dry_run)
     end
   end
   if #trimmed > 0 and not dry_run then
-    -- Runs entries are ended attempts with IDs from the server clock, never earlier than their slot:
-    -- deleting entries older than the oldest kept slot removes no kept run's history.
-    local oldest = redis.call('ZRANGE', KEYS[3], 0, 0)
-    local ids
-    if oldest[1] then
-      ids = redis.call('XRANGE', KEYS[4], '-', tostring(tonumber(oldest[1]) - 1), 'COUNT', budget * 4)
-    else
-      ids = redis.call('XRANGE', KEYS[4], '-', '+', 'COUNT', budget * 4)
+    -- The runs stream has no index by slot: drop the entries at its head (the oldest attempts)
+    -- whose run is no longer in the slots zset. Entries of kept runs stay where they are.
+    for _, entry in ipairs(redis.call('XRANGE', KEYS[4], '-', '+', 'COUNT', budget * 4)) do
+      local fields = entry[2]
+      for i = 1, #fields, 2 do
+        if fields[i] == 'slot' then
+          if not redis.call('ZSCORE', KEYS[3], fields[i + 1]) then
+            redis.call('XDEL', KEYS[4], entry[1])
+          end
+          break
+        end
+      end
     end
-    for _, entry in ipairs(ids) do redis.call('XDEL', KEYS[4], entry[1]) end
   end
   return trimmed
 end

@@ -113,20 +113,26 @@ fn connection_error(shown_url: &str, e: &RedisError, url: &str) -> Error {
 /// Maps a Redis error: our scripts' own error codes first, then connection trouble, then the rest.
 pub fn map_redis_error(shown_url: &str, e: RedisError) -> Error {
     let text = e.to_string();
-    if let Some(rest) = find_marker(&text, "ANARCHON_WRONGTYPE ") {
-        let mut parts = rest.split_whitespace();
-        let key = parts.next().unwrap_or("?").to_string();
-        let found = parts.next().unwrap_or("?").to_string();
-        let expected = parts.next().unwrap_or("?").to_string();
-        return Error::WrongType {
-            key,
-            found,
-            expected,
-        };
-    }
-    if let Some(rest) = find_marker(&text, "ANARCHON_CORRUPT ") {
-        let (key, detail) = rest.split_once(' ').unwrap_or((rest, ""));
-        return Error::corrupt(key, detail.trim());
+    // Our scripts answer `ANARCHON_<KIND> <details>`; Redis may append " script: <sha>, on ...".
+    let detail = e
+        .detail()
+        .map(|d| d.split(" script:").next().unwrap_or(d).trim().to_string())
+        .unwrap_or_default();
+    match e.code() {
+        Some("ANARCHON_WRONGTYPE") => {
+            let mut parts = detail.split_whitespace();
+            let mut next = || parts.next().unwrap_or("?").to_string();
+            return Error::WrongType {
+                key: next(),
+                found: next(),
+                expected: next(),
+            };
+        }
+        Some("ANARCHON_CORRUPT") => {
+            let (key, what) = detail.split_once(' ').unwrap_or((&detail, ""));
+            return Error::corrupt(key, what.trim());
+        }
+        _ => {}
     }
     let is_connection = e.is_io_error()
         || e.is_timeout()
@@ -154,14 +160,6 @@ pub fn map_redis_error(shown_url: &str, e: RedisError) -> Error {
         ));
     }
     Error::Redis(text)
-}
-
-fn find_marker<'a>(text: &'a str, marker: &str) -> Option<&'a str> {
-    text.find(marker).map(|at| {
-        let rest = &text[at + marker.len()..];
-        // Redis may append " script: <sha>, on @user_script:..." to script errors.
-        rest.split(" script:").next().unwrap_or(rest).trim()
-    })
 }
 
 /// The URL with its password replaced by `***`, for messages and logs.
@@ -207,12 +205,10 @@ mod tests {
 
     #[test]
     fn script_markers_become_typed_errors() {
-        let e = redis::RedisError::from((
-            ErrorKind::Extension,
-            "script",
-            "ANARCHON_WRONGTYPE {cron:a}:state string hash script: abc, on @user_script:12."
-                .to_string(),
-        ));
+        let e = redis::make_extension_error(
+            "ANARCHON_WRONGTYPE".to_string(),
+            Some("{cron:a}:state string hash script: abc, on @user_script:12.".to_string()),
+        );
         match map_redis_error("redis://h", e) {
             Error::WrongType {
                 key,

@@ -61,15 +61,13 @@ async fn check(conn: &mut Connection, prefix: &str, create: bool) -> Result<Stor
             })
         })
         .transpose()?;
-    if let Some(found) = format {
-        if found > STORE_FORMAT {
-            return Err(Error::StoreFormat {
-                url: conn.shown_url().to_string(),
-                key,
-                found: found.to_string(),
-                supported: STORE_FORMAT,
-            });
-        }
+    if let Some(found) = format.filter(|found| *found > STORE_FORMAT) {
+        return Err(Error::StoreFormat {
+            url: conn.shown_url().to_string(),
+            key,
+            found: found.to_string(),
+            supported: STORE_FORMAT,
+        });
     }
     Ok(StoreCheck {
         format,

@@ -1,0 +1,255 @@
+//! Test harness: throwaway redis-server / valkey-server processes on free loopback ports.
+//!
+//! Every test starts its own server (own port, own data directory, no persistence) and drives the
+//! real `anarchon` binary against it; keys are checked with a real client. The server binary is
+//! `$ANARCHON_TEST_SERVER` (default `redis-server`), so the whole suite also runs on Valkey.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as Process, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+pub struct Server {
+    child: Option<Child>,
+    pub port: u16,
+    pub dir: TempDir,
+    pub url: String,
+    binary: String,
+}
+
+impl Server {
+    /// Starts the default server binary with no extra options.
+    pub fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    /// Starts a server with extra command-line options (for example `--maxmemory 1mb`).
+    pub fn start_with(extra: &[&str]) -> Server {
+        let binary = server_binary();
+        for _ in 0..20 {
+            let port = free_port();
+            let mut server = Server {
+                child: None,
+                port,
+                url: format!("redis://127.0.0.1:{port}"),
+                dir: tempfile::tempdir().expect("temp dir"),
+                binary: binary.clone(),
+            };
+            if server.spawn(extra) {
+                return server;
+            }
+        }
+        panic!("could not start {binary} on a free port");
+    }
+
+    fn spawn(&mut self, extra: &[&str]) -> bool {
+        let port = self.port.to_string();
+        let dir = self.dir.path().to_str().unwrap().to_string();
+        let mut args: Vec<&str> = vec![
+            "--port",
+            &port,
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            &dir,
+            "--daemonize",
+            "no",
+        ];
+        args.extend_from_slice(extra);
+        let child = Process::new(&self.binary)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot run {}: {e} (install redis-server, or set ANARCHON_TEST_SERVER)",
+                    self.binary
+                )
+            });
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
+                self.child = None;
+                return false; // exited: most likely the port was taken meanwhile
+            }
+            let pong = self
+                .try_client()
+                .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c));
+            if pong.is_ok() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.stop();
+        false
+    }
+
+    /// Restarts a stopped server on the same port and directory (with the same extra options).
+    pub fn restart(&mut self, extra: &[&str]) {
+        self.stop();
+        assert!(
+            self.spawn(extra),
+            "server did not come back on port {}",
+            self.port
+        );
+    }
+
+    fn try_client(&self) -> redis::RedisResult<redis::Connection> {
+        redis::Client::open(self.url.as_str())?.get_connection_with_timeout(Duration::from_secs(2))
+    }
+
+    /// A plain client for checking keys.
+    pub fn client(&self) -> redis::Connection {
+        self.try_client().expect("connect to test server")
+    }
+
+    /// The `anarchon` binary, pointed at this server, with no outside configuration leaking in.
+    pub fn anarchon(&self) -> Command {
+        let mut cmd = anarchon();
+        cmd.env("ANARCHON_REDIS_URL", &self.url);
+        cmd
+    }
+
+    /// A `std::process::Command` for the binary (for concurrent spawns and signals).
+    pub fn anarchon_process(&self) -> Process {
+        let mut cmd = Process::new(anarchon_path());
+        clean_env(&mut cmd);
+        cmd.env("ANARCHON_REDIS_URL", &self.url);
+        cmd
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
+    /// Kills the server (SIGKILL) and waits for it.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// SIGSTOP / SIGCONT the server, to simulate a network stall.
+    pub fn pause(&self, paused: bool) {
+        if let Some(pid) = self.pid() {
+            let sig = if paused { "-STOP" } else { "-CONT" };
+            Process::new("kill")
+                .args([sig, &pid.to_string()])
+                .status()
+                .unwrap();
+        }
+    }
+
+    /// All keys, sorted.
+    pub fn keys(&self) -> Vec<String> {
+        let mut c = self.client();
+        let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut c).unwrap();
+        keys.sort();
+        keys
+    }
+
+    pub fn cmd<T: redis::FromRedisValue>(&self, args: &[&str]) -> T {
+        let mut c = self.client();
+        let mut cmd = redis::cmd(args[0]);
+        for a in &args[1..] {
+            cmd.arg(*a);
+        }
+        cmd.query(&mut c)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    }
+
+    /// The server's clock in ms.
+    pub fn now_ms(&self) -> i64 {
+        let (s, us): (i64, i64) = self.cmd(&["TIME"]);
+        s * 1000 + us / 1000
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+pub fn server_binary() -> String {
+    std::env::var("ANARCHON_TEST_SERVER").unwrap_or_else(|_| "redis-server".to_string())
+}
+
+/// Whether the suite runs against Valkey.
+pub fn is_valkey() -> bool {
+    server_binary().contains("valkey")
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+pub fn anarchon_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_anarchon"))
+}
+
+/// Configuration a developer's shell may carry that must not leak into a test.
+const OUTSIDE_ENV: [&str; 6] = [
+    "ANARCHON_REDIS_URL",
+    "REDIS_URL",
+    "ANARCHON_PREFIX",
+    "ANARCHON_BACKEND",
+    "ANARCHON_REDIS_PASSWORD",
+    "NO_COLOR",
+];
+
+fn clean_env(cmd: &mut Process) {
+    for var in OUTSIDE_ENV {
+        cmd.env_remove(var);
+    }
+}
+
+/// The binary with a clean environment, pointed at nothing.
+pub fn anarchon() -> Command {
+    let mut cmd = Command::new(anarchon_path());
+    for var in OUTSIDE_ENV {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// Parses a command's stdout as JSON.
+pub fn json(output: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+pub fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Whether a program is on PATH.
+pub fn have(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|p| Path::new(&p).join(program).is_file()))
+        .unwrap_or(false)
+}
+
+/// A loopback port nobody listens on.
+pub fn dead_port() -> u16 {
+    free_port()
+}

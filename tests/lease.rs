@@ -1,0 +1,656 @@
+//! The lease strategy end to end: the real binary against a real server, keys checked with a client.
+
+mod common;
+
+use std::collections::HashMap;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use common::{Server, json, stderr};
+use serde_json::Value;
+
+/// A slot far enough in the past that history trimming may drop it.
+const OLD: i64 = 1_600_000_000_000;
+
+fn claim(s: &Server, job: &str, slot: &str, extra: &[&str]) -> Output {
+    s.anarchon()
+        .args(["claim", job, "--slot", slot, "--json"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn heartbeat(s: &Server, job: &str, slot: &str, token: &str, extra: &[&str]) -> Output {
+    s.anarchon()
+        .args(["heartbeat", job, "--slot", slot, "--token", token, "--json"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn finish(s: &Server, job: &str, slot: &str, token: &str, extra: &[&str]) -> Output {
+    s.anarchon()
+        .args(["finish", job, "--slot", slot, "--token", token, "--json"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn state(s: &Server, job: &str) -> HashMap<String, String> {
+    s.cmd(&["HGETALL", &format!("{{cron:{job}}}:state")])
+}
+
+fn won(out: &Output) -> (String, i64) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "claim did not win: {}",
+        stderr(out)
+    );
+    let v = json(out);
+    assert_eq!(v["outcome"], "won");
+    (
+        v["token"].as_str().unwrap().to_string(),
+        v["attempt"].as_i64().unwrap(),
+    )
+}
+
+#[test]
+fn a_won_claim_writes_the_documented_keys() {
+    let s = Server::start();
+    let slot = "2026-12-02T14:05:00Z";
+    let out = claim(
+        &s,
+        "sync",
+        slot,
+        &["--runner", "host-a:1", "--lease", "30s"],
+    );
+    let (token, attempt) = won(&out);
+    let v = json(&out);
+    assert_eq!(attempt, 1);
+    assert_eq!(token.len(), 32);
+    assert_eq!(v["slot"], 1_796_220_300_000i64);
+    assert_eq!(v["slot_time"], "2026-12-02T14:05:00.000Z");
+    assert_eq!(v["runner"], "host-a:1");
+    let server_time = v["server_time"].as_i64().unwrap();
+    assert_eq!(v["lease_end"].as_i64().unwrap(), server_time + 30_000);
+
+    assert_eq!(
+        s.keys(),
+        vec![
+            "cron:format",
+            "{cron:sync}:active",
+            "{cron:sync}:slots",
+            "{cron:sync}:state"
+        ]
+    );
+    assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "1");
+    assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:state"]), "hash");
+    assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:active"]), "set");
+    assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:slots"]), "zset");
+    let st = state(&s, "sync");
+    let f = |name: &str| st[&format!("1796220300000:{name}")].clone();
+    assert_eq!(f("status"), "running");
+    assert_eq!(f("attempt"), "1");
+    assert_eq!(f("token"), token);
+    assert_eq!(f("runner"), "host-a:1");
+    assert_eq!(f("kind"), "scheduled");
+    assert_eq!(f("lease_end"), (server_time + 30_000).to_string());
+    assert_eq!(f("claimed_at"), server_time.to_string());
+    assert_eq!(f("started_at"), server_time.to_string());
+    assert_eq!(st.len(), 8, "{st:?}");
+    let active: Vec<String> = s.cmd(&["SMEMBERS", "{cron:sync}:active"]);
+    assert_eq!(active, vec!["1796220300000"]);
+    let slots: Vec<(String, i64)> =
+        s.cmd(&["ZRANGE", "{cron:sync}:slots", "0", "-1", "WITHSCORES"]);
+    assert_eq!(
+        slots,
+        vec![("1796220300000".to_string(), 1_796_220_300_000)]
+    );
+}
+
+#[test]
+fn slots_are_accepted_as_ms_rfc3339_and_now() {
+    let s = Server::start();
+    let out = claim(&s, "a", "1796220300000", &[]);
+    assert_eq!(json(&out)["slot"], 1_796_220_300_000i64);
+    let out = claim(&s, "b", "2026-12-02T15:05:00+01:00", &[]);
+    assert_eq!(json(&out)["slot"], 1_796_220_300_000i64);
+    let before = s.now_ms();
+    let out = claim(&s, "c", "now", &[]);
+    let slot = json(&out)["slot"].as_i64().unwrap();
+    assert_eq!(slot % 60_000, 0);
+    assert!(slot <= before + 1000 && slot > before - 61_000);
+}
+
+#[test]
+fn the_decision_tree_running_done_and_token_checks() {
+    let s = Server::start();
+    let slot = "1796220300000";
+    let (token, _) = won(&claim(&s, "sync", slot, &["--runner", "a"]));
+
+    // A second claimant while the lease lives: running, told who holds it, no token.
+    let out = claim(&s, "sync", slot, &["--runner", "b"]);
+    assert_eq!(out.status.code(), Some(82));
+    let v = json(&out);
+    assert_eq!(v["outcome"], "running");
+    assert_eq!(v["runner"], "a");
+    assert_eq!(v["token"], Value::Null);
+
+    // Heartbeat with a wrong token changes nothing.
+    let lease_before = state(&s, "sync")[&format!("{slot}:lease_end")].clone();
+    let out = heartbeat(&s, "sync", slot, "not-the-token", &[]);
+    assert_eq!(out.status.code(), Some(83), "{}", stderr(&out));
+    assert_eq!(json(&out)["outcome"], "lost");
+    assert_eq!(
+        state(&s, "sync")[&format!("{slot}:lease_end")],
+        lease_before
+    );
+
+    // Heartbeat with the token pushes the lease end forward.
+    std::thread::sleep(Duration::from_millis(20));
+    let out = heartbeat(&s, "sync", slot, &token, &["--lease", "1m"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["outcome"], "ok");
+    let new_end = v["lease_end"].as_i64().unwrap();
+    assert_eq!(new_end, v["server_time"].as_i64().unwrap() + 60_000);
+    assert!(new_end > lease_before.parse::<i64>().unwrap());
+
+    // Finish with a wrong token: lost, nothing written.
+    let out = finish(&s, "sync", slot, "nope", &["--status", "ok"]);
+    assert_eq!(out.status.code(), Some(83));
+    assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:sync}:results"]), 0);
+
+    // Finish with the token: finished, result and attempt recorded, no longer active.
+    let out = finish(
+        &s,
+        "sync",
+        slot,
+        &token,
+        &["--status", "ok", "--result-json", r#"{"rows": 42}"#],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["status"], "finished");
+    let st = state(&s, "sync");
+    assert_eq!(st[&format!("{slot}:status")], "finished");
+    assert!(st.contains_key(&format!("{slot}:finished_at")));
+    assert_eq!(s.cmd::<i64>(&["SCARD", "{cron:sync}:active"]), 0);
+    let results: Vec<(String, i64)> =
+        s.cmd(&["ZRANGE", "{cron:sync}:results", "0", "-1", "WITHSCORES"]);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].1, 1_796_220_300_000);
+    let member: Value = serde_json::from_str(&results[0].0).unwrap();
+    assert_eq!(member["slot"], 1_796_220_300_000i64);
+    assert_eq!(member["attempt"], 1);
+    assert_eq!(member["token"], token.as_str());
+    assert_eq!(member["runner"], "a");
+    assert_eq!(member["status"], "finished");
+    assert_eq!(member["result"]["rows"], 42);
+    let runs: Vec<(String, HashMap<String, String>)> =
+        s.cmd(&["XRANGE", "{cron:sync}:runs", "-", "+"]);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].1["slot"], slot);
+    assert_eq!(runs[0].1["attempt"], "1");
+    assert_eq!(runs[0].1["status"], "finished");
+    assert_eq!(runs[0].1["token"], token);
+
+    // A finished run: every later claim answers done; heartbeat and finish are lost.
+    let out = claim(&s, "sync", slot, &[]);
+    assert_eq!(out.status.code(), Some(81));
+    assert_eq!(json(&out)["status"], "finished");
+    assert_eq!(
+        heartbeat(&s, "sync", slot, &token, &[]).status.code(),
+        Some(83)
+    );
+    assert_eq!(
+        finish(&s, "sync", slot, &token, &["--status", "failed"])
+            .status
+            .code(),
+        Some(83)
+    );
+    // Nothing was recorded twice.
+    assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:sync}:results"]), 1);
+}
+
+#[test]
+fn a_failed_run_is_done_and_keeps_its_text_result() {
+    let s = Server::start();
+    let (token, _) = won(&claim(&s, "j", "1000", &[]));
+    let out = finish(
+        &s,
+        "j",
+        "1000",
+        &token,
+        &["--status", "failed", "--result", "exit \"3\""],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(state(&s, "j")["1000:status"], "failed");
+    let results: Vec<String> = s.cmd(&["ZRANGE", "{cron:j}:results", "0", "-1"]);
+    let member: Value = serde_json::from_str(&results[0]).unwrap();
+    assert_eq!(member["status"], "failed");
+    assert_eq!(member["result"], "exit \"3\"");
+    assert_eq!(claim(&s, "j", "1000", &[]).status.code(), Some(81));
+}
+
+#[test]
+fn an_expired_lease_is_taken_over_as_the_next_attempt() {
+    let s = Server::start();
+    let slot = "1796220300000";
+    let (first, _) = won(&claim(
+        &s,
+        "sync",
+        slot,
+        &["--lease", "300ms", "--runner", "a"],
+    ));
+    std::thread::sleep(Duration::from_millis(450));
+    let (second, attempt) = won(&claim(&s, "sync", slot, &["--runner", "b"]));
+    assert_eq!(attempt, 2);
+    assert_ne!(first, second);
+    let st = state(&s, "sync");
+    assert_eq!(st[&format!("{slot}:attempt")], "2");
+    assert_eq!(st[&format!("{slot}:token")], second);
+    assert_eq!(st[&format!("{slot}:runner")], "b");
+    assert_eq!(st[&format!("{slot}:status")], "running");
+
+    // The first holder is out: it can neither heartbeat nor finish.
+    let out = heartbeat(&s, "sync", slot, &first, &[]);
+    assert_eq!(out.status.code(), Some(83));
+    assert_eq!(json(&out)["runner"], "b");
+    assert_eq!(
+        finish(&s, "sync", slot, &first, &["--status", "ok"])
+            .status
+            .code(),
+        Some(83)
+    );
+    // Attempt 1 is in the history as interrupted.
+    let runs: Vec<(String, HashMap<String, String>)> =
+        s.cmd(&["XRANGE", "{cron:sync}:runs", "-", "+"]);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].1["attempt"], "1");
+    assert_eq!(runs[0].1["runner"], "a");
+    assert_eq!(runs[0].1["status"], "interrupted");
+    assert_eq!(
+        finish(&s, "sync", slot, &second, &["--status", "ok"])
+            .status
+            .code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn an_expired_lease_nobody_took_over_can_still_be_renewed_by_its_holder() {
+    let s = Server::start();
+    let (token, _) = won(&claim(&s, "j", "5000", &["--lease", "200ms"]));
+    std::thread::sleep(Duration::from_millis(300));
+    let out = heartbeat(&s, "j", "5000", &token, &["--lease", "30s"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(claim(&s, "j", "5000", &[]).status.code(), Some(82));
+}
+
+#[test]
+fn with_attempts_exhausted_the_run_ends_interrupted() {
+    let s = Server::start();
+    let lease = ["--lease", "200ms", "--max-attempts", "2"];
+    won(&claim(&s, "j", "7000", &lease));
+    std::thread::sleep(Duration::from_millis(300));
+    let (_, attempt) = won(&claim(&s, "j", "7000", &lease));
+    assert_eq!(attempt, 2);
+    std::thread::sleep(Duration::from_millis(300));
+    let out = claim(&s, "j", "7000", &lease);
+    assert_eq!(out.status.code(), Some(81), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["outcome"], "done");
+    assert_eq!(v["status"], "interrupted");
+    let st = state(&s, "j");
+    assert_eq!(st["7000:status"], "interrupted");
+    assert!(st.contains_key("7000:finished_at"));
+    assert_eq!(s.cmd::<i64>(&["SCARD", "{cron:j}:active"]), 0);
+    // Both attempts are in the history as interrupted, each with a result.
+    let runs: Vec<(String, HashMap<String, String>)> =
+        s.cmd(&["XRANGE", "{cron:j}:runs", "-", "+"]);
+    let statuses: Vec<(&str, &str)> = runs
+        .iter()
+        .map(|(_, f)| (f["attempt"].as_str(), f["status"].as_str()))
+        .collect();
+    assert_eq!(statuses, vec![("1", "interrupted"), ("2", "interrupted")]);
+    assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:j}:results"]), 2);
+    // And it stays done.
+    assert_eq!(claim(&s, "j", "7000", &lease).status.code(), Some(81));
+}
+
+#[test]
+fn overlap_is_refused_while_an_older_run_holds_a_live_lease() {
+    let s = Server::start();
+    won(&claim(&s, "j", "60000", &["--runner", "old"]));
+    let out = claim(&s, "j", "120000", &[]);
+    assert_eq!(out.status.code(), Some(80), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["outcome"], "overlap");
+    assert_eq!(v["blocking_slot"], 60000);
+    assert_eq!(v["runner"], "old");
+    // Nothing was written for the refused run.
+    assert!(!state(&s, "j").contains_key("120000:status"));
+
+    // --overlap allow skips the check; an older slot is never an overlap of a newer one.
+    won(&claim(&s, "j", "120000", &["--overlap", "allow"]));
+    won(&claim(&s, "j", "30000", &[]));
+}
+
+#[test]
+fn an_older_run_with_an_expired_lease_is_no_overlap() {
+    let s = Server::start();
+    won(&claim(&s, "j", "60000", &["--lease", "200ms"]));
+    std::thread::sleep(Duration::from_millis(300));
+    won(&claim(&s, "j", "120000", &[]));
+}
+
+#[test]
+fn twenty_four_concurrent_claims_have_exactly_one_winner() {
+    let s = Server::start();
+    let children: Vec<_> = (0..24)
+        .map(|i| {
+            s.anarchon_process()
+                .args(["claim", "race", "--slot", "1796220300000", "--json"])
+                .args(["--runner", &format!("r{i}")])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<Output> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let codes: Vec<i32> = outputs.iter().map(|o| o.status.code().unwrap()).collect();
+    assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| **c == 82).count(), 23, "{codes:?}");
+    let winner = outputs.iter().find(|o| o.status.code() == Some(0)).unwrap();
+    let v = json(winner);
+    let st = state(&s, "race");
+    assert_eq!(st["1796220300000:token"], v["token"].as_str().unwrap());
+    assert_eq!(st["1796220300000:runner"], v["runner"].as_str().unwrap());
+    // Every loser was told who won.
+    for o in outputs.iter().filter(|o| o.status.code() == Some(82)) {
+        assert_eq!(json(o)["runner"], v["runner"]);
+    }
+}
+
+#[test]
+fn history_is_trimmed_but_never_an_active_or_claimable_run() {
+    let s = Server::start();
+    let history = ["--history-size", "3", "--overlap", "allow"];
+    // An old run left in progress: it must survive every trim.
+    won(&claim(&s, "j", &OLD.to_string(), &history));
+    for i in 1..=6 {
+        let slot = (OLD + i * 60_000).to_string();
+        let (token, _) = won(&claim(&s, "j", &slot, &history));
+        let out = finish(&s, "j", &slot, &token, &["--status", "ok"]);
+        assert_eq!(out.status.code(), Some(0));
+    }
+    // A run inside the claimable window (now) is kept even over the size.
+    won(&claim(&s, "j", "now", &history));
+    let slots: Vec<String> = s.cmd(&["ZRANGE", "{cron:j}:slots", "0", "-1"]);
+    assert!(
+        slots.contains(&OLD.to_string()),
+        "the active run was trimmed: {slots:?}"
+    );
+    assert!(slots.len() <= 4, "{slots:?}");
+    assert!(slots.contains(&(OLD + 6 * 60_000).to_string()));
+    // State, results and runs of trimmed slots are gone; of kept ones, present.
+    let st = state(&s, "j");
+    for slot in [OLD + 60_000, OLD + 2 * 60_000] {
+        assert!(
+            !st.keys().any(|k| k.starts_with(&format!("{slot}:"))),
+            "{slot} kept"
+        );
+    }
+    let results: Vec<String> = s.cmd(&["ZRANGE", "{cron:j}:results", "0", "-1"]);
+    for r in &results {
+        let v: Value = serde_json::from_str(r).unwrap();
+        assert!(slots.contains(&v["slot"].to_string()), "orphan result {r}");
+    }
+    let runs: Vec<(String, HashMap<String, String>)> =
+        s.cmd(&["XRANGE", "{cron:j}:runs", "-", "+"]);
+    assert!(runs.len() <= 3, "{runs:?}");
+    assert_eq!(st[&format!("{OLD}:status")], "running");
+}
+
+#[test]
+fn a_newer_store_format_is_refused_and_nothing_is_written() {
+    let s = Server::start();
+    let _: () = s.cmd(&["SET", "cron:format", "2"]);
+    for args in [
+        vec!["claim", "sync", "--slot", "now"],
+        vec!["heartbeat", "sync", "--slot", "now", "--token", "t"],
+        vec![
+            "finish", "sync", "--slot", "now", "--token", "t", "--status", "ok",
+        ],
+    ] {
+        let out = s.anarchon().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(91), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.starts_with("error: "), "{err}");
+        assert!(err.contains("ANARCHON_STORE_FORMAT"), "{err}");
+        assert!(
+            err.contains("format 2") && err.contains("format 1"),
+            "{err}"
+        );
+        assert!(err.contains("upgrade"), "{err}");
+        assert_eq!(s.keys(), vec!["cron:format"]);
+        assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "2");
+    }
+    // An older or equal format is fine; another prefix has its own format key.
+    let out = claim(&s, "sync", "now", &["--prefix", "other:"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(s.cmd::<String>(&["GET", "other:format"]), "1");
+}
+
+#[test]
+fn wrong_key_types_are_reported_with_the_key_name() {
+    let s = Server::start();
+    let _: () = s.cmd(&["SET", "{cron:sync}:active", "oops"]);
+    let out = claim(&s, "sync", "now", &[]);
+    assert_eq!(out.status.code(), Some(92));
+    let err = stderr(&out);
+    assert!(err.contains("{cron:sync}:active"), "{err}");
+    assert!(err.contains("string") && err.contains("set"), "{err}");
+    assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:sync}:state"]), 0);
+
+    let _: () = s.cmd(&["DEL", "cron:format"]);
+    let _: () = s.cmd(&["HSET", "cron:format", "v", "1"]);
+    let out = claim(&s, "other", "now", &[]);
+    assert_eq!(out.status.code(), Some(92));
+    assert!(stderr(&out).contains("cron:format"), "{}", stderr(&out));
+}
+
+#[test]
+fn garbage_in_the_state_hash_is_an_error_naming_the_key() {
+    let s = Server::start();
+    let _: () = s.cmd(&[
+        "HSET",
+        "{cron:j}:state",
+        "1000:status",
+        "running",
+        "1000:attempt",
+        "two",
+        "1000:lease_end",
+        "1",
+        "1000:token",
+        "t",
+    ]);
+    let out = claim(&s, "j", "1000", &[]);
+    assert_eq!(out.status.code(), Some(92));
+    let err = stderr(&out);
+    assert!(
+        err.contains("{cron:j}:state") && err.contains("1000:attempt"),
+        "{err}"
+    );
+    let _: () = s.cmd(&["SET", "cron:format", "one"]);
+    let out = claim(&s, "k", "1000", &[]);
+    assert_eq!(out.status.code(), Some(92));
+    assert!(stderr(&out).contains("cron:format"));
+}
+
+#[test]
+fn bad_job_names_are_usage_errors_before_any_connection() {
+    // Pointed at a dead port: a usage error must not even try to connect.
+    let url = format!("redis://127.0.0.1:{}", common::dead_port());
+    let long = "x".repeat(201);
+    for job in ["", "a{b}", "a}", "tab\tname", long.as_str()] {
+        let out = common::anarchon()
+            .args(["claim", job, "--slot", "now", "--redis", &url])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{job:?}: {}", stderr(&out));
+        assert!(stderr(&out).starts_with("error: "));
+    }
+    for args in [
+        vec!["claim", "j", "--slot", "yesterday"],
+        vec!["claim", "j", "--slot", "now", "--lease", "0s"],
+        vec!["claim", "j", "--slot", "now", "--lease", "30"],
+        vec!["claim", "j", "--slot", "now", "--max-attempts", "0"],
+        vec!["claim", "j"],
+        vec![
+            "finish",
+            "j",
+            "--slot",
+            "1",
+            "--token",
+            "t",
+            "--status",
+            "ok",
+            "--result-json",
+            "{no",
+        ],
+        vec![
+            "finish", "j", "--slot", "1", "--token", "t", "--status", "maybe",
+        ],
+    ] {
+        let out = common::anarchon()
+            .args(&args)
+            .args(["--redis", &url])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn an_unreachable_server_is_a_connection_error_without_the_password() {
+    let url = format!("redis://user:hunter2@127.0.0.1:{}", common::dead_port());
+    let out = common::anarchon()
+        .args(["claim", "j", "--slot", "now", "--redis", &url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(90));
+    let err = stderr(&out);
+    assert!(err.contains("cannot reach Redis"), "{err}");
+    assert!(err.contains("hint:"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+}
+
+#[test]
+fn the_redis_url_falls_back_to_redis_url() {
+    let s = Server::start();
+    let out = common::anarchon()
+        .env("REDIS_URL", &s.url)
+        .args(["claim", "j", "--slot", "now"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn scripts_are_reloaded_after_script_flush() {
+    let s = Server::start();
+    won(&claim(&s, "j", "1000", &[]));
+    let _: () = s.cmd(&["SCRIPT", "FLUSH"]);
+    won(&claim(&s, "j", "2000", &["--overlap", "allow"]));
+}
+
+#[test]
+fn the_lease_is_judged_by_the_server_clock_not_the_client_clock() {
+    if !common::have("faketime") {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "faketime is missing: .ci/run must install it"
+        );
+        eprintln!("skipped: faketime is not installed");
+        return;
+    }
+    let s = Server::start();
+    let (_, _) = won(&claim(&s, "j", "1796220300000", &["--lease", "30s"]));
+    // A claimant whose clock is two hours ahead would think the 30 s lease long expired.
+    for skew in ["+2h", "-2h"] {
+        let out = std::process::Command::new("faketime")
+            .args(["-f", skew])
+            .arg(common::anarchon_path())
+            .args([
+                "claim",
+                "j",
+                "--slot",
+                "1796220300000",
+                "--json",
+                "--redis",
+                &s.url,
+            ])
+            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(82), "{skew}: {}", stderr(&out));
+        // `now` comes from the server too: the skewed client names the same minute.
+        let out = std::process::Command::new("faketime")
+            .args(["-f", skew])
+            .arg(common::anarchon_path())
+            .args(["claim", "k", "--slot", "now", "--json", "--redis", &s.url])
+            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+            .output()
+            .unwrap();
+        let slot = json(&out)["slot"].as_i64().unwrap();
+        assert!((s.now_ms() - slot).abs() < 120_000, "{skew}: slot {slot}");
+    }
+}
+
+#[test]
+fn text_output_names_the_outcome_and_the_token() {
+    let s = Server::start();
+    let out = s
+        .anarchon()
+        .args([
+            "claim",
+            "sync",
+            "--slot",
+            "1796220300000",
+            "--runner",
+            "h:1",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("won sync @ 2026-12-02T14:05:00.000Z"),
+        "{text}"
+    );
+    assert!(text.contains("token"), "{text}");
+    assert!(!text.contains('\x1b'), "colour when piped: {text}");
+    let out = s
+        .anarchon()
+        .args(["claim", "sync", "--slot", "1796220300000"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("running sync") && text.contains("held by h:1"),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_documents_the_exit_codes() {
+    let out = common::anarchon().arg("--help").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Exit codes"), "{text}");
+    assert!(text.contains("82  running"), "{text}");
+}
