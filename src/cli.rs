@@ -104,6 +104,18 @@ pub enum Command {
 
     /// End a run you hold as ok or failed, recording its result.
     Finish(FinishArgs),
+
+    /// Run a command for one scheduled run, on whichever host wins it (the crontab wrapper).
+    ///
+    /// Put the same line in every host's crontab; each scheduled run is claimed once, and only
+    /// the winner runs the command. The others wait as backups and take over if the winner dies.
+    /// anarchon exits with the command's exit code (128+N for signal N), so cron mail and
+    /// monitoring see the truth; a skipped run exits with its own code (80-84).
+    #[command(after_long_help = "Examples:\n  \
+        */5 * * * *  anarchon run --job sync --schedule '*/5 * * * *' -- /usr/local/bin/sync.sh --full\n  \
+        anarchon run --job report --slot now --timeout 10m -- ./report.sh\n  \
+        anarchon run --job backup --schedule '@daily' --catch-up 6h --shell -- 'pg_dump db | gzip > /backups/db.gz'")]
+    Run(RunArgs),
 }
 
 /// The run a command acts on.
@@ -200,4 +212,77 @@ pub struct FinishArgs {
 pub enum FinishStatusArg {
     Ok,
     Failed,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The job's name (at most 200 bytes; no braces or control characters).
+    #[arg(long, value_name = "JOB")]
+    pub job: String,
+
+    /// Cron schedule the crontab line follows: 5 fields, 6 with seconds first, or @hourly style.
+    /// The run is its latest fire time at or before the Redis server's clock.
+    #[arg(long, value_name = "CRON", required_unless_present = "slot")]
+    pub schedule: Option<String>,
+
+    /// Time zone of --schedule (IANA name) [default: UTC].
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+
+    /// Run this slot instead of one from --schedule: `now` (this minute), ms, or RFC 3339.
+    #[arg(long, value_parser = parse_slot, value_name = "SLOT", conflicts_with = "schedule")]
+    pub slot: Option<SlotSpec>,
+
+    /// Do not run a scheduled slot this much later than its time (exit 84).
+    #[arg(long, value_parser = parse_duration, default_value = "1m", value_name = "DURATION")]
+    pub max_late: Duration,
+
+    /// Also run, oldest first, the schedule's slots within this window that no host ever claimed.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub catch_up: Option<Duration>,
+
+    #[command(flatten)]
+    pub lease: LeaseArgs,
+
+    /// Heartbeat interval while the command runs (default: a third of --lease).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub heartbeat: Option<Duration>,
+
+    /// When another host holds the run, exit at once (82) instead of waiting as its backup.
+    #[arg(long)]
+    pub no_backup: bool,
+
+    /// How long a backup waits for the holder to finish or die (default: lease + one heartbeat).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", conflicts_with = "no_backup")]
+    pub backup_for: Option<Duration>,
+
+    /// What to do with the command when the lease is lost: terminate it, or let it continue.
+    #[arg(long, value_enum, default_value_t = LeaseLostAction::Terminate, value_name = "ACTION")]
+    pub on_lease_lost: LeaseLostAction,
+
+    /// Grace between SIGTERM and SIGKILL when anarchon stops the command.
+    #[arg(long, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
+    pub kill_after: Duration,
+
+    /// Stop the command after this long and record it as failed (exit 124).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
+
+    /// Run the command line with /bin/sh -c (the words after -- joined by spaces).
+    #[arg(long)]
+    pub shell: bool,
+
+    /// No progress or notes on stderr; errors and lost leases are still reported.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LeaseLostAction {
+    Terminate,
+    Continue,
 }

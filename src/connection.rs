@@ -30,9 +30,12 @@ impl ConnectOptions {
     }
 }
 
-/// One connection to the store's server.
+/// One connection to the store's server. Clones share the underlying connection (it multiplexes),
+/// so a heartbeat task can use a clone while the main task waits on a child.
+#[derive(Clone)]
 pub struct Connection {
     inner: MultiplexedConnection,
+    options: ConnectOptions,
     /// The URL without its password, for messages.
     shown_url: String,
 }
@@ -51,7 +54,17 @@ impl Connection {
             .get_multiplexed_async_connection_with_config(&config)
             .await
             .map_err(|e| connection_error(&shown_url, &e, &options.url))?;
-        Ok(Connection { inner, shown_url })
+        Ok(Connection {
+            inner,
+            options: options.clone(),
+            shown_url,
+        })
+    }
+
+    /// Opens a fresh connection in place of this one: after a server restart the old one stays broken.
+    pub async fn reconnect(&mut self) -> Result<()> {
+        *self = Connection::open(&self.options).await?;
+        Ok(())
     }
 
     /// The server's address with any password removed.

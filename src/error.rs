@@ -112,6 +112,11 @@ impl Error {
         }
     }
 
+    /// Whether the server could not be reached (worth a retry with a fresh connection).
+    pub fn is_connection(&self) -> bool {
+        matches!(self, Error::Connection { .. })
+    }
+
     pub fn usage(msg: impl fmt::Display) -> Self {
         Error::Usage(msg.to_string())
     }

@@ -13,6 +13,8 @@ pub mod commands;
 pub mod connection;
 pub mod error;
 pub mod output;
+pub mod runner;
+pub mod schedule;
 pub mod scripts;
 pub mod store;
 pub mod strategy;

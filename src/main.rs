@@ -20,7 +20,7 @@ fn main() {
     let ctx = Context::new(cli.global);
     let code = runtime.block_on(async {
         match dispatch(cli.command, &ctx).await {
-            Ok(code) => code.code(),
+            Ok(code) => code,
             Err(e) => {
                 eprintln!("error: {e}");
                 e.exit_code().code()

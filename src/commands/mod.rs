@@ -4,10 +4,11 @@
 pub mod claim;
 pub mod finish;
 pub mod heartbeat;
+pub mod run;
 
 use crate::cli::{Command, GlobalArgs, LeaseArgs, Overlap};
 use crate::connection::{ConnectOptions, Connection};
-use crate::error::{ExitCode, Result};
+use crate::error::Result;
 use crate::output::Output;
 use crate::store::{LeaseKeys, RunKind, validate_job_name, validate_prefix};
 use crate::strategy::lease::{ClaimRequest, HistoryPolicy};
@@ -45,13 +46,16 @@ impl Context {
     }
 }
 
-/// Runs the parsed command.
-pub async fn dispatch(command: Command, ctx: &Context) -> Result<ExitCode> {
-    match command {
-        Command::Claim(args) => claim::execute(args, ctx).await,
-        Command::Heartbeat(args) => heartbeat::execute(args, ctx).await,
-        Command::Finish(args) => finish::execute(args, ctx).await,
-    }
+/// Runs the parsed command and returns the process exit code.
+pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
+    let code = match command {
+        Command::Claim(args) => claim::execute(args, ctx).await?,
+        Command::Heartbeat(args) => heartbeat::execute(args, ctx).await?,
+        Command::Finish(args) => finish::execute(args, ctx).await?,
+        // `run` passes on its command's own exit code.
+        Command::Run(args) => return run::execute(args, ctx).await,
+    };
+    Ok(code.code())
 }
 
 impl LeaseArgs {

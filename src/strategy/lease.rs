@@ -165,6 +165,22 @@ pub async fn finish(
     parse_reply(&keys.state, &reply, token_outcome)
 }
 
+/// Whether any claim of `slot` ever reached the store (its state exists). `run --catch-up` uses it
+/// to pick only runs no host ever claimed; the claim itself still decides atomically.
+pub async fn was_claimed(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<bool> {
+    let field = format!("{slot}:status");
+    conn.query(redis::cmd("HEXISTS").arg(&keys.state).arg(field))
+        .await
+        .map_err(|e| match e {
+            Error::Redis(text) if text.contains("WRONGTYPE") => Error::WrongType {
+                key: keys.state.clone(),
+                found: "another type".into(),
+                expected: "hash".into(),
+            },
+            other => other,
+        })
+}
+
 fn token_outcome(o: &str) -> Option<TokenOutcome> {
     match o {
         "ok" => Some(TokenOutcome::Ok),

@@ -1,0 +1,178 @@
+//! `anarchon run --job JOB (--schedule CRON | --slot S) -- COMMAND...`: the crontab wrapper.
+//!
+//! The slot comes from the schedule evaluated at the *server's* clock, so hosts whose clocks
+//! disagree still name the same run. Then [`crate::runner::run_slot`] claims it and runs the command.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::cli::{LeaseLostAction, RunArgs};
+use crate::commands::Context;
+use crate::error::{Error, Result};
+use crate::runner::child::CommandSpec;
+use crate::runner::{RunnerOptions, SlotOutcome, SlotReport, run_slot};
+use crate::schedule::Schedule;
+use crate::store::{RunKind, format};
+use crate::strategy::lease::{self, ClaimRequest};
+use crate::time::{millis, rfc3339};
+
+/// How many missed slots one `--catch-up` may run (a guard against `* * * * * *` over days).
+const MAX_CATCH_UP_SLOTS: usize = 1000;
+
+/// `run --json`: one line, the current slot's report plus the caught-up ones.
+#[derive(Debug, Serialize)]
+struct RunSummary<'a> {
+    #[serde(flatten)]
+    current: &'a SlotReport,
+    catch_up: &'a [SlotReport],
+    exit_code: i32,
+}
+
+pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
+    let keys = ctx.lease_keys(&args.job)?;
+    if args.schedule.is_none() {
+        for (flag, given) in [
+            ("--catch-up", args.catch_up.is_some()),
+            ("--tz", args.tz.is_some()),
+        ] {
+            if given {
+                return Err(Error::usage(format!(
+                    "{flag} needs --schedule: it works on the schedule's fire times"
+                )));
+            }
+        }
+    }
+    let schedule = args
+        .schedule
+        .as_deref()
+        .map(|s| Schedule::parse(s, args.tz.as_deref().unwrap_or("UTC")))
+        .transpose()
+        .map_err(Error::Usage)?;
+    let lease_len = args.lease.lease;
+    let heartbeat = args.heartbeat.unwrap_or(lease_len / 3);
+    if heartbeat >= lease_len {
+        return Err(Error::usage(format!(
+            "--heartbeat {} must be shorter than --lease {}, or the lease expires between heartbeats",
+            humantime::format_duration(heartbeat),
+            humantime::format_duration(lease_len)
+        )));
+    }
+    let opts = RunnerOptions {
+        command: CommandSpec {
+            argv: args.command.clone(),
+            shell: args.shell,
+            env: Vec::new(),
+            timeout: args.timeout,
+            kill_after: args.kill_after,
+            stop_on_lease_lost: args.on_lease_lost == LeaseLostAction::Terminate,
+        },
+        heartbeat,
+        backup_for: (!args.no_backup).then(|| args.backup_for.unwrap_or(lease_len + heartbeat)),
+        quiet: args.quiet,
+    };
+    // A run's state must outlive every claim that may still ask for it, or it would run twice.
+    let catch_up = args.catch_up.unwrap_or(Duration::ZERO);
+    let keep_claimable = (args.max_late + catch_up + lease_len * args.lease.max_attempts)
+        .max(Duration::from_secs(3600));
+    let request = |slot: i64| -> ClaimRequest {
+        let mut req = args.lease.claim_request(slot, RunKind::Scheduled);
+        req.history.keep_claimable = keep_claimable;
+        req
+    };
+
+    let mut conn = ctx.connect().await?;
+    let check = format::check_for_write(&mut conn, ctx.prefix()).await?;
+    let now = check.server_now_ms;
+    let current = match (&schedule, args.slot) {
+        (Some(s), _) => s.latest_at_or_before(now).ok_or_else(|| {
+            Error::usage(format!(
+                "--schedule {:?} has never fired before now",
+                s.source()
+            ))
+        })?,
+        (None, Some(slot)) => slot.resolve(now),
+        (None, None) => return Err(Error::usage("give --schedule or --slot")),
+    };
+
+    // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.
+    let no_backup = RunnerOptions {
+        backup_for: None,
+        ..opts.clone()
+    };
+    let mut caught_up = Vec::new();
+    let window_start = now - millis(catch_up);
+    if let Some(s) = schedule.as_ref().filter(|_| !catch_up.is_zero()) {
+        for slot in s.between(window_start - 1, current, MAX_CATCH_UP_SLOTS) {
+            if !lease::was_claimed(&mut conn, &keys, slot).await? {
+                caught_up
+                    .push(run_slot(&mut conn, &keys, &args.job, request(slot), &no_backup).await?);
+            }
+        }
+    }
+
+    let too_late = schedule.is_some() && now - current > millis(args.max_late);
+    let report = if !too_late {
+        run_slot(&mut conn, &keys, &args.job, request(current), &opts).await?
+    } else if current >= window_start && !lease::was_claimed(&mut conn, &keys, current).await? {
+        run_slot(&mut conn, &keys, &args.job, request(current), &no_backup).await?
+    } else {
+        SlotReport::too_late(&args.job, current)
+    };
+
+    // A failed catch-up run must not hide behind a successful current one.
+    let exit_code = caught_up
+        .iter()
+        .filter(|r| r.outcome == SlotOutcome::Ran)
+        .map(SlotReport::exit_code)
+        .find(|code| *code != 0)
+        .unwrap_or_else(|| report.exit_code());
+
+    if ctx.out.json {
+        let summary = RunSummary {
+            current: &report,
+            catch_up: &caught_up,
+            exit_code,
+        };
+        println!("{}", serde_json::to_string(&summary).unwrap_or_default());
+    } else if !args.quiet && std::io::stderr().is_terminal() {
+        for r in caught_up.iter().chain(std::iter::once(&report)) {
+            eprintln!("anarchon: {}", describe(r, now, args.max_late));
+        }
+    }
+    Ok(exit_code)
+}
+
+/// One line about a slot, for a person at a terminal.
+fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
+    let at = format!("{} @ {}", r.job, rfc3339(r.slot));
+    match r.outcome {
+        SlotOutcome::Ran => format!(
+            "{at}: {} as attempt {}{} (exit {})",
+            r.status,
+            r.attempt.unwrap_or(1),
+            if r.backup {
+                " after taking over as backup"
+            } else {
+                ""
+            },
+            r.exit_code()
+        ),
+        SlotOutcome::Running => format!(
+            "{at}: held by {} (attempt {}); not run here",
+            r.runner,
+            r.attempt.unwrap_or(0)
+        ),
+        SlotOutcome::Done => format!("{at}: already {}; not run here", r.status),
+        SlotOutcome::Overlap => format!(
+            "{at}: an older run is still held by {}; skipped (--overlap allow runs it anyway)",
+            r.runner
+        ),
+        SlotOutcome::TooLate => format!(
+            "{at}: {}s late, more than --max-late {}; skipped",
+            (now - r.slot) / 1000,
+            humantime::format_duration(max_late)
+        ),
+    }
+}

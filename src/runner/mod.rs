@@ -1,0 +1,345 @@
+//! The runner: claims one run, runs the command under the lease, and records how it ended.
+//!
+//! ```text
+//! claim ──won──────────────────────────────► run the command ─► finish (ok | failed)
+//!   │                                          ▲  heartbeats every --heartbeat (keeper)
+//!   └─running──► back up: re-claim when the ───┘  lease lost ─► stop it (SIGTERM, SIGKILL)
+//!                holder's lease ends (attempt+1)
+//! ```
+//!
+//! `anarchon run` (scheduled slots, catch-up) and `anarchon run-now` (manual runs) both go through
+//! [`run_slot`], so a run is claimed, kept and recorded the same way wherever it comes from.
+
+pub mod child;
+pub mod keeper;
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+use tokio::time::{Instant, sleep, timeout};
+
+use crate::connection::Connection;
+use crate::error::{Error, ExitCode, Result};
+use crate::store::LeaseKeys;
+use crate::strategy::lease::{
+    self, ClaimOutcome, ClaimReply, ClaimRequest, FinishStatus, TokenOutcome,
+};
+use crate::time::{humanize, rfc3339};
+use child::{CommandOutcome, CommandSpec};
+use keeper::HeldLease;
+
+/// How to run one slot, beyond the claim itself.
+#[derive(Debug, Clone)]
+pub struct RunnerOptions {
+    pub command: CommandSpec,
+    /// Heartbeat interval (less than the lease).
+    pub heartbeat: Duration,
+    /// Wait as a backup for at most this long when another runner holds the run (None: don't).
+    pub backup_for: Option<Duration>,
+    /// No progress or notes on stderr (errors and lost leases still are).
+    pub quiet: bool,
+}
+
+/// What became of one slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlotOutcome {
+    /// We won it and ran the command.
+    Ran,
+    Overlap,
+    Done,
+    Running,
+    /// Older than `--max-late`: not run.
+    TooLate,
+}
+
+/// Whether the end of the run reached the store.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "detail")]
+pub enum Recorded {
+    /// finished / failed is stored.
+    Yes,
+    /// The token was no longer current: someone else holds or ended the run.
+    LeaseLost(String),
+    /// Redis could not be reached before the lease expired.
+    Unreachable(String),
+}
+
+/// The summary of one slot (`run --json` prints it).
+#[derive(Debug, Clone, Serialize)]
+pub struct SlotReport {
+    pub job: String,
+    pub slot: i64,
+    pub slot_time: String,
+    pub outcome: SlotOutcome,
+    /// Ours when we ran it; the holder's when skipped.
+    pub attempt: Option<u32>,
+    pub runner: String,
+    /// Whether we took the run over as a backup.
+    pub backup: bool,
+    /// The run's status after us (`finished`, `failed`, ... or the holder's view when skipped).
+    pub status: String,
+    pub command: Option<CommandOutcome>,
+    pub recorded: Option<Recorded>,
+}
+
+impl SlotReport {
+    fn skipped(job: &str, slot: i64, outcome: SlotOutcome, reply: Option<&ClaimReply>) -> Self {
+        SlotReport {
+            job: job.to_string(),
+            slot,
+            slot_time: rfc3339(slot),
+            outcome,
+            attempt: reply.and_then(|r| r.attempt),
+            runner: reply.map(|r| r.runner.clone()).unwrap_or_default(),
+            backup: false,
+            status: reply.map(|r| r.status.clone()).unwrap_or_default(),
+            command: None,
+            recorded: None,
+        }
+    }
+
+    pub fn too_late(job: &str, slot: i64) -> Self {
+        SlotReport::skipped(job, slot, SlotOutcome::TooLate, None)
+    }
+
+    /// The process exit code this slot stands for (see the table in error.rs).
+    pub fn exit_code(&self) -> i32 {
+        match self.outcome {
+            SlotOutcome::Overlap => ExitCode::Overlap.code(),
+            SlotOutcome::Done => ExitCode::Done.code(),
+            SlotOutcome::Running => ExitCode::Running.code(),
+            SlotOutcome::TooLate => ExitCode::TooLate.code(),
+            SlotOutcome::Ran => {
+                let command = self
+                    .command
+                    .as_ref()
+                    .map_or(1, CommandOutcome::process_exit_code);
+                match (&self.recorded, command) {
+                    // A failing command's own code is what cron and monitoring must see.
+                    (_, code) if code != 0 => code,
+                    (Some(Recorded::LeaseLost(_)), _) => ExitCode::LeaseLost.code(),
+                    (Some(Recorded::Unreachable(_)), _) => ExitCode::Connection.code(),
+                    _ => 0,
+                }
+            }
+        }
+    }
+}
+
+/// Claims `req.slot` and, when won (now or later as a backup), runs the command under the lease.
+pub async fn run_slot(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    job: &str,
+    req: ClaimRequest,
+    opts: &RunnerOptions,
+) -> Result<SlotReport> {
+    let mut reply = lease::claim(conn, keys, &req).await?;
+    let mut backup = false;
+    if let (ClaimOutcome::Running, Some(wait)) = (reply.outcome, opts.backup_for) {
+        backup = true;
+        reply = wait_as_backup(conn, keys, job, &req, reply, wait, opts.quiet).await?;
+    }
+    let outcome = match reply.outcome {
+        ClaimOutcome::Won => return Ok(execute(conn, keys, job, &req, &reply, backup, opts).await),
+        ClaimOutcome::Overlap => SlotOutcome::Overlap,
+        ClaimOutcome::Done => SlotOutcome::Done,
+        ClaimOutcome::Running => SlotOutcome::Running,
+    };
+    let mut report = SlotReport::skipped(job, req.slot, outcome, Some(&reply));
+    report.backup = backup;
+    Ok(report)
+}
+
+/// Re-claims whenever the holder's lease should have ended, until we win, the run is over, or
+/// `wait` has passed. The claim script decides each time, so two backups can't both win.
+async fn wait_as_backup(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    job: &str,
+    req: &ClaimRequest,
+    mut reply: ClaimReply,
+    wait: Duration,
+    quiet: bool,
+) -> Result<ClaimReply> {
+    let give_up = Instant::now() + wait;
+    let spinner = (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    });
+    while reply.outcome == ClaimOutcome::Running && Instant::now() < give_up {
+        let left_ms = reply.lease_end.unwrap_or(reply.server_now) - reply.server_now;
+        if let Some(bar) = &spinner {
+            bar.set_message(format!(
+                "backup for {job} @ {}: held by {} (attempt {}), lease ends in {}",
+                rfc3339(req.slot),
+                reply.runner,
+                reply.attempt.unwrap_or(0),
+                humanize(u64::try_from(left_ms).unwrap_or(0))
+            ));
+        }
+        // Ask again just after the lease would end, but at least every second: the holder may
+        // finish early, and a heartbeat may move the end.
+        let nap = Duration::from_millis(u64::try_from(left_ms + 25).unwrap_or(0).clamp(50, 1000));
+        sleep(nap.min(give_up.saturating_duration_since(Instant::now()))).await;
+        reply = match lease::claim(conn, keys, req).await {
+            Ok(r) => r,
+            Err(e) if e.is_connection() => {
+                let _ = timeout(Duration::from_secs(1), conn.reconnect()).await;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+    }
+    if let Some(bar) = spinner {
+        bar.finish_and_clear();
+    }
+    Ok(reply)
+}
+
+/// Runs the command for a won claim and records its end.
+async fn execute(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    job: &str,
+    req: &ClaimRequest,
+    won: &ClaimReply,
+    backup: bool,
+    opts: &RunnerOptions,
+) -> SlotReport {
+    let attempt = won.attempt.unwrap_or(1);
+    let held = HeldLease::new(
+        keys.clone(),
+        req.slot,
+        req.token.clone(),
+        req.lease,
+        won.lease_end.unwrap_or(won.server_now),
+        won.server_now,
+    );
+    let (lost_tx, lost_rx) = mpsc::channel(1);
+    let keeper = tokio::spawn(keeper::keep(
+        conn.clone(),
+        held.clone(),
+        opts.heartbeat,
+        lost_tx,
+    ));
+
+    let mut spec = opts.command.clone();
+    spec.env.extend([
+        ("ANARCHON_JOB".to_string(), job.to_string()),
+        ("ANARCHON_SLOT".to_string(), req.slot.to_string()),
+        ("ANARCHON_ATTEMPT".to_string(), attempt.to_string()),
+        ("ANARCHON_RUNNER".to_string(), req.runner.clone()),
+    ]);
+    let outcome = child::run(&spec, lost_rx, opts.quiet).await;
+    keeper.abort();
+
+    let recorded = record(conn, &held, &req.runner, attempt, &outcome).await;
+    match &recorded {
+        Recorded::Yes => {}
+        Recorded::LeaseLost(why) => eprintln!(
+            "error: the run's end was not recorded: {why}; this runner no longer held {job} @ {}",
+            rfc3339(req.slot)
+        ),
+        Recorded::Unreachable(why) => eprintln!(
+            "error: the run's end was not recorded: {why}\n  hint: the lease will expire; a backup may run {job} @ {} again",
+            rfc3339(req.slot)
+        ),
+    }
+    SlotReport {
+        job: job.to_string(),
+        slot: req.slot,
+        slot_time: rfc3339(req.slot),
+        outcome: SlotOutcome::Ran,
+        attempt: Some(attempt),
+        runner: req.runner.clone(),
+        backup,
+        status: match (&recorded, outcome.succeeded()) {
+            (Recorded::Yes, true) => "finished".to_string(),
+            (Recorded::Yes, false) => "failed".to_string(),
+            _ => "unknown".to_string(),
+        },
+        command: Some(outcome),
+        recorded: Some(recorded),
+    }
+}
+
+/// The result stored with the run: how the command ended (see docs/store-format.md).
+fn result_json(runner: &str, attempt: u32, outcome: &CommandOutcome) -> String {
+    serde_json::json!({
+        "exit_code": outcome.exit_code,
+        "signal": outcome.signal,
+        "duration_ms": outcome.duration_ms,
+        "timed_out": outcome.timed_out,
+        "lease_lost": outcome.lease_lost,
+        "runner": runner,
+        "attempt": attempt,
+        "stderr_tail": outcome.stderr_tail,
+        "spawn_error": outcome.spawn_error,
+    })
+    .to_string()
+}
+
+/// Finishes the run, retrying through connection trouble while our lease still lives.
+async fn record(
+    conn: &mut Connection,
+    held: &HeldLease,
+    runner: &str,
+    attempt: u32,
+    outcome: &CommandOutcome,
+) -> Recorded {
+    let status = if outcome.succeeded() {
+        FinishStatus::Finished
+    } else {
+        FinishStatus::Failed
+    };
+    let result = result_json(runner, attempt, outcome);
+    // Even past the lease end the finish is worth trying once: if nobody took over, it is ours.
+    let give_up = held
+        .expires_at()
+        .max(Instant::now() + Duration::from_secs(1));
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let left = give_up.saturating_duration_since(Instant::now());
+        let attempt = timeout(
+            left.max(Duration::from_millis(100)),
+            lease::finish(conn, &held.keys, held.slot, &held.token, status, &result),
+        )
+        .await;
+        let error = match attempt {
+            Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => return Recorded::Yes,
+            Ok(Ok(reply)) => {
+                return Recorded::LeaseLost(if reply.status.is_empty() {
+                    "the run's state is gone".to_string()
+                } else if reply.status == "running" {
+                    format!(
+                        "attempt {} is held by {}",
+                        reply.attempt.unwrap_or(0),
+                        reply.runner
+                    )
+                } else {
+                    format!("the run is {} already", reply.status)
+                });
+            }
+            Ok(Err(e)) if !e.is_connection() && !matches!(e, Error::Redis(_)) => {
+                return Recorded::Unreachable(e.to_string());
+            }
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "Redis did not answer in time".to_string(),
+        };
+        if Instant::now() >= give_up {
+            return Recorded::Unreachable(error);
+        }
+        sleep(backoff.min(give_up.saturating_duration_since(Instant::now()))).await;
+        backoff = (backoff * 2).min(Duration::from_secs(2));
+        let _ = timeout(
+            give_up.saturating_duration_since(Instant::now()),
+            conn.reconnect(),
+        )
+        .await;
+    }
+}

@@ -1,0 +1,773 @@
+//! `anarchon run`: real processes racing, dying and being signalled against a real server.
+
+mod common;
+
+use std::collections::HashMap;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Server, json, stderr};
+use serde_json::Value;
+
+const SLOT: &str = "1796220300000";
+
+fn state(s: &Server, job: &str) -> HashMap<String, String> {
+    s.cmd(&["HGETALL", &format!("{{cron:{job}}}:state")])
+}
+
+fn results(s: &Server, job: &str) -> Vec<Value> {
+    let members: Vec<String> = s.cmd(&["ZRANGE", &format!("{{cron:{job}}}:results"), "0", "-1"]);
+    members
+        .iter()
+        .map(|m| serde_json::from_str(m).unwrap())
+        .collect()
+}
+
+fn run(s: &Server, args: &[&str]) -> Output {
+    s.anarchon().arg("run").args(args).output().unwrap()
+}
+
+/// Starts `anarchon run` in its own process group, so the test can kill it with its command.
+fn spawn_run(s: &Server, args: &[&str]) -> Child {
+    s.anarchon_process()
+        .arg("run")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A command line that records its pid in `pidfile` and then sleeps.
+fn sleeper(pidfile: &std::path::Path) -> String {
+    format!("echo $$ > {}; exec sleep 30", pidfile.display())
+}
+
+/// kill -9 a runner and its command, as when their host dies.
+fn kill_host(runner: Child, pidfile: &std::path::Path) {
+    wait_for("the command's pid", Duration::from_secs(10), || {
+        pidfile.exists()
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    let pid = std::fs::read_to_string(pidfile).unwrap();
+    for pid in [runner.id().to_string(), pid.trim().to_string()] {
+        std::process::Command::new("kill")
+            .args(["-KILL", &pid])
+            .status()
+            .unwrap();
+    }
+    let _ = runner.wait_with_output();
+}
+
+fn signal(child: &Child, sig: &str) {
+    std::process::Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+}
+
+#[test]
+fn ten_concurrent_runs_of_one_slot_run_the_command_once() {
+    let s = Server::start();
+    let file = s.dir.path().join("ran.txt");
+    let line = format!("echo \"$ANARCHON_RUNNER\" >> {}", file.display());
+    let children: Vec<Child> = (0..10)
+        .map(|_| {
+            spawn_run(
+                &s,
+                &["--job", "once", "--slot", SLOT, "--shell", "--", &line],
+            )
+        })
+        .collect();
+    let outputs: Vec<Output> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let codes: Vec<i32> = outputs.iter().map(|o| o.status.code().unwrap()).collect();
+    assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
+    assert!(codes.iter().all(|c| *c == 0 || *c == 81), "{codes:?}");
+    let st = state(&s, "once");
+    assert_eq!(st[&format!("{SLOT}:status")], "finished");
+    assert_eq!(st[&format!("{SLOT}:runner")].as_str(), text.trim());
+    assert_eq!(results(&s, "once").len(), 1);
+}
+
+#[test]
+fn a_backup_takes_over_when_the_winner_is_killed() {
+    let s = Server::start();
+    let file = s.dir.path().join("attempt.txt");
+    let pidfile = s.dir.path().join("winner.pid");
+    let winner = spawn_run(
+        &s,
+        &[
+            "--job",
+            "k",
+            "--slot",
+            SLOT,
+            "--lease",
+            "1s",
+            "--runner",
+            "winner",
+            "--shell",
+            "--",
+            &sleeper(&pidfile),
+        ],
+    );
+    wait_for("the winner's claim", Duration::from_secs(10), || {
+        state(&s, "k").contains_key(&format!("{SLOT}:token"))
+    });
+    let line = format!("echo $ANARCHON_ATTEMPT > {}", file.display());
+    let backup = spawn_run(
+        &s,
+        &[
+            "--job",
+            "k",
+            "--slot",
+            SLOT,
+            "--lease",
+            "1s",
+            "--runner",
+            "backup",
+            "--backup-for",
+            "20s",
+            "--json",
+            "--shell",
+            "--",
+            &line,
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    kill_host(winner, &pidfile);
+
+    let out = backup.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["outcome"], "ran");
+    assert_eq!(v["backup"], true);
+    assert_eq!(v["attempt"], 2);
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), "2");
+    let st = state(&s, "k");
+    assert_eq!(st[&format!("{SLOT}:status")], "finished");
+    assert_eq!(st[&format!("{SLOT}:attempt")], "2");
+    assert_eq!(st[&format!("{SLOT}:runner")], "backup");
+    let runs: Vec<(String, HashMap<String, String>)> =
+        s.cmd(&["XRANGE", "{cron:k}:runs", "-", "+"]);
+    let attempts: Vec<(&str, &str, &str)> = runs
+        .iter()
+        .map(|(_, f)| {
+            (
+                f["attempt"].as_str(),
+                f["runner"].as_str(),
+                f["status"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        attempts,
+        vec![("1", "winner", "interrupted"), ("2", "backup", "finished")]
+    );
+}
+
+#[test]
+fn with_attempts_exhausted_a_killed_run_ends_interrupted() {
+    let s = Server::start();
+    let args = [
+        "--job",
+        "k",
+        "--slot",
+        SLOT,
+        "--lease",
+        "1s",
+        "--max-attempts",
+        "1",
+    ];
+    let pidfile = s.dir.path().join("winner.pid");
+    let line = sleeper(&pidfile);
+    let winner = spawn_run(&s, &[&args[..], &["--shell", "--", &line]].concat());
+    wait_for("the winner's claim", Duration::from_secs(10), || {
+        state(&s, "k").contains_key(&format!("{SLOT}:token"))
+    });
+    let backup = spawn_run(
+        &s,
+        &[&args[..], &["--backup-for", "20s", "--json", "--", "true"]].concat(),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    kill_host(winner, &pidfile);
+    let out = backup.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(81), "{}", stderr(&out));
+    assert_eq!(json(&out)["status"], "interrupted");
+    assert_eq!(state(&s, "k")[&format!("{SLOT}:status")], "interrupted");
+    assert_eq!(s.cmd::<i64>(&["SCARD", "{cron:k}:active"]), 0);
+}
+
+#[test]
+fn a_live_holder_keeps_its_lease_with_heartbeats() {
+    let s = Server::start();
+    let holder = spawn_run(
+        &s,
+        &[
+            "--job", "hb", "--slot", SLOT, "--lease", "600ms", "--json", "--", "sleep", "2",
+        ],
+    );
+    wait_for("the claim", Duration::from_secs(10), || {
+        state(&s, "hb").contains_key(&format!("{SLOT}:token"))
+    });
+    // Well past the first lease: a claim still finds the run held by attempt 1.
+    std::thread::sleep(Duration::from_millis(1300));
+    let out = s
+        .anarchon()
+        .args(["claim", "hb", "--slot", SLOT, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(82), "{}", stderr(&out));
+    assert_eq!(json(&out)["attempt"], 1);
+    let out = holder.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(state(&s, "hb")[&format!("{SLOT}:status")], "finished");
+}
+
+#[test]
+fn exit_codes_and_signals_of_the_command_are_passed_on_and_recorded() {
+    let s = Server::start();
+    let out = run(
+        &s,
+        &[
+            "--job",
+            "a",
+            "--slot",
+            "1000",
+            "--",
+            "sh",
+            "-c",
+            "echo oops >&2; exit 7",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(7));
+    assert!(stderr(&out).contains("oops"), "stderr passes through");
+    let r = &results(&s, "a")[0];
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["result"]["exit_code"], 7);
+    assert_eq!(r["result"]["stderr_tail"], "oops\n");
+    assert!(r["result"]["duration_ms"].is_u64());
+
+    let out = run(
+        &s,
+        &[
+            "--job",
+            "b",
+            "--slot",
+            "1000",
+            "--",
+            "sh",
+            "-c",
+            "kill -9 $$",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(137));
+    let r = &results(&s, "b")[0];
+    assert_eq!(r["result"]["signal"], 9);
+    assert_eq!(r["result"]["exit_code"], Value::Null);
+
+    let out = run(
+        &s,
+        &["--job", "c", "--slot", "1000", "--", "/nonexistent/program"],
+    );
+    assert_eq!(out.status.code(), Some(127));
+    assert!(stderr(&out).contains("cannot run"), "{}", stderr(&out));
+    let r = &results(&s, "c")[0];
+    assert_eq!(r["status"], "failed");
+    assert!(r["result"]["spawn_error"].is_string());
+
+    // Success: stdin and stdout pass through, the run is finished.
+    let out = s
+        .anarchon()
+        .args(["run", "--job", "d", "--slot", "1000", "--", "cat"])
+        .write_stdin("hello\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\n");
+    assert_eq!(results(&s, "d")[0]["status"], "finished");
+    assert_eq!(results(&s, "d")[0]["result"]["exit_code"], 0);
+}
+
+#[test]
+fn long_stderr_keeps_only_its_last_four_kib() {
+    let s = Server::start();
+    let out = run(
+        &s,
+        &[
+            "--job",
+            "t",
+            "--slot",
+            "1000",
+            "--shell",
+            "--",
+            "head -c 10000 /dev/zero | tr '\\0' a >&2; echo END >&2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let tail = results(&s, "t")[0]["result"]["stderr_tail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(tail.len(), 4096);
+    assert!(tail.ends_with("aEND\n"));
+}
+
+#[test]
+fn sigterm_is_forwarded_and_recorded() {
+    let s = Server::start();
+    let child = spawn_run(&s, &["--job", "sig", "--slot", SLOT, "--", "sleep", "30"]);
+    wait_for("the claim", Duration::from_secs(10), || {
+        state(&s, "sig").contains_key(&format!("{SLOT}:token"))
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let start = Instant::now();
+    signal(&child, "-TERM");
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    let r = &results(&s, "sig")[0];
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["result"]["signal"], 15);
+}
+
+#[test]
+fn timeout_stops_the_command() {
+    let s = Server::start();
+    let start = Instant::now();
+    let out = run(
+        &s,
+        &[
+            "--job",
+            "slow",
+            "--slot",
+            SLOT,
+            "--timeout",
+            "500ms",
+            "--kill-after",
+            "1s",
+            "--",
+            "sleep",
+            "30",
+        ],
+    );
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(124), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--timeout"));
+    let r = &results(&s, "slow")[0];
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["result"]["timed_out"], true);
+
+    // A command that ignores SIGTERM is killed after --kill-after.
+    let out = run(
+        &s,
+        &[
+            "--job",
+            "stubborn",
+            "--slot",
+            SLOT,
+            "--timeout",
+            "300ms",
+            "--kill-after",
+            "500ms",
+            "--shell",
+            "--",
+            "trap '' TERM; sleep 30",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(124));
+    assert!(start.elapsed() < Duration::from_secs(15));
+}
+
+#[test]
+fn overlap_is_skipped_unless_allowed() {
+    let s = Server::start();
+    let out = s
+        .anarchon()
+        .args(["claim", "ov", "--slot", "60000", "--lease", "1m"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let file = s.dir.path().join("ov.txt");
+    let touch = format!("touch {}", file.display());
+    let out = run(
+        &s,
+        &[
+            "--job", "ov", "--slot", "120000", "--json", "--shell", "--", &touch,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(80));
+    assert_eq!(json(&out)["outcome"], "overlap");
+    assert!(!file.exists());
+    let out = run(
+        &s,
+        &[
+            "--job",
+            "ov",
+            "--slot",
+            "120000",
+            "--overlap",
+            "allow",
+            "--shell",
+            "--",
+            &touch,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(file.exists());
+}
+
+#[test]
+fn no_backup_exits_at_once_when_the_run_is_held() {
+    let s = Server::start();
+    let out = s
+        .anarchon()
+        .args(["claim", "nb", "--slot", SLOT, "--lease", "1m"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let start = Instant::now();
+    let out = run(
+        &s,
+        &["--job", "nb", "--slot", SLOT, "--no-backup", "--", "true"],
+    );
+    assert_eq!(out.status.code(), Some(82));
+    assert!(start.elapsed() < Duration::from_secs(3));
+    // A backup gives up after --backup-for while the holder lives.
+    let out = run(
+        &s,
+        &[
+            "--job",
+            "nb",
+            "--slot",
+            SLOT,
+            "--backup-for",
+            "500ms",
+            "--json",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(82));
+    assert_eq!(json(&out)["backup"], true);
+}
+
+#[test]
+fn a_lost_lease_stops_the_command_by_default() {
+    let s = Server::start();
+    let child = spawn_run(
+        &s,
+        &[
+            "--job",
+            "lost",
+            "--slot",
+            SLOT,
+            "--lease",
+            "900ms",
+            "--kill-after",
+            "1s",
+            "--",
+            "sleep",
+            "30",
+        ],
+    );
+    wait_for("the claim", Duration::from_secs(10), || {
+        state(&s, "lost").contains_key(&format!("{SLOT}:token"))
+    });
+    // Another runner took the run over (as if our lease had expired unnoticed).
+    let _: () = s.cmd(&[
+        "HSET",
+        "{cron:lost}:state",
+        &format!("{SLOT}:token"),
+        "someone-else",
+    ]);
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("lease lost"), "{err}");
+    assert!(err.contains("not recorded"), "{err}");
+    // The new holder's run is untouched.
+    assert_eq!(state(&s, "lost")[&format!("{SLOT}:status")], "running");
+    assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:lost}:results"]), 0);
+}
+
+#[test]
+fn on_lease_lost_continue_lets_the_command_finish() {
+    let s = Server::start();
+    let child = spawn_run(
+        &s,
+        &[
+            "--job",
+            "cont",
+            "--slot",
+            SLOT,
+            "--lease",
+            "600ms",
+            "--on-lease-lost",
+            "continue",
+            "--",
+            "sleep",
+            "1.5",
+        ],
+    );
+    wait_for("the claim", Duration::from_secs(10), || {
+        state(&s, "cont").contains_key(&format!("{SLOT}:token"))
+    });
+    let _: () = s.cmd(&[
+        "HSET",
+        "{cron:cont}:state",
+        &format!("{SLOT}:token"),
+        "someone-else",
+    ]);
+    let out = child.wait_with_output().unwrap();
+    // The command succeeded, but its end could not be recorded: lease lost.
+    assert_eq!(out.status.code(), Some(83), "{}", stderr(&out));
+    assert!(stderr(&out).contains("keeps running"));
+}
+
+#[test]
+fn a_server_stopped_mid_run_means_a_lost_lease_and_nothing_hangs() {
+    let mut s = Server::start();
+    let child = spawn_run(
+        &s,
+        &[
+            "--job",
+            "down",
+            "--slot",
+            SLOT,
+            "--lease",
+            "1s",
+            "--kill-after",
+            "1s",
+            "--command-timeout",
+            "1s",
+            "--connect-timeout",
+            "1s",
+            "--",
+            "sleep",
+            "30",
+        ],
+    );
+    wait_for("the claim", Duration::from_secs(10), || {
+        state(&s, "down").contains_key(&format!("{SLOT}:token"))
+    });
+    s.stop();
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        start.elapsed()
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("lease lost") && err.contains("could not be reached"),
+        "{err}"
+    );
+    assert!(err.contains("not recorded"), "{err}");
+}
+
+#[test]
+fn a_scheduled_slot_comes_from_the_server_clock() {
+    let s = Server::start();
+    let before = s.now_ms();
+    let out = run(
+        &s,
+        &[
+            "--job",
+            "sch",
+            "--schedule",
+            "* * * * *",
+            "--json",
+            "--",
+            "true",
+        ],
+    );
+    let after = s.now_ms();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let slot = json(&out)["slot"].as_i64().unwrap();
+    assert!(slot == before - before % 60_000 || slot == after - after % 60_000);
+
+    // Under faketime, a host 90 s off picks the same slot.
+    if !common::have("faketime") {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            ".ci/run must install faketime"
+        );
+        return;
+    }
+    for skew in ["-90s", "+90s"] {
+        let before = s.now_ms();
+        let out = std::process::Command::new("faketime")
+            .args(["-f", skew])
+            .arg(common::anarchon_path())
+            .args([
+                "run",
+                "--job",
+                &format!("skew{skew}"),
+                "--schedule",
+                "* * * * *",
+                "--json",
+            ])
+            .args(["--redis", &s.url, "--", "true"])
+            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+            .output()
+            .unwrap();
+        let after = s.now_ms();
+        assert_eq!(out.status.code(), Some(0), "{skew}: {}", stderr(&out));
+        let slot = json(&out)["slot"].as_i64().unwrap();
+        assert!(
+            slot == before - before % 60_000 || slot == after - after % 60_000,
+            "{skew}: slot {slot}, server {before}"
+        );
+    }
+}
+
+#[test]
+fn a_slot_older_than_max_late_is_not_run() {
+    let s = Server::start();
+    // Midnight on January 1st is always more than a minute ago, except for one minute a year.
+    let out = run(
+        &s,
+        &[
+            "--job",
+            "late",
+            "--schedule",
+            "0 0 1 1 *",
+            "--max-late",
+            "1m",
+            "--json",
+            "--",
+            "true",
+        ],
+    );
+    use chrono::{Datelike, Timelike};
+    let now = chrono::Utc::now();
+    let new_year = now.month() == 1 && now.day() == 1 && now.hour() == 0 && now.minute() < 2;
+    if !new_year {
+        assert_eq!(out.status.code(), Some(84), "{}", stderr(&out));
+        assert_eq!(json(&out)["outcome"], "too_late");
+        assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:late}:state"]), 0);
+    }
+}
+
+#[test]
+fn catch_up_runs_every_unclaimed_slot_once() {
+    let s = Server::start();
+    let file = s.dir.path().join("slots.txt");
+    let line = format!("echo $ANARCHON_SLOT >> {}", file.display());
+    let args = [
+        "--job",
+        "cu",
+        "--schedule",
+        "*/10 * * * *",
+        "--catch-up",
+        "1h",
+        "--json",
+        "--shell",
+        "--",
+        &line,
+    ];
+    let now = s.now_ms();
+    let out = run(&s, &args);
+    assert!(out.status.code() == Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let slots: Vec<i64> = text.lines().map(|l| l.parse().unwrap()).collect();
+    // Every */10 slot in the last hour, oldest first, each once.
+    let newest = now - now % 600_000;
+    let expected: Vec<i64> = (0..6)
+        .rev()
+        .map(|i| newest - i * 600_000)
+        .filter(|t| *t > now - 3_600_000)
+        .collect();
+    assert_eq!(slots, expected);
+    let v = json(&out);
+    assert_eq!(v["catch_up"].as_array().unwrap().len(), expected.len() - 1);
+
+    // Run again: everything is claimed, nothing runs twice.
+    let out = run(&s, &args);
+    assert!(
+        matches!(out.status.code(), Some(81) | Some(84)),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+#[test]
+fn usage_errors_are_caught_before_anything_runs() {
+    let url = format!("redis://127.0.0.1:{}", common::dead_port());
+    for args in [
+        vec!["run", "--job", "x", "--", "true"],
+        vec!["run", "--job", "x", "--slot", "now"],
+        vec![
+            "run",
+            "--job",
+            "x",
+            "--schedule",
+            "61 * * * *",
+            "--",
+            "true",
+        ],
+        vec![
+            "run",
+            "--job",
+            "x",
+            "--schedule",
+            "* * * * *",
+            "--tz",
+            "Nowhere/City",
+            "--",
+            "true",
+        ],
+        vec![
+            "run",
+            "--job",
+            "x",
+            "--slot",
+            "now",
+            "--lease",
+            "1s",
+            "--heartbeat",
+            "2s",
+            "--",
+            "true",
+        ],
+        vec![
+            "run",
+            "--job",
+            "x",
+            "--slot",
+            "now",
+            "--catch-up",
+            "1h",
+            "--",
+            "true",
+        ],
+        vec!["run", "--job", "{x}", "--slot", "now", "--", "true"],
+    ] {
+        let out = common::anarchon()
+            .args(["--redis", &url])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+}
