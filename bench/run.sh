@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `anarchon run -- true` against plain `true` and `flock -n FILE true`, measured in the same run,
+# plus the Redis commands one run costs. Usage: bench/run.sh [N]  (default 300 runs each)
+source "$(dirname "$0")/common.sh"
+N=${1:-300}
+LOCK="$WORK/lock"
+
+run_once() { "$BIN" run --job bench --slot "$((1000 + i))" --overlap allow -- /bin/true; }
+
+t_true=$(time_loop "$N" /bin/true)
+t_flock=$(time_loop "$N" flock -n "$LOCK" /bin/true)
+before=$(round_trips)
+t_run=$(time_loop "$N" run_once)
+after=$(round_trips)
+claimed=$(redis-cli -p "$PORT" zcard '{cron:bench}:results')
+
+echo "runs per variant:              $N (server: $SERVER)"
+echo "/bin/true:                     ${t_true} us/run"
+echo "flock -n FILE true:            ${t_flock} us/run   ($(ratio "$t_flock" "$t_true")x true)"
+echo "anarchon run -- true:          ${t_run} us/run   ($(ratio "$t_run" "$t_true")x true, $(ratio "$t_run" "$t_flock")x flock)"
+echo "Redis round trips per run:     $(ratio "$((after - before))" "$N")  (format check + TIME pipelined, claim, finish)"
+echo "runs recorded:                 $claimed of $N"
+redis-cli -p "$PORT" info commandstats | grep -E '^cmdstat_(evalsha|eval|set|get|time|hello|client)' | sed 's/^/  /'
