@@ -116,6 +116,26 @@ pub enum Command {
         anarchon run --job report --slot now --timeout 10m -- ./report.sh\n  \
         anarchon run --job backup --schedule '@daily' --catch-up 6h --shell -- 'pg_dump db | gzip > /backups/db.gz'")]
     Run(RunArgs),
+
+    /// List every job under the prefix: layout, runs in progress, last run, last result, history.
+    ///
+    /// Finds jobs with SCAN (never KEYS) and reads them in pipelined batches.
+    #[command(
+        after_long_help = "Examples:\n  anarchon list\n  anarchon list --pattern 'billing*' --json | jq '.jobs[] | select(.in_progress > 0)'"
+    )]
+    List(ListArgs),
+
+    /// Show one job in full: runs in progress with their leases, recent runs and results, keys.
+    #[command(
+        after_long_help = "Examples:\n  anarchon inspect billing\n  anarchon inspect billing --last 100 --json"
+    )]
+    Inspect(InspectArgs),
+
+    /// Show a job's attempts and results, newest first.
+    #[command(
+        after_long_help = "Examples:\n  anarchon history sync --since 6h --status failed\n  anarchon history sync --last 5 --json"
+    )]
+    History(HistoryArgs),
 }
 
 /// The run a command acts on.
@@ -285,4 +305,39 @@ pub struct RunArgs {
 pub enum LeaseLostAction {
     Terminate,
     Continue,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`).
+    #[arg(long, default_value = "*", value_name = "GLOB")]
+    pub pattern: String,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The job's name.
+    pub job: String,
+
+    /// How many of the newest runs to show.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub last: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The job's name.
+    pub job: String,
+
+    /// Only runs whose slot is at or after this: a duration ago (6h) or a time (RFC 3339, ms).
+    #[arg(long, value_parser = crate::time::parse_since, value_name = "DURATION|TIME")]
+    pub since: Option<crate::time::Since>,
+
+    /// Only attempts with this status.
+    #[arg(long, value_parser = ["running", "finished", "failed", "interrupted"], value_name = "STATUS")]
+    pub status: Option<String>,
+
+    /// At most this many entries.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub last: usize,
 }

@@ -62,3 +62,55 @@ impl Output {
         format!("\x1b[{code}m{text}\x1b[0m")
     }
 }
+
+impl Output {
+    /// A table: bordered on a terminal, plain aligned columns when piped (for grep and awk).
+    pub fn table(&self, header: &[&str], rows: Vec<Vec<String>>) -> String {
+        use comfy_table::{ContentArrangement, Table, presets};
+        let mut table = Table::new();
+        if self.tty {
+            table
+                .load_preset(presets::UTF8_FULL_CONDENSED)
+                .set_content_arrangement(ContentArrangement::Dynamic);
+        } else {
+            table.load_preset(presets::NOTHING);
+        }
+        table.set_header(header.iter().map(|h| h.to_string()));
+        for row in rows {
+            table.add_row(row);
+        }
+        if !self.tty {
+            for column in table.column_iter_mut() {
+                column.set_padding((0, 2));
+            }
+        }
+        let text = table.to_string();
+        // Plain mode pads the last column too; trailing blanks only get in the way of scripts.
+        text.lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// A time for text output: RFC 3339, plus "(3m ago)" on a terminal.
+    pub fn when(&self, ms: Option<i64>, now_ms: i64) -> String {
+        match ms {
+            None => "-".to_string(),
+            Some(ms) if self.tty => format!(
+                "{} ({})",
+                crate::time::rfc3339(ms),
+                crate::time::relative(ms, now_ms)
+            ),
+            Some(ms) => crate::time::rfc3339(ms),
+        }
+    }
+
+    /// A token for text output: whole when piped, abbreviated on a terminal.
+    pub fn token(&self, token: &str) -> String {
+        if self.tty && token.len() > 12 {
+            format!("{}…", &token[..8])
+        } else {
+            token.to_string()
+        }
+    }
+}

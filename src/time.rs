@@ -174,3 +174,56 @@ mod tests {
         assert!(err.to_string().contains("{cron:a}:state"));
     }
 }
+
+/// A lower bound in time: `--since 1h` (that long ago) or `--since 2026-12-02T00:00:00Z`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Since {
+    Ago(Duration),
+    At(i64),
+}
+
+impl Since {
+    pub fn resolve(self, server_now_ms: i64) -> i64 {
+        match self {
+            Since::Ago(d) => server_now_ms - millis(d),
+            Since::At(ms) => ms,
+        }
+    }
+}
+
+/// Parses a duration (`1h`, `30m`) or a time (RFC 3339 or ms since the epoch).
+pub fn parse_since(text: &str) -> Result<Since, String> {
+    if let Ok(d) = parse_duration(text) {
+        return Ok(Since::Ago(d));
+    }
+    match parse_slot(text) {
+        Ok(SlotSpec::At(ms)) => Ok(Since::At(ms)),
+        _ => Err(format!(
+            "{text:?} is neither a duration (1h, 30m) nor a time (RFC 3339 or ms since the epoch)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod since_tests {
+    use super::*;
+
+    #[test]
+    fn since_takes_durations_and_times() {
+        assert_eq!(
+            parse_since("1h").unwrap(),
+            Since::Ago(Duration::from_secs(3600))
+        );
+        assert_eq!(
+            parse_since("1796220300000").unwrap(),
+            Since::At(1_796_220_300_000)
+        );
+        assert_eq!(
+            parse_since("2026-12-02T14:05:00Z").unwrap(),
+            Since::At(1_796_220_300_000)
+        );
+        assert!(parse_since("now").is_err());
+        assert!(parse_since("soon").is_err());
+        assert_eq!(Since::Ago(Duration::from_secs(1)).resolve(5000), 4000);
+    }
+}

@@ -4,6 +4,9 @@
 pub mod claim;
 pub mod finish;
 pub mod heartbeat;
+pub mod history;
+pub mod inspect;
+pub mod list;
 pub mod run;
 
 use crate::cli::{Command, GlobalArgs, LeaseArgs, Overlap};
@@ -52,6 +55,9 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Claim(args) => claim::execute(args, ctx).await?,
         Command::Heartbeat(args) => heartbeat::execute(args, ctx).await?,
         Command::Finish(args) => finish::execute(args, ctx).await?,
+        Command::List(args) => list::execute(args, ctx).await?,
+        Command::Inspect(args) => inspect::execute(args, ctx).await?,
+        Command::History(args) => history::execute(args, ctx).await?,
         // `run` passes on its command's own exit code.
         Command::Run(args) => return run::execute(args, ctx).await,
     };

@@ -1,8 +1,10 @@
 //! Store format v1: key names, the format key, and decoding what the keys hold.
 //! docs/store-format.md is the prose version of this module.
 
+pub mod discover;
 pub mod format;
 pub mod keys;
+pub mod read;
 pub mod state;
 
 pub use format::{STORE_FORMAT, StoreCheck};

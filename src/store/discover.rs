@@ -1,0 +1,156 @@
+//! Finding jobs: SCAN (never KEYS, which blocks the server) for the keys of both layouts.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::connection::Connection;
+use crate::error::Result;
+
+/// Which key layout a job uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// `{<prefix><job>}:state` ... (strategy lease).
+    Lease,
+    /// `<prefix><job>:runs` ... (strategies stream-id, idmp, script).
+    ClaimOnly,
+}
+
+impl Layout {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::Lease => "lease",
+            Layout::ClaimOnly => "claim-only",
+        }
+    }
+}
+
+/// A job found in the store.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct JobRef {
+    pub name: String,
+    pub layout: Layout,
+}
+
+const LEASE_SUFFIXES: [&str; 5] = [":state", ":active", ":slots", ":runs", ":results"];
+const CLAIM_SUFFIXES: [&str; 3] = [":runs", ":manual", ":results"];
+
+/// Escapes Redis glob metacharacters, so a prefix matches only itself.
+pub fn glob_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Which layout and job a key belongs to, if it is one of ours under `prefix`.
+pub fn classify_key(prefix: &str, key: &str) -> Option<JobRef> {
+    if let Some(rest) = key.strip_prefix('{').and_then(|k| k.strip_prefix(prefix)) {
+        for suffix in LEASE_SUFFIXES {
+            if let Some(job) = rest.strip_suffix(suffix).and_then(|r| r.strip_suffix('}')) {
+                if !job.is_empty() && !job.contains(['{', '}']) {
+                    return Some(JobRef {
+                        name: job.to_string(),
+                        layout: Layout::Lease,
+                    });
+                }
+            }
+        }
+        return None;
+    }
+    let rest = key.strip_prefix(prefix)?;
+    CLAIM_SUFFIXES.iter().find_map(|suffix| {
+        rest.strip_suffix(suffix)
+            .filter(|job| !job.is_empty() && !job.contains(['{', '}']))
+            .map(|job| JobRef {
+                name: job.to_string(),
+                layout: Layout::ClaimOnly,
+            })
+    })
+}
+
+/// Every job under `prefix` whose name matches `pattern` (a Redis glob; `*` for all), sorted by name.
+/// A job with keys in both layouts is listed once per layout.
+pub async fn find_jobs(conn: &mut Connection, prefix: &str, pattern: &str) -> Result<Vec<JobRef>> {
+    let escaped = glob_escape(prefix);
+    let mut found: BTreeMap<(String, Layout), ()> = BTreeMap::new();
+    for scan_pattern in [
+        format!("{{{escaped}{pattern}}}:*"),
+        format!("{escaped}{pattern}:*"),
+    ] {
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = conn
+                .query(
+                    redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(&scan_pattern)
+                        .arg("COUNT")
+                        .arg(1000),
+                )
+                .await?;
+            for key in keys {
+                if let Some(job) = classify_key(prefix, &key) {
+                    found.insert((job.name, job.layout), ());
+                }
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+    }
+    Ok(found
+        .into_keys()
+        .map(|(name, layout)| JobRef { name, layout })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_classified_by_layout() {
+        let p = "cron:";
+        assert_eq!(
+            classify_key(p, "{cron:sync}:state"),
+            Some(JobRef {
+                name: "sync".into(),
+                layout: Layout::Lease
+            })
+        );
+        assert_eq!(
+            classify_key(p, "{cron:a:b}:results").map(|j| j.name),
+            Some("a:b".to_string())
+        );
+        assert_eq!(
+            classify_key(p, "cron:sync:runs"),
+            Some(JobRef {
+                name: "sync".into(),
+                layout: Layout::ClaimOnly
+            })
+        );
+        assert_eq!(classify_key(p, "cron:format"), None);
+        assert_eq!(classify_key(p, "cron:sync:other"), None);
+        assert_eq!(classify_key(p, "{cron:sync}:other"), None);
+        assert_eq!(classify_key(p, "{other:sync}:state"), None);
+        assert_eq!(classify_key(p, "cron::runs"), None);
+        assert_eq!(
+            classify_key("", "{x}:state").map(|j| j.name),
+            Some("x".into())
+        );
+    }
+
+    #[test]
+    fn globs_in_prefixes_are_escaped() {
+        assert_eq!(glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");
+        assert_eq!(glob_escape("cron:"), "cron:");
+    }
+}

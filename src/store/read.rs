@@ -1,0 +1,370 @@
+//! Reading what the store holds about jobs, for the operator commands (list, inspect, history).
+//! Reads are pipelined: a batch of jobs costs a fixed number of round trips, not one per job.
+
+use redis::{FromRedisValue, Value};
+use serde::{Deserialize, Serialize};
+
+use crate::connection::Connection;
+use crate::error::{Error, Result};
+use crate::store::discover::{JobRef, Layout};
+use crate::store::keys::{ClaimKeys, LeaseKeys};
+
+/// How many jobs one pipeline covers.
+pub const BATCH: usize = 500;
+
+/// One member of `:results` (see docs/store-format.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultEntry {
+    pub slot: i64,
+    #[serde(default)]
+    pub attempt: Option<u32>,
+    #[serde(default)]
+    pub token: String,
+    #[serde(default)]
+    pub runner: String,
+    pub status: String,
+    #[serde(default)]
+    pub claimed_at: Option<i64>,
+    #[serde(default)]
+    pub ended_at: Option<i64>,
+    #[serde(default)]
+    pub result: serde_json::Value,
+}
+
+impl ResultEntry {
+    pub fn parse(key: &str, member: &str) -> Result<Self> {
+        serde_json::from_str(member).map_err(|e| {
+            Error::corrupt(
+                key,
+                format!("member {} is not a result object ({e})", clip(member)),
+            )
+        })
+    }
+}
+
+fn clip(text: &str) -> String {
+    let mut s: String = text.chars().take(60).collect();
+    if s.len() < text.len() {
+        s.push('…');
+    }
+    format!("{s:?}")
+}
+
+/// One entry of a `:runs` stream: an ended attempt (lease layout) or a claim (claim-only layout).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunEntry {
+    pub id: String,
+    pub slot: i64,
+    pub attempt: Option<u32>,
+    pub token: String,
+    pub runner: String,
+    /// Absent in the claim-only layout, where the entry is the claim itself.
+    pub status: Option<String>,
+    pub claimed_at: Option<i64>,
+    pub ended_at: Option<i64>,
+    pub kind: String,
+}
+
+impl RunEntry {
+    pub fn parse(key: &str, id: String, fields: &[(String, String)]) -> Result<Self> {
+        let get = |name: &str| {
+            fields
+                .iter()
+                .find(|(f, _)| f == name)
+                .map(|(_, v)| v.as_str())
+        };
+        let int = |name: &str| -> Result<Option<i64>> {
+            match get(name) {
+                None | Some("") => Ok(None),
+                Some(v) => v.parse().map(Some).map_err(|_| {
+                    Error::corrupt(
+                        key,
+                        format!("entry {id} field {name} is {v:?}, not an integer"),
+                    )
+                }),
+            }
+        };
+        let slot = int("slot")?
+            .ok_or_else(|| Error::corrupt(key, format!("entry {id} has no slot field")))?;
+        Ok(RunEntry {
+            slot,
+            attempt: int("attempt")?.and_then(|a| u32::try_from(a).ok()),
+            token: get("token").unwrap_or_default().to_string(),
+            runner: get("runner").unwrap_or_default().to_string(),
+            status: get("status").map(str::to_string),
+            claimed_at: int("claimed_at")?,
+            ended_at: int("ended_at")?,
+            kind: get("kind").unwrap_or("scheduled").to_string(),
+            id,
+        })
+    }
+}
+
+/// Converts one reply of a pipeline, naming the key when it is not what the format promises.
+pub fn decode<T: FromRedisValue>(key: &str, value: Value) -> Result<T> {
+    if let Value::ServerError(e) = &value {
+        return Err(if e.code() == "WRONGTYPE" {
+            Error::WrongType {
+                key: key.to_string(),
+                found: "another type".into(),
+                expected: "the type docs/store-format.md gives".into(),
+            }
+        } else {
+            Error::Redis(format!("{} on {key}", e.details().unwrap_or(e.code())))
+        });
+    }
+    T::from_redis_value(value).map_err(|e| Error::corrupt(key, e.to_string()))
+}
+
+/// Sends a pipeline and returns each command's reply separately, so an error (WRONGTYPE) can be
+/// pinned on its key instead of failing the whole batch anonymously.
+pub async fn replies(conn: &mut Connection, pipe: &redis::Pipeline) -> Result<Vec<Value>> {
+    let mut pipe = pipe.clone();
+    pipe.ignore_errors();
+    conn.pipeline(&pipe).await
+}
+
+/// Parses a stream reply (XRANGE/XREVRANGE) into entries.
+pub fn stream_entries(key: &str, value: Value) -> Result<Vec<RunEntry>> {
+    let raw: Vec<(String, Vec<(String, String)>)> = decode(key, value)?;
+    raw.into_iter()
+        .map(|(id, fields)| RunEntry::parse(key, id, &fields))
+        .collect()
+}
+
+/// One row of `anarchon list`.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobSummary {
+    pub job: String,
+    pub layout: Layout,
+    /// Runs not ended (lease layout; 0 for claim-only).
+    pub in_progress: u64,
+    pub last_slot: Option<i64>,
+    pub last_status: Option<String>,
+    pub last_runner: Option<String>,
+    /// When the newest result was recorded (server ms).
+    pub last_result_at: Option<i64>,
+    /// Entries in `:runs`.
+    pub history_entries: u64,
+}
+
+/// Summaries of `jobs`, two round trips per [`BATCH`] jobs.
+pub async fn summarize(
+    conn: &mut Connection,
+    prefix: &str,
+    jobs: &[JobRef],
+) -> Result<Vec<JobSummary>> {
+    let mut out = Vec::with_capacity(jobs.len());
+    for batch in jobs.chunks(BATCH) {
+        let mut pipe = redis::pipe();
+        for job in batch {
+            match job.layout {
+                Layout::Lease => {
+                    let k = LeaseKeys::new(prefix, &job.name);
+                    pipe.cmd("SCARD").arg(&k.active);
+                    pipe.cmd("ZREVRANGE").arg(&k.slots).arg(0).arg(0);
+                    pipe.cmd("ZREVRANGE").arg(&k.results).arg(0).arg(0);
+                    pipe.cmd("XLEN").arg(&k.runs);
+                }
+                Layout::ClaimOnly => {
+                    let k = ClaimKeys::new(prefix, &job.name);
+                    pipe.cmd("XREVRANGE")
+                        .arg(&k.runs)
+                        .arg("+")
+                        .arg("-")
+                        .arg("COUNT")
+                        .arg(1);
+                    pipe.cmd("XLEN").arg(&k.runs);
+                    pipe.cmd("ZREVRANGE").arg(&k.results).arg(0).arg(0);
+                    pipe.cmd("XLEN").arg(&k.manual);
+                }
+            }
+        }
+        let mut values = replies(conn, &pipe).await?.into_iter();
+        let mut next = || values.next().unwrap_or(Value::Nil);
+        let mut rows = Vec::with_capacity(batch.len());
+        for job in batch {
+            let row = match job.layout {
+                Layout::Lease => {
+                    let k = LeaseKeys::new(prefix, &job.name);
+                    let in_progress: u64 = decode(&k.active, next())?;
+                    let last: Vec<String> = decode(&k.slots, next())?;
+                    let newest: Vec<String> = decode(&k.results, next())?;
+                    let history_entries: u64 = decode(&k.runs, next())?;
+                    let last_slot = last
+                        .first()
+                        .map(|s| {
+                            s.parse::<i64>().map_err(|_| {
+                                Error::corrupt(&k.slots, format!("member {s:?} is not a slot"))
+                            })
+                        })
+                        .transpose()?;
+                    JobSummary {
+                        job: job.name.clone(),
+                        layout: job.layout,
+                        in_progress,
+                        last_slot,
+                        last_status: None,
+                        last_runner: None,
+                        last_result_at: newest
+                            .first()
+                            .map(|m| ResultEntry::parse(&k.results, m))
+                            .transpose()?
+                            .and_then(|r| r.ended_at),
+                        history_entries,
+                    }
+                }
+                Layout::ClaimOnly => {
+                    let k = ClaimKeys::new(prefix, &job.name);
+                    let last = stream_entries(&k.runs, next())?;
+                    let runs: u64 = decode(&k.runs, next())?;
+                    let newest: Vec<String> = decode(&k.results, next())?;
+                    let manual: u64 = decode(&k.manual, next())?;
+                    let newest = newest
+                        .first()
+                        .map(|m| ResultEntry::parse(&k.results, m))
+                        .transpose()?;
+                    let last = last.into_iter().next();
+                    let status = match (&last, &newest) {
+                        (Some(l), Some(r)) if r.slot == l.slot => Some(r.status.clone()),
+                        (Some(_), _) => Some("claimed".to_string()),
+                        _ => None,
+                    };
+                    JobSummary {
+                        job: job.name.clone(),
+                        layout: job.layout,
+                        in_progress: 0,
+                        last_slot: last.as_ref().map(|l| l.slot),
+                        last_status: status,
+                        last_runner: last.map(|l| l.runner),
+                        last_result_at: newest.and_then(|r| r.ended_at),
+                        history_entries: runs + manual,
+                    }
+                }
+            };
+            rows.push(row);
+        }
+        // Second round trip: the status and runner of each lease job's newest run.
+        let mut pipe = redis::pipe();
+        let wanted: Vec<usize> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.layout == Layout::Lease && r.last_slot.is_some())
+            .map(|(i, _)| i)
+            .collect();
+        for &i in &wanted {
+            let k = LeaseKeys::new(prefix, &rows[i].job);
+            let slot = rows[i].last_slot.unwrap_or_default();
+            pipe.cmd("HMGET")
+                .arg(&k.state)
+                .arg(format!("{slot}:status"))
+                .arg(format!("{slot}:runner"));
+        }
+        if !wanted.is_empty() {
+            let values = replies(conn, &pipe).await?;
+            for (&i, value) in wanted.iter().zip(values) {
+                let k = LeaseKeys::new(prefix, &rows[i].job);
+                let (status, runner): (Option<String>, Option<String>) = decode(&k.state, value)?;
+                rows[i].last_status = status;
+                rows[i].last_runner = runner;
+            }
+        }
+        out.extend(rows);
+    }
+    Ok(out)
+}
+
+/// A key of a job, as `inspect` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct KeyInfo {
+    pub key: String,
+    /// `none` when the key does not exist.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// MEMORY USAGE in bytes (null when absent or not permitted).
+    pub memory_bytes: Option<u64>,
+}
+
+/// Reads the TYPE and MEMORY USAGE of `keys` in one round trip.
+pub async fn key_infos(conn: &mut Connection, keys: &[&str]) -> Result<Vec<KeyInfo>> {
+    let mut pipe = redis::pipe();
+    for key in keys {
+        pipe.cmd("TYPE").arg(*key);
+        pipe.cmd("MEMORY").arg("USAGE").arg(*key);
+    }
+    let mut values = replies(conn, &pipe).await?.into_iter();
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        let kind: String = decode(key, values.next().unwrap_or(Value::Nil))?;
+        let memory = match values.next() {
+            Some(Value::Int(n)) => u64::try_from(n).ok(),
+            _ => None,
+        };
+        out.push(KeyInfo {
+            key: key.to_string(),
+            kind,
+            memory_bytes: memory,
+        });
+    }
+    Ok(out)
+}
+
+/// Fails with a WRONGTYPE error naming the first key whose type differs from `expected`.
+pub fn check_types(infos: &[KeyInfo], expected: &[&str]) -> Result<()> {
+    for (info, want) in infos.iter().zip(expected) {
+        if info.kind != "none" && info.kind != *want {
+            return Err(Error::WrongType {
+                key: info.key.clone(),
+                found: info.kind.clone(),
+                expected: want.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Results of `results_key` with slots in `[min, max]`, newest first, at most `count` per page from
+/// `offset`.
+pub async fn results_page(
+    conn: &mut Connection,
+    results_key: &str,
+    min: i64,
+    max: i64,
+    offset: usize,
+    count: usize,
+) -> Result<Vec<ResultEntry>> {
+    let members: Vec<String> = conn
+        .query(
+            redis::cmd("ZREVRANGEBYSCORE")
+                .arg(results_key)
+                .arg(max)
+                .arg(min)
+                .arg("LIMIT")
+                .arg(offset)
+                .arg(count),
+        )
+        .await?;
+    members
+        .iter()
+        .map(|m| ResultEntry::parse(results_key, m))
+        .collect()
+}
+
+/// The newest `count` entries of a stream, newest first.
+pub async fn newest_entries(
+    conn: &mut Connection,
+    key: &str,
+    count: usize,
+) -> Result<Vec<RunEntry>> {
+    let value: Value = conn
+        .query(
+            redis::cmd("XREVRANGE")
+                .arg(key)
+                .arg("+")
+                .arg("-")
+                .arg("COUNT")
+                .arg(count),
+        )
+        .await?;
+    stream_entries(key, value)
+}
