@@ -136,6 +136,30 @@ pub enum Command {
         after_long_help = "Examples:\n  anarchon history sync --since 6h --status failed\n  anarchon history sync --last 5 --json"
     )]
     History(HistoryArgs),
+
+    /// Trim a job's history (or every job's) with the scheduler's rules.
+    ///
+    /// Never removes a run in progress or one younger than --protect, which a late claim could
+    /// still ask for. Asks for confirmation on a terminal; scripts pass --yes.
+    #[command(
+        after_long_help = "Examples:\n  anarchon trim sync --keep 100 --dry-run\n  anarchon trim --all --older-than 30d --yes"
+    )]
+    Trim(TrimArgs),
+
+    /// Start a manual run of a job now, with or without a command.
+    ///
+    /// With a command it runs under a lease exactly like `run`. Without one it claims the manual
+    /// run and prints its slot and token for `heartbeat` and `finish`.
+    #[command(
+        name = "run-now",
+        after_long_help = "Examples:\n  anarchon run-now sync -- /usr/local/bin/sync.sh\n  anarchon run-now sync --json   # then heartbeat/finish with the printed slot and token"
+    )]
+    RunNow(RunNowArgs),
+
+    /// Check the server: kind and version, strategies, mode, eviction, format, clock, latency.
+    ///
+    /// Each line is ok, warn or fail; exits 86 when any check fails.
+    Doctor(DoctorArgs),
 }
 
 /// The run a command acts on.
@@ -264,10 +288,6 @@ pub struct RunArgs {
     #[command(flatten)]
     pub lease: LeaseArgs,
 
-    /// Heartbeat interval while the command runs (default: a third of --lease).
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
-    pub heartbeat: Option<Duration>,
-
     /// When another host holds the run, exit at once (82) instead of waiting as its backup.
     #[arg(long)]
     pub no_backup: bool,
@@ -276,25 +296,8 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", conflicts_with = "no_backup")]
     pub backup_for: Option<Duration>,
 
-    /// What to do with the command when the lease is lost: terminate it, or let it continue.
-    #[arg(long, value_enum, default_value_t = LeaseLostAction::Terminate, value_name = "ACTION")]
-    pub on_lease_lost: LeaseLostAction,
-
-    /// Grace between SIGTERM and SIGKILL when anarchon stops the command.
-    #[arg(long, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
-    pub kill_after: Duration,
-
-    /// Stop the command after this long and record it as failed (exit 124).
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
-    pub timeout: Option<Duration>,
-
-    /// Run the command line with /bin/sh -c (the words after -- joined by spaces).
-    #[arg(long)]
-    pub shell: bool,
-
-    /// No progress or notes on stderr; errors and lost leases are still reported.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub exec: ExecArgs,
 
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -340,4 +343,86 @@ pub struct HistoryArgs {
     /// At most this many entries.
     #[arg(long, default_value_t = 50, value_name = "N")]
     pub last: usize,
+}
+
+/// How a command runs under a lease; shared by `run` and `run-now`.
+#[derive(Debug, Clone, Args)]
+pub struct ExecArgs {
+    /// Heartbeat interval while the command runs (default: a third of --lease).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub heartbeat: Option<Duration>,
+
+    /// What to do with the command when the lease is lost: terminate it, or let it continue.
+    #[arg(long, value_enum, default_value_t = LeaseLostAction::Terminate, value_name = "ACTION")]
+    pub on_lease_lost: LeaseLostAction,
+
+    /// Grace between SIGTERM and SIGKILL when anarchon stops the command.
+    #[arg(long, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
+    pub kill_after: Duration,
+
+    /// Stop the command after this long and record it as failed (exit 124).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
+
+    /// Run the command line with /bin/sh -c (the words after -- joined by spaces).
+    #[arg(long)]
+    pub shell: bool,
+
+    /// No progress or notes on stderr; errors and lost leases are still reported.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TrimArgs {
+    /// The job to trim (or --all).
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub job: Option<String>,
+
+    /// Trim every lease-layout job under the prefix.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Keep about this many runs per job (the scheduler's historySize).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+    pub keep: u32,
+
+    /// Also remove runs whose slot is older than this.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub older_than: Option<Duration>,
+
+    /// Never remove a run younger than this: a late claim could still ask for it.
+    #[arg(long, value_parser = parse_duration, default_value = "1h", value_name = "DURATION")]
+    pub protect: Duration,
+
+    /// Only report what would be removed.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Do not ask for confirmation (needed when stdin is not a terminal).
+    #[arg(long, short)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunNowArgs {
+    /// The job's name.
+    pub job: String,
+
+    #[command(flatten)]
+    pub lease: LeaseArgs,
+
+    #[command(flatten)]
+    pub exec: ExecArgs,
+
+    /// The command and its arguments, after `--` (none: only claim the manual run).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// How many PINGs measure the latency.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=1000), value_name = "N")]
+    pub pings: u16,
 }

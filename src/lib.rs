@@ -16,6 +16,7 @@ pub mod output;
 pub mod runner;
 pub mod schedule;
 pub mod scripts;
+pub mod server;
 pub mod store;
 pub mod strategy;
 pub mod time;

@@ -45,3 +45,5 @@ pub static CLAIM: LazyLock<LuaScript> = lease_script!("claim.lua");
 pub static HEARTBEAT: LazyLock<LuaScript> = lease_script!("heartbeat.lua");
 /// Ends the current attempt as finished or failed.
 pub static FINISH: LazyLock<LuaScript> = lease_script!("finish.lua");
+/// Trims history on demand.
+pub static TRIM: LazyLock<LuaScript> = lease_script!("trim.lua");

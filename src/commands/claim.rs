@@ -60,12 +60,7 @@ pub async fn execute(args: ClaimArgs, ctx: &Context) -> Result<ExitCode> {
     let slot = args.target.slot.resolve(check.server_now_ms);
     let req = args.lease.claim_request(slot, RunKind::Scheduled);
     let reply = lease::claim(&mut conn, &keys, &req).await?;
-    let report = ClaimReport::new(job, &req, &reply);
-    if ctx.out.json {
-        ctx.out.print_json(&report);
-    } else {
-        print_text(ctx, &report);
-    }
+    print_claim(ctx, &ClaimReport::new(job, &req, &reply));
     Ok(exit_code(reply.outcome))
 }
 
@@ -75,6 +70,15 @@ pub fn exit_code(outcome: ClaimOutcome) -> ExitCode {
         ClaimOutcome::Overlap => ExitCode::Overlap,
         ClaimOutcome::Done => ExitCode::Done,
         ClaimOutcome::Running => ExitCode::Running,
+    }
+}
+
+/// Prints a claim's outcome as JSON or text.
+pub fn print_claim(ctx: &Context, report: &ClaimReport) {
+    if ctx.out.json {
+        ctx.out.print_json(report);
+    } else {
+        print_text(ctx, report);
     }
 }
 

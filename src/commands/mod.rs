@@ -2,17 +2,24 @@
 //! exit code; errors travel up as [`crate::error::Error`] and `main` prints them.
 
 pub mod claim;
+pub mod doctor;
 pub mod finish;
 pub mod heartbeat;
 pub mod history;
 pub mod inspect;
 pub mod list;
 pub mod run;
+pub mod run_now;
+pub mod trim;
 
-use crate::cli::{Command, GlobalArgs, LeaseArgs, Overlap};
+use std::time::Duration;
+
+use crate::cli::{Command, ExecArgs, GlobalArgs, LeaseArgs, LeaseLostAction, Overlap};
 use crate::connection::{ConnectOptions, Connection};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output::Output;
+use crate::runner::RunnerOptions;
+use crate::runner::child::CommandSpec;
 use crate::store::{LeaseKeys, RunKind, validate_job_name, validate_prefix};
 use crate::strategy::lease::{ClaimRequest, HistoryPolicy};
 use crate::strategy::{default_runner, new_token};
@@ -58,10 +65,45 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::List(args) => list::execute(args, ctx).await?,
         Command::Inspect(args) => inspect::execute(args, ctx).await?,
         Command::History(args) => history::execute(args, ctx).await?,
+        Command::Trim(args) => trim::execute(args, ctx).await?,
+        Command::Doctor(args) => doctor::execute(args, ctx).await?,
+        Command::RunNow(args) => return run_now::execute(args, ctx).await,
         // `run` passes on its command's own exit code.
         Command::Run(args) => return run::execute(args, ctx).await,
     };
     Ok(code.code())
+}
+
+impl ExecArgs {
+    /// Runner options for `command` under a lease of `lease`; checks the heartbeat fits the lease.
+    pub fn runner_options(
+        &self,
+        command: &[String],
+        lease: Duration,
+        backup_for: Option<Duration>,
+    ) -> Result<RunnerOptions> {
+        let heartbeat = self.heartbeat.unwrap_or(lease / 3);
+        if heartbeat >= lease {
+            return Err(Error::usage(format!(
+                "--heartbeat {} must be shorter than --lease {}, or the lease expires between heartbeats",
+                humantime::format_duration(heartbeat),
+                humantime::format_duration(lease)
+            )));
+        }
+        Ok(RunnerOptions {
+            command: CommandSpec {
+                argv: command.to_vec(),
+                shell: self.shell,
+                env: Vec::new(),
+                timeout: self.timeout,
+                kill_after: self.kill_after,
+                stop_on_lease_lost: self.on_lease_lost == LeaseLostAction::Terminate,
+            },
+            heartbeat,
+            backup_for,
+            quiet: self.quiet,
+        })
+    }
 }
 
 impl LeaseArgs {

@@ -8,10 +8,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{LeaseLostAction, RunArgs};
+use crate::cli::RunArgs;
 use crate::commands::Context;
 use crate::error::{Error, Result};
-use crate::runner::child::CommandSpec;
 use crate::runner::{RunnerOptions, SlotOutcome, SlotReport, run_slot};
 use crate::schedule::Schedule;
 use crate::store::{RunKind, format};
@@ -51,26 +50,11 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         .transpose()
         .map_err(Error::Usage)?;
     let lease_len = args.lease.lease;
-    let heartbeat = args.heartbeat.unwrap_or(lease_len / 3);
-    if heartbeat >= lease_len {
-        return Err(Error::usage(format!(
-            "--heartbeat {} must be shorter than --lease {}, or the lease expires between heartbeats",
-            humantime::format_duration(heartbeat),
-            humantime::format_duration(lease_len)
-        )));
-    }
+    let opts = args.exec.runner_options(&args.command, lease_len, None)?;
+    let heartbeat = opts.heartbeat;
     let opts = RunnerOptions {
-        command: CommandSpec {
-            argv: args.command.clone(),
-            shell: args.shell,
-            env: Vec::new(),
-            timeout: args.timeout,
-            kill_after: args.kill_after,
-            stop_on_lease_lost: args.on_lease_lost == LeaseLostAction::Terminate,
-        },
-        heartbeat,
         backup_for: (!args.no_backup).then(|| args.backup_for.unwrap_or(lease_len + heartbeat)),
-        quiet: args.quiet,
+        ..opts
     };
     // A run's state must outlive every claim that may still ask for it, or it would run twice.
     let catch_up = args.catch_up.unwrap_or(Duration::ZERO);
@@ -136,7 +120,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
             exit_code,
         };
         println!("{}", serde_json::to_string(&summary).unwrap_or_default());
-    } else if !args.quiet && std::io::stderr().is_terminal() {
+    } else if !args.exec.quiet && std::io::stderr().is_terminal() {
         for r in caught_up.iter().chain(std::iter::once(&report)) {
             eprintln!("anarchon: {}", describe(r, now, args.max_late));
         }

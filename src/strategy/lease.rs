@@ -165,6 +165,40 @@ pub async fn finish(
     parse_reply(&keys.state, &reply, token_outcome)
 }
 
+/// Trims history with the claim's rules; returns the trimmed slots (with `dry_run`, those that
+/// would be). Works in calls of at most `budget` runs until nothing more can go.
+pub async fn trim(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    policy: &HistoryPolicy,
+    dry_run: bool,
+) -> Result<Vec<i64>> {
+    const BUDGET: usize = 1000;
+    let args = vec![
+        policy.size.to_string(),
+        policy.ttl.map(millis).unwrap_or(0).to_string(),
+        millis(policy.keep_claimable).to_string(),
+        // A dry run writes nothing, so a second call would see the same runs: see them all at once.
+        if dry_run { 1_000_000_000 } else { BUDGET }.to_string(),
+        if dry_run { "1" } else { "0" }.to_string(),
+    ];
+    let mut trimmed = Vec::new();
+    loop {
+        let slots: Vec<String> = conn.eval(&scripts::TRIM, &keys.all(), &args).await?;
+        let count = slots.len();
+        for s in slots {
+            trimmed.push(
+                s.parse().map_err(|_| {
+                    Error::corrupt(&keys.slots, format!("member {s:?} is not a slot"))
+                })?,
+            );
+        }
+        if dry_run || count < BUDGET {
+            return Ok(trimmed);
+        }
+    }
+}
+
 /// Whether any claim of `slot` ever reached the store (its state exists). `run --catch-up` uses it
 /// to pick only runs no host ever claimed; the claim itself still decides atomically.
 pub async fn was_claimed(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<bool> {

@@ -1,0 +1,185 @@
+//! `anarchon trim JOB|--all [--keep N] [--older-than D] [--dry-run] [--yes]`: trims history
+//! server-side with the scheduler's rules: never a run in progress or one a late claim may still
+//! ask for.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::cli::TrimArgs;
+use crate::commands::Context;
+use crate::connection::Connection;
+use crate::error::{Error, ExitCode, Result};
+use crate::store::discover::{Layout, find_jobs};
+use crate::store::{LeaseKeys, format, validate_job_name, validate_prefix};
+use crate::strategy::lease::{self, HistoryPolicy};
+use crate::time::rfc3339;
+
+#[derive(Debug, Serialize)]
+struct TrimReport {
+    dry_run: bool,
+    keep: u32,
+    older_than_ms: Option<i64>,
+    protect_ms: i64,
+    /// Runs removed (or, dry run, that would be), over all jobs.
+    total: usize,
+    jobs: Vec<JobTrim>,
+}
+
+#[derive(Debug, Serialize)]
+struct JobTrim {
+    job: String,
+    trimmed: usize,
+    /// The slots removed, oldest first.
+    slots: Vec<i64>,
+}
+
+pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
+    validate_prefix(ctx.prefix())?;
+    if let Some(job) = &args.job {
+        validate_job_name(job)?;
+    }
+    let policy = HistoryPolicy {
+        size: args.keep,
+        ttl: args.older_than,
+        keep_claimable: args.protect,
+    };
+    let mut conn = ctx.connect().await?;
+    format::check_for_write(&mut conn, ctx.prefix()).await?;
+    let jobs: Vec<String> = match &args.job {
+        Some(job) => {
+            let keys = LeaseKeys::new(ctx.prefix(), job);
+            let exists: u64 = conn
+                .query(redis::cmd("EXISTS").arg(&keys.all()[..]))
+                .await?;
+            if exists == 0 {
+                return Err(
+                    crate::commands::inspect::not_found(&mut conn, ctx.prefix(), job).await,
+                );
+            }
+            vec![job.clone()]
+        }
+        None => find_jobs(&mut conn, ctx.prefix(), "*")
+            .await?
+            .into_iter()
+            .filter(|j| j.layout == Layout::Lease)
+            .map(|j| j.name)
+            .collect(),
+    };
+
+    if !args.dry_run && !args.yes {
+        // Show what would go, then ask: a person decides on facts, not on flags.
+        let preview = trim_all(&mut conn, ctx, &jobs, &policy, true, false).await?;
+        let total: usize = preview.iter().map(|j| j.trimmed).sum();
+        if total == 0 {
+            return report(ctx, &args, &policy, Vec::new());
+        }
+        confirm(&args, total, jobs.len())?;
+    }
+    let trimmed = trim_all(
+        &mut conn,
+        ctx,
+        &jobs,
+        &policy,
+        args.dry_run,
+        args.job.is_none(),
+    )
+    .await?;
+    report(ctx, &args, &policy, trimmed)
+}
+
+fn confirm(args: &TrimArgs, total: usize, jobs: usize) -> Result<()> {
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Err(Error::usage(format!(
+            "refusing to trim {total} runs without confirmation: stdin is not a terminal\n  hint: pass --yes in scripts, or --dry-run to see what would go"
+        )));
+    }
+    let what = match &args.job {
+        Some(job) => format!("job {job}"),
+        None => format!("{jobs} jobs"),
+    };
+    let yes = dialoguer::Confirm::new()
+        .with_prompt(format!("Trim {total} runs of history from {what}?"))
+        .default(false)
+        .interact()
+        .map_err(|e| Error::Other(format!("cannot ask for confirmation: {e}")))?;
+    if yes {
+        Ok(())
+    } else {
+        Err(Error::usage("not confirmed; nothing was trimmed"))
+    }
+}
+
+async fn trim_all(
+    conn: &mut Connection,
+    ctx: &Context,
+    jobs: &[String],
+    policy: &HistoryPolicy,
+    dry_run: bool,
+    progress: bool,
+) -> Result<Vec<JobTrim>> {
+    let bar = (progress && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(jobs.len() as u64);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} jobs {msg}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    });
+    let mut out = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let keys = LeaseKeys::new(ctx.prefix(), job);
+        let mut slots = lease::trim(conn, &keys, policy, dry_run).await?;
+        slots.sort_unstable();
+        if let Some(bar) = &bar {
+            bar.set_message(job.clone());
+            bar.inc(1);
+        }
+        out.push(JobTrim {
+            job: job.clone(),
+            trimmed: slots.len(),
+            slots,
+        });
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Ok(out)
+}
+
+fn report(
+    ctx: &Context,
+    args: &TrimArgs,
+    policy: &HistoryPolicy,
+    jobs: Vec<JobTrim>,
+) -> Result<ExitCode> {
+    let total = jobs.iter().map(|j| j.trimmed).sum();
+    let millis = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    if ctx.out.json {
+        ctx.out.print_json(&TrimReport {
+            dry_run: args.dry_run,
+            keep: policy.size,
+            older_than_ms: policy.ttl.map(millis),
+            protect_ms: millis(policy.keep_claimable),
+            total,
+            jobs,
+        });
+        return Ok(ExitCode::Ok);
+    }
+    let verb = if args.dry_run {
+        "would trim"
+    } else {
+        "trimmed"
+    };
+    for j in jobs.iter().filter(|j| j.trimmed > 0) {
+        let range = match (j.slots.first(), j.slots.last()) {
+            (Some(a), Some(b)) => format!(" ({} .. {})", rfc3339(*a), rfc3339(*b)),
+            _ => String::new(),
+        };
+        println!("{verb} {} runs of {}{range}", j.trimmed, j.job);
+    }
+    println!("{verb} {total} runs in all");
+    Ok(ExitCode::Ok)
+}
