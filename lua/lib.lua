@@ -67,43 +67,45 @@ local function record_attempt(slot, run, status, ended_at, result_json)
   redis.call('ZADD', KEYS[5], slot, member)
 end
 
--- Trims history to about history_size runs, and runs older than ttl_ms when ttl_ms > 0.
+-- Trims history to history_size runs, and drops runs older than ttl_ms when ttl_ms > 0.
 -- Never trims a run still in progress (in the active set) or one younger than keep_ms, which a late
--- claim could still ask for: trimming its state would let that claim run it twice.
--- Works on at most `budget` runs per call so a claim stays quick; the rest goes next time.
--- Returns the list of trimmed slots.
+-- claim could still ask for: trimming its state would let that claim run it twice. Runs that must
+-- stay do not count against the trimming, so a job keeps history_size runs or its protected ones.
+-- Walks the oldest runs first and stops after `budget` runs, so a claim stays quick; the rest goes
+-- next time. Returns the list of trimmed slots (with dry_run, the ones it would trim).
 local function trim_history(now, history_size, ttl_ms, keep_ms, budget, dry_run)
-  local candidates = {}
-  local seen = {}
-  local excess = redis.call('ZCARD', KEYS[3]) - history_size
-  if excess > 0 then
-    for _, s in ipairs(redis.call('ZRANGE', KEYS[3], 0, math.min(excess, budget) - 1)) do
-      if not seen[s] then seen[s] = true; candidates[#candidates + 1] = s end
-    end
-  end
-  if ttl_ms > 0 then
-    for _, s in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. (now - ttl_ms), 'LIMIT', 0, budget)) do
-      if not seen[s] then seen[s] = true; candidates[#candidates + 1] = s end
-    end
-  end
+  local need = redis.call('ZCARD', KEYS[3]) - history_size
+  local expire_before = nil
+  if ttl_ms > 0 then expire_before = now - ttl_ms end
   local trimmed = {}
-  for _, s in ipairs(candidates) do
-    local slot_ms = tonumber(s)
-    if slot_ms and slot_ms < now - keep_ms and redis.call('SISMEMBER', KEYS[2], s) == 0 then
-      trimmed[#trimmed + 1] = s
-      if not dry_run then
-        local names = {}
-        for i, name in ipairs(RUN_FIELDS) do names[i] = field(s, name) end
-        redis.call('HDEL', KEYS[1], unpack(names))
-        redis.call('ZREM', KEYS[3], s)
-        redis.call('ZREMRANGEBYSCORE', KEYS[5], s, s)
+  local cursor = '-inf'
+  local walking = true
+  while walking and #trimmed < budget do
+    local page = redis.call('ZRANGEBYSCORE', KEYS[3], cursor, '(' .. (now - keep_ms), 'LIMIT', 0, 100)
+    if #page == 0 then break end
+    for _, s in ipairs(page) do
+      local expired = expire_before ~= nil and tonumber(s) < expire_before
+      -- Oldest first: once no more are needed and this one has not expired, none later has.
+      if need <= 0 and not expired then walking = false; break end
+      if redis.call('SISMEMBER', KEYS[2], s) == 0 then
+        trimmed[#trimmed + 1] = s
+        need = need - 1
+        if not dry_run then
+          local names = {}
+          for i, name in ipairs(RUN_FIELDS) do names[i] = field(s, name) end
+          redis.call('HDEL', KEYS[1], unpack(names))
+          redis.call('ZREM', KEYS[3], s)
+          redis.call('ZREMRANGEBYSCORE', KEYS[5], s, s)
+        end
+        if #trimmed >= budget then walking = false; break end
       end
     end
+    cursor = '(' .. page[#page]
   end
   if #trimmed > 0 and not dry_run then
     -- The runs stream has no index by slot: drop the entries at its head (the oldest attempts)
     -- whose run is no longer in the slots zset. Entries of kept runs stay where they are.
-    for _, entry in ipairs(redis.call('XRANGE', KEYS[4], '-', '+', 'COUNT', budget * 4)) do
+    for _, entry in ipairs(redis.call('XRANGE', KEYS[4], '-', '+', 'COUNT', math.min(budget * 4, 100000))) do
       local fields = entry[2]
       for i = 1, #fields, 2 do
         if fields[i] == 'slot' then

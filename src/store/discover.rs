@@ -50,27 +50,24 @@ pub fn glob_escape(text: &str) -> String {
 
 /// Which layout and job a key belongs to, if it is one of ours under `prefix`.
 pub fn classify_key(prefix: &str, key: &str) -> Option<JobRef> {
+    let valid = |job: &&str| !job.is_empty() && !job.contains(['{', '}']);
     if let Some(rest) = key.strip_prefix('{').and_then(|k| k.strip_prefix(prefix)) {
-        for suffix in LEASE_SUFFIXES {
-            if let Some(job) = rest.strip_suffix(suffix).and_then(|r| r.strip_suffix('}')) {
-                if !job.is_empty() && !job.contains(['{', '}']) {
-                    return Some(JobRef {
-                        name: job.to_string(),
-                        layout: Layout::Lease,
-                    });
-                }
-            }
-        }
-        return None;
+        return LEASE_SUFFIXES.iter().find_map(|suffix| {
+            rest.strip_suffix(suffix)
+                .and_then(|r| r.strip_suffix('}'))
+                .filter(valid)
+                .map(|job| JobRef {
+                    name: job.to_string(),
+                    layout: Layout::Lease,
+                })
+        });
     }
     let rest = key.strip_prefix(prefix)?;
     CLAIM_SUFFIXES.iter().find_map(|suffix| {
-        rest.strip_suffix(suffix)
-            .filter(|job| !job.is_empty() && !job.contains(['{', '}']))
-            .map(|job| JobRef {
-                name: job.to_string(),
-                layout: Layout::ClaimOnly,
-            })
+        rest.strip_suffix(suffix).filter(valid).map(|job| JobRef {
+            name: job.to_string(),
+            layout: Layout::ClaimOnly,
+        })
     })
 }
 

@@ -1,0 +1,562 @@
+//! Operator commands (list, inspect, history, trim, run-now, doctor) against data written by the
+//! lease scripts themselves and by `run`.
+
+mod common;
+
+use std::collections::HashMap;
+use std::process::Output;
+
+use common::{Server, json, stderr};
+use serde_json::Value;
+
+const LIB: &str = include_str!("../lua/lib.lua");
+
+fn script(body: &str) -> redis::Script {
+    redis::Script::new(&format!("{LIB}\n{body}"))
+}
+
+/// Writes `count` finished runs per job straight through the real claim and finish scripts, in
+/// pipelines: fast enough for thousands of runs.
+fn seed(s: &Server, jobs: &[String], runs: i64, status: impl Fn(i64) -> &'static str) {
+    let claim = script(include_str!("../lua/claim.lua"));
+    let finish = script(include_str!("../lua/finish.lua"));
+    let mut c = s.client();
+    let _: () = redis::cmd("SET")
+        .arg("cron:format")
+        .arg(1)
+        .query(&mut c)
+        .unwrap();
+    // Pipelines send EVALSHA only: load the scripts first.
+    for source in [
+        format!("{LIB}\n{}", include_str!("../lua/claim.lua")),
+        format!("{LIB}\n{}", include_str!("../lua/finish.lua")),
+    ] {
+        let _: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(source)
+            .query(&mut c)
+            .unwrap();
+    }
+    for chunk in jobs.chunks(500) {
+        let mut pipe = redis::pipe();
+        for job in chunk {
+            let k = |suffix: &str| format!("{{cron:{job}}}:{suffix}");
+            let keys = [k("state"), k("active"), k("slots"), k("runs"), k("results")];
+            for i in 0..runs {
+                let slot = (1_000_000 + i * 60_000).to_string();
+                let token = format!("t{i}");
+                let mut inv = claim.prepare_invoke();
+                for key in &keys {
+                    inv.key(key);
+                }
+                inv.arg(&slot)
+                    .arg(&token)
+                    .arg(format!("host:{i}"))
+                    .arg(30_000)
+                    .arg(3)
+                    .arg(1)
+                    .arg("scheduled")
+                    .arg(100_000)
+                    .arg(0)
+                    .arg(3_600_000);
+                pipe.invoke_script(&inv);
+                let mut inv = finish.prepare_invoke();
+                for key in &keys {
+                    inv.key(key);
+                }
+                inv.arg(&slot)
+                    .arg(&token)
+                    .arg(status(i))
+                    .arg(format!("{{\"i\":{i}}}"));
+                pipe.invoke_script(&inv);
+            }
+        }
+        pipe.ignore_errors();
+        let replies: Vec<redis::Value> = pipe.query(&mut c).unwrap();
+        let errors: Vec<_> = replies
+            .iter()
+            .filter(|v| matches!(v, redis::Value::ServerError(_)))
+            .collect();
+        assert!(errors.is_empty(), "seeding failed: {:?}", errors.first());
+    }
+}
+
+fn cli(s: &Server, args: &[&str]) -> Output {
+    s.anarchon().args(args).output().unwrap()
+}
+
+fn claim(s: &Server, job: &str, slot: &str, extra: &[&str]) -> Value {
+    let out = cli(
+        s,
+        &[&["claim", job, "--slot", slot, "--json"], extra].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    json(&out)
+}
+
+fn reads_processed(s: &Server) -> i64 {
+    let info: String = s.cmd(&["INFO", "stats"]);
+    info.lines()
+        .find_map(|l| l.strip_prefix("total_reads_processed:"))
+        .map(|v| v.trim().parse().unwrap())
+        .expect("INFO stats has total_reads_processed")
+}
+
+#[test]
+fn list_on_an_empty_store() {
+    let s = Server::start();
+    let out = cli(&s, &["list", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = json(&out);
+    assert_eq!(v["jobs"], Value::Array(vec![]));
+    assert_eq!(v["format"], Value::Null);
+    let out = cli(&s, &["list"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("no jobs"));
+    assert!(s.keys().is_empty(), "list wrote something");
+}
+
+#[test]
+fn list_shows_every_job_of_both_layouts_sorted() {
+    let s = Server::start();
+    for job in ["charlie", "alpha", "bravo"] {
+        claim(&s, job, "1000", &["--runner", &format!("{job}-host")]);
+    }
+    let token = claim(&s, "alpha", "2000", &["--overlap", "allow"])["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = cli(
+        &s,
+        &[
+            "finish", "alpha", "--slot", "2000", "--token", &token, "--status", "failed",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    // A claim-only job, as the stream-id strategy writes it.
+    let _: String = s.cmd(&[
+        "XADD",
+        "cron:legacy:runs",
+        "5000-0",
+        "slot",
+        "5000",
+        "token",
+        "x",
+        "runner",
+        "old",
+    ]);
+
+    let v = json(&cli(&s, &["list", "--json"]));
+    let jobs = v["jobs"].as_array().unwrap();
+    let names: Vec<&str> = jobs.iter().map(|j| j["job"].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["alpha", "bravo", "charlie", "legacy"]);
+    let alpha = &jobs[0];
+    assert_eq!(alpha["layout"], "lease");
+    assert_eq!(alpha["in_progress"], 1);
+    assert_eq!(alpha["last_slot"], 2000);
+    assert_eq!(alpha["last_status"], "failed");
+    assert_eq!(alpha["history_entries"], 1);
+    assert!(alpha["last_result_age_ms"].as_i64().unwrap() >= 0);
+    assert_eq!(jobs[1]["last_status"], "running");
+    assert_eq!(jobs[1]["last_runner"], "bravo-host");
+    assert_eq!(jobs[3]["layout"], "claim-only");
+    assert_eq!(jobs[3]["last_slot"], 5000);
+    assert_eq!(jobs[3]["last_runner"], "old");
+
+    let v = json(&cli(&s, &["list", "--json", "--pattern", "b*"]));
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 1);
+
+    // Piped text: aligned columns, no colour, no borders.
+    let out = cli(&s, &["list"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("JOB"), "{text}");
+    assert!(lines[1].starts_with("alpha "), "{text}");
+    assert!(!text.contains('\x1b') && !text.contains('│'), "{text}");
+}
+
+#[test]
+fn list_of_5000_jobs_is_pipelined() {
+    let s = Server::start();
+    let jobs: Vec<String> = (0..5000).map(|i| format!("job{i:05}")).collect();
+    seed(&s, &jobs, 1, |_| "finished");
+    let before = reads_processed(&s);
+    let out = cli(&s, &["list", "--json"]);
+    let after = reads_processed(&s);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let listed = v["jobs"].as_array().unwrap();
+    assert_eq!(listed.len(), 5000);
+    assert_eq!(listed[0]["job"], "job00000");
+    assert_eq!(listed[4999]["job"], "job04999");
+    assert!(
+        listed
+            .iter()
+            .all(|j| j["last_status"] == "finished" && j["history_entries"] == 1)
+    );
+    // SCAN pages (25000 keys / 1000 per page) plus two pipelines per 500 jobs: far below one read
+    // per job. (A pipeline may arrive in a few reads; allow for that.)
+    let reads = after - before;
+    assert!(reads < 400, "{reads} reads for 5000 jobs: not pipelined");
+}
+
+#[test]
+fn inspect_shows_active_runs_history_and_keys() {
+    let s = Server::start();
+    seed(&s, &["billing".to_string()], 3, |i| {
+        if i == 1 { "failed" } else { "finished" }
+    });
+    let v = claim(
+        &s,
+        "billing",
+        "now",
+        &["--runner", "live-host", "--lease", "1m"],
+    );
+    let token = v["token"].as_str().unwrap();
+
+    let out = cli(&s, &["inspect", "billing", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let d = json(&out);
+    assert_eq!(d["layout"], "lease");
+    assert_eq!(d["format"], 1);
+    let active = d["active"].as_array().unwrap();
+    assert_eq!(active.len(), 1);
+    assert_eq!(active[0]["token"], token, "the whole token in JSON");
+    assert_eq!(active[0]["runner"], "live-host");
+    let left = active[0]["lease_left_ms"].as_i64().unwrap();
+    assert!(left > 50_000 && left <= 60_000, "{left}");
+    let runs = d["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[0]["slot"], 1_000_000 + 2 * 60_000, "newest first");
+    assert_eq!(runs[1]["status"], "failed");
+    assert_eq!(runs[1]["result"]["i"], 1);
+    let keys: Vec<&str> = d["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys[0], "{cron:billing}:state");
+    assert!(d["keys"][0]["memory_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(d["keys"][0]["type"], "hash");
+
+    let out = cli(&s, &["inspect", "billing", "--last", "1", "--json"]);
+    assert_eq!(json(&out)["runs"].as_array().unwrap().len(), 1);
+
+    // Text: the table names the live run; piped, the token is whole.
+    let text = String::from_utf8_lossy(&cli(&s, &["inspect", "billing"]).stdout).into_owned();
+    assert!(
+        text.contains("active runs: 1") && text.contains(token),
+        "{text}"
+    );
+}
+
+#[test]
+fn inspect_of_a_missing_job_suggests_near_names() {
+    let s = Server::start();
+    claim(&s, "billing", "1000", &[]);
+    let out = cli(&s, &["inspect", "biling"]);
+    assert_eq!(out.status.code(), Some(85));
+    let err = stderr(&out);
+    assert!(err.starts_with("error: no job \"biling\""), "{err}");
+    assert!(err.contains("did you mean billing?"), "{err}");
+    let out = cli(&s, &["history", "zzz"]);
+    assert_eq!(out.status.code(), Some(85));
+}
+
+#[test]
+fn inspect_and_history_name_a_key_of_the_wrong_type() {
+    let s = Server::start();
+    let _: () = s.cmd(&["SET", "{cron:j}:runs", "x"]);
+    for cmd in ["inspect", "history"] {
+        let out = cli(&s, &[cmd, "j"]);
+        assert_eq!(out.status.code(), Some(92), "{cmd}");
+        assert!(stderr(&out).contains("{cron:j}:runs"), "{}", stderr(&out));
+    }
+    let out = cli(&s, &["list"]);
+    assert_eq!(out.status.code(), Some(92));
+    assert!(stderr(&out).contains("{cron:j}:runs"), "{}", stderr(&out));
+}
+
+#[test]
+fn history_of_a_thousand_runs_newest_first_with_filters() {
+    let s = Server::start();
+    seed(&s, &["big".to_string()], 1000, |i| {
+        if i % 10 == 0 { "failed" } else { "finished" }
+    });
+    let out = cli(&s, &["history", "big", "--last", "1000", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let entries = json(&out)["entries"].as_array().unwrap().clone();
+    assert_eq!(entries.len(), 1000);
+    let slots: Vec<i64> = entries
+        .iter()
+        .map(|e| e["slot"].as_i64().unwrap())
+        .collect();
+    assert!(slots.windows(2).all(|w| w[0] > w[1]), "not newest first");
+    assert_eq!(slots[0], 1_000_000 + 999 * 60_000);
+    assert!(entries[0]["duration_ms"].as_i64().unwrap() >= 0);
+
+    let failed = json(&cli(
+        &s,
+        &[
+            "history", "big", "--status", "failed", "--last", "1000", "--json",
+        ],
+    ));
+    let failed = failed["entries"].as_array().unwrap();
+    assert_eq!(failed.len(), 100);
+    assert!(failed.iter().all(|e| e["status"] == "failed"));
+
+    let since = (1_000_000 + 990 * 60_000).to_string();
+    let recent = json(&cli(&s, &["history", "big", "--since", &since, "--json"]));
+    assert_eq!(recent["entries"].as_array().unwrap().len(), 10);
+
+    let default = json(&cli(&s, &["history", "big", "--json"]));
+    assert_eq!(default["entries"].as_array().unwrap().len(), 50);
+}
+
+#[test]
+fn history_lists_runs_in_progress_first() {
+    let s = Server::start();
+    let out = s
+        .anarchon()
+        .args(["run", "--job", "h", "--slot", "1000", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    claim(&s, "h", "2000", &[]);
+    let v = json(&cli(&s, &["history", "h", "--json"]));
+    let e = v["entries"].as_array().unwrap();
+    assert_eq!(e[0]["status"], "running");
+    assert_eq!(e[1]["status"], "finished");
+    assert_eq!(e[1]["result"]["exit_code"], 0);
+    let text = String::from_utf8_lossy(&cli(&s, &["history", "h"]).stdout).into_owned();
+    assert!(text.contains("exit 0"), "{text}");
+}
+
+#[test]
+fn trim_never_touches_an_active_run_and_asks_first() {
+    let s = Server::start();
+    seed(&s, &["t".to_string()], 10, |_| "finished");
+    // An old run still in progress.
+    claim(&s, "t", "500000", &["--overlap", "allow"]);
+    let before = s.cmd::<i64>(&["ZCARD", "{cron:t}:slots"]);
+    assert_eq!(before, 11);
+
+    // Without a terminal and without --yes: refused, nothing removed.
+    let out = s
+        .anarchon()
+        .args(["trim", "t", "--keep", "2"])
+        .write_stdin("y\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
+    assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:t}:slots"]), 11);
+
+    let out = cli(&s, &["trim", "t", "--keep", "2", "--dry-run", "--json"]);
+    let v = json(&out);
+    assert_eq!(v["dry_run"], true);
+    assert_eq!(v["total"], 9);
+    assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:t}:slots"]), 11);
+
+    let out = cli(&s, &["trim", "t", "--keep", "2", "--yes", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["total"], 9);
+    let slots: Vec<String> = s.cmd(&["ZRANGE", "{cron:t}:slots", "0", "-1"]);
+    assert!(
+        slots.contains(&"500000".to_string()),
+        "the active run was trimmed"
+    );
+    assert_eq!(slots.len(), 2);
+    let st: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:t}:state"]);
+    assert_eq!(st["500000:status"], "running");
+    assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:t}:results"]), 1);
+    assert_eq!(s.cmd::<i64>(&["XLEN", "{cron:t}:runs"]), 1);
+
+    // A run inside --protect is kept even over --keep.
+    claim(&s, "u", "now", &[]);
+    let out = cli(
+        &s,
+        &[
+            "trim",
+            "u",
+            "--keep",
+            "1",
+            "--older-than",
+            "1ms",
+            "--yes",
+            "--json",
+        ],
+    );
+    assert_eq!(json(&out)["total"], 0);
+}
+
+#[test]
+fn trim_all_covers_every_lease_job() {
+    let s = Server::start();
+    let jobs: Vec<String> = (0..5).map(|i| format!("j{i}")).collect();
+    seed(&s, &jobs, 4, |_| "finished");
+    let out = cli(&s, &["trim", "--all", "--keep", "1", "--yes", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["total"], 15);
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 5);
+    for job in &jobs {
+        assert_eq!(
+            s.cmd::<i64>(&["ZCARD", &format!("{{cron:{job}}}:slots")]),
+            1
+        );
+    }
+    let out = cli(&s, &["trim", "nope", "--yes"]);
+    assert_eq!(out.status.code(), Some(85));
+}
+
+#[test]
+fn run_now_claims_a_manual_run_for_the_caller() {
+    let s = Server::start();
+    let before = s.now_ms();
+    let out = cli(&s, &["run-now", "sync", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let slot = v["slot"].as_i64().unwrap();
+    assert!(slot >= before && slot <= s.now_ms());
+    let token = v["token"].as_str().unwrap();
+    let st: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:sync}:state"]);
+    assert_eq!(st[&format!("{slot}:kind")], "manual");
+    let slot = slot.to_string();
+    let out = cli(
+        &s,
+        &["heartbeat", "sync", "--slot", &slot, "--token", token],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let out = cli(
+        &s,
+        &[
+            "finish", "sync", "--slot", &slot, "--token", token, "--status", "ok",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let runs: Vec<(String, HashMap<String, String>)> =
+        s.cmd(&["XRANGE", "{cron:sync}:runs", "-", "+"]);
+    assert_eq!(runs[0].1["kind"], "manual");
+}
+
+#[test]
+fn run_now_with_a_command_runs_it_like_run() {
+    let s = Server::start();
+    let out = cli(
+        &s,
+        &[
+            "run-now",
+            "sync",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo $ANARCHON_JOB; exit 4",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("sync"));
+    let v: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(v["outcome"], "ran");
+    assert_eq!(v["status"], "failed");
+    let slot = v["slot"].as_i64().unwrap();
+    let st: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:sync}:state"]);
+    assert_eq!(st[&format!("{slot}:kind")], "manual");
+    assert_eq!(st[&format!("{slot}:status")], "failed");
+}
+
+#[test]
+fn doctor_reports_the_server() {
+    let s = Server::start();
+    let out = cli(&s, &["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["ok"], true);
+    let kind = if common::is_valkey() {
+        "valkey"
+    } else {
+        "redis"
+    };
+    assert_eq!(v["server"]["kind"], kind);
+    assert_eq!(v["server"]["mode"], "standalone");
+    assert_eq!(
+        v["strategies"],
+        serde_json::json!(["lease", "stream-id", "script"])
+    );
+    let names: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "connection",
+        "server",
+        "strategies",
+        "mode",
+        "eviction",
+        "format",
+        "scripting",
+        "clock",
+        "latency",
+    ] {
+        assert!(names.contains(&name), "{name} missing: {names:?}");
+    }
+    assert!(
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["status"] == "ok"),
+        "{v}"
+    );
+    let text = String::from_utf8_lossy(&cli(&s, &["doctor"]).stdout).into_owned();
+    assert!(text.lines().all(|l| l.starts_with("ok ")), "{text}");
+}
+
+#[test]
+fn doctor_warns_about_eviction_and_fails_on_a_newer_format() {
+    let s = Server::start_with(&["--maxmemory-policy", "allkeys-lru"]);
+    let v = json(&cli(&s, &["doctor", "--json"]));
+    let eviction = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "eviction")
+        .unwrap()
+        .clone();
+    assert_eq!(eviction["status"], "warn");
+    assert_eq!(v["ok"], true);
+
+    let _: () = s.cmd(&["SET", "cron:format", "7"]);
+    let out = cli(&s, &["doctor"]);
+    assert_eq!(out.status.code(), Some(86));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("fail") && text.contains("ANARCHON_STORE_FORMAT"),
+        "{text}"
+    );
+    // Read commands refuse a newer format too.
+    let out = cli(&s, &["list"]);
+    assert_eq!(out.status.code(), Some(91));
+}
+
+#[test]
+fn colour_follows_color_and_no_color() {
+    let s = Server::start();
+    let out = cli(&s, &["doctor", "--color", "always"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\x1b["));
+    let out = cli(&s, &["doctor"]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("\x1b["));
+    let out = s
+        .anarchon()
+        .env("NO_COLOR", "1")
+        .args(["doctor", "--color", "auto"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("\x1b["));
+}
