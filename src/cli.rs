@@ -53,6 +53,10 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "PREFIX", env = "ANARCHON_PREFIX", default_value = crate::store::DEFAULT_PREFIX)]
     pub prefix: String,
 
+    /// redis, or valkey: the Valkey flavour, which refuses the idmp strategy.
+    #[arg(long, global = true, value_enum, env = "ANARCHON_BACKEND", default_value_t = Backend::Redis, value_name = "BACKEND")]
+    pub backend: Backend,
+
     /// Print one JSON document instead of text (stable shape, see README).
     #[arg(long, global = true)]
     pub json: bool,
@@ -173,32 +177,73 @@ pub struct JobSlot {
     pub slot: SlotSpec,
 }
 
-/// How a claim behaves; shared by every command that claims.
+/// How a claim behaves; shared by every command that claims. Every flag here except --runner is
+/// a lease option: the claim-only strategies refuse them, so they have no default in clap (the
+/// defaults below are applied by [`LeaseArgs`]'s methods once the strategy is known).
 #[derive(Debug, Clone, Args)]
 pub struct LeaseArgs {
-    /// How long a claim holds the run without a heartbeat.
-    #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "DURATION")]
-    pub lease: Duration,
+    /// How long a claim holds the run without a heartbeat [default: 30s].
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub lease: Option<Duration>,
 
-    /// Attempts in all: after a holder's lease expires, a new claim takes attempt+1 until this many.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000), value_name = "N")]
-    pub max_attempts: u32,
+    /// Attempts in all: after a holder's lease expires, a new claim takes attempt+1 until this
+    /// many [default: 3].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000), value_name = "N")]
+    pub max_attempts: Option<u32>,
 
-    /// forbid: answer overlap while an older run of the job holds a live lease; allow: do not check.
-    #[arg(long, value_enum, default_value_t = Overlap::Forbid, value_name = "MODE")]
-    pub overlap: Overlap,
+    /// forbid: answer overlap while an older run of the job holds a live lease; allow: do not
+    /// check [default: forbid].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub overlap: Option<Overlap>,
 
     /// Who is claiming, recorded in the run (default host:pid).
     #[arg(long, value_name = "NAME")]
     pub runner: Option<String>,
 
-    /// Keep about this many runs of history per job (the scheduler's historySize).
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
-    pub history_size: u32,
+    /// Keep about this many runs of history per job (the scheduler's historySize) [default: 1000].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+    pub history_size: Option<u32>,
 
     /// Also drop history older than this (the scheduler's historyTtlMs).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub history_ttl: Option<Duration>,
+}
+
+/// Which strategy picks the one winner, and its own settings (nothing else: a setting of another
+/// strategy is a usage error).
+#[derive(Debug, Clone, Args)]
+pub struct StrategyArgs {
+    /// lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script:
+    /// claim-only strategies that only decide who runs (see README).
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Option<StrategyName>,
+
+    /// script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m].
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub window: Option<Duration>,
+
+    /// idmp strategy: seconds Redis remembers a run's idempotency ID (1..86400) [default: 300].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=86400), value_name = "SECONDS")]
+    pub idmp_duration: Option<u32>,
+
+    /// idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10000), value_name = "N")]
+    pub idmp_max_size: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StrategyName {
+    Lease,
+    StreamId,
+    Idmp,
+    Script,
+}
+
+/// Which backend flavour: valkey accepts only the strategies Valkey supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    Redis,
+    Valkey,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -213,6 +258,9 @@ pub struct ClaimArgs {
     pub target: JobSlot,
 
     #[command(flatten)]
+    pub strategy: StrategyArgs,
+
+    #[command(flatten)]
     pub lease: LeaseArgs,
 }
 
@@ -220,6 +268,9 @@ pub struct ClaimArgs {
 pub struct HeartbeatArgs {
     #[command(flatten)]
     pub target: JobSlot,
+
+    #[command(flatten)]
+    pub strategy: StrategyArgs,
 
     /// The token `claim` printed.
     #[arg(long, value_name = "TOKEN")]
@@ -234,6 +285,9 @@ pub struct HeartbeatArgs {
 pub struct FinishArgs {
     #[command(flatten)]
     pub target: JobSlot,
+
+    #[command(flatten)]
+    pub strategy: StrategyArgs,
 
     /// The token `claim` printed.
     #[arg(long, value_name = "TOKEN")]
@@ -286,6 +340,9 @@ pub struct RunArgs {
     pub catch_up: Option<Duration>,
 
     #[command(flatten)]
+    pub strategy: StrategyArgs,
+
+    #[command(flatten)]
     pub lease: LeaseArgs,
 
     /// When another host holds the run, exit at once (82) instead of waiting as its backup.
@@ -322,6 +379,10 @@ pub struct InspectArgs {
     /// The job's name.
     pub job: String,
 
+    /// Which layout to read: lease, or a claim-only strategy [default: whichever exists].
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Option<StrategyName>,
+
     /// How many of the newest runs to show.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub last: usize,
@@ -331,6 +392,10 @@ pub struct InspectArgs {
 pub struct HistoryArgs {
     /// The job's name.
     pub job: String,
+
+    /// Which layout to read: lease, or a claim-only strategy [default: whichever exists].
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Option<StrategyName>,
 
     /// Only runs whose slot is at or after this: a duration ago (6h) or a time (RFC 3339, ms).
     #[arg(long, value_parser = crate::time::parse_since, value_name = "DURATION|TIME")]
@@ -352,9 +417,10 @@ pub struct ExecArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub heartbeat: Option<Duration>,
 
-    /// What to do with the command when the lease is lost: terminate it, or let it continue.
-    #[arg(long, value_enum, default_value_t = LeaseLostAction::Terminate, value_name = "ACTION")]
-    pub on_lease_lost: LeaseLostAction,
+    /// What to do with the command when the lease is lost: terminate it, or let it continue
+    /// [default: terminate].
+    #[arg(long, value_enum, value_name = "ACTION")]
+    pub on_lease_lost: Option<LeaseLostAction>,
 
     /// Grace between SIGTERM and SIGKILL when anarchon stops the command.
     #[arg(long, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
@@ -379,9 +445,13 @@ pub struct TrimArgs {
     #[arg(required_unless_present = "all", conflicts_with = "all")]
     pub job: Option<String>,
 
-    /// Trim every lease-layout job under the prefix.
+    /// Trim every job under the prefix (both layouts).
     #[arg(long)]
     pub all: bool,
+
+    /// Which layout to trim for JOB: lease, or a claim-only strategy [default: whichever exists].
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Option<StrategyName>,
 
     /// Keep about this many runs per job (the scheduler's historySize).
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
@@ -408,6 +478,9 @@ pub struct TrimArgs {
 pub struct RunNowArgs {
     /// The job's name.
     pub job: String,
+
+    #[command(flatten)]
+    pub strategy: StrategyArgs,
 
     #[command(flatten)]
     pub lease: LeaseArgs,

@@ -47,3 +47,10 @@ pub static HEARTBEAT: LazyLock<LuaScript> = lease_script!("heartbeat.lua");
 pub static FINISH: LazyLock<LuaScript> = lease_script!("finish.lua");
 /// Trims history on demand.
 pub static TRIM: LazyLock<LuaScript> = lease_script!("trim.lua");
+
+/// The script strategy's claim (claim-only layout, standalone: one key).
+pub static CLAIM_WINDOW: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("../lua/claim_window.lua")));
+/// Creates and configures an idmp stream once.
+pub static IDMP_PREPARE: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("../lua/idmp_prepare.lua")));

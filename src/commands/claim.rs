@@ -6,8 +6,11 @@ use crate::cli::ClaimArgs;
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::output::Tone;
-use crate::store::{RunKind, format};
-use crate::strategy::lease::{self, ClaimOutcome, ClaimReply, ClaimRequest};
+use crate::store::RunKind;
+use crate::strategy::{
+    self,
+    lease::{ClaimOutcome, ClaimReply, ClaimRequest},
+};
 use crate::time::{relative, rfc3339};
 
 /// `claim --json`.
@@ -54,12 +57,21 @@ impl<'a> ClaimReport<'a> {
 
 pub async fn execute(args: ClaimArgs, ctx: &Context) -> Result<ExitCode> {
     let job = args.target.job.as_str();
-    let keys = ctx.lease_keys(job)?;
-    let mut conn = ctx.connect().await?;
-    let check = format::check_for_write(&mut conn, ctx.prefix()).await?;
+    let strategy = ctx.strategy(&args.strategy)?;
+    strategy.refuse_lease_options(&args.lease.given())?;
+    ctx.lease_keys(job)?;
+    let (mut conn, check) = ctx.open_for_write(strategy).await?;
     let slot = args.target.slot.resolve(check.server_now_ms);
     let req = args.lease.claim_request(slot, RunKind::Scheduled);
-    let reply = lease::claim(&mut conn, &keys, &req).await?;
+    let reply = strategy::claim(
+        &mut conn,
+        ctx.prefix(),
+        job,
+        strategy,
+        &req,
+        check.server_now_ms,
+    )
+    .await?;
     print_claim(ctx, &ClaimReport::new(job, &req, &reply));
     Ok(exit_code(reply.outcome))
 }
@@ -124,6 +136,19 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
                 r.slot_time,
                 r.runner,
                 lease(r.lease_end)
+            );
+        }
+        ClaimOutcome::Done if r.status == "claimed" => {
+            println!(
+                "{} {} @ {}: already claimed by {} (a claim-only strategy cannot tell running from finished)",
+                out.paint("done", Tone::Dim),
+                r.job,
+                r.slot_time,
+                if r.runner.is_empty() {
+                    "another instance"
+                } else {
+                    r.runner
+                }
             );
         }
         ClaimOutcome::Done => {

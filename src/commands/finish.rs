@@ -4,26 +4,44 @@ use crate::cli::{FinishArgs, FinishStatusArg};
 use crate::commands::Context;
 use crate::commands::heartbeat::TokenReport;
 use crate::error::{Error, ExitCode, Result};
-use crate::store::format;
+use crate::store::{ClaimKeys, RunKind};
+use crate::strategy::claim_only;
 use crate::strategy::lease::{self, FinishStatus};
 
 pub async fn execute(args: FinishArgs, ctx: &Context) -> Result<ExitCode> {
     let job = args.target.job.as_str();
     let keys = ctx.lease_keys(job)?;
+    let strategy = ctx.strategy(&args.strategy)?;
     let result_json = result_json(args.result.as_deref(), args.result_json.as_deref())?;
     let status = match args.status {
         FinishStatusArg::Ok => FinishStatus::Finished,
         FinishStatusArg::Failed => FinishStatus::Failed,
     };
-    let mut conn = ctx.connect().await?;
-    let check = format::check_for_write(&mut conn, ctx.prefix()).await?;
-    let slot = args.target.slot.resolve(check.server_now_ms);
-    let reply = lease::finish(&mut conn, &keys, slot, &args.token, status, &result_json).await?;
+    let (mut conn, check) = ctx.open_for_write(strategy).await?;
+    let now = check.server_now_ms;
+    let slot = args.target.slot.resolve(now);
+    let reply = if strategy.has_leases() {
+        lease::finish(&mut conn, &keys, slot, &args.token, status, &result_json).await?
+    } else {
+        let keys = ClaimKeys::new(ctx.prefix(), job);
+        claim_only::finish(
+            &mut conn,
+            &keys,
+            strategy,
+            RunKind::Scheduled,
+            slot,
+            &args.token,
+            status,
+            &result_json,
+            now,
+        )
+        .await?
+    };
     let report = TokenReport::new(job, slot, &reply);
-    report.print(
-        ctx,
-        &format!("{} (attempt {})", reply.status, reply.attempt.unwrap_or(0)),
-    );
+    let attempt = reply
+        .attempt
+        .map_or(String::new(), |a| format!(" (attempt {a})"));
+    report.print(ctx, &format!("{}{attempt}", reply.status));
     Ok(report.exit_code())
 }
 

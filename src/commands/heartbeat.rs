@@ -4,9 +4,8 @@ use serde::Serialize;
 
 use crate::cli::HeartbeatArgs;
 use crate::commands::Context;
-use crate::error::{ExitCode, Result};
+use crate::error::{Error, ExitCode, Result};
 use crate::output::Tone;
-use crate::store::format;
 use crate::strategy::lease::{self, TokenOutcome, TokenReply};
 use crate::time::{relative, rfc3339};
 
@@ -88,8 +87,14 @@ impl<'a> TokenReport<'a> {
 pub async fn execute(args: HeartbeatArgs, ctx: &Context) -> Result<ExitCode> {
     let job = args.target.job.as_str();
     let keys = ctx.lease_keys(job)?;
-    let mut conn = ctx.connect().await?;
-    let check = format::check_for_write(&mut conn, ctx.prefix()).await?;
+    let strategy = ctx.strategy(&args.strategy)?;
+    if !strategy.has_leases() {
+        return Err(Error::usage(format!(
+            "the {} strategy has no leases, so there is nothing to heartbeat\n  hint: only --strategy lease (the default) keeps leases",
+            strategy.name()
+        )));
+    }
+    let (mut conn, check) = ctx.open_for_write(strategy).await?;
     let slot = args.target.slot.resolve(check.server_now_ms);
     let reply = lease::heartbeat(&mut conn, &keys, slot, &args.token, args.lease).await?;
     let report = TokenReport::new(job, slot, &reply);

@@ -14,15 +14,19 @@ pub mod trim;
 
 use std::time::Duration;
 
-use crate::cli::{Command, ExecArgs, GlobalArgs, LeaseArgs, LeaseLostAction, Overlap};
+use crate::cli::{
+    Command, ExecArgs, GlobalArgs, LeaseArgs, LeaseLostAction, Overlap, StrategyArgs,
+};
 use crate::connection::{ConnectOptions, Connection};
 use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::runner::RunnerOptions;
 use crate::runner::child::CommandSpec;
+use crate::server;
 use crate::store::{LeaseKeys, RunKind, validate_job_name, validate_prefix};
+use crate::store::{StoreCheck, format};
 use crate::strategy::lease::{ClaimRequest, HistoryPolicy};
-use crate::strategy::{default_runner, new_token};
+use crate::strategy::{Strategy, claim_only, default_runner, new_token};
 
 /// What every command gets besides its own arguments.
 pub struct Context {
@@ -46,6 +50,23 @@ impl Context {
         options.connect_timeout = self.global.connect_timeout;
         options.command_timeout = self.global.command_timeout;
         Connection::open(&options).await
+    }
+
+    /// The strategy the flags name, refused where the backend cannot have it.
+    pub fn strategy(&self, args: &StrategyArgs) -> Result<Strategy> {
+        Strategy::from_args(args, self.global.backend)
+    }
+
+    /// Connects for a command that writes: checks that the server can run the strategy (before
+    /// anything is written), then the store format.
+    pub async fn open_for_write(&self, strategy: Strategy) -> Result<(Connection, StoreCheck)> {
+        let mut conn = self.connect().await?;
+        if matches!(strategy, Strategy::Idmp { .. }) {
+            let info = server::detect(&mut conn).await?;
+            claim_only::require_idmp(&info)?;
+        }
+        let check = format::check_for_write(&mut conn, self.prefix()).await?;
+        Ok((conn, check))
     }
 
     /// The lease-layout keys of `job`, after checking the job name and the prefix.
@@ -97,7 +118,7 @@ impl ExecArgs {
                 env: Vec::new(),
                 timeout: self.timeout,
                 kill_after: self.kill_after,
-                stop_on_lease_lost: self.on_lease_lost == LeaseLostAction::Terminate,
+                stop_on_lease_lost: self.on_lease_lost != Some(LeaseLostAction::Continue),
             },
             heartbeat,
             backup_for,
@@ -106,11 +127,21 @@ impl ExecArgs {
     }
 }
 
+impl ExecArgs {
+    /// The lease options among these flags, for [`Strategy::refuse_lease_options`].
+    pub fn given(&self) -> Vec<(&'static str, bool)> {
+        vec![
+            ("--heartbeat", self.heartbeat.is_some()),
+            ("--on-lease-lost", self.on_lease_lost.is_some()),
+        ]
+    }
+}
+
 impl LeaseArgs {
     /// A claim of `slot` with a fresh token, as these flags describe it.
     pub fn claim_request(&self, slot: i64, kind: RunKind) -> ClaimRequest {
         let history = HistoryPolicy {
-            size: self.history_size,
+            size: self.history_size.unwrap_or(HistoryPolicy::default().size),
             ttl: self.history_ttl,
             ..HistoryPolicy::default()
         };
@@ -118,9 +149,9 @@ impl LeaseArgs {
             slot,
             token: new_token(),
             runner: self.runner.clone().unwrap_or_else(default_runner),
-            lease: self.lease,
-            max_attempts: self.max_attempts,
-            allow_overlap: self.overlap == Overlap::Allow,
+            lease: self.lease_or_default(),
+            max_attempts: self.max_attempts_or_default(),
+            allow_overlap: self.overlap == Some(Overlap::Allow),
             kind,
             history,
         }

@@ -11,9 +11,10 @@ use serde::Serialize;
 use crate::cli::RunArgs;
 use crate::commands::Context;
 use crate::error::{Error, Result};
-use crate::runner::{RunnerOptions, SlotOutcome, SlotReport, run_slot};
+use crate::runner::{RunnerOptions, SlotOutcome, SlotReport, Target, run_slot};
 use crate::schedule::Schedule;
-use crate::store::{RunKind, format};
+use crate::store::{LeaseKeys, RunKind};
+use crate::strategy::Strategy;
 use crate::strategy::lease::{self, ClaimRequest};
 use crate::time::{millis, rfc3339};
 
@@ -30,7 +31,25 @@ struct RunSummary<'a> {
 }
 
 pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
-    let keys = ctx.lease_keys(&args.job)?;
+    ctx.lease_keys(&args.job)?;
+    let strategy = ctx.strategy(&args.strategy)?;
+    let mut lease_options = args.lease.given();
+    lease_options.extend(args.exec.given());
+    lease_options.extend([
+        ("--catch-up", args.catch_up.is_some()),
+        ("--no-backup", args.no_backup),
+        ("--backup-for", args.backup_for.is_some()),
+    ]);
+    strategy.refuse_lease_options(&lease_options)?;
+    if let Strategy::Script { window } = strategy {
+        if window <= args.max_late {
+            return Err(Error::usage(format!(
+                "--window {} must be longer than --max-late {}: a claim may come that late, and the window must still remember the run",
+                humantime::format_duration(window),
+                humantime::format_duration(args.max_late)
+            )));
+        }
+    }
     if args.schedule.is_none() {
         for (flag, given) in [
             ("--catch-up", args.catch_up.is_some()),
@@ -49,7 +68,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         .map(|s| Schedule::parse(s, args.tz.as_deref().unwrap_or("UTC")))
         .transpose()
         .map_err(Error::Usage)?;
-    let lease_len = args.lease.lease;
+    let lease_len = args.lease.lease_or_default();
     let opts = args.exec.runner_options(&args.command, lease_len, None)?;
     let heartbeat = opts.heartbeat;
     let opts = RunnerOptions {
@@ -58,16 +77,16 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     };
     // A run's state must outlive every claim that may still ask for it, or it would run twice.
     let catch_up = args.catch_up.unwrap_or(Duration::ZERO);
-    let keep_claimable = (args.max_late + catch_up + lease_len * args.lease.max_attempts)
-        .max(Duration::from_secs(3600));
+    let keep_claimable =
+        (args.max_late + catch_up + lease_len * args.lease.max_attempts_or_default())
+            .max(Duration::from_secs(3600));
     let request = |slot: i64| -> ClaimRequest {
         let mut req = args.lease.claim_request(slot, RunKind::Scheduled);
         req.history.keep_claimable = keep_claimable;
         req
     };
 
-    let mut conn = ctx.connect().await?;
-    let check = format::check_for_write(&mut conn, ctx.prefix()).await?;
+    let (mut conn, check) = ctx.open_for_write(strategy).await?;
     let now = check.server_now_ms;
     let current = match (&schedule, args.slot) {
         (Some(s), _) => s.latest_at_or_before(now).ok_or_else(|| {
@@ -79,6 +98,12 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         (None, Some(slot)) => slot.resolve(now),
         (None, None) => return Err(Error::usage("give --schedule or --slot")),
     };
+    let target = Target {
+        prefix: ctx.prefix(),
+        job: &args.job,
+        strategy,
+    };
+    let keys = LeaseKeys::new(ctx.prefix(), &args.job);
 
     // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.
     let no_backup = RunnerOptions {
@@ -90,17 +115,19 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     if let Some(s) = schedule.as_ref().filter(|_| !catch_up.is_zero()) {
         for slot in s.between(window_start - 1, current, MAX_CATCH_UP_SLOTS) {
             if !lease::was_claimed(&mut conn, &keys, slot).await? {
-                caught_up
-                    .push(run_slot(&mut conn, &keys, &args.job, request(slot), &no_backup).await?);
+                caught_up.push(run_slot(&mut conn, target, request(slot), &no_backup, now).await?);
             }
         }
     }
 
     let too_late = schedule.is_some() && now - current > millis(args.max_late);
     let report = if !too_late {
-        run_slot(&mut conn, &keys, &args.job, request(current), &opts).await?
-    } else if current >= window_start && !lease::was_claimed(&mut conn, &keys, current).await? {
-        run_slot(&mut conn, &keys, &args.job, request(current), &no_backup).await?
+        run_slot(&mut conn, target, request(current), &opts, now).await?
+    } else if !catch_up.is_zero()
+        && current >= window_start
+        && !lease::was_claimed(&mut conn, &keys, current).await?
+    {
+        run_slot(&mut conn, target, request(current), &no_backup, now).await?
     } else {
         SlotReport::too_late(&args.job, current)
     };

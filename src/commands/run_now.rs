@@ -6,39 +6,45 @@
 
 use crate::cli::RunNowArgs;
 use crate::commands::Context;
-use crate::commands::claim::{ClaimReport, print_claim};
+use crate::commands::claim::{ClaimReport, exit_code, print_claim};
 use crate::error::Result;
-use crate::runner::run_slot;
-use crate::store::{RunKind, format};
-use crate::strategy::lease;
+use crate::runner::{Target, run_slot};
+use crate::store::RunKind;
+use crate::strategy;
 
 pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
-    let keys = ctx.lease_keys(&args.job)?;
+    ctx.lease_keys(&args.job)?;
+    let strategy = ctx.strategy(&args.strategy)?;
+    let mut lease_options = args.lease.given();
+    lease_options.extend(args.exec.given());
+    strategy.refuse_lease_options(&lease_options)?;
     let opts = if args.command.is_empty() {
         None
     } else {
-        Some(
-            args.exec
-                .runner_options(&args.command, args.lease.lease, None)?,
-        )
+        let lease = args.lease.lease_or_default();
+        Some(args.exec.runner_options(&args.command, lease, None)?)
     };
-    let mut conn = ctx.connect().await?;
-    let check = format::check_for_write(&mut conn, ctx.prefix()).await?;
-    let req = args
-        .lease
-        .claim_request(check.server_now_ms, RunKind::Manual);
+    let (mut conn, check) = ctx.open_for_write(strategy).await?;
+    let now = check.server_now_ms;
+    let req = args.lease.claim_request(now, RunKind::Manual);
     match opts {
         Some(opts) => {
-            let report = run_slot(&mut conn, &keys, &args.job, req, &opts).await?;
+            let target = Target {
+                prefix: ctx.prefix(),
+                job: &args.job,
+                strategy,
+            };
+            let report = run_slot(&mut conn, target, req, &opts, now).await?;
             if ctx.out.json {
                 println!("{}", serde_json::to_string(&report).unwrap_or_default());
             }
             Ok(report.exit_code())
         }
         None => {
-            let reply = lease::claim(&mut conn, &keys, &req).await?;
+            let reply =
+                strategy::claim(&mut conn, ctx.prefix(), &args.job, strategy, &req, now).await?;
             print_claim(ctx, &ClaimReport::new(&args.job, &req, &reply));
-            Ok(crate::commands::claim::exit_code(reply.outcome).code())
+            Ok(exit_code(reply.outcome).code())
         }
     }
 }

@@ -22,10 +22,11 @@ use tokio::time::{Instant, sleep, timeout};
 
 use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
-use crate::store::LeaseKeys;
+use crate::store::{ClaimKeys, LeaseKeys};
 use crate::strategy::lease::{
     self, ClaimOutcome, ClaimReply, ClaimRequest, FinishStatus, TokenOutcome,
 };
+use crate::strategy::{self, Strategy, claim_only};
 use crate::time::{humanize, rfc3339};
 use child::{CommandOutcome, CommandSpec};
 use keeper::HeldLease;
@@ -129,27 +130,59 @@ impl SlotReport {
     }
 }
 
-/// Claims `req.slot` and, when won (now or later as a backup), runs the command under the lease.
+/// The job and strategy a slot is claimed under.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub prefix: &'a str,
+    pub job: &'a str,
+    pub strategy: Strategy,
+}
+
+impl Target<'_> {
+    fn lease_keys(&self) -> LeaseKeys {
+        LeaseKeys::new(self.prefix, self.job)
+    }
+}
+
+/// Claims `req.slot` and, when won (now or later as a backup), runs the command under the claim.
 pub async fn run_slot(
     conn: &mut Connection,
-    keys: &LeaseKeys,
-    job: &str,
+    target: Target<'_>,
     req: ClaimRequest,
     opts: &RunnerOptions,
+    server_now: i64,
 ) -> Result<SlotReport> {
-    let mut reply = lease::claim(conn, keys, &req).await?;
+    let mut reply = strategy::claim(
+        conn,
+        target.prefix,
+        target.job,
+        target.strategy,
+        &req,
+        server_now,
+    )
+    .await?;
     let mut backup = false;
+    // Only the lease strategy answers running; the others cannot tell running from done.
     if let (ClaimOutcome::Running, Some(wait)) = (reply.outcome, opts.backup_for) {
         backup = true;
-        reply = wait_as_backup(conn, keys, job, &req, reply, wait, opts.quiet).await?;
+        reply = wait_as_backup(
+            conn,
+            &target.lease_keys(),
+            target.job,
+            &req,
+            reply,
+            wait,
+            opts.quiet,
+        )
+        .await?;
     }
     let outcome = match reply.outcome {
-        ClaimOutcome::Won => return Ok(execute(conn, keys, job, &req, &reply, backup, opts).await),
+        ClaimOutcome::Won => return Ok(execute(conn, target, &req, &reply, backup, opts).await),
         ClaimOutcome::Overlap => SlotOutcome::Overlap,
         ClaimOutcome::Done => SlotOutcome::Done,
         ClaimOutcome::Running => SlotOutcome::Running,
     };
-    let mut report = SlotReport::skipped(job, req.slot, outcome, Some(&reply));
+    let mut report = SlotReport::skipped(target.job, req.slot, outcome, Some(&reply));
     report.backup = backup;
     Ok(report)
 }
@@ -201,32 +234,52 @@ async fn wait_as_backup(
     Ok(reply)
 }
 
+/// How a won run is recorded at its end.
+enum Claimed {
+    /// Heartbeated while the command runs; finished with its token.
+    Lease(HeldLease),
+    /// No lease: the result is added to `:results` when the command ends.
+    ClaimOnly { started: Instant, server_now: i64 },
+}
+
 /// Runs the command for a won claim and records its end.
 async fn execute(
     conn: &mut Connection,
-    keys: &LeaseKeys,
-    job: &str,
+    target: Target<'_>,
     req: &ClaimRequest,
     won: &ClaimReply,
     backup: bool,
     opts: &RunnerOptions,
 ) -> SlotReport {
+    let job = target.job;
     let attempt = won.attempt.unwrap_or(1);
-    let held = HeldLease::new(
-        keys.clone(),
-        req.slot,
-        req.token.clone(),
-        req.lease,
-        won.lease_end.unwrap_or(won.server_now),
-        won.server_now,
-    );
     let (lost_tx, lost_rx) = mpsc::channel(1);
-    let keeper = tokio::spawn(keeper::keep(
-        conn.clone(),
-        held.clone(),
-        opts.heartbeat,
-        lost_tx,
-    ));
+    let (claimed, keeper) = if target.strategy.has_leases() {
+        let held = HeldLease::new(
+            target.lease_keys(),
+            req.slot,
+            req.token.clone(),
+            req.lease,
+            won.lease_end.unwrap_or(won.server_now),
+            won.server_now,
+        );
+        let keeper = tokio::spawn(keeper::keep(
+            conn.clone(),
+            held.clone(),
+            opts.heartbeat,
+            lost_tx,
+        ));
+        (Claimed::Lease(held), Some(keeper))
+    } else {
+        let started = Instant::now();
+        (
+            Claimed::ClaimOnly {
+                started,
+                server_now: won.server_now,
+            },
+            None,
+        )
+    };
 
     let mut spec = opts.command.clone();
     spec.env.extend([
@@ -236,9 +289,11 @@ async fn execute(
         ("ANARCHON_RUNNER".to_string(), req.runner.clone()),
     ]);
     let outcome = child::run(&spec, lost_rx, opts.quiet).await;
-    keeper.abort();
+    if let Some(keeper) = keeper {
+        keeper.abort();
+    }
 
-    let recorded = record(conn, &held, &req.runner, attempt, &outcome).await;
+    let recorded = record(conn, target, req, &claimed, attempt, &outcome).await;
     match &recorded {
         Recorded::Yes => {}
         Recorded::LeaseLost(why) => eprintln!(
@@ -284,11 +339,16 @@ fn result_json(runner: &str, attempt: u32, outcome: &CommandOutcome) -> String {
     .to_string()
 }
 
+/// How long a claim-only run's end is retried through connection trouble (it has no lease to
+/// bound the retries).
+const CLAIM_ONLY_RECORD_FOR: Duration = Duration::from_secs(10);
+
 /// Finishes the run, retrying through connection trouble while our lease still lives.
 async fn record(
     conn: &mut Connection,
-    held: &HeldLease,
-    runner: &str,
+    target: Target<'_>,
+    req: &ClaimRequest,
+    claimed: &Claimed,
     attempt: u32,
     outcome: &CommandOutcome,
 ) -> Recorded {
@@ -297,20 +357,44 @@ async fn record(
     } else {
         FinishStatus::Failed
     };
-    let result = result_json(runner, attempt, outcome);
+    let result = result_json(&req.runner, attempt, outcome);
     // Even past the lease end the finish is worth trying once: if nobody took over, it is ours.
-    let give_up = held
-        .expires_at()
-        .max(Instant::now() + Duration::from_secs(1));
+    let give_up = match claimed {
+        Claimed::Lease(held) => held
+            .expires_at()
+            .max(Instant::now() + Duration::from_secs(1)),
+        Claimed::ClaimOnly { .. } => Instant::now() + CLAIM_ONLY_RECORD_FOR,
+    };
     let mut backoff = Duration::from_millis(100);
     loop {
         let left = give_up.saturating_duration_since(Instant::now());
-        let attempt = timeout(
-            left.max(Duration::from_millis(100)),
-            lease::finish(conn, &held.keys, held.slot, &held.token, status, &result),
-        )
-        .await;
-        let error = match attempt {
+        let finish = async {
+            match claimed {
+                Claimed::Lease(held) => {
+                    lease::finish(conn, &held.keys, held.slot, &held.token, status, &result).await
+                }
+                Claimed::ClaimOnly {
+                    started,
+                    server_now,
+                } => {
+                    let ended_at = server_now + crate::time::millis(started.elapsed());
+                    let keys = ClaimKeys::new(target.prefix, target.job);
+                    claim_only::finish(
+                        conn,
+                        &keys,
+                        target.strategy,
+                        req.kind,
+                        req.slot,
+                        &req.token,
+                        status,
+                        &result,
+                        ended_at,
+                    )
+                    .await
+                }
+            }
+        };
+        let error = match timeout(left.max(Duration::from_millis(100)), finish).await {
             Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => return Recorded::Yes,
             Ok(Ok(reply)) => {
                 return Recorded::LeaseLost(if reply.status.is_empty() {
