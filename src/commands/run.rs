@@ -41,14 +41,14 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         ("--backup-for", args.backup_for.is_some()),
     ]);
     strategy.refuse_lease_options(&lease_options)?;
-    if let Strategy::Script { window } = strategy {
-        if window <= args.max_late {
-            return Err(Error::usage(format!(
-                "--window {} must be longer than --max-late {}: a claim may come that late, and the window must still remember the run",
-                humantime::format_duration(window),
-                humantime::format_duration(args.max_late)
-            )));
-        }
+    if let Strategy::Script { window } = strategy
+        && window <= args.max_late
+    {
+        return Err(Error::usage(format!(
+            "--window {} must be longer than --max-late {}: a claim may come that late, and the window must still remember the run",
+            humantime::format_duration(window),
+            humantime::format_duration(args.max_late)
+        )));
     }
     if args.schedule.is_none() {
         for (flag, given) in [

@@ -135,6 +135,35 @@ pub fn default_runner() -> String {
     format!("{host}:{}", std::process::id())
 }
 
+/// Claims `req.slot` of `job` with any strategy: the one entry point for claim, run and run-now.
+pub async fn claim(
+    conn: &mut crate::connection::Connection,
+    prefix: &str,
+    job: &str,
+    strategy: Strategy,
+    req: &lease::ClaimRequest,
+    server_now: i64,
+) -> Result<lease::ClaimReply> {
+    if strategy.has_leases() {
+        return lease::claim(conn, &crate::store::LeaseKeys::new(prefix, job), req).await;
+    }
+    let c = claim_only::Claim {
+        slot: req.slot,
+        token: &req.token,
+        runner: &req.runner,
+        kind: req.kind,
+        server_now,
+    };
+    claim_only::claim(
+        conn,
+        &crate::store::ClaimKeys::new(prefix, job),
+        job,
+        strategy,
+        &c,
+    )
+    .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,33 +242,4 @@ mod tests {
                 .is_ok()
         );
     }
-}
-
-/// Claims `req.slot` of `job` with any strategy: the one entry point for claim, run and run-now.
-pub async fn claim(
-    conn: &mut crate::connection::Connection,
-    prefix: &str,
-    job: &str,
-    strategy: Strategy,
-    req: &lease::ClaimRequest,
-    server_now: i64,
-) -> Result<lease::ClaimReply> {
-    if strategy.has_leases() {
-        return lease::claim(conn, &crate::store::LeaseKeys::new(prefix, job), req).await;
-    }
-    let c = claim_only::Claim {
-        slot: req.slot,
-        token: &req.token,
-        runner: &req.runner,
-        kind: req.kind,
-        server_now,
-    };
-    claim_only::claim(
-        conn,
-        &crate::store::ClaimKeys::new(prefix, job),
-        job,
-        strategy,
-        &c,
-    )
-    .await
 }
