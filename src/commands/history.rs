@@ -4,10 +4,11 @@ use serde::Serialize;
 
 use crate::cli::HistoryArgs;
 use crate::commands::Context;
-use crate::commands::inspect::{not_found, result_summary};
+use crate::commands::inspect::{locate_job, result_summary, runs_with_results};
 use crate::error::{ExitCode, Result};
+use crate::store::discover::Layout;
 use crate::store::read::{self, ResultEntry};
-use crate::store::{ClaimKeys, LeaseKeys, format};
+use crate::store::{ClaimKeys, format};
 use crate::time::{humanize, rfc3339};
 
 /// One line of history: an ended attempt (from `:results`) or a run in progress.
@@ -61,25 +62,40 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     let now = check.server_now_ms;
     let since = args.since.map(|s| s.resolve(now));
 
-    let mut all: Vec<&str> = lease_keys.all().to_vec();
-    all.extend(claim_keys.all());
-    let infos = read::key_infos(&mut conn, &all).await?;
-    read::check_types(&infos[..5], &LeaseKeys::TYPES)?;
-    read::check_types(&infos[5..], &ClaimKeys::TYPES)?;
-    let has_lease = infos[..5].iter().any(|i| i.kind != "none");
-    if !has_lease && infos[5..].iter().all(|i| i.kind == "none") {
-        return Err(not_found(&mut conn, ctx.prefix(), &args.job).await);
-    }
-    let results_key = if has_lease {
-        &lease_keys.results
-    } else {
-        &claim_keys.results
-    };
+    let (layout, _) = locate_job(&mut conn, ctx.prefix(), &args.job, args.strategy).await?;
     let wanted = |status: &str| args.status.as_deref().is_none_or(|s| s == status);
-
     let mut entries: Vec<HistoryEntry> = Vec::new();
+    if layout == Layout::ClaimOnly {
+        // Claims that have no result yet are history too ("claimed"): read the streams.
+        let scan = (args.last * 4).max(1000);
+        let runs = runs_with_results(
+            &mut conn,
+            &[&claim_keys.runs, &claim_keys.manual],
+            &claim_keys.results,
+            scan,
+        )
+        .await?;
+        entries.extend(
+            runs.into_iter()
+                .filter(|r| since.is_none_or(|s| r.entry.slot >= s))
+                .map(|r| HistoryEntry {
+                    slot: r.entry.slot,
+                    slot_time: r.slot_time,
+                    attempt: None,
+                    status: r.entry.status.unwrap_or_default(),
+                    runner: r.entry.runner,
+                    token: r.entry.token,
+                    claimed_at: r.entry.claimed_at,
+                    ended_at: r.entry.ended_at,
+                    duration_ms: r.entry.ended_at.zip(r.entry.claimed_at).map(|(b, a)| b - a),
+                    result: r.result.unwrap_or_default(),
+                })
+                .filter(|e| wanted(&e.status)),
+        );
+    }
+    let results_key = &lease_keys.results;
     // Runs in progress first: they are the newest news.
-    if has_lease && wanted("running") {
+    if layout == Layout::Lease && wanted("running") {
         let detail = crate::commands::inspect::active_runs_for(&mut conn, &lease_keys, now).await?;
         for a in detail {
             if since.is_none_or(|s| a.state.slot >= s) {
@@ -101,7 +117,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     // Then ended attempts, a page at a time until --last are found.
     let page = 500;
     let mut offset = 0;
-    while entries.len() < args.last {
+    while layout == Layout::Lease && entries.len() < args.last {
         let batch = read::results_page(
             &mut conn,
             results_key,

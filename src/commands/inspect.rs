@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::cli::InspectArgs;
+use crate::cli::{InspectArgs, StrategyName};
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
@@ -56,28 +56,29 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
     let claim_keys = ClaimKeys::new(ctx.prefix(), &args.job);
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
-    let mut all: Vec<&str> = lease_keys.all().to_vec();
-    all.extend(claim_keys.all());
-    let infos = read::key_infos(&mut conn, &all).await?;
-    read::check_types(&infos[..5], &LeaseKeys::TYPES)?;
-    read::check_types(&infos[5..], &ClaimKeys::TYPES)?;
-    let has_lease = infos[..5].iter().any(|i| i.kind != "none");
-    let has_claim = infos[5..].iter().any(|i| i.kind != "none");
-    if !has_lease && !has_claim {
-        return Err(not_found(&mut conn, ctx.prefix(), &args.job).await);
-    }
+    let (layout, keys) = locate_job(&mut conn, ctx.prefix(), &args.job, args.strategy).await?;
     let now = check.server_now_ms;
-    let (layout, keys, active, runs) = if has_lease {
-        let active = active_runs_for(&mut conn, &lease_keys, now).await?;
-        let runs =
-            runs_with_results(&mut conn, &lease_keys.runs, &lease_keys.results, args.last).await?;
-        let mut keys: Vec<KeyInfo> = infos[..5].to_vec();
-        keys.extend(infos[5..].iter().filter(|i| i.kind != "none").cloned());
-        (Layout::Lease, keys, active, runs)
-    } else {
-        let runs =
-            runs_with_results(&mut conn, &claim_keys.runs, &claim_keys.results, args.last).await?;
-        (Layout::ClaimOnly, infos[5..].to_vec(), Vec::new(), runs)
+    let (active, runs) = match layout {
+        Layout::Lease => (
+            active_runs_for(&mut conn, &lease_keys, now).await?,
+            runs_with_results(
+                &mut conn,
+                &[&lease_keys.runs],
+                &lease_keys.results,
+                args.last,
+            )
+            .await?,
+        ),
+        Layout::ClaimOnly => (
+            Vec::new(),
+            runs_with_results(
+                &mut conn,
+                &[&claim_keys.runs, &claim_keys.manual],
+                &claim_keys.results,
+                args.last,
+            )
+            .await?,
+        ),
     };
     let detail = JobDetail {
         job: args.job.clone(),
@@ -96,6 +97,41 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         print_text(ctx, &detail);
     }
     Ok(ExitCode::Ok)
+}
+
+/// Which layout of `job` to read, with its keys' types and sizes: the one `strategy` names, else
+/// whichever exists (lease first). Refuses keys of the wrong type, and a job with no keys.
+pub async fn locate_job(
+    conn: &mut Connection,
+    prefix: &str,
+    job: &str,
+    strategy: Option<StrategyName>,
+) -> Result<(Layout, Vec<KeyInfo>)> {
+    let lease_keys = LeaseKeys::new(prefix, job);
+    let claim_keys = ClaimKeys::new(prefix, job);
+    let mut all: Vec<&str> = lease_keys.all().to_vec();
+    all.extend(claim_keys.all());
+    let infos = read::key_infos(conn, &all).await?;
+    read::check_types(&infos[..5], &LeaseKeys::TYPES)?;
+    read::check_types(&infos[5..], &ClaimKeys::TYPES)?;
+    let exists = |infos: &[KeyInfo]| infos.iter().any(|i| i.kind != "none");
+    let layout = match strategy {
+        Some(StrategyName::Lease) => Layout::Lease,
+        Some(_) => Layout::ClaimOnly,
+        None if exists(&infos[..5]) => Layout::Lease,
+        None => Layout::ClaimOnly,
+    };
+    let (mine, other) = match layout {
+        Layout::Lease => (&infos[..5], &infos[5..]),
+        Layout::ClaimOnly => (&infos[5..], &infos[..5]),
+    };
+    if !exists(mine) {
+        return Err(not_found(conn, prefix, job).await);
+    }
+    // Keys of the other layout are shown too: an operator should see everything the job holds.
+    let mut keys = mine.to_vec();
+    keys.extend(other.iter().filter(|i| i.kind != "none").cloned());
+    Ok((layout, keys))
 }
 
 /// A "no such job" error that suggests the nearest names.
@@ -171,13 +207,20 @@ pub async fn active_runs_for(
     Ok(runs)
 }
 
-async fn runs_with_results(
+/// The newest `last` entries of the run streams (`:runs`, and `:manual` in the claim-only
+/// layout), newest slot first, each with its result from `results_key` when there is one.
+pub async fn runs_with_results(
     conn: &mut Connection,
-    runs_key: &str,
+    streams: &[&str],
     results_key: &str,
     last: usize,
 ) -> Result<Vec<RunWithResult>> {
-    let entries = read::newest_entries(conn, runs_key, last).await?;
+    let mut entries = Vec::new();
+    for stream in streams {
+        entries.extend(read::newest_entries(conn, stream, last).await?);
+    }
+    entries.sort_by_key(|e| std::cmp::Reverse((e.slot, e.attempt)));
+    entries.truncate(last);
     let (Some(min), Some(max)) = (
         entries.iter().map(|e| e.slot).min(),
         entries.iter().map(|e| e.slot).max(),
@@ -191,14 +234,23 @@ async fn runs_with_results(
         .collect();
     Ok(entries
         .into_iter()
-        .map(|entry| {
-            let result = by_run
-                .remove(&(entry.slot, entry.attempt, entry.token.clone()))
-                .map(|r| r.result);
+        .map(|mut entry| {
+            let result = by_run.remove(&(entry.slot, entry.attempt, entry.token.clone()));
+            // Claim-only entries are claims: their status comes with the result, if any yet.
+            if entry.status.is_none() {
+                entry.status = Some(
+                    result
+                        .as_ref()
+                        .map_or("claimed".to_string(), |r| r.status.clone()),
+                );
+            }
+            if entry.ended_at.is_none() {
+                entry.ended_at = result.as_ref().and_then(|r| r.ended_at);
+            }
             RunWithResult {
                 slot_time: rfc3339(entry.slot),
                 entry,
-                result,
+                result: result.map(|r| r.result),
             }
         })
         .collect())

@@ -9,10 +9,12 @@ use serde::Serialize;
 
 use crate::cli::TrimArgs;
 use crate::commands::Context;
+use crate::commands::inspect::locate_job;
 use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
-use crate::store::discover::{Layout, find_jobs};
-use crate::store::{LeaseKeys, format, validate_job_name, validate_prefix};
+use crate::store::discover::{JobRef, Layout, find_jobs};
+use crate::store::{ClaimKeys, LeaseKeys, format, validate_job_name, validate_prefix};
+use crate::strategy::claim_only;
 use crate::strategy::lease::{self, HistoryPolicy};
 use crate::time::rfc3339;
 
@@ -30,6 +32,7 @@ struct TrimReport {
 #[derive(Debug, Serialize)]
 struct JobTrim {
     job: String,
+    layout: Layout,
     trimmed: usize,
     /// The slots removed, oldest first.
     slots: Vec<i64>,
@@ -46,31 +49,23 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
         keep_claimable: args.protect,
     };
     let mut conn = ctx.connect().await?;
-    format::check_for_write(&mut conn, ctx.prefix()).await?;
-    let jobs: Vec<String> = match &args.job {
+    let now = format::check_for_write(&mut conn, ctx.prefix())
+        .await?
+        .server_now_ms;
+    let jobs: Vec<JobRef> = match &args.job {
         Some(job) => {
-            let keys = LeaseKeys::new(ctx.prefix(), job);
-            let exists: u64 = conn
-                .query(redis::cmd("EXISTS").arg(&keys.all()[..]))
-                .await?;
-            if exists == 0 {
-                return Err(
-                    crate::commands::inspect::not_found(&mut conn, ctx.prefix(), job).await,
-                );
-            }
-            vec![job.clone()]
+            let (layout, _) = locate_job(&mut conn, ctx.prefix(), job, args.strategy).await?;
+            vec![JobRef {
+                name: job.clone(),
+                layout,
+            }]
         }
-        None => find_jobs(&mut conn, ctx.prefix(), "*")
-            .await?
-            .into_iter()
-            .filter(|j| j.layout == Layout::Lease)
-            .map(|j| j.name)
-            .collect(),
+        None => find_jobs(&mut conn, ctx.prefix(), "*").await?,
     };
 
     if !args.dry_run && !args.yes {
         // Show what would go, then ask: a person decides on facts, not on flags.
-        let preview = trim_all(&mut conn, ctx, &jobs, &policy, true, false).await?;
+        let preview = trim_all(&mut conn, ctx, &jobs, &policy, true, false, now).await?;
         let total: usize = preview.iter().map(|j| j.trimmed).sum();
         if total == 0 {
             return report(ctx, &args, &policy, Vec::new());
@@ -84,6 +79,7 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
         &policy,
         args.dry_run,
         args.job.is_none(),
+        now,
     )
     .await?;
     report(ctx, &args, &policy, trimmed)
@@ -114,10 +110,11 @@ fn confirm(args: &TrimArgs, total: usize, jobs: usize) -> Result<()> {
 async fn trim_all(
     conn: &mut Connection,
     ctx: &Context,
-    jobs: &[String],
+    jobs: &[JobRef],
     policy: &HistoryPolicy,
     dry_run: bool,
     progress: bool,
+    now: i64,
 ) -> Result<Vec<JobTrim>> {
     let bar = (progress && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(jobs.len() as u64);
@@ -130,15 +127,25 @@ async fn trim_all(
     });
     let mut out = Vec::with_capacity(jobs.len());
     for job in jobs {
-        let keys = LeaseKeys::new(ctx.prefix(), job);
-        let mut slots = lease::trim(conn, &keys, policy, dry_run).await?;
+        let mut slots = match job.layout {
+            Layout::Lease => {
+                let keys = LeaseKeys::new(ctx.prefix(), &job.name);
+                lease::trim(conn, &keys, policy, dry_run).await?
+            }
+            Layout::ClaimOnly => {
+                let keys = ClaimKeys::new(ctx.prefix(), &job.name);
+                let (size, ttl, protect) = (policy.size, policy.ttl, policy.keep_claimable);
+                claim_only::trim(conn, &keys, size, ttl, protect, now, dry_run).await?
+            }
+        };
         slots.sort_unstable();
         if let Some(bar) = &bar {
-            bar.set_message(job.clone());
+            bar.set_message(job.name.clone());
             bar.inc(1);
         }
         out.push(JobTrim {
-            job: job.clone(),
+            job: job.name.clone(),
+            layout: job.layout,
             trimmed: slots.len(),
             slots,
         });

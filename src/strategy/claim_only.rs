@@ -258,8 +258,106 @@ pub async fn finish(
     Ok(reply(TokenOutcome::Ok, entry.runner, status.to_string()))
 }
 
+/// Trims a claim-only job's history: its streams to about `keep` entries each and, with
+/// `older_than`, entries whose ID time is older than that; never an entry younger than `protect`
+/// (the script strategy looks back that far, and stream-id never forgets through its last ID
+/// anyway). Results of removed runs go with them. Returns the removed runs' slots.
+#[allow(clippy::too_many_arguments)]
+pub async fn trim(
+    conn: &mut Connection,
+    keys: &ClaimKeys,
+    keep: u32,
+    older_than: Option<std::time::Duration>,
+    protect: std::time::Duration,
+    now: i64,
+    dry_run: bool,
+) -> Result<Vec<i64>> {
+    let protect_from = now - millis(protect);
+    let expire_before = older_than.map(|d| now - millis(d));
+    let mut removed = Vec::new();
+    for stream in [&keys.runs, &keys.manual] {
+        let len: u64 = conn.query(redis::cmd("XLEN").arg(stream)).await?;
+        let mut excess = len.saturating_sub(u64::from(keep));
+        let mut cursor = "-".to_string();
+        'walk: loop {
+            let value: redis::Value = conn
+                .query(
+                    redis::cmd("XRANGE")
+                        .arg(stream)
+                        .arg(&cursor)
+                        .arg("+")
+                        .arg("COUNT")
+                        .arg(500),
+                )
+                .await?;
+            let page = read::stream_entries(stream, value)?;
+            if page.is_empty() {
+                break;
+            }
+            let mut doomed = Vec::new();
+            for e in &page {
+                let id_ms: i64 =
+                    e.id.split('-')
+                        .next()
+                        .and_then(|ms| ms.parse().ok())
+                        .unwrap_or(i64::MAX);
+                let expired = expire_before.is_some_and(|t| id_ms < t);
+                if (excess == 0 && !expired) || id_ms >= protect_from {
+                    break;
+                }
+                doomed.push(e);
+                excess = excess.saturating_sub(1);
+            }
+            let complete = doomed.len() == page.len();
+            if !dry_run && !doomed.is_empty() {
+                let mut del = redis::cmd("XDEL");
+                del.arg(stream);
+                for e in &doomed {
+                    del.arg(&e.id);
+                }
+                let mut pipe = redis::pipe();
+                pipe.add_command(del).ignore();
+                for e in &doomed {
+                    pipe.cmd("ZREMRANGEBYSCORE")
+                        .arg(&keys.results)
+                        .arg(e.slot)
+                        .arg(e.slot)
+                        .ignore();
+                }
+                let () = conn.pipeline(&pipe).await?;
+            }
+            removed.extend(doomed.iter().map(|e| e.slot));
+            if !complete {
+                break 'walk;
+            }
+            cursor = page
+                .last()
+                .map_or("0-0".to_string(), |e| next_stream_id(&e.id));
+        }
+    }
+    Ok(removed)
+}
+
+/// The smallest stream ID after `id` (`XRANGE (id` needs Redis 6.2; this works on 5).
+fn next_stream_id(id: &str) -> String {
+    match id
+        .split_once('-')
+        .map(|(ms, seq)| (ms.parse::<u64>(), seq.parse::<u64>()))
+    {
+        Some((Ok(ms), Ok(u64::MAX))) => format!("{}-0", ms + 1),
+        Some((Ok(ms), Ok(seq))) => format!("{ms}-{}", seq + 1),
+        _ => id.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn stream_ids_step_to_the_next() {
+        assert_eq!(super::next_stream_id("1000-0"), "1000-1");
+        assert_eq!(super::next_stream_id(&format!("7-{}", u64::MAX)), "8-0");
+    }
+
     use super::*;
 
     fn words(cmd: &redis::Cmd) -> Vec<String> {
