@@ -49,6 +49,43 @@ pub struct GlobalArgs {
     )]
     pub redis: Option<String>,
 
+    /// Host to connect to, instead of --redis (with --port, --db, --user, --password-file).
+    #[arg(long, global = true, value_name = "HOST", conflicts_with = "redis")]
+    pub host: Option<String>,
+
+    /// Port, with --host [default: 6379].
+    #[arg(long, global = true, value_name = "PORT", requires = "host")]
+    pub port: Option<u16>,
+
+    /// Database number, with --host [default: 0].
+    #[arg(long, global = true, value_name = "DB", requires = "host")]
+    pub db: Option<u32>,
+
+    /// ACL user name, with --host.
+    #[arg(long, global = true, value_name = "USER", requires = "host")]
+    pub user: Option<String>,
+
+    /// Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD).
+    /// Used when the URL carries none. Never printed.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub password_file: Option<std::path::PathBuf>,
+
+    /// Connect with TLS (as a rediss:// URL does), with --host.
+    #[arg(long, global = true, requires = "host")]
+    pub tls: bool,
+
+    /// Trust this PEM CA bundle for TLS instead of the system's.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub tls_ca: Option<std::path::PathBuf>,
+
+    /// Do not verify the server's TLS certificate (testing only).
+    #[arg(long, global = true)]
+    pub tls_insecure: bool,
+
+    /// Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL).
+    #[arg(long, global = true)]
+    pub cluster: bool,
+
     /// Prefix of every key, as the scheduler's `prefix` option.
     #[arg(long, global = true, value_name = "PREFIX", env = "ANARCHON_PREFIX", default_value = crate::store::DEFAULT_PREFIX)]
     pub prefix: String,
@@ -82,6 +119,74 @@ impl GlobalArgs {
             .filter(|u| !u.is_empty())
             .or_else(|| std::env::var("REDIS_URL").ok().filter(|u| !u.is_empty()))
             .unwrap_or_else(|| "redis://localhost:6379".to_string())
+    }
+
+    /// Everything needed to connect: the URL (built from --host and friends when given), the
+    /// password from --password-file or $ANARCHON_REDIS_PASSWORD when the URL has none, TLS, cluster.
+    pub fn connect_options(&self) -> crate::error::Result<crate::connection::ConnectOptions> {
+        use crate::error::Error;
+        let text = match &self.host {
+            Some(host) => {
+                let scheme = if self.tls { "rediss" } else { "redis" };
+                format!(
+                    "{scheme}://{host}:{}/{}",
+                    self.port.unwrap_or(6379),
+                    self.db.unwrap_or(0)
+                )
+            }
+            None => self.redis_url(),
+        };
+        let (text, cluster_scheme) = match text.split_once("+cluster://") {
+            Some((scheme, rest)) => (format!("{scheme}://{rest}"), true),
+            None => (text, false),
+        };
+        let mut url = url::Url::parse(&text).map_err(|e| {
+            Error::usage(format!(
+                "{} is not a URL ({e})\n  hint: use redis://[user:password@]host:port[/db]",
+                crate::connection::redact_url(&text)
+            ))
+        })?;
+        if let Some(user) = &self.user {
+            url.set_username(user)
+                .map_err(|_| Error::usage("--user cannot be set on this URL"))?;
+        }
+        if url.password().is_none() {
+            let password = match &self.password_file {
+                Some(path) => Some(
+                    std::fs::read_to_string(path)
+                        .map_err(|e| {
+                            Error::usage(format!(
+                                "cannot read --password-file {}: {e}",
+                                path.display()
+                            ))
+                        })?
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                ),
+                None => std::env::var("ANARCHON_REDIS_PASSWORD").ok(),
+            };
+            if let Some(password) = password.filter(|p| !p.is_empty()) {
+                url.set_password(Some(&password))
+                    .map_err(|_| Error::usage("a password cannot be set on this URL"))?;
+            }
+        }
+        if self.tls_insecure {
+            url.set_fragment(Some("insecure"));
+        }
+        let tls_ca = match &self.tls_ca {
+            Some(path) => Some(std::fs::read(path).map_err(|e| {
+                Error::usage(format!("cannot read --tls-ca {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
+        let mut options = crate::connection::ConnectOptions::new(url.to_string());
+        options.cluster = self.cluster || cluster_scheme;
+        options.tls_ca = tls_ca;
+        options.connect_timeout = self.connect_timeout;
+        options.command_timeout = self.command_timeout;
+        Ok(options)
     }
 }
 

@@ -6,26 +6,83 @@
 
 use std::time::Duration;
 
-use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, ErrorKind, FromRedisValue, RedisError, ServerErrorKind};
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::cluster_async::ClusterConnection;
+use redis::{
+    AsyncConnectionConfig, Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, RedisFuture,
+    ServerErrorKind, TlsCertificates, Value,
+};
 
 use crate::error::{Error, Result};
 use crate::scripts::LuaScript;
 
-/// Where and how to connect, resolved from flags and the environment.
-#[derive(Debug, Clone)]
+/// Where and how to connect, resolved from flags and the environment (see [`crate::cli::GlobalArgs`]).
+#[derive(Clone)]
 pub struct ConnectOptions {
+    /// The URL, password included: never printed (see [`redact_url`]).
     pub url: String,
+    /// Use the Redis Cluster client (`--cluster`, or a `redis+cluster://` URL).
+    pub cluster: bool,
+    /// PEM root certificates to trust for `rediss://` instead of the system's.
+    pub tls_ca: Option<Vec<u8>>,
     pub connect_timeout: Duration,
     pub command_timeout: Duration,
+}
+
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("url", &redact_url(&self.url))
+            .field("cluster", &self.cluster)
+            .field("tls_ca", &self.tls_ca.as_ref().map(Vec::len))
+            .finish()
+    }
 }
 
 impl ConnectOptions {
     pub fn new(url: impl Into<String>) -> Self {
         ConnectOptions {
             url: url.into(),
+            cluster: false,
+            tls_ca: None,
             connect_timeout: Duration::from_secs(5),
             command_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A standalone server or a cluster: every command of ours goes to one node either way, since a
+/// job's lease keys share one hash tag and the claim-only commands touch one key.
+#[derive(Clone)]
+enum Link {
+    Single(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Link {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Link::Single(c) => c.req_packed_command(cmd),
+            Link::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Link::Single(c) => c.req_packed_commands(pipeline, offset, count),
+            Link::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Link::Single(c) => c.get_db(),
+            Link::Cluster(c) => c.get_db(),
         }
     }
 }
@@ -34,7 +91,7 @@ impl ConnectOptions {
 /// so a heartbeat task can use a clone while the main task waits on a child.
 #[derive(Clone)]
 pub struct Connection {
-    inner: MultiplexedConnection,
+    inner: Link,
     options: ConnectOptions,
     /// The URL without its password, for messages.
     shown_url: String,
@@ -43,22 +100,88 @@ pub struct Connection {
 impl Connection {
     pub async fn open(options: &ConnectOptions) -> Result<Self> {
         let shown_url = redact_url(&options.url);
-        let client = redis::Client::open(options.url.as_str()).map_err(|e| Error::Usage(format!(
-            "--redis {shown_url} is not a usable Redis URL: {}\n  hint: use redis://[user:password@]host:port[/db] or rediss:// for TLS",
-            redact_text(&e.to_string(), &options.url)
-        )))?;
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(options.connect_timeout))
-            .set_response_timeout(Some(options.command_timeout));
-        let inner = client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await
-            .map_err(|e| connection_error(&shown_url, &e, &options.url))?;
+        let bad_url = |e: RedisError| {
+            Error::Usage(format!(
+                "--redis {shown_url} is not a usable Redis URL: {}\n  hint: use redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for a cluster",
+                redact_text(&e.to_string(), &options.url)
+            ))
+        };
+        let certs = || TlsCertificates {
+            client_tls: None,
+            root_cert: options.tls_ca.clone(),
+        };
+        let inner = if options.cluster {
+            let mut builder = redis::cluster::ClusterClientBuilder::new(vec![options.url.as_str()])
+                .connection_timeout(options.connect_timeout)
+                .response_timeout(options.command_timeout);
+            if options.tls_ca.is_some() {
+                builder = builder.certs(certs());
+            }
+            let client = builder.build().map_err(bad_url)?;
+            Link::Cluster(
+                client
+                    .get_async_connection()
+                    .await
+                    .map_err(|e| connection_error(&shown_url, &e, &options.url))?,
+            )
+        } else {
+            let client = match options.tls_ca {
+                Some(_) => redis::Client::build_with_tls(options.url.as_str(), certs()),
+                None => redis::Client::open(options.url.as_str()),
+            }
+            .map_err(bad_url)?;
+            let config = AsyncConnectionConfig::new()
+                .set_connection_timeout(Some(options.connect_timeout))
+                .set_response_timeout(Some(options.command_timeout));
+            Link::Single(
+                client
+                    .get_multiplexed_async_connection_with_config(&config)
+                    .await
+                    .map_err(|e| connection_error(&shown_url, &e, &options.url))?,
+            )
+        };
         Ok(Connection {
             inner,
             options: options.clone(),
             shown_url,
         })
+    }
+
+    /// Whether this is a cluster connection (SCAN must then visit every primary).
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.inner, Link::Cluster(_))
+    }
+
+    /// One standalone connection per primary: SCAN in a cluster must visit every primary, and the
+    /// cluster client sends it to one. On a single server, this connection alone.
+    pub async fn primaries(&self) -> Result<Vec<Connection>> {
+        if !self.is_cluster() {
+            return Ok(vec![self.clone()]);
+        }
+        let mut me = self.clone();
+        let nodes: String = me.query(redis::cmd("CLUSTER").arg("NODES")).await?;
+        let mut out = Vec::new();
+        for address in primary_addresses(&nodes) {
+            let mut url = url::Url::parse(&self.options.url)
+                .map_err(|e| Error::Other(format!("cluster URL: {e}")))?;
+            let (host, port) = address
+                .rsplit_once(':')
+                .unwrap_or((address.as_str(), "6379"));
+            let _ = url.set_host(Some(host));
+            let _ = url.set_port(port.parse().ok());
+            let options = ConnectOptions {
+                url: url.to_string(),
+                cluster: false,
+                ..self.options.clone()
+            };
+            out.push(Box::pin(Connection::open(&options)).await?);
+        }
+        Ok(out)
+    }
+
+    /// The options this connection was opened with.
+    pub fn options(&self) -> &ConnectOptions {
+        &self.options
     }
 
     /// Opens a fresh connection in place of this one: after a server restart the old one stays broken.
@@ -108,6 +231,23 @@ impl Connection {
     pub fn map_error(&self, e: RedisError) -> Error {
         map_redis_error(&self.shown_url, e)
     }
+}
+
+/// `host:port` of every primary in a CLUSTER NODES reply.
+fn primary_addresses(nodes: &str) -> Vec<String> {
+    nodes
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let flags = fields.get(2)?;
+            if !flags.split(',').any(|f| f == "master") || flags.contains("fail") {
+                return None;
+            }
+            // host:port@cport[,hostname]
+            let address = fields.get(1)?.split('@').next()?;
+            Some(address.to_string())
+        })
+        .collect()
 }
 
 fn eval_cmd(verb: &str, script: &str, keys: &[&str], args: &[String]) -> redis::Cmd {
@@ -201,6 +341,20 @@ fn redact_text(text: &str, url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cluster_primaries_are_read_from_cluster_nodes() {
+        let nodes = "\
+07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004 slave e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 4 connected
+67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1 127.0.0.1:30002@31002 master - 0 1426238316232 2 connected 5461-10922
+e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0 0 1 connected 0-5460
+6ec23923021cf3ffec47632106199cb7f496ce01 127.0.0.1:30005@31005 master,fail - 0 1426238316232 5 connected
+";
+        assert_eq!(
+            primary_addresses(nodes),
+            vec!["127.0.0.1:30002", "127.0.0.1:30001"]
+        );
+    }
 
     #[test]
     fn passwords_never_reach_messages() {

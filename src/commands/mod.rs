@@ -17,7 +17,7 @@ use std::time::Duration;
 use crate::cli::{
     Command, ExecArgs, GlobalArgs, LeaseArgs, LeaseLostAction, Overlap, StrategyArgs,
 };
-use crate::connection::{ConnectOptions, Connection};
+use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::runner::RunnerOptions;
@@ -46,10 +46,7 @@ impl Context {
 
     /// Opens the connection (after the arguments were checked, so usage errors need no server).
     pub async fn connect(&self) -> Result<Connection> {
-        let mut options = ConnectOptions::new(self.global.redis_url());
-        options.connect_timeout = self.global.connect_timeout;
-        options.command_timeout = self.global.command_timeout;
-        Connection::open(&options).await
+        Connection::open(&self.global.connect_options()?).await
     }
 
     /// The strategy the flags name, refused where the backend cannot have it.

@@ -72,35 +72,38 @@ pub fn classify_key(prefix: &str, key: &str) -> Option<JobRef> {
 }
 
 /// Every job under `prefix` whose name matches `pattern` (a Redis glob; `*` for all), sorted by name.
-/// A job with keys in both layouts is listed once per layout.
+/// A job with keys in both layouts is listed once per layout. In a cluster, every primary is scanned.
 pub async fn find_jobs(conn: &mut Connection, prefix: &str, pattern: &str) -> Result<Vec<JobRef>> {
     let escaped = glob_escape(prefix);
-    let mut found: BTreeMap<(String, Layout), ()> = BTreeMap::new();
-    for scan_pattern in [
+    let patterns = [
         format!("{{{escaped}{pattern}}}:*"),
         format!("{escaped}{pattern}:*"),
-    ] {
-        let mut cursor: u64 = 0;
-        loop {
-            let (next, keys): (u64, Vec<String>) = conn
-                .query(
-                    redis::cmd("SCAN")
-                        .arg(cursor)
-                        .arg("MATCH")
-                        .arg(&scan_pattern)
-                        .arg("COUNT")
-                        .arg(1000),
-                )
-                .await?;
-            for key in keys {
-                if let Some(job) = classify_key(prefix, &key) {
-                    found.insert((job.name, job.layout), ());
+    ];
+    let mut found: BTreeMap<(String, Layout), ()> = BTreeMap::new();
+    for mut node in conn.primaries().await? {
+        for scan_pattern in &patterns {
+            let mut cursor: u64 = 0;
+            loop {
+                let (next, keys): (u64, Vec<String>) = node
+                    .query(
+                        redis::cmd("SCAN")
+                            .arg(cursor)
+                            .arg("MATCH")
+                            .arg(scan_pattern)
+                            .arg("COUNT")
+                            .arg(1000),
+                    )
+                    .await?;
+                for key in keys {
+                    if let Some(job) = classify_key(prefix, &key) {
+                        found.insert((job.name, job.layout), ());
+                    }
                 }
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
             }
-            if next == 0 {
-                break;
-            }
-            cursor = next;
         }
     }
     Ok(found
