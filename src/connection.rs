@@ -209,6 +209,47 @@ impl Connection {
             .map_err(|e| self.map_error(e))
     }
 
+    /// Sends the commands of `pipe` and returns every reply in order, a command's error as a
+    /// `Value::ServerError` (so the caller can name the key). One round trip on a single server. A
+    /// cluster client's pipeline must stay within one hash slot, so there the commands go one by
+    /// one, all at once: the multiplexed connections still pipeline them on the wire.
+    pub async fn replies(&mut self, pipe: &Pipeline) -> Result<Vec<Value>> {
+        if !self.is_cluster() {
+            let mut pipe = pipe.clone();
+            pipe.ignore_errors();
+            return self.pipeline(&pipe).await;
+        }
+        let sends = pipe.cmd_iter().map(|cmd| {
+            let mut link = self.inner.clone();
+            async move { (cmd, cmd.query_async::<Value>(&mut link).await) }
+        });
+        let mut out = Vec::with_capacity(pipe.len());
+        for (cmd, reply) in futures::future::join_all(sends).await {
+            match reply {
+                Ok(value) => out.push(value),
+                Err(e) if e.code() == Some("WRONGTYPE") => {
+                    let key = cmd
+                        .args_iter()
+                        .nth(1)
+                        .map(|a| match a {
+                            redis::Arg::Simple(bytes) => {
+                                String::from_utf8_lossy(bytes).into_owned()
+                            }
+                            _ => "?".to_string(),
+                        })
+                        .unwrap_or_default();
+                    return Err(Error::WrongType {
+                        key,
+                        found: "another type".into(),
+                        expected: "the type docs/store-format.md gives".into(),
+                    });
+                }
+                Err(e) => return Err(self.map_error(e)),
+            }
+        }
+        Ok(out)
+    }
+
     /// Runs a Lua script by its SHA1; loads it with EVAL when the server does not know it yet
     /// (a restarted server, a failover, SCRIPT FLUSH).
     pub async fn eval<T: FromRedisValue>(
@@ -295,7 +336,9 @@ pub fn map_redis_error(shown_url: &str, e: RedisError) -> Error {
         || matches!(
             e.code(),
             Some("NOAUTH" | "WRONGPASS" | "LOADING" | "MASTERDOWN")
-        );
+        )
+        // A pipeline's error carries its commands' codes only in its text.
+        || ["\"NOAUTH\"", "\"WRONGPASS\""].iter().any(|code| text.contains(code));
     if is_connection {
         return Error::Connection {
             url: shown_url.to_string(),

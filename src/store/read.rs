@@ -119,9 +119,7 @@ pub fn decode<T: FromRedisValue>(key: &str, value: Value) -> Result<T> {
 /// Sends a pipeline and returns each command's reply separately, so an error (WRONGTYPE) can be
 /// pinned on its key instead of failing the whole batch anonymously.
 pub async fn replies(conn: &mut Connection, pipe: &redis::Pipeline) -> Result<Vec<Value>> {
-    let mut pipe = pipe.clone();
-    pipe.ignore_errors();
-    conn.pipeline(&pipe).await
+    conn.replies(pipe).await
 }
 
 /// Parses a stream reply (XRANGE/XREVRANGE) into entries.

@@ -316,15 +316,16 @@ pub async fn trim(
                     del.arg(&e.id);
                 }
                 let mut pipe = redis::pipe();
-                pipe.add_command(del).ignore();
+                pipe.add_command(del);
                 for e in &doomed {
                     pipe.cmd("ZREMRANGEBYSCORE")
                         .arg(&keys.results)
                         .arg(e.slot)
-                        .arg(e.slot)
-                        .ignore();
+                        .arg(e.slot);
                 }
-                let () = conn.pipeline(&pipe).await?;
+                for reply in read::replies(conn, &pipe).await? {
+                    read::decode::<i64>(&keys.results, reply)?;
+                }
             }
             removed.extend(doomed.iter().map(|e| e.slot));
             if !complete {

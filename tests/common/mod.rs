@@ -19,6 +19,8 @@ pub struct Server {
     pub dir: TempDir,
     pub url: String,
     binary: String,
+    /// The `--requirepass` password, for the test's own client.
+    password: Option<String>,
 }
 
 impl Server {
@@ -38,6 +40,11 @@ impl Server {
                 url: format!("redis://127.0.0.1:{port}"),
                 dir: tempfile::tempdir().expect("temp dir"),
                 binary: binary.clone(),
+                password: extra
+                    .iter()
+                    .position(|a| *a == "--requirepass")
+                    .and_then(|i| extra.get(i + 1))
+                    .map(|p| p.to_string()),
             };
             if server.spawn(extra) {
                 return server;
@@ -85,7 +92,8 @@ impl Server {
             let pong = self
                 .try_client()
                 .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c));
-            if pong.is_ok() {
+            // A server that asks for a password (NOAUTH) is up, too.
+            if pong.is_ok() || pong.is_err_and(|e| e.code() == Some("NOAUTH")) {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(20));

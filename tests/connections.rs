@@ -1,0 +1,427 @@
+//! Connecting: TLS with a throwaway CA, ACL users, passwords, timeouts, and Redis Cluster.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command as Process, Output};
+use std::time::{Duration, Instant};
+
+use common::{Server, json, stderr};
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let status = Process::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("openssl (Debian package openssl) is needed for the TLS test");
+    assert!(status.success(), "openssl {args:?}");
+}
+
+/// A CA and a server certificate for 127.0.0.1, made for this test only.
+fn make_certs(dir: &Path) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-subj",
+            "/CN=anarchon-test-ca",
+            "-days",
+            "1",
+        ],
+    );
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+    );
+    std::fs::write(
+        dir.join("san.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "1",
+            "-extfile",
+            "san.ext",
+        ],
+    );
+}
+
+fn tls_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn tls_with_a_throwaway_ca() {
+    let certs = tempfile::tempdir().unwrap();
+    make_certs(certs.path());
+    let p = |f: &str| certs.path().join(f).to_str().unwrap().to_string();
+    let port = tls_port();
+    let port_s = port.to_string();
+    let (cert, key, ca) = (p("server.pem"), p("server.key"), p("ca.pem"));
+    let s = Server::start_with(&[
+        "--tls-port",
+        &port_s,
+        "--tls-cert-file",
+        &cert,
+        "--tls-key-file",
+        &key,
+        "--tls-ca-cert-file",
+        &ca,
+        "--tls-auth-clients",
+        "no",
+    ]);
+    let url = format!("rediss://127.0.0.1:{port}");
+    let run = |extra: &[&str]| -> Output {
+        common::anarchon()
+            .args(extra)
+            .args([
+                "claim",
+                "tls-job",
+                "--slot",
+                "1000",
+                "--json",
+                "--overlap",
+                "allow",
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--redis", &url, "--tls-ca", &ca]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["outcome"], "won");
+    // The claim really went through TLS to the same server.
+    assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:tls-job}:state"]), 1);
+
+    // Without the CA the certificate is unknown: a connection error that says so.
+    let out = run(&["--redis", &url]);
+    assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot reach Redis"),
+        "{}",
+        stderr(&out)
+    );
+
+    // --tls-insecure skips verification; --host/--port/--tls build the same connection.
+    let out = run(&["--redis", &url, "--tls-insecure"]);
+    assert_eq!(out.status.code(), Some(82), "{}", stderr(&out));
+    let out = run(&[
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port_s,
+        "--tls",
+        "--tls-ca",
+        &ca,
+    ]);
+    assert_eq!(out.status.code(), Some(82), "{}", stderr(&out));
+}
+
+/// The ACL line README documents, for prefix `cron:`.
+const ACL: &str = "on >s3cret resetkeys ~cron:* ~{cron:* resetchannels -@all +@read +@write +@scripting +@connection +info +time +memory|usage -@admin";
+
+#[test]
+fn an_acl_user_limited_to_the_prefix_can_run_every_command() {
+    let s = Server::start();
+    let mut args = vec!["ACL", "SETUSER", "anarchon"];
+    args.extend(ACL.split_whitespace());
+    let _: () = s.cmd(&args);
+    let url = format!("redis://anarchon:s3cret@127.0.0.1:{}", s.port);
+    let ok = |cmd: &[&str]| -> Output {
+        let out = common::anarchon()
+            .args(["--redis", &url])
+            .args(cmd)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.code() == Some(0),
+            "{cmd:?} failed for the ACL user: {}",
+            stderr(&out)
+        );
+        out
+    };
+    let token = json(&ok(&["claim", "acl", "--slot", "1000", "--json"]))["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    ok(&["heartbeat", "acl", "--slot", "1000", "--token", &token]);
+    ok(&[
+        "finish", "acl", "--slot", "1000", "--token", &token, "--status", "ok",
+    ]);
+    ok(&[
+        "run",
+        "--job",
+        "acl",
+        "--slot",
+        "2000",
+        "--overlap",
+        "allow",
+        "--",
+        "true",
+    ]);
+    ok(&["run-now", "acl", "--", "true"]);
+    ok(&["claim", "acl-s", "--slot", "1000", "--strategy", "script"]);
+    ok(&[
+        "claim",
+        "acl-i",
+        "--slot",
+        "1000",
+        "--strategy",
+        "stream-id",
+    ]);
+    ok(&["list"]);
+    ok(&["inspect", "acl"]);
+    ok(&["history", "acl"]);
+    ok(&["trim", "acl", "--keep", "1", "--yes"]);
+    ok(&["trim", "--all", "--yes"]);
+    ok(&["doctor"]);
+    // Another prefix is out of bounds: a clear error naming the ACL.
+    let out = common::anarchon()
+        .args([
+            "--redis", &url, "--prefix", "other:", "claim", "x", "--slot", "1",
+        ])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("NOPERM") || stderr(&out).contains("ACL"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn passwords_come_from_the_url_a_file_or_the_environment_and_are_never_printed() {
+    let s = Server::start_with(&["--requirepass", "pa55word"]);
+    let plain = format!("redis://127.0.0.1:{}", s.port);
+    let claim = |cmd: &mut assert_cmd::Command| -> Output {
+        cmd.args(["claim", "pw", "--slot", "1000", "--overlap", "allow"])
+            .output()
+            .unwrap()
+    };
+    let mut c = common::anarchon();
+    c.args([
+        "--redis",
+        &format!("redis://:pa55word@127.0.0.1:{}", s.port),
+    ]);
+    assert_eq!(claim(&mut c).status.code(), Some(0));
+
+    let file = s.dir.path().join("password");
+    std::fs::write(&file, "pa55word\n").unwrap();
+    let mut c = common::anarchon();
+    c.args(["--redis", &plain, "--password-file", file.to_str().unwrap()]);
+    assert_eq!(claim(&mut c).status.code(), Some(82));
+
+    let mut c = common::anarchon();
+    c.env("ANARCHON_REDIS_PASSWORD", "pa55word").args([
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &s.port.to_string(),
+    ]);
+    assert_eq!(claim(&mut c).status.code(), Some(82));
+
+    // A wrong password: a connection error that names neither password.
+    let mut c = common::anarchon();
+    c.args([
+        "--redis",
+        &format!("redis://:wrongpass@127.0.0.1:{}", s.port),
+    ]);
+    let out = claim(&mut c);
+    assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        !err.contains("wrongpass") && !err.contains("pa55word"),
+        "{err}"
+    );
+    assert!(err.contains("***") && err.contains("password"), "{err}");
+    // No password at all.
+    let mut c = common::anarchon();
+    c.args(["--redis", &plain]);
+    assert_eq!(claim(&mut c).status.code(), Some(90));
+    // An unreadable password file is a usage error.
+    let mut c = common::anarchon();
+    c.args(["--redis", &plain, "--password-file", "/nonexistent/pw"]);
+    assert_eq!(claim(&mut c).status.code(), Some(2));
+}
+
+#[test]
+fn a_stalled_server_fails_within_the_command_timeout() {
+    let s = Server::start();
+    s.pause(true);
+    let start = Instant::now();
+    let out = s
+        .anarchon()
+        .args([
+            "--command-timeout",
+            "500ms",
+            "--connect-timeout",
+            "500ms",
+            "claim",
+            "j",
+            "--slot",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    s.pause(false);
+    assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// A three-primary Redis Cluster on loopback, made with `redis-cli --cluster create`.
+struct Cluster {
+    nodes: Vec<Server>,
+}
+
+impl Cluster {
+    fn start() -> Option<Cluster> {
+        if !common::have("redis-cli") {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                ".ci/run must install redis-tools"
+            );
+            return None;
+        }
+        let nodes: Vec<Server> = (0..3)
+            .map(|_| {
+                Server::start_with(&[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                ])
+            })
+            .collect();
+        let mut args: Vec<String> = vec!["--cluster".into(), "create".into()];
+        args.extend(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)));
+        args.extend([
+            "--cluster-replicas".into(),
+            "0".into(),
+            "--cluster-yes".into(),
+        ]);
+        let out = Process::new("redis-cli").args(&args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        for n in &nodes {
+            loop {
+                let info: String = n.cmd(&["CLUSTER", "INFO"]);
+                if info.contains("cluster_state:ok") {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "cluster did not become ok");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        Some(Cluster { nodes })
+    }
+
+    fn url(&self) -> String {
+        format!("redis+cluster://127.0.0.1:{}", self.nodes[0].port)
+    }
+}
+
+#[test]
+fn redis_cluster_claims_runs_and_lists_jobs_on_every_node() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url();
+    let cli = |args: &[&str]| -> Output {
+        common::anarchon()
+            .args(["--redis", &url])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // Enough jobs that their hash tags land on all three nodes.
+    let jobs: Vec<String> = (0..12).map(|i| format!("job{i}")).collect();
+    for job in &jobs {
+        let out = cli(&["run", "--job", job, "--slot", "1000", "--", "true"]);
+        assert_eq!(out.status.code(), Some(0), "{job}: {}", stderr(&out));
+        let out = cli(&["claim", job, "--slot", "1000"]);
+        assert_eq!(out.status.code(), Some(81), "{job}: {}", stderr(&out));
+    }
+    let per_node: Vec<usize> = cluster
+        .nodes
+        .iter()
+        .map(|n| {
+            let keys: Vec<String> = n.cmd(&["KEYS", "{cron:*"]);
+            keys.len()
+        })
+        .collect();
+    assert!(
+        per_node.iter().filter(|n| **n > 0).count() >= 2,
+        "{per_node:?}"
+    );
+
+    let v = json(&cli(&["list", "--json"]));
+    let listed: Vec<&str> = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["job"].as_str().unwrap())
+        .collect();
+    let mut expected: Vec<&str> = jobs.iter().map(String::as_str).collect();
+    expected.sort();
+    assert_eq!(listed, expected);
+    assert!(
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|j| j["last_status"] == "finished")
+    );
+    let out = cli(&["inspect", "job7", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["runs"][0]["status"], "finished");
+    let out = cli(&["claim", "cj", "--slot", "1000", "--strategy", "script"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&cli(&["doctor", "--json"]));
+    assert_eq!(v["server"]["mode"], "cluster");
+}
