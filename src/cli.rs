@@ -269,6 +269,14 @@ pub enum Command {
     ///
     /// Each line is ok, warn or fail; exits 86 when any check fails.
     Doctor(DoctorArgs),
+
+    /// Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir.
+    #[command(after_long_help = "Examples:\n  anarchon completions bash > /etc/bash_completion.d/anarchon\n  anarchon completions zsh > \"${fpath[1]}/_anarchon\"")]
+    Completions(CompletionsArgs),
+
+    /// Print the man page, or write one per command to --dir.
+    #[command(after_long_help = "Example:\n  anarchon man --dir /usr/local/share/man/man1")]
+    Man(ManArgs),
 }
 
 /// The run a command acts on.
@@ -603,4 +611,22 @@ pub struct DoctorArgs {
     /// How many PINGs measure the latency.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=1000), value_name = "N")]
     pub pings: u16,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum, required_unless_present = "dir")]
+    pub shell: Option<clap_complete::Shell>,
+
+    /// Write every shell's completions into this directory instead.
+    #[arg(long, value_name = "DIR", conflicts_with = "shell")]
+    pub dir: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write anarchon.1 and one page per command into this directory instead.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
 }

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod commands;
 pub mod connection;
 pub mod error;
+pub mod generate;
 pub mod output;
 pub mod runner;
 pub mod schedule;

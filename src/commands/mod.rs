@@ -85,11 +85,31 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::History(args) => history::execute(args, ctx).await?,
         Command::Trim(args) => trim::execute(args, ctx).await?,
         Command::Doctor(args) => doctor::execute(args, ctx).await?,
+        Command::Completions(args) => generated(match (args.dir, args.shell) {
+            (Some(dir), _) => crate::generate::write_completions(&dir),
+            (None, Some(shell)) => write_stdout(&crate::generate::completion(shell)),
+            (None, None) => Ok(()),
+        })?,
+        Command::Man(args) => generated(match args.dir {
+            Some(dir) => crate::generate::write_man_pages(&dir),
+            None => crate::generate::man_page().and_then(|page| write_stdout(&page)),
+        })?,
         Command::RunNow(args) => return run_now::execute(args, ctx).await,
         // `run` passes on its command's own exit code.
         Command::Run(args) => return run::execute(args, ctx).await,
     };
     Ok(code.code())
+}
+
+fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    std::io::stdout().write_all(bytes)
+}
+
+fn generated(written: std::io::Result<()>) -> Result<crate::error::ExitCode> {
+    written
+        .map(|()| crate::error::ExitCode::Ok)
+        .map_err(|e| Error::Other(format!("cannot write: {e}")))
 }
 
 impl ExecArgs {

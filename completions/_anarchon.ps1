@@ -1,0 +1,457 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'anarchon'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'anarchon' {
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim one run of a job: exactly one caller wins it')
+            [CompletionResult]::new('heartbeat', 'heartbeat', [CompletionResultType]::ParameterValue, 'Push the lease of a run you hold forward (only with the current attempt''s token)')
+            [CompletionResult]::new('finish', 'finish', [CompletionResultType]::ParameterValue, 'End a run you hold as ok or failed, recording its result')
+            [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List every job under the prefix: layout, runs in progress, last run, last result, history')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show one job in full: runs in progress with their leases, recent runs and results, keys')
+            [CompletionResult]::new('history', 'history', [CompletionResultType]::ParameterValue, 'Show a job''s attempts and results, newest first')
+            [CompletionResult]::new('trim', 'trim', [CompletionResultType]::ParameterValue, 'Trim a job''s history (or every job''s) with the scheduler''s rules')
+            [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Start a manual run of a job now, with or without a command')
+            [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page, or write one per command to --dir')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'anarchon;claim' {
+            [CompletionResult]::new('--slot', '--slot', [CompletionResultType]::ParameterName, 'The run: `now` (this minute by the server''s clock), ms since the epoch, or RFC 3339')
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m]')
+            [CompletionResult]::new('--idmp-duration', '--idmp-duration', [CompletionResultType]::ParameterName, 'idmp strategy: seconds Redis remembers a run''s idempotency ID (1..86400) [default: 300]')
+            [CompletionResult]::new('--idmp-max-size', '--idmp-max-size', [CompletionResultType]::ParameterName, 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]')
+            [CompletionResult]::new('--lease', '--lease', [CompletionResultType]::ParameterName, 'How long a claim holds the run without a heartbeat [default: 30s]')
+            [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Attempts in all: after a holder''s lease expires, a new claim takes attempt+1 until this many [default: 3]')
+            [CompletionResult]::new('--overlap', '--overlap', [CompletionResultType]::ParameterName, 'forbid: answer overlap while an older run of the job holds a live lease; allow: do not check [default: forbid]')
+            [CompletionResult]::new('--runner', '--runner', [CompletionResultType]::ParameterName, 'Who is claiming, recorded in the run (default host:pid)')
+            [CompletionResult]::new('--history-size', '--history-size', [CompletionResultType]::ParameterName, 'Keep about this many runs of history per job (the scheduler''s historySize) [default: 1000]')
+            [CompletionResult]::new('--history-ttl', '--history-ttl', [CompletionResultType]::ParameterName, 'Also drop history older than this (the scheduler''s historyTtlMs)')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;heartbeat' {
+            [CompletionResult]::new('--slot', '--slot', [CompletionResultType]::ParameterName, 'The run: `now` (this minute by the server''s clock), ms since the epoch, or RFC 3339')
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m]')
+            [CompletionResult]::new('--idmp-duration', '--idmp-duration', [CompletionResultType]::ParameterName, 'idmp strategy: seconds Redis remembers a run''s idempotency ID (1..86400) [default: 300]')
+            [CompletionResult]::new('--idmp-max-size', '--idmp-max-size', [CompletionResultType]::ParameterName, 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]')
+            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The token `claim` printed')
+            [CompletionResult]::new('--lease', '--lease', [CompletionResultType]::ParameterName, 'The new lease, from now by the server''s clock')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;finish' {
+            [CompletionResult]::new('--slot', '--slot', [CompletionResultType]::ParameterName, 'The run: `now` (this minute by the server''s clock), ms since the epoch, or RFC 3339')
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m]')
+            [CompletionResult]::new('--idmp-duration', '--idmp-duration', [CompletionResultType]::ParameterName, 'idmp strategy: seconds Redis remembers a run''s idempotency ID (1..86400) [default: 300]')
+            [CompletionResult]::new('--idmp-max-size', '--idmp-max-size', [CompletionResultType]::ParameterName, 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]')
+            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The token `claim` printed')
+            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'How the run ended')
+            [CompletionResult]::new('--result', '--result', [CompletionResultType]::ParameterName, 'A result to record, as text')
+            [CompletionResult]::new('--result-json', '--result-json', [CompletionResultType]::ParameterName, 'A result to record, as JSON')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;run' {
+            [CompletionResult]::new('--job', '--job', [CompletionResultType]::ParameterName, 'The job''s name (at most 200 bytes; no braces or control characters)')
+            [CompletionResult]::new('--schedule', '--schedule', [CompletionResultType]::ParameterName, 'Cron schedule the crontab line follows: 5 fields, 6 with seconds first, or @hourly style. The run is its latest fire time at or before the Redis server''s clock')
+            [CompletionResult]::new('--tz', '--tz', [CompletionResultType]::ParameterName, 'Time zone of --schedule (IANA name) [default: UTC]')
+            [CompletionResult]::new('--slot', '--slot', [CompletionResultType]::ParameterName, 'Run this slot instead of one from --schedule: `now` (this minute), ms, or RFC 3339')
+            [CompletionResult]::new('--max-late', '--max-late', [CompletionResultType]::ParameterName, 'Do not run a scheduled slot this much later than its time (exit 84)')
+            [CompletionResult]::new('--catch-up', '--catch-up', [CompletionResultType]::ParameterName, 'Also run, oldest first, the schedule''s slots within this window that no host ever claimed')
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m]')
+            [CompletionResult]::new('--idmp-duration', '--idmp-duration', [CompletionResultType]::ParameterName, 'idmp strategy: seconds Redis remembers a run''s idempotency ID (1..86400) [default: 300]')
+            [CompletionResult]::new('--idmp-max-size', '--idmp-max-size', [CompletionResultType]::ParameterName, 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]')
+            [CompletionResult]::new('--lease', '--lease', [CompletionResultType]::ParameterName, 'How long a claim holds the run without a heartbeat [default: 30s]')
+            [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Attempts in all: after a holder''s lease expires, a new claim takes attempt+1 until this many [default: 3]')
+            [CompletionResult]::new('--overlap', '--overlap', [CompletionResultType]::ParameterName, 'forbid: answer overlap while an older run of the job holds a live lease; allow: do not check [default: forbid]')
+            [CompletionResult]::new('--runner', '--runner', [CompletionResultType]::ParameterName, 'Who is claiming, recorded in the run (default host:pid)')
+            [CompletionResult]::new('--history-size', '--history-size', [CompletionResultType]::ParameterName, 'Keep about this many runs of history per job (the scheduler''s historySize) [default: 1000]')
+            [CompletionResult]::new('--history-ttl', '--history-ttl', [CompletionResultType]::ParameterName, 'Also drop history older than this (the scheduler''s historyTtlMs)')
+            [CompletionResult]::new('--backup-for', '--backup-for', [CompletionResultType]::ParameterName, 'How long a backup waits for the holder to finish or die (default: lease + one heartbeat)')
+            [CompletionResult]::new('--heartbeat', '--heartbeat', [CompletionResultType]::ParameterName, 'Heartbeat interval while the command runs (default: a third of --lease)')
+            [CompletionResult]::new('--on-lease-lost', '--on-lease-lost', [CompletionResultType]::ParameterName, 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]')
+            [CompletionResult]::new('--kill-after', '--kill-after', [CompletionResultType]::ParameterName, 'Grace between SIGTERM and SIGKILL when anarchon stops the command')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the command after this long and record it as failed (exit 124)')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--no-backup', '--no-backup', [CompletionResultType]::ParameterName, 'When another host holds the run, exit at once (82) instead of waiting as its backup')
+            [CompletionResult]::new('--shell', '--shell', [CompletionResultType]::ParameterName, 'Run the command line with /bin/sh -c (the words after -- joined by spaces)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress or notes on stderr; errors and lost leases are still reported')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress or notes on stderr; errors and lost leases are still reported')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;list' {
+            [CompletionResult]::new('--pattern', '--pattern', [CompletionResultType]::ParameterName, 'Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`)')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;inspect' {
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]')
+            [CompletionResult]::new('--last', '--last', [CompletionResultType]::ParameterName, 'How many of the newest runs to show')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;history' {
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]')
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only runs whose slot is at or after this: a duration ago (6h) or a time (RFC 3339, ms)')
+            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'Only attempts with this status')
+            [CompletionResult]::new('--last', '--last', [CompletionResultType]::ParameterName, 'At most this many entries')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;trim' {
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'Which layout to trim for JOB: lease, or a claim-only strategy [default: whichever exists]')
+            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep about this many runs per job (the scheduler''s historySize)')
+            [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Also remove runs whose slot is older than this')
+            [CompletionResult]::new('--protect', '--protect', [CompletionResultType]::ParameterName, 'Never remove a run younger than this: a late claim could still ask for it')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Trim every job under the prefix (both layouts)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Only report what would be removed')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (needed when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (needed when stdin is not a terminal)')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;run-now' {
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m]')
+            [CompletionResult]::new('--idmp-duration', '--idmp-duration', [CompletionResultType]::ParameterName, 'idmp strategy: seconds Redis remembers a run''s idempotency ID (1..86400) [default: 300]')
+            [CompletionResult]::new('--idmp-max-size', '--idmp-max-size', [CompletionResultType]::ParameterName, 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]')
+            [CompletionResult]::new('--lease', '--lease', [CompletionResultType]::ParameterName, 'How long a claim holds the run without a heartbeat [default: 30s]')
+            [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Attempts in all: after a holder''s lease expires, a new claim takes attempt+1 until this many [default: 3]')
+            [CompletionResult]::new('--overlap', '--overlap', [CompletionResultType]::ParameterName, 'forbid: answer overlap while an older run of the job holds a live lease; allow: do not check [default: forbid]')
+            [CompletionResult]::new('--runner', '--runner', [CompletionResultType]::ParameterName, 'Who is claiming, recorded in the run (default host:pid)')
+            [CompletionResult]::new('--history-size', '--history-size', [CompletionResultType]::ParameterName, 'Keep about this many runs of history per job (the scheduler''s historySize) [default: 1000]')
+            [CompletionResult]::new('--history-ttl', '--history-ttl', [CompletionResultType]::ParameterName, 'Also drop history older than this (the scheduler''s historyTtlMs)')
+            [CompletionResult]::new('--heartbeat', '--heartbeat', [CompletionResultType]::ParameterName, 'Heartbeat interval while the command runs (default: a third of --lease)')
+            [CompletionResult]::new('--on-lease-lost', '--on-lease-lost', [CompletionResultType]::ParameterName, 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]')
+            [CompletionResult]::new('--kill-after', '--kill-after', [CompletionResultType]::ParameterName, 'Grace between SIGTERM and SIGKILL when anarchon stops the command')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the command after this long and record it as failed (exit 124)')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--shell', '--shell', [CompletionResultType]::ParameterName, 'Run the command line with /bin/sh -c (the words after -- joined by spaces)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress or notes on stderr; errors and lost leases are still reported')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress or notes on stderr; errors and lost leases are still reported')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;doctor' {
+            [CompletionResult]::new('--pings', '--pings', [CompletionResultType]::ParameterName, 'How many PINGs measure the latency')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;completions' {
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Write every shell''s completions into this directory instead')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;man' {
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Write anarchon.1 and one page per command into this directory instead')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name, with --host')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;help' {
+            [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim one run of a job: exactly one caller wins it')
+            [CompletionResult]::new('heartbeat', 'heartbeat', [CompletionResultType]::ParameterValue, 'Push the lease of a run you hold forward (only with the current attempt''s token)')
+            [CompletionResult]::new('finish', 'finish', [CompletionResultType]::ParameterValue, 'End a run you hold as ok or failed, recording its result')
+            [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List every job under the prefix: layout, runs in progress, last run, last result, history')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show one job in full: runs in progress with their leases, recent runs and results, keys')
+            [CompletionResult]::new('history', 'history', [CompletionResultType]::ParameterValue, 'Show a job''s attempts and results, newest first')
+            [CompletionResult]::new('trim', 'trim', [CompletionResultType]::ParameterValue, 'Trim a job''s history (or every job''s) with the scheduler''s rules')
+            [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Start a manual run of a job now, with or without a command')
+            [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page, or write one per command to --dir')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'anarchon;help;claim' {
+            break
+        }
+        'anarchon;help;heartbeat' {
+            break
+        }
+        'anarchon;help;finish' {
+            break
+        }
+        'anarchon;help;run' {
+            break
+        }
+        'anarchon;help;list' {
+            break
+        }
+        'anarchon;help;inspect' {
+            break
+        }
+        'anarchon;help;history' {
+            break
+        }
+        'anarchon;help;trim' {
+            break
+        }
+        'anarchon;help;run-now' {
+            break
+        }
+        'anarchon;help;doctor' {
+            break
+        }
+        'anarchon;help;completions' {
+            break
+        }
+        'anarchon;help;man' {
+            break
+        }
+        'anarchon;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

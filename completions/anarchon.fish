@@ -1,0 +1,430 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_anarchon_global_optspecs
+    string join \n redis= host= port= db= user= password-file= tls tls-ca= tls-insecure cluster prefix= backend= json color= connect-timeout= command-timeout= h/help V/version
+end
+
+function __fish_anarchon_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_anarchon_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_anarchon_using_subcommand
+    set -l cmd (__fish_anarchon_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c anarchon -n "__fish_anarchon_needs_command" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_needs_command" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_needs_command" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_needs_command" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_needs_command" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_needs_command" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_needs_command" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_needs_command" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_needs_command" -s V -l version -d 'Print version'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "claim" -d 'Claim one run of a job: exactly one caller wins it'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "heartbeat" -d 'Push the lease of a run you hold forward (only with the current attempt\'s token)'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "finish" -d 'End a run you hold as ok or failed, recording its result'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "run" -d 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "list" -d 'List every job under the prefix: layout, runs in progress, last run, last result, history'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "inspect" -d 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "history" -d 'Show a job\'s attempts and results, newest first'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "trim" -d 'Trim a job\'s history (or every job\'s) with the scheduler\'s rules'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "run-now" -d 'Start a manual run of a job now, with or without a command'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "doctor" -d 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "man" -d 'Print the man page, or write one per command to --dir'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l slot -d 'The run: `now` (this minute by the server\'s clock), ms since the epoch, or RFC 3339' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l strategy -d 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)' -r -f -a "lease\t''
+stream-id\t''
+idmp\t''
+script\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l window -d 'script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l idmp-duration -d 'idmp strategy: seconds Redis remembers a run\'s idempotency ID (1..86400) [default: 300]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l idmp-max-size -d 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l lease -d 'How long a claim holds the run without a heartbeat [default: 30s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l max-attempts -d 'Attempts in all: after a holder\'s lease expires, a new claim takes attempt+1 until this many [default: 3]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l overlap -d 'forbid: answer overlap while an older run of the job holds a live lease; allow: do not check [default: forbid]' -r -f -a "forbid\t''
+allow\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l runner -d 'Who is claiming, recorded in the run (default host:pid)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l history-size -d 'Keep about this many runs of history per job (the scheduler\'s historySize) [default: 1000]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l history-ttl -d 'Also drop history older than this (the scheduler\'s historyTtlMs)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l slot -d 'The run: `now` (this minute by the server\'s clock), ms since the epoch, or RFC 3339' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l strategy -d 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)' -r -f -a "lease\t''
+stream-id\t''
+idmp\t''
+script\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l window -d 'script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l idmp-duration -d 'idmp strategy: seconds Redis remembers a run\'s idempotency ID (1..86400) [default: 300]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l idmp-max-size -d 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l token -d 'The token `claim` printed' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l lease -d 'The new lease, from now by the server\'s clock' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l slot -d 'The run: `now` (this minute by the server\'s clock), ms since the epoch, or RFC 3339' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l strategy -d 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)' -r -f -a "lease\t''
+stream-id\t''
+idmp\t''
+script\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l window -d 'script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l idmp-duration -d 'idmp strategy: seconds Redis remembers a run\'s idempotency ID (1..86400) [default: 300]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l idmp-max-size -d 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l token -d 'The token `claim` printed' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l status -d 'How the run ended' -r -f -a "ok\t''
+failed\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l result -d 'A result to record, as text' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l result-json -d 'A result to record, as JSON' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l job -d 'The job\'s name (at most 200 bytes; no braces or control characters)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l schedule -d 'Cron schedule the crontab line follows: 5 fields, 6 with seconds first, or @hourly style. The run is its latest fire time at or before the Redis server\'s clock' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tz -d 'Time zone of --schedule (IANA name) [default: UTC]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l slot -d 'Run this slot instead of one from --schedule: `now` (this minute), ms, or RFC 3339' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l max-late -d 'Do not run a scheduled slot this much later than its time (exit 84)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l catch-up -d 'Also run, oldest first, the schedule\'s slots within this window that no host ever claimed' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l strategy -d 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)' -r -f -a "lease\t''
+stream-id\t''
+idmp\t''
+script\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l window -d 'script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l idmp-duration -d 'idmp strategy: seconds Redis remembers a run\'s idempotency ID (1..86400) [default: 300]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l idmp-max-size -d 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l lease -d 'How long a claim holds the run without a heartbeat [default: 30s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l max-attempts -d 'Attempts in all: after a holder\'s lease expires, a new claim takes attempt+1 until this many [default: 3]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l overlap -d 'forbid: answer overlap while an older run of the job holds a live lease; allow: do not check [default: forbid]' -r -f -a "forbid\t''
+allow\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l runner -d 'Who is claiming, recorded in the run (default host:pid)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l history-size -d 'Keep about this many runs of history per job (the scheduler\'s historySize) [default: 1000]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l history-ttl -d 'Also drop history older than this (the scheduler\'s historyTtlMs)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l backup-for -d 'How long a backup waits for the holder to finish or die (default: lease + one heartbeat)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l heartbeat -d 'Heartbeat interval while the command runs (default: a third of --lease)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l on-lease-lost -d 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]' -r -f -a "terminate\t''
+continue\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l kill-after -d 'Grace between SIGTERM and SIGKILL when anarchon stops the command' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l timeout -d 'Stop the command after this long and record it as failed (exit 124)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l no-backup -d 'When another host holds the run, exit at once (82) instead of waiting as its backup'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l shell -d 'Run the command line with /bin/sh -c (the words after -- joined by spaces)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s q -l quiet -d 'No progress or notes on stderr; errors and lost leases are still reported'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l pattern -d 'Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l strategy -d 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]' -r -f -a "lease\t''
+stream-id\t''
+idmp\t''
+script\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l last -d 'How many of the newest runs to show' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l strategy -d 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]' -r -f -a "lease\t''
+stream-id\t''
+idmp\t''
+script\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l since -d 'Only runs whose slot is at or after this: a duration ago (6h) or a time (RFC 3339, ms)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l status -d 'Only attempts with this status' -r -f -a "running\t''
+finished\t''
+failed\t''
+interrupted\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l last -d 'At most this many entries' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l strategy -d 'Which layout to trim for JOB: lease, or a claim-only strategy [default: whichever exists]' -r -f -a "lease\t''
+stream-id\t''
+idmp\t''
+script\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l keep -d 'Keep about this many runs per job (the scheduler\'s historySize)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l older-than -d 'Also remove runs whose slot is older than this' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l protect -d 'Never remove a run younger than this: a late claim could still ask for it' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l all -d 'Trim every job under the prefix (both layouts)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l dry-run -d 'Only report what would be removed'
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s y -l yes -d 'Do not ask for confirmation (needed when stdin is not a terminal)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l strategy -d 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)' -r -f -a "lease\t''
+stream-id\t''
+idmp\t''
+script\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l window -d 'script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l idmp-duration -d 'idmp strategy: seconds Redis remembers a run\'s idempotency ID (1..86400) [default: 300]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l idmp-max-size -d 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l lease -d 'How long a claim holds the run without a heartbeat [default: 30s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l max-attempts -d 'Attempts in all: after a holder\'s lease expires, a new claim takes attempt+1 until this many [default: 3]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l overlap -d 'forbid: answer overlap while an older run of the job holds a live lease; allow: do not check [default: forbid]' -r -f -a "forbid\t''
+allow\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l runner -d 'Who is claiming, recorded in the run (default host:pid)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l history-size -d 'Keep about this many runs of history per job (the scheduler\'s historySize) [default: 1000]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l history-ttl -d 'Also drop history older than this (the scheduler\'s historyTtlMs)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l heartbeat -d 'Heartbeat interval while the command runs (default: a third of --lease)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l on-lease-lost -d 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]' -r -f -a "terminate\t''
+continue\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l kill-after -d 'Grace between SIGTERM and SIGKILL when anarchon stops the command' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l timeout -d 'Stop the command after this long and record it as failed (exit 124)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l shell -d 'Run the command line with /bin/sh -c (the words after -- joined by spaces)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s q -l quiet -d 'No progress or notes on stderr; errors and lost leases are still reported'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l pings -d 'How many PINGs measure the latency' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l dir -d 'Write every shell\'s completions into this directory instead' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l dir -d 'Write anarchon.1 and one page per command into this directory instead' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "claim" -d 'Claim one run of a job: exactly one caller wins it'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "heartbeat" -d 'Push the lease of a run you hold forward (only with the current attempt\'s token)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "finish" -d 'End a run you hold as ok or failed, recording its result'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "run" -d 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "list" -d 'List every job under the prefix: layout, runs in progress, last run, last result, history'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "inspect" -d 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "history" -d 'Show a job\'s attempts and results, newest first'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "trim" -d 'Trim a job\'s history (or every job\'s) with the scheduler\'s rules'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "run-now" -d 'Start a manual run of a job now, with or without a command'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "doctor" -d 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "man" -d 'Print the man page, or write one per command to --dir'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim run-now doctor completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

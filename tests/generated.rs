@@ -1,0 +1,64 @@
+//! The committed completions and man pages must match the clap definitions.
+//! Regenerate after changing a flag: `cargo run -- completions --dir completions` and
+//! `cargo run -- man --dir man` (or run this test with UPDATE_GENERATED=1).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap())
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn check(name: &str, write: fn(&Path) -> std::io::Result<()>) {
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+    if std::env::var_os("UPDATE_GENERATED").is_some() {
+        let _ = std::fs::remove_dir_all(&committed);
+        write(&committed).unwrap();
+    }
+    let fresh = tempfile::tempdir().unwrap();
+    write(fresh.path()).unwrap();
+    let (want, have) = (files(fresh.path()), files(&committed));
+    assert!(!want.is_empty());
+    let stale: Vec<&String> = want
+        .keys()
+        .chain(have.keys())
+        .filter(|f| want.get(*f) != have.get(*f))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "{name}/ is out of date with the clap definitions ({stale:?}); run `cargo run -- {} --dir {name}`",
+        if name == "man" { "man" } else { "completions" }
+    );
+}
+
+#[test]
+fn completions_are_up_to_date() {
+    check("completions", anarchon::generate::write_completions);
+}
+
+#[test]
+fn man_pages_are_up_to_date() {
+    check("man", anarchon::generate::write_man_pages);
+}
+
+#[test]
+fn the_completions_command_prints_each_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_anarchon"))
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("run-now") && text.contains("--strategy"), "{shell}");
+    }
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_anarchon")).arg("man").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains(".TH anarchon"));
+}
