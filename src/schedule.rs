@@ -92,7 +92,7 @@ fn normalize(text: &str) -> Result<String, String> {
             ));
         }
     }
-    fields[5] = day_of_week_names(&fields[5])?;
+    fields[5] = day_of_week_names(&fields[5]).map_err(|e| format!("--schedule {text:?}: {e}"))?;
     Ok(fields.join(" "))
 }
 

@@ -161,6 +161,12 @@ pub async fn active_runs_for(
     now: i64,
 ) -> Result<Vec<ActiveRun>> {
     let slots: Vec<String> = conn.query(redis::cmd("SMEMBERS").arg(&keys.active)).await?;
+    if let Some(bad) = slots.iter().find(|s| s.parse::<i64>().is_err()) {
+        return Err(Error::corrupt(
+            &keys.active,
+            format!("member {bad:?} is not a slot"),
+        ));
+    }
     if slots.is_empty() {
         return Ok(Vec::new());
     }

@@ -1,0 +1,112 @@
+//! Property tests over everything that parses user or store input: arbitrary text must give a
+//! value or an error that names what is wrong, never a panic.
+
+use anarchon::schedule::Schedule;
+use anarchon::store::discover::{Layout, classify_key};
+use anarchon::store::keys::{LeaseKeys, hash_slot, validate_job_name};
+use anarchon::store::read::ResultEntry;
+use anarchon::store::state::decode_state;
+use anarchon::time::{SlotSpec, parse_duration, parse_since, parse_slot};
+use proptest::prelude::*;
+
+const STATE: &str = "{cron:p}:state";
+const RESULTS: &str = "{cron:p}:results";
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn durations_parse_or_explain(text in "\\PC{0,20}") {
+        match parse_duration(&text) {
+            Ok(d) => prop_assert!(!d.is_zero()),
+            Err(e) => prop_assert!(e.contains("duration") || e.contains("zero")),
+        }
+    }
+
+    #[test]
+    fn well_formed_durations_parse(n in 1u64..100_000, unit in prop::sample::select(vec!["ms", "s", "m", "h"])) {
+        let d = parse_duration(&format!("{n}{unit}")).unwrap();
+        let ms = match unit { "ms" => n, "s" => n * 1000, "m" => n * 60_000, _ => n * 3_600_000 };
+        prop_assert_eq!(d.as_millis(), u128::from(ms));
+    }
+
+    #[test]
+    fn slots_parse_or_explain(text in "\\PC{0,40}") {
+        match parse_slot(&text) {
+            Ok(SlotSpec::At(ms)) => prop_assert!(ms >= 0),
+            Ok(SlotSpec::Now) => prop_assert!(text.trim().eq_ignore_ascii_case("now")),
+            Err(e) => prop_assert!(e.contains("slot") || e.contains("1970")),
+        }
+        let _ = parse_since(&text);
+    }
+
+    #[test]
+    fn millisecond_slots_round_trip(ms in 0i64..i64::MAX) {
+        prop_assert_eq!(parse_slot(&ms.to_string()).unwrap(), SlotSpec::At(ms));
+    }
+
+    #[test]
+    fn job_names_are_accepted_exactly_when_the_layout_allows(job in "\\PC{0,60}|.{0,3}[{}\\x00-\\x1f].{0,3}") {
+        let ok = !job.is_empty()
+            && job.len() <= 200
+            && !job.contains(['{', '}'])
+            && !job.chars().any(char::is_control);
+        prop_assert_eq!(validate_job_name(&job).is_ok(), ok);
+        if ok {
+            let keys = LeaseKeys::new("cron:", &job);
+            let slot = hash_slot(&keys.state);
+            prop_assert!(keys.all().iter().all(|k| hash_slot(k) == slot));
+            let found = classify_key("cron:", &keys.results).unwrap();
+            prop_assert_eq!(found.name, job);
+            prop_assert_eq!(found.layout, Layout::Lease);
+        }
+    }
+
+    #[test]
+    fn any_state_hash_decodes_or_names_the_key(
+        fields in prop::collection::vec(("[0-9a-z:_]{0,16}", "\\PC{0,12}"), 0..12)
+    ) {
+        if let Err(e) = decode_state(STATE, &fields) {
+            prop_assert!(e.to_string().contains(STATE), "{}", e);
+        }
+    }
+
+    #[test]
+    fn state_hashes_with_valid_shape_but_wild_values(
+        status in "running|finished|failed|interrupted|\\PC{0,8}",
+        attempt in "-?[0-9]{0,12}|\\PC{0,4}",
+        lease_end in "-?[0-9]{0,20}",
+    ) {
+        let fields: Vec<(String, String)> = vec![
+            ("7:status".into(), status),
+            ("7:attempt".into(), attempt),
+            ("7:token".into(), "t".into()),
+            ("7:lease_end".into(), lease_end),
+            ("7:claimed_at".into(), "1".into()),
+            ("7:started_at".into(), "1".into()),
+        ];
+        match decode_state(STATE, &fields) {
+            Ok(runs) => prop_assert!(runs[&7].attempt >= 1),
+            Err(e) => prop_assert!(e.to_string().contains("7:")),
+        }
+    }
+
+    #[test]
+    fn result_members_parse_or_name_the_key(member in "\\PC{0,80}") {
+        if let Err(e) = ResultEntry::parse(RESULTS, &member) {
+            prop_assert!(e.to_string().contains(RESULTS), "{}", e);
+        }
+    }
+
+    #[test]
+    fn schedules_parse_or_explain(expr in "[-*/,0-9A-Za-z@? ]{0,30}") {
+        if let Err(e) = Schedule::parse(&expr, "UTC") {
+            prop_assert!(e.contains("--schedule"));
+        }
+    }
+
+    #[test]
+    fn any_key_classifies_without_panic(key in "\\PC{0,40}") {
+        let _ = classify_key("cron:", &key);
+    }
+}

@@ -1,0 +1,383 @@
+//! Reliability: load, server restarts with and without AOF, a stalled server, a full server, and
+//! garbage in the store. Each ends with a clear error and exit code, no double run, and no lost
+//! record the server acknowledged.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Server, json, stderr};
+
+const SLOT: &str = "1796220300000";
+
+fn spawn_run(s: &Server, args: &[&str]) -> Child {
+    s.anarchon_process()
+        .arg("run")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn claimed(s: &Server, job: &str) -> bool {
+    let st: HashMap<String, String> = s.cmd(&["HGETALL", &format!("{{cron:{job}}}:state")]);
+    st.contains_key(&format!("{SLOT}:token"))
+}
+
+#[test]
+fn load_200_runs_over_50_slots_run_each_slot_exactly_once() {
+    let s = Server::start();
+    let file = s.dir.path().join("ran.txt");
+    let line = format!("echo $ANARCHON_SLOT >> {}", file.display());
+    // 4 contenders per slot, 10 slots at a time: 40 processes racing at once on 2 cores.
+    for wave in 0..5 {
+        let children: Vec<Child> = (0..10)
+            .flat_map(|i| {
+                let slot = (1_000_000 + (wave * 10 + i) * 60_000).to_string();
+                (0..4)
+                    .map(|_| {
+                        spawn_run(
+                            &s,
+                            &[
+                                "--job",
+                                "load",
+                                "--slot",
+                                &slot,
+                                "--overlap",
+                                "allow",
+                                "--shell",
+                                "--",
+                                &line,
+                            ],
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            assert!(
+                matches!(out.status.code(), Some(0) | Some(81)),
+                "{}",
+                stderr(&out)
+            );
+        }
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for slot in text.lines() {
+        *counts.entry(slot).or_default() += 1;
+    }
+    assert_eq!(counts.len(), 50, "every slot ran");
+    assert!(
+        counts.values().all(|n| *n == 1),
+        "a slot ran twice: {counts:?}"
+    );
+    assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:load}:results"]), 50);
+}
+
+#[test]
+fn a_restart_without_persistence_loses_the_lease_and_stops_the_command() {
+    let mut s = Server::start();
+    let child = spawn_run(
+        &s,
+        &[
+            "--job",
+            "r",
+            "--slot",
+            SLOT,
+            "--lease",
+            "1500ms",
+            "--kill-after",
+            "1s",
+            "--",
+            "sleep",
+            "30",
+        ],
+    );
+    wait_for("the claim", Duration::from_secs(10), || claimed(&s, "r"));
+    s.restart(&[]);
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(15));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("lease lost") && err.contains("state is gone"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_restart_with_aof_keeps_the_lease_and_every_acknowledged_record() {
+    let aof = ["--appendonly", "yes", "--appendfsync", "always"];
+    let mut s = Server::start_with(&aof);
+    // A finished run before the restart.
+    let out = s
+        .anarchon()
+        .args(["run", "--job", "a", "--slot", "1000", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let child = spawn_run(
+        &s,
+        &[
+            "--job", "a", "--slot", SLOT, "--lease", "3s", "--json", "--", "sleep", "2",
+        ],
+    );
+    wait_for("the claim", Duration::from_secs(10), || claimed(&s, "a"));
+    s.restart(&aof);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "finished");
+    assert_eq!(v["attempt"], 1);
+    let results: Vec<String> = s.cmd(&["ZRANGE", "{cron:a}:results", "0", "-1"]);
+    assert_eq!(
+        results.len(),
+        2,
+        "a record acknowledged before the restart was lost"
+    );
+    assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "1");
+}
+
+#[test]
+fn a_stall_longer_than_the_lease_never_lets_two_commands_overlap() {
+    let s = Server::start();
+    let log = s.dir.path().join("log.txt");
+    let body = |name: &str| {
+        format!(
+            "echo {name}-start >> {log}; trap 'echo {name}-end >> {log}; exit 143' TERM; sleep 30 & wait",
+            log = log.display()
+        )
+    };
+    let a_body = body("A");
+    let a = spawn_run(
+        &s,
+        &[
+            "--job",
+            "st",
+            "--slot",
+            SLOT,
+            "--lease",
+            "1s",
+            "--kill-after",
+            "2s",
+            "--command-timeout",
+            "500ms",
+            "--shell",
+            "--",
+            &a_body,
+        ],
+    );
+    wait_for("A's command", Duration::from_secs(10), || log.exists());
+    s.pause(true);
+    std::thread::sleep(Duration::from_millis(2500));
+    // A gave up at its lease end; its command is gone before the server comes back.
+    let a_log = std::fs::read_to_string(&log).unwrap();
+    s.pause(false);
+    assert!(
+        a_log.contains("A-end"),
+        "A's command still ran after its lease: {a_log}"
+    );
+    let out = a.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    assert!(stderr(&out).contains("lease lost"), "{}", stderr(&out));
+    // A backup arriving now finds the run ended or takes it over; either way, one at a time.
+    let b_body = format!("echo B-start >> {}", log.display());
+    let out = s
+        .anarchon()
+        .args([
+            "run",
+            "--job",
+            "st",
+            "--slot",
+            SLOT,
+            "--lease",
+            "1s",
+            "--backup-for",
+            "5s",
+            "--shell",
+            "--",
+            &b_body,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(81)),
+        "{}",
+        stderr(&out)
+    );
+    let lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(&lines[..2], ["A-start", "A-end"], "{lines:?}");
+}
+
+#[test]
+fn a_full_server_gives_a_clear_error_and_writes_nothing_half() {
+    let s = Server::start();
+    let out = s
+        .anarchon()
+        .args(["claim", "full", "--slot", "1000", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let token = json(&out)["token"].as_str().unwrap().to_string();
+    let info: String = s.cmd(&["INFO", "memory"]);
+    let used: i64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let _: () = s.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+    let _: () = s.cmd(&["CONFIG", "SET", "maxmemory", &(used + 200_000).to_string()]);
+    let mut c = s.client();
+    let junk = "x".repeat(10_000);
+    for i in 0..1000 {
+        if redis::cmd("SET")
+            .arg(format!("junk{i}"))
+            .arg(&junk)
+            .query::<()>(&mut c)
+            .is_err()
+        {
+            break;
+        }
+    }
+    let out = s
+        .anarchon()
+        .args(["claim", "full", "--slot", "2000", "--overlap", "allow"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("OOM") && err.contains("maxmemory"), "{err}");
+    let st: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:full}:state"]);
+    assert!(
+        !st.contains_key("2000:status"),
+        "a refused claim left state behind"
+    );
+    // The finish of the held run is refused whole, too: no stream entry without its result.
+    let out = s
+        .anarchon()
+        .args([
+            "finish", "full", "--slot", "1000", "--token", &token, "--status", "ok",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:full}:runs"]), 0);
+    assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:full}:results"]), 0);
+    // Room again: the held run finishes normally.
+    let _: () = s.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+    let out = s
+        .anarchon()
+        .args([
+            "finish", "full", "--slot", "1000", "--token", &token, "--status", "ok",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// Hand-written garbage in every key of a job: each command fails with the key's name, never a
+/// panic (exit 101).
+#[test]
+fn garbage_written_by_hand_is_reported_by_key_never_a_panic() {
+    let s = Server::start();
+    let cases: Vec<(&str, Vec<Vec<&str>>)> = vec![
+        (
+            "{cron:g}:state",
+            vec![
+                vec![
+                    "HSET",
+                    "{cron:g}:state",
+                    "5:status",
+                    "running",
+                    "5:attempt",
+                    "x",
+                    "5:token",
+                    "t",
+                    "5:lease_end",
+                    "zz",
+                ],
+                vec!["SADD", "{cron:g}:active", "5"],
+            ],
+        ),
+        (
+            "{cron:g}:active",
+            vec![
+                vec!["HSET", "{cron:g}:state", "oops", "1"],
+                vec!["SADD", "{cron:g}:active", "oops"],
+            ],
+        ),
+        (
+            "{cron:g}:slots",
+            vec![vec!["ZADD", "{cron:g}:slots", "1", "not-a-slot"]],
+        ),
+        (
+            "{cron:g}:results",
+            vec![
+                vec!["ZADD", "{cron:g}:results", "1", "not json"],
+                vec!["XADD", "{cron:g}:runs", "*", "slot", "1", "token", "t"],
+            ],
+        ),
+        (
+            "{cron:g}:runs",
+            vec![vec!["XADD", "{cron:g}:runs", "*", "slot", "soon"]],
+        ),
+        ("{cron:g}:active", vec![vec!["SET", "{cron:g}:active", "x"]]),
+        (
+            "cron:g:runs",
+            vec![vec!["XADD", "cron:g:runs", "*", "token", "t"]],
+        ),
+    ];
+    for (key, writes) in cases {
+        let _: () = s.cmd(&["FLUSHALL"]);
+        for w in &writes {
+            let _: redis::Value = s.cmd(w);
+        }
+        let mut named = false;
+        for args in [
+            vec!["inspect", "g"],
+            vec!["history", "g"],
+            vec!["list"],
+            vec!["claim", "g", "--slot", "5"],
+        ] {
+            let out: Output = s.anarchon().args(&args).output().unwrap();
+            let code = out.status.code();
+            assert_ne!(
+                code,
+                Some(101),
+                "{args:?} panicked on {key}: {}",
+                stderr(&out)
+            );
+            if code != Some(0) && code != Some(82) && code != Some(81) {
+                assert!(
+                    stderr(&out).starts_with("error: "),
+                    "{args:?}: {}",
+                    stderr(&out)
+                );
+                named |= stderr(&out).contains(key);
+            }
+        }
+        assert!(named, "no command named {key}");
+    }
+}
