@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Every benchmark, each reporting ratios against a baseline measured in the same run.
+set -euo pipefail
+cd "$(dirname "$0")"
+echo "== claim";    ./claim.sh "${1:-300}"
+echo "== run";      ./run.sh "${1:-300}"
+echo "== operator"; ./operator.sh 10000 1000 5
