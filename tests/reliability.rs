@@ -5,32 +5,12 @@
 mod common;
 
 use std::collections::{BTreeMap, HashMap};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
-use common::{Server, json, stderr};
+use common::{Server, json, spawn_run, stderr, wait_for};
 
 const SLOT: &str = "1796220300000";
-
-fn spawn_run(s: &Server, args: &[&str]) -> Child {
-    s.anarchon_process()
-        .arg("run")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap()
-}
-
-fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !ready() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 fn claimed(s: &Server, job: &str) -> bool {
     let st: HashMap<String, String> = s.cmd(&["HGETALL", &format!("{{cron:{job}}}:state")]);

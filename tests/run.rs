@@ -3,11 +3,10 @@
 mod common;
 
 use std::collections::HashMap;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
-use common::{Server, json, stderr};
+use common::{Server, json, spawn_run, stderr, wait_for};
 use serde_json::Value;
 
 const SLOT: &str = "1796220300000";
@@ -26,26 +25,6 @@ fn results(s: &Server, job: &str) -> Vec<Value> {
 
 fn run(s: &Server, args: &[&str]) -> Output {
     s.anarchon().arg("run").args(args).output().unwrap()
-}
-
-/// Starts `anarchon run` in its own process group, so the test can kill it with its command.
-fn spawn_run(s: &Server, args: &[&str]) -> Child {
-    s.anarchon_process()
-        .arg("run")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap()
-}
-
-fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !ready() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// A command line that records its pid in `pidfile` and then sleeps.

@@ -23,6 +23,9 @@ pub struct TokenReport<'a> {
     pub lease_end: Option<i64>,
     pub lease_end_time: Option<String>,
     pub server_time: i64,
+    /// Why the token no longer holds the run (text output only).
+    #[serde(skip)]
+    pub lost_reason: String,
 }
 
 impl<'a> TokenReport<'a> {
@@ -38,6 +41,7 @@ impl<'a> TokenReport<'a> {
             lease_end: reply.lease_end,
             lease_end_time: reply.lease_end.map(rfc3339),
             server_time: reply.server_now,
+            lost_reason: reply.lost_reason(),
         }
     }
 
@@ -55,17 +59,7 @@ impl<'a> TokenReport<'a> {
                 self.slot_time
             ),
             TokenOutcome::Lost => {
-                let why = if self.status.is_empty() {
-                    "the run has no state (never claimed, or trimmed)".to_string()
-                } else if self.status != "running" {
-                    format!("the run is {} already", self.status)
-                } else {
-                    format!(
-                        "attempt {} is now held by {}",
-                        self.attempt.unwrap_or(0),
-                        self.runner
-                    )
-                };
+                let why = &self.lost_reason;
                 println!(
                     "{} {} @ {}: {why}; this token no longer holds the run",
                     ctx.out.paint("lost", Tone::Bad),

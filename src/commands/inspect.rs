@@ -11,7 +11,7 @@ use crate::error::{Error, ExitCode, Result};
 use crate::store::discover::{Layout, find_jobs};
 use crate::store::keys::hash_slot;
 use crate::store::read::{self, KeyInfo, ResultEntry, RunEntry};
-use crate::store::state::{RunState, decode_state};
+use crate::store::state::{RUN_FIELDS, RunState, decode_state};
 use crate::store::{ClaimKeys, LeaseKeys, format};
 use crate::time::{humanize, rfc3339};
 
@@ -170,22 +170,11 @@ pub async fn active_runs_for(
     if slots.is_empty() {
         return Ok(Vec::new());
     }
-    const FIELDS: [&str; 9] = [
-        "status",
-        "attempt",
-        "token",
-        "runner",
-        "lease_end",
-        "claimed_at",
-        "started_at",
-        "finished_at",
-        "kind",
-    ];
     let mut pipe = redis::pipe();
     for slot in &slots {
         let mut cmd = redis::cmd("HMGET");
         cmd.arg(&keys.state);
-        for f in FIELDS {
+        for f in RUN_FIELDS {
             cmd.arg(format!("{slot}:{f}"));
         }
         pipe.add_command(cmd);
@@ -194,7 +183,7 @@ pub async fn active_runs_for(
     let mut pairs = Vec::new();
     for (slot, value) in slots.iter().zip(values) {
         let fields: Vec<Option<String>> = read::decode(&keys.state, value)?;
-        for (name, v) in FIELDS.iter().zip(fields) {
+        for (name, v) in RUN_FIELDS.iter().zip(fields) {
             if let Some(v) = v {
                 pairs.push((format!("{slot}:{name}"), v));
             }

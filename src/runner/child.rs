@@ -43,7 +43,7 @@ pub struct CommandSpec {
 }
 
 /// How the command ended.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct CommandOutcome {
     /// The exit code, when it exited normally.
     pub exit_code: Option<i32>,
@@ -51,7 +51,7 @@ pub struct CommandOutcome {
     pub signal: Option<i32>,
     pub duration_ms: u64,
     pub timed_out: bool,
-    /// The lease was lost while it ran (see `lease_lost_reason` in the summary).
+    /// The lease was lost while it ran (anarchon said why on stderr).
     pub lease_lost: bool,
     /// A signal anarchon received and forwarded.
     pub forwarded_signal: Option<i32>,
@@ -88,16 +88,7 @@ pub async fn run(
     quiet: bool,
 ) -> CommandOutcome {
     let started = Instant::now();
-    let mut outcome = CommandOutcome {
-        exit_code: None,
-        signal: None,
-        duration_ms: 0,
-        timed_out: false,
-        lease_lost: false,
-        forwarded_signal: None,
-        stderr_tail: String::new(),
-        spawn_error: None,
-    };
+    let mut outcome = CommandOutcome::default();
     let mut child = match spawn(spec) {
         Ok(child) => child,
         Err(e) => {
@@ -275,13 +266,7 @@ mod tests {
     fn exit_codes_follow_the_shell_conventions() {
         let mut o = CommandOutcome {
             exit_code: Some(3),
-            signal: None,
-            duration_ms: 0,
-            timed_out: false,
-            lease_lost: false,
-            forwarded_signal: None,
-            stderr_tail: String::new(),
-            spawn_error: None,
+            ..CommandOutcome::default()
         };
         assert_eq!(o.process_exit_code(), 3);
         assert!(!o.succeeded());

@@ -101,19 +101,7 @@ async fn heartbeat_until_expiry(conn: &mut Connection, held: &HeldLease) -> Resu
                 }
                 return Ok(());
             }
-            Ok(Ok(reply)) => {
-                return Err(if reply.status.is_empty() {
-                    "the run's state is gone".to_string()
-                } else if reply.status != "running" {
-                    format!("the run is {} already", reply.status)
-                } else {
-                    format!(
-                        "attempt {} is now held by {}",
-                        reply.attempt.unwrap_or(0),
-                        reply.runner
-                    )
-                });
-            }
+            Ok(Ok(reply)) => return Err(reply.lost_reason()),
             Ok(Err(e)) if !e.is_connection() && !matches!(e, Error::Redis(_)) => {
                 return Err(e.to_string());
             }

@@ -396,19 +396,7 @@ async fn record(
         };
         let error = match timeout(left.max(Duration::from_millis(100)), finish).await {
             Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => return Recorded::Yes,
-            Ok(Ok(reply)) => {
-                return Recorded::LeaseLost(if reply.status.is_empty() {
-                    "the run's state is gone".to_string()
-                } else if reply.status == "running" {
-                    format!(
-                        "attempt {} is held by {}",
-                        reply.attempt.unwrap_or(0),
-                        reply.runner
-                    )
-                } else {
-                    format!("the run is {} already", reply.status)
-                });
-            }
+            Ok(Ok(reply)) => return Recorded::LeaseLost(reply.lost_reason()),
             Ok(Err(e)) if !e.is_connection() && !matches!(e, Error::Redis(_)) => {
                 return Recorded::Unreachable(e.to_string());
             }

@@ -120,19 +120,22 @@ pub fn decode_state(key: &str, fields: &[(String, String)]) -> Result<BTreeMap<i
         .collect()
 }
 
+/// Every attribute a run has in the state hash, as `<slot>:<attribute>` (the same list as
+/// RUN_FIELDS in lua/lib.lua).
+pub const RUN_FIELDS: [&str; 9] = [
+    "status",
+    "attempt",
+    "token",
+    "runner",
+    "lease_end",
+    "claimed_at",
+    "started_at",
+    "finished_at",
+    "kind",
+];
+
 fn decode_run(key: &str, slot: i64, attrs: &BTreeMap<&str, &str>) -> Result<RunState> {
-    const KNOWN: [&str; 9] = [
-        "status",
-        "attempt",
-        "token",
-        "runner",
-        "lease_end",
-        "claimed_at",
-        "started_at",
-        "finished_at",
-        "kind",
-    ];
-    if let Some(unknown) = attrs.keys().find(|a| !KNOWN.contains(a)) {
+    if let Some(unknown) = attrs.keys().find(|a| !RUN_FIELDS.contains(a)) {
         return Err(Error::corrupt(
             key,
             format!("field {slot}:{unknown} is not part of store format 1"),

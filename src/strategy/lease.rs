@@ -90,6 +90,23 @@ pub enum TokenOutcome {
 
 pub type TokenReply = ScriptReply<TokenOutcome>;
 
+impl TokenReply {
+    /// In words, why a `lost` answer means the caller no longer holds the run.
+    pub fn lost_reason(&self) -> String {
+        if self.status.is_empty() {
+            "the run's state is gone (never claimed, or trimmed)".to_string()
+        } else if self.status != "running" {
+            format!("the run is {} already", self.status)
+        } else {
+            format!(
+                "attempt {} is now held by {}",
+                self.attempt.unwrap_or(0),
+                self.runner
+            )
+        }
+    }
+}
+
 /// Final status of a run given to finish.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FinishStatus {

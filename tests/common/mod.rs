@@ -261,3 +261,26 @@ pub fn have(program: &str) -> bool {
 pub fn dead_port() -> u16 {
     free_port()
 }
+
+/// Starts `anarchon run ARGS` in its own process group, with piped output, so a test can signal it
+/// and its command together.
+pub fn spawn_run(s: &Server, args: &[&str]) -> Child {
+    use std::os::unix::process::CommandExt;
+    s.anarchon_process()
+        .arg("run")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+/// Polls `ready` every 20 ms; fails the test after `limit`.
+pub fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
