@@ -69,9 +69,13 @@ impl Output {
         use comfy_table::{ContentArrangement, Table, presets};
         let mut table = Table::new();
         if self.tty {
-            table
-                .load_preset(presets::UTF8_FULL_CONDENSED)
-                .set_content_arrangement(ContentArrangement::Dynamic);
+            table.load_preset(presets::UTF8_FULL_CONDENSED);
+            // Wrap to the terminal's width, but only a width worth wrapping to: a terminal that
+            // reports none (0 columns, as under some multiplexers) would squeeze every cell to a
+            // letter.
+            if table.width().is_some_and(|w| w >= 40) {
+                table.set_content_arrangement(ContentArrangement::Dynamic);
+            }
         } else {
             table.load_preset(presets::NOTHING);
         }

@@ -1,0 +1,138 @@
+//! What a person at a terminal sees: `script` (util-linux, always on Debian) gives the binary a
+//! real pseudo-terminal, so tables, colours, abbreviations and the trim confirmation show as they
+//! would for an operator.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use common::Server;
+
+/// Runs `anarchon ARGS` on a pseudo-terminal, typing `input`; returns what the terminal showed.
+fn on_tty(s: &Server, args: &str, input: &str, env: &[(&str, &str)]) -> Output {
+    let line = format!(
+        "stty cols {cols} rows 40 2>/dev/null; {} --redis {} {args}",
+        common::anarchon_path().display(),
+        s.url,
+        cols = env
+            .iter()
+            .find(|(k, _)| *k == "COLUMNS")
+            .map_or("160", |(_, v)| v)
+    );
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &line, "/dev/null"])
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("script(1) from util-linux");
+    // Give the prompt a moment to appear before typing, as a person would.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn seed_runs(s: &Server, job: &str, n: i64) {
+    for i in 0..n {
+        let slot = (1_000_000 + i * 60_000).to_string();
+        let out = s
+            .anarchon()
+            .args([
+                "run",
+                "--job",
+                job,
+                "--slot",
+                &slot,
+                "--overlap",
+                "allow",
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+    }
+}
+
+#[test]
+fn trim_asks_on_a_terminal_and_obeys_the_answer() {
+    let s = Server::start();
+    seed_runs(&s, "t", 4);
+    let out = on_tty(&s, "trim t --keep 1", "n", &[]);
+    let shown = text(&out);
+    assert!(
+        shown.contains("Trim 3 runs of history from job t?"),
+        "{shown}"
+    );
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(shown.contains("not confirmed"), "{shown}");
+    assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:t}:slots"]), 4);
+
+    let out = on_tty(&s, "trim t --keep 1", "y", &[]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("trimmed 3 runs of t"), "{shown}");
+    assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:t}:slots"]), 1);
+}
+
+#[test]
+fn tables_colours_and_relative_times_on_a_terminal() {
+    let s = Server::start();
+    seed_runs(&s, "billing", 2);
+    let out = s
+        .anarchon()
+        .args(["claim", "billing", "--slot", "now", "--runner", "host-a:1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+
+    let shown = text(&on_tty(&s, "list", "", &[]));
+    assert!(
+        shown.contains('│') || shown.contains('┆') || shown.contains('|'),
+        "no table borders: {shown}"
+    );
+    assert!(shown.contains(" ago)"), "no relative time: {shown}");
+
+    // A terminal that reports no width still gets a readable table.
+    let shown = text(&on_tty(&s, "list", "", &[("COLUMNS", "0")]));
+    assert!(
+        shown.contains("JOB") && shown.contains("billing"),
+        "{shown}"
+    );
+
+    let shown = text(&on_tty(&s, "inspect billing", "", &[]));
+    assert!(
+        shown.contains('…'),
+        "the token is not abbreviated on a terminal: {shown}"
+    );
+    assert!(shown.contains(" left"), "{shown}");
+
+    let shown = text(&on_tty(&s, "claim billing --slot now", "", &[]));
+    assert!(
+        shown.contains("\x1b["),
+        "no colour on a terminal: {shown:?}"
+    );
+    let shown = text(&on_tty(
+        &s,
+        "claim billing --slot now",
+        "",
+        &[("NO_COLOR", "1")],
+    ));
+    assert!(
+        !shown.contains("\x1b["),
+        "colour despite NO_COLOR: {shown:?}"
+    );
+}
