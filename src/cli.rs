@@ -549,6 +549,11 @@ pub struct ExecArgs {
     #[arg(long)]
     pub shell: bool,
 
+    /// Keep the command in anarchon's process group, so it can read from the terminal (as
+    /// `timeout --foreground`). Signals then reach the command alone, not its children.
+    #[arg(long)]
+    pub foreground: bool,
+
     /// No progress or notes on stderr; errors and lost leases are still reported.
     #[arg(long, short)]
     pub quiet: bool,

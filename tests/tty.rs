@@ -136,3 +136,18 @@ fn tables_colours_and_relative_times_on_a_terminal() {
         "colour despite NO_COLOR: {shown:?}"
     );
 }
+
+#[test]
+fn foreground_commands_can_read_the_terminal() {
+    let s = Server::start();
+    // In its own process group a command reading the terminal would be stopped (SIGTTIN);
+    // --foreground keeps it in the terminal's group.
+    let file = s.dir.path().join("read.txt");
+    let args = format!(
+        "run-now fg --foreground --shell -- 'head -n 1 > {}'",
+        file.display()
+    );
+    let out = on_tty(&s, &args, "typed line\n", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), "typed line");
+}

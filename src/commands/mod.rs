@@ -132,6 +132,7 @@ impl ExecArgs {
             command: CommandSpec {
                 argv: command.to_vec(),
                 shell: self.shell,
+                foreground: self.foreground,
                 env: Vec::new(),
                 timeout: self.timeout,
                 kill_after: self.kill_after,

@@ -4,12 +4,14 @@
 //!
 //! Like coreutils `timeout`, the command runs in its own process group and every signal goes to
 //! the whole group: a shell's children die with it instead of running on, orphaned, after the
-//! lease is gone. A terminal's Ctrl-C reaches anarchon, which forwards it once.
+//! lease is gone. A terminal's Ctrl-C reaches anarchon, which forwards it once. With
+//! `--foreground` the command stays in our group so it can read the terminal (a terminal's Ctrl-C
+//! then reaches it directly as well as forwarded), and only the command itself is signalled.
 
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -33,6 +35,8 @@ pub struct CommandSpec {
     pub argv: Vec<String>,
     /// Run `argv` joined by spaces with `/bin/sh -c`.
     pub shell: bool,
+    /// Stay in our process group (terminal access); signal the command alone.
+    pub foreground: bool,
     /// Extra environment for the command (ANARCHON_JOB, ...).
     pub env: Vec<(String, String)>,
     pub timeout: Option<Duration>,
@@ -105,7 +109,10 @@ pub async fn run(
             return outcome;
         }
     };
-    let pid = child.id().map(|id| Pid::from_raw(id as i32));
+    let target = child.id().map(|id| Target {
+        pid: Pid::from_raw(id as i32),
+        group: !spec.foreground,
+    });
     let tail = tokio::spawn(pass_through_stderr(child.stderr.take()));
 
     let (mut sigint, mut sigterm, mut sighup) = match (
@@ -129,13 +136,13 @@ pub async fn run(
     let status = loop {
         tokio::select! {
             status = child.wait() => break status,
-            _ = sigint.recv() => forward(pid, Signal::SIGINT, &mut outcome),
-            _ = sigterm.recv() => forward(pid, Signal::SIGTERM, &mut outcome),
-            _ = sighup.recv() => forward(pid, Signal::SIGHUP, &mut outcome),
+            _ = sigint.recv() => forward(target, Signal::SIGINT, &mut outcome),
+            _ = sigterm.recv() => forward(target, Signal::SIGTERM, &mut outcome),
+            _ = sighup.recv() => forward(target, Signal::SIGHUP, &mut outcome),
             _ = sleep_until(timeout_at), if !outcome.timed_out && timeout_at < far => {
                 outcome.timed_out = true;
                 eprintln!("anarchon: the command ran longer than --timeout; stopping it (SIGTERM, SIGKILL after {})", humantime::format_duration(spec.kill_after));
-                send(pid, Signal::SIGTERM);
+                send(target, Signal::SIGTERM);
                 kill_at = kill_at.min(Instant::now() + spec.kill_after);
             }
             lost = lease_lost.recv(), if lease_watch_open => {
@@ -144,7 +151,7 @@ pub async fn run(
                     outcome.lease_lost = true;
                     if spec.stop_on_lease_lost {
                         eprintln!("anarchon: lease lost ({}); stopping the command (SIGTERM, SIGKILL after {})", lost.reason, humantime::format_duration(spec.kill_after));
-                        send(pid, Signal::SIGTERM);
+                        send(target, Signal::SIGTERM);
                         kill_at = kill_at.min(Instant::now() + spec.kill_after);
                     } else if !quiet {
                         eprintln!("anarchon: lease lost ({}); the command keeps running (--on-lease-lost continue)", lost.reason);
@@ -152,7 +159,7 @@ pub async fn run(
                 }
             }
             _ = sleep_until(kill_at), if kill_at < far => {
-                send(pid, Signal::SIGKILL);
+                send(target, Signal::SIGKILL);
                 kill_at = far;
             }
         }
@@ -174,22 +181,33 @@ fn spawn(spec: &CommandSpec) -> std::io::Result<Child> {
         .stdin(Stdio::inherit())
         .stdout(Stdio::inherit())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(false)
-        .spawn()
-}
-
-fn forward(pid: Option<Pid>, sig: Signal, outcome: &mut CommandOutcome) {
-    outcome.forwarded_signal = Some(sig as i32);
-    send(pid, sig);
-}
-
-/// Signals the command's process group (its id is the command's pid).
-fn send(pid: Option<Pid>, sig: Signal) {
-    if let Some(pid) = pid {
-        // The group may be gone already: ESRCH is fine.
-        let _ = killpg(pid, sig);
+        .kill_on_drop(false);
+    if !spec.foreground {
+        cmd.process_group(0);
     }
+    cmd.spawn()
+}
+
+/// Whom anarchon signals: the command's process group (its id is the command's pid), or with
+/// `--foreground` the command alone.
+#[derive(Debug, Clone, Copy)]
+struct Target {
+    pid: Pid,
+    group: bool,
+}
+
+fn forward(target: Option<Target>, sig: Signal, outcome: &mut CommandOutcome) {
+    outcome.forwarded_signal = Some(sig as i32);
+    send(target, sig);
+}
+
+fn send(target: Option<Target>, sig: Signal) {
+    // The process may be gone already: ESRCH is fine.
+    let _ = match target {
+        Some(Target { pid, group: true }) => killpg(pid, sig),
+        Some(Target { pid, group: false }) => kill(pid, sig),
+        None => Ok(()),
+    };
 }
 
 async fn finish_outcome(
