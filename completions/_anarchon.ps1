@@ -195,6 +195,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
         }
         'anarchon;list' {
             [CompletionResult]::new('--pattern', '--pattern', [CompletionResultType]::ParameterName, 'Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`)')
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'Only jobs of this strategy''s layout: lease, or any claim-only one [default: both layouts]')
             [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')

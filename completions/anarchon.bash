@@ -933,7 +933,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__list)
-            opts="-h --pattern --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
+            opts="-h --pattern --strategy --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -941,6 +941,10 @@ _anarchon() {
             case "${prev}" in
                 --pattern)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --strategy)
+                    COMPREPLY=($(compgen -W "lease stream-id idmp script" -- "${cur}"))
                     return 0
                     ;;
                 --redis)

@@ -187,6 +187,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         }
         &'anarchon;list'= {
             cand --pattern 'Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`)'
+            cand --strategy 'Only jobs of this strategy''s layout: lease, or any claim-only one [default: both layouts]'
             cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'

@@ -207,6 +207,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l cluster -d 'Us
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l pattern -d 'Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l strategy -d 'Only jobs of this strategy\'s layout: lease, or any claim-only one [default: both layouts]' -r -f -a "lease\t''
+stream-id\t''
+idmp\t''
+script\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l port -d 'Port, with --host [default: 6379]' -r

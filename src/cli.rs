@@ -487,6 +487,10 @@ pub struct ListArgs {
     /// Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`).
     #[arg(long, default_value = "*", value_name = "GLOB")]
     pub pattern: String,
+
+    /// Only jobs of this strategy's layout: lease, or any claim-only one [default: both layouts].
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Option<StrategyName>,
 }
 
 #[derive(Debug, Args)]

@@ -165,6 +165,11 @@ fn list_shows_every_job_of_both_layouts_sorted() {
 
     let v = json(&cli(&s, &["list", "--json", "--pattern", "b*"]));
     assert_eq!(v["jobs"].as_array().unwrap().len(), 1);
+    let v = json(&cli(&s, &["list", "--json", "--strategy", "stream-id"]));
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!(v["jobs"][0]["job"], "legacy");
+    let v = json(&cli(&s, &["list", "--json", "--strategy", "lease"]));
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 3);
 
     // Piped text: aligned columns, no colour, no borders.
     let out = cli(&s, &["list"]);

@@ -2,10 +2,10 @@
 
 use serde::Serialize;
 
-use crate::cli::ListArgs;
+use crate::cli::{ListArgs, StrategyName};
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
-use crate::store::discover::find_jobs;
+use crate::store::discover::{Layout, find_jobs};
 use crate::store::read::{JobSummary, summarize};
 use crate::store::{format, validate_prefix};
 use crate::time::rfc3339;
@@ -32,7 +32,15 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
     validate_prefix(ctx.prefix())?;
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
-    let jobs = find_jobs(&mut conn, ctx.prefix(), &args.pattern).await?;
+    let wanted = args.strategy.map(|s| match s {
+        StrategyName::Lease => Layout::Lease,
+        _ => Layout::ClaimOnly,
+    });
+    let jobs: Vec<_> = find_jobs(&mut conn, ctx.prefix(), &args.pattern)
+        .await?
+        .into_iter()
+        .filter(|j| wanted.is_none_or(|layout| j.layout == layout))
+        .collect();
     let summaries = summarize(&mut conn, ctx.prefix(), &jobs).await?;
     let now = check.server_now_ms;
     if ctx.out.json {
