@@ -114,12 +114,7 @@ fn generated(written: std::io::Result<()>) -> Result<crate::error::ExitCode> {
 
 impl ExecArgs {
     /// Runner options for `command` under a lease of `lease`; checks the heartbeat fits the lease.
-    pub fn runner_options(
-        &self,
-        command: &[String],
-        lease: Duration,
-        backup_for: Option<Duration>,
-    ) -> Result<RunnerOptions> {
+    pub fn runner_options(&self, command: &[String], lease: Duration) -> Result<RunnerOptions> {
         let heartbeat = self.heartbeat.unwrap_or(lease / 3);
         if heartbeat >= lease {
             return Err(Error::usage(format!(
@@ -139,7 +134,8 @@ impl ExecArgs {
                 stop_on_lease_lost: self.on_lease_lost != Some(LeaseLostAction::Continue),
             },
             heartbeat,
-            backup_for,
+            // Only `run` waits as a backup; it sets this itself.
+            backup_for: None,
             quiet: self.quiet,
         })
     }

@@ -69,7 +69,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         .transpose()
         .map_err(Error::Usage)?;
     let lease_len = args.lease.lease_or_default();
-    let opts = args.exec.runner_options(&args.command, lease_len, None)?;
+    let opts = args.exec.runner_options(&args.command, lease_len)?;
     let heartbeat = opts.heartbeat;
     let opts = RunnerOptions {
         backup_for: (!args.no_backup).then(|| args.backup_for.unwrap_or(lease_len + heartbeat)),

@@ -22,7 +22,7 @@ pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
         None
     } else {
         let lease = args.lease.lease_or_default();
-        Some(args.exec.runner_options(&args.command, lease, None)?)
+        Some(args.exec.runner_options(&args.command, lease)?)
     };
     let (mut conn, check) = ctx.open_for_write(strategy).await?;
     let now = check.server_now_ms;
