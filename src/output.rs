@@ -118,3 +118,30 @@ impl Output {
         }
     }
 }
+
+/// A short text for a result: the exit code for `run`'s results, else compact JSON.
+pub fn result_summary(result: Option<&serde_json::Value>) -> String {
+    match result {
+        None | Some(serde_json::Value::Null) => "-".to_string(),
+        Some(v) if v.get("exit_code").is_some() || v.get("signal").is_some() => {
+            match (
+                v["exit_code"].as_i64(),
+                v["signal"].as_i64(),
+                v["timed_out"].as_bool(),
+            ) {
+                (_, _, Some(true)) => "timed out".to_string(),
+                (Some(code), _, _) => format!("exit {code}"),
+                (None, Some(sig), _) => format!("signal {sig}"),
+                _ => v.to_string(),
+            }
+        }
+        Some(v) => {
+            let text = v.to_string();
+            if text.chars().count() > 40 {
+                format!("{}…", text.chars().take(39).collect::<String>())
+            } else {
+                text
+            }
+        }
+    }
+}

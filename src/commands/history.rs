@@ -4,9 +4,10 @@ use serde::Serialize;
 
 use crate::cli::HistoryArgs;
 use crate::commands::Context;
-use crate::commands::inspect::{locate_job, result_summary, runs_with_results};
 use crate::error::{ExitCode, Result};
+use crate::output::result_summary;
 use crate::store::discover::Layout;
+use crate::store::job::{locate_job, runs_with_results};
 use crate::store::read::{self, ResultEntry};
 use crate::store::{ClaimKeys, format};
 use crate::time::{humanize, rfc3339};
@@ -96,7 +97,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     let results_key = &lease_keys.results;
     // Runs in progress first: they are the newest news.
     if layout == Layout::Lease && wanted("running") {
-        let detail = crate::commands::inspect::active_runs_for(&mut conn, &lease_keys, now).await?;
+        let detail = crate::store::job::active_runs_for(&mut conn, &lease_keys, now).await?;
         for a in detail {
             if since.is_none_or(|s| a.state.slot >= s) {
                 entries.push(HistoryEntry {

@@ -9,10 +9,10 @@ use serde::Serialize;
 
 use crate::cli::TrimArgs;
 use crate::commands::Context;
-use crate::commands::inspect::locate_job;
 use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
 use crate::store::discover::{JobRef, Layout, find_jobs};
+use crate::store::job::locate_job;
 use crate::store::{ClaimKeys, LeaseKeys, format, validate_job_name, validate_prefix};
 use crate::strategy::claim_only;
 use crate::strategy::lease::{self, HistoryPolicy};
