@@ -12,6 +12,15 @@ use common::{Server, json, spawn_run, stderr, wait_for};
 
 const SLOT: &str = "1796220300000";
 
+/// The load test starts 40 processes at once; the timing tests must not share the 2 cores with it.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn claimed(s: &Server, job: &str) -> bool {
     let st: HashMap<String, String> = s.cmd(&["HGETALL", &format!("{{cron:{job}}}:state")]);
     st.contains_key(&format!("{SLOT}:token"))
@@ -19,6 +28,7 @@ fn claimed(s: &Server, job: &str) -> bool {
 
 #[test]
 fn load_200_runs_over_50_slots_run_each_slot_exactly_once() {
+    let _alone = alone();
     let s = Server::start();
     let file = s.dir.path().join("ran.txt");
     let line = format!("echo $ANARCHON_SLOT >> {}", file.display());
@@ -71,6 +81,7 @@ fn load_200_runs_over_50_slots_run_each_slot_exactly_once() {
 
 #[test]
 fn a_restart_without_persistence_loses_the_lease_and_stops_the_command() {
+    let _alone = alone();
     let mut s = Server::start();
     let child = spawn_run(
         &s,
@@ -103,6 +114,7 @@ fn a_restart_without_persistence_loses_the_lease_and_stops_the_command() {
 
 #[test]
 fn a_restart_with_aof_keeps_the_lease_and_every_acknowledged_record() {
+    let _alone = alone();
     let aof = ["--appendonly", "yes", "--appendfsync", "always"];
     let mut s = Server::start_with(&aof);
     // A finished run before the restart.
@@ -136,6 +148,7 @@ fn a_restart_with_aof_keeps_the_lease_and_every_acknowledged_record() {
 
 #[test]
 fn a_stall_longer_than_the_lease_never_lets_two_commands_overlap() {
+    let _alone = alone();
     let s = Server::start();
     let log = s.dir.path().join("log.txt");
     let body = |name: &str| {

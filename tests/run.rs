@@ -197,14 +197,14 @@ fn a_live_holder_keeps_its_lease_with_heartbeats() {
     let holder = spawn_run(
         &s,
         &[
-            "--job", "hb", "--slot", SLOT, "--lease", "600ms", "--json", "--", "sleep", "2",
+            "--job", "hb", "--slot", SLOT, "--lease", "1s", "--json", "--", "sleep", "3.5",
         ],
     );
     wait_for("the claim", Duration::from_secs(10), || {
         state(&s, "hb").contains_key(&format!("{SLOT}:token"))
     });
     // Well past the first lease: a claim still finds the run held by attempt 1.
-    std::thread::sleep(Duration::from_millis(1300));
+    std::thread::sleep(Duration::from_millis(2000));
     let out = s
         .anarchon()
         .args(["claim", "hb", "--slot", SLOT, "--json"])
