@@ -181,6 +181,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
             [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
             [CompletionResult]::new('--no-backup', '--no-backup', [CompletionResultType]::ParameterName, 'When another host holds the run, exit at once (82) instead of waiting as its backup')
+            [CompletionResult]::new('--skipped-ok', '--skipped-ok', [CompletionResultType]::ParameterName, 'Exit 0 instead of 80/81/82 when another host holds or already ran the slot (for monitoring that treats any non-zero cron exit as a failure). Too late (84) stays non-zero')
             [CompletionResult]::new('--shell', '--shell', [CompletionResultType]::ParameterName, 'Run the command line with /bin/sh -c (the words after -- joined by spaces)')
             [CompletionResult]::new('--foreground', '--foreground', [CompletionResultType]::ParameterName, 'Keep the command in anarchon''s process group, so it can read from the terminal (as `timeout --foreground`). Signals then reach the command alone, not its children')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress or notes on stderr; errors and lost leases are still reported')

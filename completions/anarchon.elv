@@ -174,6 +174,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --connect-timeout 'Give up connecting after this long'
             cand --command-timeout 'Give up waiting for one reply after this long'
             cand --no-backup 'When another host holds the run, exit at once (82) instead of waiting as its backup'
+            cand --skipped-ok 'Exit 0 instead of 80/81/82 when another host holds or already ran the slot (for monitoring that treats any non-zero cron exit as a failure). Too late (84) stays non-zero'
             cand --shell 'Run the command line with /bin/sh -c (the words after -- joined by spaces)'
             cand --foreground 'Keep the command in anarchon''s process group, so it can read from the terminal (as `timeout --foreground`). Signals then reach the command alone, not its children'
             cand -q 'No progress or notes on stderr; errors and lost leases are still reported'

@@ -198,6 +198,7 @@ never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l no-backup -d 'When another host holds the run, exit at once (82) instead of waiting as its backup'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l skipped-ok -d 'Exit 0 instead of 80/81/82 when another host holds or already ran the slot (for monitoring that treats any non-zero cron exit as a failure). Too late (84) stays non-zero'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l shell -d 'Run the command line with /bin/sh -c (the words after -- joined by spaces)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l foreground -d 'Keep the command in anarchon\'s process group, so it can read from the terminal (as `timeout --foreground`). Signals then reach the command alone, not its children'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s q -l quiet -d 'No progress or notes on stderr; errors and lost leases are still reported'

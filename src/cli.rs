@@ -464,6 +464,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_backup: bool,
 
+    /// Exit 0 instead of 80/81/82 when another host holds or already ran the slot (for
+    /// monitoring that treats any non-zero cron exit as a failure). Too late (84) stays non-zero.
+    #[arg(long)]
+    pub skipped_ok: bool,
+
     /// How long a backup waits for the holder to finish or die (default: lease + one heartbeat).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", conflicts_with = "no_backup")]
     pub backup_for: Option<Duration>,

@@ -426,6 +426,24 @@ fn no_backup_exits_at_once_when_the_run_is_held() {
     );
     assert_eq!(out.status.code(), Some(82));
     assert!(start.elapsed() < Duration::from_secs(3));
+    // --skipped-ok: another host has it, and that is fine for monitoring.
+    let out = run(
+        &s,
+        &[
+            "--job",
+            "nb",
+            "--slot",
+            SLOT,
+            "--no-backup",
+            "--skipped-ok",
+            "--json",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json(&out)["outcome"], "running");
+    assert_eq!(json(&out)["exit_code"], 0);
     // A backup gives up after --backup-for while the holder lives.
     let out = run(
         &s,

@@ -138,7 +138,10 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         .filter(|r| r.outcome == SlotOutcome::Ran)
         .map(SlotReport::exit_code)
         .find(|code| *code != 0)
-        .unwrap_or_else(|| report.exit_code());
+        .unwrap_or_else(|| match report.outcome {
+            SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::Overlap if args.skipped_ok => 0,
+            _ => report.exit_code(),
+        });
 
     if ctx.out.json {
         let summary = RunSummary {
