@@ -117,6 +117,18 @@ impl Error {
         matches!(self, Error::Connection { .. })
     }
 
+    /// Pins a WRONGTYPE answer to the single key the command touched, so the message names it.
+    pub fn on_key(self, key: &str, expected: &str) -> Self {
+        match self {
+            Error::Redis(text) if text.contains("WRONGTYPE") => Error::WrongType {
+                key: key.to_string(),
+                found: "another type".into(),
+                expected: expected.into(),
+            },
+            other => other,
+        }
+    }
+
     pub fn usage(msg: impl fmt::Display) -> Self {
         Error::Usage(msg.to_string())
     }

@@ -247,14 +247,7 @@ pub async fn finish(
                 .arg(member.to_string()),
         )
         .await
-        .map_err(|e| match e {
-            Error::Redis(text) if text.contains("WRONGTYPE") => Error::WrongType {
-                key: keys.results.clone(),
-                found: "another type".into(),
-                expected: "zset".into(),
-            },
-            other => other,
-        })?;
+        .map_err(|e| e.on_key(&keys.results, "zset"))?;
     Ok(reply(TokenOutcome::Ok, entry.runner, status.to_string()))
 }
 

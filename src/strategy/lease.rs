@@ -222,14 +222,7 @@ pub async fn was_claimed(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> 
     let field = format!("{slot}:status");
     conn.query(redis::cmd("HEXISTS").arg(&keys.state).arg(field))
         .await
-        .map_err(|e| match e {
-            Error::Redis(text) if text.contains("WRONGTYPE") => Error::WrongType {
-                key: keys.state.clone(),
-                found: "another type".into(),
-                expected: "hash".into(),
-            },
-            other => other,
-        })
+        .map_err(|e| e.on_key(&keys.state, "hash"))
 }
 
 fn token_outcome(o: &str) -> Option<TokenOutcome> {
