@@ -1,11 +1,16 @@
 //! anarchon: operator tool for the Redis/Valkey store of the anarchon distributed cron scheduler.
 //!
 //! The binary is a thin `main` over this crate, so every piece can be tested without a process:
-//! - [`store`]: key names, the format key and decoding (store format v1, docs/store-format.md)
+//! - [`store`]: key names, the format key, discovery and decoding (store format v1,
+//!   docs/store-format.md)
 //! - [`scripts`]: the Lua scripts from `lua/`
-//! - [`strategy`]: how one claimant wins (lease)
-//! - [`connection`]: the Redis connection and error mapping
-//! - [`commands`]: one module per subcommand; [`cli`] defines their flags
+//! - [`strategy`]: how one claimant wins: lease, and the claim-only stream-id, script, idmp
+//! - [`runner`]: `run`'s command under a lease: heartbeats, backups, signals, the recorded end
+//! - [`schedule`]: cron expressions to slots; [`time`]: durations, slots, timestamps
+//! - [`connection`]: the Redis/Valkey connection (single or cluster) and error mapping;
+//!   [`server`]: what kind of server it is
+//! - [`commands`]: one module per subcommand; [`cli`] defines their flags; [`output`]: tables,
+//!   JSON, colour; [`generate`]: completions and man pages
 //! - [`error`]: errors and the exit-code table
 
 pub mod cli;
