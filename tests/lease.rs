@@ -3,7 +3,7 @@
 mod common;
 
 use std::collections::HashMap;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use common::{Server, json, stderr};
@@ -348,22 +348,19 @@ fn an_older_run_with_an_expired_lease_is_no_overlap() {
 #[test]
 fn twenty_four_concurrent_claims_have_exactly_one_winner() {
     let s = Server::start();
-    let children: Vec<_> = (0..24)
-        .map(|i| {
-            s.anarchon_process()
-                .args(["claim", "race", "--slot", "1796220300000", "--json"])
-                .args(["--runner", &format!("r{i}")])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let outputs: Vec<Output> = children
-        .into_iter()
-        .map(|c| c.wait_with_output().unwrap())
-        .collect();
-    let codes: Vec<i32> = outputs.iter().map(|o| o.status.code().unwrap()).collect();
+    let outputs = common::race(&s, 24, |i| {
+        let runner = format!("r{i}");
+        common::owned(&[
+            "claim",
+            "race",
+            "--slot",
+            "1796220300000",
+            "--json",
+            "--runner",
+            &runner,
+        ])
+    });
+    let codes = common::codes(&outputs);
     assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
     assert_eq!(codes.iter().filter(|c| **c == 82).count(), 23, "{codes:?}");
     let winner = outputs.iter().find(|o| o.status.code() == Some(0)).unwrap();

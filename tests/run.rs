@@ -60,21 +60,14 @@ fn ten_concurrent_runs_of_one_slot_run_the_command_once() {
     let s = Server::start();
     let file = s.dir.path().join("ran.txt");
     let line = format!("echo \"$ANARCHON_RUNNER\" >> {}", file.display());
-    let children: Vec<Child> = (0..10)
-        .map(|_| {
-            spawn_run(
-                &s,
-                &["--job", "once", "--slot", SLOT, "--shell", "--", &line],
-            )
-        })
-        .collect();
-    let outputs: Vec<Output> = children
-        .into_iter()
-        .map(|c| c.wait_with_output().unwrap())
-        .collect();
+    let outputs = common::race(&s, 10, |_| {
+        common::owned(&[
+            "run", "--job", "once", "--slot", SLOT, "--shell", "--", &line,
+        ])
+    });
     let text = std::fs::read_to_string(&file).unwrap();
     assert_eq!(text.lines().count(), 1, "{text}");
-    let codes: Vec<i32> = outputs.iter().map(|o| o.status.code().unwrap()).collect();
+    let codes = common::codes(&outputs);
     assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
     assert!(codes.iter().all(|c| *c == 0 || *c == 81), "{codes:?}");
     let st = state(&s, "once");

@@ -16,29 +16,20 @@ fn cli(s: &Server, args: &[&str]) -> Output {
 }
 
 fn race(s: &Server, job: &str, strategy: &str, n: usize) -> Vec<Output> {
-    let children: Vec<_> = (0..n)
-        .map(|i| {
-            s.anarchon_process()
-                .args([
-                    "claim",
-                    job,
-                    "--slot",
-                    SLOT,
-                    "--json",
-                    "--strategy",
-                    strategy,
-                ])
-                .args(["--runner", &format!("r{i}")])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    children
-        .into_iter()
-        .map(|c| c.wait_with_output().unwrap())
-        .collect()
+    common::race(s, n, |i| {
+        let runner = format!("r{i}");
+        common::owned(&[
+            "claim",
+            job,
+            "--slot",
+            SLOT,
+            "--json",
+            "--strategy",
+            strategy,
+            "--runner",
+            &runner,
+        ])
+    })
 }
 
 #[test]
@@ -47,7 +38,7 @@ fn each_claim_only_strategy_has_exactly_one_winner_among_twenty() {
     for strategy in ["stream-id", "script"] {
         let job = format!("race-{strategy}");
         let outputs = race(&s, &job, strategy, 20);
-        let codes: Vec<i32> = outputs.iter().map(|o| o.status.code().unwrap()).collect();
+        let codes = common::codes(&outputs);
         assert_eq!(
             codes.iter().filter(|c| **c == 0).count(),
             1,
@@ -436,33 +427,22 @@ fn run_with_a_claim_only_strategy_runs_once_and_records_the_result() {
         let job = format!("cron-{strategy}");
         let file = s.dir.path().join(format!("{job}.txt"));
         let line = format!("echo ran >> {}", file.display());
-        let children: Vec<_> = (0..8)
-            .map(|_| {
-                s.anarchon_process()
-                    .args([
-                        "run",
-                        "--job",
-                        &job,
-                        "--slot",
-                        SLOT,
-                        "--strategy",
-                        strategy,
-                        "--json",
-                        "--shell",
-                        "--",
-                        &line,
-                    ])
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        let outputs: Vec<Output> = children
-            .into_iter()
-            .map(|c| c.wait_with_output().unwrap())
-            .collect();
-        let codes: Vec<i32> = outputs.iter().map(|o| o.status.code().unwrap()).collect();
+        let outputs = common::race(&s, 8, |_| {
+            common::owned(&[
+                "run",
+                "--job",
+                &job,
+                "--slot",
+                SLOT,
+                "--strategy",
+                strategy,
+                "--json",
+                "--shell",
+                "--",
+                &line,
+            ])
+        });
+        let codes = common::codes(&outputs);
         assert_eq!(
             codes.iter().filter(|c| **c == 0).count(),
             1,

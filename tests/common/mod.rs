@@ -284,3 +284,38 @@ pub fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Starts `n` copies of `anarchon ARGS(i)` at once, then waits for them all: a race.
+pub fn race(
+    s: &Server,
+    n: usize,
+    args: impl Fn(usize) -> Vec<String>,
+) -> Vec<std::process::Output> {
+    let children: Vec<Child> = (0..n)
+        .map(|i| {
+            s.anarchon_process()
+                .args(args(i))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect()
+}
+
+/// Each output's exit code.
+pub fn codes(outputs: &[std::process::Output]) -> Vec<i32> {
+    outputs
+        .iter()
+        .map(|o| o.status.code().unwrap_or(-1))
+        .collect()
+}
+
+/// `&str`s as owned arguments, for [`race`].
+pub fn owned(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
