@@ -179,11 +179,6 @@ impl Connection {
         Ok(out)
     }
 
-    /// The options this connection was opened with.
-    pub fn options(&self) -> &ConnectOptions {
-        &self.options
-    }
-
     /// Opens a fresh connection in place of this one: after a server restart the old one stays broken.
     pub async fn reconnect(&mut self) -> Result<()> {
         *self = Connection::open(&self.options).await?;

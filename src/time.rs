@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Parses `500ms`, `30s`, `5m`, `1h`, `1h 30m` (humantime syntax). Zero is refused: a zero lease or
 /// interval is always a mistake.
@@ -100,16 +100,6 @@ pub fn humanize(ms: u64) -> String {
     }
 }
 
-/// Parses an `i64` millisecond field of the store, naming the key on failure.
-pub fn parse_ms_field(key: &str, field: &str, value: &str) -> Result<i64> {
-    value.parse::<i64>().map_err(|_| {
-        Error::corrupt(
-            key,
-            format!("field {field} is {value:?}, not milliseconds since the epoch"),
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,13 +155,6 @@ mod tests {
         assert_eq!(relative(26_000, 1_000), "in 25s");
         assert_eq!(humanize(999), "999ms");
         assert_eq!(humanize(2 * 86_400_000), "2d");
-    }
-
-    #[test]
-    fn store_fields_must_be_integers() {
-        assert_eq!(parse_ms_field("k", "f", "12").unwrap(), 12);
-        let err = parse_ms_field("{cron:a}:state", "1:lease_end", "soon").unwrap_err();
-        assert!(err.to_string().contains("{cron:a}:state"));
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
-use common::{Server, json, spawn_run, stderr, wait_for};
+use common::{Server, json, spawn_run, stderr, wait_for, wait_for_claim};
 
 const SLOT: &str = "1796220300000";
 
@@ -19,11 +19,6 @@ fn alone() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn claimed(s: &Server, job: &str) -> bool {
-    let st: HashMap<String, String> = s.cmd(&["HGETALL", &format!("{{cron:{job}}}:state")]);
-    st.contains_key(&format!("{SLOT}:token"))
 }
 
 #[test]
@@ -99,7 +94,7 @@ fn a_restart_without_persistence_loses_the_lease_and_stops_the_command() {
             "30",
         ],
     );
-    wait_for("the claim", Duration::from_secs(10), || claimed(&s, "r"));
+    wait_for_claim(&s, "r", SLOT);
     s.restart(&[]);
     let start = Instant::now();
     let out = child.wait_with_output().unwrap();
@@ -130,7 +125,7 @@ fn a_restart_with_aof_keeps_the_lease_and_every_acknowledged_record() {
             "--job", "a", "--slot", SLOT, "--lease", "3s", "--json", "--", "sleep", "2",
         ],
     );
-    wait_for("the claim", Duration::from_secs(10), || claimed(&s, "a"));
+    wait_for_claim(&s, "a", SLOT);
     s.restart(&aof);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

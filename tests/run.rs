@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
-use common::{Server, json, spawn_run, stderr, wait_for};
+use common::{Server, json, spawn_run, stderr, wait_for, wait_for_claim};
 use serde_json::Value;
 
 const SLOT: &str = "1796220300000";
@@ -97,9 +97,7 @@ fn a_backup_takes_over_when_the_winner_is_killed() {
             &sleeper(&pidfile),
         ],
     );
-    wait_for("the winner's claim", Duration::from_secs(10), || {
-        state(&s, "k").contains_key(&format!("{SLOT}:token"))
-    });
+    wait_for_claim(&s, "k", SLOT);
     let line = format!("echo $ANARCHON_ATTEMPT > {}", file.display());
     let backup = spawn_run(
         &s,
@@ -168,9 +166,7 @@ fn with_attempts_exhausted_a_killed_run_ends_interrupted() {
     let pidfile = s.dir.path().join("winner.pid");
     let line = sleeper(&pidfile);
     let winner = spawn_run(&s, &[&args[..], &["--shell", "--", &line]].concat());
-    wait_for("the winner's claim", Duration::from_secs(10), || {
-        state(&s, "k").contains_key(&format!("{SLOT}:token"))
-    });
+    wait_for_claim(&s, "k", SLOT);
     let backup = spawn_run(
         &s,
         &[&args[..], &["--backup-for", "20s", "--json", "--", "true"]].concat(),
@@ -193,9 +189,7 @@ fn a_live_holder_keeps_its_lease_with_heartbeats() {
             "--job", "hb", "--slot", SLOT, "--lease", "1s", "--json", "--", "sleep", "3.5",
         ],
     );
-    wait_for("the claim", Duration::from_secs(10), || {
-        state(&s, "hb").contains_key(&format!("{SLOT}:token"))
-    });
+    wait_for_claim(&s, "hb", SLOT);
     // Well past the first lease: a claim still finds the run held by attempt 1.
     std::thread::sleep(Duration::from_millis(2000));
     let out = s
@@ -303,9 +297,7 @@ fn long_stderr_keeps_only_its_last_four_kib() {
 fn sigterm_is_forwarded_and_recorded() {
     let s = Server::start();
     let child = spawn_run(&s, &["--job", "sig", "--slot", SLOT, "--", "sleep", "30"]);
-    wait_for("the claim", Duration::from_secs(10), || {
-        state(&s, "sig").contains_key(&format!("{SLOT}:token"))
-    });
+    wait_for_claim(&s, "sig", SLOT);
     std::thread::sleep(Duration::from_millis(200));
     let start = Instant::now();
     signal(&child, "-TERM");
@@ -475,9 +467,7 @@ fn a_lost_lease_stops_the_command_by_default() {
             "30",
         ],
     );
-    wait_for("the claim", Duration::from_secs(10), || {
-        state(&s, "lost").contains_key(&format!("{SLOT}:token"))
-    });
+    wait_for_claim(&s, "lost", SLOT);
     // Another runner took the run over (as if our lease had expired unnoticed).
     let _: () = s.cmd(&[
         "HSET",
@@ -516,9 +506,7 @@ fn on_lease_lost_continue_lets_the_command_finish() {
             "1.5",
         ],
     );
-    wait_for("the claim", Duration::from_secs(10), || {
-        state(&s, "cont").contains_key(&format!("{SLOT}:token"))
-    });
+    wait_for_claim(&s, "cont", SLOT);
     let _: () = s.cmd(&[
         "HSET",
         "{cron:cont}:state",
@@ -554,9 +542,7 @@ fn a_server_stopped_mid_run_means_a_lost_lease_and_nothing_hangs() {
             "30",
         ],
     );
-    wait_for("the claim", Duration::from_secs(10), || {
-        state(&s, "down").contains_key(&format!("{SLOT}:token"))
-    });
+    wait_for_claim(&s, "down", SLOT);
     s.stop();
     let start = Instant::now();
     let out = child.wait_with_output().unwrap();

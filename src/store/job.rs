@@ -114,7 +114,7 @@ pub async fn active_runs_for(
         }
         pipe.add_command(cmd);
     }
-    let values = read::replies(conn, &pipe).await?;
+    let values = conn.replies(&pipe).await?;
     let mut pairs = Vec::new();
     for (slot, value) in slots.iter().zip(values) {
         let fields: Vec<Option<String>> = read::decode(&keys.state, value)?;

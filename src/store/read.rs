@@ -116,12 +116,6 @@ pub fn decode<T: FromRedisValue>(key: &str, value: Value) -> Result<T> {
     T::from_redis_value(value).map_err(|e| Error::corrupt(key, e.to_string()))
 }
 
-/// Sends a pipeline and returns each command's reply separately, so an error (WRONGTYPE) can be
-/// pinned on its key instead of failing the whole batch anonymously.
-pub async fn replies(conn: &mut Connection, pipe: &redis::Pipeline) -> Result<Vec<Value>> {
-    conn.replies(pipe).await
-}
-
 /// Parses a stream reply (XRANGE/XREVRANGE) into entries.
 pub fn stream_entries(key: &str, value: Value) -> Result<Vec<RunEntry>> {
     let raw: Vec<(String, Vec<(String, String)>)> = decode(key, value)?;
@@ -178,7 +172,7 @@ pub async fn summarize(
                 }
             }
         }
-        let mut values = replies(conn, &pipe).await?.into_iter();
+        let mut values = conn.replies(&pipe).await?.into_iter();
         let mut next = || values.next().unwrap_or(Value::Nil);
         let mut rows = Vec::with_capacity(batch.len());
         for job in batch {
@@ -259,7 +253,7 @@ pub async fn summarize(
                 .arg(format!("{slot}:runner"));
         }
         if !wanted.is_empty() {
-            let values = replies(conn, &pipe).await?;
+            let values = conn.replies(&pipe).await?;
             for (&i, value) in wanted.iter().zip(values) {
                 let k = LeaseKeys::new(prefix, &rows[i].job);
                 let (status, runner): (Option<String>, Option<String>) = decode(&k.state, value)?;
@@ -290,7 +284,7 @@ pub async fn key_infos(conn: &mut Connection, keys: &[&str]) -> Result<Vec<KeyIn
         pipe.cmd("TYPE").arg(*key);
         pipe.cmd("MEMORY").arg("USAGE").arg(*key);
     }
-    let mut values = replies(conn, &pipe).await?.into_iter();
+    let mut values = conn.replies(&pipe).await?.into_iter();
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
         let kind: String = decode(key, values.next().unwrap_or(Value::Nil))?;

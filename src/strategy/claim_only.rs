@@ -316,7 +316,7 @@ pub async fn trim(
                         .arg(e.slot)
                         .arg(e.slot);
                 }
-                for reply in read::replies(conn, &pipe).await? {
+                for reply in conn.replies(&pipe).await? {
                     read::decode::<i64>(&keys.results, reply)?;
                 }
             }

@@ -276,6 +276,17 @@ pub fn spawn_run(s: &Server, args: &[&str]) -> Child {
         .unwrap()
 }
 
+/// Waits (up to 10 s) until the run `slot` of `job` (lease layout, prefix `cron:`) is claimed.
+pub fn wait_for_claim(s: &Server, job: &str, slot: &str) {
+    let key = format!("{{cron:{job}}}:state");
+    let field = format!("{slot}:token");
+    wait_for(
+        &format!("the claim of {job}"),
+        Duration::from_secs(10),
+        || s.cmd::<i64>(&["HEXISTS", &key, &field]) == 1,
+    );
+}
+
 /// Polls `ready` every 20 ms; fails the test after `limit`.
 pub fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
     let start = Instant::now();
