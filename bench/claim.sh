@@ -8,7 +8,7 @@ SHA=$(redis-cli -p "$PORT" script load "$(cat lua/lib.lua; echo; cat lua/claim.l
 redis-cli -p "$PORT" set cron:format 1 >/dev/null
 K='{cron:cli}'
 cli_claim() {
-  redis-cli -p "$PORT" evalsha "$SHA" 5 "$K:state" "$K:active" "$K:slots" "$K:runs" "$K:results" \
+  redis-cli -p "$PORT" evalsha "$SHA" 6 "$K:state" "$K:active" "$K:slots" "$K:runs" "$K:results" "$K:job" \
     "$((1000 + i))" "tok$i" host:1 30000 3 1 scheduled 1000 0 3600000
 }
 anarchon_claim() { "$BIN" claim bench --slot "$((1000 + i))" --overlap allow --json; }

@@ -18,8 +18,8 @@ def cmd(*args):
 
 for j in range(jobs):
     name = f"{prefix}{j:05d}" if jobs > 1 else prefix
-    keys = [f"{{cron:{name}}}:{s}" for s in ("state", "active", "slots", "runs", "results")]
+    keys = [f"{{cron:{name}}}:{s}" for s in ("state", "active", "slots", "runs", "results", "job")]
     for r in range(runs):
         slot, token = 1_000_000 + r * 60_000, f"t{r}"
-        cmd("EVALSHA", claim_sha, 5, *keys, slot, token, f"host:{r}", 30000, 3, 1, "scheduled", 100000, 0, 3600000)
-        cmd("EVALSHA", finish_sha, 5, *keys, slot, token, "finished", '{"exit_code":0}')
+        cmd("EVALSHA", claim_sha, 6, *keys, slot, token, f"host:{r}", 30000, 3, 1, "scheduled", 100000, 0, 3600000)
+        cmd("EVALSHA", finish_sha, 5, *keys[:5], slot, token, "finished", '{"exit_code":0}')

@@ -163,7 +163,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--runner', '--runner', [CompletionResultType]::ParameterName, 'Who is claiming, recorded in the run (default host:pid)')
             [CompletionResult]::new('--history-size', '--history-size', [CompletionResultType]::ParameterName, 'Keep about this many runs of history per job (the scheduler''s historySize) [default: 1000]')
             [CompletionResult]::new('--history-ttl', '--history-ttl', [CompletionResultType]::ParameterName, 'Also drop history older than this (the scheduler''s historyTtlMs)')
-            [CompletionResult]::new('--backup-for', '--backup-for', [CompletionResultType]::ParameterName, 'How long a backup waits for the holder to finish or die (default: lease + one heartbeat)')
+            [CompletionResult]::new('--backup-for', '--backup-for', [CompletionResultType]::ParameterName, 'Stand by as a backup for at most this long [default: as long as the run is held and has attempts left]. A backup follows the holder''s lease and takes over the moment it expires')
             [CompletionResult]::new('--heartbeat', '--heartbeat', [CompletionResultType]::ParameterName, 'Heartbeat interval while the command runs (default: a third of --lease)')
             [CompletionResult]::new('--on-lease-lost', '--on-lease-lost', [CompletionResultType]::ParameterName, 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]')
             [CompletionResult]::new('--kill-after', '--kill-after', [CompletionResultType]::ParameterName, 'Grace between SIGTERM and SIGKILL when anarchon stops the command')

@@ -156,7 +156,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --runner 'Who is claiming, recorded in the run (default host:pid)'
             cand --history-size 'Keep about this many runs of history per job (the scheduler''s historySize) [default: 1000]'
             cand --history-ttl 'Also drop history older than this (the scheduler''s historyTtlMs)'
-            cand --backup-for 'How long a backup waits for the holder to finish or die (default: lease + one heartbeat)'
+            cand --backup-for 'Stand by as a backup for at most this long [default: as long as the run is held and has attempts left]. A backup follows the holder''s lease and takes over the moment it expires'
             cand --heartbeat 'Heartbeat interval while the command runs (default: a third of --lease)'
             cand --on-lease-lost 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]'
             cand --kill-after 'Grace between SIGTERM and SIGKILL when anarchon stops the command'

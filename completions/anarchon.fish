@@ -176,7 +176,7 @@ allow\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l runner -d 'Who is claiming, recorded in the run (default host:pid)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l history-size -d 'Keep about this many runs of history per job (the scheduler\'s historySize) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l history-ttl -d 'Also drop history older than this (the scheduler\'s historyTtlMs)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l backup-for -d 'How long a backup waits for the holder to finish or die (default: lease + one heartbeat)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l backup-for -d 'Stand by as a backup for at most this long [default: as long as the run is held and has attempts left]. A backup follows the holder\'s lease and takes over the moment it expires' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l heartbeat -d 'Heartbeat interval while the command runs (default: a third of --lease)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l on-lease-lost -d 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]' -r -f -a "terminate\t''
 continue\t''"

@@ -1,9 +1,10 @@
--- claim(job, slot, token): decides who runs one scheduled run, exactly as the seed's decision tree.
+-- claim(job, slot, token): decides who runs one scheduled run (docs/store-format.md, "claim").
+-- KEYS: 1-5 as in lib.lua, 6 job (hash)
 -- ARGV: 1 slot (ms), 2 token, 3 runner, 4 lease_ms, 5 max_attempts, 6 allow_overlap (0|1),
 --       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot}, all strings;
 --   outcome is won | overlap | done | running. For overlap the other fields describe the older run.
-local err = check_key_types(5)
+local err = check_key_types(6)
 if err then return err end
 
 local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
@@ -11,6 +12,7 @@ local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
 local now = server_now_ms()
 local lease_end = now + lease_ms
+local keep_ms, stored_protect, trimmed_to = read_job_limits(tonumber(ARGV[10]))
 
 local function reply(outcome, attempt, end_ms, who, status, other)
   return {outcome, tostring(attempt or ''), tostring(end_ms or ''), who or '', status or '', tostring(now), other or ''}
@@ -19,16 +21,35 @@ end
 local run = read_run(slot)
 
 if not run.status then
-  if not allow_overlap then
-    local slot_ms = tonumber(slot)
-    for _, other in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-      if tonumber(other) and tonumber(other) < slot_ms then
-        local o = read_run(other)
-        if o.status == 'running' and (tonumber(o.lease_end) or 0) > now then
-          return reply('overlap', o.attempt, o.lease_end, o.runner, o.status, other)
+  -- Trimming removed runs up to trimmed_to: this one may have run already, so it must not run again.
+  if trimmed_to and tonumber(slot) <= trimmed_to then
+    return reply('done', nil, nil, '', 'trimmed', '')
+  end
+  -- The other runs in progress: end those nobody can take over any more, and look for an overlap.
+  -- A run is abandoned when its lease expired more than one lease ago (a waiting backup takes over
+  -- within a second of the expiry) and either its attempts are used up or it is older than any claim
+  -- could still ask for. Without this it would stay `running` for ever.
+  local slot_ms = tonumber(slot)
+  local overlapping = nil
+  for _, other in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+    local other_ms = tonumber(other)
+    if other_ms and other ~= slot then
+      local o = read_run(other)
+      local o_end, o_attempt = tonumber(o.lease_end), tonumber(o.attempt)
+      if o.status == 'running' and o_end and o_attempt and o.token then
+        if o_end + lease_ms < now and (o_attempt >= max_attempts or other_ms < now - keep_ms) then
+          record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
+          redis.call('HSET', KEYS[1], field(other, 'status'), 'interrupted', field(other, 'finished_at'), now)
+          redis.call('SREM', KEYS[2], other)
+        elseif o_end > now and other_ms < slot_ms and not overlapping then
+          overlapping = {other, o}
         end
       end
     end
+  end
+  if overlapping and not allow_overlap then
+    local other, o = overlapping[1], overlapping[2]
+    return reply('overlap', o.attempt, o.lease_end, o.runner, o.status, other)
   end
   redis.call('HSET', KEYS[1],
     field(slot, 'status'), 'running', field(slot, 'attempt'), 1, field(slot, 'token'), token,
@@ -36,7 +57,11 @@ if not run.status then
     field(slot, 'started_at'), now, field(slot, 'kind'), kind)
   redis.call('SADD', KEYS[2], slot)
   redis.call('ZADD', KEYS[3], slot, slot)
-  trim_history(now, tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), 100, false)
+  -- Record how late this claimant may still claim, so every other trimmer keeps such runs.
+  if not stored_protect or keep_ms > stored_protect then
+    redis.call('HSET', KEYS[6], 'protect_ms', keep_ms)
+  end
+  trim_history(now, tonumber(ARGV[8]), tonumber(ARGV[9]), keep_ms, 100, false)
   return reply('won', 1, lease_end, runner, 'running', '')
 end
 
@@ -49,6 +74,15 @@ if e then return e end
 local current_end
 current_end, e = int_field(run, slot, 'lease_end')
 if e then return e end
+
+-- The same token again: the caller's earlier claim was applied but its reply was lost. It still
+-- holds the run; answer won again (and renew the lease, never shortening it) instead of leaving a
+-- run that nobody runs until its lease expires.
+if run.token == token then
+  local renewed = math.max(current_end, lease_end)
+  redis.call('HSET', KEYS[1], field(slot, 'lease_end'), renewed)
+  return reply('won', attempt, renewed, run.runner, 'running', '')
+end
 
 if current_end > now then
   return reply('running', attempt, current_end, run.runner, 'running', '')

@@ -17,5 +17,9 @@ if not run.status or run.token ~= token or run.status ~= 'running' then
   return reply('lost', run.lease_end)
 end
 -- An expired lease that nobody took over is still ours: extending it steals from no one.
-redis.call('HSET', KEYS[1], field(slot, 'lease_end'), now + lease_ms)
-return reply('ok', now + lease_ms)
+-- A heartbeat never moves the lease end backwards: a shorter --lease must not hand the run over.
+local lease_end = now + lease_ms
+local current = tonumber(run.lease_end)
+if current and current > lease_end then lease_end = current end
+redis.call('HSET', KEYS[1], field(slot, 'lease_end'), lease_end)
+return reply('ok', lease_end)

@@ -1,11 +1,12 @@
 -- Shared helpers, prepended to every lease-layout script (see src/scripts.rs).
--- KEYS are always: 1 state (hash), 2 active (set), 3 slots (zset), 4 runs (stream), 5 results (zset).
+-- KEYS are always: 1 state (hash), 2 active (set), 3 slots (zset), 4 runs (stream), 5 results (zset),
+-- and for claim and trim 6 job (hash: what the job's claimants recorded, see read_job_limits).
 -- Store format v1 is described in docs/store-format.md; keep the two in step.
 
 -- Redis 5 and 6 refuse writes after TIME unless effects replication is on; 7+ always has it.
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 
-local EXPECTED_TYPES = {'hash', 'set', 'zset', 'stream', 'zset'}
+local EXPECTED_TYPES = {'hash', 'set', 'zset', 'stream', 'zset', 'hash'}
 
 -- Every field a run has in the state hash, as "<slot>:<name>".
 local RUN_FIELDS = {'status', 'attempt', 'token', 'runner', 'lease_end',
@@ -67,6 +68,21 @@ local function record_attempt(slot, run, status, ended_at, result_json)
   redis.call('ZADD', KEYS[5], slot, member)
 end
 
+-- What the job's claimants recorded in KEYS[6] (both fields optional, integers in ms):
+--   protect_ms   the longest time after its slot that any claimant may still claim a run (max-late +
+--                catch-up + lease x attempts): trimming must keep every run that young.
+--   trimmed_to   the newest slot trimming ever removed: a run at or before it may have run already and
+--                lost its state, so a claim of it is refused (answered done, status trimmed).
+-- A claim raises protect_ms to its own keep_ms, so one host's `run --catch-up 2h` protects runs from
+-- every other host's trimming and from `anarchon trim`.
+local function read_job_limits(keep_ms)
+  local v = redis.call('HMGET', KEYS[6], 'protect_ms', 'trimmed_to')
+  local stored = tonumber(v[1])
+  local protect = keep_ms
+  if stored and stored > protect then protect = stored end
+  return protect, stored, tonumber(v[2])
+end
+
 -- Trims history to history_size runs, and drops runs older than ttl_ms when ttl_ms > 0.
 -- Never trims a run still in progress (in the active set) or one younger than keep_ms, which a late
 -- claim could still ask for: trimming its state would let that claim run it twice. Runs that must
@@ -103,6 +119,14 @@ local function trim_history(now, history_size, ttl_ms, keep_ms, budget, dry_run)
     cursor = '(' .. page[#page]
   end
   if #trimmed > 0 and not dry_run then
+    local newest = tonumber(trimmed[1])
+    for _, t in ipairs(trimmed) do
+      if tonumber(t) > newest then newest = tonumber(t) end
+    end
+    local horizon = tonumber(redis.call('HGET', KEYS[6], 'trimmed_to'))
+    if not horizon or newest > horizon then
+      redis.call('HSET', KEYS[6], 'trimmed_to', newest)
+    end
     -- The runs stream has no index by slot: drop the entries at its head (the oldest attempts)
     -- whose run is no longer in the slots zset. Entries of kept runs stay where they are.
     for _, entry in ipairs(redis.call('XRANGE', KEYS[4], '-', '+', 'COUNT', math.min(budget * 4, 100000))) do

@@ -469,7 +469,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub skipped_ok: bool,
 
-    /// How long a backup waits for the holder to finish or die (default: lease + one heartbeat).
+    /// Stand by as a backup for at most this long [default: as long as the run is held and has
+    /// attempts left]. A backup follows the holder's lease and takes over the moment it expires.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", conflicts_with = "no_backup")]
     pub backup_for: Option<Duration>,
 

@@ -330,7 +330,16 @@ pub fn map_redis_error(shown_url: &str, e: RedisError) -> Error {
         || matches!(e.kind(), ErrorKind::AuthenticationFailed)
         || matches!(
             e.code(),
-            Some("NOAUTH" | "WRONGPASS" | "LOADING" | "MASTERDOWN")
+            Some(
+                "NOAUTH"
+                    | "WRONGPASS"
+                    | "LOADING"
+                    | "MASTERDOWN"
+                    | "BUSY"
+                    | "TRYAGAIN"
+                    | "READONLY"
+                    | "CLUSTERDOWN"
+            )
         )
         // A pipeline's error carries its commands' codes only in its text.
         || ["\"NOAUTH\"", "\"WRONGPASS\""].iter().any(|code| text.contains(code));

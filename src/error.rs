@@ -117,6 +117,14 @@ impl Error {
         matches!(self, Error::Connection { .. })
     }
 
+    /// Whether trying again (with a fresh connection) may succeed: the server could not be reached
+    /// or timed out, or answered that it is busy, loading, failing over or read-only for now (see
+    /// `connection::map_redis_error`). The one retry rule of the runner: a refusal (OOM, NOPERM,
+    /// bad data) is not retried.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Error::Connection { .. })
+    }
+
     /// Pins a WRONGTYPE answer to the single key the command touched, so the message names it.
     pub fn on_key(self, key: &str, expected: &str) -> Self {
         match self {

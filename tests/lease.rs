@@ -80,10 +80,15 @@ fn a_won_claim_writes_the_documented_keys() {
         vec![
             "cron:format",
             "{cron:sync}:active",
+            "{cron:sync}:job",
             "{cron:sync}:slots",
             "{cron:sync}:state"
         ]
     );
+    // How late a claimant may still claim (the claim's default protection, 1 h), for trimmers.
+    let job: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:sync}:job"]);
+    assert_eq!(job["protect_ms"], "3600000");
+    assert_eq!(job.len(), 1);
     assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "1");
     assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:state"]), "hash");
     assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:active"]), "set");

@@ -41,7 +41,14 @@ fn seed(s: &Server, jobs: &[String], runs: i64, status: impl Fn(i64) -> &'static
         let mut pipe = redis::pipe();
         for job in chunk {
             let k = |suffix: &str| format!("{{cron:{job}}}:{suffix}");
-            let keys = [k("state"), k("active"), k("slots"), k("runs"), k("results")];
+            let keys = [
+                k("state"),
+                k("active"),
+                k("slots"),
+                k("runs"),
+                k("results"),
+                k("job"),
+            ];
             for i in 0..runs {
                 let slot = (1_000_000 + i * 60_000).to_string();
                 let token = format!("t{i}");
@@ -61,7 +68,7 @@ fn seed(s: &Server, jobs: &[String], runs: i64, status: impl Fn(i64) -> &'static
                     .arg(3_600_000);
                 pipe.invoke_script(&inv);
                 let mut inv = finish.prepare_invoke();
-                for key in &keys {
+                for key in &keys[..5] {
                     inv.key(key);
                 }
                 inv.arg(&slot)

@@ -129,16 +129,32 @@ impl ExecArgs {
                 shell: self.shell,
                 foreground: self.foreground,
                 env: Vec::new(),
+                env_remove: credential_variables(),
                 timeout: self.timeout,
                 kill_after: self.kill_after,
                 stop_on_lease_lost: self.on_lease_lost != Some(LeaseLostAction::Continue),
             },
             heartbeat,
             // Only `run` waits as a backup; it sets this itself.
-            backup_for: None,
+            backup: crate::runner::Backup::No,
             quiet: self.quiet,
         })
     }
+}
+
+/// anarchon's own credentials in its environment, which the wrapped command must not inherit: the
+/// password variable always, the URL variables when they carry a user or password.
+fn credential_variables() -> Vec<String> {
+    let mut names = vec!["ANARCHON_REDIS_PASSWORD".to_string()];
+    for name in ["ANARCHON_REDIS_URL", "REDIS_URL"] {
+        let has_userinfo = std::env::var(name).ok().is_some_and(|v| {
+            url::Url::parse(&v).is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
+        });
+        if has_userinfo {
+            names.push(name.to_string());
+        }
+    }
+    names
 }
 
 impl ExecArgs {

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::cli::RunArgs;
 use crate::commands::Context;
 use crate::error::{Error, Result};
-use crate::runner::{RunnerOptions, SlotOutcome, SlotReport, Target, run_slot};
+use crate::runner::{Backup, RunnerOptions, SlotOutcome, SlotReport, Target, run_slot};
 use crate::schedule::Schedule;
 use crate::store::{LeaseKeys, RunKind};
 use crate::strategy::Strategy;
@@ -70,9 +70,14 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         .map_err(Error::Usage)?;
     let lease_len = args.lease.lease_or_default();
     let opts = args.exec.runner_options(&args.command, lease_len)?;
-    let heartbeat = opts.heartbeat;
     let opts = RunnerOptions {
-        backup_for: (!args.no_backup).then(|| args.backup_for.unwrap_or(lease_len + heartbeat)),
+        backup: if args.no_backup {
+            Backup::No
+        } else {
+            Backup::Standby {
+                limit: args.backup_for,
+            }
+        },
         ..opts
     };
     // A run's state must outlive every claim that may still ask for it, or it would run twice.
@@ -107,7 +112,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
 
     // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.
     let no_backup = RunnerOptions {
-        backup_for: None,
+        backup: Backup::No,
         ..opts.clone()
     };
     let mut caught_up = Vec::new();

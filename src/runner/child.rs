@@ -2,6 +2,8 @@
 //! the result), forward SIGINT/SIGTERM/SIGHUP to it, and stop it on `--timeout` or a lost lease
 //! (SIGTERM, then SIGKILL after the grace period).
 //!
+//! A guard process ([`crate::runner::guard`]) stops the command if anarchon itself dies.
+//!
 //! Like coreutils `timeout`, the command runs in its own process group and every signal goes to
 //! the whole group: a shell's children die with it instead of running on, orphaned, after the
 //! lease is gone. A terminal's Ctrl-C reaches anarchon, which forwards it once. With
@@ -17,11 +19,11 @@ use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, Command};
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
-use tokio::time::{Instant, sleep_until};
+use tokio::time::Instant;
 
 use crate::error::ExitCode;
-use crate::runner::keeper::LeaseLost;
+use crate::runner::deadline::{BootTime, LeaseDeadline, stop_grace};
+use crate::runner::guard::Guard;
 
 /// How much of the command's stderr the result keeps.
 pub const STDERR_TAIL_BYTES: usize = 4096;
@@ -39,6 +41,8 @@ pub struct CommandSpec {
     pub foreground: bool,
     /// Extra environment for the command (ANARCHON_JOB, ...).
     pub env: Vec<(String, String)>,
+    /// Variables of anarchon's own environment the command must not see (credentials).
+    pub env_remove: Vec<String>,
     pub timeout: Option<Duration>,
     /// Grace between SIGTERM and SIGKILL.
     pub kill_after: Duration,
@@ -85,17 +89,43 @@ impl CommandOutcome {
     }
 }
 
-/// Runs the command to its end. `lease_lost` delivers at most one message from the lease keeper.
-pub async fn run(
-    spec: &CommandSpec,
-    mut lease_lost: mpsc::Receiver<LeaseLost>,
-    quiet: bool,
-) -> CommandOutcome {
+/// How often the watch loop looks at the clock (the lease deadline, --timeout, the SIGKILL moment).
+/// A tick, rather than one timer per deadline, because the deadlines are on the boot clock, which
+/// tokio's timers do not follow across a suspended machine.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Runs the command to its end. With `lease`, the command is stopped when the lease is lost or its
+/// local deadline comes near (see [`crate::runner::deadline`]), unless `--on-lease-lost continue`.
+pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool) -> CommandOutcome {
     let started = Instant::now();
+    let started_boot = BootTime::now();
     let mut outcome = CommandOutcome::default();
-    let mut child = match spawn(spec) {
+    // Handlers first: a SIGTERM that arrives while the command starts must be forwarded to it, not
+    // kill anarchon and leave the command behind.
+    let mut signals = match Signals::install() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!(
+                "error: cannot install signal handlers ({e}); the command runs without forwarding"
+            );
+            None
+        }
+    };
+    let mut guard = match Guard::start(!spec.foreground, spec.kill_after) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            eprintln!(
+                "warning: cannot start the guard process ({e}); if anarchon is killed, its command keeps running"
+            );
+            None
+        }
+    };
+    let mut child = match spawn(spec, guard.as_ref().map(Guard::group)) {
         Ok(child) => child,
         Err(e) => {
+            if let Some(g) = guard {
+                g.done();
+            }
             let name = spec.argv.first().cloned().unwrap_or_default();
             eprintln!(
                 "error: cannot run {name:?}: {e}\n  hint: check the path and that it is executable, or pass --shell for a shell command line"
@@ -110,64 +140,109 @@ pub async fn run(
         }
     };
     let target = child.id().map(|id| Target {
-        pid: Pid::from_raw(id as i32),
+        pid: match (&guard, spec.foreground) {
+            (Some(g), false) => g.group(),
+            _ => Pid::from_raw(id as i32),
+        },
         group: !spec.foreground,
     });
+    if let (Some(g), Some(id)) = (guard.as_mut(), child.id()) {
+        g.watch(id);
+    }
     let tail = tokio::spawn(pass_through_stderr(child.stderr.take()));
 
-    let (mut sigint, mut sigterm, mut sighup) = match (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) {
-        (Ok(a), Ok(b), Ok(c)) => (a, b, c),
-        _ => {
-            eprintln!("error: cannot install signal handlers; the command runs without forwarding");
-            let status = child.wait().await;
-            return finish_outcome(outcome, status, started, tail).await;
-        }
-    };
-
-    let far = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
-    let timeout_at = spec.timeout.map_or(far, |t| started + t);
-    let mut kill_at = far;
-    let mut lease_watch_open = true;
+    let timeout_at = spec.timeout.map(|t| started_boot + t);
+    let grace = lease.map(|l| stop_grace(l.lease(), spec.kill_after));
+    let mut kill_at: Option<BootTime> = None;
+    let mut lease_handled = false;
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
 
     let status = loop {
         tokio::select! {
             status = child.wait() => break status,
-            _ = sigint.recv() => forward(target, Signal::SIGINT, &mut outcome),
-            _ = sigterm.recv() => forward(target, Signal::SIGTERM, &mut outcome),
-            _ = sighup.recv() => forward(target, Signal::SIGHUP, &mut outcome),
-            _ = sleep_until(timeout_at), if !outcome.timed_out && timeout_at < far => {
-                outcome.timed_out = true;
-                eprintln!("anarchon: the command ran longer than --timeout; stopping it (SIGTERM, SIGKILL after {})", humantime::format_duration(spec.kill_after));
-                send(target, Signal::SIGTERM);
-                kill_at = kill_at.min(Instant::now() + spec.kill_after);
-            }
-            lost = lease_lost.recv(), if lease_watch_open => {
-                lease_watch_open = false;
-                if let Some(lost) = lost {
+            sig = recv(&mut signals) => forward(target, sig, &mut outcome),
+            _ = tick.tick() => {
+                let now = BootTime::now();
+                if let (Some(g), Some(l)) = (guard.as_mut(), lease) {
+                    g.deadline(l.deadline());
+                }
+                if let Some(at) = timeout_at.filter(|at| !outcome.timed_out && now >= *at) {
+                    let _ = at;
+                    outcome.timed_out = true;
+                    eprintln!("anarchon: the command ran longer than --timeout; stopping it (SIGTERM, SIGKILL after {})", humantime::format_duration(spec.kill_after));
+                    send(target, Signal::SIGTERM);
+                    kill_at = earliest(kill_at, now + spec.kill_after);
+                }
+                if let (Some(l), Some(grace), false) = (lease, grace, lease_handled)
+                    && let Some(reason) = l.lost_reason(grace)
+                {
+                    lease_handled = true;
                     outcome.lease_lost = true;
                     if spec.stop_on_lease_lost {
-                        eprintln!("anarchon: lease lost ({}); stopping the command (SIGTERM, SIGKILL after {})", lost.reason, humantime::format_duration(spec.kill_after));
+                        let deadline = l.deadline();
+                        eprintln!(
+                            "anarchon: lease lost ({reason}); stopping the command (SIGTERM, SIGKILL in {} at the latest)",
+                            humantime::format_duration(round_ms(spec.kill_after.min(deadline.left())))
+                        );
                         send(target, Signal::SIGTERM);
-                        kill_at = kill_at.min(Instant::now() + spec.kill_after);
+                        // Gone before the lease can end on the server, whatever --kill-after says.
+                        kill_at = earliest(earliest(kill_at, now + spec.kill_after), deadline);
                     } else if !quiet {
-                        eprintln!("anarchon: lease lost ({}); the command keeps running (--on-lease-lost continue)", lost.reason);
+                        eprintln!("anarchon: lease lost ({reason}); the command keeps running (--on-lease-lost continue)");
                     }
                 }
-            }
-            _ = sleep_until(kill_at), if kill_at < far => {
-                send(target, Signal::SIGKILL);
-                kill_at = far;
+                if kill_at.is_some_and(|at| now >= at) {
+                    send(target, Signal::SIGKILL);
+                    kill_at = None;
+                }
             }
         }
     };
+    if let Some(g) = guard {
+        g.done();
+    }
     finish_outcome(outcome, status, started, tail).await
 }
 
-fn spawn(spec: &CommandSpec) -> std::io::Result<Child> {
+fn earliest(a: Option<BootTime>, b: BootTime) -> Option<BootTime> {
+    Some(a.map_or(b, |a| a.min(b)))
+}
+
+fn round_ms(d: Duration) -> Duration {
+    Duration::from_millis(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The signals anarchon forwards to its command.
+struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> std::io::Result<Signals> {
+        Ok(Signals {
+            int: signal(SignalKind::interrupt())?,
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+}
+
+/// The next signal to forward; never resolves without handlers.
+async fn recv(signals: &mut Option<Signals>) -> Signal {
+    let Some(s) = signals else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = s.int.recv() => Signal::SIGINT,
+        _ = s.term.recv() => Signal::SIGTERM,
+        _ = s.hup.recv() => Signal::SIGHUP,
+    }
+}
+
+fn spawn(spec: &CommandSpec, group: Option<Pid>) -> std::io::Result<Child> {
     let mut cmd = if spec.shell {
         let mut c = Command::new("/bin/sh");
         c.arg("-c").arg(spec.argv.join(" "));
@@ -177,13 +252,17 @@ fn spawn(spec: &CommandSpec) -> std::io::Result<Child> {
         c.args(&spec.argv[1..]);
         c
     };
+    for name in &spec.env_remove {
+        cmd.env_remove(name);
+    }
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::inherit())
         .stdout(Stdio::inherit())
         .stderr(Stdio::piped())
         .kill_on_drop(false);
     if !spec.foreground {
-        cmd.process_group(0);
+        // The guard's group when there is a guard (so the command is never unguarded), else its own.
+        cmd.process_group(group.map_or(0, Pid::as_raw));
     }
     cmd.spawn()
 }

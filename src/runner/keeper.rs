@@ -1,121 +1,93 @@
 //! The lease keeper: a task that heartbeats a held run while its command works.
 //!
-//! It reports a lost lease once, and then stops: when a heartbeat finds another token or no state,
-//! or when Redis stays unreachable until the lease would have expired (past that point another
-//! runner may rightly have taken the run over).
+//! Every heartbeat that the server confirms moves the local deadline forward, counted from the
+//! moment the heartbeat was *sent* ([`LeaseDeadline::confirmed`]). A failed attempt (unreachable,
+//! stalled, restarting) is retried with a fresh connection and backoff; the keeper never decides on
+//! its own that the lease is lost by time: the command's watcher does, from the deadline. When the
+//! server answers that the run is no longer ours, the keeper records why and stops.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-use tokio::time::{Instant, sleep, timeout};
+use tokio::time::{sleep, timeout};
 
 use crate::connection::Connection;
-use crate::error::Error;
+use crate::runner::deadline::{BootTime, LeaseDeadline};
 use crate::store::LeaseKeys;
 use crate::strategy::lease::{self, TokenOutcome};
 
-/// The lease a runner holds: what to heartbeat, and until when it is surely ours.
+/// The run a runner holds: what to heartbeat.
 #[derive(Clone)]
 pub struct HeldLease {
     pub keys: LeaseKeys,
     pub slot: i64,
     pub token: String,
-    pub lease: Duration,
-    /// When the lease ends by our monotonic clock (server lease end minus server now, from now).
-    /// Shared with the runner, which needs it to bound the finish's retries.
-    pub expires: Arc<Mutex<Instant>>,
+    /// Until when the lease is surely ours, by this machine's clock.
+    pub deadline: LeaseDeadline,
 }
 
-impl HeldLease {
-    pub fn new(
-        keys: LeaseKeys,
-        slot: i64,
-        token: String,
-        lease: Duration,
-        lease_end: i64,
-        server_now: i64,
-    ) -> Self {
-        let held = HeldLease {
-            keys,
-            slot,
-            token,
-            lease,
-            expires: Arc::new(Mutex::new(Instant::now())),
-        };
-        held.renewed(lease_end, server_now);
-        held
-    }
-
-    /// Records a lease end the server granted, converted to our monotonic clock.
-    pub fn renewed(&self, lease_end: i64, server_now: i64) {
-        let left = Duration::from_millis(u64::try_from(lease_end - server_now).unwrap_or(0));
-        *self.expires.lock().unwrap() = Instant::now() + left;
-    }
-
-    pub fn expires_at(&self) -> Instant {
-        *self.expires.lock().unwrap()
-    }
-}
-
-/// Why the keeper gave up the lease.
-#[derive(Debug, Clone)]
-pub struct LeaseLost {
-    pub reason: String,
-}
-
-/// Heartbeats every `every` until the task is aborted; sends one [`LeaseLost`] and returns if the
-/// lease cannot be kept.
-pub async fn keep(
-    mut conn: Connection,
-    held: HeldLease,
-    every: Duration,
-    lost: mpsc::Sender<LeaseLost>,
-) {
-    loop {
-        sleep(every).await;
-        if let Err(reason) = heartbeat_until_expiry(&mut conn, &held).await {
-            let _ = lost.send(LeaseLost { reason }).await;
-            return;
-        }
-    }
-}
-
-/// One heartbeat, retried with backoff (and a fresh connection) while the lease still lives.
-async fn heartbeat_until_expiry(conn: &mut Connection, held: &HeldLease) -> Result<(), String> {
+/// Heartbeats every `every` (from the previous send) until the task is aborted, the server says the
+/// run is no longer ours, or the local deadline has passed.
+pub async fn keep(mut conn: Connection, held: HeldLease, every: Duration) {
+    let mut last_sent = BootTime::now();
     let mut backoff = Duration::from_millis(100);
     loop {
-        let left = held.expires_at().saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err("Redis could not be reached before the lease expired".to_string());
+        sleep((last_sent + every).left()).await;
+        let deadline = held.deadline.deadline();
+        if deadline.left().is_zero() {
+            return; // the watcher stops the command; a heartbeat now would prove nothing
         }
-        let attempt = timeout(
-            left,
-            lease::heartbeat(conn, &held.keys, held.slot, &held.token, held.lease),
+        let sent = BootTime::now();
+        let reply = timeout(
+            deadline.left(),
+            lease::heartbeat(
+                &mut conn,
+                &held.keys,
+                held.slot,
+                &held.token,
+                held.deadline.lease(),
+            ),
         )
         .await;
-        match attempt {
+        match reply {
             Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => {
-                if let Some(end) = reply.lease_end {
-                    held.renewed(end, reply.server_now);
-                }
-                return Ok(());
+                held.deadline.confirmed(sent);
+                last_sent = sent;
+                backoff = Duration::from_millis(100);
             }
-            Ok(Ok(reply)) => return Err(reply.lost_reason()),
-            Ok(Err(e)) if !e.is_connection() && !matches!(e, Error::Redis(_)) => {
-                return Err(e.to_string());
+            Ok(Ok(reply)) => {
+                held.deadline.lost(reply.lost_reason());
+                return;
             }
-            Ok(Err(_)) | Err(_) => {
-                // Unreachable, stalled or restarting: try again with a fresh connection.
-                let pause =
-                    backoff.min(held.expires_at().saturating_duration_since(Instant::now()));
-                sleep(pause).await;
-                backoff = (backoff * 2).min(Duration::from_secs(2));
-                let left = held.expires_at().saturating_duration_since(Instant::now());
-                if !left.is_zero() {
-                    let _ = timeout(left, conn.reconnect()).await;
-                }
+            Ok(Err(e)) if !e.is_transient() => {
+                // A refusal that retrying cannot change (permissions, bad data): the lease will
+                // not be renewed, so the run must stop before it ends.
+                held.deadline.lost(e.to_string());
+                return;
+            }
+            Ok(Err(e)) => {
+                held.deadline
+                    .failed(format!("Redis could not be reached: {e}"));
+                retry_later(&mut conn, &held, &mut backoff).await;
+                // Try again at once after the pause, not a whole heartbeat interval later.
+                last_sent = BootTime::now().saturating_sub(every);
+            }
+            Err(_) => {
+                held.deadline
+                    .failed("Redis did not answer the heartbeat in time".to_string());
+                retry_later(&mut conn, &held, &mut backoff).await;
+                last_sent = BootTime::now().saturating_sub(every);
             }
         }
+    }
+}
+
+/// Waits a growing pause (never past the deadline), then opens a fresh connection: after a server
+/// restart or a cut connection the old one stays broken.
+async fn retry_later(conn: &mut Connection, held: &HeldLease, backoff: &mut Duration) {
+    sleep((*backoff).min(held.deadline.deadline().left())).await;
+    *backoff = (*backoff * 2).min(Duration::from_secs(2));
+    let left = held.deadline.deadline().left();
+    if !left.is_zero() {
+        let _ = timeout(left, conn.reconnect()).await;
     }
 }

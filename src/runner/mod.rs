@@ -3,25 +3,34 @@
 //! ```text
 //! claim ──won──────────────────────────────► run the command ─► finish (ok | failed)
 //!   │                                          ▲  heartbeats every --heartbeat (keeper)
-//!   └─running──► back up: re-claim when the ───┘  lease lost ─► stop it (SIGTERM, SIGKILL)
-//!                holder's lease ends (attempt+1)
+//!   └─running──► stand by: re-claim when the ──┘  lease lost or local deadline near ─►
+//!                holder's lease ends (attempt+1)    stop it (SIGTERM, SIGKILL by the deadline)
 //! ```
+//!
+//! The guarantees under faults, each with its mechanism:
+//! - the command never outlives anarchon: a guard process kills its group ([`guard`]);
+//! - the command never outlives the lease: a local deadline counted from each confirmed request's
+//!   send time, minus a margin ([`deadline`]);
+//! - a dead holder is replaced for as long as attempts remain: backups stand by while the holder
+//!   renews its lease and re-claim the moment it expires ([`wait_as_backup`]);
+//! - a claim whose reply was lost is retried with the same token and answered `won` again.
 //!
 //! `anarchon run` (scheduled slots, catch-up) and `anarchon run-now` (manual runs) both go through
 //! [`run_slot`], so a run is claimed, kept and recorded the same way wherever it comes from.
 
 pub mod child;
+pub mod deadline;
+pub mod guard;
 pub mod keeper;
 
 use std::io::IsTerminal;
 use std::time::Duration;
 
 use serde::Serialize;
-use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep, timeout};
 
 use crate::connection::Connection;
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::store::{ClaimKeys, LeaseKeys};
 use crate::strategy::lease::{
     self, ClaimOutcome, ClaimReply, ClaimRequest, FinishStatus, TokenOutcome,
@@ -29,6 +38,7 @@ use crate::strategy::lease::{
 use crate::strategy::{self, Strategy, claim_only};
 use crate::time::{humanize, rfc3339};
 use child::{CommandOutcome, CommandSpec};
+use deadline::{BootTime, LeaseDeadline};
 use keeper::HeldLease;
 
 /// How to run one slot, beyond the claim itself.
@@ -37,10 +47,20 @@ pub struct RunnerOptions {
     pub command: CommandSpec,
     /// Heartbeat interval (less than the lease).
     pub heartbeat: Duration,
-    /// Wait as a backup for at most this long when another runner holds the run (None: don't).
-    pub backup_for: Option<Duration>,
+    /// Whether to stand by as a backup when another runner holds the run.
+    pub backup: Backup,
     /// No progress or notes on stderr (errors and lost leases still are).
     pub quiet: bool,
+}
+
+/// What a runner does when another one holds the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backup {
+    /// Exit at once (82).
+    No,
+    /// Stand by while the holder renews its lease, and take over when it expires, for as long as
+    /// attempts remain; give up after `limit` if one is set (`--backup-for`).
+    Standby { limit: Option<Duration> },
 }
 
 /// What became of one slot.
@@ -66,6 +86,8 @@ pub enum Recorded {
     LeaseLost(String),
     /// Redis could not be reached before the lease expired.
     Unreachable(String),
+    /// Redis refused the finish (permissions, memory, bad data): retrying cannot help.
+    Refused { reason: String, exit_code: i32 },
 }
 
 /// The summary of one slot (`run --json` prints it).
@@ -123,6 +145,7 @@ impl SlotReport {
                     (_, code) if code != 0 => code,
                     (Some(Recorded::LeaseLost(_)), _) => ExitCode::LeaseLost.code(),
                     (Some(Recorded::Unreachable(_)), _) => ExitCode::Connection.code(),
+                    (Some(Recorded::Refused { exit_code, .. }), _) => *exit_code,
                     _ => 0,
                 }
             }
@@ -152,32 +175,26 @@ pub async fn run_slot(
     opts: &RunnerOptions,
     server_now: i64,
 ) -> Result<SlotReport> {
-    let mut reply = strategy::claim(
-        conn,
-        target.prefix,
-        target.job,
-        target.strategy,
-        &req,
-        server_now,
-    )
-    .await?;
+    let (mut reply, mut sent) = claim_with_retry(conn, target, &req, server_now).await?;
     let mut backup = false;
     // Only the lease strategy answers running; the others cannot tell running from done.
-    if let (ClaimOutcome::Running, Some(wait)) = (reply.outcome, opts.backup_for) {
+    if let (ClaimOutcome::Running, Backup::Standby { limit }) = (reply.outcome, opts.backup) {
         backup = true;
-        reply = wait_as_backup(
+        (reply, sent) = wait_as_backup(
             conn,
             &target.lease_keys(),
             target.job,
             &req,
             reply,
-            wait,
+            limit,
             opts.quiet,
         )
         .await?;
     }
     let outcome = match reply.outcome {
-        ClaimOutcome::Won => return Ok(execute(conn, target, &req, &reply, backup, opts).await),
+        ClaimOutcome::Won => {
+            return Ok(execute(conn, target, &req, &reply, sent, backup, opts).await);
+        }
         ClaimOutcome::Overlap => SlotOutcome::Overlap,
         ClaimOutcome::Done => SlotOutcome::Done,
         ClaimOutcome::Running => SlotOutcome::Running,
@@ -187,41 +204,108 @@ pub async fn run_slot(
     Ok(report)
 }
 
-/// Re-claims whenever the holder's lease should have ended, until we win, the run is over, or
-/// `wait` has passed. The claim script decides each time, so two backups can't both win.
+/// How long a claim is retried through connection trouble (at least; a longer lease extends it).
+const CLAIM_RETRY_FOR: Duration = Duration::from_secs(10);
+
+/// Claims, retrying through connection trouble with the same token: the claim is idempotent per
+/// token, so if an earlier try was applied and only its reply was lost, the retry is answered
+/// `won` again instead of leaving a run that nobody runs until its lease expires. Returns the reply
+/// and when the answered request was sent (the lease deadline counts from there).
+async fn claim_with_retry(
+    conn: &mut Connection,
+    target: Target<'_>,
+    req: &ClaimRequest,
+    server_now: i64,
+) -> Result<(ClaimReply, BootTime)> {
+    // A claim-only manual run appends a new entry each time: not safe to repeat.
+    let idempotent = target.strategy.has_leases() || req.kind != crate::store::RunKind::Manual;
+    let give_up = Instant::now() + CLAIM_RETRY_FOR.max(req.lease);
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let sent = BootTime::now();
+        let error = match strategy::claim(
+            conn,
+            target.prefix,
+            target.job,
+            target.strategy,
+            req,
+            server_now,
+        )
+        .await
+        {
+            Ok(reply) => return Ok((reply, sent)),
+            Err(e) if idempotent && e.is_transient() && Instant::now() < give_up => e,
+            Err(e) => return Err(e),
+        };
+        if !req_quiet() {
+            eprintln!("anarchon: the claim got no answer ({error}); retrying with the same token");
+        }
+        sleep(backoff.min(give_up.saturating_duration_since(Instant::now()))).await;
+        backoff = (backoff * 2).min(Duration::from_secs(2));
+        let _ = timeout(
+            give_up.saturating_duration_since(Instant::now()),
+            conn.reconnect(),
+        )
+        .await;
+    }
+}
+
+/// Retries are worth a line on a terminal only.
+fn req_quiet() -> bool {
+    !std::io::stderr().is_terminal()
+}
+
+/// The longest a backup sleeps between looks at the holder: it notices an early finish within this.
+const STANDBY_POLL_MAX: Duration = Duration::from_secs(5);
+
+/// Stands by while the holder renews its lease: re-claims just after the holder's lease should end
+/// (and at least every [`STANDBY_POLL_MAX`], to notice an early end), until we win, the run is over
+/// or out of attempts, or `limit` has passed. The claim script decides each time, so two backups
+/// can't both win; a claim of a live run writes nothing.
 async fn wait_as_backup(
     conn: &mut Connection,
     keys: &LeaseKeys,
     job: &str,
     req: &ClaimRequest,
     mut reply: ClaimReply,
-    wait: Duration,
+    limit: Option<Duration>,
     quiet: bool,
-) -> Result<ClaimReply> {
-    let give_up = Instant::now() + wait;
+) -> Result<(ClaimReply, BootTime)> {
+    let give_up = limit.map(|l| Instant::now() + l);
     let spinner = (!quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.enable_steady_tick(Duration::from_millis(120));
         bar
     });
-    while reply.outcome == ClaimOutcome::Running && Instant::now() < give_up {
+    let mut sent = BootTime::now();
+    let mut backoff = Duration::from_millis(100);
+    while reply.outcome == ClaimOutcome::Running && give_up.is_none_or(|g| Instant::now() < g) {
         let left_ms = reply.lease_end.unwrap_or(reply.server_now) - reply.server_now;
         if let Some(bar) = &spinner {
             bar.set_message(format!(
-                "backup for {job} @ {}: held by {} (attempt {}), lease ends in {}",
+                "standing by for {job} @ {}: held by {} (attempt {}), lease ends in {}",
                 rfc3339(req.slot),
                 reply.runner,
                 reply.attempt.unwrap_or(0),
                 humanize(u64::try_from(left_ms).unwrap_or(0))
             ));
         }
-        // Ask again just after the lease would end, but at least every second: the holder may
-        // finish early, and a heartbeat may move the end.
-        let nap = Duration::from_millis(u64::try_from(left_ms + 25).unwrap_or(0).clamp(50, 1000));
-        sleep(nap.min(give_up.saturating_duration_since(Instant::now()))).await;
+        let nap = Duration::from_millis(u64::try_from(left_ms + 25).unwrap_or(0))
+            .clamp(Duration::from_millis(25), STANDBY_POLL_MAX);
+        let nap = match give_up {
+            Some(g) => nap.min(g.saturating_duration_since(Instant::now())),
+            None => nap,
+        };
+        sleep(nap).await;
+        sent = BootTime::now();
         reply = match lease::claim(conn, keys, req).await {
-            Ok(r) => r,
-            Err(e) if e.is_connection() => {
+            Ok(r) => {
+                backoff = Duration::from_millis(100);
+                r
+            }
+            Err(e) if e.is_transient() => {
+                sleep(backoff).await;
+                backoff = (backoff * 2).min(STANDBY_POLL_MAX);
                 let _ = timeout(Duration::from_secs(1), conn.reconnect()).await;
                 continue;
             }
@@ -231,44 +315,37 @@ async fn wait_as_backup(
     if let Some(bar) = spinner {
         bar.finish_and_clear();
     }
-    Ok(reply)
+    Ok((reply, sent))
 }
 
 /// How a won run is recorded at its end.
 enum Claimed {
-    /// Heartbeated while the command runs; finished with its token.
+    /// Heartbeated while the command runs; finished with its token before its deadline.
     Lease(HeldLease),
     /// No lease: the result is added to `:results` when the command ends.
     ClaimOnly { started: Instant, server_now: i64 },
 }
 
-/// Runs the command for a won claim and records its end.
+/// Runs the command for a won claim and records its end. `sent`: when the winning claim was sent.
 async fn execute(
     conn: &mut Connection,
     target: Target<'_>,
     req: &ClaimRequest,
     won: &ClaimReply,
+    sent: BootTime,
     backup: bool,
     opts: &RunnerOptions,
 ) -> SlotReport {
     let job = target.job;
     let attempt = won.attempt.unwrap_or(1);
-    let (lost_tx, lost_rx) = mpsc::channel(1);
     let (claimed, keeper) = if target.strategy.has_leases() {
-        let held = HeldLease::new(
-            target.lease_keys(),
-            req.slot,
-            req.token.clone(),
-            req.lease,
-            won.lease_end.unwrap_or(won.server_now),
-            won.server_now,
-        );
-        let keeper = tokio::spawn(keeper::keep(
-            conn.clone(),
-            held.clone(),
-            opts.heartbeat,
-            lost_tx,
-        ));
+        let held = HeldLease {
+            keys: target.lease_keys(),
+            slot: req.slot,
+            token: req.token.clone(),
+            deadline: LeaseDeadline::new(req.lease, sent),
+        };
+        let keeper = tokio::spawn(keeper::keep(conn.clone(), held.clone(), opts.heartbeat));
         (Claimed::Lease(held), Some(keeper))
     } else {
         let started = Instant::now();
@@ -288,7 +365,11 @@ async fn execute(
         ("ANARCHON_ATTEMPT".to_string(), attempt.to_string()),
         ("ANARCHON_RUNNER".to_string(), req.runner.clone()),
     ]);
-    let outcome = child::run(&spec, lost_rx, opts.quiet).await;
+    let deadline = match &claimed {
+        Claimed::Lease(held) => Some(&held.deadline),
+        Claimed::ClaimOnly { .. } => None,
+    };
+    let outcome = child::run(&spec, deadline, opts.quiet).await;
     if let Some(keeper) = keeper {
         keeper.abort();
     }
@@ -302,6 +383,10 @@ async fn execute(
         ),
         Recorded::Unreachable(why) => eprintln!(
             "error: the run's end was not recorded: {why}\n  hint: the lease will expire; a backup may run {job} @ {} again",
+            rfc3339(req.slot)
+        ),
+        Recorded::Refused { reason, .. } => eprintln!(
+            "error: the run's end was not recorded: {reason}\n  hint: the lease will expire; a backup may run {job} @ {} again",
             rfc3339(req.slot)
         ),
     }
@@ -358,11 +443,12 @@ async fn record(
         FinishStatus::Failed
     };
     let result = result_json(&req.runner, attempt, outcome);
-    // Even past the lease end the finish is worth trying once: if nobody took over, it is ours.
+    // Even past the deadline the finish is worth trying once: if nobody took over, it is ours (the
+    // script checks the token, so a late finish can never overwrite another attempt).
     let give_up = match claimed {
-        Claimed::Lease(held) => held
-            .expires_at()
-            .max(Instant::now() + Duration::from_secs(1)),
+        Claimed::Lease(held) => {
+            Instant::now() + held.deadline.deadline().left().max(Duration::from_secs(1))
+        }
         Claimed::ClaimOnly { .. } => Instant::now() + CLAIM_ONLY_RECORD_FOR,
     };
     let mut backoff = Duration::from_millis(100);
@@ -397,8 +483,11 @@ async fn record(
         let error = match timeout(left.max(Duration::from_millis(100)), finish).await {
             Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => return Recorded::Yes,
             Ok(Ok(reply)) => return Recorded::LeaseLost(reply.lost_reason()),
-            Ok(Err(e)) if !e.is_connection() && !matches!(e, Error::Redis(_)) => {
-                return Recorded::Unreachable(e.to_string());
+            Ok(Err(e)) if !e.is_transient() => {
+                return Recorded::Refused {
+                    reason: e.to_string(),
+                    exit_code: e.exit_code().code(),
+                };
             }
             Ok(Err(e)) => e.to_string(),
             Err(_) => "Redis did not answer in time".to_string(),

@@ -60,7 +60,7 @@ pub fn format_key(prefix: &str) -> String {
     format!("{prefix}format")
 }
 
-/// The five keys of one job in the lease layout, in the order the Lua scripts take them as KEYS.
+/// The keys of one job in the lease layout, in the order the Lua scripts take them as KEYS.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseKeys {
     pub state: String,
@@ -68,6 +68,9 @@ pub struct LeaseKeys {
     pub slots: String,
     pub runs: String,
     pub results: String,
+    /// What the job's claimants recorded (how late they may claim, how far trimming went): a hash
+    /// that claim and trim read and write as `KEYS[6]`; readers of history may ignore it.
+    pub job: String,
 }
 
 impl LeaseKeys {
@@ -80,10 +83,11 @@ impl LeaseKeys {
             slots: format!("{tag}:slots"),
             runs: format!("{tag}:runs"),
             results: format!("{tag}:results"),
+            job: format!("{tag}:job"),
         }
     }
 
-    /// All five, in script order (KEYS[1..5]).
+    /// The five history keys, in script order (KEYS[1..5]).
     pub fn all(&self) -> [&str; 5] {
         [
             &self.state,
@@ -91,6 +95,18 @@ impl LeaseKeys {
             &self.slots,
             &self.runs,
             &self.results,
+        ]
+    }
+
+    /// The five history keys and the job key (KEYS[1..6] of claim and trim).
+    pub fn with_job(&self) -> [&str; 6] {
+        [
+            &self.state,
+            &self.active,
+            &self.slots,
+            &self.runs,
+            &self.results,
+            &self.job,
         ]
     }
 
@@ -153,8 +169,9 @@ mod tests {
         assert_eq!(k.slots, "{cron:sync}:slots");
         assert_eq!(k.runs, "{cron:sync}:runs");
         assert_eq!(k.results, "{cron:sync}:results");
+        assert_eq!(k.job, "{cron:sync}:job");
         let slot = hash_slot(&k.state);
-        assert!(k.all().iter().all(|key| hash_slot(key) == slot));
+        assert!(k.with_job().iter().all(|key| hash_slot(key) == slot));
         assert_eq!(slot, hash_slot("cron:sync"));
     }
 

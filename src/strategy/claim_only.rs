@@ -64,8 +64,9 @@ pub async fn claim(
             match conn.query::<String>(&cmd).await {
                 Ok(_) => Ok(won(c)),
                 Err(Error::Redis(text)) if text.contains("equal or smaller") => {
+                    // Our own entry when an earlier try's reply was lost: the claim is ours.
                     let holder = entry_for_slot(conn, &keys.runs, strategy, c.slot).await?;
-                    Ok(taken(c, holder.as_ref()))
+                    Ok(idmp_outcome(c, holder.as_ref()))
                 }
                 Err(e) => Err(e),
             }
@@ -83,6 +84,8 @@ pub async fn claim(
                 .await?;
             match reply.first().map(String::as_str) {
                 Some("won") => Ok(won(c)),
+                // The existing claim holds our token: an earlier try's reply was lost.
+                Some("done") if reply.get(1).map(String::as_str) == Some(c.token) => Ok(won(c)),
                 Some("done") => Ok(ScriptReply {
                     runner: reply.get(2).cloned().unwrap_or_default(),
                     ..taken(c, None)
@@ -137,7 +140,8 @@ pub fn entry_cmd(key: &str, id: &str, idmp: Option<(&str, i64)>, c: &Claim<'_>) 
     cmd
 }
 
-/// idmp answers every claimant with the first entry's ID: we won if that entry holds our token.
+/// The run's claim entry decides: we won if it holds our token (idmp answers every claimant with the
+/// first entry's ID; stream-id and script find the entry of a retried claim of ours).
 pub fn idmp_outcome(c: &Claim<'_>, entry: Option<&RunEntry>) -> ClaimReply {
     match entry {
         Some(e) if e.token == c.token => won(c),

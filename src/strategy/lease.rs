@@ -131,7 +131,7 @@ pub async fn claim(
         req.history.ttl.map(millis).unwrap_or(0).to_string(),
         millis(req.history.keep_claimable).to_string(),
     ];
-    let reply: Vec<String> = conn.eval(&scripts::CLAIM, &keys.all(), &args).await?;
+    let reply: Vec<String> = conn.eval(&scripts::CLAIM, &keys.with_job(), &args).await?;
     parse_reply(&keys.state, &reply, |o| match o {
         "won" => Some(ClaimOutcome::Won),
         "overlap" => Some(ClaimOutcome::Overlap),
@@ -201,7 +201,7 @@ pub async fn trim(
     ];
     let mut trimmed = Vec::new();
     loop {
-        let slots: Vec<String> = conn.eval(&scripts::TRIM, &keys.all(), &args).await?;
+        let slots: Vec<String> = conn.eval(&scripts::TRIM, &keys.with_job(), &args).await?;
         let count = slots.len();
         for s in slots {
             trimmed.push(

@@ -113,7 +113,16 @@ impl Server {
     }
 
     fn try_client(&self) -> redis::RedisResult<redis::Connection> {
-        redis::Client::open(self.url.as_str())?.get_connection_with_timeout(Duration::from_secs(2))
+        let client = redis::Client::open(self.url.as_str())?;
+        // A child process ending (SIGCHLD) may interrupt connect(): that is no failure.
+        loop {
+            match client.get_connection_with_timeout(Duration::from_secs(2)) {
+                Err(e)
+                    if e.kind() == redis::ErrorKind::Io && e.to_string().contains("os error 4") => {
+                }
+                other => return other,
+            }
+        }
     }
 
     /// A plain client for checking keys.

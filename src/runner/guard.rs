@@ -1,0 +1,287 @@
+//! The guard: a tiny process that makes sure the command never outlives its anarchon.
+//!
+//! If anarchon dies while its command runs (kill -9, the OOM killer, a crash), nothing else would
+//! stop the command, and a backup host would start the run's next attempt beside it. So before the
+//! command starts, anarchon forks a guard:
+//!
+//! ```text
+//! anarchon ──pipe (write end only in anarchon)──► guard   (process group G = the guard's pid)
+//!    └── spawns the command into group G
+//! ```
+//!
+//! The guard blocks reading the pipe. anarchon writes the lease deadline to it as heartbeats move
+//! it, and `done` once the command has been reaped. When the pipe reaches end-of-file without
+//! `done`, anarchon is gone, by whatever signal: the kernel closes a dead process's descriptors,
+//! SIGKILL included. The guard then sends SIGTERM to group G, and SIGKILL at the earlier of
+//! `--kill-after` and the local lease deadline (so the command is gone before another host can win
+//! the next attempt); it stops waiting as soon as the command's own process is gone.
+//!
+//! Why a pipe and not PR_SET_PDEATHSIG alone: the death signal fires when the forking *thread*
+//! exits and reaches only the direct child; a pipe's end-of-file follows the whole process and
+//! works on every Unix. Why the guard leads the group: the group exists before the command is
+//! spawned into it, so there is no moment at which the command runs unguarded.
+//!
+//! The guard is forked without exec (a binary replaced on disk by an upgrade can't break it), and
+//! then double-forked so that it is never anarchon's zombie. Between the fork and its exit it only
+//! makes async-signal-safe system calls: no allocation, no locks.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, kill, killpg, sigaction};
+use nix::sys::wait::waitpid;
+use nix::unistd::{ForkResult, Pid, fork, getpid, pipe2, setpgid};
+
+use crate::runner::deadline::BootTime;
+
+/// Message tags on the pipe; each message is a tag byte and a little-endian u64.
+const DEADLINE: u8 = b'E';
+const WATCH_PID: u8 = b'P';
+const DONE: u8 = b'D';
+
+/// anarchon's end of a running guard.
+pub struct Guard {
+    pipe: std::fs::File,
+    group: Pid,
+    sent_deadline: Option<u64>,
+}
+
+impl Guard {
+    /// Forks the guard. `group`: the command will join the guard's process group (the default);
+    /// otherwise (`--foreground`) the guard stops only the process named by [`Guard::watch`].
+    pub fn start(group: bool, kill_after: Duration) -> std::io::Result<Guard> {
+        let (to_guard_read, to_guard_write) = pipe2(OFlag::O_CLOEXEC)?;
+        let (from_guard_read, from_guard_write) = pipe2(OFlag::O_CLOEXEC)?;
+        let kill_after_ns = u64::try_from(kill_after.as_nanos()).unwrap_or(u64::MAX);
+        // SAFETY: the child branches below make only async-signal-safe calls and end in _exit.
+        match unsafe { fork() }? {
+            ForkResult::Child => {
+                // SAFETY: as above; the grandchild never returns.
+                match unsafe { fork() } {
+                    Ok(ForkResult::Child) => guard_main(
+                        to_guard_read.as_raw_fd(),
+                        to_guard_write.as_raw_fd(),
+                        from_guard_read.as_raw_fd(),
+                        from_guard_write.as_raw_fd(),
+                        group,
+                        kill_after_ns,
+                    ),
+                    _ => unsafe { nix::libc::_exit(0) },
+                }
+            }
+            ForkResult::Parent { child } => {
+                drop(to_guard_read);
+                drop(from_guard_write);
+                let _ = waitpid(child, None);
+                let mut ready = std::fs::File::from(from_guard_read);
+                let mut pid = [0u8; 4];
+                ready.read_exact(&mut pid).map_err(|e| {
+                    std::io::Error::new(e.kind(), format!("the guard process did not start: {e}"))
+                })?;
+                Ok(Guard {
+                    pipe: std::fs::File::from(to_guard_write),
+                    group: Pid::from_raw(i32::from_le_bytes(pid)),
+                    sent_deadline: None,
+                })
+            }
+        }
+    }
+
+    /// The process group the command must join (the guard's pid).
+    pub fn group(&self) -> Pid {
+        self.group
+    }
+
+    /// The command's own process: the guard stops waiting when it is gone.
+    pub fn watch(&mut self, pid: u32) {
+        self.send(WATCH_PID, u64::from(pid));
+    }
+
+    /// The local lease deadline: the guard's SIGKILL comes no later than this.
+    pub fn deadline(&mut self, deadline: BootTime) {
+        let nanos = deadline.as_nanos();
+        if self.sent_deadline != Some(nanos) {
+            self.sent_deadline = Some(nanos);
+            self.send(DEADLINE, nanos);
+        }
+    }
+
+    /// The command has been reaped: the guard exits without signalling anyone.
+    pub fn done(mut self) {
+        self.send(DONE, 0);
+    }
+
+    fn send(&mut self, tag: u8, value: u64) {
+        let mut message = [0u8; 9];
+        message[0] = tag;
+        message[1..].copy_from_slice(&value.to_le_bytes());
+        // One write of 9 bytes is atomic on a pipe. If the guard is gone (it was killed with the
+        // group), there is nobody left to tell.
+        let _ = self.pipe.write_all(&message);
+    }
+}
+
+/// The guard process. Async-signal-safe calls only; never returns.
+fn guard_main(
+    read_fd: RawFd,
+    parent_write: RawFd,
+    parent_read: RawFd,
+    ready_fd: RawFd,
+    group: bool,
+    kill_after_ns: u64,
+) -> ! {
+    let _ = nix::unistd::close(parent_write);
+    let _ = nix::unistd::close(parent_read);
+    if group {
+        let _ = setpgid(Pid::from_raw(0), Pid::from_raw(0));
+    }
+    // The guard receives what its group receives (anarchon forwards signals to the group), and must
+    // survive it; tokio's handlers, inherited from anarchon, must not run here either.
+    let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
+    for sig in [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
+        Signal::SIGPIPE,
+        Signal::SIGUSR1,
+        Signal::SIGUSR2,
+    ] {
+        // SAFETY: installing SIG_IGN has no handler code to run.
+        let _ = unsafe { sigaction(sig, &ignore) };
+    }
+    let default = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
+    // SAFETY: as above.
+    let _ = unsafe { sigaction(Signal::SIGCHLD, &default) };
+    let me = getpid();
+    let _ = nix::unistd::write(
+        // SAFETY: ready_fd is the open write end of the ready pipe, owned by this process alone.
+        unsafe { std::os::fd::BorrowedFd::borrow_raw(ready_fd) },
+        &me.as_raw().to_le_bytes(),
+    );
+    let _ = nix::unistd::close(ready_fd);
+    let pipe = detach_descriptors(read_fd);
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    // SAFETY: PR_SET_NAME with a NUL-terminated string that outlives the call.
+    unsafe {
+        nix::libc::prctl(nix::libc::PR_SET_NAME, c"anarchon-guard".as_ptr());
+    }
+
+    let mut deadline: Option<u64> = None;
+    let mut command: Option<Pid> = None;
+    let mut message = [0u8; 9];
+    let mut filled = 0usize;
+    loop {
+        // SAFETY: `message[filled..]` is valid writable memory of that length.
+        let n = unsafe {
+            nix::libc::read(
+                pipe,
+                message[filled..].as_mut_ptr().cast(),
+                message.len() - filled,
+            )
+        };
+        if n < 0 && Errno::last() == Errno::EINTR {
+            continue;
+        }
+        if n <= 0 {
+            break; // end-of-file: anarchon is gone
+        }
+        filled += n as usize;
+        if filled < message.len() {
+            continue;
+        }
+        filled = 0;
+        let mut value = [0u8; 8];
+        value.copy_from_slice(&message[1..]);
+        let value = u64::from_le_bytes(value);
+        match message[0] {
+            DONE => exit(0),
+            DEADLINE => deadline = Some(value),
+            WATCH_PID => command = i32::try_from(value).ok().map(Pid::from_raw),
+            _ => {}
+        }
+    }
+
+    // anarchon died with the command still running: stop it.
+    let stop = |sig: Signal| {
+        let _ = match (group, command) {
+            (true, _) => killpg(me, sig),
+            (false, Some(pid)) => kill(pid, sig),
+            (false, None) => Ok(()),
+        };
+    };
+    stop(Signal::SIGTERM);
+    let now = BootTime::now().as_nanos();
+    let mut kill_at = now.saturating_add(kill_after_ns);
+    if let Some(d) = deadline {
+        kill_at = kill_at.min(d);
+    }
+    loop {
+        let gone = command.is_some_and(|pid| kill(pid, None) == Err(Errno::ESRCH));
+        if gone || BootTime::now().as_nanos() >= kill_at {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Whatever is left of the group (children that ignored SIGTERM) goes now; this ends the guard
+    // too when it leads the group.
+    stop(Signal::SIGKILL);
+    exit(0)
+}
+
+/// Points 0, 1 and 2 at /dev/null and closes every other inherited descriptor (the Redis socket,
+/// the caller's output pipes: a test or a shell waiting for their end-of-file must not wait for
+/// the guard), keeping only the pipe from anarchon, which it returns, moved to descriptor 3.
+fn detach_descriptors(pipe: RawFd) -> RawFd {
+    // SAFETY: plain system calls on descriptors this process owns; the path is a static C string.
+    unsafe {
+        let null = nix::libc::open(c"/dev/null".as_ptr(), nix::libc::O_RDWR);
+        if null >= 0 {
+            for fd in 0..3 {
+                if null != fd {
+                    nix::libc::dup2(null, fd);
+                }
+            }
+            if null > 3 && null != pipe {
+                nix::libc::close(null);
+            }
+        }
+        let kept = 3;
+        if pipe != kept {
+            nix::libc::dup2(pipe, kept);
+            nix::libc::close(pipe);
+        }
+        close_from(kept + 1);
+        kept
+    }
+}
+
+#[cfg(target_os = "linux")]
+unsafe fn close_from(first: RawFd) {
+    // SAFETY: close_range only closes descriptors; on kernels without it, fall back to a loop.
+    let done = unsafe {
+        nix::libc::syscall(nix::libc::SYS_close_range, first as u32, u32::MAX, 0u32) == 0
+    };
+    if !done {
+        for fd in first..4096 {
+            // SAFETY: closing a descriptor number that may not be open is harmless.
+            unsafe { nix::libc::close(fd) };
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+unsafe fn close_from(first: RawFd) {
+    for fd in first..4096 {
+        // SAFETY: closing a descriptor number that may not be open is harmless.
+        unsafe { nix::libc::close(fd) };
+    }
+}
+
+fn exit(code: i32) -> ! {
+    // SAFETY: _exit skips atexit handlers and stdio flushing, as a forked child must.
+    unsafe { nix::libc::_exit(code) }
+}
