@@ -591,9 +591,11 @@ pub struct TrimArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub older_than: Option<Duration>,
 
-    /// Never remove a run younger than this: a late claim could still ask for it.
-    #[arg(long, value_parser = parse_duration, default_value = "1h", value_name = "DURATION")]
-    pub protect: Duration,
+    /// Never remove a run younger than this: a late claim could still ask for it [default: what
+    /// the job's claimants recorded (max-late + catch-up + lease x attempts), or 24h when the store
+    /// does not know; 1h for claim-only jobs]. Shorter than the recorded need is refused.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub protect: Option<Duration>,
 
     /// Only report what would be removed.
     #[arg(long)]

@@ -43,11 +43,6 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
     if let Some(job) = &args.job {
         validate_job_name(job)?;
     }
-    let policy = HistoryPolicy {
-        size: args.keep,
-        ttl: args.older_than,
-        keep_claimable: args.protect,
-    };
     let mut conn = ctx.connect().await?;
     let now = format::check_for_write(&mut conn, ctx.prefix())
         .await?
@@ -61,6 +56,12 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
             }]
         }
         None => find_jobs(&mut conn, ctx.prefix(), "*").await?,
+    };
+    let protect = protection(&mut conn, ctx, &jobs, args.protect).await?;
+    let policy = HistoryPolicy {
+        size: args.keep,
+        ttl: args.older_than,
+        keep_claimable: protect,
     };
 
     if !args.dry_run && !args.yes {
@@ -83,6 +84,66 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
     )
     .await?;
     report(ctx, &args, &policy, trimmed)
+}
+
+/// When the store does not know how late a lease job's claimants may claim (no claimant of this
+/// version recorded it), trimming keeps a day: longer than any ordinary --max-late + --catch-up.
+const UNKNOWN_PROTECTION: Duration = Duration::from_secs(24 * 3600);
+
+/// Protection of claim-only jobs, which record nothing (their claims never come late by design).
+const CLAIM_ONLY_PROTECTION: Duration = Duration::from_secs(3600);
+
+/// The protection to trim with: `--protect` if given, refused when shorter than what a lease job's
+/// claimants recorded (a late claim would find no state and run the slot again); otherwise the
+/// recorded need, or the safe bound when it is unknown. The trim script applies the recorded need
+/// per job in any case; this makes the whole run use one figure and say so.
+async fn protection(
+    conn: &mut Connection,
+    ctx: &Context,
+    jobs: &[JobRef],
+    given: Option<Duration>,
+) -> Result<Duration> {
+    let mut needed = Duration::ZERO;
+    let mut unknown = Vec::new();
+    for job in jobs.iter().filter(|j| j.layout == Layout::Lease) {
+        let keys = LeaseKeys::new(ctx.prefix(), &job.name);
+        match lease::recorded_protection(conn, &keys).await? {
+            Some(need) => {
+                if let Some(p) = given.filter(|p| *p < need) {
+                    return Err(Error::usage(format!(
+                        "--protect {} is shorter than job {}'s claimants may still claim a run ({} after its slot, recorded by their --max-late, --catch-up and lease x attempts): a late claim would find no state and run the slot again\n  hint: drop --protect, or give at least {}",
+                        humantime::format_duration(p),
+                        job.name,
+                        humantime::format_duration(need),
+                        humantime::format_duration(need)
+                    )));
+                }
+                needed = needed.max(need);
+            }
+            None => unknown.push(job.name.as_str()),
+        }
+    }
+    if let Some(p) = given {
+        return Ok(p);
+    }
+    if !unknown.is_empty() {
+        if !ctx.out.json {
+            eprintln!(
+                "note: the store does not say how late {} may be claimed (no claim by this anarchon version yet); protecting runs younger than {}",
+                if unknown.len() == 1 {
+                    format!("job {}", unknown[0])
+                } else {
+                    format!("{} jobs", unknown.len())
+                },
+                humantime::format_duration(UNKNOWN_PROTECTION)
+            );
+        }
+        needed = needed.max(UNKNOWN_PROTECTION);
+    }
+    if jobs.iter().any(|j| j.layout == Layout::ClaimOnly) {
+        needed = needed.max(CLAIM_ONLY_PROTECTION);
+    }
+    Ok(needed)
 }
 
 fn confirm(args: &TrimArgs, total: usize, jobs: usize) -> Result<()> {

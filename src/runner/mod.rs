@@ -374,9 +374,22 @@ async fn execute(
         keeper.abort();
     }
 
-    let recorded = record(conn, target, req, &claimed, attempt, &outcome).await;
+    let stopped_for_lease = outcome.lease_lost && spec.stop_on_lease_lost;
+    let recorded = match &claimed {
+        // The command was stopped because the lease could not be kept: that is no failure of the
+        // run. Finishing it `failed` would take the run from the backups; left alone, its lease
+        // ends, the attempt is recorded `interrupted` and a backup (or a later claim) takes over.
+        Claimed::Lease(held) if stopped_for_lease => {
+            Recorded::LeaseLost(held.deadline.lost_reason(Duration::MAX).unwrap_or_default())
+        }
+        _ => record(conn, target, req, &claimed, attempt, &outcome).await,
+    };
     match &recorded {
         Recorded::Yes => {}
+        Recorded::LeaseLost(why) if stopped_for_lease => eprintln!(
+            "anarchon: the run's end was not recorded: the command was stopped because the lease was lost ({why}); attempt {attempt} of {job} @ {} ends interrupted when its lease ends, and a backup takes over if attempts remain",
+            rfc3339(req.slot)
+        ),
         Recorded::LeaseLost(why) => eprintln!(
             "error: the run's end was not recorded: {why}; this runner no longer held {job} @ {}",
             rfc3339(req.slot)

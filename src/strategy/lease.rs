@@ -216,6 +216,28 @@ pub async fn trim(
     }
 }
 
+/// How long after its slot the job's claimants may still claim a run, as they recorded it in the
+/// job hash (`protect_ms`); None when no claimant of this version recorded it.
+pub async fn recorded_protection(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+) -> Result<Option<Duration>> {
+    let value: Option<String> = conn
+        .query(redis::cmd("HGET").arg(&keys.job).arg("protect_ms"))
+        .await
+        .map_err(|e| e.on_key(&keys.job, "hash"))?;
+    value
+        .map(|v| {
+            v.parse::<u64>().map(Duration::from_millis).map_err(|_| {
+                Error::corrupt(
+                    &keys.job,
+                    format!("field protect_ms is {v:?}, not an integer"),
+                )
+            })
+        })
+        .transpose()
+}
+
 /// Whether any claim of `slot` ever reached the store (its state exists). `run --catch-up` uses it
 /// to pick only runs no host ever claimed; the claim itself still decides atomically.
 pub async fn was_claimed(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<bool> {

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod proxy;
+
 use assert_cmd::Command;
 use tempfile::TempDir;
 

@@ -1,0 +1,168 @@
+//! A fault proxy for the tests: a loopback TCP relay between anarchon and a real server that can
+//! delay replies, stall both directions, drop replies (the request still reaches the server) and
+//! partition (cut every connection and refuse new ones). Loopback only; it stops with the test.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+/// What the relay does to the traffic now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Relay everything at once.
+    Pass,
+    /// Deliver the server's replies this much later (requests go through at once).
+    DelayReplies(Duration),
+    /// Requests reach the server; its replies are thrown away.
+    DropReplies,
+    /// Nothing moves either way; what was sent waits until the stall ends.
+    Stall,
+    /// Every connection is cut and new ones are closed at once.
+    Partition,
+}
+
+pub struct FaultProxy {
+    pub port: u16,
+    pub url: String,
+    fault: watch::Sender<Fault>,
+    _runtime: Arc<Mutex<Option<tokio::runtime::Runtime>>>,
+}
+
+impl FaultProxy {
+    /// A relay to `127.0.0.1:upstream` on a free loopback port.
+    pub fn start(upstream: u16) -> FaultProxy {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (fault, watch) = watch::channel(Fault::Pass);
+        runtime.spawn(accept(listener, upstream, watch));
+        FaultProxy {
+            port,
+            url: format!("redis://127.0.0.1:{port}"),
+            fault,
+            _runtime: Arc::new(Mutex::new(Some(runtime))),
+        }
+    }
+
+    pub fn set(&self, fault: Fault) {
+        self.fault.send_replace(fault);
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        if let Some(rt) = self._runtime.lock().unwrap().take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+async fn accept(listener: TcpListener, upstream: u16, fault: watch::Receiver<Fault>) {
+    loop {
+        let Ok((client, _)) = listener.accept().await else {
+            return;
+        };
+        if *fault.borrow() == Fault::Partition {
+            drop(client);
+            continue;
+        }
+        let fault = fault.clone();
+        tokio::spawn(async move {
+            let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)).await else {
+                return;
+            };
+            let (client_read, client_write) = client.into_split();
+            let (server_read, server_write) = server.into_split();
+            let up = tokio::spawn(pump(client_read, server_write, fault.clone(), false));
+            let down = tokio::spawn(pump(server_read, client_write, fault, true));
+            let _ = tokio::join!(up, down);
+        });
+    }
+}
+
+/// Copies one direction, applying the fault; `replies` marks the server-to-client direction.
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    to: tokio::net::tcp::OwnedWriteHalf,
+    mut fault: watch::Receiver<Fault>,
+    replies: bool,
+) {
+    // Delayed bytes go through a queue so that their order is kept.
+    let (queue, mut delayed) =
+        tokio::sync::mpsc::unbounded_channel::<(tokio::time::Instant, Vec<u8>)>();
+    let to = Arc::new(tokio::sync::Mutex::new(to));
+    let writer = {
+        let to = to.clone();
+        tokio::spawn(async move {
+            while let Some((at, bytes)) = delayed.recv().await {
+                tokio::time::sleep_until(at).await;
+                if to.lock().await.write_all(&bytes).await.is_err() {
+                    return;
+                }
+            }
+        })
+    };
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = tokio::select! {
+            read = from.read(&mut buf) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            },
+            _ = wait_for(&mut fault, Fault::Partition) => break,
+        };
+        let bytes = buf[..n].to_vec();
+        // A stall holds the bytes until it ends (or a partition cuts the connection).
+        loop {
+            let now = *fault.borrow_and_update();
+            match now {
+                Fault::Stall => {
+                    if fault.changed().await.is_err() {
+                        return;
+                    }
+                }
+                Fault::Partition => {
+                    writer.abort();
+                    return;
+                }
+                _ => break,
+            }
+        }
+        let now = *fault.borrow();
+        let at = tokio::time::Instant::now();
+        match (now, replies) {
+            (Fault::DropReplies, true) => {}
+            (Fault::DelayReplies(d), true) => {
+                let _ = queue.send((at + d, bytes));
+            }
+            _ => {
+                let _ = queue.send((at, bytes));
+            }
+        }
+    }
+    drop(queue);
+    if *fault.borrow() == Fault::Partition {
+        writer.abort();
+    } else {
+        let _ = writer.await;
+    }
+    let _ = to.lock().await.shutdown().await;
+}
+
+async fn wait_for(fault: &mut watch::Receiver<Fault>, wanted: Fault) {
+    loop {
+        if *fault.borrow_and_update() == wanted {
+            return;
+        }
+        if fault.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}

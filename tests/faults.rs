@@ -1,0 +1,487 @@
+//! Exactly once under faults: a killed wrapper, slow, stalled and partitioned networks, lost
+//! replies, and trimming against catch-up. Real processes and a real server; network faults go
+//! through the loopback fault proxy (tests/common/proxy.rs).
+//!
+//! The wrapped command writes its own log: one line `<attempt> <ms>` every 50 ms while it runs.
+//! "Never two copies at once" is checked on that log: the time spans of different attempts never
+//! overlap, whatever the exit codes say.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output};
+use std::time::Duration;
+
+use common::proxy::{Fault, FaultProxy};
+use common::{Server, json, stderr, wait_for, wait_for_claim};
+
+const SLOT: &str = "1796220300000";
+
+/// A shell command line that logs `<attempt> <ms>` every 50 ms for `ms` milliseconds, then exits 0.
+/// With `ignore_term` it survives SIGTERM, so only a SIGKILL stops it.
+fn ticker(log: &Path, ms: u64, ignore_term: bool) -> String {
+    format!(
+        "{}end=$(( $(date +%s%3N) + {ms} )); while [ $(date +%s%3N) -lt $end ]; do echo \"$ANARCHON_ATTEMPT $(date +%s%3N)\" >> {log}; sleep 0.05; done",
+        if ignore_term { "trap '' TERM; " } else { "" },
+        log = log.display()
+    )
+}
+
+/// Each attempt's first and last logged time.
+fn spans(log: &Path) -> BTreeMap<u32, (i64, i64)> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let mut spans: BTreeMap<u32, (i64, i64)> = BTreeMap::new();
+    for line in text.lines() {
+        let mut parts = line.split_whitespace();
+        let (Some(a), Some(t)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let (a, t): (u32, i64) = (a.parse().unwrap(), t.parse().unwrap());
+        let span = spans.entry(a).or_insert((t, t));
+        span.0 = span.0.min(t);
+        span.1 = span.1.max(t);
+    }
+    spans
+}
+
+/// Fails when two attempts' spans overlap: two copies of the command ran at once.
+fn assert_never_two_at_once(log: &Path) -> BTreeMap<u32, (i64, i64)> {
+    let spans = spans(log);
+    let list: Vec<(u32, (i64, i64))> = spans.iter().map(|(a, s)| (*a, *s)).collect();
+    for (i, (a, (a0, a1))) in list.iter().enumerate() {
+        for (b, (b0, b1)) in &list[i + 1..] {
+            assert!(
+                a1 < b0 || b1 < a0,
+                "attempts {a} ({a0}..{a1}) and {b} ({b0}..{b1}) ran at the same time"
+            );
+        }
+    }
+    spans
+}
+
+/// The attempts recorded in the runs stream, as (attempt, runner, status).
+fn attempts(s: &Server, job: &str) -> Vec<(String, String, String)> {
+    let runs: Vec<(String, HashMap<String, String>)> =
+        s.cmd(&["XRANGE", &format!("{{cron:{job}}}:runs"), "-", "+"]);
+    runs.into_iter()
+        .map(|(_, f)| {
+            (
+                f["attempt"].clone(),
+                f["runner"].clone(),
+                f["status"].clone(),
+            )
+        })
+        .collect()
+}
+
+fn status(s: &Server, job: &str, slot: &str) -> Option<String> {
+    s.cmd(&[
+        "HGET",
+        &format!("{{cron:{job}}}:state"),
+        &format!("{slot}:status"),
+    ])
+}
+
+fn kill9(pid: u32) {
+    std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+}
+
+fn logged(log: &Path, attempt: u32) -> bool {
+    spans(log).contains_key(&attempt)
+}
+
+/// `anarchon run` of `job` @ SLOT with a ticker command, pointed at `url`.
+fn runner(s: &Server, url: &str, job: &str, name: &str, extra: &[&str], command: &str) -> Child {
+    use std::os::unix::process::CommandExt;
+    s.anarchon_process()
+        .env("ANARCHON_REDIS_URL", url)
+        .args([
+            "run", "--job", job, "--slot", SLOT, "--runner", name, "--json",
+        ])
+        .args(extra)
+        .args(["--shell", "--", command])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+fn log_in(s: &Server, name: &str) -> PathBuf {
+    s.dir.path().join(name)
+}
+
+fn finished(child: Child) -> Output {
+    child.wait_with_output().unwrap()
+}
+
+/// The holder is killed with SIGKILL while its command runs (a command that ignores SIGTERM, and
+/// --kill-after far beyond the lease): the guard kills the command by the lease deadline, and the
+/// standing-by backup runs attempt 2 after it, never beside it.
+#[test]
+fn kill_9_of_the_winner_mid_run_stops_its_command_before_the_backup_runs() {
+    let s = Server::start();
+    let log = log_in(&s, "k9.log");
+    let lease = ["--lease", "2s", "--kill-after", "60s"];
+    let holder = runner(&s, &s.url, "k9", "a", &lease, &ticker(&log, 60_000, true));
+    wait_for("attempt 1 to run", Duration::from_secs(10), || {
+        logged(&log, 1)
+    });
+    let backup = runner(&s, &s.url, "k9", "b", &lease, &ticker(&log, 500, false));
+    // Let the holder renew its lease a few times while the backup stands by.
+    wait_for("a few heartbeats", Duration::from_secs(20), || {
+        spans(&log)
+            .get(&1)
+            .is_some_and(|(first, last)| last - first > 2500)
+    });
+    kill9(holder.id());
+    let holder_out = finished(holder);
+    assert_eq!(holder_out.status.code(), None, "killed by SIGKILL");
+
+    let out = finished(backup);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["attempt"], 2);
+    assert_eq!(v["backup"], true);
+    let spans = assert_never_two_at_once(&log);
+    assert_eq!(spans.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(
+        attempts(&s, "k9"),
+        vec![
+            ("1".into(), "a".into(), "interrupted".into()),
+            ("2".into(), "b".into(), "finished".into())
+        ]
+    );
+    // Attempt 1's command stays dead: nothing more in its span after the backup's run.
+    let before = spans[&1].1;
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(self::spans(&log)[&1].1, before);
+}
+
+/// SIGKILL as soon as the claim is visible, possibly before the command started: no copy of
+/// attempt 1 runs beside attempt 2, and the history says attempt 1 was interrupted.
+#[test]
+fn kill_9_of_the_winner_right_after_its_claim() {
+    let s = Server::start();
+    let log = log_in(&s, "early.log");
+    let lease = ["--lease", "1s"];
+    let holder = runner(
+        &s,
+        &s.url,
+        "early",
+        "a",
+        &lease,
+        &ticker(&log, 60_000, false),
+    );
+    wait_for_claim(&s, "early", SLOT);
+    kill9(holder.id());
+    let _ = finished(holder);
+    let backup = runner(&s, &s.url, "early", "b", &lease, &ticker(&log, 300, false));
+    let out = finished(backup);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["attempt"], 2);
+    let spans = assert_never_two_at_once(&log);
+    assert!(spans.contains_key(&2));
+    let a = attempts(&s, "early");
+    assert_eq!(a[0], ("1".into(), "a".into(), "interrupted".into()));
+    assert_eq!(a[1], ("2".into(), "b".into(), "finished".into()));
+}
+
+/// SIGKILL while the finish is in flight (its reply delayed by the proxy): the finish reached the
+/// server, so the run is finished and the backup does not run it again.
+#[test]
+fn kill_9_of_the_winner_during_its_finish() {
+    let s = Server::start();
+    let proxy = FaultProxy::start(s.port);
+    let log = log_in(&s, "fin.log");
+    let lease = ["--lease", "3s"];
+    // A server that has run finishes before knows the script: its EVALSHA is applied at once
+    // (a first one would wait for the NOSCRIPT reply before sending the source).
+    let warm = runner(&s, &s.url, "warm", "w", &lease, "true");
+    assert_eq!(finished(warm).status.code(), Some(0));
+    let holder = runner(
+        &s,
+        &proxy.url,
+        "fin",
+        "a",
+        &lease,
+        &ticker(&log, 300, false),
+    );
+    wait_for("attempt 1 to run", Duration::from_secs(10), || {
+        logged(&log, 1)
+    });
+    proxy.set(Fault::DelayReplies(Duration::from_secs(30)));
+    wait_for(
+        "the finish to reach the server",
+        Duration::from_secs(10),
+        || status(&s, "fin", SLOT).as_deref() == Some("finished"),
+    );
+    kill9(holder.id());
+    let _ = finished(holder);
+    let backup = runner(&s, &s.url, "fin", "b", &lease, &ticker(&log, 300, false));
+    let out = finished(backup);
+    assert_eq!(out.status.code(), Some(81), "{}", stderr(&out));
+    assert_never_two_at_once(&log);
+    assert_eq!(spans(&log).keys().copied().collect::<Vec<_>>(), vec![1]);
+    assert_eq!(
+        attempts(&s, "fin"),
+        vec![("1".into(), "a".into(), "finished".into())]
+    );
+}
+
+/// The holder talks to Redis through the proxy; after its command started, `fault` hits that
+/// path, while the backup talks to Redis directly. The holder must stop its command before the
+/// backup can win attempt 2, and the run must end recorded.
+fn holder_cut_off(job: &str, fault: Fault) {
+    let s = Server::start();
+    let proxy = FaultProxy::start(s.port);
+    let log = log_in(&s, &format!("{job}.log"));
+    let flags = [
+        "--lease",
+        "3s",
+        "--kill-after",
+        "60s",
+        "--command-timeout",
+        "1s",
+        "--connect-timeout",
+        "1s",
+    ];
+    let holder = runner(
+        &s,
+        &proxy.url,
+        job,
+        "a",
+        &flags,
+        &ticker(&log, 60_000, true),
+    );
+    wait_for("attempt 1 to run", Duration::from_secs(10), || {
+        logged(&log, 1)
+    });
+    let backup = runner(&s, &s.url, job, "b", &flags, &ticker(&log, 500, false));
+    proxy.set(fault);
+    let out = finished(backup);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["attempt"], 2);
+    proxy.set(Fault::Pass);
+    let holder_out = finished(holder);
+    let err = stderr(&holder_out);
+    assert!(err.contains("lease lost"), "{err}");
+    // Stopped by SIGKILL (it ignores SIGTERM): 128 + 9.
+    assert_eq!(holder_out.status.code(), Some(137), "{err}");
+    let spans = assert_never_two_at_once(&log);
+    assert_eq!(spans.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(
+        attempts(&s, job),
+        vec![
+            ("1".into(), "a".into(), "interrupted".into()),
+            ("2".into(), "b".into(), "finished".into())
+        ]
+    );
+    assert_eq!(status(&s, job, SLOT).as_deref(), Some("finished"));
+}
+
+#[test]
+fn replies_delayed_beyond_the_lease_stop_the_command_before_a_takeover() {
+    holder_cut_off("slow", Fault::DelayReplies(Duration::from_secs(10)));
+}
+
+#[test]
+fn a_stalled_network_stops_the_command_before_a_takeover() {
+    holder_cut_off("stall", Fault::Stall);
+}
+
+#[test]
+fn a_partition_stops_the_command_before_a_takeover() {
+    holder_cut_off("cut", Fault::Partition);
+}
+
+#[test]
+fn heartbeat_replies_lost_stop_the_command_before_a_takeover() {
+    holder_cut_off("drop", Fault::DropReplies);
+}
+
+/// The claim is applied on the server but its reply is lost: the retry with the same token is
+/// answered won, and the command runs once, as attempt 1, instead of the run waiting for a backup.
+#[test]
+fn a_claim_whose_reply_was_lost_is_retried_and_runs_once() {
+    let s = Server::start();
+    let proxy = FaultProxy::start(s.port);
+    proxy.set(Fault::DropReplies);
+    let log = log_in(&s, "lost.log");
+    let holder = runner(
+        &s,
+        &proxy.url,
+        "lost",
+        "a",
+        &[
+            "--lease",
+            "1m",
+            "--command-timeout",
+            "500ms",
+            "--connect-timeout",
+            "500ms",
+        ],
+        &ticker(&log, 200, false),
+    );
+    // The connection handshake needs replies: let it through, then lose the claim's reply.
+    proxy.set(Fault::Pass);
+    wait_for("the format key", Duration::from_secs(10), || {
+        s.cmd::<i64>(&["EXISTS", "cron:format"]) == 1
+    });
+    proxy.set(Fault::DropReplies);
+    wait_for_claim(&s, "lost", SLOT);
+    proxy.set(Fault::Pass);
+    let out = finished(holder);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["attempt"], 1);
+    assert_never_two_at_once(&log);
+    assert_eq!(spans(&log).keys().copied().collect::<Vec<_>>(), vec![1]);
+    assert_eq!(
+        attempts(&s, "lost"),
+        vec![("1".into(), "a".into(), "finished".into())]
+    );
+}
+
+/// A backup stands by for as long as the holder lives, not for one lease: the holder is killed
+/// after more than ten lease lengths, and the backup still takes over.
+#[test]
+fn a_holder_killed_long_after_its_backups_started_is_replaced() {
+    let s = Server::start();
+    let log = log_in(&s, "long.log");
+    let lease = ["--lease", "1s"];
+    let holder = runner(
+        &s,
+        &s.url,
+        "long",
+        "a",
+        &lease,
+        &ticker(&log, 120_000, false),
+    );
+    wait_for("attempt 1 to run", Duration::from_secs(10), || {
+        logged(&log, 1)
+    });
+    let backup = runner(&s, &s.url, "long", "b", &lease, &ticker(&log, 300, false));
+    wait_for("ten lease lengths", Duration::from_secs(60), || {
+        spans(&log)
+            .get(&1)
+            .is_some_and(|(first, last)| last - first > 10_500)
+    });
+    kill9(holder.id());
+    let _ = finished(holder);
+    let out = finished(backup);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["attempt"], 2);
+    assert_never_two_at_once(&log);
+    assert_eq!(status(&s, "long", SLOT).as_deref(), Some("finished"));
+}
+
+/// A run whose lease expired and that nobody can take over any more is ended `interrupted` by the
+/// next claim of the job, so it does not show as running for ever.
+#[test]
+fn an_abandoned_run_is_ended_by_the_next_claim() {
+    let s = Server::start();
+    let claim = |slot: &str, extra: &[&str]| {
+        s.anarchon()
+            .args([&["claim", "ab", "--slot", slot, "--json"], extra].concat())
+            .output()
+            .unwrap()
+    };
+    let out = claim("60000", &["--lease", "100ms", "--max-attempts", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lease_end = json(&out)["lease_end"].as_i64().unwrap();
+    wait_for(
+        "the lease to be long expired",
+        Duration::from_secs(10),
+        || s.now_ms() > lease_end + 200,
+    );
+    assert_eq!(status(&s, "ab", "60000").as_deref(), Some("running"));
+    let out = claim("120000", &["--lease", "100ms", "--max-attempts", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(status(&s, "ab", "60000").as_deref(), Some("interrupted"));
+    let active: Vec<String> = s.cmd(&["SMEMBERS", "{cron:ab}:active"]);
+    assert_eq!(active, vec!["120000"]);
+    assert_eq!(
+        attempts(&s, "ab")[0].2,
+        "interrupted",
+        "the abandoned attempt is in the history"
+    );
+}
+
+/// `run --catch-up 2h` after `trim` with its defaults: no slot runs a second time, because a slot
+/// at or before the trim horizon is refused; and once a catch-up host recorded its need, `trim`
+/// refuses a shorter --protect.
+#[test]
+fn catch_up_after_trim_never_runs_a_slot_twice() {
+    let s = Server::start();
+    let log = log_in(&s, "slots.log");
+    let line = format!("echo $ANARCHON_SLOT >> {}", log.display());
+    let now = s.now_ms();
+    let five_min = 300_000;
+    let newest = now - now.rem_euclid(five_min);
+    // Two hours of five-minute slots, each run once (with the claim's default protection, 1 h).
+    for i in 1..=24 {
+        let slot = (newest - i * five_min).to_string();
+        let out = s
+            .anarchon()
+            .args([
+                "run", "--job", "cu", "--slot", &slot, "--shell", "--", &line,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let out = s
+        .anarchon()
+        .args(["trim", "cu", "--keep", "1", "--yes", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        json(&out)["total"].as_i64().unwrap() >= 10,
+        "{}",
+        stderr(&out)
+    );
+
+    let out = s
+        .anarchon()
+        .args([
+            "run",
+            "--job",
+            "cu",
+            "--schedule",
+            "*/5 * * * *",
+            "--catch-up",
+            "2h",
+            "--max-late",
+            "5m",
+            "--json",
+            "--shell",
+            "--",
+            &line,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut seen = std::collections::HashSet::new();
+    for slot in text.lines() {
+        assert!(
+            seen.insert(slot.to_string()),
+            "slot {slot} ran twice:\n{text}"
+        );
+    }
+    assert!(seen.contains(&newest.to_string()), "the current slot ran");
+
+    // The catch-up host recorded that it may claim 2 h late: a 1 h --protect is refused.
+    let out = s
+        .anarchon()
+        .args(["trim", "cu", "--protect", "1h", "--yes"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--protect"), "{}", stderr(&out));
+}
