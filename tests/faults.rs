@@ -485,3 +485,42 @@ fn catch_up_after_trim_never_runs_a_slot_twice() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--protect"), "{}", stderr(&out));
 }
+
+/// The holder's anarchon is stopped (SIGSTOP) past its lease while its command runs on: the guard
+/// stops the command by the deadline, the backup runs attempt 2 after it, and the resumed holder
+/// says it was stopped, not that Redis was unreachable.
+#[test]
+fn a_stopped_holder_loses_its_command_before_the_takeover_and_says_why() {
+    let s = Server::start();
+    let log = log_in(&s, "stop.log");
+    let flags = ["--lease", "2s", "--kill-after", "60s"];
+    let holder = runner(&s, &s.url, "stop", "a", &flags, &ticker(&log, 60_000, true));
+    wait_for("attempt 1 to run", Duration::from_secs(10), || {
+        logged(&log, 1)
+    });
+    let backup = runner(&s, &s.url, "stop", "b", &flags, &ticker(&log, 300, false));
+    let signal = |sig: &str| {
+        std::process::Command::new("kill")
+            .args([sig, &holder.id().to_string()])
+            .status()
+            .unwrap()
+    };
+    signal("-STOP");
+    let out = finished(backup);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["attempt"], 2);
+    signal("-CONT");
+    let holder_out = finished(holder);
+    let err = stderr(&holder_out);
+    assert!(err.contains("stopped or starved"), "{err}");
+    assert!(!err.contains("could not be reached"), "{err}");
+    assert_eq!(holder_out.status.code(), Some(137), "{err}");
+    assert_never_two_at_once(&log);
+    assert_eq!(
+        attempts(&s, "stop"),
+        vec![
+            ("1".into(), "a".into(), "interrupted".into()),
+            ("2".into(), "b".into(), "finished".into())
+        ]
+    );
+}

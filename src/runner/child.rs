@@ -111,7 +111,12 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
             None
         }
     };
-    let mut guard = match Guard::start(!spec.foreground, spec.kill_after) {
+    let grace = lease.map(|l| stop_grace(l.lease(), spec.kill_after));
+    let mut guard = match Guard::start(
+        !spec.foreground,
+        spec.kill_after,
+        grace.unwrap_or(Duration::ZERO),
+    ) {
         Ok(g) => Some(g),
         Err(e) => {
             eprintln!(
@@ -152,7 +157,6 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     let tail = tokio::spawn(pass_through_stderr(child.stderr.take()));
 
     let timeout_at = spec.timeout.map(|t| started_boot + t);
-    let grace = lease.map(|l| stop_grace(l.lease(), spec.kill_after));
     let mut kill_at: Option<BootTime> = None;
     let mut lease_handled = false;
     let mut tick = tokio::time::interval(TICK);
@@ -164,7 +168,9 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
             sig = recv(&mut signals) => forward(target, sig, &mut outcome),
             _ = tick.tick() => {
                 let now = BootTime::now();
-                if let (Some(g), Some(l)) = (guard.as_mut(), lease) {
+                // The guard enforces the deadline too (if this process is stopped), unless the
+                // command is to outlive a lost lease.
+                if let (Some(g), Some(l), true) = (guard.as_mut(), lease, spec.stop_on_lease_lost) {
                     g.deadline(l.deadline());
                 }
                 if let Some(at) = timeout_at.filter(|at| !outcome.timed_out && now >= *at) {
@@ -201,6 +207,19 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     };
     if let Some(g) = guard {
         g.done();
+    }
+    // The guard may have stopped the command for the lease while this process could not look.
+    let signalled = {
+        use std::os::unix::process::ExitStatusExt;
+        status.as_ref().ok().and_then(|s| s.signal()).is_some()
+    };
+    if let (Some(l), Some(grace), true) = (lease, grace, signalled)
+        && spec.stop_on_lease_lost
+        && !outcome.lease_lost
+        && let Some(reason) = l.lost_reason(grace)
+    {
+        outcome.lease_lost = true;
+        eprintln!("anarchon: lease lost ({reason}); the command was stopped");
     }
     finish_outcome(outcome, status, started, tail).await
 }

@@ -16,6 +16,10 @@
 //! `--kill-after` and the local lease deadline (so the command is gone before another host can win
 //! the next attempt); it stops waiting as soon as the command's own process is gone.
 //!
+//! The guard also enforces the deadline on its own: when the deadline (minus the grace) comes
+//! without anarchon having moved it, anarchon is alive but stopped (SIGSTOP) or starved, and the
+//! guard stops the command exactly as anarchon itself would have.
+//!
 //! Why a pipe and not PR_SET_PDEATHSIG alone: the death signal fires when the forking *thread*
 //! exits and reaches only the direct child; a pipe's end-of-file follows the whole process and
 //! works on every Unix. Why the guard leads the group: the group exists before the command is
@@ -52,10 +56,11 @@ pub struct Guard {
 impl Guard {
     /// Forks the guard. `group`: the command will join the guard's process group (the default);
     /// otherwise (`--foreground`) the guard stops only the process named by [`Guard::watch`].
-    pub fn start(group: bool, kill_after: Duration) -> std::io::Result<Guard> {
+    pub fn start(group: bool, kill_after: Duration, grace: Duration) -> std::io::Result<Guard> {
         let (to_guard_read, to_guard_write) = pipe2(OFlag::O_CLOEXEC)?;
         let (from_guard_read, from_guard_write) = pipe2(OFlag::O_CLOEXEC)?;
         let kill_after_ns = u64::try_from(kill_after.as_nanos()).unwrap_or(u64::MAX);
+        let grace_ns = u64::try_from(grace.as_nanos()).unwrap_or(u64::MAX);
         // SAFETY: the child branches below make only async-signal-safe calls and end in _exit.
         match unsafe { fork() }? {
             ForkResult::Child => {
@@ -68,6 +73,7 @@ impl Guard {
                         from_guard_write.as_raw_fd(),
                         group,
                         kill_after_ns,
+                        grace_ns,
                     ),
                     _ => unsafe { nix::libc::_exit(0) },
                 }
@@ -132,6 +138,7 @@ fn guard_main(
     ready_fd: RawFd,
     group: bool,
     kill_after_ns: u64,
+    grace_ns: u64,
 ) -> ! {
     let _ = nix::unistd::close(parent_write);
     let _ = nix::unistd::close(parent_read);
@@ -175,6 +182,30 @@ fn guard_main(
     let mut message = [0u8; 9];
     let mut filled = 0usize;
     loop {
+        // Wait for a message, but no longer than until the lease deadline (minus the grace): if
+        // anarchon has not moved it by then, anarchon is stopped or starved, and the command must
+        // stop all the same.
+        let timeout_ms: i32 = match deadline {
+            None => -1,
+            Some(d) => {
+                let term_at = d.saturating_sub(grace_ns);
+                let now = BootTime::now().as_nanos();
+                if now >= term_at {
+                    break;
+                }
+                i32::try_from((term_at - now).div_ceil(1_000_000)).unwrap_or(i32::MAX)
+            }
+        };
+        let mut pollfd = nix::libc::pollfd {
+            fd: pipe,
+            events: nix::libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let ready = unsafe { nix::libc::poll(&mut pollfd, 1, timeout_ms) };
+        if ready == 0 || (ready < 0 && Errno::last() == Errno::EINTR) {
+            continue;
+        }
         // SAFETY: `message[filled..]` is valid writable memory of that length.
         let n = unsafe {
             nix::libc::read(
@@ -205,7 +236,7 @@ fn guard_main(
         }
     }
 
-    // anarchon died with the command still running: stop it.
+    // anarchon died, or let the lease deadline come near, with the command still running: stop it.
     let stop = |sig: Signal| {
         let _ = match (group, command) {
             (true, _) => killpg(me, sig),
