@@ -269,7 +269,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'Which layout to trim for JOB: lease, or a claim-only strategy [default: whichever exists]')
             [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep about this many runs per job (the scheduler''s historySize)')
             [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Also remove runs whose slot is older than this')
-            [CompletionResult]::new('--protect', '--protect', [CompletionResultType]::ParameterName, 'Never remove a run younger than this: a late claim could still ask for it')
+            [CompletionResult]::new('--protect', '--protect', [CompletionResultType]::ParameterName, 'Never remove a run younger than this: a late claim could still ask for it [default: what the job''s claimants recorded (max-late + catch-up + lease x attempts), or 24h when the store does not know; 1h for claim-only jobs]. Shorter than the recorded need is refused')
             [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')

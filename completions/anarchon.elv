@@ -258,7 +258,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --strategy 'Which layout to trim for JOB: lease, or a claim-only strategy [default: whichever exists]'
             cand --keep 'Keep about this many runs per job (the scheduler''s historySize)'
             cand --older-than 'Also remove runs whose slot is older than this'
-            cand --protect 'Never remove a run younger than this: a late claim could still ask for it'
+            cand --protect 'Never remove a run younger than this: a late claim could still ask for it [default: what the job''s claimants recorded (max-late + catch-up + lease x attempts), or 24h when the store does not know; 1h for claim-only jobs]. Shorter than the recorded need is refused'
             cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'

@@ -293,7 +293,7 @@ idmp\t''
 script\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l keep -d 'Keep about this many runs per job (the scheduler\'s historySize)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l older-than -d 'Also remove runs whose slot is older than this' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l protect -d 'Never remove a run younger than this: a late claim could still ask for it' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l protect -d 'Never remove a run younger than this: a late claim could still ask for it [default: what the job\'s claimants recorded (max-late + catch-up + lease x attempts), or 24h when the store does not know; 1h for claim-only jobs]. Shorter than the recorded need is refused' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l port -d 'Port, with --host [default: 6379]' -r
