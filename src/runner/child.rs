@@ -208,12 +208,10 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     if let Some(g) = guard {
         g.done();
     }
-    // The guard may have stopped the command for the lease while this process could not look.
-    let signalled = {
-        use std::os::unix::process::ExitStatusExt;
-        status.as_ref().ok().and_then(|s| s.signal()).is_some()
-    };
-    if let (Some(l), Some(grace), true) = (lease, grace, signalled)
+    // The guard may have stopped the command for the lease while this process could not look
+    // (a command that traps SIGTERM exits with a code of its own). One that succeeded is recorded.
+    let succeeded = status.as_ref().is_ok_and(|s| s.success());
+    if let (Some(l), Some(grace), false) = (lease, grace, succeeded)
         && spec.stop_on_lease_lost
         && !outcome.lease_lost
         && let Some(reason) = l.lost_reason(grace)
