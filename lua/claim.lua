@@ -19,6 +19,8 @@ local function reply(outcome, attempt, end_ms, who, status, other)
 end
 
 local run = read_run(slot)
+err = validate_run(slot, run)
+if err then return err end
 
 if not run.status then
   -- Trimming removed runs up to trimmed_to: this one may have run already, so it must not run again.
@@ -29,22 +31,33 @@ if not run.status then
   -- A run is abandoned when its lease expired more than one lease ago (a waiting backup takes over
   -- within a second of the expiry) and either its attempts are used up or it is older than any claim
   -- could still ask for. Without this it would stay `running` for ever.
+  -- Everything is read and checked before the first write.
   local slot_ms = tonumber(slot)
-  local overlapping = nil
+  local others = {}
   for _, other in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-    local other_ms = tonumber(other)
-    if other_ms and other ~= slot then
+    err = validate_slot_member(KEYS[2], other)
+    if err then return err end
+    if other ~= slot then
       local o = read_run(other)
-      local o_end, o_attempt = tonumber(o.lease_end), tonumber(o.attempt)
-      if o.status == 'running' and o_end and o_attempt and o.token then
-        if o_end + lease_ms < now and (o_attempt >= max_attempts or other_ms < now - keep_ms) then
-          record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
-          redis.call('HSET', KEYS[1], field(other, 'status'), 'interrupted', field(other, 'finished_at'), now)
-          redis.call('SREM', KEYS[2], other)
-        elseif o_end > now and other_ms < slot_ms and not overlapping then
-          overlapping = {other, o}
-        end
-      end
+      err = validate_run(other, o)
+      if err then return err end
+      if o.status == 'running' then others[#others + 1] = {other, o} end
+    end
+  end
+  local trimmed
+  trimmed, err = plan_trim(now, tonumber(ARGV[8]), tonumber(ARGV[9]), keep_ms, 16, 1, '-inf', 0)
+  if not trimmed then return err end
+
+  local overlapping = nil
+  for _, pair in ipairs(others) do
+    local other, o = pair[1], pair[2]
+    local other_ms, o_end = tonumber(other), tonumber(o.lease_end)
+    if o_end + lease_ms < now and (tonumber(o.attempt) >= max_attempts or other_ms < now - keep_ms) then
+      record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
+      redis.call('HSET', KEYS[1], field(other, 'status'), 'interrupted', field(other, 'finished_at'), now)
+      redis.call('SREM', KEYS[2], other)
+    elseif o_end > now and other_ms < slot_ms and not overlapping then
+      overlapping = pair
     end
   end
   if overlapping and not allow_overlap then
@@ -61,7 +74,7 @@ if not run.status then
   if not stored_protect or keep_ms > stored_protect then
     redis.call('HSET', KEYS[6], 'protect_ms', keep_ms)
   end
-  trim_history(now, tonumber(ARGV[8]), tonumber(ARGV[9]), keep_ms, 100, false)
+  apply_trim(trimmed)
   return reply('won', 1, lease_end, runner, 'running', '')
 end
 
@@ -69,11 +82,7 @@ if run.status ~= 'running' then
   return reply('done', run.attempt, run.lease_end, run.runner, run.status, '')
 end
 
-local attempt, e = int_field(run, slot, 'attempt')
-if e then return e end
-local current_end
-current_end, e = int_field(run, slot, 'lease_end')
-if e then return e end
+local attempt, current_end = tonumber(run.attempt), tonumber(run.lease_end)
 
 -- The same token again: the caller's earlier claim was applied but its reply was lost. It still
 -- holds the run; answer won again (and renew the lease, never shortening it) instead of leaving a

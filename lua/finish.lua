@@ -8,6 +8,8 @@ if err then return err end
 local slot, token, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = server_now_ms()
 local run = read_run(slot)
+err = validate_run(slot, run)
+if err then return err end
 
 local function reply(outcome)
   return {outcome, tostring(run.attempt or ''), tostring(run.lease_end or ''), run.runner or '', run.status or '', tostring(now)}
@@ -16,8 +18,6 @@ end
 if not run.status or run.token ~= token or run.status ~= 'running' then
   return reply('lost')
 end
-local _, e = int_field(run, slot, 'attempt')
-if e then return e end
 
 record_attempt(slot, run, status, now, result_json)
 redis.call('HSET', KEYS[1], field(slot, 'status'), status, field(slot, 'finished_at'), now)

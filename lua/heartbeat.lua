@@ -8,6 +8,8 @@ if err then return err end
 local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = server_now_ms()
 local run = read_run(slot)
+err = validate_run(slot, run)
+if err then return err end
 
 local function reply(outcome, end_ms)
   return {outcome, tostring(run.attempt or ''), tostring(end_ms or ''), run.runner or '', run.status or '', tostring(now)}

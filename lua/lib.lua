@@ -45,14 +45,45 @@ local function read_run(slot)
   return run
 end
 
--- Integer fields must parse: garbage written by hand is reported with the key, never guessed at.
-local function int_field(run, slot, name)
-  local n = tonumber(run[name])
-  if n == nil then
-    return nil, redis.error_reply('ANARCHON_CORRUPT ' .. KEYS[1] .. ' field ' .. field(slot, name) ..
-      ' is ' .. tostring(run[name]) .. ', not an integer')
+local function corrupt(key, what)
+  return redis.error_reply('ANARCHON_CORRUPT ' .. key .. ' ' .. what)
+end
+
+-- A decimal integer as anarchon writes it (times, attempts): no fraction, exponent or spaces.
+local function is_int(text)
+  return type(text) == 'string' and string.match(text, '^%-?%d+$') ~= nil and #text <= 16
+end
+
+local STATUSES = {running = true, finished = true, failed = true, interrupted = true}
+local KINDS = {scheduled = true, manual = true}
+
+-- Checks every field of a run read with read_run before a script acts on it, so that garbage
+-- written by hand is refused (naming key and field) before anything is written: a script never
+-- writes first and fails after. A run with no status has no state. Returns an error reply or nil.
+local function validate_run(slot, run)
+  if not run.status then return nil end
+  local function bad(name, why)
+    return corrupt(KEYS[1], 'field ' .. field(slot, name) .. ' is ' .. tostring(run[name]) .. ', ' .. why)
   end
-  return n
+  if not STATUSES[run.status] then return bad('status', 'not running, finished, failed or interrupted') end
+  if not is_int(run.attempt) or tonumber(run.attempt) < 1 or tonumber(run.attempt) > 1000000 then
+    return bad('attempt', 'not an integer from 1 to 1000000')
+  end
+  if not run.token or run.token == '' then return bad('token', 'not a token') end
+  for _, name in ipairs({'lease_end', 'claimed_at', 'started_at'}) do
+    if not is_int(run[name]) then return bad(name, 'not an integer') end
+  end
+  if run.finished_at and not is_int(run.finished_at) then return bad('finished_at', 'not an integer') end
+  if run.kind and not KINDS[run.kind] then return bad('kind', 'not scheduled or manual') end
+  return nil
+end
+
+-- A member of :active or :slots must be a slot: a decimal integer.
+local function validate_slot_member(key, member)
+  if not is_int(member) or tonumber(member) < 0 then
+    return corrupt(key, 'member ' .. tostring(member) .. ' is not a slot')
+  end
+  return nil
 end
 
 -- Records the end of one attempt: an entry in the runs stream and a member in the results zset.
@@ -83,63 +114,77 @@ local function read_job_limits(keep_ms)
   return protect, stored, tonumber(v[2])
 end
 
--- Trims history to history_size runs, and drops runs older than ttl_ms when ttl_ms > 0.
+-- Plans trimming: history_size runs are kept, and with ttl_ms > 0 runs older than ttl_ms go too.
 -- Never trims a run still in progress (in the active set) or one younger than keep_ms, which a late
 -- claim could still ask for: trimming its state would let that claim run it twice. Runs that must
 -- stay do not count against the trimming, so a job keeps history_size runs or its protected ones.
--- Walks the oldest runs first and stops after `budget` runs, so a claim stays quick; the rest goes
--- next time. Returns the list of trimmed slots (with dry_run, the ones it would trim).
-local function trim_history(now, history_size, ttl_ms, keep_ms, budget, dry_run)
-  local need = redis.call('ZCARD', KEYS[3]) - history_size
+-- `adding` counts a run the caller is about to create, `already` runs an earlier call of the same
+-- dry run planned. Walks the oldest runs first, after `cursor` ('-inf' or '(<slot>'), and looks at
+-- no more than `budget` runs, so one call stays short; the caller goes on from the returned cursor.
+-- Reads only, and validates what it reads. Returns the slots to trim, whether the walk is complete,
+-- and the cursor to go on from; or nil and an error reply.
+local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cursor, already)
+  local need = redis.call('ZCARD', KEYS[3]) + adding - history_size - already
   local expire_before = nil
   if ttl_ms > 0 then expire_before = now - ttl_ms end
   local trimmed = {}
-  local cursor = '-inf'
-  local walking = true
-  while walking and #trimmed < budget do
-    local page = redis.call('ZRANGEBYSCORE', KEYS[3], cursor, '(' .. (now - keep_ms), 'LIMIT', 0, 100)
-    if #page == 0 then break end
+  if need <= 0 and not expire_before then return trimmed, true, cursor end
+  local examined = 0
+  while examined < budget do
+    local page = redis.call('ZRANGEBYSCORE', KEYS[3], cursor, '(' .. (now - keep_ms), 'LIMIT', 0,
+      math.min(100, budget - examined))
+    if #page == 0 then return trimmed, true, cursor end
     for _, s in ipairs(page) do
+      local e = validate_slot_member(KEYS[3], s)
+      if e then return nil, e end
       local expired = expire_before ~= nil and tonumber(s) < expire_before
       -- Oldest first: once no more are needed and this one has not expired, none later has.
-      if need <= 0 and not expired then walking = false; break end
+      if need <= 0 and not expired then return trimmed, true, cursor end
+      examined = examined + 1
+      cursor = '(' .. s
       if redis.call('SISMEMBER', KEYS[2], s) == 0 then
         trimmed[#trimmed + 1] = s
         need = need - 1
-        if not dry_run then
-          local names = {}
-          for i, name in ipairs(RUN_FIELDS) do names[i] = field(s, name) end
-          redis.call('HDEL', KEYS[1], unpack(names))
-          redis.call('ZREM', KEYS[3], s)
-          redis.call('ZREMRANGEBYSCORE', KEYS[5], s, s)
-        end
-        if #trimmed >= budget then walking = false; break end
       end
     end
-    cursor = '(' .. page[#page]
   end
-  if #trimmed > 0 and not dry_run then
-    local newest = tonumber(trimmed[1])
-    for _, t in ipairs(trimmed) do
-      if tonumber(t) > newest then newest = tonumber(t) end
-    end
-    local horizon = tonumber(redis.call('HGET', KEYS[6], 'trimmed_to'))
-    if not horizon or newest > horizon then
-      redis.call('HSET', KEYS[6], 'trimmed_to', newest)
-    end
-    -- The runs stream has no index by slot: drop the entries at its head (the oldest attempts)
-    -- whose run is no longer in the slots zset. Entries of kept runs stay where they are.
-    for _, entry in ipairs(redis.call('XRANGE', KEYS[4], '-', '+', 'COUNT', math.min(budget * 4, 100000))) do
-      local fields = entry[2]
-      for i = 1, #fields, 2 do
-        if fields[i] == 'slot' then
-          if not redis.call('ZSCORE', KEYS[3], fields[i + 1]) then
-            redis.call('XDEL', KEYS[4], entry[1])
+  return trimmed, false, cursor
+end
+
+-- Deletes the planned runs: their state fields, :slots member, :results members and :runs entries,
+-- and raises the job's trim horizon (KEYS[6] trimmed_to). The :runs stream has no index by slot,
+-- but each attempt's entry was added (XADD *) when its :results member's ended_at was taken, so it
+-- is found by a short XRANGE from that time instead of a scan of the stream.
+local function apply_trim(trimmed)
+  if #trimmed == 0 then return end
+  local names = {}
+  local newest = nil
+  for _, s in ipairs(trimmed) do
+    for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], s, s)) do
+      local ok, r = pcall(cjson.decode, member)
+      local ended = ok and type(r) == 'table' and tonumber(r.ended_at)
+      if ended then
+        for _, entry in ipairs(redis.call('XRANGE', KEYS[4], ended, '+', 'COUNT', 8)) do
+          local f = entry[2]
+          local slot_of, attempt_of = nil, nil
+          for i = 1, #f, 2 do
+            if f[i] == 'slot' then slot_of = f[i + 1] elseif f[i] == 'attempt' then attempt_of = f[i + 1] end
           end
-          break
+          if slot_of == s and tonumber(attempt_of) == tonumber(r.attempt) then
+            redis.call('XDEL', KEYS[4], entry[1])
+            break
+          end
         end
       end
     end
+    for i, name in ipairs(RUN_FIELDS) do names[i] = field(s, name) end
+    redis.call('HDEL', KEYS[1], unpack(names))
+    redis.call('ZREM', KEYS[3], s)
+    redis.call('ZREMRANGEBYSCORE', KEYS[5], s, s)
+    if not newest or tonumber(s) > newest then newest = tonumber(s) end
   end
-  return trimmed
+  local horizon = tonumber(redis.call('HGET', KEYS[6], 'trimmed_to'))
+  if not horizon or newest > horizon then
+    redis.call('HSET', KEYS[6], 'trimmed_to', newest)
+  end
 end

@@ -172,6 +172,15 @@ impl GlobalArgs {
                     .map_err(|_| Error::usage("a password cannot be set on this URL"))?;
             }
         }
+        // Only --tls-insecure turns certificate checks off: a `#insecure` left in a URL from the
+        // environment must not do it silently.
+        if url.fragment().is_some() && !self.tls_insecure {
+            eprintln!(
+                "warning: ignoring #{} in the Redis URL; only --tls-insecure turns off certificate checks",
+                url.fragment().unwrap_or_default()
+            );
+            url.set_fragment(None);
+        }
         if self.tls_insecure {
             url.set_fragment(Some("insecure"));
         }

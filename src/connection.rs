@@ -51,6 +51,17 @@ impl ConnectOptions {
     }
 }
 
+impl ConnectOptions {
+    /// With TLS: whether the server's certificate is verified (false only with `--tls-insecure`).
+    /// None without TLS.
+    pub fn tls_verified(&self) -> Option<bool> {
+        let url = url::Url::parse(&self.url).ok()?;
+        url.scheme()
+            .starts_with("rediss")
+            .then(|| url.fragment() != Some("insecure"))
+    }
+}
+
 /// A standalone server or a cluster: every command of ours goes to one node either way, since a
 /// job's lease keys share one hash tag and the claim-only commands touch one key.
 #[derive(Clone)]
@@ -362,27 +373,44 @@ pub fn map_redis_error(shown_url: &str, e: RedisError) -> Error {
     Error::Redis(text)
 }
 
-/// The URL with its password replaced by `***`, for messages and logs.
+/// The URL with its secrets replaced by `***`, for messages and logs: the password, and a lone user
+/// name (`redis://s3cret@host` puts a password in the user slot, a common slip).
 pub fn redact_url(url: &str) -> String {
     match url::Url::parse(url) {
-        Ok(mut parsed) if parsed.password().is_some() => {
-            let _ = parsed.set_password(Some("***"));
+        Ok(mut parsed) => {
+            if parsed.password().is_some() {
+                let _ = parsed.set_password(Some("***"));
+            } else if !parsed.username().is_empty() {
+                let _ = parsed.set_username("***");
+            }
             parsed.to_string()
         }
-        Ok(parsed) => parsed.to_string(),
         Err(_) => "<unparsable URL>".to_string(),
     }
 }
 
-/// Removes the URL's password from a text (some client errors quote the URL).
+/// Removes the URL's secrets (as [`redact_url`] sees them) from a text: some client errors quote the
+/// URL or its parts.
 fn redact_text(text: &str, url: &str) -> String {
-    match url::Url::parse(url)
-        .ok()
-        .and_then(|u| u.password().map(str::to_string))
-    {
-        Some(password) if !password.is_empty() => text.replace(&password, "***"),
-        _ => text.to_string(),
+    let Ok(parsed) = url::Url::parse(url) else {
+        return text.to_string();
+    };
+    let secret = match parsed.password() {
+        Some(password) => password.to_string(),
+        None => parsed.username().to_string(),
+    };
+    if secret.is_empty() {
+        return text.to_string();
     }
+    let decoded = url::form_urlencoded::parse(format!("s={secret}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default();
+    let mut out = text.replace(&secret, "***");
+    if !decoded.is_empty() {
+        out = out.replace(&decoded, "***");
+    }
+    out
 }
 
 #[cfg(test)]
@@ -411,6 +439,14 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0
         );
         assert_eq!(redact_url("redis://cache:6379"), "redis://cache:6379");
         assert_eq!(redact_url("not a url"), "<unparsable URL>");
+        assert_eq!(
+            redact_url("redis://Sup3rS3cret@cache:6379"),
+            "redis://***@cache:6379"
+        );
+        assert_eq!(
+            redact_text("cannot log in as Sup3rS3cret", "redis://Sup3rS3cret@h"),
+            "cannot log in as ***"
+        );
         assert_eq!(
             redact_text("failed at redis://:pw123@h", "redis://:pw123@h"),
             "failed at redis://:***@h"

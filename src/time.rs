@@ -18,8 +18,23 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if d.is_zero() {
         return Err(format!("{text:?} is zero; give a positive duration"));
     }
+    if d < Duration::from_millis(1) {
+        return Err(format!(
+            "{text:?} is shorter than a millisecond, the store's unit; give at least 1ms"
+        ));
+    }
+    if d > MAX_DURATION {
+        return Err(format!(
+            "{text:?} is longer than {}, the longest duration anarchon stores (times are integer ms that Lua must hold exactly)",
+            humantime::format_duration(MAX_DURATION)
+        ));
+    }
     Ok(d)
 }
+
+/// The longest duration accepted anywhere: a slot plus this stays far below 2^53 ms, the largest
+/// integer a Lua number (a double) holds exactly, so every stored time stays readable.
+pub const MAX_DURATION: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// A duration in milliseconds, as the scripts take it.
 pub fn millis(d: Duration) -> i64 {
@@ -55,7 +70,7 @@ pub fn parse_slot(text: &str) -> Result<SlotSpec, String> {
         if ms < 0 {
             return Err(format!("slot {ms} is before 1970; give ms since the epoch"));
         }
-        return Ok(SlotSpec::At(ms));
+        return check_slot_range(SlotSpec::At(ms));
     }
     DateTime::parse_from_rfc3339(text)
         .map(|t| SlotSpec::At(t.timestamp_millis()))
@@ -68,6 +83,20 @@ pub fn parse_slot(text: &str) -> Result<SlotSpec, String> {
             SlotSpec::At(ms) if ms < 0 => Err(format!("slot {text} is before 1970")),
             ok => Ok(ok),
         })
+        .and_then(check_slot_range)
+}
+
+/// The last slot accepted: 9999-12-31T23:59:59.999Z. Later ones print badly and, with a lease
+/// added, approach what a Lua number holds exactly.
+pub const MAX_SLOT: i64 = 253_402_300_799_999;
+
+fn check_slot_range(spec: SlotSpec) -> Result<SlotSpec, String> {
+    match spec {
+        SlotSpec::At(ms) if ms > MAX_SLOT => Err(format!(
+            "slot {ms} is after 9999-12-31T23:59:59.999Z; give ms since the epoch"
+        )),
+        ok => Ok(ok),
+    }
 }
 
 /// RFC 3339 in UTC with milliseconds, the form every `--json` time uses.

@@ -56,6 +56,16 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
         format!("{} in {connect_ms} ms", conn.shown_url()),
     )];
 
+    match ctx.global.connect_options()?.tls_verified() {
+        Some(true) => checks.push(check("tls", Verdict::Ok, "the server's certificate is verified")),
+        Some(false) => checks.push(check(
+            "tls",
+            Verdict::Warn,
+            "certificate verification is off (--tls-insecure): anyone on the path can pose as this server",
+        )),
+        None => {}
+    }
+
     let info = server::detect(&mut conn).await?;
     checks.push(if info.supports_anarchon() {
         check(
@@ -114,7 +124,7 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     let found: Result<Option<String>> = conn.query(redis::cmd("GET").arg(&key)).await;
     checks.push(match found {
         Ok(None) => check("format", Verdict::Ok, format!("{key} absent: no anarchon data under this prefix yet")),
-        Ok(Some(v)) => match v.parse::<u32>() {
+        Ok(Some(v)) => match crate::store::format::parse_format(&v).ok_or(()) {
             Ok(n) if n <= STORE_FORMAT => check("format", Verdict::Ok, format!("{key} = {n}")),
             Ok(n) => check(
                 "format",

@@ -45,7 +45,17 @@ pub async fn execute(args: FinishArgs, ctx: &Context) -> Result<ExitCode> {
     Ok(report.exit_code())
 }
 
+/// The largest result `finish` stores, as compact JSON text. Results live in Redis with every run
+/// of history; a run's story (anarchon's own results keep 4 KiB of stderr) fits well below this.
+pub const MAX_RESULT_BYTES: usize = 64 * 1024;
+
+/// The deepest nesting of arrays and objects a result may have. Every reader (serde_json stops at
+/// 128, Lua's cjson at 1000) must be able to decode every stored value: a result it cannot read
+/// would make `list`, `inspect` and `history` fail for the whole job.
+pub const MAX_RESULT_DEPTH: usize = 32;
+
 /// The result as compact JSON text: `--result` becomes a JSON string, `--result-json` must parse.
+/// Refuses results larger than [`MAX_RESULT_BYTES`] or deeper than [`MAX_RESULT_DEPTH`].
 pub fn result_json(text: Option<&str>, json: Option<&str>) -> Result<String> {
     let value = match (text, json) {
         (Some(text), _) => serde_json::Value::String(text.to_string()),
@@ -54,7 +64,36 @@ pub fn result_json(text: Option<&str>, json: Option<&str>) -> Result<String> {
         })?,
         (None, None) => serde_json::Value::Null,
     };
-    Ok(value.to_string())
+    let depth = json_depth(&value);
+    if depth > MAX_RESULT_DEPTH {
+        return Err(Error::usage(format!(
+            "the result nests {depth} levels deep; at most {MAX_RESULT_DEPTH} are stored, so that every reader can decode it"
+        )));
+    }
+    let text = value.to_string();
+    if text.len() > MAX_RESULT_BYTES {
+        return Err(Error::usage(format!(
+            "the result is {} bytes as JSON; at most {MAX_RESULT_BYTES} are stored with each run\n  hint: store a summary, and keep large output elsewhere (a log, an object store)",
+            text.len()
+        )));
+    }
+    Ok(text)
+}
+
+/// How deeply arrays and objects nest in `value` (a scalar is 0).
+fn json_depth(value: &serde_json::Value) -> usize {
+    // Iterative, so no input can exhaust the stack here either.
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        match v {
+            serde_json::Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
+            serde_json::Value::Object(map) => stack.extend(map.values().map(|i| (i, depth + 1))),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 #[cfg(test)]
@@ -70,5 +109,9 @@ mod tests {
             r#"{"rows":42}"#
         );
         assert!(result_json(None, Some("{oops")).is_err());
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(result_json(None, Some(&deep(MAX_RESULT_DEPTH))).is_ok());
+        assert!(result_json(None, Some(&deep(MAX_RESULT_DEPTH + 1))).is_err());
+        assert!(result_json(Some(&"x".repeat(MAX_RESULT_BYTES)), None).is_err());
     }
 }

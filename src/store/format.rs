@@ -56,8 +56,11 @@ async fn check(conn: &mut Connection, prefix: &str, create: bool) -> Result<Stor
     let server_now_ms = parse_time_reply(&secs, &micros)?;
     let format = found
         .map(|text| {
-            text.trim().parse::<u32>().map_err(|_| {
-                Error::corrupt(&key, format!("the store format is {text:?}, not a number"))
+            parse_format(&text).ok_or_else(|| {
+                Error::corrupt(
+                    &key,
+                    format!("the store format is {text:?}, not a positive integer written plainly"),
+                )
             })
         })
         .transpose()?;
@@ -75,6 +78,15 @@ async fn check(conn: &mut Connection, prefix: &str, create: bool) -> Result<Stor
     })
 }
 
+/// A format number as the format key must hold it: a positive decimal integer with no sign, space
+/// or leading zero (`1`, `2`, ...). Anything else was not written by an anarchon.
+pub fn parse_format(text: &str) -> Option<u32> {
+    let canonical = !text.is_empty()
+        && !text.starts_with('0')
+        && text.bytes().all(|b| b.is_ascii_digit());
+    canonical.then(|| text.parse().ok()).flatten()
+}
+
 /// The server's clock as ms since the epoch, from a TIME reply.
 pub fn parse_time_reply(secs: &str, micros: &str) -> Result<i64> {
     let s: i64 = secs
@@ -89,6 +101,15 @@ pub fn parse_time_reply(secs: &str, micros: &str) -> Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_canonical_format_numbers_are_read() {
+        assert_eq!(parse_format("1"), Some(1));
+        assert_eq!(parse_format("12"), Some(12));
+        for bad in ["0", " 1", "1 ", "01", "+1", "-1", "", "1.0", "99999999999"] {
+            assert_eq!(parse_format(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn time_reply() {

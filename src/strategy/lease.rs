@@ -183,26 +183,35 @@ pub async fn finish(
 }
 
 /// Trims history with the claim's rules; returns the trimmed slots (with `dry_run`, those that
-/// would be). Works in calls of at most `budget` runs until nothing more can go.
+/// would be). Works in calls that each look at no more than [`TRIM_BUDGET`] runs, so no single
+/// script keeps the server busy for long, until nothing more can go.
 pub async fn trim(
     conn: &mut Connection,
     keys: &LeaseKeys,
     policy: &HistoryPolicy,
     dry_run: bool,
 ) -> Result<Vec<i64>> {
-    const BUDGET: usize = 1000;
-    let args = vec![
-        policy.size.to_string(),
-        policy.ttl.map(millis).unwrap_or(0).to_string(),
-        millis(policy.keep_claimable).to_string(),
-        // A dry run writes nothing, so a second call would see the same runs: see them all at once.
-        if dry_run { 1_000_000_000 } else { BUDGET }.to_string(),
-        if dry_run { "1" } else { "0" }.to_string(),
-    ];
     let mut trimmed = Vec::new();
+    let mut cursor = "-inf".to_string();
     loop {
-        let slots: Vec<String> = conn.eval(&scripts::TRIM, &keys.with_job(), &args).await?;
-        let count = slots.len();
+        let args = vec![
+            policy.size.to_string(),
+            policy.ttl.map(millis).unwrap_or(0).to_string(),
+            millis(policy.keep_claimable).to_string(),
+            TRIM_BUDGET.to_string(),
+            if dry_run { "1" } else { "0" }.to_string(),
+            // Each call goes on after the last run the previous one looked at. A real trim has
+            // deleted what it planned (the count of runs shrank); a dry run counts its plan.
+            cursor.clone(),
+            if dry_run { trimmed.len() } else { 0 }.to_string(),
+        ];
+        let reply: Vec<String> = conn.eval(&scripts::TRIM, &keys.with_job(), &args).await?;
+        let [complete, next, slots @ ..] = reply.as_slice() else {
+            return Err(Error::corrupt(
+                &keys.slots,
+                format!("the trim script answered {reply:?}"),
+            ));
+        };
         for s in slots {
             trimmed.push(
                 s.parse().map_err(|_| {
@@ -210,11 +219,16 @@ pub async fn trim(
                 })?,
             );
         }
-        if dry_run || count < BUDGET {
+        if complete == "1" {
             return Ok(trimmed);
         }
+        cursor = next.clone();
     }
 }
+
+/// How many runs one call of the trim script looks at: about 1,000 runs are well under a
+/// millisecond of server time.
+pub const TRIM_BUDGET: usize = 500;
 
 /// How long after its slot the job's claimants may still claim a run, as they recorded it in the
 /// job hash (`protect_ms`); None when no claimant of this version recorded it.
