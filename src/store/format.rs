@@ -81,9 +81,8 @@ async fn check(conn: &mut Connection, prefix: &str, create: bool) -> Result<Stor
 /// A format number as the format key must hold it: a positive decimal integer with no sign, space
 /// or leading zero (`1`, `2`, ...). Anything else was not written by an anarchon.
 pub fn parse_format(text: &str) -> Option<u32> {
-    let canonical = !text.is_empty()
-        && !text.starts_with('0')
-        && text.bytes().all(|b| b.is_ascii_digit());
+    let canonical =
+        !text.is_empty() && !text.starts_with('0') && text.bytes().all(|b| b.is_ascii_digit());
     canonical.then(|| text.parse().ok()).flatten()
 }
 

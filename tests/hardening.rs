@@ -1,0 +1,325 @@
+//! A store that bad data cannot break, and the backend contract kept to the letter: hand-written
+//! garbage, oversized input and secrets, each against a real server.
+
+mod common;
+
+use std::collections::HashMap;
+use std::process::Output;
+
+use common::{Server, json, stderr};
+
+fn cli(s: &Server, args: &[&str]) -> Output {
+    s.anarchon().args(args).output().unwrap()
+}
+
+/// Every key and its full contents, to prove that a refused command wrote nothing.
+fn snapshot(s: &Server) -> Vec<(String, Vec<u8>)> {
+    s.keys()
+        .into_iter()
+        .map(|k| {
+            let dump: Vec<u8> = s.cmd(&["DUMP", &k]);
+            (k, dump)
+        })
+        .collect()
+}
+
+fn won_token(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+    json(out)["token"].as_str().unwrap().to_string()
+}
+
+/// Garbage in a run's fields makes claim, heartbeat and finish refuse with 92, naming the key and
+/// the field, before they write anything.
+#[test]
+fn scripts_validate_before_their_first_write() {
+    let s = Server::start();
+    let cases: [(&str, &str, &str); 5] = [
+        ("attempt", "-3", "1000:attempt"),
+        ("attempt", "99999999999", "1000:attempt"),
+        ("status", "paused", "1000:status"),
+        ("lease_end", "soon", "1000:lease_end"),
+        ("kind", "weekly", "1000:kind"),
+    ];
+    for (attribute, value, named) in cases {
+        let _: () = s.cmd(&["FLUSHALL"]);
+        let token = won_token(&cli(&s, &["claim", "g", "--slot", "1000", "--json"]));
+        let _: () = s.cmd(&[
+            "HSET",
+            "{cron:g}:state",
+            &format!("1000:{attribute}"),
+            value,
+        ]);
+        let before = snapshot(&s);
+        for args in [
+            vec!["claim", "g", "--slot", "1000"],
+            vec!["heartbeat", "g", "--slot", "1000", "--token", &token],
+            vec![
+                "finish", "g", "--slot", "1000", "--token", &token, "--status", "ok",
+            ],
+        ] {
+            let out = cli(&s, &args);
+            let err = stderr(&out);
+            assert_eq!(
+                out.status.code(),
+                Some(92),
+                "{args:?} with {named}={value}: {err}"
+            );
+            assert!(
+                err.contains("{cron:g}:state") && err.contains(named),
+                "{err}"
+            );
+            assert!(
+                !err.contains("user_script"),
+                "a raw Lua error leaked: {err}"
+            );
+            assert_eq!(snapshot(&s), before, "{args:?} wrote before failing");
+        }
+    }
+
+    // A missing token on a running run.
+    let _: () = s.cmd(&["FLUSHALL"]);
+    let token = won_token(&cli(&s, &["claim", "g", "--slot", "1000", "--json"]));
+    let _: () = s.cmd(&["HDEL", "{cron:g}:state", "1000:token"]);
+    let before = snapshot(&s);
+    let out = cli(
+        &s,
+        &[
+            "finish", "g", "--slot", "1000", "--token", &token, "--status", "ok",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
+    assert!(stderr(&out).contains("1000:token"), "{}", stderr(&out));
+    assert_eq!(snapshot(&s), before);
+}
+
+/// A :slots or :active member that is not a slot stops a claim (and trim) before any write.
+#[test]
+fn a_bad_member_of_slots_or_active_is_refused_before_writing() {
+    let s = Server::start();
+    for i in 0..3 {
+        let slot = (60_000 * (i + 1)).to_string();
+        let token = won_token(&cli(
+            &s,
+            &[
+                "claim",
+                "m",
+                "--slot",
+                &slot,
+                "--json",
+                "--history-size",
+                "1",
+            ],
+        ));
+        let out = cli(
+            &s,
+            &[
+                "finish", "m", "--slot", &slot, "--token", &token, "--status", "ok",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let _: i64 = s.cmd(&["ZADD", "{cron:m}:slots", "0", "notaslot"]);
+    let before = snapshot(&s);
+    let out = cli(
+        &s,
+        &["claim", "m", "--slot", "9000000", "--history-size", "1"],
+    );
+    assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("{cron:m}:slots") && stderr(&out).contains("notaslot"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(&s), before);
+    let out = cli(&s, &["trim", "m", "--keep", "1", "--yes"]);
+    assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
+    assert_eq!(snapshot(&s), before);
+
+    let _: i64 = s.cmd(&["ZREM", "{cron:m}:slots", "notaslot"]);
+    let _: i64 = s.cmd(&["SADD", "{cron:m}:active", "later"]);
+    let before = snapshot(&s);
+    let out = cli(&s, &["claim", "m", "--slot", "9000000"]);
+    assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
+    assert!(stderr(&out).contains("{cron:m}:active"), "{}", stderr(&out));
+    assert_eq!(snapshot(&s), before);
+}
+
+/// The format key holds a canonical positive integer, or it is bad data.
+#[test]
+fn only_a_canonical_format_number_is_read() {
+    let s = Server::start();
+    for bad in ["0", " 1", "01", "1.0"] {
+        let _: () = s.cmd(&["SET", "cron:format", bad]);
+        let out = cli(&s, &["claim", "f", "--slot", "1000"]);
+        assert_eq!(out.status.code(), Some(92), "{bad:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("cron:format"));
+        let out = cli(&s, &["list"]);
+        assert_eq!(out.status.code(), Some(92), "{bad:?}: {}", stderr(&out));
+    }
+}
+
+/// Results every reader can decode: bounded depth and size, refused before anything is sent.
+#[test]
+fn finish_refuses_results_no_reader_could_decode() {
+    let s = Server::start();
+    let token = won_token(&cli(&s, &["claim", "r", "--slot", "1000", "--json"]));
+    let deep = format!("{}{}", "[".repeat(127), "]".repeat(127));
+    let huge = "x".repeat(70_000);
+    for (flag, value) in [
+        ("--result-json", deep.as_str()),
+        ("--result", huge.as_str()),
+    ] {
+        let out = cli(
+            &s,
+            &[
+                "finish", "r", "--slot", "1000", "--token", &token, "--status", "ok", flag, value,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    }
+    let out = cli(
+        &s,
+        &[
+            "finish",
+            "r",
+            "--slot",
+            "1000",
+            "--token",
+            &token,
+            "--status",
+            "ok",
+            "--result-json",
+            "{\"rows\":[[1,2],[3]]}",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for read in [vec!["list"], vec!["inspect", "r"], vec!["history", "r"]] {
+        let out = cli(&s, &read);
+        assert_eq!(out.status.code(), Some(0), "{read:?}: {}", stderr(&out));
+    }
+}
+
+/// Durations the store cannot hold, or that would round to nothing, are usage errors before any
+/// connection (the server here is a dead port).
+#[test]
+fn durations_are_bounded_before_anything_is_sent() {
+    let url = format!("redis://127.0.0.1:{}", common::dead_port());
+    for lease in ["300000000y", "1ns", "999us"] {
+        let out = common::anarchon()
+            .args([
+                "claim", "d", "--slot", "1000", "--lease", lease, "--redis", &url,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{lease}: {}", stderr(&out));
+    }
+    let out = common::anarchon()
+        .args([
+            "claim",
+            "d",
+            "--slot",
+            "999999999999999999",
+            "--redis",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+/// A heartbeat never shortens a lease: `--lease 1ms` after `claim --lease 1h` leaves it an hour.
+#[test]
+fn a_heartbeat_never_moves_the_lease_end_back() {
+    let s = Server::start();
+    let out = cli(
+        &s,
+        &["claim", "h", "--slot", "1000", "--lease", "1h", "--json"],
+    );
+    let end = json(&out)["lease_end"].as_i64().unwrap();
+    let token = won_token(&out);
+    let out = cli(
+        &s,
+        &[
+            "heartbeat",
+            "h",
+            "--slot",
+            "1000",
+            "--token",
+            &token,
+            "--lease",
+            "1ms",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(json(&out)["lease_end"].as_i64().unwrap() >= end);
+    let out = cli(&s, &["claim", "h", "--slot", "1000"]);
+    assert_eq!(
+        out.status.code(),
+        Some(82),
+        "the run is still held: {}",
+        stderr(&out)
+    );
+}
+
+/// The wrapped command does not inherit anarchon's credentials.
+#[test]
+fn credentials_do_not_reach_the_command() {
+    let s = Server::start_with(&["--requirepass", "s3cret-pw"]);
+    let file = s.dir.path().join("env.txt");
+    let with_user = s.url.replace("redis://", "redis://default:unused@");
+    let out = s
+        .anarchon()
+        .env("ANARCHON_REDIS_PASSWORD", "s3cret-pw")
+        .env("REDIS_URL", &with_user)
+        .args(["run", "--job", "e", "--slot", "1000", "--", "sh", "-c"])
+        .arg(format!("env > {}", file.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let env = std::fs::read_to_string(&file).unwrap();
+    assert!(!env.contains("s3cret-pw"), "{env}");
+    assert!(!env.contains("REDIS_URL=redis://default"), "{env}");
+    assert!(env.contains("ANARCHON_JOB=e"), "{env}");
+}
+
+/// A password typed in the URL's user slot is never printed.
+#[test]
+fn a_password_in_the_user_slot_is_redacted() {
+    let url = format!("redis://Sup3rS3cret@127.0.0.1:{}", common::dead_port());
+    let out = common::anarchon()
+        .args(["list", "--redis", &url, "--connect-timeout", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("Sup3rS3cret"), "{}", stderr(&out));
+}
+
+/// Keys of a claim match what docs/store-format.md gives for the :job hash.
+#[test]
+fn the_job_hash_records_protection_and_the_trim_horizon() {
+    let s = Server::start();
+    for slot in ["60000", "120000", "180000"] {
+        let token = won_token(&cli(&s, &["claim", "t", "--slot", slot, "--json"]));
+        let out = cli(
+            &s,
+            &[
+                "finish", "t", "--slot", slot, "--token", &token, "--status", "ok",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0));
+    }
+    let out = cli(&s, &["trim", "t", "--keep", "1", "--yes", "--json"]);
+    assert_eq!(json(&out)["total"], 2, "{}", stderr(&out));
+    let job: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:t}:job"]);
+    assert_eq!(job["trimmed_to"], "120000");
+    // A trimmed run is never claimed again.
+    let out = cli(&s, &["claim", "t", "--slot", "60000", "--json"]);
+    assert_eq!(out.status.code(), Some(81), "{}", stderr(&out));
+    assert_eq!(json(&out)["status"], "trimmed");
+    assert_eq!(
+        s.cmd::<i64>(&["XLEN", "{cron:t}:runs"]),
+        1,
+        "the trimmed runs' entries are gone"
+    );
+}
