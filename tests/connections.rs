@@ -96,6 +96,9 @@ fn tls_with_a_throwaway_ca() {
     let port = tls_port();
     let port_s = port.to_string();
     let (cert, key, ca) = (p("server.pem"), p("server.key"), p("ca.pem"));
+    if !Server::start().has_config("tls-port") {
+        return common::skip("this server was built without TLS");
+    }
     let s = Server::start_with(&[
         "--tls-port",
         &port_s,
@@ -155,11 +158,16 @@ fn tls_with_a_throwaway_ca() {
 }
 
 /// The ACL line README documents, for prefix `cron:`.
-const ACL: &str = "on >s3cret resetkeys ~cron:* ~{cron:* resetchannels -@all +@read +@write +@scripting +@connection +info +time +memory|usage -@admin";
+/// README's ACL line. No `resetchannels` (Redis 6.2+): the user gets no pub/sub command, so its
+/// channel permissions never matter, and the line works on every ACL-capable server (6.0+, Valkey).
+const ACL: &str = "on >s3cret resetkeys ~cron:* ~{cron:* -@all +@read +@write +@scripting +@connection +info +time -memory +memory|usage -@admin";
 
 #[test]
 fn an_acl_user_limited_to_the_prefix_can_run_every_command() {
     let s = Server::start();
+    if !s.has_acl() {
+        return common::skip("this server has no ACLs");
+    }
     let mut args = vec!["ACL", "SETUSER", "anarchon"];
     args.extend(ACL.split_whitespace());
     let _: () = s.cmd(&args);

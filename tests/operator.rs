@@ -101,12 +101,10 @@ fn claim(s: &Server, job: &str, slot: &str, extra: &[&str]) -> Value {
     json(&out)
 }
 
-fn reads_processed(s: &Server) -> i64 {
-    let info: String = s.cmd(&["INFO", "stats"]);
-    info.lines()
-        .find_map(|l| l.strip_prefix("total_reads_processed:"))
-        .map(|v| v.trim().parse().unwrap())
-        .expect("INFO stats has total_reads_processed")
+/// How many reads the server has processed, where INFO reports it (not Redis 5).
+fn reads_processed(s: &Server) -> Option<i64> {
+    s.info_field("stats", "total_reads_processed")
+        .map(|v| v.parse().unwrap())
 }
 
 #[test]
@@ -208,8 +206,13 @@ fn list_of_5000_jobs_is_pipelined() {
     );
     // SCAN pages (25000 keys / 1000 per page) plus two pipelines per 500 jobs: far below one read
     // per job. (A pipeline may arrive in a few reads; allow for that.)
-    let reads = after - before;
-    assert!(reads < 400, "{reads} reads for 5000 jobs: not pipelined");
+    match (before, after) {
+        (Some(before), Some(after)) => {
+            let reads = after - before;
+            assert!(reads < 400, "{reads} reads for 5000 jobs: not pipelined");
+        }
+        _ => common::skip("INFO has no total_reads_processed: the read count is not checked"),
+    }
 }
 
 #[test]

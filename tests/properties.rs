@@ -41,8 +41,14 @@ proptest! {
     }
 
     #[test]
-    fn millisecond_slots_round_trip(ms in 0i64..i64::MAX) {
+    fn millisecond_slots_round_trip(ms in 0i64..=anarchon::time::MAX_SLOT) {
         prop_assert_eq!(parse_slot(&ms.to_string()).unwrap(), SlotSpec::At(ms));
+    }
+
+    /// Slots past year 9999 are refused: with a lease added they approach what a Lua number holds.
+    #[test]
+    fn slots_past_the_last_one_are_refused(ms in (anarchon::time::MAX_SLOT + 1)..i64::MAX) {
+        prop_assert!(parse_slot(&ms.to_string()).is_err());
     }
 
     #[test]

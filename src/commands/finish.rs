@@ -80,16 +80,21 @@ pub fn result_json(text: Option<&str>, json: Option<&str>) -> Result<String> {
     Ok(text)
 }
 
-/// How deeply arrays and objects nest in `value` (a scalar is 0).
+/// How many arrays and objects nest in `value` at the deepest point (`[]` is 1, a scalar 0).
 fn json_depth(value: &serde_json::Value) -> usize {
     // Iterative, so no input can exhaust the stack here either.
     let mut deepest = 0;
-    let mut stack = vec![(value, 0usize)];
+    let mut stack = vec![(value, 1usize)];
     while let Some((v, depth)) = stack.pop() {
-        deepest = deepest.max(depth);
         match v {
-            serde_json::Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
-            serde_json::Value::Object(map) => stack.extend(map.values().map(|i| (i, depth + 1))),
+            serde_json::Value::Array(items) => {
+                deepest = deepest.max(depth);
+                stack.extend(items.iter().map(|i| (i, depth + 1)));
+            }
+            serde_json::Value::Object(map) => {
+                deepest = deepest.max(depth);
+                stack.extend(map.values().map(|i| (i, depth + 1)));
+            }
             _ => {}
         }
     }

@@ -188,6 +188,32 @@ impl Server {
             .unwrap_or_else(|e| panic!("{args:?}: {e}"))
     }
 
+    /// Whether the server knows a configuration parameter (`tls-port` exists only in servers built
+    /// with TLS; Redis 5 has neither TLS nor ACLs). Tests skip what the server lacks by asking it,
+    /// never by its version string.
+    pub fn has_config(&self, parameter: &str) -> bool {
+        let found: Vec<String> = self.cmd(&["CONFIG", "GET", parameter]);
+        !found.is_empty()
+    }
+
+    /// Whether the server has ACLs (Redis 6+, Valkey).
+    pub fn has_acl(&self) -> bool {
+        let mut c = self.client();
+        redis::cmd("ACL")
+            .arg("WHOAMI")
+            .query::<String>(&mut c)
+            .is_ok()
+    }
+
+    /// A field of `INFO <section>`, if this server reports it.
+    pub fn info_field(&self, section: &str, name: &str) -> Option<String> {
+        let info: String = self.cmd(&["INFO", section]);
+        let prefix = format!("{name}:");
+        info.lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .map(|v| v.trim().to_string())
+    }
+
     /// The server's clock in ms.
     pub fn now_ms(&self) -> i64 {
         let (s, us): (i64, i64) = self.cmd(&["TIME"]);
@@ -203,6 +229,11 @@ impl Drop for Server {
 
 pub fn server_binary() -> String {
     std::env::var("ANARCHON_TEST_SERVER").unwrap_or_else(|_| "redis-server".to_string())
+}
+
+/// Says on stderr why a test checked less on this server (shown with `--nocapture`).
+pub fn skip(what: &str) {
+    eprintln!("skipped on {}: {what}", server_binary());
 }
 
 /// Whether the suite runs against Valkey.
