@@ -51,6 +51,9 @@ pub static TRIM: LazyLock<LuaScript> = lease_script!("trim.lua");
 /// The script strategy's claim (claim-only layout, standalone: one key).
 pub static CLAIM_WINDOW: LazyLock<LuaScript> =
     LazyLock::new(|| LuaScript::new(include_str!("../lua/claim_window.lua")));
+/// Records a claim-only run's result, once (one key).
+pub static FINISH_CLAIM_ONLY: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("../lua/finish_claim_only.lua")));
 /// Creates and configures an idmp stream once.
 pub static IDMP_PREPARE: LazyLock<LuaScript> =
     LazyLock::new(|| LuaScript::new(include_str!("../lua/idmp_prepare.lua")));

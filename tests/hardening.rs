@@ -323,3 +323,119 @@ fn the_job_hash_records_protection_and_the_trim_horizon() {
         "the trimmed runs' entries are gone"
     );
 }
+
+/// One result per claim-only run: a second finish is refused (83) and writes nothing, so `list`
+/// and `inspect` cannot disagree about it.
+#[test]
+fn a_claim_only_run_is_finished_once() {
+    let s = Server::start();
+    for strategy in ["stream-id", "script"] {
+        let job = format!("once-{strategy}");
+        let token = won_token(&cli(
+            &s,
+            &[
+                "claim",
+                &job,
+                "--strategy",
+                strategy,
+                "--slot",
+                "60000",
+                "--json",
+            ],
+        ));
+        let finish = |status: &str| {
+            cli(
+                &s,
+                &[
+                    "finish",
+                    &job,
+                    "--strategy",
+                    strategy,
+                    "--slot",
+                    "60000",
+                    "--token",
+                    &token,
+                    "--status",
+                    status,
+                ],
+            )
+        };
+        let out = finish("ok");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let before = snapshot(&s);
+        let out = finish("failed");
+        assert_eq!(out.status.code(), Some(83), "{}", stderr(&out));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("finished already"));
+        assert_eq!(snapshot(&s), before);
+        assert_eq!(s.cmd::<i64>(&["ZCARD", &format!("cron:{job}:results")]), 1);
+    }
+}
+
+/// Claims trim claim-only history too, within the strategy's memory: stream-id keeps its last ID
+/// (an older slot stays refused); the script strategy never trims inside its window.
+#[test]
+fn claim_only_history_is_trimmed_on_claim_within_the_strategys_memory() {
+    let s = Server::start();
+    for i in 1..=10 {
+        let slot = (i * 60_000).to_string();
+        let out = cli(
+            &s,
+            &[
+                "claim",
+                "sid",
+                "--strategy",
+                "stream-id",
+                "--slot",
+                &slot,
+                "--history-size",
+                "3",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    assert_eq!(s.cmd::<i64>(&["XLEN", "cron:sid:runs"]), 3);
+    let out = cli(
+        &s,
+        &[
+            "claim",
+            "sid",
+            "--strategy",
+            "stream-id",
+            "--slot",
+            "120000",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(81),
+        "a trimmed slot is still refused"
+    );
+
+    for i in 1..=10 {
+        let slot = (i * 60_000).to_string();
+        let out = cli(
+            &s,
+            &[
+                "claim",
+                "win",
+                "--strategy",
+                "script",
+                "--slot",
+                &slot,
+                "--history-size",
+                "3",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    assert_eq!(
+        s.cmd::<i64>(&["XLEN", "cron:win:runs"]),
+        10,
+        "entries inside the window stay"
+    );
+    let out = cli(
+        &s,
+        &["claim", "win", "--strategy", "script", "--slot", "60000"],
+    );
+    assert_eq!(out.status.code(), Some(81));
+}

@@ -243,16 +243,26 @@ pub async fn finish(
         "ended_at": server_now,
         "result": result,
     });
-    let _: i64 = conn
-        .query(
-            redis::cmd("ZADD")
-                .arg(&keys.results)
-                .arg(slot)
-                .arg(member.to_string()),
+    let answer: Vec<String> = conn
+        .eval(
+            &scripts::FINISH_CLAIM_ONLY,
+            &[&keys.results],
+            &[slot.to_string(), token.to_string(), member.to_string()],
         )
-        .await
-        .map_err(|e| e.on_key(&keys.results, "zset"))?;
-    Ok(reply(TokenOutcome::Ok, entry.runner, status.to_string()))
+        .await?;
+    match answer.first().map(String::as_str) {
+        Some("ok") => Ok(reply(TokenOutcome::Ok, entry.runner, status.to_string())),
+        // Finished once already: one result per run.
+        Some("done") => Ok(reply(
+            TokenOutcome::Lost,
+            entry.runner,
+            answer.get(1).cloned().unwrap_or_default(),
+        )),
+        _ => Err(Error::corrupt(
+            &keys.results,
+            format!("the finish script answered {answer:?}"),
+        )),
+    }
 }
 
 /// Trims a claim-only job's history: its streams to about `keep` entries each and, with
@@ -269,12 +279,71 @@ pub async fn trim(
     now: i64,
     dry_run: bool,
 ) -> Result<Vec<i64>> {
-    let protect_from = now - millis(protect);
-    let expire_before = older_than.map(|d| now - millis(d));
     let mut removed = Vec::new();
     for stream in [&keys.runs, &keys.manual] {
         let len: u64 = conn.query(redis::cmd("XLEN").arg(stream)).await?;
-        let mut excess = len.saturating_sub(u64::from(keep));
+        removed.extend(
+            trim_stream(
+                conn, keys, stream, len, keep, older_than, protect, now, dry_run, 500,
+            )
+            .await?,
+        );
+    }
+    Ok(removed)
+}
+
+/// Trims after a won claim, within the strategy's memory: the oldest entries of `stream` beyond the
+/// history size (and past the TTL), never one younger than the protection (for script, its window:
+/// the claim looks back that far), and never the newest (stream-id's last ID is what refuses old
+/// slots). One XLEN when there is nothing to trim; a short page when there is.
+pub async fn trim_after_claim(
+    conn: &mut Connection,
+    keys: &ClaimKeys,
+    stream: &str,
+    history: &crate::strategy::lease::HistoryPolicy,
+    protect: std::time::Duration,
+    now: i64,
+) -> Result<()> {
+    let len: u64 = conn.query(redis::cmd("XLEN").arg(stream)).await?;
+    if len <= u64::from(history.size) && history.ttl.is_none() {
+        return Ok(());
+    }
+    trim_stream(
+        conn,
+        keys,
+        stream,
+        len,
+        history.size,
+        history.ttl,
+        protect,
+        now,
+        false,
+        16,
+    )
+    .await
+    .map(|_| ())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn trim_stream(
+    conn: &mut Connection,
+    keys: &ClaimKeys,
+    stream: &str,
+    len: u64,
+    keep: u32,
+    older_than: Option<std::time::Duration>,
+    protect: std::time::Duration,
+    now: i64,
+    dry_run: bool,
+    page_size: usize,
+) -> Result<Vec<i64>> {
+    let protect_from = now - millis(protect);
+    let expire_before = older_than.map(|d| now - millis(d));
+    let mut removed = Vec::new();
+    {
+        // The newest entry always stays (stream-id refuses slots up to it).
+        let mut excess = len.saturating_sub(u64::from(keep.max(1)));
+        let mut left = len.saturating_sub(1);
         let mut cursor = "-".to_string();
         'walk: loop {
             let value: redis::Value = conn
@@ -284,7 +353,7 @@ pub async fn trim(
                         .arg(&cursor)
                         .arg("+")
                         .arg("COUNT")
-                        .arg(500),
+                        .arg(page_size),
                 )
                 .await?;
             let page = read::stream_entries(stream, value)?;
@@ -299,11 +368,12 @@ pub async fn trim(
                         .and_then(|ms| ms.parse().ok())
                         .unwrap_or(i64::MAX);
                 let expired = expire_before.is_some_and(|t| id_ms < t);
-                if (excess == 0 && !expired) || id_ms >= protect_from {
+                if (excess == 0 && !expired) || id_ms >= protect_from || left == 0 {
                     break;
                 }
                 doomed.push(e);
                 excess = excess.saturating_sub(1);
+                left -= 1;
             }
             let complete = doomed.len() == page.len();
             if !dry_run && !doomed.is_empty() {

@@ -110,8 +110,6 @@ impl LeaseArgs {
             ("--lease", self.lease.is_some()),
             ("--max-attempts", self.max_attempts.is_some()),
             ("--overlap", self.overlap.is_some()),
-            ("--history-size", self.history_size.is_some()),
-            ("--history-ttl", self.history_ttl.is_some()),
         ]
     }
 
@@ -154,14 +152,28 @@ pub async fn claim(
         kind: req.kind,
         server_now,
     };
-    claim_only::claim(
-        conn,
-        &crate::store::ClaimKeys::new(prefix, job),
-        job,
-        strategy,
-        &c,
-    )
-    .await
+    let keys = crate::store::ClaimKeys::new(prefix, job);
+    let reply = claim_only::claim(conn, &keys, job, strategy, &c).await?;
+    if reply.outcome == lease::ClaimOutcome::Won {
+        // History is trimmed on claim for every strategy (the backend's historySize/historyTtlMs),
+        // within what the strategy must remember: the script strategy's window at least.
+        let protect = match strategy {
+            Strategy::Script { window } => req.history.keep_claimable.max(window),
+            _ => req.history.keep_claimable,
+        };
+        let stream = match req.kind {
+            crate::store::RunKind::Manual => &keys.manual,
+            crate::store::RunKind::Scheduled => &keys.runs,
+        };
+        // The claim is won whatever trimming meets: a failure here must not cost the run.
+        if let Err(e) =
+            claim_only::trim_after_claim(conn, &keys, stream, &req.history, protect, server_now)
+                .await
+        {
+            eprintln!("warning: {job}'s history was not trimmed: {e}");
+        }
+    }
+    Ok(reply)
 }
 
 #[cfg(test)]
