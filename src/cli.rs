@@ -459,6 +459,12 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_duration, default_value = "1m", value_name = "DURATION")]
     pub max_late: Duration,
 
+    /// Wait a delay of up to this long before claiming, the same on every host for one job and
+    /// slot (derived from both), so that many jobs on one schedule do not all hit Redis and start
+    /// their work in the same second (the backend's jitterMs). Not counted against --max-late.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub jitter: Option<Duration>,
+
     /// Also run, oldest first, the schedule's slots within this window that no host ever claimed.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub catch_up: Option<Duration>,

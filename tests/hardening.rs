@@ -439,3 +439,88 @@ fn claim_only_history_is_trimmed_on_claim_within_the_strategys_memory() {
     );
     assert_eq!(out.status.code(), Some(81));
 }
+
+/// `inspect` of a claim-only job shows each key's own hash slot and no shared one.
+#[test]
+fn inspect_shows_hash_slots_as_the_layout_has_them() {
+    let s = Server::start();
+    let out = cli(
+        &s,
+        &["claim", "co", "--strategy", "stream-id", "--slot", "60000"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&cli(&s, &["inspect", "co", "--json"]));
+    assert_eq!(v["hash_slot"], serde_json::Value::Null);
+    let runs = v["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["key"] == "cron:co:runs")
+        .unwrap();
+    // (CLUSTER KEYSLOT needs cluster mode; the function is checked against Redis's reference values.)
+    let expected = anarchon::store::keys::hash_slot("cron:co:runs");
+    assert_eq!(runs["hash_slot"], expected);
+
+    let out = cli(&s, &["claim", "le", "--slot", "60000"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = json(&cli(&s, &["inspect", "le", "--json"]));
+    assert_eq!(v["hash_slot"], anarchon::store::keys::hash_slot("cron:le"));
+}
+
+/// `run --jitter`: every host waits the same delay, derived from the job and the slot, and the
+/// script strategy's window must cover jitter + max-late.
+#[test]
+fn jitter_delays_the_claim_the_same_on_every_host() {
+    let s = Server::start();
+    let jitter = std::time::Duration::from_secs(2);
+    let slot: i64 = 1_796_220_300_000;
+    let delay = anarchon::commands::run::jitter_delay("jit", slot, jitter);
+    let file = s.dir.path().join("started.txt");
+    let line = format!("date +%s%3N >> {}", file.display());
+    let started = std::time::Instant::now();
+    let outputs = common::race(&s, 3, |_| {
+        common::owned(&[
+            "run",
+            "--job",
+            "jit",
+            "--slot",
+            "1796220300000",
+            "--jitter",
+            "2s",
+            "--shell",
+            "--",
+            &line,
+        ])
+    });
+    let codes = common::codes(&outputs);
+    assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
+    assert!(
+        started.elapsed() >= delay,
+        "the claim waited the jitter delay"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(text.lines().count(), 1);
+
+    let out = cli(
+        &s,
+        &[
+            "run",
+            "--job",
+            "w",
+            "--slot",
+            "now",
+            "--strategy",
+            "script",
+            "--window",
+            "1m",
+            "--jitter",
+            "30s",
+            "--max-late",
+            "40s",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--jitter"), "{}", stderr(&out));
+}

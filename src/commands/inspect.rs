@@ -23,8 +23,9 @@ pub struct JobDetail {
     /// The store format key's value (null when absent).
     pub format: Option<u32>,
     pub server_time: i64,
-    /// Redis Cluster hash slot of the job's lease keys.
-    pub hash_slot: u16,
+    /// Redis Cluster hash slot of the job's keys when they share one (the lease layout's hash
+    /// tag); null for the claim-only layout, whose keys each have their own (see `keys`).
+    pub hash_slot: Option<u16>,
     pub keys: Vec<KeyInfo>,
     /// Runs in progress (lease layout).
     pub active: Vec<ActiveRun>,
@@ -67,7 +68,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         prefix: ctx.prefix().to_string(),
         format: check.format,
         server_time: now,
-        hash_slot: hash_slot(&lease_keys.state),
+        hash_slot: (layout == Layout::Lease).then(|| hash_slot(&lease_keys.state)),
         keys,
         active,
         runs,
@@ -89,7 +90,10 @@ fn print_text(ctx: &Context, d: &JobDetail) {
         d.prefix,
         d.format.map_or("none".to_string(), |f| f.to_string())
     );
-    println!("cluster  hash slot {}", d.hash_slot);
+    match d.hash_slot {
+        Some(slot) => println!("cluster  hash slot {slot} (the job's keys share a hash tag)"),
+        None => println!("cluster  each key has its own hash slot (no hash tag in this layout)"),
+    }
     let key_rows = d
         .keys
         .iter()
@@ -98,10 +102,14 @@ fn print_text(ctx: &Context, d: &JobDetail) {
                 k.key.clone(),
                 k.kind.clone(),
                 k.memory_bytes.map_or("-".to_string(), |b| format!("{b} B")),
+                k.hash_slot.to_string(),
             ]
         })
         .collect();
-    println!("\n{}", out.table(&["KEY", "TYPE", "MEMORY"], key_rows));
+    println!(
+        "\n{}",
+        out.table(&["KEY", "TYPE", "MEMORY", "HASH SLOT"], key_rows)
+    );
 
     if d.layout == Layout::Lease {
         println!("\nactive runs: {}", d.active.len());

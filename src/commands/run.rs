@@ -41,12 +41,14 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         ("--backup-for", args.backup_for.is_some()),
     ]);
     strategy.refuse_lease_options(&lease_options)?;
+    let jitter = args.jitter.unwrap_or(Duration::ZERO);
     if let Strategy::Script { window } = strategy
-        && window <= args.max_late
+        && window <= args.max_late + jitter
     {
         return Err(Error::usage(format!(
-            "--window {} must be longer than --max-late {}: a claim may come that late, and the window must still remember the run",
+            "--window {} must be longer than --jitter {} + --max-late {}: a claim may come that late, and the window must still remember the run",
             humantime::format_duration(window),
+            humantime::format_duration(jitter),
             humantime::format_duration(args.max_late)
         )));
     }
@@ -108,6 +110,10 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         job: &args.job,
         strategy,
     };
+    let delay = jitter_delay(&args.job, current, jitter);
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
     let keys = LeaseKeys::new(ctx.prefix(), &args.job);
 
     // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.
@@ -163,6 +169,21 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     Ok(exit_code)
 }
 
+/// The jitter delay of one run: a fraction of `jitter` derived from the job and the slot (FNV-1a),
+/// so every host of the job waits the same for the same slot and different jobs spread out.
+pub fn jitter_delay(job: &str, slot: i64, jitter: Duration) -> Duration {
+    if jitter.is_zero() {
+        return Duration::ZERO;
+    }
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in job.bytes().chain(slot.to_le_bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let span = u64::try_from(jitter.as_millis()).unwrap_or(u64::MAX);
+    Duration::from_millis(hash % span)
+}
+
 /// One line about a slot, for a person at a terminal.
 fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
     let at = format!("{} @ {}", r.job, rfc3339(r.slot));
@@ -193,5 +214,23 @@ fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
             (now - r.slot) / 1000,
             humantime::format_duration(max_late)
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jitter_is_the_same_for_a_job_and_slot_and_within_bounds() {
+        let j = Duration::from_secs(30);
+        let a = jitter_delay("sync", 1_796_220_300_000, j);
+        assert_eq!(a, jitter_delay("sync", 1_796_220_300_000, j));
+        assert!(a < j);
+        assert_eq!(jitter_delay("sync", 1, Duration::ZERO), Duration::ZERO);
+        let spread: std::collections::HashSet<Duration> = (0..50)
+            .map(|i| jitter_delay(&format!("job{i}"), 1_796_220_300_000, j))
+            .collect();
+        assert!(spread.len() > 40, "jobs spread out: {}", spread.len());
     }
 }

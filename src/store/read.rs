@@ -275,6 +275,8 @@ pub struct KeyInfo {
     pub kind: String,
     /// MEMORY USAGE in bytes (null when absent or not permitted).
     pub memory_bytes: Option<u64>,
+    /// The Redis Cluster hash slot of this key.
+    pub hash_slot: u16,
 }
 
 /// Reads the TYPE and MEMORY USAGE of `keys` in one round trip.
@@ -296,6 +298,7 @@ pub async fn key_infos(conn: &mut Connection, keys: &[&str]) -> Result<Vec<KeyIn
             key: key.to_string(),
             kind,
             memory_bytes: memory,
+            hash_slot: crate::store::keys::hash_slot(key),
         });
     }
     Ok(out)
