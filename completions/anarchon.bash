@@ -1069,7 +1069,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__run)
-            opts="-q -h --job --schedule --tz --slot --max-late --catch-up --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --no-backup --skipped-ok --backup-for --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
+            opts="-q -h --job --schedule --tz --slot --max-late --jitter --catch-up --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --no-backup --skipped-ok --backup-for --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1092,6 +1092,10 @@ _anarchon() {
                     return 0
                     ;;
                 --max-late)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jitter)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

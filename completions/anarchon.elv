@@ -145,6 +145,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --tz 'Time zone of --schedule (IANA name) [default: UTC]'
             cand --slot 'Run this slot instead of one from --schedule: `now` (this minute), ms, or RFC 3339'
             cand --max-late 'Do not run a scheduled slot this much later than its time (exit 84)'
+            cand --jitter 'Wait a delay of up to this long before claiming, the same on every host for one job and slot (derived from both), so that many jobs on one schedule do not all hit Redis and start their work in the same second (the backend''s jitterMs). Not counted against --max-late'
             cand --catch-up 'Also run, oldest first, the schedule''s slots within this window that no host ever claimed'
             cand --strategy 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)'
             cand --window 'script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m]'

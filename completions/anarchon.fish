@@ -161,6 +161,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l schedule -d 'C
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tz -d 'Time zone of --schedule (IANA name) [default: UTC]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l slot -d 'Run this slot instead of one from --schedule: `now` (this minute), ms, or RFC 3339' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l max-late -d 'Do not run a scheduled slot this much later than its time (exit 84)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l jitter -d 'Wait a delay of up to this long before claiming, the same on every host for one job and slot (derived from both), so that many jobs on one schedule do not all hit Redis and start their work in the same second (the backend\'s jitterMs). Not counted against --max-late' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l catch-up -d 'Also run, oldest first, the schedule\'s slots within this window that no host ever claimed' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l strategy -d 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)' -r -f -a "lease\t''
 stream-id\t''

@@ -73,7 +73,9 @@ pub enum Error {
     },
 
     #[error(
-        "key {key} holds a {found}, but anarchon expects a {expected}\n  hint: another program wrote this key, or --prefix is wrong; inspect it with `redis-cli TYPE {key}`"
+        "key {key} holds {}, but anarchon expects {}\n  hint: another program wrote this key, or --prefix is wrong; inspect it with `redis-cli TYPE {key}`",
+        with_article(found),
+        with_article(expected)
     )]
     WrongType {
         key: String,
@@ -117,6 +119,15 @@ impl Error {
         matches!(self, Error::Connection { .. })
     }
 
+    /// The key a data error names, if any.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            Error::WrongType { key, .. } | Error::CorruptData { key, .. } => Some(key),
+            Error::StoreFormat { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+
     /// Whether trying again (with a fresh connection) may succeed: the server could not be reached
     /// or timed out, or answered that it is busy, loading, failing over or read-only for now (see
     /// `connection::map_redis_error`). The one retry rule of the runner: a refusal (OOM, NOPERM,
@@ -150,6 +161,18 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// "a hash", "an other" ...: a Redis type name as a phrase; a phrase already ("another type",
+/// "the type ...") as it is.
+fn with_article(kind: &str) -> String {
+    if kind.contains(' ') {
+        kind.to_string()
+    } else if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        format!("an {kind}")
+    } else {
+        format!("a {kind}")
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -524,3 +524,77 @@ fn jitter_delays_the_claim_the_same_on_every_host() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--jitter"), "{}", stderr(&out));
 }
+
+/// One unreadable job never blinds `list` or `trim --all`: the others are shown and trimmed, the
+/// bad one is named with its key and reason, and the exit code says data was bad (92) at the end.
+#[test]
+fn one_unreadable_job_does_not_hide_the_others() {
+    let s = Server::start();
+    for job in ["a", "b", "c"] {
+        for slot in ["60000", "120000"] {
+            let token = won_token(&cli(&s, &["claim", job, "--slot", slot, "--json"]));
+            let out = cli(
+                &s,
+                &[
+                    "finish", job, "--slot", slot, "--token", &token, "--status", "ok",
+                ],
+            );
+            assert_eq!(out.status.code(), Some(0));
+        }
+    }
+    // b's results hold a member that is not a result, and its runs key is a string.
+    let _: i64 = s.cmd(&["ZADD", "{cron:b}:results", "999999", "not json"]);
+    let out = cli(&s, &["list", "--json"]);
+    assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
+    let v = json(&out);
+    let names: Vec<&str> = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["job"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["a", "c"]);
+    assert_eq!(v["errors"][0]["job"], "b");
+    assert_eq!(v["errors"][0]["key"], "{cron:b}:results");
+
+    let out = cli(&s, &["list"]);
+    assert_eq!(out.status.code(), Some(92));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("unreadable") && text.contains('a') && text.contains('c'),
+        "{text}"
+    );
+    assert!(
+        stderr(&out).contains("{cron:b}:results"),
+        "{}",
+        stderr(&out)
+    );
+
+    let _: () = s.cmd(&["DEL", "{cron:b}:runs"]);
+    let _: () = s.cmd(&["SET", "{cron:b}:runs", "x"]);
+    let out = cli(&s, &["list"]);
+    assert_eq!(out.status.code(), Some(92));
+    let err = stderr(&out);
+    assert!(
+        !err.contains("a another") && !err.contains("a the"),
+        "{err}"
+    );
+
+    let out = cli(
+        &s,
+        &[
+            "trim",
+            "--all",
+            "--keep",
+            "1",
+            "--protect",
+            "1h",
+            "--yes",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["total"], 2, "a and c were trimmed");
+    assert_eq!(v["errors"][0]["job"], "b");
+}

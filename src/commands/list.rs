@@ -6,7 +6,7 @@ use crate::cli::{ListArgs, StrategyName};
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::store::discover::{Layout, find_jobs};
-use crate::store::read::{JobSummary, summarize};
+use crate::store::read::{JobSummary, Unreadable, summarize};
 use crate::store::{format, validate_prefix};
 use crate::time::rfc3339;
 
@@ -18,6 +18,8 @@ struct ListReport<'a> {
     /// The store format found (null: no anarchon data under this prefix).
     format: Option<u32>,
     jobs: Vec<JobRow<'a>>,
+    /// Jobs whose data could not be read, each with the key and the reason (exit code 92).
+    errors: &'a [Unreadable],
 }
 
 #[derive(Debug, Serialize)]
@@ -41,8 +43,15 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         .into_iter()
         .filter(|j| wanted.is_none_or(|layout| j.layout == layout))
         .collect();
-    let summaries = summarize(&mut conn, ctx.prefix(), &jobs).await?;
+    let (summaries, unreadable) = summarize(&mut conn, ctx.prefix(), &jobs).await?;
     let now = check.server_now_ms;
+    // Bad data in one job never hides the others: everything readable is printed, then the exit
+    // code says that some data was bad.
+    let code = if unreadable.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::StoreData
+    };
     if ctx.out.json {
         let report = ListReport {
             prefix: ctx.prefix(),
@@ -56,11 +65,12 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
                     last_result_age_ms: s.last_result_at.map(|t| now - t),
                 })
                 .collect(),
+            errors: &unreadable,
         };
         ctx.out.print_json(&report);
-        return Ok(ExitCode::Ok);
+        return Ok(code);
     }
-    if summaries.is_empty() {
+    if summaries.is_empty() && unreadable.is_empty() {
         eprintln!(
             "no jobs under prefix {:?}{}",
             ctx.prefix(),
@@ -72,7 +82,7 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         );
         return Ok(ExitCode::Ok);
     }
-    let rows = summaries
+    let mut rows: Vec<Vec<String>> = summaries
         .iter()
         .map(|s| {
             vec![
@@ -87,6 +97,14 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
             ]
         })
         .collect();
+    rows.extend(unreadable.iter().map(|u| {
+        let mut row = vec!["-".to_string(); 8];
+        row[0] = u.job.clone();
+        row[1] = u.layout.as_str().to_string();
+        row[4] = "unreadable".to_string();
+        row
+    }));
+    rows.sort_by(|a, b| a[0].cmp(&b[0]));
     println!(
         "{}",
         ctx.out.table(
@@ -103,5 +121,8 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
             rows
         )
     );
-    Ok(ExitCode::Ok)
+    for u in &unreadable {
+        eprintln!("error: job {} is unreadable: {}", u.job, u.error);
+    }
+    Ok(code)
 }

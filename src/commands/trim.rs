@@ -13,13 +13,14 @@ use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
 use crate::store::discover::{JobRef, Layout, find_jobs};
 use crate::store::job::locate_job;
+use crate::store::read::Unreadable;
 use crate::store::{ClaimKeys, LeaseKeys, format, validate_job_name, validate_prefix};
 use crate::strategy::claim_only;
 use crate::strategy::lease::{self, HistoryPolicy};
 use crate::time::rfc3339;
 
 #[derive(Debug, Serialize)]
-struct TrimReport {
+struct TrimReport<'a> {
     dry_run: bool,
     keep: u32,
     older_than_ms: Option<i64>,
@@ -27,6 +28,8 @@ struct TrimReport {
     /// Runs removed (or, dry run, that would be), over all jobs.
     total: usize,
     jobs: Vec<JobTrim>,
+    /// Jobs that could not be trimmed because their data is bad (exit code 92).
+    errors: &'a [Unreadable],
 }
 
 #[derive(Debug, Serialize)]
@@ -67,9 +70,9 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
     if !args.dry_run && !args.yes {
         // Show what would go, then ask: a person decides on facts, not on flags.
         let preview = trim_all(&mut conn, ctx, &jobs, &policy, true, false, now).await?;
-        let total: usize = preview.iter().map(|j| j.trimmed).sum();
+        let total: usize = preview.0.iter().map(|j| j.trimmed).sum();
         if total == 0 {
-            return report(ctx, &args, &policy, Vec::new());
+            return report(ctx, &args, &policy, (Vec::new(), preview.1));
         }
         confirm(&args, total, jobs.len())?;
     }
@@ -107,7 +110,13 @@ async fn protection(
     let mut unknown = Vec::new();
     for job in jobs.iter().filter(|j| j.layout == Layout::Lease) {
         let keys = LeaseKeys::new(ctx.prefix(), &job.name);
-        match lease::recorded_protection(conn, &keys).await? {
+        // A job whose :job hash cannot be read is reported by the trim itself (its script reads
+        // the same hash); here it only cannot raise the protection.
+        let recorded = match lease::recorded_protection(conn, &keys).await {
+            Err(e) if !e.is_transient() => continue,
+            other => other?,
+        };
+        match recorded {
             Some(need) => {
                 if let Some(p) = given.filter(|p| *p < need) {
                     return Err(Error::usage(format!(
@@ -176,7 +185,7 @@ async fn trim_all(
     dry_run: bool,
     progress: bool,
     now: i64,
-) -> Result<Vec<JobTrim>> {
+) -> Result<(Vec<JobTrim>, Vec<Unreadable>)> {
     let bar = (progress && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(jobs.len() as u64);
         if let Ok(style) =
@@ -187,23 +196,37 @@ async fn trim_all(
         bar
     });
     let mut out = Vec::with_capacity(jobs.len());
+    let mut unreadable = Vec::new();
     for job in jobs {
-        let mut slots = match job.layout {
+        let trimmed = match job.layout {
             Layout::Lease => {
                 let keys = LeaseKeys::new(ctx.prefix(), &job.name);
-                lease::trim(conn, &keys, policy, dry_run).await?
+                lease::trim(conn, &keys, policy, dry_run).await
             }
             Layout::ClaimOnly => {
                 let keys = ClaimKeys::new(ctx.prefix(), &job.name);
                 let (size, ttl, protect) = (policy.size, policy.ttl, policy.keep_claimable);
-                claim_only::trim(conn, &keys, size, ttl, protect, now, dry_run).await?
+                claim_only::trim(conn, &keys, size, ttl, protect, now, dry_run).await
             }
         };
-        slots.sort_unstable();
         if let Some(bar) = &bar {
             bar.set_message(job.name.clone());
             bar.inc(1);
         }
+        let mut slots = match trimmed {
+            Ok(slots) => slots,
+            // One job's bad data must not stop the others: it is reported at the end.
+            Err(error) if !error.is_transient() && jobs.len() > 1 => {
+                unreadable.push(Unreadable {
+                    job: job.name.clone(),
+                    layout: job.layout,
+                    error,
+                });
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        slots.sort_unstable();
         out.push(JobTrim {
             job: job.name.clone(),
             layout: job.layout,
@@ -214,17 +237,23 @@ async fn trim_all(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    Ok(out)
+    Ok((out, unreadable))
 }
 
 fn report(
     ctx: &Context,
     args: &TrimArgs,
     policy: &HistoryPolicy,
-    jobs: Vec<JobTrim>,
+    (jobs, unreadable): (Vec<JobTrim>, Vec<Unreadable>),
 ) -> Result<ExitCode> {
     let total = jobs.iter().map(|j| j.trimmed).sum();
     let millis = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    // Everything that could be trimmed was; the exit code still says some data was bad.
+    let code = if unreadable.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::StoreData
+    };
     if ctx.out.json {
         ctx.out.print_json(&TrimReport {
             dry_run: args.dry_run,
@@ -233,8 +262,9 @@ fn report(
             protect_ms: millis(policy.keep_claimable),
             total,
             jobs,
+            errors: &unreadable,
         });
-        return Ok(ExitCode::Ok);
+        return Ok(code);
     }
     let verb = if args.dry_run {
         "would trim"
@@ -249,5 +279,8 @@ fn report(
         println!("{verb} {} runs of {}{range}", j.trimmed, j.job);
     }
     println!("{verb} {total} runs in all");
-    Ok(ExitCode::Ok)
+    for u in &unreadable {
+        eprintln!("error: job {} was not trimmed: {}", u.job, u.error);
+    }
+    Ok(code)
 }

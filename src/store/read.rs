@@ -140,13 +140,36 @@ pub struct JobSummary {
     pub history_entries: u64,
 }
 
-/// Summaries of `jobs`, two round trips per [`BATCH`] jobs.
+/// A job that could not be read: which, and why (the error names the key).
+#[derive(Debug)]
+pub struct Unreadable {
+    pub job: String,
+    pub layout: Layout,
+    pub error: Error,
+}
+
+impl Serialize for Unreadable {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Unreadable", 4)?;
+        st.serialize_field("job", &self.job)?;
+        st.serialize_field("layout", &self.layout)?;
+        st.serialize_field("key", &self.error.key())?;
+        st.serialize_field("error", &self.error.to_string())?;
+        st.end()
+    }
+}
+
+/// Summaries of `jobs`, two round trips per [`BATCH`] jobs. A job whose data cannot be decoded
+/// does not hide the others: it comes back in the second list, with its key and reason. Only a
+/// failure of the connection itself is an error of the whole read.
 pub async fn summarize(
     conn: &mut Connection,
     prefix: &str,
     jobs: &[JobRef],
-) -> Result<Vec<JobSummary>> {
+) -> Result<(Vec<JobSummary>, Vec<Unreadable>)> {
     let mut out = Vec::with_capacity(jobs.len());
+    let mut bad = Vec::new();
     for batch in jobs.chunks(BATCH) {
         let mut pipe = redis::pipe();
         for job in batch {
@@ -173,68 +196,20 @@ pub async fn summarize(
             }
         }
         let mut values = conn.replies(&pipe).await?.into_iter();
-        let mut next = || values.next().unwrap_or(Value::Nil);
         let mut rows = Vec::with_capacity(batch.len());
         for job in batch {
-            let row = match job.layout {
-                Layout::Lease => {
-                    let k = LeaseKeys::new(prefix, &job.name);
-                    let in_progress: u64 = decode(&k.active, next())?;
-                    let last: Vec<String> = decode(&k.slots, next())?;
-                    let newest: Vec<String> = decode(&k.results, next())?;
-                    let history_entries: u64 = decode(&k.runs, next())?;
-                    let last_slot = last
-                        .first()
-                        .map(|s| {
-                            s.parse::<i64>().map_err(|_| {
-                                Error::corrupt(&k.slots, format!("member {s:?} is not a slot"))
-                            })
-                        })
-                        .transpose()?;
-                    JobSummary {
-                        job: job.name.clone(),
-                        layout: job.layout,
-                        in_progress,
-                        last_slot,
-                        last_status: None,
-                        last_runner: None,
-                        last_result_at: newest
-                            .first()
-                            .map(|m| ResultEntry::parse(&k.results, m))
-                            .transpose()?
-                            .and_then(|r| r.ended_at),
-                        history_entries,
-                    }
-                }
-                Layout::ClaimOnly => {
-                    let k = ClaimKeys::new(prefix, &job.name);
-                    let last = stream_entries(&k.runs, next())?;
-                    let runs: u64 = decode(&k.runs, next())?;
-                    let newest: Vec<String> = decode(&k.results, next())?;
-                    let manual: u64 = decode(&k.manual, next())?;
-                    let newest = newest
-                        .first()
-                        .map(|m| ResultEntry::parse(&k.results, m))
-                        .transpose()?;
-                    let last = last.into_iter().next();
-                    let status = match (&last, &newest) {
-                        (Some(l), Some(r)) if r.slot == l.slot => Some(r.status.clone()),
-                        (Some(_), _) => Some("claimed".to_string()),
-                        _ => None,
-                    };
-                    JobSummary {
-                        job: job.name.clone(),
-                        layout: job.layout,
-                        in_progress: 0,
-                        last_slot: last.as_ref().map(|l| l.slot),
-                        last_status: status,
-                        last_runner: last.map(|l| l.runner),
-                        last_result_at: newest.and_then(|r| r.ended_at),
-                        history_entries: runs + manual,
-                    }
-                }
-            };
-            rows.push(row);
+            // Each job's replies are taken whether or not they decode, to stay in step.
+            let replies: Vec<Value> = (0..4)
+                .map(|_| values.next().unwrap_or(Value::Nil))
+                .collect();
+            match summarize_one(prefix, job, replies) {
+                Ok(row) => rows.push(row),
+                Err(error) => bad.push(Unreadable {
+                    job: job.name.clone(),
+                    layout: job.layout,
+                    error,
+                }),
+            }
         }
         // Second round trip: the status and runner of each lease job's newest run.
         let mut pipe = redis::pipe();
@@ -252,18 +227,99 @@ pub async fn summarize(
                 .arg(format!("{slot}:status"))
                 .arg(format!("{slot}:runner"));
         }
+        let mut failed = vec![false; rows.len()];
         if !wanted.is_empty() {
             let values = conn.replies(&pipe).await?;
             for (&i, value) in wanted.iter().zip(values) {
                 let k = LeaseKeys::new(prefix, &rows[i].job);
-                let (status, runner): (Option<String>, Option<String>) = decode(&k.state, value)?;
-                rows[i].last_status = status;
-                rows[i].last_runner = runner;
+                match decode::<(Option<String>, Option<String>)>(&k.state, value) {
+                    Ok((status, runner)) => {
+                        rows[i].last_status = status;
+                        rows[i].last_runner = runner;
+                    }
+                    Err(error) => {
+                        failed[i] = true;
+                        bad.push(Unreadable {
+                            job: rows[i].job.clone(),
+                            layout: rows[i].layout,
+                            error,
+                        });
+                    }
+                }
             }
         }
-        out.extend(rows);
+        out.extend(
+            rows.into_iter()
+                .zip(failed)
+                .filter(|(_, failed)| !failed)
+                .map(|(row, _)| row),
+        );
     }
-    Ok(out)
+    Ok((out, bad))
+}
+
+/// One job's row from its four replies (see [`summarize`]).
+fn summarize_one(prefix: &str, job: &JobRef, replies: Vec<Value>) -> Result<JobSummary> {
+    let mut replies = replies.into_iter();
+    let mut next = || replies.next().unwrap_or(Value::Nil);
+    Ok(match job.layout {
+        Layout::Lease => {
+            let k = LeaseKeys::new(prefix, &job.name);
+            let in_progress: u64 = decode(&k.active, next())?;
+            let last: Vec<String> = decode(&k.slots, next())?;
+            let newest: Vec<String> = decode(&k.results, next())?;
+            let history_entries: u64 = decode(&k.runs, next())?;
+            let last_slot = last
+                .first()
+                .map(|s| {
+                    s.parse::<i64>().map_err(|_| {
+                        Error::corrupt(&k.slots, format!("member {s:?} is not a slot"))
+                    })
+                })
+                .transpose()?;
+            JobSummary {
+                job: job.name.clone(),
+                layout: job.layout,
+                in_progress,
+                last_slot,
+                last_status: None,
+                last_runner: None,
+                last_result_at: newest
+                    .first()
+                    .map(|m| ResultEntry::parse(&k.results, m))
+                    .transpose()?
+                    .and_then(|r| r.ended_at),
+                history_entries,
+            }
+        }
+        Layout::ClaimOnly => {
+            let k = ClaimKeys::new(prefix, &job.name);
+            let last = stream_entries(&k.runs, next())?;
+            let runs: u64 = decode(&k.runs, next())?;
+            let newest: Vec<String> = decode(&k.results, next())?;
+            let manual: u64 = decode(&k.manual, next())?;
+            let newest = newest
+                .first()
+                .map(|m| ResultEntry::parse(&k.results, m))
+                .transpose()?;
+            let last = last.into_iter().next();
+            let status = match (&last, &newest) {
+                (Some(l), Some(r)) if r.slot == l.slot => Some(r.status.clone()),
+                (Some(_), _) => Some("claimed".to_string()),
+                _ => None,
+            };
+            JobSummary {
+                job: job.name.clone(),
+                layout: job.layout,
+                in_progress: 0,
+                last_slot: last.as_ref().map(|l| l.slot),
+                last_status: status,
+                last_runner: last.map(|l| l.runner),
+                last_result_at: newest.and_then(|r| r.ended_at),
+                history_entries: runs + manual,
+            }
+        }
+    })
 }
 
 /// A key of a job, as `inspect` shows it.
