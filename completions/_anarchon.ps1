@@ -21,7 +21,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
 
     $completions = @(switch ($command) {
         'anarchon' {
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
@@ -68,7 +68,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--runner', '--runner', [CompletionResultType]::ParameterName, 'Who is claiming, recorded in the run (default host:pid)')
             [CompletionResult]::new('--history-size', '--history-size', [CompletionResultType]::ParameterName, 'Keep about this many runs of history per job (the scheduler''s historySize) [default: 1000]')
             [CompletionResult]::new('--history-ttl', '--history-ttl', [CompletionResultType]::ParameterName, 'Also drop history older than this (the scheduler''s historyTtlMs)')
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
@@ -96,7 +96,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--idmp-max-size', '--idmp-max-size', [CompletionResultType]::ParameterName, 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]')
             [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The token `claim` printed')
             [CompletionResult]::new('--lease', '--lease', [CompletionResultType]::ParameterName, 'The new lease, from now by the server''s clock')
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
@@ -126,7 +126,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'How the run ended')
             [CompletionResult]::new('--result', '--result', [CompletionResultType]::ParameterName, 'A result to record, as text')
             [CompletionResult]::new('--result-json', '--result-json', [CompletionResultType]::ParameterName, 'A result to record, as JSON')
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
@@ -169,7 +169,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--on-lease-lost', '--on-lease-lost', [CompletionResultType]::ParameterName, 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]')
             [CompletionResult]::new('--kill-after', '--kill-after', [CompletionResultType]::ParameterName, 'Grace between SIGTERM and SIGKILL when anarchon stops the command')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the command after this long and record it as failed (exit 124)')
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
@@ -198,7 +198,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
         'anarchon;list' {
             [CompletionResult]::new('--pattern', '--pattern', [CompletionResultType]::ParameterName, 'Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`)')
             [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'Only jobs of this strategy''s layout: lease, or any claim-only one [default: both layouts]')
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
@@ -221,7 +221,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
         'anarchon;inspect' {
             [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]')
             [CompletionResult]::new('--last', '--last', [CompletionResultType]::ParameterName, 'How many of the newest runs to show')
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
@@ -246,7 +246,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only runs whose slot is at or after this: a duration ago (6h) or a time (RFC 3339, ms)')
             [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'Only attempts with this status')
             [CompletionResult]::new('--last', '--last', [CompletionResultType]::ParameterName, 'At most this many entries')
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
@@ -271,7 +271,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep about this many runs per job (the scheduler''s historySize)')
             [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Also remove runs whose slot is older than this')
             [CompletionResult]::new('--protect', '--protect', [CompletionResultType]::ParameterName, 'Never remove a run younger than this: a late claim could still ask for it [default: what the job''s claimants recorded (max-late + catch-up + lease x attempts), or 24h when the store does not know; 1h for claim-only jobs]. Shorter than the recorded need is refused')
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
@@ -310,7 +310,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--on-lease-lost', '--on-lease-lost', [CompletionResultType]::ParameterName, 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]')
             [CompletionResult]::new('--kill-after', '--kill-after', [CompletionResultType]::ParameterName, 'Grace between SIGTERM and SIGKILL when anarchon stops the command')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the command after this long and record it as failed (exit 124)')
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
@@ -336,7 +336,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
         }
         'anarchon;doctor' {
             [CompletionResult]::new('--pings', '--pings', [CompletionResultType]::ParameterName, 'How many PINGs measure the latency')
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
@@ -358,7 +358,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
         }
         'anarchon;completions' {
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Write every shell''s completions into this directory instead')
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')
@@ -380,7 +380,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
         }
         'anarchon;man' {
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Write anarchon.1 and one page per command into this directory instead')
-            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, with --host [default: 6379]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number, with --host [default: 0]')

@@ -18,7 +18,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
     }
     var completions = [
         &'anarchon'= {
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'
@@ -64,7 +64,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --runner 'Who is claiming, recorded in the run (default host:pid)'
             cand --history-size 'Keep about this many runs of history per job (the scheduler''s historySize) [default: 1000]'
             cand --history-ttl 'Also drop history older than this (the scheduler''s historyTtlMs)'
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'
@@ -91,7 +91,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --idmp-max-size 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]'
             cand --token 'The token `claim` printed'
             cand --lease 'The new lease, from now by the server''s clock'
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'
@@ -120,7 +120,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --status 'How the run ended'
             cand --result 'A result to record, as text'
             cand --result-json 'A result to record, as JSON'
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'
@@ -162,7 +162,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --on-lease-lost 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]'
             cand --kill-after 'Grace between SIGTERM and SIGKILL when anarchon stops the command'
             cand --timeout 'Stop the command after this long and record it as failed (exit 124)'
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'
@@ -190,7 +190,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;list'= {
             cand --pattern 'Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`)'
             cand --strategy 'Only jobs of this strategy''s layout: lease, or any claim-only one [default: both layouts]'
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'
@@ -212,7 +212,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;inspect'= {
             cand --strategy 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]'
             cand --last 'How many of the newest runs to show'
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'
@@ -236,7 +236,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --since 'Only runs whose slot is at or after this: a duration ago (6h) or a time (RFC 3339, ms)'
             cand --status 'Only attempts with this status'
             cand --last 'At most this many entries'
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'
@@ -260,7 +260,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --keep 'Keep about this many runs per job (the scheduler''s historySize)'
             cand --older-than 'Also remove runs whose slot is older than this'
             cand --protect 'Never remove a run younger than this: a late claim could still ask for it [default: what the job''s claimants recorded (max-late + catch-up + lease x attempts), or 24h when the store does not know; 1h for claim-only jobs]. Shorter than the recorded need is refused'
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'
@@ -298,7 +298,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --on-lease-lost 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]'
             cand --kill-after 'Grace between SIGTERM and SIGKILL when anarchon stops the command'
             cand --timeout 'Stop the command after this long and record it as failed (exit 124)'
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'
@@ -323,7 +323,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         }
         &'anarchon;doctor'= {
             cand --pings 'How many PINGs measure the latency'
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'
@@ -344,7 +344,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         }
         &'anarchon;completions'= {
             cand --dir 'Write every shell''s completions into this directory instead'
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'
@@ -365,7 +365,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         }
         &'anarchon;man'= {
             cand --dir 'Write anarchon.1 and one page per command into this directory instead'
-            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
             cand --db 'Database number, with --host [default: 0]'

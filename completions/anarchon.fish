@@ -24,7 +24,7 @@ function __fish_anarchon_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c anarchon -n "__fish_anarchon_needs_command" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_needs_command" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_needs_command" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_needs_command" -l db -d 'Database number, with --host [default: 0]' -r
@@ -73,7 +73,7 @@ allow\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l runner -d 'Who is claiming, recorded in the run (default host:pid)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l history-size -d 'Keep about this many runs of history per job (the scheduler\'s historySize) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l history-ttl -d 'Also drop history older than this (the scheduler\'s historyTtlMs)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l db -d 'Database number, with --host [default: 0]' -r
@@ -103,7 +103,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l idmp-dur
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l idmp-max-size -d 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l token -d 'The token `claim` printed' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l lease -d 'The new lease, from now by the server\'s clock' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l db -d 'Database number, with --host [default: 0]' -r
@@ -136,7 +136,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l status -d '
 failed\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l result -d 'A result to record, as text' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l result-json -d 'A result to record, as JSON' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l db -d 'Database number, with --host [default: 0]' -r
@@ -183,7 +183,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l on-lease-lost 
 continue\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l kill-after -d 'Grace between SIGTERM and SIGKILL when anarchon stops the command' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l timeout -d 'Stop the command after this long and record it as failed (exit 124)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l db -d 'Database number, with --host [default: 0]' -r
@@ -213,7 +213,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l strategy -d '
 stream-id\t''
 idmp\t''
 script\t''"
-complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l db -d 'Database number, with --host [default: 0]' -r
@@ -238,7 +238,7 @@ stream-id\t''
 idmp\t''
 script\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l last -d 'How many of the newest runs to show' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l db -d 'Database number, with --host [default: 0]' -r
@@ -268,7 +268,7 @@ finished\t''
 failed\t''
 interrupted\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l last -d 'At most this many entries' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l db -d 'Database number, with --host [default: 0]' -r
@@ -295,7 +295,7 @@ script\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l keep -d 'Keep about this many runs per job (the scheduler\'s historySize)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l older-than -d 'Also remove runs whose slot is older than this' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l protect -d 'Never remove a run younger than this: a late claim could still ask for it [default: what the job\'s claimants recorded (max-late + catch-up + lease x attempts), or 24h when the store does not know; 1h for claim-only jobs]. Shorter than the recorded need is refused' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l db -d 'Database number, with --host [default: 0]' -r
@@ -337,7 +337,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l on-lease-l
 continue\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l kill-after -d 'Grace between SIGTERM and SIGKILL when anarchon stops the command' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l timeout -d 'Stop the command after this long and record it as failed (exit 124)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l db -d 'Database number, with --host [default: 0]' -r
@@ -361,7 +361,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l cluster -d
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l pings -d 'How many PINGs measure the latency' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l db -d 'Database number, with --host [default: 0]' -r
@@ -382,7 +382,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l cluster -d 
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l dir -d 'Write every shell\'s completions into this directory instead' -r -F
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l db -d 'Database number, with --host [default: 0]' -r
@@ -403,7 +403,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l cluste
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l dir -d 'Write anarchon.1 and one page per command into this directory instead' -r -F
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l port -d 'Port, with --host [default: 6379]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l db -d 'Database number, with --host [default: 0]' -r

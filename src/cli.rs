@@ -36,7 +36,9 @@ pub struct Cli {
 /// Flags every command takes.
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
-    /// Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS.
+    /// Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS,
+    /// redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db]
+    /// to ask Sentinel for the current primary (after a failover, the new one).
     ///
     /// Falls back to $ANARCHON_REDIS_URL, then $REDIS_URL, then redis://localhost:6379.
     /// The password is never printed.
@@ -136,6 +138,16 @@ impl GlobalArgs {
             }
             None => self.redis_url(),
         };
+        let (text, sentinel) = if text.contains("+sentinel://") {
+            let (target, plain) = crate::connection::SentinelTarget::parse(&text).map_err(|e| {
+                Error::usage(format!(
+                    "the sentinel URL is not usable: {e}\n  hint: use redis+sentinel://[user:password@]host:port[,host:port...]/<master-name>[/db]"
+                ))
+            })?;
+            (plain, Some(target))
+        } else {
+            (text, None)
+        };
         let (text, cluster_scheme) = match text.split_once("+cluster://") {
             Some((scheme, rest)) => (format!("{scheme}://{rest}"), true),
             None => (text, false),
@@ -192,6 +204,7 @@ impl GlobalArgs {
         };
         let mut options = crate::connection::ConnectOptions::new(url.to_string());
         options.cluster = self.cluster || cluster_scheme;
+        options.sentinel = sentinel;
         options.tls_ca = tls_ca;
         options.connect_timeout = self.connect_timeout;
         options.command_timeout = self.command_timeout;

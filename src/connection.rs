@@ -27,6 +27,73 @@ pub struct ConnectOptions {
     pub tls_ca: Option<Vec<u8>>,
     pub connect_timeout: Duration,
     pub command_timeout: Duration,
+    /// Ask these sentinels for the primary instead of connecting to `url`'s host (a
+    /// `redis+sentinel://` URL); `url` then only carries the credentials, database and TLS.
+    pub sentinel: Option<SentinelTarget>,
+}
+
+/// Where the sentinels are and which primary to ask them for, from
+/// `redis+sentinel://[user:password@]host:port[,host:port...]/<master-name>[/<db>]`
+/// (`rediss+sentinel://` for TLS to the data nodes). The port defaults to 26379.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentinelTarget {
+    pub sentinels: Vec<(String, u16)>,
+    pub master: String,
+}
+
+impl SentinelTarget {
+    /// Splits a sentinel URL into the target and a plain URL (`redis://` or `rediss://`) that
+    /// carries its user, password and database, so the rest of the connection options (password
+    /// file, TLS flags) apply as for any URL.
+    pub fn parse(text: &str) -> std::result::Result<(SentinelTarget, String), String> {
+        let (scheme, rest) = text
+            .split_once("+sentinel://")
+            .ok_or_else(|| "not a redis+sentinel:// URL".to_string())?;
+        if scheme != "redis" && scheme != "rediss" {
+            return Err(format!("unknown scheme {scheme}+sentinel"));
+        }
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let (userinfo, hosts) = match authority.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, authority),
+        };
+        let mut sentinels = Vec::new();
+        for host in hosts.split(',').filter(|h| !h.is_empty()) {
+            let (name, port) = match host.rsplit_once(':') {
+                Some((name, port)) => (
+                    name,
+                    port.parse::<u16>()
+                        .map_err(|_| format!("sentinel port {port:?} is not a number"))?,
+                ),
+                None => (host, 26379),
+            };
+            sentinels.push((name.to_string(), port));
+        }
+        if sentinels.is_empty() {
+            return Err("no sentinel address (host:port[,host:port...])".into());
+        }
+        let mut parts = path.split('/').filter(|p| !p.is_empty());
+        let master = parts
+            .next()
+            .ok_or_else(|| "no master name (redis+sentinel://host:port/<master-name>)".to_string())?
+            .to_string();
+        let db = parts.next().unwrap_or("0");
+        let (first_host, first_port) = &sentinels[0];
+        let userinfo = userinfo.map(|u| format!("{u}@")).unwrap_or_default();
+        let plain = format!("{scheme}://{userinfo}{first_host}:{first_port}/{db}");
+        Ok((SentinelTarget { sentinels, master }, plain))
+    }
+
+    /// How the target is shown in messages: the sentinels and the master name, no secrets.
+    fn shown(&self, plain_url: &str) -> String {
+        let scheme = plain_url.split("://").next().unwrap_or("redis");
+        let hosts: Vec<String> = self
+            .sentinels
+            .iter()
+            .map(|(h, p)| format!("{h}:{p}"))
+            .collect();
+        format!("{scheme}+sentinel://{}/{}", hosts.join(","), self.master)
+    }
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -47,6 +114,7 @@ impl ConnectOptions {
             tls_ca: None,
             connect_timeout: Duration::from_secs(5),
             command_timeout: Duration::from_secs(10),
+            sentinel: None,
         }
     }
 }
@@ -110,7 +178,10 @@ pub struct Connection {
 
 impl Connection {
     pub async fn open(options: &ConnectOptions) -> Result<Self> {
-        let shown_url = redact_url(&options.url);
+        let shown_url = match &options.sentinel {
+            Some(target) => target.shown(&options.url),
+            None => redact_url(&options.url),
+        };
         let bad_url = |e: RedisError| {
             Error::Usage(format!(
                 "--redis {shown_url} is not a usable Redis URL: {}\n  hint: use redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for a cluster",
@@ -121,7 +192,9 @@ impl Connection {
             client_tls: None,
             root_cert: options.tls_ca.clone(),
         };
-        let inner = if options.cluster {
+        let inner = if let Some(target) = &options.sentinel {
+            Link::Single(open_via_sentinels(options, target, &shown_url).await?)
+        } else if options.cluster {
             let mut builder = redis::cluster::ClusterClientBuilder::new(vec![options.url.as_str()])
                 .connection_timeout(options.connect_timeout)
                 .response_timeout(options.command_timeout);
@@ -280,6 +353,74 @@ impl Connection {
     }
 }
 
+/// Asks the sentinels for the current primary of `target.master` and connects to it. A reconnect
+/// asks again, so after a failover the next connection goes to the new primary.
+async fn open_via_sentinels(
+    options: &ConnectOptions,
+    target: &SentinelTarget,
+    shown_url: &str,
+) -> Result<MultiplexedConnection> {
+    use redis::sentinel::{SentinelClientBuilder, SentinelServerType};
+    let fail = |e: RedisError| connection_error(shown_url, &e, &options.url);
+    let plain = url::Url::parse(&options.url)
+        .map_err(|e| Error::Usage(format!("{shown_url} is not a usable sentinel URL: {e}")))?;
+    let addresses = target
+        .sentinels
+        .iter()
+        .map(|(host, port)| redis::ConnectionAddr::Tcp(host.clone(), *port));
+    let mut builder =
+        SentinelClientBuilder::new(addresses, &target.master, SentinelServerType::Master)
+            .map_err(fail)?;
+    let db = plain
+        .path()
+        .trim_start_matches('/')
+        .parse::<i64>()
+        .unwrap_or(0);
+    builder = builder.set_client_to_redis_db(db);
+    if !plain.username().is_empty() {
+        builder = builder.set_client_to_redis_username(plain.username());
+    }
+    if let Some(password) = plain.password() {
+        let password = url::form_urlencoded::parse(format!("p={password}").as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default();
+        builder = builder.set_client_to_redis_password(password);
+    }
+    if plain.scheme() == "rediss" {
+        let insecure = plain.fragment() == Some("insecure");
+        builder = builder.set_client_to_redis_tls_mode(if insecure {
+            redis::TlsMode::Insecure
+        } else {
+            redis::TlsMode::Secure
+        });
+        if let Some(ca) = &options.tls_ca {
+            builder = builder.set_client_to_redis_certificates(TlsCertificates {
+                client_tls: None,
+                root_cert: Some(ca.clone()),
+            });
+        }
+    }
+    let mut sentinel = builder.build().map_err(fail)?;
+    let client = tokio::time::timeout(options.connect_timeout, sentinel.async_get_client())
+        .await
+        .map_err(|_| Error::Connection {
+            url: shown_url.to_string(),
+            detail: format!(
+                "no sentinel named a primary for {:?} within the connect timeout",
+                target.master
+            ),
+        })?
+        .map_err(fail)?;
+    let config = AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(options.connect_timeout))
+        .set_response_timeout(Some(options.command_timeout));
+    client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .map_err(fail)
+}
+
 /// `host:port` of every primary in a CLUSTER NODES reply.
 fn primary_addresses(nodes: &str) -> Vec<String> {
     nodes
@@ -429,6 +570,24 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0
             primary_addresses(nodes),
             vec!["127.0.0.1:30002", "127.0.0.1:30001"]
         );
+    }
+
+    #[test]
+    fn sentinel_urls_name_the_sentinels_the_master_and_the_credentials() {
+        let (t, plain) =
+            SentinelTarget::parse("redis+sentinel://app:pw@10.0.0.1:26379,s2/mymaster/2").unwrap();
+        assert_eq!(
+            t.sentinels,
+            vec![("10.0.0.1".to_string(), 26379), ("s2".to_string(), 26379)]
+        );
+        assert_eq!(t.master, "mymaster");
+        assert_eq!(plain, "redis://app:pw@10.0.0.1:26379/2");
+        assert_eq!(
+            t.shown(&plain),
+            "redis+sentinel://10.0.0.1:26379,s2:26379/mymaster"
+        );
+        assert!(SentinelTarget::parse("redis+sentinel://h:1").is_err());
+        assert!(SentinelTarget::parse("redis+sentinel:///m").is_err());
     }
 
     #[test]

@@ -1,0 +1,169 @@
+//! `redis+sentinel://`: anarchon asks a real Sentinel for the primary of a primary+replica pair on
+//! loopback, and after `SENTINEL FAILOVER` its claims go to the new primary.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{Server, json, server_binary, stderr, wait_for};
+
+/// A Sentinel process (the server binary with `--sentinel`) watching `master` on `primary_port`.
+struct Sentinel {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Sentinel {
+    fn start(primary_port: u16) -> Sentinel {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let conf = dir.path().join("sentinel.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "port {port}\nbind 127.0.0.1\ndir {}\nsentinel monitor mymaster 127.0.0.1 {primary_port} 1\nsentinel down-after-milliseconds mymaster 2000\nsentinel failover-timeout mymaster 10000\n",
+                dir.path().display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new(server_binary())
+            .arg(&conf)
+            .arg("--sentinel")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let sentinel = Sentinel {
+            child,
+            port,
+            _dir: dir,
+        };
+        wait_for("the sentinel", Duration::from_secs(10), || {
+            sentinel.query(&["PING"]).is_ok()
+        });
+        sentinel
+    }
+
+    fn query(&self, args: &[&str]) -> redis::RedisResult<redis::Value> {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{}", self.port))?;
+        let mut c = client.get_connection_with_timeout(Duration::from_secs(2))?;
+        let mut cmd = redis::cmd(args[0]);
+        for a in &args[1..] {
+            cmd.arg(*a);
+        }
+        cmd.query(&mut c)
+    }
+
+    /// The port of the primary in the sentinel's own table (`SENTINEL MASTER`), which is what
+    /// clients are given once a failover is complete (+switch-master).
+    fn primary_port(&self) -> Option<u16> {
+        let v = self.query(&["SENTINEL", "MASTER", "mymaster"]).ok()?;
+        let fields: std::collections::HashMap<String, String> = redis::from_redis_value(v).ok()?;
+        fields.get("port")?.parse().ok()
+    }
+}
+
+impl Drop for Sentinel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn claims_follow_the_primary_through_a_sentinel_failover() {
+    let primary = Server::start();
+    let replica_of = primary.port.to_string();
+    let replica = Server::start_with(&["--replicaof", "127.0.0.1", &replica_of]);
+    wait_for("the replica to sync", Duration::from_secs(15), || {
+        replica
+            .info_field("replication", "master_link_status")
+            .as_deref()
+            == Some("up")
+    });
+    let sentinel = Sentinel::start(primary.port);
+    let url = format!("redis+sentinel://127.0.0.1:{}/mymaster", sentinel.port);
+    let claim = |slot: &str| {
+        common::anarchon()
+            .args(["--redis", &url, "claim", "fo", "--slot", slot, "--json"])
+            .output()
+            .unwrap()
+    };
+
+    let out = claim("60000");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["outcome"], "won");
+    assert_eq!(
+        primary.cmd::<i64>(&["HEXISTS", "{cron:fo}:state", "60000:token"]),
+        1,
+        "the claim went to the primary"
+    );
+
+    // The sentinel must know the replica before it can fail over to it.
+    wait_for(
+        "the sentinel to see the replica",
+        Duration::from_secs(30),
+        || {
+            matches!(
+                sentinel.query(&["SENTINEL", "replicas", "mymaster"]),
+                Ok(redis::Value::Array(r)) if !r.is_empty()
+            )
+        },
+    );
+    wait_for(
+        "the replica to hold the claim",
+        Duration::from_secs(10),
+        || replica.cmd::<i64>(&["HEXISTS", "{cron:fo}:state", "60000:token"]) == 1,
+    );
+    wait_for("the failover to start", Duration::from_secs(30), || {
+        sentinel
+            .query(&["SENTINEL", "FAILOVER", "mymaster"])
+            .is_ok()
+    });
+    wait_for(
+        "the replica to be promoted",
+        Duration::from_secs(30),
+        || {
+            sentinel.primary_port() == Some(replica.port)
+                && replica.info_field("replication", "role").as_deref() == Some("master")
+        },
+    );
+
+    // The same URL now reaches the new primary: the old run is known there, a new one is written.
+    let out = claim("60000");
+    assert_eq!(out.status.code(), Some(82), "{}", stderr(&out));
+    let out = common::anarchon()
+        .args([
+            "--redis",
+            &url,
+            "claim",
+            "fo",
+            "--slot",
+            "120000",
+            "--overlap",
+            "allow",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        replica.cmd::<i64>(&["HEXISTS", "{cron:fo}:state", "120000:token"]),
+        1,
+        "the claim went to the new primary"
+    );
+    let out = common::anarchon()
+        .args(["--redis", &url, "doctor"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("sentinel"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
