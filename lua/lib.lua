@@ -161,20 +161,25 @@ local function apply_trim(trimmed)
   local newest = nil
   for _, s in ipairs(trimmed) do
     for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], s, s)) do
-      local ok, r = pcall(cjson.decode, member)
-      local ended = ok and type(r) == 'table' and tonumber(r.ended_at)
-      if ended then
-        for _, entry in ipairs(redis.call('XRANGE', KEYS[4], ended, '+', 'COUNT', 8)) do
-          local f = entry[2]
-          local slot_of, attempt_of = nil, nil
-          for i = 1, #f, 2 do
-            if f[i] == 'slot' then slot_of = f[i + 1] elseif f[i] == 'attempt' then attempt_of = f[i + 1] end
+      -- The member's own keys come before "result" (docs/store-format.md gives their order), so
+      -- the first match is the attempt's, not one inside the result; no JSON decoding needed.
+      local ended = tonumber(string.match(member, '"ended_at":(%d+)'))
+      local attempt = string.match(member, '"attempt":(%d+)')
+      if ended and attempt then
+        -- The entry was added after ended_at was read from TIME, so its ID is at or after it;
+        -- normally it is the very next entry.
+        -- record_attempt writes slot and attempt first.
+        local function find(count)
+          for _, entry in ipairs(redis.call('XRANGE', KEYS[4], ended, '+', 'COUNT', count)) do
+            local f = entry[2]
+            if f[1] == 'slot' and f[2] == s and f[3] == 'attempt' and f[4] == attempt then
+              return entry[1]
+            end
           end
-          if slot_of == s and tonumber(attempt_of) == tonumber(r.attempt) then
-            redis.call('XDEL', KEYS[4], entry[1])
-            break
-          end
+          return nil
         end
+        local id = find(1) or find(8)
+        if id then redis.call('XDEL', KEYS[4], id) end
       end
     end
     for i, name in ipairs(RUN_FIELDS) do names[i] = field(s, name) end

@@ -1,0 +1,355 @@
+"""Server cost of anarchon's scripts, measured inside Redis, each figure against a baseline
+measured in the same run (see bench/server.sh, which starts the server and passes its port).
+
+- CPU per claim and finish at steady state (history full, so each claim trims one run), from
+  SLOWLOG with a threshold of 0 (per script) and INFO commandstats (per call), at two history
+  sizes; against two EVALSHA of an empty script and against SET NX PX + DEL.
+- The longest single script of every path (SLOWLOG), including anarchon's own trim and trim
+  --dry-run of a job with 100,000 runs, list, inspect, history and catch-up (run as processes).
+- A thundering herd: 1,000 jobs x 5 claimants pipelined from 5 clients while another client PINGs;
+  its p99 and max latency, against the same burst of SET NX PX.
+- Memory per run of history at 1,000 runs per job, per key (MEMORY USAGE), and per job with one run
+  against a SET-based lock.
+
+Plain sockets and RESP, so it needs nothing but Python: this is a benchmark, not product code.
+"""
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+PORT = int(sys.argv[1])
+LUA = sys.argv[2] if len(sys.argv) > 2 else "lua"
+BIN = os.environ.get("BIN", "target/release/anarchon")
+QUICK = os.environ.get("QUICK") == "1"
+
+
+class Redis:
+    def __init__(self):
+        self.s = socket.create_connection(("127.0.0.1", PORT))
+        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+
+    @staticmethod
+    def encode(args):
+        out = [b"*%d\r\n" % len(args)]
+        for a in args:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+        return b"".join(out)
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self.buf += self.s.recv(1 << 20)
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _reply(self):
+        line = self._line()
+        kind, rest = line[:1], line[1:]
+        if kind == b"+":
+            return rest.decode()
+        if kind == b"-":
+            return RuntimeError(rest.decode())
+        if kind == b":":
+            return int(rest)
+        if kind == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            while len(self.buf) < n + 2:
+                self.buf += self.s.recv(1 << 20)
+            data, self.buf = self.buf[:n], self.buf[n + 2:]
+            return data.decode(errors="replace")
+        if kind == b"*":
+            n = int(rest)
+            return None if n < 0 else [self._reply() for _ in range(n)]
+        raise ValueError(line)
+
+    def pipeline(self, commands):
+        self.s.sendall(b"".join(self.encode(c) for c in commands))
+        return [self._reply() for _ in commands]
+
+    def cmd(self, *args):
+        r = self.pipeline([args])[0]
+        if isinstance(r, RuntimeError):
+            raise r
+        return r
+
+
+def lua(name):
+    with open(os.path.join(LUA, "lib.lua")) as f:
+        lib = f.read()
+    with open(os.path.join(LUA, name)) as f:
+        return lib + "\n" + f.read()
+
+
+r = Redis()
+CLAIM = r.cmd("SCRIPT", "LOAD", lua("claim.lua"))
+FINISH = r.cmd("SCRIPT", "LOAD", lua("finish.lua"))
+EMPTY = r.cmd("SCRIPT", "LOAD", "return 0")
+# Every script anarchon may run, loaded once as a server that has seen them would have them: a
+# script's first EVAL also compiles it, a one-off cost that is not what these figures are about.
+for extra in ("trim.lua", "heartbeat.lua"):
+    if os.path.exists(os.path.join(LUA, extra)):
+        r.cmd("SCRIPT", "LOAD", lua(extra))
+r.cmd("SET", "cron:format", "1")
+RESULT = json.dumps({"attempt": 1, "duration_ms": 3, "exit_code": 0, "lease_lost": False,
+                     "runner": "host-a:12345", "signal": None, "spawn_error": None,
+                     "stderr_tail": "", "timed_out": False}, separators=(",", ":"), sort_keys=True)
+
+
+def keys(job):
+    return [f"{{cron:{job}}}:{k}" for k in ("state", "active", "slots", "runs", "results", "job")]
+
+
+def claim_cmd(job, slot, token, history, runner="host-a:12345", overlap=0):
+    return ["EVALSHA", CLAIM, 6, *keys(job), slot, token, runner, 30000, 3, overlap, "scheduled",
+            history, 0, 3600000]
+
+
+def finish_cmd(job, slot, token):
+    return ["EVALSHA", FINISH, 5, *keys(job)[:5], slot, token, "finished", RESULT]
+
+
+def check(replies):
+    errors = [x for x in replies if isinstance(x, RuntimeError)]
+    if errors:
+        raise errors[0]
+    return replies
+
+
+def commandstats():
+    info = r.cmd("INFO", "commandstats")
+    out = {}
+    for line in info.splitlines():
+        if line.startswith("cmdstat_"):
+            name, rest = line[len("cmdstat_"):].split(":", 1)
+            fields = dict(kv.split("=") for kv in rest.split(","))
+            out[name] = (int(fields["calls"]), int(fields["usec"]))
+    return out
+
+
+def usec_per_call(name, before, after):
+    calls = after.get(name, (0, 0))[0] - before.get(name, (0, 0))[0]
+    usec = after.get(name, (0, 0))[1] - before.get(name, (0, 0))[1]
+    return usec / calls if calls else 0.0
+
+
+def seed(job, runs, history):
+    """`runs` finished runs of `job`, oldest first, slots a minute apart in 1970 (never protected)."""
+    batch = []
+    for i in range(runs):
+        slot, token = 60_000 * (i + 1), f"seed{i:08d}"
+        batch += [claim_cmd(job, slot, token, history), finish_cmd(job, slot, token)]
+        if len(batch) >= 2000:
+            check(r.pipeline(batch))
+            batch = []
+    if batch:
+        check(r.pipeline(batch))
+
+
+def floor():
+    r.cmd("CONFIG", "RESETSTAT")
+    before = commandstats()
+    for _ in range(10):
+        check(r.pipeline([["EVALSHA", EMPTY, 0] for _ in range(200)]))
+    after = commandstats()
+    empty = usec_per_call("evalsha", before, after)
+    before = after
+    for b in range(10):
+        cmds = []
+        for i in range(200):
+            cmds += [["SET", f"lock:{b}:{i}", "me", "NX", "PX", 30000], ["DEL", f"lock:{b}:{i}"]]
+        check(r.pipeline(cmds))
+    after = commandstats()
+    setdel = usec_per_call("set", before, after) + usec_per_call("del", before, after)
+    return 2 * empty, setdel
+
+
+def slowlog_scripts(threshold_us=0):
+    entries = r.cmd("SLOWLOG", "GET", 1_000_000)
+    out = {}
+    for e in entries:
+        duration, args = e[2], e[3]
+        name = args[0].upper() + (" " + args[1] if args[0].upper() == "EVALSHA" else "")
+        out.setdefault(name, []).append(duration)
+    return out
+
+
+def steady_state(history, pairs):
+    job = f"steady{history}"
+    seed(job, history, history)
+    r.cmd("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    r.cmd("CONFIG", "SET", "slowlog-max-len", str(4 * pairs))
+    r.cmd("SLOWLOG", "RESET")
+    r.cmd("CONFIG", "RESETSTAT")
+    before = commandstats()
+    base = 60_000 * (history + 10)
+    for b in range(0, pairs, 100):
+        cmds = []
+        for i in range(b, min(b + 100, pairs)):
+            slot, token = base + 60_000 * i, f"run{i:08d}"
+            cmds += [claim_cmd(job, slot, token, history), finish_cmd(job, slot, token)]
+        replies = check(r.pipeline(cmds))
+        assert all(replies[k][0] == "won" for k in range(0, len(replies), 2)), replies[:2]
+    after = commandstats()
+    log = slowlog_scripts()
+    r.cmd("CONFIG", "SET", "slowlog-log-slower-than", "1000")
+    claims = log.get(f"EVALSHA {CLAIM}", [])
+    finishes = log.get(f"EVALSHA {FINISH}", [])
+    runs_left = r.cmd("ZCARD", keys(job)[2])
+    return {
+        "pair_us": 2 * usec_per_call("evalsha", before, after),
+        "claim_us": statistics.mean(claims),
+        "finish_us": statistics.mean(finishes),
+        "max_us": max(claims + finishes),
+        "runs_kept": runs_left,
+        "stream_len": r.cmd("XLEN", keys(job)[3]),
+    }
+
+
+def herd(claimants=5, jobs=1000, use_lock=False):
+    slot = 1_796_220_300_000 + (1 if use_lock else 0)
+    latencies = []
+    stop = threading.Event()
+
+    def pinger():
+        p = Redis()
+        while not stop.is_set():
+            t = time.perf_counter()
+            p.cmd("PING")
+            latencies.append((time.perf_counter() - t) * 1e6)
+
+    def claimant(c):
+        conn = Redis()
+        for b in range(0, jobs, 100):
+            if use_lock:
+                cmds = [["SET", f"lock:herd{j}:{slot}", f"c{c}", "NX", "PX", 30000]
+                        for j in range(b, b + 100)]
+            else:
+                cmds = [claim_cmd(f"herd{j}", slot, f"tok{c}-{j}", 1000, runner=f"host-{c}")
+                        for j in range(b, b + 100)]
+            check(conn.pipeline(cmds))
+
+    ping = threading.Thread(target=pinger)
+    ping.start()
+    time.sleep(0.2)
+    idle = len(latencies)
+    threads = [threading.Thread(target=claimant, args=(c,)) for c in range(claimants)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.set()
+    ping.join()
+    during = sorted(latencies[idle:]) or [0.0]
+    p99 = during[min(len(during) - 1, int(len(during) * 0.99))]
+    return p99, during[-1], len(during)
+
+
+def memory_per_run(runs=1000):
+    job = "mem"
+    seed(job, runs, runs)
+    per_key = {}
+    for k in keys(job):
+        per_key[k.split(":")[-1]] = (r.cmd("MEMORY", "USAGE", k, "SAMPLES", 0) or 0) / runs
+    return per_key
+
+
+def memory_per_job(jobs):
+    r.cmd("FLUSHALL")
+    r.cmd("SET", "cron:format", "1")
+    base = int(dict(l.split(":", 1) for l in r.cmd("INFO", "memory").splitlines()
+                    if ":" in l)["used_memory"])
+    batch = []
+    for j in range(jobs):
+        batch += [claim_cmd(f"one{j}", 60_000, f"t{j}", 1000), finish_cmd(f"one{j}", 60_000, f"t{j}")]
+        if len(batch) >= 2000:
+            check(r.pipeline(batch))
+            batch = []
+    check(r.pipeline(batch))
+    used = int(dict(l.split(":", 1) for l in r.cmd("INFO", "memory").splitlines()
+                    if ":" in l)["used_memory"])
+    anarchon = (used - base) / jobs
+    r.cmd("FLUSHALL")
+    base = int(dict(l.split(":", 1) for l in r.cmd("INFO", "memory").splitlines()
+                    if ":" in l)["used_memory"])
+    for b in range(0, jobs, 1000):
+        check(r.pipeline([["SET", f"lock:one{j}", "host-a:12345", "PX", 3600000]
+                          for j in range(b, min(b + 1000, jobs))]))
+    used = int(dict(l.split(":", 1) for l in r.cmd("INFO", "memory").splitlines()
+                    if ":" in l)["used_memory"])
+    return anarchon, (used - base) / jobs
+
+
+def anarchon(*args):
+    env = dict(os.environ, ANARCHON_REDIS_URL=f"redis://127.0.0.1:{PORT}")
+    return subprocess.run([BIN, *args], env=env, capture_output=True, text=True)
+
+
+def longest_scripts_of_operator_paths(runs):
+    """Seeds a job with `runs` runs, then runs every operator path with SLOWLOG at 1 ms."""
+    r.cmd("FLUSHALL")
+    r.cmd("SET", "cron:format", "1")
+    seed("big", runs, 10 * runs)
+    r.cmd("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    r.cmd("CONFIG", "SET", "slowlog-max-len", "100000")
+    worst = {}
+    paths = [
+        ("list", ["list", "--json"]),
+        ("inspect", ["inspect", "big", "--json"]),
+        ("history", ["history", "big", "--last", "1000", "--json"]),
+        ("trim --dry-run", ["trim", "big", "--keep", "10", "--protect", "1h", "--dry-run", "--json"]),
+        ("trim", ["trim", "big", "--keep", "10", "--protect", "1h", "--yes", "--json"]),
+        ("run --catch-up", ["run", "--job", "cu", "--schedule", "* * * * *", "--catch-up", "1h",
+                            "--max-late", "1m", "--", "true"]),
+    ]
+    for name, args in paths:
+        r.cmd("SLOWLOG", "RESET")
+        out = anarchon(*args)
+        if out.returncode not in (0, 81):
+            raise RuntimeError(f"{name}: {out.returncode} {out.stderr}")
+        entries = r.cmd("SLOWLOG", "GET", 100000)
+        scripts = [e[2] for e in entries if e[3][0].upper() in ("EVALSHA", "EVAL")]
+        worst[name] = (max(scripts) if scripts else 0, len(scripts))
+    r.cmd("CONFIG", "SET", "slowlog-log-slower-than", "1000")
+    return worst
+
+
+def main():
+    print(f"server: {r.cmd('INFO', 'server').split('redis_version:')[1].split()[0]}, scripts from {LUA}/")
+    floor_us, setdel_us = floor()
+    print(f"baseline: two EVALSHA of an empty script {floor_us:.2f} us; SET NX PX + DEL {setdel_us:.2f} us")
+    for history in ([1000] if QUICK else [1000, 10000]):
+        s = steady_state(history, 500 if QUICK else 2000)
+        print(f"steady state at {history} runs/job: claim {s['claim_us']:.1f} us, finish {s['finish_us']:.1f} us, "
+              f"claim+finish {s['pair_us']:.1f} us = {s['pair_us'] / floor_us:.1f}x the empty-EVALSHA floor, "
+              f"{s['pair_us'] / setdel_us:.1f}x SET NX PX + DEL; longest script {s['max_us']} us "
+              f"(kept {s['runs_kept']} runs, {s['stream_len']} stream entries)")
+    r.cmd("FLUSHALL")
+    for use_lock in (True, False):
+        p99, worst, n = herd(use_lock=use_lock)
+        label = "SET NX PX  " if use_lock else "anarchon claim"
+        print(f"herd of 1000 jobs x 5 claimants, {label}: PING p99 {p99:.0f} us, max {worst:.0f} us ({n} pings)")
+        if use_lock:
+            lock_p99 = p99
+    print(f"herd: anarchon's PING p99 is {p99 / lock_p99:.1f}x the SET NX PX burst's")
+    r.cmd("FLUSHALL")
+    r.cmd("SET", "cron:format", "1")
+    per_key = memory_per_run(1000)
+    total = sum(per_key.values())
+    print("memory per run of history at 1000 runs/job: " + ", ".join(
+        f"{k} {v:.0f} B" for k, v in per_key.items()) + f"; total {total:.0f} B")
+    one, lock = memory_per_job(10000 if QUICK else 100000)
+    print(f"memory per job with one run: {one:.0f} B, against {lock:.0f} B for a SET-based lock "
+          f"({one / lock:.1f}x)")
+    for name, (worst, count) in longest_scripts_of_operator_paths(20000 if QUICK else 100000).items():
+        print(f"longest script of {name}: {worst} us over {count} script calls")
+
+
+main()

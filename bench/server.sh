@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Server cost of anarchon's scripts, measured inside Redis (INFO commandstats, SLOWLOG, MEMORY
+# USAGE), each figure with its same-run baseline and the ratio. See bench/server.py.
+#   bench/server.sh            # the scripts in lua/
+#   bench/server.sh OLD/lua    # another version's scripts, for a before/after
+#   QUICK=1 bench/server.sh    # smaller sizes, for a quick look
+source "$(dirname "$0")/common.sh"
+BIN="$BIN" python3 bench/server.py "$PORT" "${1:-lua}"
