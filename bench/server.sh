@@ -5,4 +5,5 @@
 #   bench/server.sh OLD/lua    # another version's scripts, for a before/after
 #   QUICK=1 bench/server.sh    # smaller sizes, for a quick look
 source "$(dirname "$0")/common.sh"
-BIN="$BIN" python3 bench/server.py "$PORT" "${1:-lua}"
+# ANARCHON_BIN: another build of the binary (a before/after of the operator paths).
+BIN="${ANARCHON_BIN:-$BIN}" python3 bench/server.py "$PORT" "${1:-lua}"
