@@ -24,10 +24,14 @@ pub enum Fault {
     Partition,
 }
 
+/// A reply to lose once: the first server-to-client chunk that contains these bytes is dropped.
+type DropOnce = Arc<Mutex<Option<Vec<u8>>>>;
+
 pub struct FaultProxy {
     pub port: u16,
     pub url: String,
     fault: watch::Sender<Fault>,
+    drop_once: DropOnce,
     _runtime: Arc<Mutex<Option<tokio::runtime::Runtime>>>,
 }
 
@@ -42,17 +46,29 @@ impl FaultProxy {
         let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
         let port = listener.local_addr().unwrap().port();
         let (fault, watch) = watch::channel(Fault::Pass);
-        runtime.spawn(accept(listener, upstream, watch));
+        let drop_once: DropOnce = Arc::new(Mutex::new(None));
+        runtime.spawn(accept(listener, upstream, watch, drop_once.clone()));
         FaultProxy {
             port,
             url: format!("redis://127.0.0.1:{port}"),
             fault,
+            drop_once,
             _runtime: Arc::new(Mutex::new(Some(runtime))),
         }
     }
 
     pub fn set(&self, fault: Fault) {
         self.fault.send_replace(fault);
+    }
+
+    /// Loses the next reply that contains `marker` (the request it answers was applied), once.
+    pub fn drop_next_reply_containing(&self, marker: &[u8]) {
+        *self.drop_once.lock().unwrap() = Some(marker.to_vec());
+    }
+
+    /// Whether the reply to lose has been lost.
+    pub fn dropped(&self) -> bool {
+        self.drop_once.lock().unwrap().is_none()
     }
 }
 
@@ -64,7 +80,12 @@ impl Drop for FaultProxy {
     }
 }
 
-async fn accept(listener: TcpListener, upstream: u16, fault: watch::Receiver<Fault>) {
+async fn accept(
+    listener: TcpListener,
+    upstream: u16,
+    fault: watch::Receiver<Fault>,
+    drop_once: DropOnce,
+) {
     loop {
         let Ok((client, _)) = listener.accept().await else {
             return;
@@ -74,26 +95,29 @@ async fn accept(listener: TcpListener, upstream: u16, fault: watch::Receiver<Fau
             continue;
         }
         let fault = fault.clone();
+        let drop_once = drop_once.clone();
         tokio::spawn(async move {
             let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)).await else {
                 return;
             };
             let (client_read, client_write) = client.into_split();
             let (server_read, server_write) = server.into_split();
-            let up = tokio::spawn(pump(client_read, server_write, fault.clone(), false));
-            let down = tokio::spawn(pump(server_read, client_write, fault, true));
+            let up = tokio::spawn(pump(client_read, server_write, fault.clone(), None));
+            let down = tokio::spawn(pump(server_read, client_write, fault, Some(drop_once)));
             let _ = tokio::join!(up, down);
         });
     }
 }
 
-/// Copies one direction, applying the fault; `replies` marks the server-to-client direction.
+/// Copies one direction, applying the fault; `drop_once` is given for the server-to-client
+/// direction (the replies).
 async fn pump(
     mut from: tokio::net::tcp::OwnedReadHalf,
     to: tokio::net::tcp::OwnedWriteHalf,
     mut fault: watch::Receiver<Fault>,
-    replies: bool,
+    drop_once: Option<DropOnce>,
 ) {
+    let replies = drop_once.is_some();
     // Delayed bytes go through a queue so that their order is kept.
     let (queue, mut delayed) =
         tokio::sync::mpsc::unbounded_channel::<(tokio::time::Instant, Vec<u8>)>();
@@ -133,6 +157,16 @@ async fn pump(
                     return;
                 }
                 _ => break,
+            }
+        }
+        if let Some(once) = &drop_once {
+            let mut once = once.lock().unwrap();
+            if once
+                .as_ref()
+                .is_some_and(|m| bytes.windows(m.len()).any(|w| w == m.as_slice()))
+            {
+                *once = None;
+                continue;
             }
         }
         let now = *fault.borrow();
