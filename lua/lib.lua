@@ -151,43 +151,23 @@ local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cur
   return trimmed, false, cursor
 end
 
--- Deletes the planned runs: their state fields, :slots member, :results members and :runs entries,
--- and raises the job's trim horizon (KEYS[6] trimmed_to). The :runs stream has no index by slot,
--- but each attempt's entry was added (XADD *) when its :results member's ended_at was taken, so it
--- is found by a short XRANGE from that time instead of a scan of the stream.
+-- Deletes the planned runs: their state fields, :slots member and :results members, raises the
+-- job's trim horizon (KEYS[6] trimmed_to), then trims the :runs stream to as many entries as
+-- :results keeps members, dropping the oldest. The stream is in order of the attempts' ends and the
+-- trimmed runs are the oldest, so its head holds their entries; XTRIM frees whole nodes at once,
+-- where deleting entries one by one from a stream's head costs a scan of the head node per entry.
 local function apply_trim(trimmed)
   if #trimmed == 0 then return end
   local names = {}
   local newest = nil
   for _, s in ipairs(trimmed) do
-    for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], s, s)) do
-      -- The member's own keys come before "result" (docs/store-format.md gives their order), so
-      -- the first match is the attempt's, not one inside the result; no JSON decoding needed.
-      local ended = tonumber(string.match(member, '"ended_at":(%d+)'))
-      local attempt = string.match(member, '"attempt":(%d+)')
-      if ended and attempt then
-        -- The entry was added after ended_at was read from TIME, so its ID is at or after it;
-        -- normally it is the very next entry.
-        -- record_attempt writes slot and attempt first.
-        local function find(count)
-          for _, entry in ipairs(redis.call('XRANGE', KEYS[4], ended, '+', 'COUNT', count)) do
-            local f = entry[2]
-            if f[1] == 'slot' and f[2] == s and f[3] == 'attempt' and f[4] == attempt then
-              return entry[1]
-            end
-          end
-          return nil
-        end
-        local id = find(1) or find(8)
-        if id then redis.call('XDEL', KEYS[4], id) end
-      end
-    end
     for i, name in ipairs(RUN_FIELDS) do names[i] = field(s, name) end
     redis.call('HDEL', KEYS[1], unpack(names))
     redis.call('ZREM', KEYS[3], s)
     redis.call('ZREMRANGEBYSCORE', KEYS[5], s, s)
     if not newest or tonumber(s) > newest then newest = tonumber(s) end
   end
+  redis.call('XTRIM', KEYS[4], 'MAXLEN', redis.call('ZCARD', KEYS[5]))
   local horizon = tonumber(redis.call('HGET', KEYS[6], 'trimmed_to'))
   if not horizon or newest > horizon then
     redis.call('HSET', KEYS[6], 'trimmed_to', newest)

@@ -227,9 +227,9 @@ pub async fn trim(
 }
 
 /// How many runs one call of the trim script looks at, so that no call keeps the server busy for
-/// a millisecond (measured by bench/server.sh: deleting a run costs 25 to 50 µs of server time,
+/// a millisecond (measured by bench/server.sh: deleting a run costs about 10 µs of server time,
 /// looking at one without deleting it a few).
-pub const TRIM_BUDGET: usize = 12;
+pub const TRIM_BUDGET: usize = 24;
 
 /// The same for a dry run, which only looks.
 pub const DRY_RUN_BUDGET: usize = 200;
