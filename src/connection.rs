@@ -16,7 +16,7 @@ use redis::{
 use crate::error::{Error, Result};
 use crate::scripts::LuaScript;
 
-/// Where and how to connect, resolved from flags and the environment (see [`crate::cli::GlobalArgs`]).
+/// Where and how to connect, resolved from flags and the environment (by `settings`).
 #[derive(Clone)]
 pub struct ConnectOptions {
     /// The URL, password included: never printed (see [`redact_url`]).

@@ -9,6 +9,7 @@
 //! - [`schedule`]: cron expressions to slots; [`time`]: durations, slots, timestamps
 //! - [`connection`]: the Redis/Valkey connection (single or cluster) and error mapping;
 //!   [`server`]: what kind of server it is
+//! - [`settings`]: the command line resolved into the plain settings the layers below take
 //! - [`commands`]: one module per subcommand; [`cli`] defines their flags; [`output`]: tables,
 //!   JSON, colour; [`generate`]: completions and man pages
 //! - [`error`]: errors and the exit-code table
@@ -23,6 +24,7 @@ pub mod runner;
 pub mod schedule;
 pub mod scripts;
 pub mod server;
+pub mod settings;
 pub mod store;
 pub mod strategy;
 pub mod time;

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::cli::HistoryArgs;
+use crate::cli::StrategyName;
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::output::result_summary;
@@ -63,7 +64,13 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     let now = check.server_now_ms;
     let since = args.since.map(|s| s.resolve(now));
 
-    let (layout, _) = locate_job(&mut conn, ctx.prefix(), &args.job, args.strategy).await?;
+    let (layout, _) = locate_job(
+        &mut conn,
+        ctx.prefix(),
+        &args.job,
+        args.strategy.map(StrategyName::layout),
+    )
+    .await?;
     let wanted = |status: &str| args.status.as_deref().is_none_or(|s| s == status);
     let mut entries: Vec<HistoryEntry> = Vec::new();
     if layout == Layout::ClaimOnly {

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::cli::InspectArgs;
+use crate::cli::StrategyName;
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::output::result_summary;
@@ -38,7 +39,13 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
     let claim_keys = ClaimKeys::new(ctx.prefix(), &args.job);
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
-    let (layout, keys) = locate_job(&mut conn, ctx.prefix(), &args.job, args.strategy).await?;
+    let (layout, keys) = locate_job(
+        &mut conn,
+        ctx.prefix(),
+        &args.job,
+        args.strategy.map(StrategyName::layout),
+    )
+    .await?;
     let now = check.server_now_ms;
     let (active, runs) = match layout {
         Layout::Lease => (

@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::cli::{ListArgs, StrategyName};
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
-use crate::store::discover::{Layout, find_jobs};
+use crate::store::discover::find_jobs;
 use crate::store::read::{JobSummary, Unreadable, summarize};
 use crate::store::{format, validate_prefix};
 use crate::time::rfc3339;
@@ -34,10 +34,7 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
     validate_prefix(ctx.prefix())?;
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
-    let wanted = args.strategy.map(|s| match s {
-        StrategyName::Lease => Layout::Lease,
-        _ => Layout::ClaimOnly,
-    });
+    let wanted = args.strategy.map(StrategyName::layout);
     let jobs: Vec<_> = find_jobs(&mut conn, ctx.prefix(), &args.pattern)
         .await?
         .into_iter()

@@ -12,21 +12,14 @@ pub mod run;
 pub mod run_now;
 pub mod trim;
 
-use std::time::Duration;
-
-use crate::cli::{
-    Command, ExecArgs, GlobalArgs, LeaseArgs, LeaseLostAction, Overlap, StrategyArgs,
-};
+use crate::cli::{Command, GlobalArgs, StrategyArgs};
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::output::Output;
-use crate::runner::RunnerOptions;
-use crate::runner::child::CommandSpec;
 use crate::server;
-use crate::store::{LeaseKeys, RunKind, validate_job_name, validate_prefix};
+use crate::store::{LeaseKeys, validate_job_name, validate_prefix};
 use crate::store::{StoreCheck, format};
-use crate::strategy::lease::{ClaimRequest, HistoryPolicy};
-use crate::strategy::{Strategy, claim_only, default_runner, new_token};
+use crate::strategy::{Strategy, claim_only};
 
 /// What every command gets besides its own arguments.
 pub struct Context {
@@ -51,7 +44,7 @@ impl Context {
 
     /// The strategy the flags name, refused where the backend cannot have it.
     pub fn strategy(&self, args: &StrategyArgs) -> Result<Strategy> {
-        Strategy::from_args(args, self.global.backend)
+        crate::settings::strategy(args, self.global.backend)
     }
 
     /// Connects for a command that writes: checks that the server can run the strategy (before
@@ -110,80 +103,4 @@ fn generated(written: std::io::Result<()>) -> Result<crate::error::ExitCode> {
     written
         .map(|()| crate::error::ExitCode::Ok)
         .map_err(|e| Error::Other(format!("cannot write: {e}")))
-}
-
-impl ExecArgs {
-    /// Runner options for `command` under a lease of `lease`; checks the heartbeat fits the lease.
-    pub fn runner_options(&self, command: &[String], lease: Duration) -> Result<RunnerOptions> {
-        let heartbeat = self.heartbeat.unwrap_or(lease / 3);
-        if heartbeat >= lease {
-            return Err(Error::usage(format!(
-                "--heartbeat {} must be shorter than --lease {}, or the lease expires between heartbeats",
-                humantime::format_duration(heartbeat),
-                humantime::format_duration(lease)
-            )));
-        }
-        Ok(RunnerOptions {
-            command: CommandSpec {
-                argv: command.to_vec(),
-                shell: self.shell,
-                foreground: self.foreground,
-                env: Vec::new(),
-                env_remove: credential_variables(),
-                timeout: self.timeout,
-                kill_after: self.kill_after,
-                stop_on_lease_lost: self.on_lease_lost != Some(LeaseLostAction::Continue),
-            },
-            heartbeat,
-            // Only `run` waits as a backup; it sets this itself.
-            backup: crate::runner::Backup::No,
-            quiet: self.quiet,
-        })
-    }
-}
-
-/// anarchon's own credentials in its environment, which the wrapped command must not inherit: the
-/// password variable always, the URL variables when they carry a user or password.
-fn credential_variables() -> Vec<String> {
-    let mut names = vec!["ANARCHON_REDIS_PASSWORD".to_string()];
-    for name in ["ANARCHON_REDIS_URL", "REDIS_URL"] {
-        let has_userinfo = std::env::var(name).ok().is_some_and(|v| {
-            url::Url::parse(&v).is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
-        });
-        if has_userinfo {
-            names.push(name.to_string());
-        }
-    }
-    names
-}
-
-impl ExecArgs {
-    /// The lease options among these flags, for [`Strategy::refuse_lease_options`].
-    pub fn given(&self) -> Vec<(&'static str, bool)> {
-        vec![
-            ("--heartbeat", self.heartbeat.is_some()),
-            ("--on-lease-lost", self.on_lease_lost.is_some()),
-        ]
-    }
-}
-
-impl LeaseArgs {
-    /// A claim of `slot` with a fresh token, as these flags describe it.
-    pub fn claim_request(&self, slot: i64, kind: RunKind) -> ClaimRequest {
-        let history = HistoryPolicy {
-            size: self.history_size.unwrap_or(HistoryPolicy::default().size),
-            ttl: self.history_ttl,
-            ..HistoryPolicy::default()
-        };
-        ClaimRequest {
-            slot,
-            token: new_token(),
-            runner: self.runner.clone().unwrap_or_else(default_runner),
-            lease: self.lease_or_default(),
-            max_attempts: self.max_attempts_or_default(),
-            allow_overlap: self.overlap == Some(Overlap::Allow),
-            kind,
-            history,
-        }
-    }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::cli::StrategyName;
 use crate::cli::TrimArgs;
 use crate::commands::Context;
 use crate::connection::Connection;
@@ -52,7 +53,13 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
         .server_now_ms;
     let jobs: Vec<JobRef> = match &args.job {
         Some(job) => {
-            let (layout, _) = locate_job(&mut conn, ctx.prefix(), job, args.strategy).await?;
+            let (layout, _) = locate_job(
+                &mut conn,
+                ctx.prefix(),
+                job,
+                args.strategy.map(StrategyName::layout),
+            )
+            .await?;
             vec![JobRef {
                 name: job.clone(),
                 layout,

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::cli::StrategyName;
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::store::discover::{Layout, find_jobs};
@@ -34,13 +33,13 @@ pub struct RunWithResult {
     pub result: Option<serde_json::Value>,
 }
 
-/// Which layout of `job` to read, with its keys' types and sizes: the one `strategy` names, else
+/// Which layout of `job` to read, with its keys' types and sizes: `wanted` if given, else
 /// whichever exists (lease first). Refuses keys of the wrong type, and a job with no keys.
 pub async fn locate_job(
     conn: &mut Connection,
     prefix: &str,
     job: &str,
-    strategy: Option<StrategyName>,
+    wanted: Option<Layout>,
 ) -> Result<(Layout, Vec<KeyInfo>)> {
     let lease_keys = LeaseKeys::new(prefix, job);
     let claim_keys = ClaimKeys::new(prefix, job);
@@ -50,9 +49,8 @@ pub async fn locate_job(
     read::check_types(&infos[..5], &LeaseKeys::TYPES)?;
     read::check_types(&infos[5..], &ClaimKeys::TYPES)?;
     let exists = |infos: &[KeyInfo]| infos.iter().any(|i| i.kind != "none");
-    let layout = match strategy {
-        Some(StrategyName::Lease) => Layout::Lease,
-        Some(_) => Layout::ClaimOnly,
+    let layout = match wanted {
+        Some(layout) => layout,
         None if exists(&infos[..5]) => Layout::Lease,
         None => Layout::ClaimOnly,
     };

@@ -12,6 +12,18 @@ use crate::scripts;
 use crate::store::{LeaseKeys, RunKind};
 use crate::time::millis;
 
+/// How long a claim holds a run without a heartbeat, unless told otherwise (`leaseMs`).
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// Attempts of one run in all, unless told otherwise (`maxAttempts`).
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+
+/// Runs of history kept per job, unless told otherwise (`historySize`).
+pub const DEFAULT_HISTORY_SIZE: u32 = 1000;
+
+/// How long after its slot a run stays protected from trimming, at least.
+pub const DEFAULT_KEEP_CLAIMABLE: Duration = Duration::from_secs(3600);
+
 /// How much history a claim keeps (the scheduler's `historySize` / `historyTtlMs`).
 #[derive(Debug, Clone, Copy)]
 pub struct HistoryPolicy {
@@ -27,9 +39,9 @@ pub struct HistoryPolicy {
 impl Default for HistoryPolicy {
     fn default() -> Self {
         HistoryPolicy {
-            size: 1000,
+            size: DEFAULT_HISTORY_SIZE,
             ttl: None,
-            keep_claimable: Duration::from_secs(3600),
+            keep_claimable: DEFAULT_KEEP_CLAIMABLE,
         }
     }
 }
@@ -229,7 +241,7 @@ pub async fn trim(
 /// How many runs one call of the trim script looks at, so that no call keeps the server busy for
 /// a millisecond (measured by bench/server.sh: deleting a run costs about 10 µs of server time,
 /// looking at one without deleting it a few).
-pub const TRIM_BUDGET: usize = 24;
+pub const TRIM_BUDGET: usize = 16;
 
 /// The same for a dry run, which only looks.
 pub const DRY_RUN_BUDGET: usize = 200;

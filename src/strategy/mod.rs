@@ -12,7 +12,6 @@ pub mod lease;
 
 use std::time::Duration;
 
-use crate::cli::{Backend, LeaseArgs, StrategyArgs, StrategyName};
 use crate::error::{Error, Result};
 
 /// A strategy with its settings, validated.
@@ -28,43 +27,6 @@ impl Strategy {
     pub const DEFAULT_WINDOW: Duration = Duration::from_secs(300);
     pub const DEFAULT_IDMP_DURATION: u32 = 300;
     pub const DEFAULT_IDMP_MAX_SIZE: u32 = 1000;
-
-    /// Builds the strategy from its flags: refuses settings of another strategy, and idmp on the
-    /// Valkey flavour.
-    pub fn from_args(args: &StrategyArgs, backend: Backend) -> Result<Strategy> {
-        let name = args.strategy.unwrap_or(StrategyName::Lease);
-        let misplaced = |flag: &str, owner: &str| {
-            Error::usage(format!(
-                "{flag} is a setting of the {owner} strategy, not of {}\n  hint: drop {flag}, or pass --strategy {owner}",
-                strategy_name(name)
-            ))
-        };
-        if args.window.is_some() && name != StrategyName::Script {
-            return Err(misplaced("--window", "script"));
-        }
-        if args.idmp_duration.is_some() && name != StrategyName::Idmp {
-            return Err(misplaced("--idmp-duration", "idmp"));
-        }
-        if args.idmp_max_size.is_some() && name != StrategyName::Idmp {
-            return Err(misplaced("--idmp-max-size", "idmp"));
-        }
-        Ok(match name {
-            StrategyName::Lease => Strategy::Lease,
-            StrategyName::StreamId => Strategy::StreamId,
-            StrategyName::Script => Strategy::Script {
-                window: args.window.unwrap_or(Self::DEFAULT_WINDOW),
-            },
-            StrategyName::Idmp if backend == Backend::Valkey => {
-                return Err(Error::usage(
-                    "the valkey backend has no idmp strategy: Valkey has no idempotent XADD\n  hint: use --strategy lease (leases, backups) or stream-id / script",
-                ));
-            }
-            StrategyName::Idmp => Strategy::Idmp {
-                duration_secs: args.idmp_duration.unwrap_or(Self::DEFAULT_IDMP_DURATION),
-                max_size: args.idmp_max_size.unwrap_or(Self::DEFAULT_IDMP_MAX_SIZE),
-            },
-        })
-    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -91,34 +53,6 @@ impl Strategy {
             ))),
             None => Ok(()),
         }
-    }
-}
-
-fn strategy_name(name: StrategyName) -> &'static str {
-    match name {
-        StrategyName::Lease => "lease",
-        StrategyName::StreamId => "stream-id",
-        StrategyName::Idmp => "idmp",
-        StrategyName::Script => "script",
-    }
-}
-
-impl LeaseArgs {
-    /// The lease options given on the command line, for [`Strategy::refuse_lease_options`].
-    pub fn given(&self) -> Vec<(&'static str, bool)> {
-        vec![
-            ("--lease", self.lease.is_some()),
-            ("--max-attempts", self.max_attempts.is_some()),
-            ("--overlap", self.overlap.is_some()),
-        ]
-    }
-
-    pub fn lease_or_default(&self) -> Duration {
-        self.lease.unwrap_or(Duration::from_secs(30))
-    }
-
-    pub fn max_attempts_or_default(&self) -> u32 {
-        self.max_attempts.unwrap_or(3)
     }
 }
 
@@ -180,15 +114,6 @@ pub async fn claim(
 mod tests {
     use super::*;
 
-    fn args(name: Option<StrategyName>) -> StrategyArgs {
-        StrategyArgs {
-            strategy: name,
-            window: None,
-            idmp_duration: None,
-            idmp_max_size: None,
-        }
-    }
-
     #[test]
     fn tokens_are_unique_hex() {
         let a = new_token();
@@ -197,40 +122,6 @@ mod tests {
         assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(a, b);
         assert!(default_runner().ends_with(&format!(":{}", std::process::id())));
-    }
-
-    #[test]
-    fn settings_belong_to_their_strategy() {
-        assert_eq!(
-            Strategy::from_args(&args(None), Backend::Redis).unwrap(),
-            Strategy::Lease
-        );
-        let mut a = args(Some(StrategyName::Script));
-        a.window = Some(Duration::from_secs(600));
-        assert_eq!(
-            Strategy::from_args(&a, Backend::Redis).unwrap(),
-            Strategy::Script {
-                window: Duration::from_secs(600)
-            }
-        );
-        a.strategy = Some(StrategyName::StreamId);
-        let err = Strategy::from_args(&a, Backend::Redis)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("--window") && err.contains("script"), "{err}");
-        let mut a = args(None);
-        a.idmp_max_size = Some(5);
-        assert!(Strategy::from_args(&a, Backend::Redis).is_err());
-        let a = args(Some(StrategyName::Idmp));
-        assert_eq!(
-            Strategy::from_args(&a, Backend::Redis).unwrap(),
-            Strategy::Idmp {
-                duration_secs: 300,
-                max_size: 1000
-            }
-        );
-        let err = Strategy::from_args(&a, Backend::Valkey).unwrap_err();
-        assert!(matches!(err, Error::Usage(_)));
     }
 
     #[test]

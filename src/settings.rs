@@ -1,0 +1,318 @@
+//! The command line resolved into plain settings, once, at the top (as uv's `settings.rs` or
+//! ripgrep's `HiArgs`): the clap structs of [`crate::cli`] become a [`Strategy`], a
+//! [`ClaimRequest`], [`RunnerOptions`] and [`ConnectOptions`]. Nothing below this layer (`store`,
+//! `strategy`, `runner`, `connection`) knows the command line; a test checks that.
+
+use std::time::Duration;
+
+use crate::cli::{
+    Backend, ExecArgs, GlobalArgs, LeaseArgs, LeaseLostAction, Overlap, StrategyArgs, StrategyName,
+};
+use crate::connection::ConnectOptions;
+use crate::error::{Error, Result};
+use crate::runner::child::CommandSpec;
+use crate::runner::{Backup, RunnerOptions};
+use crate::store::RunKind;
+use crate::store::discover::Layout;
+use crate::strategy::lease::{ClaimRequest, DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, HistoryPolicy};
+use crate::strategy::{Strategy, default_runner, new_token};
+
+impl GlobalArgs {
+    /// The URL to connect to: --redis / $ANARCHON_REDIS_URL, then $REDIS_URL, then localhost.
+    pub fn redis_url(&self) -> String {
+        self.redis
+            .clone()
+            .filter(|u| !u.is_empty())
+            .or_else(|| std::env::var("REDIS_URL").ok().filter(|u| !u.is_empty()))
+            .unwrap_or_else(|| "redis://localhost:6379".to_string())
+    }
+
+    /// Everything needed to connect: the URL (built from --host and friends when given), the
+    /// password from --password-file or $ANARCHON_REDIS_PASSWORD when the URL has none, TLS, cluster.
+    pub fn connect_options(&self) -> Result<ConnectOptions> {
+        let text = match &self.host {
+            Some(host) => {
+                let scheme = if self.tls { "rediss" } else { "redis" };
+                format!(
+                    "{scheme}://{host}:{}/{}",
+                    self.port.unwrap_or(6379),
+                    self.db.unwrap_or(0)
+                )
+            }
+            None => self.redis_url(),
+        };
+        let (text, sentinel) = if text.contains("+sentinel://") {
+            let (target, plain) = crate::connection::SentinelTarget::parse(&text).map_err(|e| {
+                Error::usage(format!(
+                    "the sentinel URL is not usable: {e}\n  hint: use redis+sentinel://[user:password@]host:port[,host:port...]/<master-name>[/db]"
+                ))
+            })?;
+            (plain, Some(target))
+        } else {
+            (text, None)
+        };
+        let (text, cluster_scheme) = match text.split_once("+cluster://") {
+            Some((scheme, rest)) => (format!("{scheme}://{rest}"), true),
+            None => (text, false),
+        };
+        let mut url = url::Url::parse(&text).map_err(|e| {
+            Error::usage(format!(
+                "{} is not a URL ({e})\n  hint: use redis://[user:password@]host:port[/db]",
+                crate::connection::redact_url(&text)
+            ))
+        })?;
+        if let Some(user) = &self.user {
+            url.set_username(user)
+                .map_err(|_| Error::usage("--user cannot be set on this URL"))?;
+        }
+        if url.password().is_none() {
+            let password = match &self.password_file {
+                Some(path) => Some(
+                    std::fs::read_to_string(path)
+                        .map_err(|e| {
+                            Error::usage(format!(
+                                "cannot read --password-file {}: {e}",
+                                path.display()
+                            ))
+                        })?
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                ),
+                None => std::env::var("ANARCHON_REDIS_PASSWORD").ok(),
+            };
+            if let Some(password) = password.filter(|p| !p.is_empty()) {
+                url.set_password(Some(&password))
+                    .map_err(|_| Error::usage("a password cannot be set on this URL"))?;
+            }
+        }
+        // Only --tls-insecure turns certificate checks off: a `#insecure` left in a URL from the
+        // environment must not do it silently.
+        if url.fragment().is_some() && !self.tls_insecure {
+            eprintln!(
+                "warning: ignoring #{} in the Redis URL; only --tls-insecure turns off certificate checks",
+                url.fragment().unwrap_or_default()
+            );
+            url.set_fragment(None);
+        }
+        if self.tls_insecure {
+            url.set_fragment(Some("insecure"));
+        }
+        let tls_ca = match &self.tls_ca {
+            Some(path) => Some(std::fs::read(path).map_err(|e| {
+                Error::usage(format!("cannot read --tls-ca {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
+        let mut options = ConnectOptions::new(url.to_string());
+        options.cluster = self.cluster || cluster_scheme;
+        options.sentinel = sentinel;
+        options.tls_ca = tls_ca;
+        options.connect_timeout = self.connect_timeout;
+        options.command_timeout = self.command_timeout;
+        Ok(options)
+    }
+}
+
+/// Builds the strategy from its flags: refuses settings of another strategy, and idmp on the
+/// Valkey flavour.
+pub fn strategy(args: &StrategyArgs, backend: Backend) -> Result<Strategy> {
+    let name = args.strategy.unwrap_or(StrategyName::Lease);
+    let misplaced = |flag: &str, owner: &str| {
+        Error::usage(format!(
+            "{flag} is a setting of the {owner} strategy, not of {}\n  hint: drop {flag}, or pass --strategy {owner}",
+            name.name()
+        ))
+    };
+    if args.window.is_some() && name != StrategyName::Script {
+        return Err(misplaced("--window", "script"));
+    }
+    if args.idmp_duration.is_some() && name != StrategyName::Idmp {
+        return Err(misplaced("--idmp-duration", "idmp"));
+    }
+    if args.idmp_max_size.is_some() && name != StrategyName::Idmp {
+        return Err(misplaced("--idmp-max-size", "idmp"));
+    }
+    Ok(match name {
+        StrategyName::Lease => Strategy::Lease,
+        StrategyName::StreamId => Strategy::StreamId,
+        StrategyName::Script => Strategy::Script {
+            window: args.window.unwrap_or(Strategy::DEFAULT_WINDOW),
+        },
+        StrategyName::Idmp if backend == Backend::Valkey => {
+            return Err(Error::usage(
+                "the valkey backend has no idmp strategy: Valkey has no idempotent XADD\n  hint: use --strategy lease (leases, backups) or stream-id / script",
+            ));
+        }
+        StrategyName::Idmp => Strategy::Idmp {
+            duration_secs: args
+                .idmp_duration
+                .unwrap_or(Strategy::DEFAULT_IDMP_DURATION),
+            max_size: args
+                .idmp_max_size
+                .unwrap_or(Strategy::DEFAULT_IDMP_MAX_SIZE),
+        },
+    })
+}
+
+impl StrategyName {
+    /// The strategy's name as the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            StrategyName::Lease => "lease",
+            StrategyName::StreamId => "stream-id",
+            StrategyName::Idmp => "idmp",
+            StrategyName::Script => "script",
+        }
+    }
+
+    /// The key layout this strategy uses.
+    pub fn layout(self) -> Layout {
+        match self {
+            StrategyName::Lease => Layout::Lease,
+            _ => Layout::ClaimOnly,
+        }
+    }
+}
+
+impl LeaseArgs {
+    /// The lease options given on the command line, for [`Strategy::refuse_lease_options`].
+    pub fn given(&self) -> Vec<(&'static str, bool)> {
+        vec![
+            ("--lease", self.lease.is_some()),
+            ("--max-attempts", self.max_attempts.is_some()),
+            ("--overlap", self.overlap.is_some()),
+        ]
+    }
+
+    pub fn lease_or_default(&self) -> Duration {
+        self.lease.unwrap_or(DEFAULT_LEASE)
+    }
+
+    pub fn max_attempts_or_default(&self) -> u32 {
+        self.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS)
+    }
+}
+
+impl ExecArgs {
+    /// Runner options for `command` under a lease of `lease`; checks the heartbeat fits the lease.
+    pub fn runner_options(&self, command: &[String], lease: Duration) -> Result<RunnerOptions> {
+        let heartbeat = self.heartbeat.unwrap_or(lease / 3);
+        if heartbeat >= lease {
+            return Err(Error::usage(format!(
+                "--heartbeat {} must be shorter than --lease {}, or the lease expires between heartbeats",
+                humantime::format_duration(heartbeat),
+                humantime::format_duration(lease)
+            )));
+        }
+        Ok(RunnerOptions {
+            command: CommandSpec {
+                argv: command.to_vec(),
+                shell: self.shell,
+                foreground: self.foreground,
+                env: Vec::new(),
+                env_remove: credential_variables(),
+                timeout: self.timeout,
+                kill_after: self.kill_after,
+                stop_on_lease_lost: self.on_lease_lost != Some(LeaseLostAction::Continue),
+            },
+            heartbeat,
+            // Only `run` waits as a backup; it sets this itself.
+            backup: Backup::No,
+            quiet: self.quiet,
+        })
+    }
+}
+
+/// anarchon's own credentials in its environment, which the wrapped command must not inherit: the
+/// password variable always, the URL variables when they carry a user or password.
+fn credential_variables() -> Vec<String> {
+    let mut names = vec!["ANARCHON_REDIS_PASSWORD".to_string()];
+    for name in ["ANARCHON_REDIS_URL", "REDIS_URL"] {
+        let has_userinfo = std::env::var(name).ok().is_some_and(|v| {
+            url::Url::parse(&v).is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
+        });
+        if has_userinfo {
+            names.push(name.to_string());
+        }
+    }
+    names
+}
+
+impl ExecArgs {
+    /// The lease options among these flags, for [`Strategy::refuse_lease_options`].
+    pub fn given(&self) -> Vec<(&'static str, bool)> {
+        vec![
+            ("--heartbeat", self.heartbeat.is_some()),
+            ("--on-lease-lost", self.on_lease_lost.is_some()),
+        ]
+    }
+}
+
+impl LeaseArgs {
+    /// A claim of `slot` with a fresh token, as these flags describe it.
+    pub fn claim_request(&self, slot: i64, kind: RunKind) -> ClaimRequest {
+        let history = HistoryPolicy {
+            size: self.history_size.unwrap_or(HistoryPolicy::default().size),
+            ttl: self.history_ttl,
+            ..HistoryPolicy::default()
+        };
+        ClaimRequest {
+            slot,
+            token: new_token(),
+            runner: self.runner.clone().unwrap_or_else(default_runner),
+            lease: self.lease_or_default(),
+            max_attempts: self.max_attempts_or_default(),
+            allow_overlap: self.overlap == Some(Overlap::Allow),
+            kind,
+            history,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(name: Option<StrategyName>) -> StrategyArgs {
+        StrategyArgs {
+            strategy: name,
+            window: None,
+            idmp_duration: None,
+            idmp_max_size: None,
+        }
+    }
+
+    #[test]
+    fn settings_belong_to_their_strategy() {
+        assert_eq!(
+            strategy(&args(None), Backend::Redis).unwrap(),
+            Strategy::Lease
+        );
+        let mut a = args(Some(StrategyName::Script));
+        a.window = Some(Duration::from_secs(600));
+        assert_eq!(
+            strategy(&a, Backend::Redis).unwrap(),
+            Strategy::Script {
+                window: Duration::from_secs(600)
+            }
+        );
+        a.strategy = Some(StrategyName::StreamId);
+        let err = strategy(&a, Backend::Redis).unwrap_err().to_string();
+        assert!(err.contains("--window") && err.contains("script"), "{err}");
+        let mut a = args(None);
+        a.idmp_max_size = Some(5);
+        assert!(strategy(&a, Backend::Redis).is_err());
+        let a = args(Some(StrategyName::Idmp));
+        assert_eq!(
+            strategy(&a, Backend::Redis).unwrap(),
+            Strategy::Idmp {
+                duration_secs: 300,
+                max_size: 1000
+            }
+        );
+        let err = strategy(&a, Backend::Valkey).unwrap_err();
+        assert!(matches!(err, Error::Usage(_)));
+    }
+}
