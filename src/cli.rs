@@ -7,24 +7,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::time::{SlotSpec, parse_duration, parse_slot};
 
-const EXIT_CODES: &str = "\
-Exit codes:
-  0   won / done as asked          80  overlap: an older run still holds a live lease
-  1   unexpected failure           81  done: this run is over already
-  2   usage error                  82  running: another runner holds a live lease
-  90  Redis unreachable or auth    83  lease lost: the token is no longer current
-  91  newer store format           84  too late: the slot is older than --max-late
-  92  wrong key type / bad data    85  job not found
-  93  server lacks a feature       86  doctor: a check failed
-  124 run --timeout killed the command
-`anarchon run` exits with its command's own exit code (128+N for signal N).";
-
 /// Operator tool for the Redis/Valkey store of the anarchon distributed cron scheduler.
 ///
 /// It reads and writes the same keys as the scheduler's RedisBackend: claim a run so exactly one
 /// host runs it, keep its lease alive, finish it, and look inside the store during an incident.
 #[derive(Debug, Parser)]
-#[command(name = "anarchon", version, about, long_about, after_long_help = EXIT_CODES)]
+#[command(name = "anarchon", version, about, long_about, after_long_help = crate::error::ExitCode::help_table())]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,

@@ -46,8 +46,60 @@ pub enum ExitCode {
 }
 
 impl ExitCode {
+    /// Every exit code, in the order `--help` lists them.
+    pub const ALL: [ExitCode; 15] = [
+        ExitCode::Ok,
+        ExitCode::Failure,
+        ExitCode::Usage,
+        ExitCode::Connection,
+        ExitCode::StoreFormat,
+        ExitCode::StoreData,
+        ExitCode::Unsupported,
+        ExitCode::Overlap,
+        ExitCode::Done,
+        ExitCode::Running,
+        ExitCode::LeaseLost,
+        ExitCode::TooLate,
+        ExitCode::NotFound,
+        ExitCode::CheckFailed,
+        ExitCode::Timeout,
+    ];
+
     pub fn code(self) -> i32 {
         self as i32
+    }
+
+    /// What the code means, in a few words (the `--help` table).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            ExitCode::Ok => "won / done as asked",
+            ExitCode::Failure => "unexpected failure",
+            ExitCode::Usage => "usage error",
+            ExitCode::Connection => "Redis unreachable or auth",
+            ExitCode::StoreFormat => "newer store format",
+            ExitCode::StoreData => "wrong key type / bad data",
+            ExitCode::Unsupported => "server lacks a feature",
+            ExitCode::Overlap => "overlap: an older run still holds a live lease",
+            ExitCode::Done => "done: this run is over already",
+            ExitCode::Running => "running: another runner holds a live lease",
+            ExitCode::LeaseLost => "lease lost: the token is no longer current",
+            ExitCode::TooLate => "too late: the slot is older than --max-late",
+            ExitCode::NotFound => "job not found",
+            ExitCode::CheckFailed => "doctor: a check failed",
+            ExitCode::Timeout => "run --timeout killed the command",
+        }
+    }
+
+    /// The exit-code table of `--help`, generated from this enum so the two cannot disagree.
+    pub fn help_table() -> String {
+        let mut text = String::from("Exit codes:\n");
+        for code in Self::ALL {
+            text.push_str(&format!("  {:<4}{}\n", code.code(), code.meaning()));
+        }
+        text.push_str(
+            "`anarchon run` exits with its command's own exit code (128+N for signal N).",
+        );
+        text
     }
 }
 
@@ -180,23 +232,7 @@ mod tests {
 
     #[test]
     fn exit_codes_are_distinct() {
-        let all = [
-            ExitCode::Ok,
-            ExitCode::Failure,
-            ExitCode::Usage,
-            ExitCode::Overlap,
-            ExitCode::Done,
-            ExitCode::Running,
-            ExitCode::LeaseLost,
-            ExitCode::TooLate,
-            ExitCode::NotFound,
-            ExitCode::CheckFailed,
-            ExitCode::Timeout,
-            ExitCode::Connection,
-            ExitCode::StoreFormat,
-            ExitCode::StoreData,
-            ExitCode::Unsupported,
-        ];
+        let all = ExitCode::ALL;
         let mut codes: Vec<i32> = all.iter().map(|c| c.code()).collect();
         codes.sort();
         codes.dedup();

@@ -111,8 +111,9 @@ impl Output {
 
     /// A token for text output: whole when piped, abbreviated on a terminal.
     pub fn token(&self, token: &str) -> String {
-        if self.tty && token.len() > 12 {
-            format!("{}…", &token[..8])
+        // By characters: a token read from the store may be anything, not ASCII hex.
+        if self.tty && token.chars().count() > 12 {
+            format!("{}…", token.chars().take(8).collect::<String>())
         } else {
             token.to_string()
         }

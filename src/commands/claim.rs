@@ -1,4 +1,5 @@
-//! `anarchon claim JOB --slot S`: one atomic claim through the lease script.
+//! `anarchon claim JOB --slot S`: one atomic claim, with any strategy (the lease script, or a
+//! claim-only strategy's command).
 
 use serde::Serialize;
 

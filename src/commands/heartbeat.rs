@@ -45,7 +45,7 @@ impl<'a> TokenReport<'a> {
         }
     }
 
-    /// Prints the report; `verb` says what succeeded ("lease until ...", "finished").
+    /// Prints the report; `ok_line` says what succeeded ("lease until ...", "finished").
     pub fn print(&self, ctx: &Context, ok_line: &str) {
         if ctx.out.json {
             ctx.out.print_json(self);

@@ -18,7 +18,7 @@ use crate::store::read::Unreadable;
 use crate::store::{ClaimKeys, LeaseKeys, format, validate_job_name, validate_prefix};
 use crate::strategy::claim_only;
 use crate::strategy::lease::{self, HistoryPolicy};
-use crate::time::rfc3339;
+use crate::time::{millis, rfc3339};
 
 #[derive(Debug, Serialize)]
 struct TrimReport<'a> {
@@ -254,7 +254,6 @@ fn report(
     (jobs, unreadable): (Vec<JobTrim>, Vec<Unreadable>),
 ) -> Result<ExitCode> {
     let total = jobs.iter().map(|j| j.trimmed).sum();
-    let millis = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
     // Everything that could be trimmed was; the exit code still says some data was bad.
     let code = if unreadable.is_empty() {
         ExitCode::Ok

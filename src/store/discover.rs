@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::connection::Connection;
 use crate::error::Result;
+use crate::store::{ClaimKeys, LeaseKeys};
 
 /// Which key layout a job uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -33,8 +34,9 @@ pub struct JobRef {
     pub layout: Layout,
 }
 
-const LEASE_SUFFIXES: [&str; 5] = [":state", ":active", ":slots", ":runs", ":results"];
-const CLAIM_SUFFIXES: [&str; 3] = [":runs", ":manual", ":results"];
+/// A lease job is found by its five history keys (its `:job` hash alone is no job).
+const LEASE_SUFFIXES: &[&str] = LeaseKeys::SUFFIXES.split_at(5).0;
+const CLAIM_SUFFIXES: &[&str] = &ClaimKeys::SUFFIXES;
 
 /// Escapes Redis glob metacharacters, so a prefix matches only itself.
 pub fn glob_escape(text: &str) -> String {

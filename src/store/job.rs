@@ -9,7 +9,7 @@ use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::store::discover::{Layout, find_jobs};
 use crate::store::read::{self, KeyInfo, ResultEntry, RunEntry};
-use crate::store::state::{RUN_FIELDS, RunState, decode_state};
+use crate::store::state::{RUN_FIELDS, RunState, decode_state, field_name};
 use crate::store::{ClaimKeys, LeaseKeys};
 use crate::time::rfc3339;
 
@@ -108,7 +108,7 @@ pub async fn active_runs_for(
         let mut cmd = redis::cmd("HMGET");
         cmd.arg(&keys.state);
         for f in RUN_FIELDS {
-            cmd.arg(format!("{slot}:{f}"));
+            cmd.arg(field_name(slot, f));
         }
         pipe.add_command(cmd);
     }
@@ -118,7 +118,7 @@ pub async fn active_runs_for(
         let fields: Vec<Option<String>> = read::decode(&keys.state, value)?;
         for (name, v) in RUN_FIELDS.iter().zip(fields) {
             if let Some(v) = v {
-                pairs.push((format!("{slot}:{name}"), v));
+                pairs.push((field_name(slot, name), v));
             }
         }
     }

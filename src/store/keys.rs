@@ -75,15 +75,22 @@ pub struct LeaseKeys {
 
 impl LeaseKeys {
     /// Key names for `job` under `prefix`. The job name must have been validated.
+    /// The suffixes after the hash tag, in script order (KEYS[1..6]); the one definition that key
+    /// names and discovery share.
+    pub const SUFFIXES: [&'static str; 6] =
+        [":state", ":active", ":slots", ":runs", ":results", ":job"];
+
     pub fn new(prefix: &str, job: &str) -> Self {
         let tag = format!("{{{prefix}{job}}}");
+        let [state, active, slots, runs, results, job] =
+            Self::SUFFIXES.map(|suffix| format!("{tag}{suffix}"));
         LeaseKeys {
-            state: format!("{tag}:state"),
-            active: format!("{tag}:active"),
-            slots: format!("{tag}:slots"),
-            runs: format!("{tag}:runs"),
-            results: format!("{tag}:results"),
-            job: format!("{tag}:job"),
+            state,
+            active,
+            slots,
+            runs,
+            results,
+            job,
         }
     }
 
@@ -123,11 +130,15 @@ pub struct ClaimKeys {
 }
 
 impl ClaimKeys {
+    /// The suffixes after `<prefix><job>`, in the order of [`ClaimKeys::all`].
+    pub const SUFFIXES: [&'static str; 3] = [":runs", ":manual", ":results"];
+
     pub fn new(prefix: &str, job: &str) -> Self {
+        let [runs, manual, results] = Self::SUFFIXES.map(|suffix| format!("{prefix}{job}{suffix}"));
         ClaimKeys {
-            runs: format!("{prefix}{job}:runs"),
-            manual: format!("{prefix}{job}:manual"),
-            results: format!("{prefix}{job}:results"),
+            runs,
+            manual,
+            results,
         }
     }
 

@@ -8,6 +8,7 @@ use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::store::discover::{JobRef, Layout};
 use crate::store::keys::{ClaimKeys, LeaseKeys};
+use crate::store::state::field_name;
 
 /// How many jobs one pipeline covers.
 pub const BATCH: usize = 500;
@@ -224,8 +225,8 @@ pub async fn summarize(
             let slot = rows[i].last_slot.unwrap_or_default();
             pipe.cmd("HMGET")
                 .arg(&k.state)
-                .arg(format!("{slot}:status"))
-                .arg(format!("{slot}:runner"));
+                .arg(field_name(slot, "status"))
+                .arg(field_name(slot, "runner"));
         }
         let mut failed = vec![false; rows.len()];
         if !wanted.is_empty() {

@@ -134,6 +134,11 @@ pub const RUN_FIELDS: [&str; 9] = [
     "kind",
 ];
 
+/// The state hash's field for one attribute of one run: `<slot>:<attribute>`.
+pub fn field_name(slot: impl std::fmt::Display, attribute: &str) -> String {
+    format!("{slot}:{attribute}")
+}
+
 fn decode_run(key: &str, slot: i64, attrs: &BTreeMap<&str, &str>) -> Result<RunState> {
     if let Some(unknown) = attrs.keys().find(|a| !RUN_FIELDS.contains(a)) {
         return Err(Error::corrupt(
@@ -199,6 +204,23 @@ fn decode_run(key: &str, slot: i64, attrs: &BTreeMap<&str, &str>) -> Result<RunS
 
 #[cfg(test)]
 mod tests {
+    /// RUN_FIELDS here and in lua/lib.lua are one list written twice: they must not drift.
+    #[test]
+    fn the_lua_run_fields_are_the_rust_ones() {
+        let lib = include_str!("../../lua/lib.lua");
+        let start = lib
+            .find("local RUN_FIELDS = {")
+            .expect("RUN_FIELDS in lib.lua");
+        let list = &lib[start..];
+        let list = &list[list.find('{').unwrap() + 1..list.find('}').unwrap()];
+        let lua: Vec<&str> = list
+            .split(',')
+            .map(|f| f.trim().trim_matches('\''))
+            .filter(|f| !f.is_empty())
+            .collect();
+        assert_eq!(lua, super::RUN_FIELDS);
+    }
+
     use super::*;
 
     fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {

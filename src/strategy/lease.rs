@@ -271,7 +271,7 @@ pub async fn recorded_protection(
 /// Whether any claim of `slot` ever reached the store (its state exists). `run --catch-up` uses it
 /// to pick only runs no host ever claimed; the claim itself still decides atomically.
 pub async fn was_claimed(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<bool> {
-    let field = format!("{slot}:status");
+    let field = crate::store::state::field_name(slot, "status");
     conn.query(redis::cmd("HEXISTS").arg(&keys.state).arg(field))
         .await
         .map_err(|e| e.on_key(&keys.state, "hash"))

@@ -1,4 +1,5 @@
-//! Strategies: how exactly one claimant wins a run (see the seed's table).
+//! Strategies: how exactly one claimant wins a run (the backend documentation's table; the keys
+//! and scripts of each are in docs/store-format.md).
 //!
 //! | strategy  | leases | works on            | remembers a run for      |
 //! |-----------|--------|---------------------|--------------------------|
