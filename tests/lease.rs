@@ -4,7 +4,6 @@ mod common;
 
 use std::collections::HashMap;
 use std::process::Output;
-use std::time::Duration;
 
 use common::{Server, json, stderr};
 use serde_json::Value;
@@ -153,7 +152,10 @@ fn the_decision_tree_running_done_and_token_checks() {
     );
 
     // Heartbeat with the token pushes the lease end forward.
-    std::thread::sleep(Duration::from_millis(20));
+    let claimed_at: i64 = state(&s, "sync")[&format!("{slot}:claimed_at")]
+        .parse()
+        .unwrap();
+    common::wait_for_server_time(&s, claimed_at);
     let out = heartbeat(&s, "sync", slot, &token, &["--lease", "1m"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
@@ -248,7 +250,7 @@ fn an_expired_lease_is_taken_over_as_the_next_attempt() {
         slot,
         &["--lease", "300ms", "--runner", "a"],
     ));
-    std::thread::sleep(Duration::from_millis(450));
+    common::wait_for_lease_end(&s, "sync", slot);
     let (second, attempt) = won(&claim(&s, "sync", slot, &["--runner", "b"]));
     assert_eq!(attempt, 2);
     assert_ne!(first, second);
@@ -287,7 +289,7 @@ fn an_expired_lease_is_taken_over_as_the_next_attempt() {
 fn an_expired_lease_nobody_took_over_can_still_be_renewed_by_its_holder() {
     let s = Server::start();
     let (token, _) = won(&claim(&s, "j", "5000", &["--lease", "200ms"]));
-    std::thread::sleep(Duration::from_millis(300));
+    common::wait_for_lease_end(&s, "j", "5000");
     let out = heartbeat(&s, "j", "5000", &token, &["--lease", "30s"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(claim(&s, "j", "5000", &[]).status.code(), Some(82));
@@ -298,10 +300,10 @@ fn with_attempts_exhausted_the_run_ends_interrupted() {
     let s = Server::start();
     let lease = ["--lease", "200ms", "--max-attempts", "2"];
     won(&claim(&s, "j", "7000", &lease));
-    std::thread::sleep(Duration::from_millis(300));
+    common::wait_for_lease_end(&s, "j", "7000");
     let (_, attempt) = won(&claim(&s, "j", "7000", &lease));
     assert_eq!(attempt, 2);
-    std::thread::sleep(Duration::from_millis(300));
+    common::wait_for_lease_end(&s, "j", "7000");
     let out = claim(&s, "j", "7000", &lease);
     assert_eq!(out.status.code(), Some(81), "{}", stderr(&out));
     let v = json(&out);
@@ -346,7 +348,7 @@ fn overlap_is_refused_while_an_older_run_holds_a_live_lease() {
 fn an_older_run_with_an_expired_lease_is_no_overlap() {
     let s = Server::start();
     won(&claim(&s, "j", "60000", &["--lease", "200ms"]));
-    std::thread::sleep(Duration::from_millis(300));
+    common::wait_for_lease_end(&s, "j", "60000");
     won(&claim(&s, "j", "120000", &[]));
 }
 

@@ -173,8 +173,10 @@ fn a_stall_longer_than_the_lease_never_lets_two_commands_overlap() {
     );
     wait_for("A's command", Duration::from_secs(10), || log.exists());
     s.pause(true);
-    std::thread::sleep(Duration::from_millis(2500));
-    // A gave up at its lease end; its command is gone before the server comes back.
+    // A gives up at its lease deadline; its command is gone before the server comes back.
+    wait_for("A's command to be stopped", Duration::from_secs(10), || {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("A-end"))
+    });
     let a_log = std::fs::read_to_string(&log).unwrap();
     s.pause(false);
     assert!(

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
-use common::{Server, json, spawn_run, stderr, wait_for, wait_for_claim};
+use common::{Server, json, spawn_run, stderr, wait_for_claim};
 use serde_json::Value;
 
 const SLOT: &str = "1796220300000";
@@ -34,12 +34,8 @@ fn sleeper(pidfile: &std::path::Path) -> String {
 
 /// kill -9 a runner and its command, as when their host dies.
 fn kill_host(runner: Child, pidfile: &std::path::Path) {
-    wait_for("the command's pid", Duration::from_secs(10), || {
-        pidfile.exists()
-    });
-    std::thread::sleep(Duration::from_millis(50));
-    let pid = std::fs::read_to_string(pidfile).unwrap();
-    for pid in [runner.id().to_string(), pid.trim().to_string()] {
+    let pid = common::wait_for_line(pidfile);
+    for pid in [runner.id().to_string(), pid] {
         std::process::Command::new("kill")
             .args(["-KILL", &pid])
             .status()
@@ -118,7 +114,8 @@ fn a_backup_takes_over_when_the_winner_is_killed() {
             &line,
         ],
     );
-    std::thread::sleep(Duration::from_millis(300));
+    // The winner, the backup and this test's own client.
+    common::wait_for_clients(&s, 3);
     kill_host(winner, &pidfile);
 
     let out = backup.wait_with_output().unwrap();
@@ -171,7 +168,7 @@ fn with_attempts_exhausted_a_killed_run_ends_interrupted() {
         &s,
         &[&args[..], &["--backup-for", "20s", "--json", "--", "true"]].concat(),
     );
-    std::thread::sleep(Duration::from_millis(200));
+    common::wait_for_clients(&s, 3);
     kill_host(winner, &pidfile);
     let out = backup.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(81), "{}", stderr(&out));
@@ -190,8 +187,12 @@ fn a_live_holder_keeps_its_lease_with_heartbeats() {
         ],
     );
     wait_for_claim(&s, "hb", SLOT);
-    // Well past the first lease: a claim still finds the run held by attempt 1.
-    std::thread::sleep(Duration::from_millis(2000));
+    // Well past the first lease (by the server's clock): a claim still finds the run held by
+    // attempt 1.
+    let claimed_at: i64 = state(&s, "hb")[&format!("{SLOT}:claimed_at")]
+        .parse()
+        .unwrap();
+    common::wait_for_server_time(&s, claimed_at + 2000);
     let out = s
         .anarchon()
         .args(["claim", "hb", "--slot", SLOT, "--json"])
@@ -296,9 +297,21 @@ fn long_stderr_keeps_only_its_last_four_kib() {
 #[test]
 fn sigterm_is_forwarded_and_recorded() {
     let s = Server::start();
-    let child = spawn_run(&s, &["--job", "sig", "--slot", SLOT, "--", "sleep", "30"]);
+    let pidfile = s.dir.path().join("sig.pid");
+    let child = spawn_run(
+        &s,
+        &[
+            "--job",
+            "sig",
+            "--slot",
+            SLOT,
+            "--shell",
+            "--",
+            &sleeper(&pidfile),
+        ],
+    );
     wait_for_claim(&s, "sig", SLOT);
-    std::thread::sleep(Duration::from_millis(200));
+    common::wait_for_line(&pidfile);
     let start = Instant::now();
     signal(&child, "-TERM");
     let out = child.wait_with_output().unwrap();

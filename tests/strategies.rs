@@ -4,7 +4,6 @@
 mod common;
 
 use std::process::{Output, Stdio};
-use std::time::Duration;
 
 use common::{Server, json, stderr};
 use serde_json::Value;
@@ -123,9 +122,15 @@ fn the_script_strategy_forgets_a_run_after_its_window() {
         "--window",
         "400ms",
     ];
+    let before = s.now_ms();
     assert_eq!(cli(&s, &args).status.code(), Some(0));
     assert_eq!(cli(&s, &args).status.code(), Some(81));
-    std::thread::sleep(Duration::from_millis(550));
+    // The claim's entry ID is its time: once the server's clock is a window past it, it is out.
+    let claimed: Vec<(String, std::collections::HashMap<String, String>)> =
+        s.cmd(&["XRANGE", "cron:w:runs", "-", "+"]);
+    let claimed_ms: i64 = claimed[0].0.split('-').next().unwrap().parse().unwrap();
+    assert!(claimed_ms >= before);
+    common::wait_for_server_time(&s, claimed_ms + 400);
     assert_eq!(
         cli(&s, &args).status.code(),
         Some(0),

@@ -4,13 +4,22 @@
 
 mod common;
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::process::{Command, Output, Stdio};
 
 use common::Server;
 
 /// Runs `anarchon ARGS` on a pseudo-terminal, typing `input`; returns what the terminal showed.
 fn on_tty(s: &Server, args: &str, input: &str, env: &[(&str, &str)]) -> Output {
+    run_on_tty(s, args, input, env, false)
+}
+
+/// The same, typing `answer` once a prompt has appeared.
+fn answer_on_tty(s: &Server, args: &str, answer: &str) -> Output {
+    run_on_tty(s, args, answer, &[], true)
+}
+
+fn run_on_tty(s: &Server, args: &str, input: &str, env: &[(&str, &str)], prompt: bool) -> Output {
     let line = format!(
         "stty cols {cols} rows 40 2>/dev/null; {} --redis {} {args}",
         common::anarchon_path().display(),
@@ -30,15 +39,45 @@ fn on_tty(s: &Server, args: &str, input: &str, env: &[(&str, &str)]) -> Output {
         cmd.env(k, v);
     }
     let mut child = cmd.spawn().expect("script(1) from util-linux");
-    // Give the prompt a moment to appear before typing, as a person would.
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    // Read the terminal as it is drawn, so typing waits for the prompt, as a person would.
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = {
+        let shown = shown.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                shown.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    if prompt {
+        // dialoguer's prompts end in "?" followed by the choices.
+        common::wait_for("the prompt", std::time::Duration::from_secs(20), || {
+            shown.lock().unwrap().contains(&b'?')
+        });
+        stdin.write_all(input.as_bytes()).unwrap();
+    }
+    if !prompt {
+        stdin.write_all(input.as_bytes()).unwrap();
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let stdout = shown.lock().unwrap().clone();
+    let mut stderr = Vec::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_end(&mut stderr);
+    }
+    Output {
+        status,
+        stdout,
+        stderr,
+    }
 }
 
 fn text(out: &Output) -> String {
@@ -71,7 +110,7 @@ fn seed_runs(s: &Server, job: &str, n: i64) {
 fn trim_asks_on_a_terminal_and_obeys_the_answer() {
     let s = Server::start();
     seed_runs(&s, "t", 4);
-    let out = on_tty(&s, "trim t --keep 1", "n", &[]);
+    let out = answer_on_tty(&s, "trim t --keep 1", "n");
     let shown = text(&out);
     assert!(
         shown.contains("Trim 3 runs of history from job t?"),
@@ -81,7 +120,7 @@ fn trim_asks_on_a_terminal_and_obeys_the_answer() {
     assert!(shown.contains("not confirmed"), "{shown}");
     assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:t}:slots"]), 4);
 
-    let out = on_tty(&s, "trim t --keep 1", "y", &[]);
+    let out = answer_on_tty(&s, "trim t --keep 1", "y");
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(0), "{shown}");
     assert!(shown.contains("trimmed 3 runs of t"), "{shown}");

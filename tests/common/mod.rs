@@ -329,6 +329,50 @@ pub fn wait_for_claim(s: &Server, job: &str, slot: &str) {
     );
 }
 
+/// Waits until the server's clock has passed `ms` (a lease end, a window): time, measured where
+/// the store measures it, rather than a guessed sleep.
+pub fn wait_for_server_time(s: &Server, ms: i64) {
+    wait_for(
+        &format!("the server clock to pass {ms}"),
+        Duration::from_secs(30),
+        || s.now_ms() > ms,
+    );
+}
+
+/// Waits until the lease of `job` @ `slot` (lease layout, prefix `cron:`) has ended by the
+/// server's clock.
+pub fn wait_for_lease_end(s: &Server, job: &str, slot: &str) {
+    let end: String = s.cmd(&[
+        "HGET",
+        &format!("{{cron:{job}}}:state"),
+        &format!("{slot}:lease_end"),
+    ]);
+    wait_for_server_time(s, end.parse().unwrap());
+}
+
+/// Waits until at least `n` clients are connected to the server (this test's own included).
+pub fn wait_for_clients(s: &Server, n: usize) {
+    wait_for(
+        &format!("{n} connected clients"),
+        Duration::from_secs(10),
+        || {
+            s.info_field("clients", "connected_clients")
+                .and_then(|v| v.parse::<usize>().ok())
+                .is_some_and(|c| c >= n)
+        },
+    );
+}
+
+/// Waits until `file` holds a whole line (a pid written by `echo $$ > file`).
+pub fn wait_for_line(file: &Path) -> String {
+    wait_for(
+        &format!("a line in {}", file.display()),
+        Duration::from_secs(10),
+        || std::fs::read_to_string(file).is_ok_and(|t| t.ends_with('\n')),
+    );
+    std::fs::read_to_string(file).unwrap().trim().to_string()
+}
+
 /// Polls `ready` every 20 ms; fails the test after `limit`.
 pub fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
     let start = Instant::now();
