@@ -43,7 +43,15 @@ impl Output {
     /// Prints one JSON document on stdout.
     pub fn print_json<T: Serialize>(&self, value: &T) {
         match serde_json::to_string_pretty(value) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => write_line(&text),
+            Err(e) => eprintln!("error: cannot encode the JSON output: {e}"),
+        }
+    }
+
+    /// One JSON document on one line (`run` and `run-now`, whose output is a log line per run).
+    pub fn print_json_line<T: Serialize>(&self, value: &T) {
+        match serde_json::to_string(value) {
+            Ok(text) => write_line(&text),
             Err(e) => eprintln!("error: cannot encode the JSON output: {e}"),
         }
     }
@@ -145,4 +153,13 @@ pub fn result_summary(result: Option<&serde_json::Value>) -> String {
             }
         }
     }
+}
+
+/// Writes a line to stdout. A reader that went away (a closed pipe, `| head`) is no error of
+/// ours; nothing else can be done about a failed write here, and a command's exit code must not
+/// be replaced by it.
+fn write_line(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }

@@ -160,7 +160,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
             catch_up: &caught_up,
             exit_code,
         };
-        println!("{}", serde_json::to_string(&summary).unwrap_or_default());
+        ctx.out.print_json_line(&summary);
     } else if !args.exec.quiet && std::io::stderr().is_terminal() {
         for r in caught_up.iter().chain(std::iter::once(&report)) {
             eprintln!("anarchon: {}", describe(r, now, args.max_late));

@@ -36,7 +36,7 @@ pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
             };
             let report = run_slot(&mut conn, target, req, &opts, now).await?;
             if ctx.out.json {
-                println!("{}", serde_json::to_string(&report).unwrap_or_default());
+                ctx.out.print_json_line(&report);
             }
             Ok(report.exit_code())
         }

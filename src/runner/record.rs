@@ -1,0 +1,120 @@
+//! Recording how a run ended: `finish` with the command's result, retried through connection
+//! trouble while the lease (or, claim-only, a fixed time) allows.
+
+use std::time::Duration;
+
+use tokio::time::{Instant, sleep, timeout};
+
+use crate::connection::Connection;
+use crate::runner::Target;
+use crate::runner::child::CommandOutcome;
+use crate::runner::keeper::HeldLease;
+use crate::runner::report::Recorded;
+use crate::store::ClaimKeys;
+use crate::strategy::claim_only;
+use crate::strategy::lease::{self, ClaimRequest, FinishStatus, TokenOutcome};
+
+/// How a won run is recorded at its end.
+pub enum Claimed {
+    /// Heartbeated while the command runs; finished with its token before its deadline.
+    Lease(HeldLease),
+    /// No lease: the result is added to `:results` when the command ends.
+    ClaimOnly { started: Instant, server_now: i64 },
+}
+
+/// The result stored with the run: how the command ended (see docs/store-format.md).
+fn result_json(runner: &str, attempt: u32, outcome: &CommandOutcome) -> String {
+    serde_json::json!({
+        "exit_code": outcome.exit_code,
+        "signal": outcome.signal,
+        "duration_ms": outcome.duration_ms,
+        "timed_out": outcome.timed_out,
+        "lease_lost": outcome.lease_lost,
+        "runner": runner,
+        "attempt": attempt,
+        "stderr_tail": outcome.stderr_tail,
+        "spawn_error": outcome.spawn_error,
+    })
+    .to_string()
+}
+
+/// How long a claim-only run's end is retried through connection trouble (it has no lease to
+/// bound the retries).
+const CLAIM_ONLY_RECORD_FOR: Duration = Duration::from_secs(10);
+
+/// Finishes the run, retrying through connection trouble while our lease still lives.
+pub async fn record(
+    conn: &mut Connection,
+    target: Target<'_>,
+    req: &ClaimRequest,
+    claimed: &Claimed,
+    attempt: u32,
+    outcome: &CommandOutcome,
+) -> Recorded {
+    let status = if outcome.succeeded() {
+        FinishStatus::Finished
+    } else {
+        FinishStatus::Failed
+    };
+    let result = result_json(&req.runner, attempt, outcome);
+    // Even past the deadline the finish is worth trying once: if nobody took over, it is ours (the
+    // script checks the token, so a late finish can never overwrite another attempt).
+    let give_up = match claimed {
+        Claimed::Lease(held) => {
+            Instant::now() + held.deadline.deadline().left().max(Duration::from_secs(1))
+        }
+        Claimed::ClaimOnly { .. } => Instant::now() + CLAIM_ONLY_RECORD_FOR,
+    };
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let left = give_up.saturating_duration_since(Instant::now());
+        let finish = async {
+            match claimed {
+                Claimed::Lease(held) => {
+                    lease::finish(conn, &held.keys, held.slot, &held.token, status, &result).await
+                }
+                Claimed::ClaimOnly {
+                    started,
+                    server_now,
+                } => {
+                    let ended_at = server_now + crate::time::millis(started.elapsed());
+                    let keys = ClaimKeys::new(target.prefix, target.job);
+                    claim_only::finish(
+                        conn,
+                        &keys,
+                        target.strategy,
+                        req.kind,
+                        req.slot,
+                        &req.token,
+                        status,
+                        &result,
+                        ended_at,
+                    )
+                    .await
+                }
+            }
+        };
+        let error = match timeout(left.max(Duration::from_millis(100)), finish).await {
+            Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => return Recorded::Yes,
+            Ok(Ok(reply)) => return Recorded::LeaseLost(reply.lost_reason()),
+            Ok(Err(e)) if !e.is_transient() => {
+                return Recorded::Refused {
+                    reason: e.to_string(),
+                    exit_code: e.exit_code().code(),
+                };
+            }
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "Redis did not answer in time".to_string(),
+        };
+        if Instant::now() >= give_up {
+            return Recorded::Unreachable(error);
+        }
+        sleep(backoff.min(give_up.saturating_duration_since(Instant::now()))).await;
+        backoff = (backoff * 2).min(Duration::from_secs(2));
+        let _ = timeout(
+            give_up.saturating_duration_since(Instant::now()),
+            conn.reconnect(),
+        )
+        .await;
+    }
+}

@@ -1,0 +1,98 @@
+//! What became of one slot, and the exit code it stands for (`run --json` prints the report).
+
+use serde::Serialize;
+
+use crate::error::ExitCode;
+use crate::runner::child::CommandOutcome;
+use crate::strategy::lease::ClaimReply;
+use crate::time::rfc3339;
+
+/// What became of one slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlotOutcome {
+    /// We won it and ran the command.
+    Ran,
+    Overlap,
+    Done,
+    Running,
+    /// Older than `--max-late`: not run.
+    TooLate,
+}
+
+/// Whether the end of the run reached the store.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "detail")]
+pub enum Recorded {
+    /// finished / failed is stored.
+    Yes,
+    /// The token was no longer current: someone else holds or ended the run.
+    LeaseLost(String),
+    /// Redis could not be reached before the lease expired.
+    Unreachable(String),
+    /// Redis refused the finish (permissions, memory, bad data): retrying cannot help.
+    Refused { reason: String, exit_code: i32 },
+}
+
+/// The summary of one slot (`run --json` prints it).
+#[derive(Debug, Clone, Serialize)]
+pub struct SlotReport {
+    pub job: String,
+    pub slot: i64,
+    pub slot_time: String,
+    pub outcome: SlotOutcome,
+    /// Ours when we ran it; the holder's when skipped.
+    pub attempt: Option<u32>,
+    pub runner: String,
+    /// Whether we took the run over as a backup.
+    pub backup: bool,
+    /// The run's status after us (`finished`, `failed`, ... or the holder's view when skipped).
+    pub status: String,
+    pub command: Option<CommandOutcome>,
+    pub recorded: Option<Recorded>,
+}
+
+impl SlotReport {
+    pub fn skipped(job: &str, slot: i64, outcome: SlotOutcome, reply: Option<&ClaimReply>) -> Self {
+        SlotReport {
+            job: job.to_string(),
+            slot,
+            slot_time: rfc3339(slot),
+            outcome,
+            attempt: reply.and_then(|r| r.attempt),
+            runner: reply.map(|r| r.runner.clone()).unwrap_or_default(),
+            backup: false,
+            status: reply.map(|r| r.status.clone()).unwrap_or_default(),
+            command: None,
+            recorded: None,
+        }
+    }
+
+    pub fn too_late(job: &str, slot: i64) -> Self {
+        SlotReport::skipped(job, slot, SlotOutcome::TooLate, None)
+    }
+
+    /// The process exit code this slot stands for (see the table in error.rs).
+    pub fn exit_code(&self) -> i32 {
+        match self.outcome {
+            SlotOutcome::Overlap => ExitCode::Overlap.code(),
+            SlotOutcome::Done => ExitCode::Done.code(),
+            SlotOutcome::Running => ExitCode::Running.code(),
+            SlotOutcome::TooLate => ExitCode::TooLate.code(),
+            SlotOutcome::Ran => {
+                let command = self
+                    .command
+                    .as_ref()
+                    .map_or(1, CommandOutcome::process_exit_code);
+                match (&self.recorded, command) {
+                    // A failing command's own code is what cron and monitoring must see.
+                    (_, code) if code != 0 => code,
+                    (Some(Recorded::LeaseLost(_)), _) => ExitCode::LeaseLost.code(),
+                    (Some(Recorded::Unreachable(_)), _) => ExitCode::Connection.code(),
+                    (Some(Recorded::Refused { exit_code, .. }), _) => *exit_code,
+                    _ => 0,
+                }
+            }
+        }
+    }
+}
