@@ -269,6 +269,22 @@ impl Connection {
         Ok(())
     }
 
+    /// The runner's one retry step after a transient error: waits `backoff` (never past `until`),
+    /// doubles it up to 2 s, then opens a fresh connection if there is time left (after a server
+    /// restart or a cut connection the old one stays broken).
+    pub async fn pause_and_reconnect(
+        &mut self,
+        backoff: &mut Duration,
+        until: tokio::time::Instant,
+    ) {
+        let left = || until.saturating_duration_since(tokio::time::Instant::now());
+        tokio::time::sleep((*backoff).min(left())).await;
+        *backoff = (*backoff * 2).min(Duration::from_secs(2));
+        if !left().is_zero() {
+            let _ = tokio::time::timeout(left(), self.reconnect()).await;
+        }
+    }
+
     /// The server's address with any password removed.
     pub fn shown_url(&self) -> &str {
         &self.shown_url

@@ -81,13 +81,8 @@ pub async fn keep(mut conn: Connection, held: HeldLease, every: Duration) {
     }
 }
 
-/// Waits a growing pause (never past the deadline), then opens a fresh connection: after a server
-/// restart or a cut connection the old one stays broken.
+/// Waits a growing pause and reconnects, never past the lease deadline.
 async fn retry_later(conn: &mut Connection, held: &HeldLease, backoff: &mut Duration) {
-    sleep((*backoff).min(held.deadline.deadline().left())).await;
-    *backoff = (*backoff * 2).min(Duration::from_secs(2));
-    let left = held.deadline.deadline().left();
-    if !left.is_zero() {
-        let _ = timeout(left, conn.reconnect()).await;
-    }
+    let until = tokio::time::Instant::now() + held.deadline.deadline().left();
+    conn.pause_and_reconnect(backoff, until).await;
 }

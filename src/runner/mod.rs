@@ -34,7 +34,7 @@ use record::{Claimed, record};
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use tokio::time::{Instant, sleep, timeout};
+use tokio::time::Instant;
 
 use crate::connection::Connection;
 use crate::error::Result;
@@ -155,13 +155,7 @@ async fn claim_with_retry(
         if !req_quiet() {
             eprintln!("anarchon: the claim got no answer ({error}); retrying with the same token");
         }
-        sleep(backoff.min(give_up.saturating_duration_since(Instant::now()))).await;
-        backoff = (backoff * 2).min(Duration::from_secs(2));
-        let _ = timeout(
-            give_up.saturating_duration_since(Instant::now()),
-            conn.reconnect(),
-        )
-        .await;
+        conn.pause_and_reconnect(&mut backoff, give_up).await;
     }
 }
 

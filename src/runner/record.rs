@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use tokio::time::{Instant, sleep, timeout};
+use tokio::time::{Instant, timeout};
 
 use crate::connection::Connection;
 use crate::runner::Target;
@@ -109,12 +109,6 @@ pub async fn record(
         if Instant::now() >= give_up {
             return Recorded::Unreachable(error);
         }
-        sleep(backoff.min(give_up.saturating_duration_since(Instant::now()))).await;
-        backoff = (backoff * 2).min(Duration::from_secs(2));
-        let _ = timeout(
-            give_up.saturating_duration_since(Instant::now()),
-            conn.reconnect(),
-        )
-        .await;
+        conn.pause_and_reconnect(&mut backoff, give_up).await;
     }
 }
