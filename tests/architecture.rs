@@ -1,4 +1,4 @@
-//! The layers stay apart: nothing under src/store, src/strategy, src/runner or src/connection.rs
+//! The layers stay apart: nothing under src/store, src/strategy, src/runner or src/connection
 //! knows the command line. The clap structs are resolved into plain settings once, in
 //! src/settings.rs (see the module map in src/lib.rs).
 
@@ -18,8 +18,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn the_core_layers_never_import_the_command_line() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = vec![src.join("connection.rs")];
-    for dir in ["store", "strategy", "runner"] {
+    let mut files = Vec::new();
+    for dir in ["store", "strategy", "runner", "connection"] {
         rust_files(&src.join(dir), &mut files);
     }
     assert!(files.len() > 10, "the layers were found: {files:?}");

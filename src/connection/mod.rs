@@ -1,4 +1,5 @@
-//! The connection to Redis or Valkey, and how its errors become [`Error`]s.
+//! The connection to Redis or Valkey: one standalone server, a cluster, or the primary Sentinel
+//! names ([`sentinel`]); its errors become [`Error`]s in [`errors`].
 //!
 //! Every command goes through [`Connection`]: it knows the (password-free) address for messages,
 //! applies the timeouts, runs Lua scripts with EVALSHA (falling back to EVAL on NOSCRIPT), and turns
@@ -16,6 +17,14 @@ use redis::{
 use crate::error::{Error, Result};
 use crate::scripts::LuaScript;
 
+mod errors;
+mod sentinel;
+
+use errors::{connection_error, redact_text};
+pub use errors::{map_redis_error, redact_url};
+pub use sentinel::SentinelTarget;
+use sentinel::open_via_sentinels;
+
 /// Where and how to connect, resolved from flags and the environment (by `settings`).
 #[derive(Clone)]
 pub struct ConnectOptions {
@@ -30,70 +39,6 @@ pub struct ConnectOptions {
     /// Ask these sentinels for the primary instead of connecting to `url`'s host (a
     /// `redis+sentinel://` URL); `url` then only carries the credentials, database and TLS.
     pub sentinel: Option<SentinelTarget>,
-}
-
-/// Where the sentinels are and which primary to ask them for, from
-/// `redis+sentinel://[user:password@]host:port[,host:port...]/<master-name>[/<db>]`
-/// (`rediss+sentinel://` for TLS to the data nodes). The port defaults to 26379.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SentinelTarget {
-    pub sentinels: Vec<(String, u16)>,
-    pub master: String,
-}
-
-impl SentinelTarget {
-    /// Splits a sentinel URL into the target and a plain URL (`redis://` or `rediss://`) that
-    /// carries its user, password and database, so the rest of the connection options (password
-    /// file, TLS flags) apply as for any URL.
-    pub fn parse(text: &str) -> std::result::Result<(SentinelTarget, String), String> {
-        let (scheme, rest) = text
-            .split_once("+sentinel://")
-            .ok_or_else(|| "not a redis+sentinel:// URL".to_string())?;
-        if scheme != "redis" && scheme != "rediss" {
-            return Err(format!("unknown scheme {scheme}+sentinel"));
-        }
-        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let (userinfo, hosts) = match authority.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, authority),
-        };
-        let mut sentinels = Vec::new();
-        for host in hosts.split(',').filter(|h| !h.is_empty()) {
-            let (name, port) = match host.rsplit_once(':') {
-                Some((name, port)) => (
-                    name,
-                    port.parse::<u16>()
-                        .map_err(|_| format!("sentinel port {port:?} is not a number"))?,
-                ),
-                None => (host, 26379),
-            };
-            sentinels.push((name.to_string(), port));
-        }
-        if sentinels.is_empty() {
-            return Err("no sentinel address (host:port[,host:port...])".into());
-        }
-        let mut parts = path.split('/').filter(|p| !p.is_empty());
-        let master = parts
-            .next()
-            .ok_or_else(|| "no master name (redis+sentinel://host:port/<master-name>)".to_string())?
-            .to_string();
-        let db = parts.next().unwrap_or("0");
-        let (first_host, first_port) = &sentinels[0];
-        let userinfo = userinfo.map(|u| format!("{u}@")).unwrap_or_default();
-        let plain = format!("{scheme}://{userinfo}{first_host}:{first_port}/{db}");
-        Ok((SentinelTarget { sentinels, master }, plain))
-    }
-
-    /// How the target is shown in messages: the sentinels and the master name, no secrets.
-    fn shown(&self, plain_url: &str) -> String {
-        let scheme = plain_url.split("://").next().unwrap_or("redis");
-        let hosts: Vec<String> = self
-            .sentinels
-            .iter()
-            .map(|(h, p)| format!("{h}:{p}"))
-            .collect();
-        format!("{scheme}+sentinel://{}/{}", hosts.join(","), self.master)
-    }
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -369,74 +314,6 @@ impl Connection {
     }
 }
 
-/// Asks the sentinels for the current primary of `target.master` and connects to it. A reconnect
-/// asks again, so after a failover the next connection goes to the new primary.
-async fn open_via_sentinels(
-    options: &ConnectOptions,
-    target: &SentinelTarget,
-    shown_url: &str,
-) -> Result<MultiplexedConnection> {
-    use redis::sentinel::{SentinelClientBuilder, SentinelServerType};
-    let fail = |e: RedisError| connection_error(shown_url, &e, &options.url);
-    let plain = url::Url::parse(&options.url)
-        .map_err(|e| Error::Usage(format!("{shown_url} is not a usable sentinel URL: {e}")))?;
-    let addresses = target
-        .sentinels
-        .iter()
-        .map(|(host, port)| redis::ConnectionAddr::Tcp(host.clone(), *port));
-    let mut builder =
-        SentinelClientBuilder::new(addresses, &target.master, SentinelServerType::Master)
-            .map_err(fail)?;
-    let db = plain
-        .path()
-        .trim_start_matches('/')
-        .parse::<i64>()
-        .unwrap_or(0);
-    builder = builder.set_client_to_redis_db(db);
-    if !plain.username().is_empty() {
-        builder = builder.set_client_to_redis_username(plain.username());
-    }
-    if let Some(password) = plain.password() {
-        let password = url::form_urlencoded::parse(format!("p={password}").as_bytes())
-            .next()
-            .map(|(_, v)| v.into_owned())
-            .unwrap_or_default();
-        builder = builder.set_client_to_redis_password(password);
-    }
-    if plain.scheme() == "rediss" {
-        let insecure = plain.fragment() == Some("insecure");
-        builder = builder.set_client_to_redis_tls_mode(if insecure {
-            redis::TlsMode::Insecure
-        } else {
-            redis::TlsMode::Secure
-        });
-        if let Some(ca) = &options.tls_ca {
-            builder = builder.set_client_to_redis_certificates(TlsCertificates {
-                client_tls: None,
-                root_cert: Some(ca.clone()),
-            });
-        }
-    }
-    let mut sentinel = builder.build().map_err(fail)?;
-    let client = tokio::time::timeout(options.connect_timeout, sentinel.async_get_client())
-        .await
-        .map_err(|_| Error::Connection {
-            url: shown_url.to_string(),
-            detail: format!(
-                "no sentinel named a primary for {:?} within the connect timeout",
-                target.master
-            ),
-        })?
-        .map_err(fail)?;
-    let config = AsyncConnectionConfig::new()
-        .set_connection_timeout(Some(options.connect_timeout))
-        .set_response_timeout(Some(options.command_timeout));
-    client
-        .get_multiplexed_async_connection_with_config(&config)
-        .await
-        .map_err(fail)
-}
-
 /// `host:port` of every primary in a CLUSTER NODES reply.
 fn primary_addresses(nodes: &str) -> Vec<String> {
     nodes
@@ -458,116 +335,6 @@ fn eval_cmd(verb: &str, script: &str, keys: &[&str], args: &[String]) -> redis::
     let mut cmd = redis::cmd(verb);
     cmd.arg(script).arg(keys.len()).arg(keys).arg(args);
     cmd
-}
-
-fn connection_error(shown_url: &str, e: &RedisError, url: &str) -> Error {
-    Error::Connection {
-        url: shown_url.to_string(),
-        detail: redact_text(&e.to_string(), url),
-    }
-}
-
-/// Maps a Redis error: our scripts' own error codes first, then connection trouble, then the rest.
-pub fn map_redis_error(shown_url: &str, e: RedisError) -> Error {
-    let text = e.to_string();
-    // Our scripts answer `ANARCHON_<KIND> <details>`; Redis may append " script: <sha>, on ...".
-    let detail = e
-        .detail()
-        .map(|d| d.split(" script:").next().unwrap_or(d).trim().to_string())
-        .unwrap_or_default();
-    match e.code() {
-        Some("ANARCHON_WRONGTYPE") => {
-            let mut parts = detail.split_whitespace();
-            let mut next = || parts.next().unwrap_or("?").to_string();
-            return Error::WrongType {
-                key: next(),
-                found: next(),
-                expected: next(),
-            };
-        }
-        Some("ANARCHON_CORRUPT") => {
-            let (key, what) = detail.split_once(' ').unwrap_or((&detail, ""));
-            return Error::corrupt(key, what.trim());
-        }
-        _ => {}
-    }
-    let is_connection = e.is_io_error()
-        || e.is_timeout()
-        || e.is_connection_refusal()
-        || e.is_connection_dropped()
-        || matches!(e.kind(), ErrorKind::AuthenticationFailed)
-        || matches!(
-            e.code(),
-            Some(
-                "NOAUTH"
-                    | "WRONGPASS"
-                    | "LOADING"
-                    | "MASTERDOWN"
-                    | "BUSY"
-                    | "TRYAGAIN"
-                    | "READONLY"
-                    | "CLUSTERDOWN"
-            )
-        )
-        // A pipeline's error carries its commands' codes only in its text.
-        || ["\"NOAUTH\"", "\"WRONGPASS\""].iter().any(|code| text.contains(code));
-    if is_connection {
-        return Error::Connection {
-            url: shown_url.to_string(),
-            detail: text,
-        };
-    }
-    if e.code() == Some("OOM") {
-        return Error::Redis(format!(
-            "{text}\n  hint: the server reached maxmemory; free memory or trim history (`anarchon trim`); nothing was changed by this command"
-        ));
-    }
-    if e.code() == Some("NOPERM") {
-        return Error::Redis(format!(
-            "{text}\n  hint: the Redis ACL user lacks a command or key pattern anarchon needs; see the ACL line in README.md"
-        ));
-    }
-    Error::Redis(text)
-}
-
-/// The URL with its secrets replaced by `***`, for messages and logs: the password, and a lone user
-/// name (`redis://s3cret@host` puts a password in the user slot, a common slip).
-pub fn redact_url(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) => {
-            if parsed.password().is_some() {
-                let _ = parsed.set_password(Some("***"));
-            } else if !parsed.username().is_empty() {
-                let _ = parsed.set_username("***");
-            }
-            parsed.to_string()
-        }
-        Err(_) => "<unparsable URL>".to_string(),
-    }
-}
-
-/// Removes the URL's secrets (as [`redact_url`] sees them) from a text: some client errors quote the
-/// URL or its parts.
-fn redact_text(text: &str, url: &str) -> String {
-    let Ok(parsed) = url::Url::parse(url) else {
-        return text.to_string();
-    };
-    let secret = match parsed.password() {
-        Some(password) => password.to_string(),
-        None => parsed.username().to_string(),
-    };
-    if secret.is_empty() {
-        return text.to_string();
-    }
-    let decoded = url::form_urlencoded::parse(format!("s={secret}").as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_default();
-    let mut out = text.replace(&secret, "***");
-    if !decoded.is_empty() {
-        out = out.replace(&decoded, "***");
-    }
-    out
 }
 
 #[cfg(test)]

@@ -3,7 +3,14 @@
 //!
 //! A claim answers `won`, or `done` with status `claimed` (another instance claimed the run; these
 //! strategies cannot tell whether it still runs). `finish` records the result in `:results` after
-//! checking that the caller's token is the one in the claim.
+//! checking that the caller's token is the one in the claim ([`finish`]); claims and `anarchon
+//! trim` trim the streams ([`trim`]).
+
+mod finish;
+mod trim;
+
+pub use finish::finish;
+pub use trim::{trim, trim_after_claim};
 
 use crate::connection::Connection;
 use crate::error::{Error, Result};
@@ -12,9 +19,7 @@ use crate::server::ServerInfo;
 use crate::store::read::{self, RunEntry};
 use crate::store::{ClaimKeys, RunKind};
 use crate::strategy::Strategy;
-use crate::strategy::lease::{
-    ClaimOutcome, ClaimReply, FinishStatus, ScriptReply, TokenOutcome, TokenReply,
-};
+use crate::strategy::lease::{ClaimOutcome, ClaimReply, ScriptReply};
 use crate::time::millis;
 
 /// What a claim-only claim needs.
@@ -174,7 +179,7 @@ fn taken(c: &Claim<'_>, holder: Option<&RunEntry>) -> ClaimReply {
 }
 
 /// The claim of `slot` in a runs (or manual) stream, if it can be found.
-async fn entry_for_slot(
+pub(super) async fn entry_for_slot(
     conn: &mut Connection,
     key: &str,
     strategy: Strategy,
@@ -192,239 +197,8 @@ async fn entry_for_slot(
     Ok(entries.into_iter().find(|e| e.slot == slot))
 }
 
-/// Records how a claimed run ended, if `token` is the claim's.
-#[allow(clippy::too_many_arguments)]
-pub async fn finish(
-    conn: &mut Connection,
-    keys: &ClaimKeys,
-    strategy: Strategy,
-    kind: RunKind,
-    slot: i64,
-    token: &str,
-    status: FinishStatus,
-    result_json: &str,
-    server_now: i64,
-) -> Result<TokenReply> {
-    let stream = if kind == RunKind::Manual {
-        &keys.manual
-    } else {
-        &keys.runs
-    };
-    let mut entry = entry_for_slot(conn, stream, strategy, slot).await?;
-    if entry.is_none() && kind == RunKind::Scheduled {
-        // `finish` does not know a run's kind: a manual run is in the other stream.
-        entry = entry_for_slot(conn, &keys.manual, strategy, slot).await?;
-    }
-    let reply = |outcome, runner: String, status: String| ScriptReply {
-        outcome,
-        attempt: None,
-        lease_end: None,
-        runner,
-        status,
-        server_now,
-        other_slot: None,
-    };
-    let Some(entry) = entry.filter(|e| e.token == token) else {
-        return Ok(reply(TokenOutcome::Lost, String::new(), String::new()));
-    };
-    let status = match status {
-        FinishStatus::Finished => "finished",
-        FinishStatus::Failed => "failed",
-    };
-    let result: serde_json::Value = serde_json::from_str(result_json)
-        .map_err(|e| Error::usage(format!("the result is not JSON: {e}")))?;
-    let member = serde_json::json!({
-        "slot": slot,
-        "token": token,
-        "runner": entry.runner,
-        "status": status,
-        "kind": entry.kind,
-        "claimed_at": entry.claimed_at,
-        "ended_at": server_now,
-        "result": result,
-    });
-    let answer: Vec<String> = conn
-        .eval(
-            &scripts::FINISH_CLAIM_ONLY,
-            &[&keys.results],
-            &[slot.to_string(), token.to_string(), member.to_string()],
-        )
-        .await?;
-    match answer.first().map(String::as_str) {
-        Some("ok") => Ok(reply(TokenOutcome::Ok, entry.runner, status.to_string())),
-        // Finished once already: one result per run.
-        Some("done") => Ok(reply(
-            TokenOutcome::Lost,
-            entry.runner,
-            answer.get(1).cloned().unwrap_or_default(),
-        )),
-        _ => Err(Error::corrupt(
-            &keys.results,
-            format!("the finish script answered {answer:?}"),
-        )),
-    }
-}
-
-/// Trims a claim-only job's history: its streams to about `keep` entries each and, with
-/// `older_than`, entries whose ID time is older than that; never an entry younger than `protect`
-/// (the script strategy looks back that far, and stream-id never forgets through its last ID
-/// anyway). Results of removed runs go with them. Returns the removed runs' slots.
-#[allow(clippy::too_many_arguments)]
-pub async fn trim(
-    conn: &mut Connection,
-    keys: &ClaimKeys,
-    keep: u32,
-    older_than: Option<std::time::Duration>,
-    protect: std::time::Duration,
-    now: i64,
-    dry_run: bool,
-) -> Result<Vec<i64>> {
-    let mut removed = Vec::new();
-    for stream in [&keys.runs, &keys.manual] {
-        let len: u64 = conn.query(redis::cmd("XLEN").arg(stream)).await?;
-        removed.extend(
-            trim_stream(
-                conn, keys, stream, len, keep, older_than, protect, now, dry_run, 500,
-            )
-            .await?,
-        );
-    }
-    Ok(removed)
-}
-
-/// Trims after a won claim, within the strategy's memory: the oldest entries of `stream` beyond the
-/// history size (and past the TTL), never one younger than the protection (for script, its window:
-/// the claim looks back that far), and never the newest (stream-id's last ID is what refuses old
-/// slots). One XLEN when there is nothing to trim; a short page when there is.
-pub async fn trim_after_claim(
-    conn: &mut Connection,
-    keys: &ClaimKeys,
-    stream: &str,
-    history: &crate::strategy::lease::HistoryPolicy,
-    protect: std::time::Duration,
-    now: i64,
-) -> Result<()> {
-    let len: u64 = conn.query(redis::cmd("XLEN").arg(stream)).await?;
-    if len <= u64::from(history.size) && history.ttl.is_none() {
-        return Ok(());
-    }
-    trim_stream(
-        conn,
-        keys,
-        stream,
-        len,
-        history.size,
-        history.ttl,
-        protect,
-        now,
-        false,
-        16,
-    )
-    .await
-    .map(|_| ())
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn trim_stream(
-    conn: &mut Connection,
-    keys: &ClaimKeys,
-    stream: &str,
-    len: u64,
-    keep: u32,
-    older_than: Option<std::time::Duration>,
-    protect: std::time::Duration,
-    now: i64,
-    dry_run: bool,
-    page_size: usize,
-) -> Result<Vec<i64>> {
-    let protect_from = now - millis(protect);
-    let expire_before = older_than.map(|d| now - millis(d));
-    let mut removed = Vec::new();
-    {
-        // The newest entry always stays (stream-id refuses slots up to it).
-        let mut excess = len.saturating_sub(u64::from(keep.max(1)));
-        let mut left = len.saturating_sub(1);
-        let mut cursor = "-".to_string();
-        'walk: loop {
-            let value: redis::Value = conn
-                .query(
-                    redis::cmd("XRANGE")
-                        .arg(stream)
-                        .arg(&cursor)
-                        .arg("+")
-                        .arg("COUNT")
-                        .arg(page_size),
-                )
-                .await?;
-            let page = read::stream_entries(stream, value)?;
-            if page.is_empty() {
-                break;
-            }
-            let mut doomed = Vec::new();
-            for e in &page {
-                let id_ms: i64 =
-                    e.id.split('-')
-                        .next()
-                        .and_then(|ms| ms.parse().ok())
-                        .unwrap_or(i64::MAX);
-                let expired = expire_before.is_some_and(|t| id_ms < t);
-                if (excess == 0 && !expired) || id_ms >= protect_from || left == 0 {
-                    break;
-                }
-                doomed.push(e);
-                excess = excess.saturating_sub(1);
-                left -= 1;
-            }
-            let complete = doomed.len() == page.len();
-            if !dry_run && !doomed.is_empty() {
-                let mut del = redis::cmd("XDEL");
-                del.arg(stream);
-                for e in &doomed {
-                    del.arg(&e.id);
-                }
-                let mut pipe = redis::pipe();
-                pipe.add_command(del);
-                for e in &doomed {
-                    pipe.cmd("ZREMRANGEBYSCORE")
-                        .arg(&keys.results)
-                        .arg(e.slot)
-                        .arg(e.slot);
-                }
-                for reply in conn.replies(&pipe).await? {
-                    read::decode::<i64>(&keys.results, reply)?;
-                }
-            }
-            removed.extend(doomed.iter().map(|e| e.slot));
-            if !complete {
-                break 'walk;
-            }
-            cursor = page
-                .last()
-                .map_or("0-0".to_string(), |e| next_stream_id(&e.id));
-        }
-    }
-    Ok(removed)
-}
-
-/// The smallest stream ID after `id` (`XRANGE (id` needs Redis 6.2; this works on 5).
-fn next_stream_id(id: &str) -> String {
-    match id
-        .split_once('-')
-        .map(|(ms, seq)| (ms.parse::<u64>(), seq.parse::<u64>()))
-    {
-        Some((Ok(ms), Ok(u64::MAX))) => format!("{}-0", ms + 1),
-        Some((Ok(ms), Ok(seq))) => format!("{ms}-{}", seq + 1),
-        _ => id.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn stream_ids_step_to_the_next() {
-        assert_eq!(super::next_stream_id("1000-0"), "1000-1");
-        assert_eq!(super::next_stream_id(&format!("7-{}", u64::MAX)), "8-0");
-    }
 
     use super::*;
 

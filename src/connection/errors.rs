@@ -1,0 +1,116 @@
+//! How Redis errors become [`Error`]s: our scripts' markers, connection trouble, refusals with a
+//! hint that fits them, and secrets kept out of every message.
+
+use redis::{ErrorKind, RedisError};
+
+use crate::error::Error;
+
+pub(super) fn connection_error(shown_url: &str, e: &RedisError, url: &str) -> Error {
+    Error::Connection {
+        url: shown_url.to_string(),
+        detail: redact_text(&e.to_string(), url),
+    }
+}
+
+/// Maps a Redis error: our scripts' own error codes first, then connection trouble, then the rest.
+pub fn map_redis_error(shown_url: &str, e: RedisError) -> Error {
+    let text = e.to_string();
+    // Our scripts answer `ANARCHON_<KIND> <details>`; Redis may append " script: <sha>, on ...".
+    let detail = e
+        .detail()
+        .map(|d| d.split(" script:").next().unwrap_or(d).trim().to_string())
+        .unwrap_or_default();
+    match e.code() {
+        Some("ANARCHON_WRONGTYPE") => {
+            let mut parts = detail.split_whitespace();
+            let mut next = || parts.next().unwrap_or("?").to_string();
+            return Error::WrongType {
+                key: next(),
+                found: next(),
+                expected: next(),
+            };
+        }
+        Some("ANARCHON_CORRUPT") => {
+            let (key, what) = detail.split_once(' ').unwrap_or((&detail, ""));
+            return Error::corrupt(key, what.trim());
+        }
+        _ => {}
+    }
+    let is_connection = e.is_io_error()
+        || e.is_timeout()
+        || e.is_connection_refusal()
+        || e.is_connection_dropped()
+        || matches!(e.kind(), ErrorKind::AuthenticationFailed)
+        || matches!(
+            e.code(),
+            Some(
+                "NOAUTH"
+                    | "WRONGPASS"
+                    | "LOADING"
+                    | "MASTERDOWN"
+                    | "BUSY"
+                    | "TRYAGAIN"
+                    | "READONLY"
+                    | "CLUSTERDOWN"
+            )
+        )
+        // A pipeline's error carries its commands' codes only in its text.
+        || ["\"NOAUTH\"", "\"WRONGPASS\""].iter().any(|code| text.contains(code));
+    if is_connection {
+        return Error::Connection {
+            url: shown_url.to_string(),
+            detail: text,
+        };
+    }
+    if e.code() == Some("OOM") {
+        return Error::Redis(format!(
+            "{text}\n  hint: the server reached maxmemory; free memory or trim history (`anarchon trim`); nothing was changed by this command"
+        ));
+    }
+    if e.code() == Some("NOPERM") {
+        return Error::Redis(format!(
+            "{text}\n  hint: the Redis ACL user lacks a command or key pattern anarchon needs; see the ACL line in README.md"
+        ));
+    }
+    Error::Redis(text)
+}
+
+/// The URL with its secrets replaced by `***`, for messages and logs: the password, and a lone user
+/// name (`redis://s3cret@host` puts a password in the user slot, a common slip).
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            if parsed.password().is_some() {
+                let _ = parsed.set_password(Some("***"));
+            } else if !parsed.username().is_empty() {
+                let _ = parsed.set_username("***");
+            }
+            parsed.to_string()
+        }
+        Err(_) => "<unparsable URL>".to_string(),
+    }
+}
+
+/// Removes the URL's secrets (as [`redact_url`] sees them) from a text: some client errors quote the
+/// URL or its parts.
+pub(super) fn redact_text(text: &str, url: &str) -> String {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return text.to_string();
+    };
+    let secret = match parsed.password() {
+        Some(password) => password.to_string(),
+        None => parsed.username().to_string(),
+    };
+    if secret.is_empty() {
+        return text.to_string();
+    }
+    let decoded = url::form_urlencoded::parse(format!("s={secret}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default();
+    let mut out = text.replace(&secret, "***");
+    if !decoded.is_empty() {
+        out = out.replace(&decoded, "***");
+    }
+    out
+}
