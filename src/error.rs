@@ -103,19 +103,54 @@ impl ExitCode {
     }
 }
 
-/// Everything that can go wrong, each variant knowing its exit code and what to do next.
+/// A message for a person, and optionally what to do next. `main` prints the hint once, on its
+/// own line; the message alone is what other messages quote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub text: String,
+    pub hint: Option<String>,
+}
+
+/// The separator between a message and its hint where both are written as one string.
+const HINT: &str = "\n  hint: ";
+
+impl From<String> for Message {
+    /// `"what happened\n  hint: what to do"` becomes the message and its hint.
+    fn from(text: String) -> Self {
+        match text.split_once(HINT) {
+            Some((text, hint)) => Message {
+                text: text.to_string(),
+                hint: Some(hint.to_string()),
+            },
+            None => Message { text, hint: None },
+        }
+    }
+}
+
+impl From<&str> for Message {
+    fn from(text: &str) -> Self {
+        Message::from(text.to_string())
+    }
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Everything that can go wrong, each variant knowing its exit code and what to do next
+/// ([`Error::hint`]).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{0}")]
-    Usage(String),
+    Usage(Message),
 
-    #[error(
-        "cannot reach Redis at {url}: {detail}\n  hint: check --redis / ANARCHON_REDIS_URL, that the server runs, and that the password is right"
-    )]
+    #[error("cannot reach Redis at {url}: {detail}")]
     Connection { url: String, detail: String },
 
     #[error(
-        "the store at {url} uses format {found} (key {key}), newer than format {supported} that this anarchon reads (ANARCHON_STORE_FORMAT)\n  hint: upgrade anarchon; nothing was written"
+        "the store at {url} uses format {found} (key {key}), newer than format {supported} that this anarchon reads (ANARCHON_STORE_FORMAT)"
     )]
     StoreFormat {
         url: String,
@@ -125,7 +160,7 @@ pub enum Error {
     },
 
     #[error(
-        "key {key} holds {}, but anarchon expects {}\n  hint: another program wrote this key, or --prefix is wrong; inspect it with `redis-cli TYPE {key}`",
+        "key {key} holds {}, but anarchon expects {}",
         with_article(found),
         with_article(expected)
     )]
@@ -135,25 +170,56 @@ pub enum Error {
         expected: String,
     },
 
-    #[error(
-        "key {key} holds data anarchon cannot read: {detail}\n  hint: inspect it with redis-cli; it was not written by anarchon's store format"
-    )]
+    #[error("key {key} holds data anarchon cannot read: {detail}")]
     CorruptData { key: String, detail: String },
 
     #[error("{0}")]
-    NotFound(String),
+    NotFound(Message),
 
     #[error("{0}")]
-    Unsupported(String),
+    Unsupported(Message),
 
-    #[error("Redis answered an error: {0}")]
-    Redis(String),
+    /// An error reply of the server, with its code (`OOM`, `NOPERM`, `ERR`, ...).
+    #[error("Redis answered an error: {message}")]
+    Redis {
+        code: Option<String>,
+        message: String,
+    },
 
     #[error("{0}")]
     Other(String),
 }
 
 impl Error {
+    /// What to do next, fitted to the error (printed once by `main`, after the message).
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::Usage(m) | Error::NotFound(m) | Error::Unsupported(m) => m.hint.clone(),
+            Error::Connection { detail, .. } => Some(connection_hint(detail).to_string()),
+            Error::StoreFormat { .. } => Some("upgrade anarchon; nothing was written".into()),
+            Error::WrongType { key, .. } => Some(format!(
+                "another program wrote this key, or --prefix is wrong; inspect it with `redis-cli TYPE {key}`"
+            )),
+            Error::CorruptData { .. } => Some(
+                "inspect it with redis-cli; it was not written by anarchon's store format".into(),
+            ),
+            Error::Redis { code, .. } => match code.as_deref() {
+                Some("OOM") => Some("the server reached maxmemory; free memory or trim history (`anarchon trim`); nothing was changed by this command".into()),
+                Some("NOPERM") => Some("the Redis ACL user lacks a command or key pattern anarchon needs; see the ACL line in README.md".into()),
+                _ => None,
+            },
+            Error::Other(_) => None,
+        }
+    }
+
+    /// The message and, on its own line, the hint: how `main` and the runner print an error.
+    pub fn with_hint(&self) -> String {
+        match self.hint() {
+            Some(hint) => format!("{self}{HINT}{hint}"),
+            None => self.to_string(),
+        }
+    }
+
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Error::Usage(_) => ExitCode::Usage,
@@ -162,7 +228,7 @@ impl Error {
             Error::WrongType { .. } | Error::CorruptData { .. } => ExitCode::StoreData,
             Error::NotFound(_) => ExitCode::NotFound,
             Error::Unsupported(_) => ExitCode::Unsupported,
-            Error::Redis(_) | Error::Other(_) => ExitCode::Failure,
+            Error::Redis { .. } | Error::Other(_) => ExitCode::Failure,
         }
     }
 
@@ -188,10 +254,17 @@ impl Error {
         matches!(self, Error::Connection { .. })
     }
 
+    /// Whether the server answered WRONGTYPE (a pipeline's error carries its command's code only
+    /// in its text).
+    pub fn is_wrongtype(&self) -> bool {
+        matches!(self, Error::Redis { code, message }
+            if code.as_deref() == Some("WRONGTYPE") || message.contains("WRONGTYPE"))
+    }
+
     /// Pins a WRONGTYPE answer to the single key the command touched, so the message names it.
     pub fn on_key(self, key: &str, expected: &str) -> Self {
         match self {
-            Error::Redis(text) if text.contains("WRONGTYPE") => Error::WrongType {
+            e if e.is_wrongtype() => Error::WrongType {
                 key: key.to_string(),
                 found: "another type".into(),
                 expected: expected.into(),
@@ -201,7 +274,15 @@ impl Error {
     }
 
     pub fn usage(msg: impl fmt::Display) -> Self {
-        Error::Usage(msg.to_string())
+        Error::Usage(Message::from(msg.to_string()))
+    }
+
+    /// An error reply of the server that is none of the kinds above.
+    pub fn redis(code: Option<&str>, message: impl fmt::Display) -> Self {
+        Error::Redis {
+            code: code.map(str::to_string),
+            message: message.to_string(),
+        }
     }
 
     pub fn corrupt(key: impl Into<String>, detail: impl fmt::Display) -> Self {
@@ -213,6 +294,24 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A connection error's next step, by what went wrong.
+fn connection_hint(detail: &str) -> &'static str {
+    let d = detail.to_ascii_lowercase();
+    if d.contains("noauth") || d.contains("wrongpass") || d.contains("authentication") {
+        "the server wants a (different) password or user: check the URL's user:password, --password-file or $ANARCHON_REDIS_PASSWORD"
+    } else if d.contains("refused") {
+        "nothing listens there: check the host and port (--redis, $ANARCHON_REDIS_URL, --host/--port) and that the server runs"
+    } else if d.contains("timed out") || d.contains("timeout") {
+        "the server did not answer in time: check the network, or raise --connect-timeout / --command-timeout"
+    } else if d.contains("loading") || d.contains("busy") || d.contains("masterdown") {
+        "the server is busy or loading its data set; try again shortly"
+    } else if d.contains("readonly") {
+        "this server is a replica: point anarchon at the primary (or use redis+sentinel://)"
+    } else {
+        "check --redis / $ANARCHON_REDIS_URL and that the server runs"
+    }
+}
 
 /// "a hash", "an other" ...: a Redis type name as a phrase; a phrase already ("another type",
 /// "the type ...") as it is.

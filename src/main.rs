@@ -22,7 +22,7 @@ fn main() {
         match dispatch(cli.command, &ctx).await {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", e.with_hint());
                 e.exit_code().code()
             }
         }

@@ -69,7 +69,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         .as_deref()
         .map(|s| Schedule::parse(s, args.tz.as_deref().unwrap_or("UTC")))
         .transpose()
-        .map_err(Error::Usage)?;
+        .map_err(Error::usage)?;
     let lease_len = args.lease.lease_or_default();
     let opts = args.exec.runner_options(&args.command, lease_len)?;
     let opts = RunnerOptions {

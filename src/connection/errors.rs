@@ -62,17 +62,10 @@ pub fn map_redis_error(shown_url: &str, e: RedisError) -> Error {
             detail: text,
         };
     }
-    if e.code() == Some("OOM") {
-        return Error::Redis(format!(
-            "{text}\n  hint: the server reached maxmemory; free memory or trim history (`anarchon trim`); nothing was changed by this command"
-        ));
+    Error::Redis {
+        code: e.code().map(str::to_string),
+        message: text,
     }
-    if e.code() == Some("NOPERM") {
-        return Error::Redis(format!(
-            "{text}\n  hint: the Redis ACL user lacks a command or key pattern anarchon needs; see the ACL line in README.md"
-        ));
-    }
-    Error::Redis(text)
 }
 
 /// The URL with its secrets replaced by `***`, for messages and logs: the password, and a lone user

@@ -128,7 +128,7 @@ impl Connection {
             None => redact_url(&options.url),
         };
         let bad_url = |e: RedisError| {
-            Error::Usage(format!(
+            Error::usage(format!(
                 "--redis {shown_url} is not a usable Redis URL: {}\n  hint: use redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for a cluster",
                 redact_text(&e.to_string(), &options.url)
             ))

@@ -83,7 +83,7 @@ pub(super) async fn open_via_sentinels(
     use redis::sentinel::{SentinelClientBuilder, SentinelServerType};
     let fail = |e: RedisError| connection_error(shown_url, &e, &options.url);
     let plain = url::Url::parse(&options.url)
-        .map_err(|e| Error::Usage(format!("{shown_url} is not a usable sentinel URL: {e}")))?;
+        .map_err(|e| Error::usage(format!("{shown_url} is not a usable sentinel URL: {e}")))?;
     let addresses = target
         .sentinels
         .iter()

@@ -43,7 +43,7 @@ async fn check(conn: &mut Connection, prefix: &str, create: bool) -> Result<Stor
     pipe.cmd("GET").arg(&key).cmd("TIME");
     let reply: Result<(Option<String>, (String, String))> = conn.pipeline(&pipe).await;
     let (found, (secs, micros)) = match reply {
-        Err(Error::Redis(text)) if text.contains("WRONGTYPE") => {
+        Err(e) if e.is_wrongtype() => {
             let found: String = conn.query(redis::cmd("TYPE").arg(&key)).await?;
             return Err(Error::WrongType {
                 key,
@@ -90,10 +90,10 @@ pub fn parse_format(text: &str) -> Option<u32> {
 pub fn parse_time_reply(secs: &str, micros: &str) -> Result<i64> {
     let s: i64 = secs
         .parse()
-        .map_err(|_| Error::Redis(format!("TIME answered {secs:?} seconds")))?;
+        .map_err(|_| Error::redis(None, format!("TIME answered {secs:?} seconds")))?;
     let us: i64 = micros
         .parse()
-        .map_err(|_| Error::Redis(format!("TIME answered {micros:?} microseconds")))?;
+        .map_err(|_| Error::redis(None, format!("TIME answered {micros:?} microseconds")))?;
     Ok(s * 1000 + us / 1000)
 }
 

@@ -85,7 +85,7 @@ pub async fn not_found(conn: &mut Connection, prefix: &str, job: &str) -> Error 
         let names: Vec<String> = near.into_iter().take(3).map(|(_, n)| n).collect();
         format!("  hint: did you mean {}?", names.join(", "))
     };
-    Error::NotFound(format!("no job {job:?} under prefix {prefix:?}\n{hint}"))
+    Error::NotFound(format!("no job {job:?} under prefix {prefix:?}\n{hint}").into())
 }
 
 pub async fn active_runs_for(

@@ -111,7 +111,10 @@ pub fn decode<T: FromRedisValue>(key: &str, value: Value) -> Result<T> {
                 expected: "the type docs/store-format.md gives".into(),
             }
         } else {
-            Error::Redis(format!("{} on {key}", e.details().unwrap_or(e.code())))
+            Error::redis(
+                Some(e.code()),
+                format!("{} on {key}", e.details().unwrap_or(e.code())),
+            )
         });
     }
     T::from_redis_value(value).map_err(|e| Error::corrupt(key, e.to_string()))

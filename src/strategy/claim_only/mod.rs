@@ -13,7 +13,7 @@ pub use finish::finish;
 pub use trim::{trim, trim_after_claim};
 
 use crate::connection::Connection;
-use crate::error::{Error, Result};
+use crate::error::{Error, Message, Result};
 use crate::scripts;
 use crate::server::ServerInfo;
 use crate::store::read::{self, RunEntry};
@@ -38,10 +38,10 @@ pub fn require_idmp(server: &ServerInfo) -> Result<()> {
     if server.supports_idmp() {
         return Ok(());
     }
-    Err(Error::Unsupported(format!(
+    Err(Error::Unsupported(Message::from(format!(
         "the idmp strategy needs idempotent XADD (Redis 8.6 or newer), and this server is {}\n  hint: use --strategy stream-id or script (same behaviour, any server), or lease (the default, with leases and backups)",
         server.describe()
-    )))
+    ))))
 }
 
 pub async fn claim(
@@ -68,7 +68,8 @@ pub async fn claim(
             let cmd = entry_cmd(&keys.runs, &format!("{}-0", c.slot), None, c);
             match conn.query::<String>(&cmd).await {
                 Ok(_) => Ok(won(c)),
-                Err(Error::Redis(text)) if text.contains("equal or smaller") => {
+                // Redis's documented refusal of an ID at or below the stream's top (code ERR).
+                Err(Error::Redis { message, .. }) if message.contains("equal or smaller") => {
                     // Our own entry when an earlier try's reply was lost: the claim is ours.
                     let holder = entry_for_slot(conn, &keys.runs, strategy, c.slot).await?;
                     Ok(idmp_outcome(c, holder.as_ref()))
@@ -286,7 +287,7 @@ mod tests {
     #[test]
     fn idmp_is_refused_where_the_server_lacks_it() {
         let valkey = ServerInfo::parse("server_name:valkey\r\nvalkey_version:8.0.1\r\n");
-        let err = require_idmp(&valkey).unwrap_err().to_string();
+        let err = require_idmp(&valkey).unwrap_err().with_hint();
         assert!(
             err.contains("Valkey 8.0.1") && err.contains("stream-id"),
             "{err}"
