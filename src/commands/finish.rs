@@ -4,13 +4,12 @@ use crate::cli::{FinishArgs, FinishStatusArg};
 use crate::commands::Context;
 use crate::commands::heartbeat::TokenReport;
 use crate::error::{Error, ExitCode, Result};
-use crate::store::{ClaimKeys, RunKind};
-use crate::strategy::claim_only;
-use crate::strategy::lease::{self, FinishStatus};
+use crate::store::RunKind;
+use crate::strategy::{self, lease::FinishStatus};
 
 pub async fn execute(args: FinishArgs, ctx: &Context) -> Result<ExitCode> {
     let job = args.target.job.as_str();
-    let keys = ctx.lease_keys(job)?;
+    ctx.lease_keys(job)?;
     let strategy = ctx.strategy(&args.strategy)?;
     let result_json = result_json(args.result.as_deref(), args.result_json.as_deref())?;
     let status = match args.status {
@@ -20,23 +19,19 @@ pub async fn execute(args: FinishArgs, ctx: &Context) -> Result<ExitCode> {
     let (mut conn, check) = ctx.open_for_write(strategy).await?;
     let now = check.server_now_ms;
     let slot = args.target.slot.resolve(now);
-    let reply = if strategy.has_leases() {
-        lease::finish(&mut conn, &keys, slot, &args.token, status, &result_json).await?
-    } else {
-        let keys = ClaimKeys::new(ctx.prefix(), job);
-        claim_only::finish(
-            &mut conn,
-            &keys,
-            strategy,
-            RunKind::Scheduled,
-            slot,
-            &args.token,
-            status,
-            &result_json,
-            now,
-        )
-        .await?
-    };
+    let reply = strategy::finish(
+        &mut conn,
+        ctx.prefix(),
+        job,
+        strategy,
+        RunKind::Scheduled,
+        slot,
+        &args.token,
+        status,
+        &result_json,
+        now,
+    )
+    .await?;
     let report = TokenReport::new(job, slot, &reply);
     let attempt = reply
         .attempt

@@ -7,7 +7,7 @@ use crate::cli::StrategyName;
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::output::result_summary;
-use crate::store::ClaimKeys;
+use crate::store::JobKeys;
 use crate::store::discover::Layout;
 use crate::store::format;
 use crate::store::job::{ActiveRun, RunWithResult, active_runs_for, locate_job, runs_with_results};
@@ -36,7 +36,6 @@ pub struct JobDetail {
 
 pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
     let lease_keys = ctx.lease_keys(&args.job)?;
-    let claim_keys = ClaimKeys::new(ctx.prefix(), &args.job);
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
     let (layout, keys) = locate_job(
@@ -47,28 +46,18 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
     )
     .await?;
     let now = check.server_now_ms;
-    let (active, runs) = match layout {
-        Layout::Lease => (
-            active_runs_for(&mut conn, &lease_keys, now).await?,
-            runs_with_results(
-                &mut conn,
-                &[&lease_keys.runs],
-                &lease_keys.results,
-                args.last,
-            )
-            .await?,
-        ),
-        Layout::ClaimOnly => (
-            Vec::new(),
-            runs_with_results(
-                &mut conn,
-                &[&claim_keys.runs, &claim_keys.manual],
-                &claim_keys.results,
-                args.last,
-            )
-            .await?,
-        ),
+    let job_keys = JobKeys::new(layout, ctx.prefix(), &args.job);
+    let active = match layout {
+        Layout::Lease => active_runs_for(&mut conn, &lease_keys, now).await?,
+        Layout::ClaimOnly => Vec::new(),
     };
+    let runs = runs_with_results(
+        &mut conn,
+        &job_keys.history_streams(),
+        job_keys.results(),
+        args.last,
+    )
+    .await?;
     let detail = JobDetail {
         job: args.job.clone(),
         layout,

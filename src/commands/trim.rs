@@ -15,8 +15,8 @@ use crate::error::{Error, ExitCode, Result};
 use crate::store::discover::{JobRef, Layout, find_jobs};
 use crate::store::job::locate_job;
 use crate::store::read::Unreadable;
-use crate::store::{ClaimKeys, LeaseKeys, format, validate_job_name, validate_prefix};
-use crate::strategy::claim_only;
+use crate::store::{JobKeys, LeaseKeys, format, validate_job_name, validate_prefix};
+use crate::strategy;
 use crate::strategy::lease::{self, HistoryPolicy};
 use crate::time::{millis, rfc3339};
 
@@ -205,17 +205,8 @@ async fn trim_all(
     let mut out = Vec::with_capacity(jobs.len());
     let mut unreadable = Vec::new();
     for job in jobs {
-        let trimmed = match job.layout {
-            Layout::Lease => {
-                let keys = LeaseKeys::new(ctx.prefix(), &job.name);
-                lease::trim(conn, &keys, policy, dry_run).await
-            }
-            Layout::ClaimOnly => {
-                let keys = ClaimKeys::new(ctx.prefix(), &job.name);
-                let (size, ttl, protect) = (policy.size, policy.ttl, policy.keep_claimable);
-                claim_only::trim(conn, &keys, size, ttl, protect, now, dry_run).await
-            }
-        };
+        let keys = JobKeys::new(job.layout, ctx.prefix(), &job.name);
+        let trimmed = strategy::trim(conn, &keys, policy, now, dry_run).await;
         if let Some(bar) = &bar {
             bar.set_message(job.name.clone());
             bar.inc(1);

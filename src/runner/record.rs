@@ -10,9 +10,8 @@ use crate::runner::Target;
 use crate::runner::child::CommandOutcome;
 use crate::runner::keeper::HeldLease;
 use crate::runner::report::Recorded;
-use crate::store::ClaimKeys;
-use crate::strategy::claim_only;
-use crate::strategy::lease::{self, ClaimRequest, FinishStatus, TokenOutcome};
+use crate::strategy;
+use crate::strategy::lease::{ClaimRequest, FinishStatus, TokenOutcome};
 
 /// How a won run is recorded at its end.
 pub enum Claimed {
@@ -68,32 +67,27 @@ pub async fn record(
     let mut backoff = Duration::from_millis(100);
     loop {
         let left = give_up.saturating_duration_since(Instant::now());
-        let finish = async {
-            match claimed {
-                Claimed::Lease(held) => {
-                    lease::finish(conn, &held.keys, held.slot, &held.token, status, &result).await
-                }
-                Claimed::ClaimOnly {
-                    started,
-                    server_now,
-                } => {
-                    let ended_at = server_now + crate::time::millis(started.elapsed());
-                    let keys = ClaimKeys::new(target.prefix, target.job);
-                    claim_only::finish(
-                        conn,
-                        &keys,
-                        target.strategy,
-                        req.kind,
-                        req.slot,
-                        &req.token,
-                        status,
-                        &result,
-                        ended_at,
-                    )
-                    .await
-                }
-            }
+        // A lease run's end time is read by its script; a claim-only run's is the server's clock
+        // at the claim plus the time since.
+        let ended_at = match claimed {
+            Claimed::Lease(_) => 0,
+            Claimed::ClaimOnly {
+                started,
+                server_now,
+            } => server_now + crate::time::millis(started.elapsed()),
         };
+        let finish = strategy::finish(
+            conn,
+            target.prefix,
+            target.job,
+            target.strategy,
+            req.kind,
+            req.slot,
+            &req.token,
+            status,
+            &result,
+            ended_at,
+        );
         let error = match timeout(left.max(Duration::from_millis(100)), finish).await {
             Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => return Recorded::Yes,
             Ok(Ok(reply)) => return Recorded::LeaseLost(reply.lost_reason()),

@@ -149,6 +149,40 @@ impl ClaimKeys {
     pub const TYPES: [&'static str; 3] = ["stream", "stream", "zset"];
 }
 
+/// A job's keys in the layout it uses: what the layout-independent readers and trimming take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobKeys {
+    Lease(LeaseKeys),
+    ClaimOnly(ClaimKeys),
+}
+
+impl JobKeys {
+    pub fn new(layout: crate::store::discover::Layout, prefix: &str, job: &str) -> Self {
+        match layout {
+            crate::store::discover::Layout::Lease => JobKeys::Lease(LeaseKeys::new(prefix, job)),
+            crate::store::discover::Layout::ClaimOnly => {
+                JobKeys::ClaimOnly(ClaimKeys::new(prefix, job))
+            }
+        }
+    }
+
+    /// The streams that hold the job's history, newest entries last.
+    pub fn history_streams(&self) -> Vec<&str> {
+        match self {
+            JobKeys::Lease(k) => vec![&k.runs],
+            JobKeys::ClaimOnly(k) => vec![&k.runs, &k.manual],
+        }
+    }
+
+    /// The sorted set of results (score = slot).
+    pub fn results(&self) -> &str {
+        match self {
+            JobKeys::Lease(k) => &k.results,
+            JobKeys::ClaimOnly(k) => &k.results,
+        }
+    }
+}
+
 /// Cluster hash slot of a key (CRC16/XMODEM mod 16384, honouring `{hash tags}`), as Redis computes it.
 /// `doctor` and `inspect` show it so an operator can find the node that holds a job.
 pub fn hash_slot(key: &str) -> u16 {

@@ -1,6 +1,12 @@
 //! Strategies: how exactly one claimant wins a run (the backend documentation's table; the keys
 //! and scripts of each are in docs/store-format.md).
 //!
+//! The lease-or-claim-only decision is made here, once: [`claim`], [`finish`] and [`trim`] dispatch
+//! on the [`Strategy`] (or the job's [`crate::store::JobKeys`]); commands and the runner call them
+//! and never pick a layout's function themselves. Adding a strategy touches this module (the enum
+//! and its dispatch), its own module and Lua script, and the command line (`StrategyName` in
+//! cli.rs, resolved in settings.rs).
+//!
 //! | strategy  | leases | works on            | remembers a run for      |
 //! |-----------|--------|---------------------|--------------------------|
 //! | lease     | yes    | Redis 5+, Valkey    | as long as a late claim could ask |
@@ -66,6 +72,67 @@ pub fn new_token() -> String {
 pub fn default_runner() -> String {
     let host = gethostname::gethostname().to_string_lossy().into_owned();
     format!("{host}:{}", std::process::id())
+}
+
+/// Ends a claimed run with any strategy: the one entry point for `finish` and the runner. The
+/// lease strategy checks the token and ends the attempt; the claim-only ones check the token against
+/// the claim entry and add the one result (`ended_at` is their end time: they have no script to
+/// read the server's clock at the end).
+#[allow(clippy::too_many_arguments)]
+pub async fn finish(
+    conn: &mut crate::connection::Connection,
+    prefix: &str,
+    job: &str,
+    strategy: Strategy,
+    kind: crate::store::RunKind,
+    slot: i64,
+    token: &str,
+    status: lease::FinishStatus,
+    result_json: &str,
+    ended_at: i64,
+) -> Result<lease::TokenReply> {
+    if strategy.has_leases() {
+        let keys = crate::store::LeaseKeys::new(prefix, job);
+        return lease::finish(conn, &keys, slot, token, status, result_json).await;
+    }
+    let keys = crate::store::ClaimKeys::new(prefix, job);
+    claim_only::finish(
+        conn,
+        &keys,
+        strategy,
+        kind,
+        slot,
+        token,
+        status,
+        result_json,
+        ended_at,
+    )
+    .await
+}
+
+/// Trims a job's history with its layout's rules: the one entry point for `anarchon trim`.
+pub async fn trim(
+    conn: &mut crate::connection::Connection,
+    keys: &crate::store::JobKeys,
+    policy: &lease::HistoryPolicy,
+    now: i64,
+    dry_run: bool,
+) -> Result<Vec<i64>> {
+    match keys {
+        crate::store::JobKeys::Lease(k) => lease::trim(conn, k, policy, dry_run).await,
+        crate::store::JobKeys::ClaimOnly(k) => {
+            claim_only::trim(
+                conn,
+                k,
+                policy.size,
+                policy.ttl,
+                policy.keep_claimable,
+                now,
+                dry_run,
+            )
+            .await
+        }
+    }
 }
 
 /// Claims `req.slot` of `job` with any strategy: the one entry point for claim, run and run-now.
