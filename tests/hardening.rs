@@ -8,10 +8,6 @@ use std::process::Output;
 
 use common::{Server, json, stderr};
 
-fn cli(s: &Server, args: &[&str]) -> Output {
-    s.anarchon().args(args).output().unwrap()
-}
-
 /// Every key and its full contents, to prove that a refused command wrote nothing.
 fn snapshot(s: &Server) -> Vec<(String, Vec<u8>)> {
     s.keys()
@@ -42,7 +38,7 @@ fn scripts_validate_before_their_first_write() {
     ];
     for (attribute, value, named) in cases {
         let _: () = s.cmd(&["FLUSHALL"]);
-        let token = won_token(&cli(&s, &["claim", "g", "--slot", "1000", "--json"]));
+        let token = won_token(&s.cli(&["claim", "g", "--slot", "1000", "--json"]));
         let _: () = s.cmd(&[
             "HSET",
             "{cron:g}:state",
@@ -57,7 +53,7 @@ fn scripts_validate_before_their_first_write() {
                 "finish", "g", "--slot", "1000", "--token", &token, "--status", "ok",
             ],
         ] {
-            let out = cli(&s, &args);
+            let out = s.cli(&args);
             let err = stderr(&out);
             assert_eq!(
                 out.status.code(),
@@ -78,15 +74,12 @@ fn scripts_validate_before_their_first_write() {
 
     // A missing token on a running run.
     let _: () = s.cmd(&["FLUSHALL"]);
-    let token = won_token(&cli(&s, &["claim", "g", "--slot", "1000", "--json"]));
+    let token = won_token(&s.cli(&["claim", "g", "--slot", "1000", "--json"]));
     let _: () = s.cmd(&["HDEL", "{cron:g}:state", "1000:token"]);
     let before = snapshot(&s);
-    let out = cli(
-        &s,
-        &[
-            "finish", "g", "--slot", "1000", "--token", &token, "--status", "ok",
-        ],
-    );
+    let out = s.cli(&[
+        "finish", "g", "--slot", "1000", "--token", &token, "--status", "ok",
+    ]);
     assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
     assert!(stderr(&out).contains("1000:token"), "{}", stderr(&out));
     assert_eq!(snapshot(&s), before);
@@ -98,32 +91,23 @@ fn a_bad_member_of_slots_or_active_is_refused_before_writing() {
     let s = Server::start();
     for i in 0..3 {
         let slot = (60_000 * (i + 1)).to_string();
-        let token = won_token(&cli(
-            &s,
-            &[
-                "claim",
-                "m",
-                "--slot",
-                &slot,
-                "--json",
-                "--history-size",
-                "1",
-            ],
-        ));
-        let out = cli(
-            &s,
-            &[
-                "finish", "m", "--slot", &slot, "--token", &token, "--status", "ok",
-            ],
-        );
+        let token = won_token(&s.cli(&[
+            "claim",
+            "m",
+            "--slot",
+            &slot,
+            "--json",
+            "--history-size",
+            "1",
+        ]));
+        let out = s.cli(&[
+            "finish", "m", "--slot", &slot, "--token", &token, "--status", "ok",
+        ]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     }
     let _: i64 = s.cmd(&["ZADD", "{cron:m}:slots", "0", "notaslot"]);
     let before = snapshot(&s);
-    let out = cli(
-        &s,
-        &["claim", "m", "--slot", "9000000", "--history-size", "1"],
-    );
+    let out = s.cli(&["claim", "m", "--slot", "9000000", "--history-size", "1"]);
     assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("{cron:m}:slots") && stderr(&out).contains("notaslot"),
@@ -131,14 +115,14 @@ fn a_bad_member_of_slots_or_active_is_refused_before_writing() {
         stderr(&out)
     );
     assert_eq!(snapshot(&s), before);
-    let out = cli(&s, &["trim", "m", "--keep", "1", "--yes"]);
+    let out = s.cli(&["trim", "m", "--keep", "1", "--yes"]);
     assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
     assert_eq!(snapshot(&s), before);
 
     let _: i64 = s.cmd(&["ZREM", "{cron:m}:slots", "notaslot"]);
     let _: i64 = s.cmd(&["SADD", "{cron:m}:active", "later"]);
     let before = snapshot(&s);
-    let out = cli(&s, &["claim", "m", "--slot", "9000000"]);
+    let out = s.cli(&["claim", "m", "--slot", "9000000"]);
     assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
     assert!(stderr(&out).contains("{cron:m}:active"), "{}", stderr(&out));
     assert_eq!(snapshot(&s), before);
@@ -150,10 +134,10 @@ fn only_a_canonical_format_number_is_read() {
     let s = Server::start();
     for bad in ["0", " 1", "01", "1.0"] {
         let _: () = s.cmd(&["SET", "cron:format", bad]);
-        let out = cli(&s, &["claim", "f", "--slot", "1000"]);
+        let out = s.cli(&["claim", "f", "--slot", "1000"]);
         assert_eq!(out.status.code(), Some(92), "{bad:?}: {}", stderr(&out));
         assert!(stderr(&out).contains("cron:format"));
-        let out = cli(&s, &["list"]);
+        let out = s.cli(&["list"]);
         assert_eq!(out.status.code(), Some(92), "{bad:?}: {}", stderr(&out));
     }
 }
@@ -162,39 +146,33 @@ fn only_a_canonical_format_number_is_read() {
 #[test]
 fn finish_refuses_results_no_reader_could_decode() {
     let s = Server::start();
-    let token = won_token(&cli(&s, &["claim", "r", "--slot", "1000", "--json"]));
+    let token = won_token(&s.cli(&["claim", "r", "--slot", "1000", "--json"]));
     let deep = format!("{}{}", "[".repeat(127), "]".repeat(127));
     let huge = "x".repeat(70_000);
     for (flag, value) in [
         ("--result-json", deep.as_str()),
         ("--result", huge.as_str()),
     ] {
-        let out = cli(
-            &s,
-            &[
-                "finish", "r", "--slot", "1000", "--token", &token, "--status", "ok", flag, value,
-            ],
-        );
+        let out = s.cli(&[
+            "finish", "r", "--slot", "1000", "--token", &token, "--status", "ok", flag, value,
+        ]);
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     }
-    let out = cli(
-        &s,
-        &[
-            "finish",
-            "r",
-            "--slot",
-            "1000",
-            "--token",
-            &token,
-            "--status",
-            "ok",
-            "--result-json",
-            "{\"rows\":[[1,2],[3]]}",
-        ],
-    );
+    let out = s.cli(&[
+        "finish",
+        "r",
+        "--slot",
+        "1000",
+        "--token",
+        &token,
+        "--status",
+        "ok",
+        "--result-json",
+        "{\"rows\":[[1,2],[3]]}",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     for read in [vec!["list"], vec!["inspect", "r"], vec!["history", "r"]] {
-        let out = cli(&s, &read);
+        let out = s.cli(&read);
         assert_eq!(out.status.code(), Some(0), "{read:?}: {}", stderr(&out));
     }
 }
@@ -231,29 +209,23 @@ fn durations_are_bounded_before_anything_is_sent() {
 #[test]
 fn a_heartbeat_never_moves_the_lease_end_back() {
     let s = Server::start();
-    let out = cli(
-        &s,
-        &["claim", "h", "--slot", "1000", "--lease", "1h", "--json"],
-    );
+    let out = s.cli(&["claim", "h", "--slot", "1000", "--lease", "1h", "--json"]);
     let end = json(&out)["lease_end"].as_i64().unwrap();
     let token = won_token(&out);
-    let out = cli(
-        &s,
-        &[
-            "heartbeat",
-            "h",
-            "--slot",
-            "1000",
-            "--token",
-            &token,
-            "--lease",
-            "1ms",
-            "--json",
-        ],
-    );
+    let out = s.cli(&[
+        "heartbeat",
+        "h",
+        "--slot",
+        "1000",
+        "--token",
+        &token,
+        "--lease",
+        "1ms",
+        "--json",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(json(&out)["lease_end"].as_i64().unwrap() >= end);
-    let out = cli(&s, &["claim", "h", "--slot", "1000"]);
+    let out = s.cli(&["claim", "h", "--slot", "1000"]);
     assert_eq!(
         out.status.code(),
         Some(82),
@@ -300,21 +272,18 @@ fn a_password_in_the_user_slot_is_redacted() {
 fn the_job_hash_records_protection_and_the_trim_horizon() {
     let s = Server::start();
     for slot in ["60000", "120000", "180000"] {
-        let token = won_token(&cli(&s, &["claim", "t", "--slot", slot, "--json"]));
-        let out = cli(
-            &s,
-            &[
-                "finish", "t", "--slot", slot, "--token", &token, "--status", "ok",
-            ],
-        );
+        let token = won_token(&s.cli(&["claim", "t", "--slot", slot, "--json"]));
+        let out = s.cli(&[
+            "finish", "t", "--slot", slot, "--token", &token, "--status", "ok",
+        ]);
         assert_eq!(out.status.code(), Some(0));
     }
-    let out = cli(&s, &["trim", "t", "--keep", "1", "--yes", "--json"]);
+    let out = s.cli(&["trim", "t", "--keep", "1", "--yes", "--json"]);
     assert_eq!(json(&out)["total"], 2, "{}", stderr(&out));
     let job: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:t}:job"]);
     assert_eq!(job["trimmed_to"], "120000");
     // A trimmed run is never claimed again.
-    let out = cli(&s, &["claim", "t", "--slot", "60000", "--json"]);
+    let out = s.cli(&["claim", "t", "--slot", "60000", "--json"]);
     assert_eq!(out.status.code(), Some(81), "{}", stderr(&out));
     assert_eq!(json(&out)["status"], "trimmed");
     assert_eq!(
@@ -331,34 +300,28 @@ fn a_claim_only_run_is_finished_once() {
     let s = Server::start();
     for strategy in ["stream-id", "script"] {
         let job = format!("once-{strategy}");
-        let token = won_token(&cli(
-            &s,
-            &[
-                "claim",
+        let token = won_token(&s.cli(&[
+            "claim",
+            &job,
+            "--strategy",
+            strategy,
+            "--slot",
+            "60000",
+            "--json",
+        ]));
+        let finish = |status: &str| {
+            s.cli(&[
+                "finish",
                 &job,
                 "--strategy",
                 strategy,
                 "--slot",
                 "60000",
-                "--json",
-            ],
-        ));
-        let finish = |status: &str| {
-            cli(
-                &s,
-                &[
-                    "finish",
-                    &job,
-                    "--strategy",
-                    strategy,
-                    "--slot",
-                    "60000",
-                    "--token",
-                    &token,
-                    "--status",
-                    status,
-                ],
-            )
+                "--token",
+                &token,
+                "--status",
+                status,
+            ])
         };
         let out = finish("ok");
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -378,33 +341,27 @@ fn claim_only_history_is_trimmed_on_claim_within_the_strategys_memory() {
     let s = Server::start();
     for i in 1..=10 {
         let slot = (i * 60_000).to_string();
-        let out = cli(
-            &s,
-            &[
-                "claim",
-                "sid",
-                "--strategy",
-                "stream-id",
-                "--slot",
-                &slot,
-                "--history-size",
-                "3",
-            ],
-        );
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    }
-    assert_eq!(s.cmd::<i64>(&["XLEN", "cron:sid:runs"]), 3);
-    let out = cli(
-        &s,
-        &[
+        let out = s.cli(&[
             "claim",
             "sid",
             "--strategy",
             "stream-id",
             "--slot",
-            "120000",
-        ],
-    );
+            &slot,
+            "--history-size",
+            "3",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    assert_eq!(s.cmd::<i64>(&["XLEN", "cron:sid:runs"]), 3);
+    let out = s.cli(&[
+        "claim",
+        "sid",
+        "--strategy",
+        "stream-id",
+        "--slot",
+        "120000",
+    ]);
     assert_eq!(
         out.status.code(),
         Some(81),
@@ -413,19 +370,16 @@ fn claim_only_history_is_trimmed_on_claim_within_the_strategys_memory() {
 
     for i in 1..=10 {
         let slot = (i * 60_000).to_string();
-        let out = cli(
-            &s,
-            &[
-                "claim",
-                "win",
-                "--strategy",
-                "script",
-                "--slot",
-                &slot,
-                "--history-size",
-                "3",
-            ],
-        );
+        let out = s.cli(&[
+            "claim",
+            "win",
+            "--strategy",
+            "script",
+            "--slot",
+            &slot,
+            "--history-size",
+            "3",
+        ]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     }
     assert_eq!(
@@ -433,10 +387,7 @@ fn claim_only_history_is_trimmed_on_claim_within_the_strategys_memory() {
         10,
         "entries inside the window stay"
     );
-    let out = cli(
-        &s,
-        &["claim", "win", "--strategy", "script", "--slot", "60000"],
-    );
+    let out = s.cli(&["claim", "win", "--strategy", "script", "--slot", "60000"]);
     assert_eq!(out.status.code(), Some(81));
 }
 
@@ -444,12 +395,9 @@ fn claim_only_history_is_trimmed_on_claim_within_the_strategys_memory() {
 #[test]
 fn inspect_shows_hash_slots_as_the_layout_has_them() {
     let s = Server::start();
-    let out = cli(
-        &s,
-        &["claim", "co", "--strategy", "stream-id", "--slot", "60000"],
-    );
+    let out = s.cli(&["claim", "co", "--strategy", "stream-id", "--slot", "60000"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let v = json(&cli(&s, &["inspect", "co", "--json"]));
+    let v = json(&s.cli(&["inspect", "co", "--json"]));
     assert_eq!(v["hash_slot"], serde_json::Value::Null);
     let runs = v["keys"]
         .as_array()
@@ -461,9 +409,9 @@ fn inspect_shows_hash_slots_as_the_layout_has_them() {
     let expected = anarchon::store::keys::hash_slot("cron:co:runs");
     assert_eq!(runs["hash_slot"], expected);
 
-    let out = cli(&s, &["claim", "le", "--slot", "60000"]);
+    let out = s.cli(&["claim", "le", "--slot", "60000"]);
     assert_eq!(out.status.code(), Some(0));
-    let v = json(&cli(&s, &["inspect", "le", "--json"]));
+    let v = json(&s.cli(&["inspect", "le", "--json"]));
     assert_eq!(v["hash_slot"], anarchon::store::keys::hash_slot("cron:le"));
 }
 
@@ -501,26 +449,23 @@ fn jitter_delays_the_claim_the_same_on_every_host() {
     let text = std::fs::read_to_string(&file).unwrap();
     assert_eq!(text.lines().count(), 1);
 
-    let out = cli(
-        &s,
-        &[
-            "run",
-            "--job",
-            "w",
-            "--slot",
-            "now",
-            "--strategy",
-            "script",
-            "--window",
-            "1m",
-            "--jitter",
-            "30s",
-            "--max-late",
-            "40s",
-            "--",
-            "true",
-        ],
-    );
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "w",
+        "--slot",
+        "now",
+        "--strategy",
+        "script",
+        "--window",
+        "1m",
+        "--jitter",
+        "30s",
+        "--max-late",
+        "40s",
+        "--",
+        "true",
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--jitter"), "{}", stderr(&out));
 }
@@ -532,19 +477,16 @@ fn one_unreadable_job_does_not_hide_the_others() {
     let s = Server::start();
     for job in ["a", "b", "c"] {
         for slot in ["60000", "120000"] {
-            let token = won_token(&cli(&s, &["claim", job, "--slot", slot, "--json"]));
-            let out = cli(
-                &s,
-                &[
-                    "finish", job, "--slot", slot, "--token", &token, "--status", "ok",
-                ],
-            );
+            let token = won_token(&s.cli(&["claim", job, "--slot", slot, "--json"]));
+            let out = s.cli(&[
+                "finish", job, "--slot", slot, "--token", &token, "--status", "ok",
+            ]);
             assert_eq!(out.status.code(), Some(0));
         }
     }
     // b's results hold a member that is not a result, and its runs key is a string.
     let _: i64 = s.cmd(&["ZADD", "{cron:b}:results", "999999", "not json"]);
-    let out = cli(&s, &["list", "--json"]);
+    let out = s.cli(&["list", "--json"]);
     assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
     let v = json(&out);
     let names: Vec<&str> = v["jobs"]
@@ -557,7 +499,7 @@ fn one_unreadable_job_does_not_hide_the_others() {
     assert_eq!(v["errors"][0]["job"], "b");
     assert_eq!(v["errors"][0]["key"], "{cron:b}:results");
 
-    let out = cli(&s, &["list"]);
+    let out = s.cli(&["list"]);
     assert_eq!(out.status.code(), Some(92));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -572,7 +514,7 @@ fn one_unreadable_job_does_not_hide_the_others() {
 
     let _: () = s.cmd(&["DEL", "{cron:b}:runs"]);
     let _: () = s.cmd(&["SET", "{cron:b}:runs", "x"]);
-    let out = cli(&s, &["list"]);
+    let out = s.cli(&["list"]);
     assert_eq!(out.status.code(), Some(92));
     let err = stderr(&out);
     assert!(
@@ -580,19 +522,16 @@ fn one_unreadable_job_does_not_hide_the_others() {
         "{err}"
     );
 
-    let out = cli(
-        &s,
-        &[
-            "trim",
-            "--all",
-            "--keep",
-            "1",
-            "--protect",
-            "1h",
-            "--yes",
-            "--json",
-        ],
-    );
+    let out = s.cli(&[
+        "trim",
+        "--all",
+        "--keep",
+        "1",
+        "--protect",
+        "1h",
+        "--yes",
+        "--json",
+    ]);
     assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
     let v = json(&out);
     assert_eq!(v["total"], 2, "a and c were trimmed");

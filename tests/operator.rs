@@ -3,8 +3,12 @@
 
 mod common;
 
+use std::time::Duration;
+
+use anarchon::store::RunKind;
+use anarchon::strategy::lease::{ClaimRequest, HistoryPolicy, claim_args};
+
 use std::collections::HashMap;
-use std::process::Output;
 
 use common::{Server, json, stderr};
 use serde_json::Value;
@@ -56,16 +60,22 @@ fn seed(s: &Server, jobs: &[String], runs: i64, status: impl Fn(i64) -> &'static
                 for key in &keys {
                     inv.key(key);
                 }
-                inv.arg(&slot)
-                    .arg(&token)
-                    .arg(format!("host:{i}"))
-                    .arg(30_000)
-                    .arg(3)
-                    .arg(1)
-                    .arg("scheduled")
-                    .arg(100_000)
-                    .arg(0)
-                    .arg(3_600_000);
+                let req = ClaimRequest {
+                    slot: slot.parse().unwrap(),
+                    token: token.clone(),
+                    runner: format!("host:{i}"),
+                    lease: Duration::from_secs(30),
+                    max_attempts: 3,
+                    allow_overlap: true,
+                    kind: RunKind::Scheduled,
+                    history: HistoryPolicy {
+                        size: 100_000,
+                        ..HistoryPolicy::default()
+                    },
+                };
+                for arg in claim_args(&req) {
+                    inv.arg(arg);
+                }
                 pipe.invoke_script(&inv);
                 let mut inv = finish.prepare_invoke();
                 for key in &keys[..5] {
@@ -88,15 +98,8 @@ fn seed(s: &Server, jobs: &[String], runs: i64, status: impl Fn(i64) -> &'static
     }
 }
 
-fn cli(s: &Server, args: &[&str]) -> Output {
-    s.anarchon().args(args).output().unwrap()
-}
-
-fn claim(s: &Server, job: &str, slot: &str, extra: &[&str]) -> Value {
-    let out = cli(
-        s,
-        &[&["claim", job, "--slot", slot, "--json"], extra].concat(),
-    );
+fn claim_json(s: &Server, job: &str, slot: &str, extra: &[&str]) -> Value {
+    let out = s.cli(&[&["claim", job, "--slot", slot, "--json"], extra].concat());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     json(&out)
 }
@@ -110,12 +113,12 @@ fn reads_processed(s: &Server) -> Option<i64> {
 #[test]
 fn list_on_an_empty_store() {
     let s = Server::start();
-    let out = cli(&s, &["list", "--json"]);
+    let out = s.cli(&["list", "--json"]);
     assert_eq!(out.status.code(), Some(0));
     let v = json(&out);
     assert_eq!(v["jobs"], Value::Array(vec![]));
     assert_eq!(v["format"], Value::Null);
-    let out = cli(&s, &["list"]);
+    let out = s.cli(&["list"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(stderr(&out).contains("no jobs"));
     assert!(s.keys().is_empty(), "list wrote something");
@@ -125,18 +128,15 @@ fn list_on_an_empty_store() {
 fn list_shows_every_job_of_both_layouts_sorted() {
     let s = Server::start();
     for job in ["charlie", "alpha", "bravo"] {
-        claim(&s, job, "1000", &["--runner", &format!("{job}-host")]);
+        claim_json(&s, job, "1000", &["--runner", &format!("{job}-host")]);
     }
-    let token = claim(&s, "alpha", "2000", &["--overlap", "allow"])["token"]
+    let token = claim_json(&s, "alpha", "2000", &["--overlap", "allow"])["token"]
         .as_str()
         .unwrap()
         .to_string();
-    let out = cli(
-        &s,
-        &[
-            "finish", "alpha", "--slot", "2000", "--token", &token, "--status", "failed",
-        ],
-    );
+    let out = s.cli(&[
+        "finish", "alpha", "--slot", "2000", "--token", &token, "--status", "failed",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     // A claim-only job, as the stream-id strategy writes it.
     let _: String = s.cmd(&[
@@ -151,7 +151,7 @@ fn list_shows_every_job_of_both_layouts_sorted() {
         "old",
     ]);
 
-    let v = json(&cli(&s, &["list", "--json"]));
+    let v = json(&s.cli(&["list", "--json"]));
     let jobs = v["jobs"].as_array().unwrap();
     let names: Vec<&str> = jobs.iter().map(|j| j["job"].as_str().unwrap()).collect();
     assert_eq!(names, vec!["alpha", "bravo", "charlie", "legacy"]);
@@ -168,16 +168,16 @@ fn list_shows_every_job_of_both_layouts_sorted() {
     assert_eq!(jobs[3]["last_slot"], 5000);
     assert_eq!(jobs[3]["last_runner"], "old");
 
-    let v = json(&cli(&s, &["list", "--json", "--pattern", "b*"]));
+    let v = json(&s.cli(&["list", "--json", "--pattern", "b*"]));
     assert_eq!(v["jobs"].as_array().unwrap().len(), 1);
-    let v = json(&cli(&s, &["list", "--json", "--strategy", "stream-id"]));
+    let v = json(&s.cli(&["list", "--json", "--strategy", "stream-id"]));
     assert_eq!(v["jobs"].as_array().unwrap().len(), 1);
     assert_eq!(v["jobs"][0]["job"], "legacy");
-    let v = json(&cli(&s, &["list", "--json", "--strategy", "lease"]));
+    let v = json(&s.cli(&["list", "--json", "--strategy", "lease"]));
     assert_eq!(v["jobs"].as_array().unwrap().len(), 3);
 
     // Piped text: aligned columns, no colour, no borders.
-    let out = cli(&s, &["list"]);
+    let out = s.cli(&["list"]);
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("JOB"), "{text}");
@@ -191,7 +191,7 @@ fn list_of_5000_jobs_is_pipelined() {
     let jobs: Vec<String> = (0..5000).map(|i| format!("job{i:05}")).collect();
     seed(&s, &jobs, 1, |_| "finished");
     let before = reads_processed(&s);
-    let out = cli(&s, &["list", "--json"]);
+    let out = s.cli(&["list", "--json"]);
     let after = reads_processed(&s);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
@@ -221,7 +221,7 @@ fn inspect_shows_active_runs_history_and_keys() {
     seed(&s, &["billing".to_string()], 3, |i| {
         if i == 1 { "failed" } else { "finished" }
     });
-    let v = claim(
+    let v = claim_json(
         &s,
         "billing",
         "now",
@@ -229,7 +229,7 @@ fn inspect_shows_active_runs_history_and_keys() {
     );
     let token = v["token"].as_str().unwrap();
 
-    let out = cli(&s, &["inspect", "billing", "--json"]);
+    let out = s.cli(&["inspect", "billing", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let d = json(&out);
     assert_eq!(d["layout"], "lease");
@@ -255,11 +255,11 @@ fn inspect_shows_active_runs_history_and_keys() {
     assert!(d["keys"][0]["memory_bytes"].as_u64().unwrap() > 0);
     assert_eq!(d["keys"][0]["type"], "hash");
 
-    let out = cli(&s, &["inspect", "billing", "--last", "1", "--json"]);
+    let out = s.cli(&["inspect", "billing", "--last", "1", "--json"]);
     assert_eq!(json(&out)["runs"].as_array().unwrap().len(), 1);
 
     // Text: the table names the live run; piped, the token is whole.
-    let text = String::from_utf8_lossy(&cli(&s, &["inspect", "billing"]).stdout).into_owned();
+    let text = String::from_utf8_lossy(&s.cli(&["inspect", "billing"]).stdout).into_owned();
     assert!(
         text.contains("active runs: 1") && text.contains(token),
         "{text}"
@@ -269,13 +269,13 @@ fn inspect_shows_active_runs_history_and_keys() {
 #[test]
 fn inspect_of_a_missing_job_suggests_near_names() {
     let s = Server::start();
-    claim(&s, "billing", "1000", &[]);
-    let out = cli(&s, &["inspect", "biling"]);
+    claim_json(&s, "billing", "1000", &[]);
+    let out = s.cli(&["inspect", "biling"]);
     assert_eq!(out.status.code(), Some(85));
     let err = stderr(&out);
     assert!(err.starts_with("error: no job \"biling\""), "{err}");
     assert!(err.contains("did you mean billing?"), "{err}");
-    let out = cli(&s, &["history", "zzz"]);
+    let out = s.cli(&["history", "zzz"]);
     assert_eq!(out.status.code(), Some(85));
 }
 
@@ -284,11 +284,11 @@ fn inspect_and_history_name_a_key_of_the_wrong_type() {
     let s = Server::start();
     let _: () = s.cmd(&["SET", "{cron:j}:runs", "x"]);
     for cmd in ["inspect", "history"] {
-        let out = cli(&s, &[cmd, "j"]);
+        let out = s.cli(&[cmd, "j"]);
         assert_eq!(out.status.code(), Some(92), "{cmd}");
         assert!(stderr(&out).contains("{cron:j}:runs"), "{}", stderr(&out));
     }
-    let out = cli(&s, &["list"]);
+    let out = s.cli(&["list"]);
     assert_eq!(out.status.code(), Some(92));
     assert!(stderr(&out).contains("{cron:j}:runs"), "{}", stderr(&out));
 }
@@ -299,7 +299,7 @@ fn history_of_a_thousand_runs_newest_first_with_filters() {
     seed(&s, &["big".to_string()], 1000, |i| {
         if i % 10 == 0 { "failed" } else { "finished" }
     });
-    let out = cli(&s, &["history", "big", "--last", "1000", "--json"]);
+    let out = s.cli(&["history", "big", "--last", "1000", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let entries = json(&out)["entries"].as_array().unwrap().clone();
     assert_eq!(entries.len(), 1000);
@@ -311,21 +311,18 @@ fn history_of_a_thousand_runs_newest_first_with_filters() {
     assert_eq!(slots[0], 1_000_000 + 999 * 60_000);
     assert!(entries[0]["duration_ms"].as_i64().unwrap() >= 0);
 
-    let failed = json(&cli(
-        &s,
-        &[
-            "history", "big", "--status", "failed", "--last", "1000", "--json",
-        ],
-    ));
+    let failed = json(&s.cli(&[
+        "history", "big", "--status", "failed", "--last", "1000", "--json",
+    ]));
     let failed = failed["entries"].as_array().unwrap();
     assert_eq!(failed.len(), 100);
     assert!(failed.iter().all(|e| e["status"] == "failed"));
 
     let since = (1_000_000 + 990 * 60_000).to_string();
-    let recent = json(&cli(&s, &["history", "big", "--since", &since, "--json"]));
+    let recent = json(&s.cli(&["history", "big", "--since", &since, "--json"]));
     assert_eq!(recent["entries"].as_array().unwrap().len(), 10);
 
-    let default = json(&cli(&s, &["history", "big", "--json"]));
+    let default = json(&s.cli(&["history", "big", "--json"]));
     assert_eq!(default["entries"].as_array().unwrap().len(), 50);
 }
 
@@ -338,13 +335,13 @@ fn history_lists_runs_in_progress_first() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    claim(&s, "h", "2000", &[]);
-    let v = json(&cli(&s, &["history", "h", "--json"]));
+    claim_json(&s, "h", "2000", &[]);
+    let v = json(&s.cli(&["history", "h", "--json"]));
     let e = v["entries"].as_array().unwrap();
     assert_eq!(e[0]["status"], "running");
     assert_eq!(e[1]["status"], "finished");
     assert_eq!(e[1]["result"]["exit_code"], 0);
-    let text = String::from_utf8_lossy(&cli(&s, &["history", "h"]).stdout).into_owned();
+    let text = String::from_utf8_lossy(&s.cli(&["history", "h"]).stdout).into_owned();
     assert!(text.contains("exit 0"), "{text}");
 }
 
@@ -353,7 +350,7 @@ fn trim_never_touches_an_active_run_and_asks_first() {
     let s = Server::start();
     seed(&s, &["t".to_string()], 10, |_| "finished");
     // An old run still in progress.
-    claim(&s, "t", "500000", &["--overlap", "allow"]);
+    claim_json(&s, "t", "500000", &["--overlap", "allow"]);
     let before = s.cmd::<i64>(&["ZCARD", "{cron:t}:slots"]);
     assert_eq!(before, 11);
 
@@ -368,13 +365,13 @@ fn trim_never_touches_an_active_run_and_asks_first() {
     assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
     assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:t}:slots"]), 11);
 
-    let out = cli(&s, &["trim", "t", "--keep", "2", "--dry-run", "--json"]);
+    let out = s.cli(&["trim", "t", "--keep", "2", "--dry-run", "--json"]);
     let v = json(&out);
     assert_eq!(v["dry_run"], true);
     assert_eq!(v["total"], 9);
     assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:t}:slots"]), 11);
 
-    let out = cli(&s, &["trim", "t", "--keep", "2", "--yes", "--json"]);
+    let out = s.cli(&["trim", "t", "--keep", "2", "--yes", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json(&out)["total"], 9);
     let slots: Vec<String> = s.cmd(&["ZRANGE", "{cron:t}:slots", "0", "-1"]);
@@ -389,20 +386,17 @@ fn trim_never_touches_an_active_run_and_asks_first() {
     assert_eq!(s.cmd::<i64>(&["XLEN", "{cron:t}:runs"]), 1);
 
     // A run inside --protect is kept even over --keep.
-    claim(&s, "u", "now", &[]);
-    let out = cli(
-        &s,
-        &[
-            "trim",
-            "u",
-            "--keep",
-            "1",
-            "--older-than",
-            "1ms",
-            "--yes",
-            "--json",
-        ],
-    );
+    claim_json(&s, "u", "now", &[]);
+    let out = s.cli(&[
+        "trim",
+        "u",
+        "--keep",
+        "1",
+        "--older-than",
+        "1ms",
+        "--yes",
+        "--json",
+    ]);
     assert_eq!(json(&out)["total"], 0);
 }
 
@@ -411,7 +405,7 @@ fn trim_all_covers_every_lease_job() {
     let s = Server::start();
     let jobs: Vec<String> = (0..5).map(|i| format!("j{i}")).collect();
     seed(&s, &jobs, 4, |_| "finished");
-    let out = cli(&s, &["trim", "--all", "--keep", "1", "--yes", "--json"]);
+    let out = s.cli(&["trim", "--all", "--keep", "1", "--yes", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     assert_eq!(v["total"], 15);
@@ -422,7 +416,7 @@ fn trim_all_covers_every_lease_job() {
             1
         );
     }
-    let out = cli(&s, &["trim", "nope", "--yes"]);
+    let out = s.cli(&["trim", "nope", "--yes"]);
     assert_eq!(out.status.code(), Some(85));
 }
 
@@ -430,7 +424,7 @@ fn trim_all_covers_every_lease_job() {
 fn run_now_claims_a_manual_run_for_the_caller() {
     let s = Server::start();
     let before = s.now_ms();
-    let out = cli(&s, &["run-now", "sync", "--json"]);
+    let out = s.cli(&["run-now", "sync", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     let slot = v["slot"].as_i64().unwrap();
@@ -439,17 +433,11 @@ fn run_now_claims_a_manual_run_for_the_caller() {
     let st: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:sync}:state"]);
     assert_eq!(st[&format!("{slot}:kind")], "manual");
     let slot = slot.to_string();
-    let out = cli(
-        &s,
-        &["heartbeat", "sync", "--slot", &slot, "--token", token],
-    );
+    let out = s.cli(&["heartbeat", "sync", "--slot", &slot, "--token", token]);
     assert_eq!(out.status.code(), Some(0));
-    let out = cli(
-        &s,
-        &[
-            "finish", "sync", "--slot", &slot, "--token", token, "--status", "ok",
-        ],
-    );
+    let out = s.cli(&[
+        "finish", "sync", "--slot", &slot, "--token", token, "--status", "ok",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     let runs: Vec<(String, HashMap<String, String>)> =
         s.cmd(&["XRANGE", "{cron:sync}:runs", "-", "+"]);
@@ -459,18 +447,15 @@ fn run_now_claims_a_manual_run_for_the_caller() {
 #[test]
 fn run_now_with_a_command_runs_it_like_run() {
     let s = Server::start();
-    let out = cli(
-        &s,
-        &[
-            "run-now",
-            "sync",
-            "--json",
-            "--",
-            "sh",
-            "-c",
-            "echo $ANARCHON_JOB; exit 4",
-        ],
-    );
+    let out = s.cli(&[
+        "run-now",
+        "sync",
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "echo $ANARCHON_JOB; exit 4",
+    ]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     let mut lines = text.lines();
@@ -487,7 +472,7 @@ fn run_now_with_a_command_runs_it_like_run() {
 #[test]
 fn doctor_reports_the_server() {
     let s = Server::start();
-    let out = cli(&s, &["doctor", "--json"]);
+    let out = s.cli(&["doctor", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     assert_eq!(v["ok"], true);
@@ -529,14 +514,14 @@ fn doctor_reports_the_server() {
             .all(|c| c["status"] == "ok"),
         "{v}"
     );
-    let text = String::from_utf8_lossy(&cli(&s, &["doctor"]).stdout).into_owned();
+    let text = String::from_utf8_lossy(&s.cli(&["doctor"]).stdout).into_owned();
     assert!(text.lines().all(|l| l.starts_with("ok ")), "{text}");
 }
 
 #[test]
 fn doctor_warns_about_eviction_and_fails_on_a_newer_format() {
     let s = Server::start_with(&["--maxmemory-policy", "allkeys-lru"]);
-    let v = json(&cli(&s, &["doctor", "--json"]));
+    let v = json(&s.cli(&["doctor", "--json"]));
     let eviction = v["checks"]
         .as_array()
         .unwrap()
@@ -548,7 +533,7 @@ fn doctor_warns_about_eviction_and_fails_on_a_newer_format() {
     assert_eq!(v["ok"], true);
 
     let _: () = s.cmd(&["SET", "cron:format", "7"]);
-    let out = cli(&s, &["doctor"]);
+    let out = s.cli(&["doctor"]);
     assert_eq!(out.status.code(), Some(86));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -556,16 +541,16 @@ fn doctor_warns_about_eviction_and_fails_on_a_newer_format() {
         "{text}"
     );
     // Read commands refuse a newer format too.
-    let out = cli(&s, &["list"]);
+    let out = s.cli(&["list"]);
     assert_eq!(out.status.code(), Some(91));
 }
 
 #[test]
 fn colour_follows_color_and_no_color() {
     let s = Server::start();
-    let out = cli(&s, &["doctor", "--color", "always"]);
+    let out = s.cli(&["doctor", "--color", "always"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("\x1b["));
-    let out = cli(&s, &["doctor"]);
+    let out = s.cli(&["doctor"]);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("\x1b["));
     let out = s
         .anarchon()

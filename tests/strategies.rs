@@ -10,10 +10,6 @@ use serde_json::Value;
 
 const SLOT: &str = "1796220300000";
 
-fn cli(s: &Server, args: &[&str]) -> Output {
-    s.anarchon().args(args).output().unwrap()
-}
-
 fn race(s: &Server, job: &str, strategy: &str, n: usize) -> Vec<Output> {
     common::race(s, n, |i| {
         let runner = format!("r{i}");
@@ -81,26 +77,20 @@ fn each_claim_only_strategy_has_exactly_one_winner_among_twenty() {
 fn stream_id_refuses_a_slot_older_than_the_newest_claim() {
     let s = Server::start();
     assert_eq!(
-        cli(
-            &s,
-            &["claim", "j", "--slot", "2000", "--strategy", "stream-id"]
-        )
-        .status
-        .code(),
+        s.cli(&["claim", "j", "--slot", "2000", "--strategy", "stream-id"])
+            .status
+            .code(),
         Some(0)
     );
-    let out = cli(
-        &s,
-        &[
-            "claim",
-            "j",
-            "--slot",
-            "1000",
-            "--strategy",
-            "stream-id",
-            "--json",
-        ],
-    );
+    let out = s.cli(&[
+        "claim",
+        "j",
+        "--slot",
+        "1000",
+        "--strategy",
+        "stream-id",
+        "--json",
+    ]);
     assert_eq!(out.status.code(), Some(81));
     assert_eq!(
         json(&out)["runner"],
@@ -123,8 +113,8 @@ fn the_script_strategy_forgets_a_run_after_its_window() {
         "400ms",
     ];
     let before = s.now_ms();
-    assert_eq!(cli(&s, &args).status.code(), Some(0));
-    assert_eq!(cli(&s, &args).status.code(), Some(81));
+    assert_eq!(s.cli(&args).status.code(), Some(0));
+    assert_eq!(s.cli(&args).status.code(), Some(81));
     // The claim's entry ID is its time: once the server's clock is a window past it, it is out.
     let claimed: Vec<(String, std::collections::HashMap<String, String>)> =
         s.cmd(&["XRANGE", "cron:w:runs", "-", "+"]);
@@ -132,7 +122,7 @@ fn the_script_strategy_forgets_a_run_after_its_window() {
     assert!(claimed_ms >= before);
     common::wait_for_server_time(&s, claimed_ms + 400);
     assert_eq!(
-        cli(&s, &args).status.code(),
+        s.cli(&args).status.code(),
         Some(0),
         "the window should have forgotten the claim"
     );
@@ -141,7 +131,7 @@ fn the_script_strategy_forgets_a_run_after_its_window() {
 #[test]
 fn idmp_is_refused_before_any_write_on_servers_without_it() {
     let s = Server::start();
-    let out = cli(&s, &["claim", "j", "--slot", "now", "--strategy", "idmp"]);
+    let out = s.cli(&["claim", "j", "--slot", "now", "--strategy", "idmp"]);
     assert_eq!(out.status.code(), Some(93), "{}", stderr(&out));
     let err = stderr(&out);
     let product = if common::is_valkey() {
@@ -152,20 +142,17 @@ fn idmp_is_refused_before_any_write_on_servers_without_it() {
     assert!(err.contains(&format!("this server is {product} ")), "{err}");
     assert!(err.contains("8.6") && err.contains("stream-id"), "{err}");
     assert!(s.keys().is_empty(), "something was written: {:?}", s.keys());
-    let out = cli(
-        &s,
-        &[
-            "run",
-            "--job",
-            "j",
-            "--slot",
-            "now",
-            "--strategy",
-            "idmp",
-            "--",
-            "true",
-        ],
-    );
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "j",
+        "--slot",
+        "now",
+        "--strategy",
+        "idmp",
+        "--",
+        "true",
+    ]);
     assert_eq!(out.status.code(), Some(93));
     assert!(s.keys().is_empty());
 }
@@ -380,48 +367,42 @@ fn settings_of_another_strategy_and_lease_options_are_usage_errors() {
 #[test]
 fn the_script_window_must_exceed_max_late() {
     let s = Server::start();
-    let out = cli(
-        &s,
-        &[
-            "run",
-            "--job",
-            "j",
-            "--slot",
-            "1000",
-            "--strategy",
-            "script",
-            "--window",
-            "30s",
-            "--max-late",
-            "1m",
-            "--",
-            "true",
-        ],
-    );
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "j",
+        "--slot",
+        "1000",
+        "--strategy",
+        "script",
+        "--window",
+        "30s",
+        "--max-late",
+        "1m",
+        "--",
+        "true",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("--window") && stderr(&out).contains("--max-late"),
         "{}",
         stderr(&out)
     );
-    let out = cli(
-        &s,
-        &[
-            "run",
-            "--job",
-            "j",
-            "--slot",
-            "1000",
-            "--strategy",
-            "script",
-            "--window",
-            "2m",
-            "--max-late",
-            "1m",
-            "--",
-            "true",
-        ],
-    );
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "j",
+        "--slot",
+        "1000",
+        "--strategy",
+        "script",
+        "--window",
+        "2m",
+        "--max-late",
+        "1m",
+        "--",
+        "true",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
@@ -463,17 +444,14 @@ fn run_with_a_claim_only_strategy_runs_once_and_records_the_result() {
         assert_eq!(r["result"]["exit_code"], 0);
 
         // The operator commands read the claim-only layout.
-        let list = json(&cli(&s, &["list", "--json", "--pattern", &job]));
+        let list = json(&s.cli(&["list", "--json", "--pattern", &job]));
         assert_eq!(list["jobs"][0]["layout"], "claim-only");
         assert_eq!(list["jobs"][0]["last_status"], "finished");
-        let detail = json(&cli(
-            &s,
-            &["inspect", &job, "--json", "--strategy", strategy],
-        ));
+        let detail = json(&s.cli(&["inspect", &job, "--json", "--strategy", strategy]));
         assert_eq!(detail["layout"], "claim-only");
         assert_eq!(detail["runs"][0]["status"], "finished");
         assert_eq!(detail["runs"][0]["result"]["exit_code"], 0);
-        let history = json(&cli(&s, &["history", &job, "--json"]));
+        let history = json(&s.cli(&["history", &job, "--json"]));
         assert_eq!(history["entries"].as_array().unwrap().len(), 1);
         assert_eq!(history["entries"][0]["status"], "finished");
     }
@@ -482,78 +460,66 @@ fn run_with_a_claim_only_strategy_runs_once_and_records_the_result() {
 #[test]
 fn finish_with_a_claim_only_strategy_checks_the_token() {
     let s = Server::start();
-    let v = json(&cli(
-        &s,
-        &[
-            "claim",
-            "f",
-            "--slot",
-            SLOT,
-            "--strategy",
-            "stream-id",
-            "--json",
-        ],
-    ));
+    let v = json(&s.cli(&[
+        "claim",
+        "f",
+        "--slot",
+        SLOT,
+        "--strategy",
+        "stream-id",
+        "--json",
+    ]));
     let token = v["token"].as_str().unwrap();
-    let out = cli(
-        &s,
-        &[
-            "finish",
-            "f",
-            "--slot",
-            SLOT,
-            "--token",
-            "wrong",
-            "--status",
-            "ok",
-            "--strategy",
-            "stream-id",
-        ],
-    );
+    let out = s.cli(&[
+        "finish",
+        "f",
+        "--slot",
+        SLOT,
+        "--token",
+        "wrong",
+        "--status",
+        "ok",
+        "--strategy",
+        "stream-id",
+    ]);
     assert_eq!(out.status.code(), Some(83));
     assert_eq!(s.cmd::<i64>(&["EXISTS", "cron:f:results"]), 0);
-    let out = cli(
-        &s,
-        &[
-            "finish",
-            "f",
-            "--slot",
-            SLOT,
-            "--token",
-            token,
-            "--status",
-            "failed",
-            "--result",
-            "disk full",
-            "--strategy",
-            "stream-id",
-        ],
-    );
+    let out = s.cli(&[
+        "finish",
+        "f",
+        "--slot",
+        SLOT,
+        "--token",
+        token,
+        "--status",
+        "failed",
+        "--result",
+        "disk full",
+        "--strategy",
+        "stream-id",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results: Vec<String> = s.cmd(&["ZRANGE", "cron:f:results", "0", "-1"]);
     let r: Value = serde_json::from_str(&results[0]).unwrap();
     assert_eq!(r["status"], "failed");
     assert_eq!(r["token"], token);
     assert_eq!(r["result"], "disk full");
-    let history = json(&cli(&s, &["history", "f", "--json", "--status", "failed"]));
+    let history = json(&s.cli(&["history", "f", "--json", "--status", "failed"]));
     assert_eq!(history["entries"].as_array().unwrap().len(), 1);
 }
 
 #[test]
 fn run_now_with_a_claim_only_strategy_records_a_manual_run() {
     let s = Server::start();
-    let out = cli(
-        &s,
-        &[
-            "run-now",
-            "m",
-            "--strategy",
-            "script",
-            "--json",
-            "--",
-            "true",
-        ],
-    );
+    let out = s.cli(&[
+        "run-now",
+        "m",
+        "--strategy",
+        "script",
+        "--json",
+        "--",
+        "true",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let entries: Vec<(String, std::collections::HashMap<String, String>)> =
         s.cmd(&["XRANGE", "cron:m:manual", "-", "+"]);
@@ -564,7 +530,7 @@ fn run_now_with_a_claim_only_strategy_records_a_manual_run() {
     let r: Value = serde_json::from_str(&results[0]).unwrap();
     assert_eq!(r["kind"], "manual");
     assert_eq!(r["status"], "finished");
-    let detail = json(&cli(&s, &["inspect", "m", "--json"]));
+    let detail = json(&s.cli(&["inspect", "m", "--json"]));
     assert_eq!(detail["runs"][0]["kind"], "manual");
 }
 
@@ -573,37 +539,31 @@ fn trim_keeps_the_newest_claim_only_runs() {
     let s = Server::start();
     for slot in 1..=6 {
         let slot = (slot * 1000).to_string();
-        let v = json(&cli(
-            &s,
-            &[
-                "claim",
-                "t",
-                "--slot",
-                &slot,
-                "--strategy",
-                "stream-id",
-                "--json",
-            ],
-        ));
+        let v = json(&s.cli(&[
+            "claim",
+            "t",
+            "--slot",
+            &slot,
+            "--strategy",
+            "stream-id",
+            "--json",
+        ]));
         let token = v["token"].as_str().unwrap();
-        let out = cli(
-            &s,
-            &[
-                "finish",
-                "t",
-                "--slot",
-                &slot,
-                "--token",
-                token,
-                "--status",
-                "ok",
-                "--strategy",
-                "stream-id",
-            ],
-        );
+        let out = s.cli(&[
+            "finish",
+            "t",
+            "--slot",
+            &slot,
+            "--token",
+            token,
+            "--status",
+            "ok",
+            "--strategy",
+            "stream-id",
+        ]);
         assert_eq!(out.status.code(), Some(0));
     }
-    let out = cli(&s, &["trim", "t", "--keep", "2", "--yes", "--json"]);
+    let out = s.cli(&["trim", "t", "--keep", "2", "--yes", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     assert_eq!(v["total"], 4);
@@ -615,12 +575,9 @@ fn trim_keeps_the_newest_claim_only_runs() {
     assert_eq!(s.cmd::<i64>(&["ZCARD", "cron:t:results"]), 2);
     // stream-id still refuses the trimmed slots: the stream remembers its last ID.
     assert_eq!(
-        cli(
-            &s,
-            &["claim", "t", "--slot", "3000", "--strategy", "stream-id"]
-        )
-        .status
-        .code(),
+        s.cli(&["claim", "t", "--slot", "3000", "--strategy", "stream-id"])
+            .status
+            .code(),
         Some(81)
     );
 }
@@ -628,7 +585,7 @@ fn trim_keeps_the_newest_claim_only_runs() {
 #[test]
 fn doctor_and_list_agree_on_the_server_kind() {
     let s = Server::start();
-    let v = json(&cli(&s, &["doctor", "--json"]));
+    let v = json(&s.cli(&["doctor", "--json"]));
     assert_eq!(
         v["server"]["kind"],
         if common::is_valkey() {

@@ -126,12 +126,10 @@ pub enum FinishStatus {
     Failed,
 }
 
-pub async fn claim(
-    conn: &mut Connection,
-    keys: &LeaseKeys,
-    req: &ClaimRequest,
-) -> Result<ClaimReply> {
-    let args = vec![
+/// The claim script's ARGV for `req`, in the order lua/claim.lua documents: the one place that
+/// knows it (the tests seed stores with it too).
+pub fn claim_args(req: &ClaimRequest) -> Vec<String> {
+    vec![
         req.slot.to_string(),
         req.token.clone(),
         req.runner.clone(),
@@ -142,7 +140,15 @@ pub async fn claim(
         req.history.size.to_string(),
         req.history.ttl.map(millis).unwrap_or(0).to_string(),
         millis(req.history.keep_claimable).to_string(),
-    ];
+    ]
+}
+
+pub async fn claim(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    req: &ClaimRequest,
+) -> Result<ClaimReply> {
+    let args = claim_args(req);
     let reply: Vec<String> = conn.eval(&scripts::CLAIM, &keys.with_job(), &args).await?;
     parse_reply(&keys.state, &reply, |o| match o {
         "won" => Some(ClaimOutcome::Won),

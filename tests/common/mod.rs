@@ -277,6 +277,59 @@ pub fn anarchon() -> Command {
     cmd
 }
 
+/// One run of the binary, with what it printed. It derefs to the `Output`, and on a wrong exit
+/// code [`Ran::expect`] fails showing the command line and both streams (as ripgrep's
+/// `TestCommand`).
+pub struct Ran {
+    pub args: Vec<String>,
+    pub output: std::process::Output,
+}
+
+impl std::ops::Deref for Ran {
+    type Target = std::process::Output;
+    fn deref(&self) -> &std::process::Output {
+        &self.output
+    }
+}
+
+impl Ran {
+    pub fn code(&self) -> Option<i32> {
+        self.output.status.code()
+    }
+
+    /// The command line and what it printed, for a failing assertion.
+    pub fn dump(&self) -> String {
+        format!(
+            "anarchon {}\nexit: {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.args.join(" "),
+            self.code(),
+            String::from_utf8_lossy(&self.output.stdout),
+            String::from_utf8_lossy(&self.output.stderr)
+        )
+    }
+
+    /// Fails the test unless the binary exited with `code`.
+    #[track_caller]
+    pub fn expect(self, code: i32) -> Self {
+        assert_eq!(self.code(), Some(code), "{}", self.dump());
+        self
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        json(&self.output)
+    }
+}
+
+impl Server {
+    /// Runs `anarchon ARGS` against this server.
+    pub fn cli(&self, args: &[&str]) -> Ran {
+        Ran {
+            args: args.iter().map(|a| a.to_string()).collect(),
+            output: self.anarchon().args(args).output().unwrap(),
+        }
+    }
+}
+
 /// Parses a command's stdout as JSON.
 pub fn json(output: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
