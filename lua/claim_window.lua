@@ -3,12 +3,8 @@
 -- ARGV: 1 slot, 2 token, 3 runner, 4 window_ms, 5 kind
 -- Scans the claims made within the window for this slot and appends ours only if there is none.
 -- Reply: {outcome, token, runner, server_now}: outcome won (ours) or done (the existing claim's).
-if redis.replicate_commands then pcall(redis.replicate_commands) end
-local found = redis.call('TYPE', KEYS[1])
-if type(found) == 'table' then found = found.ok end
-if found ~= 'none' and found ~= 'stream' then
-  return redis.error_reply('ANARCHON_WRONGTYPE ' .. KEYS[1] .. ' ' .. found .. ' stream')
-end
+local _, err = key_type('stream')
+if err then return err end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local slot, token, runner, window, kind = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]

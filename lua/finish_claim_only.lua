@@ -4,12 +4,8 @@
 -- The caller checked that the token is the one in the run's claim entry (that entry never changes).
 -- Reply: {'ok'}, or {'done', status} when a result with this slot and token exists already: a run is
 -- finished once (a second finish writes nothing).
-if redis.replicate_commands then pcall(redis.replicate_commands) end
-local found = redis.call('TYPE', KEYS[1])
-if type(found) == 'table' then found = found.ok end
-if found ~= 'none' and found ~= 'zset' then
-  return redis.error_reply('ANARCHON_WRONGTYPE ' .. KEYS[1] .. ' ' .. found .. ' zset')
-end
+local _, err = key_type('zset')
+if err then return err end
 local slot, token = ARGV[1], ARGV[2]
 for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], slot, slot)) do
   local ok, r = pcall(cjson.decode, member)

@@ -48,12 +48,22 @@ pub static FINISH: LazyLock<LuaScript> = lease_script!("finish.lua");
 /// Trims history on demand.
 pub static TRIM: LazyLock<LuaScript> = lease_script!("trim.lua");
 
-/// The script strategy's claim (claim-only layout, standalone: one key).
-pub static CLAIM_WINDOW: LazyLock<LuaScript> =
-    LazyLock::new(|| LuaScript::new(include_str!("../lua/claim_window.lua")));
+/// Each claim-only script is `lua/one_key.lua` followed by its own file.
+macro_rules! one_key_script {
+    ($file:literal) => {
+        LazyLock::new(|| {
+            LuaScript::new(concat!(
+                include_str!("../lua/one_key.lua"),
+                "\n",
+                include_str!(concat!("../lua/", $file))
+            ))
+        })
+    };
+}
+
+/// The script strategy's claim (claim-only layout: one key).
+pub static CLAIM_WINDOW: LazyLock<LuaScript> = one_key_script!("claim_window.lua");
 /// Records a claim-only run's result, once (one key).
-pub static FINISH_CLAIM_ONLY: LazyLock<LuaScript> =
-    LazyLock::new(|| LuaScript::new(include_str!("../lua/finish_claim_only.lua")));
+pub static FINISH_CLAIM_ONLY: LazyLock<LuaScript> = one_key_script!("finish_claim_only.lua");
 /// Creates and configures an idmp stream once.
-pub static IDMP_PREPARE: LazyLock<LuaScript> =
-    LazyLock::new(|| LuaScript::new(include_str!("../lua/idmp_prepare.lua")));
+pub static IDMP_PREPARE: LazyLock<LuaScript> = one_key_script!("idmp_prepare.lua");
