@@ -537,3 +537,23 @@ fn one_unreadable_job_does_not_hide_the_others() {
     assert_eq!(v["total"], 2, "a and c were trimmed");
     assert_eq!(v["errors"][0]["job"], "b");
 }
+
+/// Every server-side script compiles on this server, the idmp one included (which only Redis 8.6
+/// runs): a syntax error would otherwise surface in production first.
+#[test]
+fn every_script_compiles_on_the_server() {
+    use anarchon::scripts::*;
+    let s = Server::start();
+    for script in [
+        &*CLAIM,
+        &*HEARTBEAT,
+        &*FINISH,
+        &*TRIM,
+        &*CLAIM_WINDOW,
+        &*FINISH_CLAIM_ONLY,
+        &*IDMP_PREPARE,
+    ] {
+        let sha: String = s.cmd(&["SCRIPT", "LOAD", script.source()]);
+        assert_eq!(sha, script.sha1());
+    }
+}
