@@ -315,4 +315,31 @@ mod tests {
         let err = strategy(&a, Backend::Valkey).unwrap_err();
         assert!(matches!(err, Error::Usage(_)));
     }
+
+    /// clap needs durations as text; these defaults must be the constants the code uses.
+    #[test]
+    fn the_command_line_defaults_are_the_named_constants() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::parse_from([
+            "anarchon",
+            "heartbeat",
+            "j",
+            "--slot",
+            "1",
+            "--token",
+            "t",
+        ]);
+        assert_eq!(
+            cli.global.connect_timeout,
+            crate::connection::DEFAULT_CONNECT_TIMEOUT
+        );
+        assert_eq!(
+            cli.global.command_timeout,
+            crate::connection::DEFAULT_COMMAND_TIMEOUT
+        );
+        match cli.command {
+            crate::cli::Command::Heartbeat(args) => assert_eq!(args.lease, DEFAULT_LEASE),
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -86,7 +86,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     let catch_up = args.catch_up.unwrap_or(Duration::ZERO);
     let keep_claimable =
         (args.max_late + catch_up + lease_len * args.lease.max_attempts_or_default())
-            .max(Duration::from_secs(3600));
+            .max(crate::strategy::lease::DEFAULT_KEEP_CLAIMABLE);
     let request = |slot: i64| -> ClaimRequest {
         let mut req = args.lease.claim_request(slot, RunKind::Scheduled);
         req.history.keep_claimable = keep_claimable;

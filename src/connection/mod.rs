@@ -57,8 +57,8 @@ impl ConnectOptions {
             url: url.into(),
             cluster: false,
             tls_ca: None,
-            connect_timeout: Duration::from_secs(5),
-            command_timeout: Duration::from_secs(10),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            command_timeout: DEFAULT_COMMAND_TIMEOUT,
             sentinel: None,
         }
     }
@@ -74,6 +74,12 @@ impl ConnectOptions {
             .then(|| url.fragment() != Some("insecure"))
     }
 }
+
+/// How long connecting may take, unless told otherwise (`--connect-timeout`).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long one reply may take, unless told otherwise (`--command-timeout`).
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A standalone server or a cluster: every command of ours goes to one node either way, since a
 /// job's lease keys share one hash tag and the claim-only commands touch one key.
