@@ -31,14 +31,7 @@ impl GlobalArgs {
     /// password from --password-file or $ANARCHON_REDIS_PASSWORD when the URL has none, TLS, cluster.
     pub fn connect_options(&self) -> Result<ConnectOptions> {
         let text = match &self.host {
-            Some(host) => {
-                let scheme = if self.tls { "rediss" } else { "redis" };
-                format!(
-                    "{scheme}://{host}:{}/{}",
-                    self.port.unwrap_or(6379),
-                    self.db.unwrap_or(0)
-                )
-            }
+            Some(host) => crate::connection::url_for(host, self.port, self.db, self.tls),
             None => self.redis_url(),
         };
         let (text, sentinel) = if text.contains("+sentinel://") {

@@ -1,5 +1,5 @@
 //! How Redis errors become [`Error`]s: our scripts' markers, connection trouble, refusals with a
-//! hint that fits them, and secrets kept out of every message.
+//! hint that fits them; and URLs: built from parts, and with secrets kept out of every message.
 
 use redis::{ErrorKind, RedisError};
 
@@ -66,6 +66,17 @@ pub fn map_redis_error(shown_url: &str, e: RedisError) -> Error {
         code: e.code().map(str::to_string),
         message: text,
     }
+}
+
+/// The URL of a server named by parts (`--host`, `--port`, `--db`, `--tls`): port 6379 and
+/// database 0 unless given.
+pub fn url_for(host: &str, port: Option<u16>, db: Option<u32>, tls: bool) -> String {
+    let scheme = if tls { "rediss" } else { "redis" };
+    format!(
+        "{scheme}://{host}:{}/{}",
+        port.unwrap_or(6379),
+        db.unwrap_or(0)
+    )
 }
 
 /// The URL with its secrets replaced by `***`, for messages and logs: the password, and a lone user

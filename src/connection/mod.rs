@@ -21,7 +21,7 @@ mod errors;
 mod sentinel;
 
 use errors::{connection_error, redact_text};
-pub use errors::{map_redis_error, redact_url};
+pub use errors::{map_redis_error, redact_url, url_for};
 pub use sentinel::SentinelTarget;
 use sentinel::open_via_sentinels;
 
