@@ -1,6 +1,6 @@
 use clap::Parser;
 
-use anarchon::cli::Cli;
+use anarchon::cli::{Cli, Command};
 use anarchon::commands::{Context, dispatch};
 
 fn main() {
@@ -18,7 +18,9 @@ fn main() {
         }
     };
     let ctx = Context::new(cli.global);
-    let code = runtime.block_on(async {
+    // `run` passes on its command's exit code, which an output error must not replace.
+    let runs_a_command = matches!(cli.command, Command::Run(_) | Command::RunNow(_));
+    let mut code = runtime.block_on(async {
         match dispatch(cli.command, &ctx).await {
             Ok(code) => code,
             Err(e) => {
@@ -27,5 +29,11 @@ fn main() {
             }
         }
     });
+    if let Some(why) = anarchon::output::write_failure() {
+        eprintln!("error: cannot write the output: {why}");
+        if code == 0 && !runs_a_command {
+            code = anarchon::error::ExitCode::Failure.code();
+        }
+    }
     std::process::exit(code);
 }

@@ -155,11 +155,36 @@ pub fn result_summary(result: Option<&serde_json::Value>) -> String {
     }
 }
 
-/// Writes a line to stdout. A reader that went away (a closed pipe, `| head`) is no error of
-/// ours; nothing else can be done about a failed write here, and a command's exit code must not
-/// be replaced by it.
-fn write_line(text: &str) {
+/// The first failure to write stdout that was not a closed pipe (a full disk, an I/O error), for
+/// `main` to report once the command is done.
+static WRITE_FAILURE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Writes a line to stdout, as every command's output does (through [`outln!`](crate::outln)).
+/// A reader that went away (a closed pipe, `| head`) is no error: the rest of the output has
+/// nobody to read it, as with ripgrep or cat. Any other failure is remembered and reported by
+/// `main` at the end ([`write_failure`]), never as a panic.
+pub fn write_line(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+    if let Err(e) = writeln!(out, "{text}").and_then(|()| out.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        let _ = WRITE_FAILURE.set(e.to_string());
+    }
+}
+
+/// Why writing the output failed, if it did (a closed pipe does not count).
+pub fn write_failure() -> Option<&'static str> {
+    WRITE_FAILURE.get().map(String::as_str)
+}
+
+/// `println!` for command output: a closed pipe ends the output quietly, a full disk is reported.
+#[macro_export]
+macro_rules! outln {
+    () => {
+        $crate::output::write_line("")
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write_line(&format!($($arg)*))
+    };
 }

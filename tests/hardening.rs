@@ -557,3 +557,56 @@ fn every_script_compiles_on_the_server() {
         assert_eq!(sha, script.sha1());
     }
 }
+
+/// A reader that goes away (`| head`) ends the output quietly, in every command that prints; a
+/// full disk is an error message and exit 1, never a panic.
+#[test]
+fn a_closed_pipe_is_quiet_and_a_full_disk_is_an_error() {
+    use std::process::Stdio;
+    let s = Server::start();
+    for i in 0..300 {
+        let job = format!("pipe{i:03}");
+        let out = s.cli(&["claim", &job, "--slot", "60000"]);
+        assert_eq!(out.code(), Some(0), "{}", out.dump());
+    }
+    let commands: [&[&str]; 7] = [
+        &["list"],
+        &["list", "--json"],
+        &["inspect", "pipe000"],
+        &["inspect", "pipe000", "--json"],
+        &["history", "pipe000"],
+        &["claim", "pipe999", "--slot", "60000", "--overlap", "allow"],
+        &["doctor"],
+    ];
+    for args in commands {
+        // The reading end is closed before anarchon writes a byte.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = s
+            .anarchon_process()
+            .args(args)
+            .stdout(Stdio::from(writer))
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = s
+            .anarchon_process()
+            .args(args)
+            .stdout(Stdio::from(full))
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.contains("cannot write the output"), "{args:?}: {err}");
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {err}");
+    }
+}

@@ -106,20 +106,20 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
         .map_or("-".to_string(), |a| format!("{a} of {}", r.max_attempts));
     match r.outcome {
         ClaimOutcome::Won => {
-            println!(
+            crate::outln!(
                 "{} {} @ {} (slot {})",
                 out.paint("won", Tone::Good),
                 r.job,
                 r.slot_time,
                 r.slot
             );
-            println!("  attempt  {attempt}");
-            println!("  token    {}", r.token.unwrap_or("-"));
-            println!("  runner   {}", r.runner);
-            println!("  lease    until {}", lease(r.lease_end));
+            crate::outln!("  attempt  {attempt}");
+            crate::outln!("  token    {}", r.token.unwrap_or("-"));
+            crate::outln!("  runner   {}", r.runner);
+            crate::outln!("  lease    until {}", lease(r.lease_end));
         }
         ClaimOutcome::Running => {
-            println!(
+            crate::outln!(
                 "{} {} @ {}: held by {}, attempt {attempt}, lease until {}",
                 out.paint("running", Tone::Warn),
                 r.job,
@@ -130,7 +130,7 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
         }
         ClaimOutcome::Overlap => {
             let older = r.blocking_slot.map_or("-".to_string(), rfc3339);
-            println!(
+            crate::outln!(
                 "{} {} @ {}: the older run {older} is still held by {}, lease until {}",
                 out.paint("overlap", Tone::Warn),
                 r.job,
@@ -140,7 +140,7 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
             );
         }
         ClaimOutcome::Done if r.status == "claimed" => {
-            println!(
+            crate::outln!(
                 "{} {} @ {}: already claimed by {} (a claim-only strategy cannot tell running from finished)",
                 out.paint("done", Tone::Dim),
                 r.job,
@@ -153,7 +153,7 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
             );
         }
         ClaimOutcome::Done => {
-            println!(
+            crate::outln!(
                 "{} {} @ {}: the run is over ({}, attempt {attempt}, last runner {})",
                 out.paint("done", Tone::Dim),
                 r.job,

@@ -186,7 +186,7 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
                 Verdict::Warn => ("warn", Tone::Warn),
                 Verdict::Fail => ("fail", Tone::Bad),
             };
-            println!("{} {:<11} {}", ctx.out.paint(word, tone), c.name, c.detail);
+            crate::outln!("{} {:<11} {}", ctx.out.paint(word, tone), c.name, c.detail);
         }
     }
     Ok(if ok {

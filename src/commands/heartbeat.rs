@@ -52,7 +52,7 @@ impl<'a> TokenReport<'a> {
             return;
         }
         match self.outcome {
-            TokenOutcome::Ok => println!(
+            TokenOutcome::Ok => crate::outln!(
                 "{} {} @ {}: {ok_line}",
                 ctx.out.paint("ok", Tone::Good),
                 self.job,
@@ -60,7 +60,7 @@ impl<'a> TokenReport<'a> {
             ),
             TokenOutcome::Lost => {
                 let why = &self.lost_reason;
-                println!(
+                crate::outln!(
                     "{} {} @ {}: {why}; this token no longer holds the run",
                     ctx.out.paint("lost", Tone::Bad),
                     self.job,

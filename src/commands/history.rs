@@ -177,7 +177,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
             ]
         })
         .collect();
-    println!(
+    crate::outln!(
         "{}",
         ctx.out.table(
             &[

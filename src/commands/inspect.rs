@@ -79,7 +79,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
 
 fn print_text(ctx: &Context, d: &JobDetail) {
     let out = &ctx.out;
-    println!(
+    crate::outln!(
         "job      {} ({} layout, prefix {:?}, store format {})",
         d.job,
         d.layout.as_str(),
@@ -87,8 +87,10 @@ fn print_text(ctx: &Context, d: &JobDetail) {
         d.format.map_or("none".to_string(), |f| f.to_string())
     );
     match d.hash_slot {
-        Some(slot) => println!("cluster  hash slot {slot} (the job's keys share a hash tag)"),
-        None => println!("cluster  each key has its own hash slot (no hash tag in this layout)"),
+        Some(slot) => crate::outln!("cluster  hash slot {slot} (the job's keys share a hash tag)"),
+        None => {
+            crate::outln!("cluster  each key has its own hash slot (no hash tag in this layout)")
+        }
     }
     let key_rows = d
         .keys
@@ -102,13 +104,13 @@ fn print_text(ctx: &Context, d: &JobDetail) {
             ]
         })
         .collect();
-    println!(
+    crate::outln!(
         "\n{}",
         out.table(&["KEY", "TYPE", "MEMORY", "HASH SLOT"], key_rows)
     );
 
     if d.layout == Layout::Lease {
-        println!("\nactive runs: {}", d.active.len());
+        crate::outln!("\nactive runs: {}", d.active.len());
         if !d.active.is_empty() {
             let rows = d
                 .active
@@ -131,7 +133,7 @@ fn print_text(ctx: &Context, d: &JobDetail) {
                     ]
                 })
                 .collect();
-            println!(
+            crate::outln!(
                 "{}",
                 out.table(
                     &[
@@ -149,7 +151,7 @@ fn print_text(ctx: &Context, d: &JobDetail) {
             );
         }
     }
-    println!("\nlast {} runs:", d.runs.len());
+    crate::outln!("\nlast {} runs:", d.runs.len());
     if !d.runs.is_empty() {
         let rows = d
             .runs
@@ -171,7 +173,7 @@ fn print_text(ctx: &Context, d: &JobDetail) {
                 ]
             })
             .collect();
-        println!(
+        crate::outln!(
             "{}",
             out.table(
                 &[

@@ -102,7 +102,7 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         row
     }));
     rows.sort_by(|a, b| a[0].cmp(&b[0]));
-    println!(
+    crate::outln!(
         "{}",
         ctx.out.table(
             &[

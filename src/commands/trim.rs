@@ -273,9 +273,9 @@ fn report(
             (Some(a), Some(b)) => format!(" ({} .. {})", rfc3339(*a), rfc3339(*b)),
             _ => String::new(),
         };
-        println!("{verb} {} runs of {}{range}", j.trimmed, j.job);
+        crate::outln!("{verb} {} runs of {}{range}", j.trimmed, j.job);
     }
-    println!("{verb} {total} runs in all");
+    crate::outln!("{verb} {total} runs in all");
     for u in &unreadable {
         eprintln!("error: job {} was not trimmed: {}", u.job, u.error);
     }
