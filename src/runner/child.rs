@@ -151,8 +151,15 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
         },
         group: !spec.foreground,
     });
-    if let (Some(g), Some(id)) = (guard.as_mut(), child.id()) {
-        g.watch(id);
+    if let Some(g) = guard.as_mut() {
+        if let Some(id) = child.id() {
+            g.watch(id);
+        }
+        // From the start, not only from the first tick: the guard must know the deadline even if
+        // this process is stopped right now.
+        if let (Some(l), true) = (lease, spec.stop_on_lease_lost) {
+            g.deadline(l.deadline());
+        }
     }
     let tail = tokio::spawn(pass_through_stderr(child.stderr.take()));
 
@@ -173,8 +180,7 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
                 if let (Some(g), Some(l), true) = (guard.as_mut(), lease, spec.stop_on_lease_lost) {
                     g.deadline(l.deadline());
                 }
-                if let Some(at) = timeout_at.filter(|at| !outcome.timed_out && now >= *at) {
-                    let _ = at;
+                if !outcome.timed_out && timeout_at.is_some_and(|at| now >= at) {
                     outcome.timed_out = true;
                     eprintln!("anarchon: the command ran longer than --timeout; stopping it (SIGTERM, SIGKILL after {})", humantime::format_duration(spec.kill_after));
                     send(target, Signal::SIGTERM);
