@@ -14,13 +14,12 @@ cli_claim() {
 anarchon_claim() { "$BIN" claim bench --slot "$((1000 + i))" --overlap allow --json; }
 
 t_cli=$(time_loop "$N" cli_claim)
-before=$(round_trips)
-t_claim=$(time_loop "$N" anarchon_claim)
-after=$(round_trips)
+time_with_trips "$N" anarchon_claim
+t_claim=$T
 won=$(redis-cli -p "$PORT" scard '{cron:bench}:active')
 
 echo "claims per variant:            $N (server: $SERVER)"
 echo "redis-cli EVALSHA claim:       ${t_cli} us/claim"
 echo "anarchon claim:                ${t_claim} us/claim   ($(ratio "$t_claim" "$t_cli")x redis-cli)"
-echo "Redis round trips per claim:   $(ratio "$((after - before))" "$N")  (format check + TIME pipelined, claim)"
+echo "Redis round trips per claim:   $TRIPS  (format check + TIME pipelined, claim)"
 echo "claims won:                    $won of $N"

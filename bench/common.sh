@@ -33,3 +33,13 @@ round_trips() {
 }
 
 ratio() { python3 -c "print(f'{$1 / $2:.1f}')"; }
+
+# time_with_trips N CMD...: like time_loop, but sets T (mean microseconds per run) and TRIPS (Redis
+# round trips per run) instead of printing.
+time_with_trips() {
+  local n=$1 before after
+  before=$(round_trips)
+  T=$(time_loop "$@")
+  after=$(round_trips)
+  TRIPS=$(ratio "$((after - before))" "$n")
+}

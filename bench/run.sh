@@ -9,15 +9,14 @@ run_once() { "$BIN" run --job bench --slot "$((1000 + i))" --overlap allow -- /b
 
 t_true=$(time_loop "$N" /bin/true)
 t_flock=$(time_loop "$N" flock -n "$LOCK" /bin/true)
-before=$(round_trips)
-t_run=$(time_loop "$N" run_once)
-after=$(round_trips)
+time_with_trips "$N" run_once
+t_run=$T
 claimed=$(redis-cli -p "$PORT" zcard '{cron:bench}:results')
 
 echo "runs per variant:              $N (server: $SERVER)"
 echo "/bin/true:                     ${t_true} us/run"
 echo "flock -n FILE true:            ${t_flock} us/run   ($(ratio "$t_flock" "$t_true")x true)"
 echo "anarchon run -- true:          ${t_run} us/run   ($(ratio "$t_run" "$t_true")x true, $(ratio "$t_run" "$t_flock")x flock)"
-echo "Redis round trips per run:     $(ratio "$((after - before))" "$N")  (format check + TIME pipelined, claim, finish)"
+echo "Redis round trips per run:     $TRIPS  (format check + TIME pipelined, claim, finish)"
 echo "runs recorded:                 $claimed of $N"
 redis-cli -p "$PORT" info commandstats | grep -E '^cmdstat_(evalsha|eval|set|get|time|hello|client)' | sed 's/^/  /'

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::cli::ClaimArgs;
-use crate::commands::Context;
+use crate::commands::{Context, RunRef};
 use crate::error::{ExitCode, Result};
 use crate::output::Tone;
 use crate::store::RunKind;
@@ -17,9 +17,8 @@ use crate::time::{relative, rfc3339};
 /// `claim --json`.
 #[derive(Debug, Serialize)]
 pub struct ClaimReport<'a> {
-    pub job: &'a str,
-    pub slot: i64,
-    pub slot_time: String,
+    #[serde(flatten)]
+    pub run: RunRef<'a>,
     pub outcome: ClaimOutcome,
     /// Ours when won; the holder's otherwise.
     pub attempt: Option<u32>,
@@ -39,9 +38,7 @@ pub struct ClaimReport<'a> {
 impl<'a> ClaimReport<'a> {
     pub fn new(job: &'a str, req: &'a ClaimRequest, reply: &'a ClaimReply) -> Self {
         ClaimReport {
-            job,
-            slot: req.slot,
-            slot_time: rfc3339(req.slot),
+            run: RunRef::new(job, req.slot),
             outcome: reply.outcome,
             attempt: reply.attempt,
             max_attempts: req.max_attempts,
@@ -109,9 +106,9 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
             crate::outln!(
                 "{} {} @ {} (slot {})",
                 out.paint("won", Tone::Good),
-                r.job,
-                r.slot_time,
-                r.slot
+                r.run.job,
+                r.run.slot_time,
+                r.run.slot
             );
             crate::outln!("  attempt  {attempt}");
             crate::outln!("  token    {}", r.token.unwrap_or("-"));
@@ -122,8 +119,8 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
             crate::outln!(
                 "{} {} @ {}: held by {}, attempt {attempt}, lease until {}",
                 out.paint("running", Tone::Warn),
-                r.job,
-                r.slot_time,
+                r.run.job,
+                r.run.slot_time,
                 r.runner,
                 lease(r.lease_end)
             );
@@ -133,8 +130,8 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
             crate::outln!(
                 "{} {} @ {}: the older run {older} is still held by {}, lease until {}",
                 out.paint("overlap", Tone::Warn),
-                r.job,
-                r.slot_time,
+                r.run.job,
+                r.run.slot_time,
                 r.runner,
                 lease(r.lease_end)
             );
@@ -143,8 +140,8 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
             crate::outln!(
                 "{} {} @ {}: already claimed by {} (a claim-only strategy cannot tell running from finished)",
                 out.paint("done", Tone::Dim),
-                r.job,
-                r.slot_time,
+                r.run.job,
+                r.run.slot_time,
                 if r.runner.is_empty() {
                     "another instance"
                 } else {
@@ -156,8 +153,8 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
             crate::outln!(
                 "{} {} @ {}: the run is over ({}, attempt {attempt}, last runner {})",
                 out.paint("done", Tone::Dim),
-                r.job,
-                r.slot_time,
+                r.run.job,
+                r.run.slot_time,
                 r.status,
                 if r.runner.is_empty() { "-" } else { r.runner }
             );

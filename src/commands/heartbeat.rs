@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::cli::HeartbeatArgs;
-use crate::commands::Context;
+use crate::commands::{Context, RunRef};
 use crate::error::{Error, ExitCode, Result};
 use crate::output::Tone;
 use crate::strategy::lease::{self, TokenOutcome, TokenReply};
@@ -12,9 +12,8 @@ use crate::time::{relative, rfc3339};
 /// `heartbeat --json` and `finish --json`.
 #[derive(Debug, Serialize)]
 pub struct TokenReport<'a> {
-    pub job: &'a str,
-    pub slot: i64,
-    pub slot_time: String,
+    #[serde(flatten)]
+    pub run: RunRef<'a>,
     pub outcome: TokenOutcome,
     pub attempt: Option<u32>,
     /// The run's status after the command (empty when the run has no state).
@@ -31,9 +30,7 @@ pub struct TokenReport<'a> {
 impl<'a> TokenReport<'a> {
     pub fn new(job: &'a str, slot: i64, reply: &'a TokenReply) -> Self {
         TokenReport {
-            job,
-            slot,
-            slot_time: rfc3339(slot),
+            run: RunRef::new(job, slot),
             outcome: reply.outcome,
             attempt: reply.attempt,
             status: &reply.status,
@@ -55,16 +52,16 @@ impl<'a> TokenReport<'a> {
             TokenOutcome::Ok => crate::outln!(
                 "{} {} @ {}: {ok_line}",
                 ctx.out.paint("ok", Tone::Good),
-                self.job,
-                self.slot_time
+                self.run.job,
+                self.run.slot_time
             ),
             TokenOutcome::Lost => {
                 let why = &self.lost_reason;
                 crate::outln!(
                     "{} {} @ {}: {why}; this token no longer holds the run",
                     ctx.out.paint("lost", Tone::Bad),
-                    self.job,
-                    self.slot_time
+                    self.run.job,
+                    self.run.slot_time
                 );
             }
         }

@@ -67,6 +67,24 @@ impl Context {
     }
 }
 
+/// The run a report is about, flattened into the JSON of `claim`, `heartbeat` and `finish`.
+#[derive(Debug, serde::Serialize)]
+pub struct RunRef<'a> {
+    pub job: &'a str,
+    pub slot: i64,
+    pub slot_time: String,
+}
+
+impl<'a> RunRef<'a> {
+    pub fn new(job: &'a str, slot: i64) -> Self {
+        RunRef {
+            job,
+            slot,
+            slot_time: crate::time::rfc3339(slot),
+        }
+    }
+}
+
 /// Runs the parsed command and returns the process exit code.
 pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
     let code = match command {
