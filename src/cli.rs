@@ -101,6 +101,16 @@ pub struct GlobalArgs {
     pub command_timeout: Duration,
 }
 
+/// The "Examples:" section of a command's long help, one command line each.
+fn examples(lines: &[&str]) -> String {
+    let mut text = String::from("Examples:");
+    for line in lines {
+        text.push_str("\n  ");
+        text.push_str(line);
+    }
+    text
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
     Auto,
@@ -115,7 +125,7 @@ pub enum Command {
     /// Prints the outcome: won (with the token and attempt to pass to heartbeat and finish),
     /// overlap, done or running, each with its own exit code.
     #[command(
-        after_long_help = "Example:\n  anarchon claim sync --slot 2026-12-02T14:05:00Z --lease 30s --json"
+        after_long_help = examples(&["anarchon claim sync --slot 2026-12-02T14:05:00Z --lease 30s --json"])
     )]
     Claim(ClaimArgs),
 
@@ -131,29 +141,26 @@ pub enum Command {
     /// the winner runs the command. The others wait as backups and take over if the winner dies.
     /// anarchon exits with the command's exit code (128+N for signal N), so cron mail and
     /// monitoring see the truth; a skipped run exits with its own code (80-84).
-    #[command(after_long_help = "Examples:\n  \
-        */5 * * * *  anarchon run --job sync --schedule '*/5 * * * *' -- /usr/local/bin/sync.sh --full\n  \
-        anarchon run --job report --slot now --timeout 10m -- ./report.sh\n  \
-        anarchon run --job backup --schedule '@daily' --catch-up 6h --shell -- 'pg_dump db | gzip > /backups/db.gz'")]
+    #[command(after_long_help = examples(&["*/5 * * * *  anarchon run --job sync --schedule '*/5 * * * *' -- /usr/local/bin/sync.sh --full", "anarchon run --job report --slot now --timeout 10m -- ./report.sh", "anarchon run --job backup --schedule '@daily' --catch-up 6h --shell -- 'pg_dump db | gzip > /backups/db.gz'"]))]
     Run(RunArgs),
 
     /// List every job under the prefix: layout, runs in progress, last run, last result, history.
     ///
     /// Finds jobs with SCAN (never KEYS) and reads them in pipelined batches.
     #[command(
-        after_long_help = "Examples:\n  anarchon list\n  anarchon list --pattern 'billing*' --json | jq '.jobs[] | select(.in_progress > 0)'"
+        after_long_help = examples(&["anarchon list", "anarchon list --pattern 'billing*' --json | jq '.jobs[] | select(.in_progress > 0)'"])
     )]
     List(ListArgs),
 
     /// Show one job in full: runs in progress with their leases, recent runs and results, keys.
     #[command(
-        after_long_help = "Examples:\n  anarchon inspect billing\n  anarchon inspect billing --last 100 --json"
+        after_long_help = examples(&["anarchon inspect billing", "anarchon inspect billing --last 100 --json"])
     )]
     Inspect(InspectArgs),
 
     /// Show a job's attempts and results, newest first.
     #[command(
-        after_long_help = "Examples:\n  anarchon history sync --since 6h --status failed\n  anarchon history sync --last 5 --json"
+        after_long_help = examples(&["anarchon history sync --since 6h --status failed", "anarchon history sync --last 5 --json"])
     )]
     History(HistoryArgs),
 
@@ -162,7 +169,7 @@ pub enum Command {
     /// Never removes a run in progress or one younger than --protect, which a late claim could
     /// still ask for. Asks for confirmation on a terminal; scripts pass --yes.
     #[command(
-        after_long_help = "Examples:\n  anarchon trim sync --keep 100 --dry-run\n  anarchon trim --all --older-than 30d --yes"
+        after_long_help = examples(&["anarchon trim sync --keep 100 --dry-run", "anarchon trim --all --older-than 30d --yes"])
     )]
     Trim(TrimArgs),
 
@@ -172,7 +179,7 @@ pub enum Command {
     /// run and prints its slot and token for `heartbeat` and `finish`.
     #[command(
         name = "run-now",
-        after_long_help = "Examples:\n  anarchon run-now sync -- /usr/local/bin/sync.sh\n  anarchon run-now sync --json   # then heartbeat/finish with the printed slot and token"
+        after_long_help = examples(&["anarchon run-now sync -- /usr/local/bin/sync.sh", "anarchon run-now sync --json   # then heartbeat/finish with the printed slot and token"])
     )]
     RunNow(RunNowArgs),
 
@@ -183,12 +190,12 @@ pub enum Command {
 
     /// Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir.
     #[command(
-        after_long_help = "Examples:\n  anarchon completions bash > /etc/bash_completion.d/anarchon\n  anarchon completions zsh > \"${fpath[1]}/_anarchon\""
+        after_long_help = examples(&["anarchon completions bash > /etc/bash_completion.d/anarchon", "anarchon completions zsh > \"${fpath[1]}/_anarchon\""])
     )]
     Completions(CompletionsArgs),
 
     /// Print the man page, or write one per command to --dir.
-    #[command(after_long_help = "Example:\n  anarchon man --dir /usr/local/share/man/man1")]
+    #[command(after_long_help = examples(&["anarchon man --dir /usr/local/share/man/man1"]))]
     Man(ManArgs),
 }
 
