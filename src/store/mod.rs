@@ -3,6 +3,7 @@
 
 pub mod discover;
 pub mod format;
+pub mod history;
 pub mod job;
 pub mod keys;
 pub mod read;

@@ -1,0 +1,143 @@
+//! A job's history, newest first, in either layout: runs in progress, then ended attempts (lease
+//! layout, from `:results`), or claims with their results (claim-only layout, from the streams).
+
+use serde::Serialize;
+
+use crate::connection::Connection;
+use crate::error::Result;
+use crate::store::JobKeys;
+use crate::store::job::{active_runs_for, runs_with_results};
+use crate::store::read::{self, ResultEntry};
+use crate::time::rfc3339;
+
+/// Which history to read.
+#[derive(Debug, Clone, Default)]
+pub struct HistoryFilter {
+    /// Only runs whose slot is at or after this (ms).
+    pub since: Option<i64>,
+    /// Only entries with this status.
+    pub status: Option<String>,
+    /// At most this many entries.
+    pub last: usize,
+}
+
+/// One line of history: an ended attempt (from `:results`) or a run in progress.
+#[derive(Debug, Serialize)]
+pub struct HistoryEntry {
+    pub slot: i64,
+    pub slot_time: String,
+    pub attempt: Option<u32>,
+    pub status: String,
+    pub runner: String,
+    pub token: String,
+    pub claimed_at: Option<i64>,
+    pub ended_at: Option<i64>,
+    pub duration_ms: Option<i64>,
+    pub result: serde_json::Value,
+}
+
+impl From<ResultEntry> for HistoryEntry {
+    fn from(r: ResultEntry) -> Self {
+        HistoryEntry {
+            slot: r.slot,
+            slot_time: rfc3339(r.slot),
+            attempt: r.attempt,
+            status: r.status,
+            runner: r.runner,
+            token: r.token,
+            duration_ms: match (r.claimed_at, r.ended_at) {
+                (Some(a), Some(b)) => Some(b - a),
+                _ => None,
+            },
+            claimed_at: r.claimed_at,
+            ended_at: r.ended_at,
+            result: r.result,
+        }
+    }
+}
+
+/// Reads `keys`' history as `filter` asks, newest first. `now`: the server's clock.
+pub async fn read_history(
+    conn: &mut Connection,
+    keys: &JobKeys,
+    filter: &HistoryFilter,
+    now: i64,
+) -> Result<Vec<HistoryEntry>> {
+    let wanted = |status: &str| filter.status.as_deref().is_none_or(|s| s == status);
+    let mut entries: Vec<HistoryEntry> = Vec::new();
+    if let JobKeys::ClaimOnly(claim_keys) = keys {
+        // Claims that have no result yet are history too ("claimed"): read the streams.
+        let scan = (filter.last * 4).max(1000);
+        let runs = runs_with_results(
+            conn,
+            &[&claim_keys.runs, &claim_keys.manual],
+            &claim_keys.results,
+            scan,
+        )
+        .await?;
+        entries.extend(
+            runs.into_iter()
+                .filter(|r| filter.since.is_none_or(|s| r.entry.slot >= s))
+                .map(|r| HistoryEntry {
+                    slot: r.entry.slot,
+                    slot_time: r.slot_time,
+                    attempt: None,
+                    status: r.entry.status.unwrap_or_default(),
+                    runner: r.entry.runner,
+                    token: r.entry.token,
+                    claimed_at: r.entry.claimed_at,
+                    ended_at: r.entry.ended_at,
+                    duration_ms: r.entry.ended_at.zip(r.entry.claimed_at).map(|(b, a)| b - a),
+                    result: r.result.unwrap_or_default(),
+                })
+                .filter(|e| wanted(&e.status)),
+        );
+    }
+    // Runs in progress first: they are the newest news.
+    if let (JobKeys::Lease(lease_keys), true) = (keys, wanted("running")) {
+        let detail = active_runs_for(conn, lease_keys, now).await?;
+        for a in detail {
+            if filter.since.is_none_or(|s| a.state.slot >= s) {
+                entries.push(HistoryEntry {
+                    slot: a.state.slot,
+                    slot_time: rfc3339(a.state.slot),
+                    attempt: Some(a.state.attempt),
+                    status: "running".into(),
+                    runner: a.state.runner,
+                    token: a.state.token,
+                    claimed_at: Some(a.state.claimed_at),
+                    ended_at: None,
+                    duration_ms: None,
+                    result: serde_json::Value::Null,
+                });
+            }
+        }
+    }
+    // Then ended attempts, a page at a time until --last are found.
+    let page = 500;
+    let mut offset = 0;
+    while let (JobKeys::Lease(lease_keys), true) = (keys, entries.len() < filter.last) {
+        let batch = read::results_page(
+            conn,
+            &lease_keys.results,
+            filter.since.unwrap_or(i64::MIN),
+            i64::MAX,
+            offset,
+            page,
+        )
+        .await?;
+        let done = batch.len() < page;
+        offset += batch.len();
+        entries.extend(
+            batch
+                .into_iter()
+                .filter(|r| wanted(&r.status))
+                .map(HistoryEntry::from),
+        );
+        if done {
+            break;
+        }
+    }
+    entries.truncate(filter.last);
+    Ok(entries)
+}
