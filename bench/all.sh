@@ -5,3 +5,4 @@ cd "$(dirname "$0")"
 echo "== claim";    ./claim.sh "${1:-300}"
 echo "== run";      ./run.sh "${1:-300}"
 echo "== operator"; ./operator.sh 10000 1000 5
+echo "== server";   ./server.sh
