@@ -19,6 +19,24 @@ fn snapshot(s: &Server) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// Runs `args`, which must be refused as bad data (92) with every one of `named` in the message,
+/// having written nothing.
+#[track_caller]
+fn refused_as_bad_data(s: &Server, args: &[&str], named: &[&str]) {
+    let before = snapshot(s);
+    let out = s.cli(args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(92), "{}", out.dump());
+    for name in named {
+        assert!(err.contains(name), "{name} is not named: {err}");
+    }
+    assert!(
+        !err.contains("user_script"),
+        "a raw Lua error leaked: {err}"
+    );
+    assert_eq!(snapshot(s), before, "{args:?} wrote before failing");
+}
+
 fn won_token(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
     json(out)["token"].as_str().unwrap().to_string()
@@ -45,7 +63,6 @@ fn scripts_validate_before_their_first_write() {
             &format!("1000:{attribute}"),
             value,
         ]);
-        let before = snapshot(&s);
         for args in [
             vec!["claim", "g", "--slot", "1000"],
             vec!["heartbeat", "g", "--slot", "1000", "--token", &token],
@@ -53,22 +70,7 @@ fn scripts_validate_before_their_first_write() {
                 "finish", "g", "--slot", "1000", "--token", &token, "--status", "ok",
             ],
         ] {
-            let out = s.cli(&args);
-            let err = stderr(&out);
-            assert_eq!(
-                out.status.code(),
-                Some(92),
-                "{args:?} with {named}={value}: {err}"
-            );
-            assert!(
-                err.contains("{cron:g}:state") && err.contains(named),
-                "{err}"
-            );
-            assert!(
-                !err.contains("user_script"),
-                "a raw Lua error leaked: {err}"
-            );
-            assert_eq!(snapshot(&s), before, "{args:?} wrote before failing");
+            refused_as_bad_data(&s, &args, &["{cron:g}:state", named]);
         }
     }
 
@@ -76,13 +78,13 @@ fn scripts_validate_before_their_first_write() {
     let _: () = s.cmd(&["FLUSHALL"]);
     let token = won_token(&s.cli(&["claim", "g", "--slot", "1000", "--json"]));
     let _: () = s.cmd(&["HDEL", "{cron:g}:state", "1000:token"]);
-    let before = snapshot(&s);
-    let out = s.cli(&[
-        "finish", "g", "--slot", "1000", "--token", &token, "--status", "ok",
-    ]);
-    assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
-    assert!(stderr(&out).contains("1000:token"), "{}", stderr(&out));
-    assert_eq!(snapshot(&s), before);
+    refused_as_bad_data(
+        &s,
+        &[
+            "finish", "g", "--slot", "1000", "--token", &token, "--status", "ok",
+        ],
+        &["1000:token"],
+    );
 }
 
 /// A :slots or :active member that is not a slot stops a claim (and trim) before any write.
@@ -106,26 +108,20 @@ fn a_bad_member_of_slots_or_active_is_refused_before_writing() {
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     }
     let _: i64 = s.cmd(&["ZADD", "{cron:m}:slots", "0", "notaslot"]);
-    let before = snapshot(&s);
-    let out = s.cli(&["claim", "m", "--slot", "9000000", "--history-size", "1"]);
-    assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("{cron:m}:slots") && stderr(&out).contains("notaslot"),
-        "{}",
-        stderr(&out)
+    refused_as_bad_data(
+        &s,
+        &["claim", "m", "--slot", "9000000", "--history-size", "1"],
+        &["{cron:m}:slots", "notaslot"],
     );
-    assert_eq!(snapshot(&s), before);
-    let out = s.cli(&["trim", "m", "--keep", "1", "--yes"]);
-    assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
-    assert_eq!(snapshot(&s), before);
+    refused_as_bad_data(&s, &["trim", "m", "--keep", "1", "--yes"], &[]);
 
     let _: i64 = s.cmd(&["ZREM", "{cron:m}:slots", "notaslot"]);
     let _: i64 = s.cmd(&["SADD", "{cron:m}:active", "later"]);
-    let before = snapshot(&s);
-    let out = s.cli(&["claim", "m", "--slot", "9000000"]);
-    assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
-    assert!(stderr(&out).contains("{cron:m}:active"), "{}", stderr(&out));
-    assert_eq!(snapshot(&s), before);
+    refused_as_bad_data(
+        &s,
+        &["claim", "m", "--slot", "9000000"],
+        &["{cron:m}:active"],
+    );
 }
 
 /// The format key holds a canonical positive integer, or it is bad data.
