@@ -56,7 +56,8 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
         format!("{} in {connect_ms} ms", conn.shown_url()),
     )];
 
-    match ctx.global.connect_options()?.tls_verified() {
+    // The options the connection was opened with: resolving them again would repeat warnings.
+    match conn.options().tls_verified() {
         Some(true) => checks.push(check("tls", Verdict::Ok, "the server's certificate is verified")),
         Some(false) => checks.push(check(
             "tls",

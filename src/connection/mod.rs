@@ -236,6 +236,11 @@ impl Connection {
         }
     }
 
+    /// The options this connection was opened with.
+    pub fn options(&self) -> &ConnectOptions {
+        &self.options
+    }
+
     /// The server's address with any password removed.
     pub fn shown_url(&self) -> &str {
         &self.shown_url

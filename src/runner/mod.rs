@@ -90,7 +90,8 @@ pub async fn run_slot(
     opts: &RunnerOptions,
     server_now: i64,
 ) -> Result<SlotReport> {
-    let (mut reply, mut sent) = claim_with_retry(conn, target, &req, server_now).await?;
+    let (mut reply, mut sent) =
+        claim_with_retry(conn, target, &req, server_now, opts.quiet).await?;
     let mut backup = false;
     // Only the lease strategy answers running; the others cannot tell running from done.
     if let (ClaimOutcome::Running, Backup::Standby { limit }) = (reply.outcome, opts.backup) {
@@ -131,6 +132,7 @@ async fn claim_with_retry(
     target: Target<'_>,
     req: &ClaimRequest,
     server_now: i64,
+    quiet: bool,
 ) -> Result<(ClaimReply, BootTime)> {
     // A claim-only manual run appends a new entry each time: not safe to repeat.
     let idempotent = target.strategy.has_leases() || req.kind != crate::store::RunKind::Manual;
@@ -152,16 +154,12 @@ async fn claim_with_retry(
             Err(e) if idempotent && e.is_transient() && Instant::now() < give_up => e,
             Err(e) => return Err(e),
         };
-        if !req_quiet() {
+        // Worth a line for a person at a terminal, unless --quiet.
+        if !quiet && std::io::stderr().is_terminal() {
             eprintln!("anarchon: the claim got no answer ({error}); retrying with the same token");
         }
         conn.pause_and_reconnect(&mut backoff, give_up).await;
     }
-}
-
-/// Retries are worth a line on a terminal only.
-fn req_quiet() -> bool {
-    !std::io::stderr().is_terminal()
 }
 
 /// Runs the command for a won claim and records its end. `sent`: when the winning claim was sent.
