@@ -574,35 +574,35 @@ fn a_closed_pipe_is_quiet_and_a_full_disk_is_an_error() {
         &["claim", "pipe999", "--slot", "60000", "--overlap", "allow"],
         &["doctor"],
     ];
+    // Runs `args` with stdout going to `stdout`; returns the exit code and stderr.
+    let run_into = |args: &[&str], stdout: Stdio| {
+        let out = s
+            .anarchon_process()
+            .args(args)
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
     for args in commands {
         // The reading end is closed before anarchon writes a byte.
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
-        let out = s
-            .anarchon_process()
-            .args(args)
-            .stdout(Stdio::from(writer))
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let (code, err) = run_into(args, Stdio::from(writer));
         assert!(!err.contains("panicked"), "{args:?}: {err}");
-        assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+        assert_ne!(code, Some(101), "{args:?}: {err}");
 
         let full = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/full")
             .unwrap();
-        let out = s
-            .anarchon_process()
-            .args(args)
-            .stdout(Stdio::from(full))
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let (code, err) = run_into(args, Stdio::from(full));
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert!(err.contains("cannot write the output"), "{args:?}: {err}");
-        assert_ne!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert_ne!(code, Some(0), "{args:?}: {err}");
     }
 }
