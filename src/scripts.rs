@@ -67,3 +67,32 @@ pub static CLAIM_WINDOW: LazyLock<LuaScript> = one_key_script!("claim_window.lua
 pub static FINISH_CLAIM_ONLY: LazyLock<LuaScript> = one_key_script!("finish_claim_only.lua");
 /// Creates and configures an idmp stream once.
 pub static IDMP_PREPARE: LazyLock<LuaScript> = one_key_script!("idmp_prepare.lua");
+
+/// Store format 2's lease-layout scripts: each is `lua/v2/lib.lua` followed by its own file.
+pub mod v2 {
+    use super::LuaScript;
+    use std::sync::LazyLock;
+
+    macro_rules! format_2_script {
+        ($file:literal) => {
+            LazyLock::new(|| {
+                LuaScript::new(concat!(
+                    include_str!("../lua/v2/lib.lua"),
+                    "\n",
+                    include_str!(concat!("../lua/v2/", $file))
+                ))
+            })
+        };
+    }
+
+    /// Claims a run: won / overlap / done / running.
+    pub static CLAIM: LazyLock<LuaScript> = format_2_script!("claim.lua");
+    /// Extends the lease of the current attempt.
+    pub static HEARTBEAT: LazyLock<LuaScript> = format_2_script!("heartbeat.lua");
+    /// Ends the current attempt as finished or failed.
+    pub static FINISH: LazyLock<LuaScript> = format_2_script!("finish.lua");
+    /// Trims history on demand.
+    pub static TRIM: LazyLock<LuaScript> = format_2_script!("trim.lua");
+    /// Converts one format 1 job (`anarchon migrate`).
+    pub static CONVERT: LazyLock<LuaScript> = format_2_script!("convert.lua");
+}

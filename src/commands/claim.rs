@@ -66,6 +66,7 @@ pub async fn execute(args: ClaimArgs, ctx: &Context) -> Result<ExitCode> {
         ctx.prefix(),
         job,
         strategy,
+        check.lease_format(),
         &req,
         check.server_now_ms,
     )

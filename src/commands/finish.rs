@@ -24,6 +24,7 @@ pub async fn execute(args: FinishArgs, ctx: &Context) -> Result<ExitCode> {
         ctx.prefix(),
         job,
         strategy,
+        check.lease_format(),
         RunKind::Scheduled,
         slot,
         &args.token,

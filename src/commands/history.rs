@@ -34,7 +34,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         args.strategy.map(StrategyName::layout),
     )
     .await?;
-    let keys = JobKeys::new(layout, ctx.prefix(), &args.job);
+    let keys = JobKeys::new(layout, ctx.prefix(), &args.job, check.lease_format());
     let filter = HistoryFilter {
         since,
         status: args.status.clone(),

@@ -46,7 +46,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
     )
     .await?;
     let now = check.server_now_ms;
-    let job_keys = JobKeys::new(layout, ctx.prefix(), &args.job);
+    let job_keys = JobKeys::new(layout, ctx.prefix(), &args.job, check.lease_format());
     let active = match layout {
         Layout::Lease => active_runs_for(&mut conn, &lease_keys, now).await?,
         Layout::ClaimOnly => Vec::new(),

@@ -109,12 +109,13 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         prefix: ctx.prefix(),
         job: &args.job,
         strategy,
+        format: check.lease_format(),
     };
     let delay = jitter_delay(&args.job, current, jitter);
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    let keys = LeaseKeys::new(ctx.prefix(), &args.job);
+    let keys = LeaseKeys::new(ctx.prefix(), &args.job).with_format(check.lease_format());
 
     // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.
     let no_backup = RunnerOptions {

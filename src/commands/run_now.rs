@@ -33,6 +33,7 @@ pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
                 prefix: ctx.prefix(),
                 job: &args.job,
                 strategy,
+                format: check.lease_format(),
             };
             let report = run_slot(&mut conn, target, req, &opts, now).await?;
             if ctx.out.json {
@@ -42,7 +43,16 @@ pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
         }
         None => {
             let reply =
-                strategy::claim(&mut conn, ctx.prefix(), &args.job, strategy, &req, now).await?;
+                strategy::claim(
+                &mut conn,
+                ctx.prefix(),
+                &args.job,
+                strategy,
+                check.lease_format(),
+                &req,
+                now,
+            )
+            .await?;
             print_claim(ctx, &ClaimReport::new(&args.job, &req, &reply));
             Ok(exit_code(reply.outcome).code())
         }

@@ -48,9 +48,7 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
         validate_job_name(job)?;
     }
     let mut conn = ctx.connect().await?;
-    let now = format::check_for_write(&mut conn, ctx.prefix())
-        .await?
-        .server_now_ms;
+    let check = format::check_for_write(&mut conn, ctx.prefix()).await?;
     let jobs: Vec<JobRef> = match &args.job {
         Some(job) => {
             let (layout, _) = locate_job(
@@ -76,7 +74,7 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
 
     if !args.dry_run && !args.yes {
         // Show what would go, then ask: a person decides on facts, not on flags.
-        let preview = trim_all(&mut conn, ctx, &jobs, &policy, true, false, now).await?;
+        let preview = trim_all(&mut conn, ctx, &jobs, &policy, true, false, &check).await?;
         let total: usize = preview.0.iter().map(|j| j.trimmed).sum();
         if total == 0 {
             return report(ctx, &args, &policy, (Vec::new(), preview.1));
@@ -90,7 +88,7 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
         &policy,
         args.dry_run,
         args.job.is_none(),
-        now,
+        &check,
     )
     .await?;
     report(ctx, &args, &policy, trimmed)
@@ -191,8 +189,9 @@ async fn trim_all(
     policy: &HistoryPolicy,
     dry_run: bool,
     progress: bool,
-    now: i64,
+    check: &format::StoreCheck,
 ) -> Result<(Vec<JobTrim>, Vec<Unreadable>)> {
+    let now = check.server_now_ms;
     let bar = (progress && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(jobs.len() as u64);
         if let Ok(style) =
@@ -205,7 +204,7 @@ async fn trim_all(
     let mut out = Vec::with_capacity(jobs.len());
     let mut unreadable = Vec::new();
     for job in jobs {
-        let keys = JobKeys::new(job.layout, ctx.prefix(), &job.name);
+        let keys = JobKeys::new(job.layout, ctx.prefix(), &job.name, check.lease_format());
         let trimmed = strategy::trim(conn, &keys, policy, now, dry_run).await;
         if let Some(bar) = &bar {
             bar.set_message(job.name.clone());

@@ -38,7 +38,7 @@ use tokio::time::Instant;
 
 use crate::connection::Connection;
 use crate::error::Result;
-use crate::store::LeaseKeys;
+use crate::store::{LeaseFormat, LeaseKeys};
 use crate::strategy::lease::{ClaimOutcome, ClaimReply, ClaimRequest};
 use crate::strategy::{self, Strategy};
 use crate::time::rfc3339;
@@ -74,11 +74,13 @@ pub struct Target<'a> {
     pub prefix: &'a str,
     pub job: &'a str,
     pub strategy: Strategy,
+    /// The store format the lease scripts write in (the format key decides).
+    pub format: LeaseFormat,
 }
 
 impl Target<'_> {
     fn lease_keys(&self) -> LeaseKeys {
-        LeaseKeys::new(self.prefix, self.job)
+        LeaseKeys::new(self.prefix, self.job).with_format(self.format)
     }
 }
 
@@ -145,6 +147,7 @@ async fn claim_with_retry(
             target.prefix,
             target.job,
             target.strategy,
+            target.format,
             req,
             server_now,
         )

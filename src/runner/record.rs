@@ -81,6 +81,7 @@ pub async fn record(
             target.prefix,
             target.job,
             target.strategy,
+            target.format,
             req.kind,
             req.slot,
             &req.token,

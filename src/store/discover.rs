@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::connection::Connection;
 use crate::error::Result;
-use crate::store::{ClaimKeys, LeaseKeys};
+use crate::store::ClaimKeys;
 
 /// Which key layout a job uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -34,8 +34,8 @@ pub struct JobRef {
     pub layout: Layout,
 }
 
-/// A lease job is found by its five history keys (its `:job` hash alone is no job).
-const LEASE_SUFFIXES: &[&str] = LeaseKeys::SUFFIXES.split_at(5).0;
+/// A lease job is found by its history keys in either format (its `:job` hash alone is no job).
+const LEASE_SUFFIXES: &[&str] = &[":state", ":active", ":slots", ":runs", ":results", ":live"];
 const CLAIM_SUFFIXES: &[&str] = &ClaimKeys::SUFFIXES;
 
 /// Escapes Redis glob metacharacters, so a prefix matches only itself.

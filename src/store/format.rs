@@ -6,10 +6,12 @@
 
 use crate::connection::Connection;
 use crate::error::{Error, Result};
-use crate::store::keys::format_key;
+use crate::store::keys::{LeaseFormat, format_key};
 
-/// The store format this build reads and writes.
-pub const STORE_FORMAT: u32 = 1;
+/// The newest store format this build reads and writes; a new store is created in it. A store in
+/// format 1 is still read and written as format 1 until `anarchon migrate` converts it, so a fleet
+/// can upgrade host by host (format 1 anarchons refuse a format 2 store, writing nothing).
+pub const STORE_FORMAT: u32 = 2;
 
 /// What the first round trip of every command learns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +20,17 @@ pub struct StoreCheck {
     pub format: Option<u32>,
     /// The server's clock, ms since the epoch.
     pub server_now_ms: i64,
+}
+
+impl StoreCheck {
+    /// The format the lease layout's scripts must write in: format 1 while the format key says 1,
+    /// else format 2 (a store with no format key yet is created in format 2).
+    pub fn lease_format(&self) -> LeaseFormat {
+        match self.format {
+            Some(1) => LeaseFormat::V1,
+            _ => LeaseFormat::V2,
+        }
+    }
 }
 
 /// For commands that write: creates the format key if absent, then checks it, in one round trip.

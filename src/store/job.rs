@@ -9,8 +9,8 @@ use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::store::discover::{Layout, find_jobs};
 use crate::store::read::{self, KeyInfo, ResultEntry, RunEntry};
-use crate::store::state::{RUN_FIELDS, RunState, decode_state, field_name};
-use crate::store::{ClaimKeys, LeaseKeys};
+use crate::store::state::{RUN_FIELDS, RunState, decode_live, decode_state, field_name};
+use crate::store::{ClaimKeys, LeaseFormat, LeaseKeys};
 use crate::time::rfc3339;
 
 /// A run in progress, with its lease measured against the server's clock.
@@ -43,20 +43,26 @@ pub async fn locate_job(
 ) -> Result<(Layout, Vec<KeyInfo>)> {
     let lease_keys = LeaseKeys::new(prefix, job);
     let claim_keys = ClaimKeys::new(prefix, job);
-    let mut all: Vec<&str> = lease_keys.all().to_vec();
+    let mut all: Vec<&str> = lease_keys.every().to_vec();
     all.extend(claim_keys.all());
     let infos = read::key_infos(conn, &all).await?;
-    read::check_types(&infos[..5], &LeaseKeys::TYPES)?;
-    read::check_types(&infos[5..], &ClaimKeys::TYPES)?;
-    let exists = |infos: &[KeyInfo]| infos.iter().any(|i| i.kind != "none");
+    let lease_count = LeaseKeys::SUFFIXES.len();
+    read::check_types(&infos[..lease_count], &LeaseKeys::TYPES)?;
+    read::check_types(&infos[lease_count..], &ClaimKeys::TYPES)?;
+    // The :job hash alone is no job (it is what claimants recorded).
+    let exists = |infos: &[KeyInfo]| {
+        infos
+            .iter()
+            .any(|i| i.kind != "none" && !i.key.ends_with("}:job"))
+    };
     let layout = match wanted {
         Some(layout) => layout,
-        None if exists(&infos[..5]) => Layout::Lease,
+        None if exists(&infos[..lease_count]) => Layout::Lease,
         None => Layout::ClaimOnly,
     };
     let (mine, other) = match layout {
-        Layout::Lease => (&infos[..5], &infos[5..]),
-        Layout::ClaimOnly => (&infos[5..], &infos[..5]),
+        Layout::Lease => (&infos[..lease_count], &infos[lease_count..]),
+        Layout::ClaimOnly => (&infos[lease_count..], &infos[..lease_count]),
     };
     if !exists(mine) {
         return Err(not_found(conn, prefix, job).await);
@@ -88,11 +94,47 @@ pub async fn not_found(conn: &mut Connection, prefix: &str, job: &str) -> Error 
     Error::NotFound(format!("no job {job:?} under prefix {prefix:?}\n{hint}").into())
 }
 
+/// Which format a lease job's data is in: its `:state` is a hash in format 1 (the store's format key
+/// may already say 2 before the job was converted), the marker string or absent in format 2.
+pub async fn job_format(conn: &mut Connection, keys: &LeaseKeys) -> Result<LeaseFormat> {
+    let found: String = conn.query(redis::cmd("TYPE").arg(&keys.state)).await?;
+    Ok(LeaseFormat::of_state_type(&found))
+}
+
+/// The runs in progress of a lease job, newest first, in whichever format the job is.
 pub async fn active_runs_for(
     conn: &mut Connection,
     keys: &LeaseKeys,
     now: i64,
 ) -> Result<Vec<ActiveRun>> {
+    let states = match job_format(conn, keys).await? {
+        LeaseFormat::V1 => format_1_active_runs(conn, keys).await?,
+        LeaseFormat::V2 => {
+            let fields: Vec<(String, String)> = conn
+                .query(redis::cmd("HGETALL").arg(&keys.live))
+                .await
+                .map_err(|e| e.on_key(&keys.live, "hash"))?;
+            fields
+                .iter()
+                .map(|(field, value)| decode_live(&keys.live, field, value))
+                .collect::<Result<Vec<_>>>()?
+        }
+    };
+    let mut runs: Vec<ActiveRun> = states
+        .into_iter()
+        .map(|state| ActiveRun {
+            slot_time: rfc3339(state.slot),
+            lease_end_time: rfc3339(state.lease_end),
+            lease_left_ms: state.lease_end - now,
+            state,
+        })
+        .collect();
+    runs.sort_by_key(|r| std::cmp::Reverse(r.state.slot));
+    Ok(runs)
+}
+
+/// Format 1: the runs in `:active`, each read from `:state`.
+async fn format_1_active_runs(conn: &mut Connection, keys: &LeaseKeys) -> Result<Vec<RunState>> {
     let slots: Vec<String> = conn.query(redis::cmd("SMEMBERS").arg(&keys.active)).await?;
     if let Some(bad) = slots.iter().find(|s| s.parse::<i64>().is_err()) {
         return Err(Error::corrupt(
@@ -122,17 +164,7 @@ pub async fn active_runs_for(
             }
         }
     }
-    let mut runs: Vec<ActiveRun> = decode_state(&keys.state, &pairs)?
-        .into_values()
-        .map(|state| ActiveRun {
-            slot_time: rfc3339(state.slot),
-            lease_end_time: rfc3339(state.lease_end),
-            lease_left_ms: state.lease_end - now,
-            state,
-        })
-        .collect();
-    runs.sort_by_key(|r| std::cmp::Reverse(r.state.slot));
-    Ok(runs)
+    Ok(decode_state(&keys.state, &pairs)?.into_values().collect())
 }
 
 /// The newest `last` entries of the run streams (`:runs`, and `:manual` in the claim-only
@@ -156,14 +188,29 @@ pub async fn runs_with_results(
         return Ok(Vec::new());
     };
     let results = read::results_page(conn, results_key, min, max, 0, last * 4 + 100).await?;
-    let mut by_run: HashMap<(i64, Option<u32>, String), ResultEntry> = results
-        .into_iter()
-        .map(|r| ((r.slot, r.attempt, r.token.clone()), r))
-        .collect();
+    // An entry's result is the member of the same slot and attempt (and token: format 1 entries
+    // and claim-only ones carry it; format 2 entries leave it, with the runner, to the member).
+    let mut by_run: HashMap<(i64, Option<u32>), Vec<ResultEntry>> = HashMap::new();
+    for r in results {
+        by_run.entry((r.slot, r.attempt)).or_default().push(r);
+    }
     Ok(entries
         .into_iter()
         .map(|mut entry| {
-            let result = by_run.remove(&(entry.slot, entry.attempt, entry.token.clone()));
+            let result = by_run.get_mut(&(entry.slot, entry.attempt)).and_then(|found| {
+                let i = found
+                    .iter()
+                    .position(|r| entry.token.is_empty() || r.token == entry.token)?;
+                Some(found.swap_remove(i))
+            });
+            if let Some(r) = result.as_ref().filter(|_| entry.token.is_empty()) {
+                entry.token = r.token.clone();
+                entry.runner = r.runner.clone();
+                entry.claimed_at = r.claimed_at;
+                if let Some(kind) = &r.kind {
+                    entry.kind = kind.clone();
+                }
+            }
             // Claim-only entries are claims: their status comes with the result, if any yet.
             if entry.status.is_none() {
                 entry.status = Some(

@@ -4,6 +4,8 @@
 //! in one slot and one Lua script may touch them all. The claim-only layout has no hash tag: each of
 //! its commands touches a single key. The format key is shared by the whole prefix.
 
+use serde::Serialize;
+
 use crate::error::{Error, Result};
 
 /// The default prefix of every key, as in the scheduler.
@@ -60,7 +62,11 @@ pub fn format_key(prefix: &str) -> String {
     format!("{prefix}format")
 }
 
-/// The keys of one job in the lease layout, in the order the Lua scripts take them as KEYS.
+/// The keys of one job in the lease layout, and the store format its scripts write.
+///
+/// Format 1 keeps every run's state in `:state` (nine fields per run) with `:active` and `:slots`
+/// beside it; format 2 keeps only runs in progress, in `:live`, and turns `:state` into a marker
+/// string. `:runs`, `:results` and `:job` are shared. See docs/store-format.md.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseKeys {
     pub state: String,
@@ -69,20 +75,26 @@ pub struct LeaseKeys {
     pub runs: String,
     pub results: String,
     /// What the job's claimants recorded (how late they may claim, how far trimming went): a hash
-    /// that claim and trim read and write as `KEYS[6]`; readers of history may ignore it.
+    /// that claim and trim read and write; readers of history may ignore it.
     pub job: String,
+    /// Format 2: the runs in progress, one field per run.
+    pub live: String,
+    /// Which format's scripts write to these keys (the store's format key decides).
+    pub format: LeaseFormat,
 }
 
 impl LeaseKeys {
-    /// Key names for `job` under `prefix`. The job name must have been validated.
-    /// The suffixes after the hash tag, in script order (KEYS[1..6]); the one definition that key
-    /// names and discovery share.
-    pub const SUFFIXES: [&'static str; 6] =
-        [":state", ":active", ":slots", ":runs", ":results", ":job"];
+    /// The suffixes after the hash tag: format 1's script order (KEYS[1..6]), then `:live`; the one
+    /// definition that key names and discovery share.
+    pub const SUFFIXES: [&'static str; 7] = [
+        ":state", ":active", ":slots", ":runs", ":results", ":job", ":live",
+    ];
 
+    /// Key names for `job` under `prefix`, for the newest format (change it with
+    /// [`LeaseKeys::with_format`]). The job name must have been validated.
     pub fn new(prefix: &str, job: &str) -> Self {
         let tag = format!("{{{prefix}{job}}}");
-        let [state, active, slots, runs, results, job] =
+        let [state, active, slots, runs, results, job, live] =
             Self::SUFFIXES.map(|suffix| format!("{tag}{suffix}"));
         LeaseKeys {
             state,
@@ -91,10 +103,18 @@ impl LeaseKeys {
             runs,
             results,
             job,
+            live,
+            format: LeaseFormat::V2,
         }
     }
 
-    /// The five history keys, in script order (KEYS[1..5]).
+    /// The same keys, written by `format`'s scripts.
+    pub fn with_format(mut self, format: LeaseFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Format 1's five history keys, in its script order (KEYS[1..5]).
     pub fn all(&self) -> [&str; 5] {
         [
             &self.state,
@@ -105,7 +125,7 @@ impl LeaseKeys {
         ]
     }
 
-    /// The five history keys and the job key (KEYS[1..6] of claim and trim).
+    /// Format 1's five history keys and the job key (KEYS[1..6] of its claim and trim).
     pub fn with_job(&self) -> [&str; 6] {
         [
             &self.state,
@@ -117,8 +137,72 @@ impl LeaseKeys {
         ]
     }
 
-    /// The Redis type each key must have, in the same order as [`LeaseKeys::all`].
-    pub const TYPES: [&'static str; 5] = ["hash", "set", "zset", "stream", "zset"];
+    /// Format 2's script order (KEYS[1..7], see lua/v2/lib.lua): its own four keys, then the
+    /// format 1 keys it converts a job from on first touch.
+    pub fn format_2(&self) -> [&str; 7] {
+        [
+            &self.live,
+            &self.results,
+            &self.runs,
+            &self.job,
+            &self.state,
+            &self.active,
+            &self.slots,
+        ]
+    }
+
+    /// Every key a job may have in either format, in [`LeaseKeys::SUFFIXES`] order.
+    pub fn every(&self) -> [&str; 7] {
+        [
+            &self.state,
+            &self.active,
+            &self.slots,
+            &self.runs,
+            &self.results,
+            &self.job,
+            &self.live,
+        ]
+    }
+
+    /// The Redis types each key of [`LeaseKeys::every`] may have (`:state` is a hash in format 1
+    /// and the marker string in format 2).
+    pub const TYPES: [&'static [&'static str]; 7] = [
+        &["hash", "string"],
+        &["set"],
+        &["zset"],
+        &["stream"],
+        &["zset"],
+        &["hash"],
+        &["hash"],
+    ];
+}
+
+/// Which store format a job's lease-layout keys are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum LeaseFormat {
+    /// Nine `:state` fields per run, kept as long as the run's history.
+    V1,
+    /// Only runs in progress in `:live`; an ended run is its `:results` members.
+    V2,
+}
+
+impl LeaseFormat {
+    pub fn number(self) -> u32 {
+        match self {
+            LeaseFormat::V1 => 1,
+            LeaseFormat::V2 => 2,
+        }
+    }
+
+    /// What a job's `:state` key type says about its layout: a hash is format 1 data (the store
+    /// may say 2 before `migrate` or a claim converted the job).
+    pub fn of_state_type(found: &str) -> Self {
+        if found == "hash" {
+            LeaseFormat::V1
+        } else {
+            LeaseFormat::V2
+        }
+    }
 }
 
 /// The three keys of one job in the claim-only layout (stream-id, idmp, script strategies).
@@ -146,7 +230,7 @@ impl ClaimKeys {
         [&self.runs, &self.manual, &self.results]
     }
 
-    pub const TYPES: [&'static str; 3] = ["stream", "stream", "zset"];
+    pub const TYPES: [&'static [&'static str]; 3] = [&["stream"], &["stream"], &["zset"]];
 }
 
 /// A job's keys in the layout it uses: what the layout-independent readers and trimming take.
@@ -157,9 +241,18 @@ pub enum JobKeys {
 }
 
 impl JobKeys {
-    pub fn new(layout: crate::store::discover::Layout, prefix: &str, job: &str) -> Self {
+    /// `format`: which format's scripts write to a lease job (readers need not care: they look at
+    /// each job's own keys).
+    pub fn new(
+        layout: crate::store::discover::Layout,
+        prefix: &str,
+        job: &str,
+        format: LeaseFormat,
+    ) -> Self {
         match layout {
-            crate::store::discover::Layout::Lease => JobKeys::Lease(LeaseKeys::new(prefix, job)),
+            crate::store::discover::Layout::Lease => {
+                JobKeys::Lease(LeaseKeys::new(prefix, job).with_format(format))
+            }
             crate::store::discover::Layout::ClaimOnly => {
                 JobKeys::ClaimOnly(ClaimKeys::new(prefix, job))
             }
@@ -215,8 +308,9 @@ mod tests {
         assert_eq!(k.runs, "{cron:sync}:runs");
         assert_eq!(k.results, "{cron:sync}:results");
         assert_eq!(k.job, "{cron:sync}:job");
+        assert_eq!(k.live, "{cron:sync}:live");
         let slot = hash_slot(&k.state);
-        assert!(k.with_job().iter().all(|key| hash_slot(key) == slot));
+        assert!(k.every().iter().all(|key| hash_slot(key) == slot));
         assert_eq!(slot, hash_slot("cron:sync"));
     }
 

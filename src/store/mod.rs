@@ -1,4 +1,4 @@
-//! Store format v1: key names, the format key, and decoding what the keys hold.
+//! Store formats 1 and 2: key names, the format key, and decoding what the keys hold.
 //! docs/store-format.md is the prose version of this module.
 
 pub mod discover;
@@ -11,6 +11,6 @@ pub mod state;
 
 pub use format::{STORE_FORMAT, StoreCheck};
 pub use keys::{
-    ClaimKeys, DEFAULT_PREFIX, JobKeys, LeaseKeys, format_key, validate_job_name, validate_prefix,
+    ClaimKeys, DEFAULT_PREFIX, JobKeys, LeaseFormat, LeaseKeys, format_key, validate_job_name, validate_prefix,
 };
 pub use state::{RunKind, RunState, RunStatus};

@@ -8,14 +8,17 @@ use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::store::discover::{JobRef, Layout};
 use crate::store::keys::{ClaimKeys, LeaseKeys};
-use crate::store::state::field_name;
+use crate::store::LeaseFormat;
+use crate::store::state::{decode_live, field_name};
 
 /// How many jobs one pipeline covers.
 pub const BATCH: usize = 500;
 
-/// One member of `:results` (see docs/store-format.md).
+/// One member of `:results` (see docs/store-format.md). Format 1 members hold their slot; format 2
+/// ones leave it to the score, which [`ResultEntry::parse_scored`] fills in.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultEntry {
+    #[serde(default)]
     pub slot: i64,
     #[serde(default)]
     pub attempt: Option<u32>,
@@ -30,9 +33,21 @@ pub struct ResultEntry {
     pub ended_at: Option<i64>,
     #[serde(default)]
     pub result: serde_json::Value,
+    /// `manual` for a run of `run-now` (format 2 writes it only then; absent: scheduled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
 }
 
 impl ResultEntry {
+    /// A member read WITHSCORES: its slot is the score.
+    pub fn parse_scored(key: &str, member: &str, score: &str) -> Result<Self> {
+        let mut entry = Self::parse(key, member)?;
+        entry.slot = parse_score(score).ok_or_else(|| {
+            Error::corrupt(key, format!("the score {score:?} of a member is not a slot"))
+        })?;
+        Ok(entry)
+    }
+
     pub fn parse(key: &str, member: &str) -> Result<Self> {
         serde_json::from_str(member).map_err(|e| {
             Error::corrupt(
@@ -179,11 +194,18 @@ pub async fn summarize(
         for job in batch {
             match job.layout {
                 Layout::Lease => {
+                    // Both formats' reads: the job's :state type says which apply.
                     let k = LeaseKeys::new(prefix, &job.name);
+                    pipe.cmd("TYPE").arg(&k.state);
                     pipe.cmd("SCARD").arg(&k.active);
                     pipe.cmd("ZREVRANGE").arg(&k.slots).arg(0).arg(0);
-                    pipe.cmd("ZREVRANGE").arg(&k.results).arg(0).arg(0);
-                    pipe.cmd("XLEN").arg(&k.runs);
+                    pipe.cmd("ZREVRANGE")
+                        .arg(&k.results)
+                        .arg(0)
+                        .arg(0)
+                        .arg("WITHSCORES");
+                    pipe.cmd("ZCARD").arg(&k.results);
+                    pipe.cmd("HGETALL").arg(&k.live);
                 }
                 Layout::ClaimOnly => {
                     let k = ClaimKeys::new(prefix, &job.name);
@@ -203,7 +225,11 @@ pub async fn summarize(
         let mut rows = Vec::with_capacity(batch.len());
         for job in batch {
             // Each job's replies are taken whether or not they decode, to stay in step.
-            let replies: Vec<Value> = (0..4)
+            let count = match job.layout {
+                Layout::Lease => 6,
+                Layout::ClaimOnly => 4,
+            };
+            let replies: Vec<Value> = (0..count)
                 .map(|_| values.next().unwrap_or(Value::Nil))
                 .collect();
             match summarize_one(prefix, job, replies) {
@@ -220,7 +246,9 @@ pub async fn summarize(
         let wanted: Vec<usize> = rows
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.layout == Layout::Lease && r.last_slot.is_some())
+            .filter(|(_, r)| {
+                r.layout == Layout::Lease && r.last_slot.is_some() && r.last_status.is_none()
+            })
             .map(|(i, _)| i)
             .collect();
         for &i in &wanted {
@@ -269,10 +297,19 @@ fn summarize_one(prefix: &str, job: &JobRef, replies: Vec<Value>) -> Result<JobS
     Ok(match job.layout {
         Layout::Lease => {
             let k = LeaseKeys::new(prefix, &job.name);
+            let state_type: String = decode(&k.state, next())?;
             let in_progress: u64 = decode(&k.active, next())?;
             let last: Vec<String> = decode(&k.slots, next())?;
-            let newest: Vec<String> = decode(&k.results, next())?;
-            let history_entries: u64 = decode(&k.runs, next())?;
+            let newest: Vec<(String, String)> = decode(&k.results, next())?;
+            let history_entries: u64 = decode(&k.results, next())?;
+            let live: Vec<(String, String)> = decode(&k.live, next())?;
+            let newest = newest
+                .first()
+                .map(|(m, score)| ResultEntry::parse_scored(&k.results, m, score))
+                .transpose()?;
+            if LeaseFormat::of_state_type(&state_type) == LeaseFormat::V2 {
+                return summarize_format_2(job, &k, live, newest, history_entries);
+            }
             let last_slot = last
                 .first()
                 .map(|s| {
@@ -288,11 +325,7 @@ fn summarize_one(prefix: &str, job: &JobRef, replies: Vec<Value>) -> Result<JobS
                 last_slot,
                 last_status: None,
                 last_runner: None,
-                last_result_at: newest
-                    .first()
-                    .map(|m| ResultEntry::parse(&k.results, m))
-                    .transpose()?
-                    .and_then(|r| r.ended_at),
+                last_result_at: newest.and_then(|r| r.ended_at),
                 history_entries,
             }
         }
@@ -323,6 +356,38 @@ fn summarize_one(prefix: &str, job: &JobRef, replies: Vec<Value>) -> Result<JobS
                 history_entries: runs + manual,
             }
         }
+    })
+}
+
+/// A format 2 lease job's row: its newest run is the newest in progress or the newest ended one.
+fn summarize_format_2(
+    job: &JobRef,
+    k: &LeaseKeys,
+    live: Vec<(String, String)>,
+    newest: Option<ResultEntry>,
+    history_entries: u64,
+) -> Result<JobSummary> {
+    let live = live
+        .iter()
+        .map(|(field, value)| decode_live(&k.live, field, value))
+        .collect::<Result<Vec<_>>>()?;
+    let newest_live = live.iter().max_by_key(|r| r.slot);
+    let (last_slot, last_status, last_runner) = match (newest_live, &newest) {
+        (Some(l), r) if r.as_ref().is_none_or(|r| r.slot <= l.slot) => {
+            (Some(l.slot), Some("running".to_string()), Some(l.runner.clone()))
+        }
+        (_, Some(r)) => (Some(r.slot), Some(r.status.clone()), Some(r.runner.clone())),
+        (_, None) => (None, None, None),
+    };
+    Ok(JobSummary {
+        job: job.name.clone(),
+        layout: job.layout,
+        in_progress: live.len() as u64,
+        last_slot,
+        last_status,
+        last_runner,
+        last_result_at: newest.and_then(|r| r.ended_at),
+        history_entries,
     })
 }
 
@@ -364,18 +429,29 @@ pub async fn key_infos(conn: &mut Connection, keys: &[&str]) -> Result<Vec<KeyIn
     Ok(out)
 }
 
-/// Fails with a WRONGTYPE error naming the first key whose type differs from `expected`.
-pub fn check_types(infos: &[KeyInfo], expected: &[&str]) -> Result<()> {
+/// Fails with a WRONGTYPE error naming the first key whose type is none of its `expected` ones.
+pub fn check_types(infos: &[KeyInfo], expected: &[&[&str]]) -> Result<()> {
     for (info, want) in infos.iter().zip(expected) {
-        if info.kind != "none" && info.kind != *want {
+        if info.kind != "none" && !want.contains(&info.kind.as_str()) {
             return Err(Error::WrongType {
                 key: info.key.clone(),
                 found: info.kind.clone(),
-                expected: want.to_string(),
+                expected: want.join(" or "),
             });
         }
     }
     Ok(())
+}
+
+/// A sorted-set score that holds a slot: an integer (Redis prints whole scores without a fraction).
+pub fn parse_score(score: &str) -> Option<i64> {
+    score.parse::<i64>().ok().or_else(|| {
+        score
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
+            .map(|f| f as i64)
+    })
 }
 
 /// Results of `results_key` with slots in `[min, max]`, newest first, at most `count` per page from
@@ -388,20 +464,22 @@ pub async fn results_page(
     offset: usize,
     count: usize,
 ) -> Result<Vec<ResultEntry>> {
-    let members: Vec<String> = conn
+    let members: Value = conn
         .query(
             redis::cmd("ZREVRANGEBYSCORE")
                 .arg(results_key)
                 .arg(max)
                 .arg(min)
+                .arg("WITHSCORES")
                 .arg("LIMIT")
                 .arg(offset)
                 .arg(count),
         )
         .await?;
+    let members: Vec<(String, String)> = decode(results_key, members)?;
     members
         .iter()
-        .map(|m| ResultEntry::parse(results_key, m))
+        .map(|(m, score)| ResultEntry::parse_scored(results_key, m, score))
         .collect()
 }
 

@@ -139,6 +139,58 @@ pub fn field_name(slot: impl std::fmt::Display, attribute: &str) -> String {
     format!("{slot}:{attribute}")
 }
 
+/// A run in progress as store format 2 keeps it: a `:live` field `<slot>` whose value is a JSON
+/// object (see docs/store-format.md). Unknown JSON keys are ignored: format 2 may add some.
+pub fn decode_live(key: &str, field: &str, value: &str) -> Result<RunState> {
+    #[derive(serde::Deserialize)]
+    struct Live {
+        attempt: u32,
+        token: String,
+        runner: String,
+        lease_end: i64,
+        claimed_at: i64,
+        started_at: i64,
+        kind: String,
+    }
+    let slot: i64 = field
+        .parse()
+        .map_err(|_| Error::corrupt(key, format!("field {field:?} is not a slot")))?;
+    let live: Live = serde_json::from_str(value).map_err(|e| {
+        Error::corrupt(
+            key,
+            format!("field {field} is not a run in progress ({e})"),
+        )
+    })?;
+    let kind = match live.kind.as_str() {
+        "scheduled" => RunKind::Scheduled,
+        "manual" => RunKind::Manual,
+        other => {
+            return Err(Error::corrupt(
+                key,
+                format!("field {field} has kind {other:?}, not scheduled or manual"),
+            ));
+        }
+    };
+    if live.attempt == 0 || live.token.is_empty() {
+        return Err(Error::corrupt(
+            key,
+            format!("field {field} has no attempt or no token"),
+        ));
+    }
+    Ok(RunState {
+        slot,
+        status: RunStatus::Running,
+        attempt: live.attempt,
+        token: live.token,
+        runner: live.runner,
+        lease_end: live.lease_end,
+        claimed_at: live.claimed_at,
+        started_at: live.started_at,
+        finished_at: None,
+        kind,
+    })
+}
+
 fn decode_run(key: &str, slot: i64, attrs: &BTreeMap<&str, &str>) -> Result<RunState> {
     if let Some(unknown) = attrs.keys().find(|a| !RUN_FIELDS.contains(a)) {
         return Err(Error::corrupt(
@@ -241,6 +293,27 @@ mod tests {
             ("1000:started_at", "1001"),
             ("1000:kind", "manual"),
         ])
+    }
+
+    #[test]
+    fn decodes_format_2_runs_in_progress() {
+        let r = decode_live(
+            "{cron:j}:live",
+            "1000",
+            r#"{"attempt":2,"token":"abc","runner":"h:1","lease_end":31000,"claimed_at":1500,"started_at":1001,"kind":"manual","lease_ms":30000,"later":1}"#,
+        )
+        .unwrap();
+        assert_eq!((r.slot, r.attempt, r.kind), (1000, 2, RunKind::Manual));
+        assert_eq!(r.status, RunStatus::Running);
+        for (field, bad) in [
+            ("x", r#"{}"#),
+            ("1000", "running"),
+            ("1000", r#"{"attempt":0,"token":"a","runner":"","lease_end":1,"claimed_at":1,"started_at":1,"kind":"scheduled"}"#),
+            ("1000", r#"{"attempt":1,"token":"a","runner":"","lease_end":1,"claimed_at":1,"started_at":1,"kind":"other"}"#),
+        ] {
+            let err = decode_live("{cron:j}:live", field, bad).unwrap_err().to_string();
+            assert!(err.contains("{cron:j}:live"), "{err}");
+        }
     }
 
     #[test]

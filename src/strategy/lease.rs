@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::scripts;
-use crate::store::{LeaseKeys, RunKind};
+use crate::store::{LeaseFormat, LeaseKeys, RunKind};
 use crate::time::millis;
 
 /// How long a claim holds a run without a heartbeat, unless told otherwise (`leaseMs`).
@@ -149,7 +149,16 @@ pub async fn claim(
     req: &ClaimRequest,
 ) -> Result<ClaimReply> {
     let args = claim_args(req);
-    let reply: Vec<String> = conn.eval(&scripts::CLAIM, &keys.with_job(), &args).await?;
+    let reply: Vec<String> = match keys.format {
+        LeaseFormat::V1 => match conn.eval(&scripts::CLAIM, &keys.with_job(), &args).await {
+            Err(e) if converted_since(&e, keys) => {
+                conn.eval(&scripts::v2::CLAIM, &keys.format_2(), &args)
+                    .await?
+            }
+            other => other?,
+        },
+        LeaseFormat::V2 => conn.eval(&scripts::v2::CLAIM, &keys.format_2(), &args).await?,
+    };
     parse_reply(&keys.state, &reply, |o| match o {
         "won" => Some(ClaimOutcome::Won),
         "overlap" => Some(ClaimOutcome::Overlap),
@@ -171,9 +180,19 @@ pub async fn heartbeat(
         token.to_string(),
         millis(lease).to_string(),
     ];
-    let reply: Vec<String> = conn
-        .eval(&scripts::HEARTBEAT, &[&keys.state], &args)
-        .await?;
+    let reply: Vec<String> = match keys.format {
+        LeaseFormat::V1 => match conn.eval(&scripts::HEARTBEAT, &[&keys.state], &args).await {
+            Err(e) if converted_since(&e, keys) => {
+                conn.eval(&scripts::v2::HEARTBEAT, &keys.format_2(), &args)
+                    .await?
+            }
+            other => other?,
+        },
+        LeaseFormat::V2 => {
+            conn.eval(&scripts::v2::HEARTBEAT, &keys.format_2(), &args)
+                .await?
+        }
+    };
     parse_reply(&keys.state, &reply, token_outcome)
 }
 
@@ -196,7 +215,16 @@ pub async fn finish(
         status.to_string(),
         result_json.to_string(),
     ];
-    let reply: Vec<String> = conn.eval(&scripts::FINISH, &keys.all(), &args).await?;
+    let reply: Vec<String> = match keys.format {
+        LeaseFormat::V1 => match conn.eval(&scripts::FINISH, &keys.all(), &args).await {
+            Err(e) if converted_since(&e, keys) => {
+                conn.eval(&scripts::v2::FINISH, &keys.format_2(), &args)
+                    .await?
+            }
+            other => other?,
+        },
+        LeaseFormat::V2 => conn.eval(&scripts::v2::FINISH, &keys.format_2(), &args).await?,
+    };
     parse_reply(&keys.state, &reply, token_outcome)
 }
 
@@ -223,7 +251,10 @@ pub async fn trim(
             cursor.clone(),
             if dry_run { trimmed.len() } else { 0 }.to_string(),
         ];
-        let reply: Vec<String> = conn.eval(&scripts::TRIM, &keys.with_job(), &args).await?;
+        let reply: Vec<String> = match keys.format {
+            LeaseFormat::V1 => conn.eval(&scripts::TRIM, &keys.with_job(), &args).await?,
+            LeaseFormat::V2 => conn.eval(&scripts::v2::TRIM, &keys.format_2(), &args).await?,
+        };
         let [complete, next, slots @ ..] = reply.as_slice() else {
             return Err(Error::corrupt(
                 &keys.slots,
@@ -274,13 +305,32 @@ pub async fn recorded_protection(
         .transpose()
 }
 
-/// Whether any claim of `slot` ever reached the store (its state exists). `run --catch-up` uses it
-/// to pick only runs no host ever claimed; the claim itself still decides atomically.
+/// Whether any claim of `slot` ever reached the store (format 1: its state exists; format 2: it is
+/// in progress or has results). `run --catch-up` uses it to pick only runs no host ever claimed;
+/// the claim itself still decides atomically.
 pub async fn was_claimed(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<bool> {
-    let field = crate::store::state::field_name(slot, "status");
-    conn.query(redis::cmd("HEXISTS").arg(&keys.state).arg(field))
-        .await
-        .map_err(|e| e.on_key(&keys.state, "hash"))
+    match keys.format {
+        LeaseFormat::V1 => {
+            let field = crate::store::state::field_name(slot, "status");
+            conn.query(redis::cmd("HEXISTS").arg(&keys.state).arg(field))
+                .await
+                .map_err(|e| e.on_key(&keys.state, "hash"))
+        }
+        LeaseFormat::V2 => {
+            let mut pipe = redis::pipe();
+            pipe.cmd("HEXISTS").arg(&keys.live).arg(slot);
+            pipe.cmd("ZCOUNT").arg(&keys.results).arg(slot).arg(slot);
+            let (live, ended): (bool, u64) = conn.pipeline(&pipe).await?;
+            Ok(live || ended > 0)
+        }
+    }
+}
+
+/// Whether a format 1 script was refused because the job was converted to format 2 after this
+/// command read the format key (`anarchon migrate` ran meanwhile, or a long run outlived it): its
+/// `:state` is the format 2 marker string. The script wrote nothing; the format 2 one is right.
+fn converted_since(error: &Error, keys: &LeaseKeys) -> bool {
+    matches!(error, Error::WrongType { key, found, .. } if *key == keys.state && found == "string")
 }
 
 fn token_outcome(o: &str) -> Option<TokenOutcome> {

@@ -84,6 +84,7 @@ pub async fn finish(
     prefix: &str,
     job: &str,
     strategy: Strategy,
+    format: crate::store::LeaseFormat,
     kind: crate::store::RunKind,
     slot: i64,
     token: &str,
@@ -92,7 +93,7 @@ pub async fn finish(
     ended_at: i64,
 ) -> Result<lease::TokenReply> {
     if strategy.has_leases() {
-        let keys = crate::store::LeaseKeys::new(prefix, job);
+        let keys = crate::store::LeaseKeys::new(prefix, job).with_format(format);
         return lease::finish(conn, &keys, slot, token, status, result_json).await;
     }
     let keys = crate::store::ClaimKeys::new(prefix, job);
@@ -141,11 +142,13 @@ pub async fn claim(
     prefix: &str,
     job: &str,
     strategy: Strategy,
+    format: crate::store::LeaseFormat,
     req: &lease::ClaimRequest,
     server_now: i64,
 ) -> Result<lease::ClaimReply> {
     if strategy.has_leases() {
-        return lease::claim(conn, &crate::store::LeaseKeys::new(prefix, job), req).await;
+        let keys = crate::store::LeaseKeys::new(prefix, job).with_format(format);
+        return lease::claim(conn, &keys, req).await;
     }
     let c = claim_only::Claim {
         slot: req.slot,

@@ -1,0 +1,95 @@
+-- claim(job, slot, token), store format 2: decides who runs one scheduled run.
+-- KEYS: 1-7 as in lua/v2/lib.lua
+-- ARGV: 1 slot (ms), 2 token, 3 runner, 4 lease_ms, 5 max_attempts, 6 allow_overlap (0|1),
+--       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
+-- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot}, all strings;
+--   outcome is won | overlap | done | running. For overlap the other fields describe the older run.
+local err = check_key_types() or ensure_format_2(true)
+if err then return err end
+
+local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
+local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
+local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
+local now = server_now_ms()
+local lease_end = now + lease_ms
+local keep_ms, stored_protect, trimmed_to = read_job_limits(tonumber(ARGV[10]))
+
+local function reply(outcome, attempt, end_ms, who, status, other)
+  local a, e = '', ''
+  if attempt then a = int(attempt) end
+  if end_ms then e = int(end_ms) end
+  return {outcome, a, e, who or '', status or '', int(now), other or ''}
+end
+
+local text = redis.call('HGET', KEYS[1], slot)
+if not text then
+  -- Not in progress: an ended run has results, and a trimmed one is behind the trim horizon.
+  local final
+  final, err = ended_run(slot)
+  if err then return err end
+  if final then return reply('done', final.attempt, nil, final.runner, final.status, '') end
+  if trimmed_to and tonumber(slot) <= trimmed_to then
+    return reply('done', nil, nil, '', 'trimmed', '')
+  end
+  -- A new run. The other runs in progress: end those nobody can take over any more (abandoned, as
+  -- in format 1), and look for an overlap. Everything is read and checked before the first write.
+  local others
+  others, err = live_runs(slot)
+  if not others then return err end
+  local trimmed
+  trimmed, err = plan_trim(now, tonumber(ARGV[8]), tonumber(ARGV[9]), keep_ms, 16, 1, '-inf', 0)
+  if not trimmed then return err end
+
+  local slot_ms = tonumber(slot)
+  local overlapping = nil
+  for _, pair in ipairs(others) do
+    local other, o = pair[1], pair[2]
+    local other_ms = tonumber(other)
+    if o.lease_end + lease_ms < now and (o.attempt >= max_attempts or other_ms < now - keep_ms) then
+      record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
+      redis.call('HDEL', KEYS[1], other)
+    elseif o.lease_end > now and other_ms < slot_ms and not overlapping then
+      overlapping = pair
+    end
+  end
+  if overlapping and not allow_overlap then
+    local other, o = overlapping[1], overlapping[2]
+    return reply('overlap', o.attempt, o.lease_end, o.runner, 'running', other)
+  end
+  redis.call('HSET', KEYS[1], slot, encode_live({attempt = 1, token = token, runner = runner,
+    lease_end = lease_end, claimed_at = now, started_at = now, kind = kind, lease_ms = lease_ms}))
+  -- Record how late this claimant may still claim, so every other trimmer keeps such runs.
+  if not stored_protect or keep_ms > stored_protect then
+    redis.call('HSET', KEYS[4], 'protect_ms', int(keep_ms))
+  end
+  apply_trim(trimmed)
+  return reply('won', 1, lease_end, runner, 'running', '')
+end
+
+local run
+run, err = decode_live(slot, text)
+if not run then return err end
+
+-- The same token again: the caller's earlier claim was applied but its reply was lost. It still
+-- holds the run; answer won again (renewing the lease, never shortening it).
+if run.token == token then
+  run.lease_end = math.max(run.lease_end, lease_end)
+  redis.call('HSET', KEYS[1], slot, encode_live(run))
+  return reply('won', run.attempt, run.lease_end, run.runner, 'running', '')
+end
+
+if run.lease_end > now then
+  return reply('running', run.attempt, run.lease_end, run.runner, 'running', '')
+end
+
+-- The lease expired: its holder is gone. Its attempt ends as interrupted either way.
+record_attempt(slot, run, 'interrupted', now, '{"reason":"lease expired"}')
+if run.attempt < max_attempts then
+  run.attempt, run.token, run.runner = run.attempt + 1, token, runner
+  run.lease_end, run.claimed_at, run.lease_ms = lease_end, now, lease_ms
+  redis.call('HSET', KEYS[1], slot, encode_live(run))
+  return reply('won', run.attempt, lease_end, runner, 'running', '')
+end
+
+redis.call('HDEL', KEYS[1], slot)
+return reply('done', run.attempt, run.lease_end, run.runner, 'interrupted', '')

@@ -1,0 +1,29 @@
+-- finish(job, slot, token), store format 2: ends the current attempt as finished or failed.
+-- KEYS: 1-7 as in lua/v2/lib.lua
+-- ARGV: 1 slot, 2 token, 3 status (finished|failed), 4 result JSON text (validated by the client)
+-- Reply: {outcome, attempt, lease_end, runner, status, server_now}
+--   outcome ok, or lost when the run is gone, over, or held by another token (nothing is written).
+local err = check_key_types() or ensure_format_2(false)
+if err then return err end
+
+local slot, token, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local now = server_now_ms()
+
+local text = redis.call('HGET', KEYS[1], slot)
+if not text then
+  local final
+  final, err = ended_run(slot)
+  if err then return err end
+  if final then return {'lost', int(final.attempt), '', final.runner, final.status, int(now)} end
+  return {'lost', '', '', '', '', int(now)}
+end
+local run
+run, err = decode_live(slot, text)
+if not run then return err end
+if run.token ~= token then
+  return {'lost', int(run.attempt), int(run.lease_end), run.runner, 'running', int(now)}
+end
+
+record_attempt(slot, run, status, now, result_json)
+redis.call('HDEL', KEYS[1], slot)
+return {'ok', int(run.attempt), int(run.lease_end), run.runner, status, int(now)}

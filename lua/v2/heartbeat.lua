@@ -1,0 +1,32 @@
+-- heartbeat(job, slot, token), store format 2: pushes the lease end forward, only for the current
+-- attempt's token.
+-- KEYS: 1-7 as in lua/v2/lib.lua
+-- ARGV: 1 slot, 2 token, 3 lease_ms (0: the lease the attempt was claimed with)
+-- Reply: {outcome, attempt, lease_end, runner, status, server_now}
+--   outcome ok, or lost when the run is gone, over, or held by another token.
+local err = check_key_types() or ensure_format_2(false)
+if err then return err end
+
+local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local now = server_now_ms()
+
+local text = redis.call('HGET', KEYS[1], slot)
+if not text then
+  local final
+  final, err = ended_run(slot)
+  if err then return err end
+  if final then return {'lost', int(final.attempt), '', final.runner, final.status, int(now)} end
+  return {'lost', '', '', '', '', int(now)}
+end
+local run
+run, err = decode_live(slot, text)
+if not run then return err end
+if run.token ~= token then
+  return {'lost', int(run.attempt), int(run.lease_end), run.runner, 'running', int(now)}
+end
+-- An expired lease that nobody took over is still ours: extending it steals from no one.
+-- A heartbeat never moves the lease end backwards: a shorter --lease must not hand the run over.
+if lease_ms <= 0 then lease_ms = run.lease_ms end
+run.lease_end = math.max(run.lease_end, now + lease_ms)
+redis.call('HSET', KEYS[1], slot, encode_live(run))
+return {'ok', int(run.attempt), int(run.lease_end), run.runner, 'running', int(now)}
