@@ -81,10 +81,15 @@ class Redis:
         return r
 
 
+# Store format 2 (lua/v2/) when the scripts have it, else format 1 (an older version's lua/).
+FORMAT = 2 if os.path.exists(os.path.join(LUA, "v2", "claim.lua")) else 1
+SCRIPTS = os.path.join(LUA, "v2") if FORMAT == 2 else LUA
+
+
 def lua(name):
-    with open(os.path.join(LUA, "lib.lua")) as f:
+    with open(os.path.join(SCRIPTS, "lib.lua")) as f:
         lib = f.read()
-    with open(os.path.join(LUA, name)) as f:
+    with open(os.path.join(SCRIPTS, name)) as f:
         return lib + "\n" + f.read()
 
 
@@ -95,25 +100,39 @@ EMPTY = r.cmd("SCRIPT", "LOAD", "return 0")
 # Every script anarchon may run, loaded once as a server that has seen them would have them: a
 # script's first EVAL also compiles it, a one-off cost that is not what these figures are about.
 for extra in ("trim.lua", "heartbeat.lua"):
-    if os.path.exists(os.path.join(LUA, extra)):
+    if os.path.exists(os.path.join(SCRIPTS, extra)):
         r.cmd("SCRIPT", "LOAD", lua(extra))
-r.cmd("SET", "cron:format", "1")
-RESULT = json.dumps({"attempt": 1, "duration_ms": 3, "exit_code": 0, "lease_lost": False,
-                     "runner": "host-a:12345", "signal": None, "spawn_error": None,
-                     "stderr_tail": "", "timed_out": False}, separators=(",", ":"), sort_keys=True)
+r.cmd("SET", "cron:format", str(FORMAT))
+# What `anarchon run -- true` records as its result: since format 2's version, only what is not
+# already in the member or at its default.
+if FORMAT == 1:
+    RESULT = json.dumps({"attempt": 1, "duration_ms": 3, "exit_code": 0, "lease_lost": False,
+                         "runner": "host-a:12345", "signal": None, "spawn_error": None,
+                         "stderr_tail": "", "timed_out": False}, separators=(",", ":"), sort_keys=True)
+else:
+    RESULT = json.dumps({"duration_ms": 3, "exit_code": 0}, separators=(",", ":"))
+
+
+NAMES = {1: ("state", "active", "slots", "runs", "results", "job"),
+         2: ("live", "results", "runs", "job", "state", "active", "slots")}[FORMAT]
 
 
 def keys(job):
-    return [f"{{cron:{job}}}:{k}" for k in ("state", "active", "slots", "runs", "results", "job")]
+    return [f"{{cron:{job}}}:{k}" for k in NAMES]
+
+
+def key(job, name):
+    return f"{{cron:{job}}}:{name}"
 
 
 def claim_cmd(job, slot, token, history, runner="host-a:12345", overlap=0):
-    return ["EVALSHA", CLAIM, 6, *keys(job), slot, token, runner, 30000, 3, overlap, "scheduled",
-            history, 0, 3600000]
+    return ["EVALSHA", CLAIM, len(NAMES), *keys(job), slot, token, runner, 30000, 3, overlap,
+            "scheduled", history, 0, 3600000]
 
 
 def finish_cmd(job, slot, token):
-    return ["EVALSHA", FINISH, 5, *keys(job)[:5], slot, token, "finished", RESULT]
+    finish_keys = keys(job)[:5] if FORMAT == 1 else keys(job)
+    return ["EVALSHA", FINISH, len(finish_keys), *finish_keys, slot, token, "finished", RESULT]
 
 
 def check(replies):
@@ -202,14 +221,14 @@ def steady_state(history, pairs):
     r.cmd("CONFIG", "SET", "slowlog-log-slower-than", "1000")
     claims = log.get(f"EVALSHA {CLAIM}", [])
     finishes = log.get(f"EVALSHA {FINISH}", [])
-    runs_left = r.cmd("ZCARD", keys(job)[2])
+    runs_left = r.cmd("ZCARD", key(job, "slots" if FORMAT == 1 else "results"))
     return {
         "pair_us": 2 * usec_per_call("evalsha", before, after),
         "claim_us": statistics.mean(claims),
         "finish_us": statistics.mean(finishes),
         "max_us": max(claims + finishes),
         "runs_kept": runs_left,
-        "stream_len": r.cmd("XLEN", keys(job)[3]),
+        "stream_len": r.cmd("XLEN", key(job, "runs")),
     }
 
 
@@ -263,7 +282,7 @@ def memory_per_run(runs=1000):
 
 def memory_per_job(jobs):
     r.cmd("FLUSHALL")
-    r.cmd("SET", "cron:format", "1")
+    r.cmd("SET", "cron:format", str(FORMAT))
     base = int(dict(l.split(":", 1) for l in r.cmd("INFO", "memory").splitlines()
                     if ":" in l)["used_memory"])
     batch = []
@@ -295,7 +314,7 @@ def anarchon(*args):
 def longest_scripts_of_operator_paths(runs):
     """Seeds a job with `runs` runs, then runs every operator path with SLOWLOG at 1 ms."""
     r.cmd("FLUSHALL")
-    r.cmd("SET", "cron:format", "1")
+    r.cmd("SET", "cron:format", str(FORMAT))
     seed("big", runs, 10 * runs)
     r.cmd("CONFIG", "SET", "slowlog-log-slower-than", "0")
     r.cmd("CONFIG", "SET", "slowlog-max-len", "100000")
@@ -322,7 +341,7 @@ def longest_scripts_of_operator_paths(runs):
 
 
 def main():
-    print(f"server: {r.cmd('INFO', 'server').split('redis_version:')[1].split()[0]}, scripts from {LUA}/")
+    print(f"server: {r.cmd('INFO', 'server').split('redis_version:')[1].split()[0]}, store format {FORMAT}, scripts from {SCRIPTS}/")
     floor_us, setdel_us = floor()
     print(f"baseline: two EVALSHA of an empty script {floor_us:.2f} us; SET NX PX + DEL {setdel_us:.2f} us")
     for history in ([1000] if QUICK else [1000, 10000]):
@@ -340,7 +359,7 @@ def main():
             lock_p99 = p99
     print(f"herd: anarchon's PING p99 is {p99 / lock_p99:.1f}x the SET NX PX burst's")
     r.cmd("FLUSHALL")
-    r.cmd("SET", "cron:format", "1")
+    r.cmd("SET", "cron:format", str(FORMAT))
     per_key = memory_per_run(1000)
     total = sum(per_key.values())
     print("memory per run of history at 1000 runs/job: " + ", ".join(

@@ -60,27 +60,13 @@ fn assert_never_two_at_once(log: &Path) -> BTreeMap<u32, (i64, i64)> {
     spans
 }
 
-/// The attempts recorded in the runs stream, as (attempt, runner, status).
+/// The attempts that ended, as (attempt, runner, status), in order.
 fn attempts(s: &Server, job: &str) -> Vec<(String, String, String)> {
-    let runs: Vec<(String, HashMap<String, String>)> =
-        s.cmd(&["XRANGE", &format!("{{cron:{job}}}:runs"), "-", "+"]);
-    runs.into_iter()
-        .map(|(_, f)| {
-            (
-                f["attempt"].clone(),
-                f["runner"].clone(),
-                f["status"].clone(),
-            )
-        })
-        .collect()
+    s.ended_attempts(job)
 }
 
 fn status(s: &Server, job: &str, slot: &str) -> Option<String> {
-    s.cmd(&[
-        "HGET",
-        &format!("{{cron:{job}}}:state"),
-        &format!("{slot}:status"),
-    ])
+    s.run(job, slot).map(|r| r.status)
 }
 
 fn kill9(pid: u32) {
@@ -389,8 +375,7 @@ fn an_abandoned_run_is_ended_by_the_next_claim() {
     let out = claim("120000", &["--lease", "100ms", "--max-attempts", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(status(&s, "ab", "60000").as_deref(), Some("interrupted"));
-    let active: Vec<String> = s.cmd(&["SMEMBERS", "{cron:ab}:active"]);
-    assert_eq!(active, vec!["120000"]);
+    assert_eq!(s.in_progress("ab"), vec![120000]);
     assert_eq!(
         attempts(&s, "ab")[0].2,
         "interrupted",

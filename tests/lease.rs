@@ -36,7 +36,7 @@ fn finish(s: &Server, job: &str, slot: &str, token: &str, extra: &[&str]) -> Out
 }
 
 fn state(s: &Server, job: &str) -> HashMap<String, String> {
-    s.cmd(&["HGETALL", &format!("{{cron:{job}}}:state")])
+    s.state_map(job)
 }
 
 fn won(out: &Output) -> (String, i64) {
@@ -55,8 +55,62 @@ fn won(out: &Output) -> (String, i64) {
 }
 
 #[test]
-fn a_won_claim_writes_the_documented_keys() {
+fn a_won_claim_writes_the_documented_keys_in_format_2() {
     let s = Server::start();
+    let _: () = s.cmd(&["DEL", "cron:format"]);
+    let slot = "2026-12-02T14:05:00Z";
+    let out = claim(&s, "sync", slot, &["--runner", "host-a:1", "--lease", "30s"]);
+    let (token, _) = won(&out);
+    let server_time = json(&out)["server_time"].as_i64().unwrap();
+    assert_eq!(
+        s.keys(),
+        vec!["cron:format", "{cron:sync}:job", "{cron:sync}:live", "{cron:sync}:state"]
+    );
+    assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "2");
+    // :state is the format 2 marker: a format 1 script that meets it is refused (WRONGTYPE).
+    assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:state"]), "string");
+    let live: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:sync}:live"]);
+    assert_eq!(live.len(), 1);
+    let run: Value = serde_json::from_str(&live["1796220300000"]).unwrap();
+    assert_eq!(
+        run,
+        serde_json::json!({"attempt": 1, "token": token, "runner": "host-a:1",
+            "lease_end": server_time + 30_000, "claimed_at": server_time,
+            "started_at": server_time, "kind": "scheduled", "lease_ms": 30_000})
+    );
+
+    // Finishing moves the run from :live to one :results member and a three-field :runs entry.
+    let out = finish(&s, "sync", "1796220300000", &token, &["--status", "ok", "--result-json", r#"{"rows":1}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:sync}:live"]), 0);
+    let results: Vec<(String, i64)> =
+        s.cmd(&["ZRANGE", "{cron:sync}:results", "0", "-1", "WITHSCORES"]);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].1, 1_796_220_300_000);
+    let member: Value = serde_json::from_str(&results[0].0).unwrap();
+    let ended_at = member["ended_at"].as_i64().unwrap();
+    assert_eq!(
+        member,
+        serde_json::json!({"attempt": 1, "token": token, "runner": "host-a:1",
+            "status": "finished", "claimed_at": server_time, "ended_at": ended_at,
+            "result": {"rows": 1}})
+    );
+    let runs: Vec<(String, Vec<(String, String)>)> =
+        s.cmd(&["XRANGE", "{cron:sync}:runs", "-", "+"]);
+    assert_eq!(
+        runs[0].1,
+        vec![
+            ("slot".to_string(), "1796220300000".to_string()),
+            ("attempt".to_string(), "1".to_string()),
+            ("status".to_string(), "finished".to_string())
+        ]
+    );
+}
+
+#[test]
+fn a_won_claim_writes_the_documented_keys_in_format_1() {
+    let s = Server::start();
+    let _: () = s.cmd(&["SET", "cron:format", "1"]);
     let slot = "2026-12-02T14:05:00Z";
     let out = claim(
         &s,
@@ -92,7 +146,7 @@ fn a_won_claim_writes_the_documented_keys() {
     assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:state"]), "hash");
     assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:active"]), "set");
     assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:slots"]), "zset");
-    let st = state(&s, "sync");
+    let st: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:sync}:state"]);
     let f = |name: &str| st[&format!("1796220300000:{name}")].clone();
     assert_eq!(f("status"), "running");
     assert_eq!(f("attempt"), "1");
@@ -181,14 +235,12 @@ fn the_decision_tree_running_done_and_token_checks() {
     assert_eq!(json(&out)["status"], "finished");
     let st = state(&s, "sync");
     assert_eq!(st[&format!("{slot}:status")], "finished");
-    assert!(st.contains_key(&format!("{slot}:finished_at")));
-    assert_eq!(s.cmd::<i64>(&["SCARD", "{cron:sync}:active"]), 0);
+    assert!(s.in_progress("sync").is_empty());
     let results: Vec<(String, i64)> =
         s.cmd(&["ZRANGE", "{cron:sync}:results", "0", "-1", "WITHSCORES"]);
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].1, 1_796_220_300_000);
     let member: Value = serde_json::from_str(&results[0].0).unwrap();
-    assert_eq!(member["slot"], 1_796_220_300_000i64);
     assert_eq!(member["attempt"], 1);
     assert_eq!(member["token"], token.as_str());
     assert_eq!(member["runner"], "a");
@@ -200,7 +252,6 @@ fn the_decision_tree_running_done_and_token_checks() {
     assert_eq!(runs[0].1["slot"], slot);
     assert_eq!(runs[0].1["attempt"], "1");
     assert_eq!(runs[0].1["status"], "finished");
-    assert_eq!(runs[0].1["token"], token);
 
     // A finished run: every later claim answers done; heartbeat and finish are lost.
     let out = claim(&s, "sync", slot, &[]);
@@ -271,12 +322,10 @@ fn an_expired_lease_is_taken_over_as_the_next_attempt() {
         Some(83)
     );
     // Attempt 1 is in the history as interrupted.
-    let runs: Vec<(String, HashMap<String, String>)> =
-        s.cmd(&["XRANGE", "{cron:sync}:runs", "-", "+"]);
-    assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].1["attempt"], "1");
-    assert_eq!(runs[0].1["runner"], "a");
-    assert_eq!(runs[0].1["status"], "interrupted");
+    assert_eq!(
+        s.ended_attempts("sync"),
+        vec![("1".to_string(), "a".to_string(), "interrupted".to_string())]
+    );
     assert_eq!(
         finish(&s, "sync", slot, &second, &["--status", "ok"])
             .status
@@ -311,16 +360,20 @@ fn with_attempts_exhausted_the_run_ends_interrupted() {
     assert_eq!(v["status"], "interrupted");
     let st = state(&s, "j");
     assert_eq!(st["7000:status"], "interrupted");
-    assert!(st.contains_key("7000:finished_at"));
-    assert_eq!(s.cmd::<i64>(&["SCARD", "{cron:j}:active"]), 0);
+    assert!(s.in_progress("j").is_empty());
     // Both attempts are in the history as interrupted, each with a result.
-    let runs: Vec<(String, HashMap<String, String>)> =
-        s.cmd(&["XRANGE", "{cron:j}:runs", "-", "+"]);
-    let statuses: Vec<(&str, &str)> = runs
-        .iter()
-        .map(|(_, f)| (f["attempt"].as_str(), f["status"].as_str()))
+    let statuses: Vec<(String, String)> = s
+        .ended_attempts("j")
+        .into_iter()
+        .map(|(a, _, st)| (a, st))
         .collect();
-    assert_eq!(statuses, vec![("1", "interrupted"), ("2", "interrupted")]);
+    assert_eq!(
+        statuses,
+        vec![
+            ("1".to_string(), "interrupted".to_string()),
+            ("2".to_string(), "interrupted".to_string())
+        ]
+    );
     assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:j}:results"]), 2);
     // And it stays done.
     assert_eq!(claim(&s, "j", "7000", &lease).status.code(), Some(81));
@@ -395,7 +448,7 @@ fn history_is_trimmed_but_never_an_active_or_claimable_run() {
     }
     // A run inside the claimable window (now) is kept even over the size.
     won(&claim(&s, "j", "now", &history));
-    let slots: Vec<String> = s.cmd(&["ZRANGE", "{cron:j}:slots", "0", "-1"]);
+    let slots: Vec<String> = s.runs("j").keys().map(|k| k.to_string()).collect();
     assert!(
         slots.contains(&OLD.to_string()),
         "the active run was trimmed: {slots:?}"
@@ -410,21 +463,17 @@ fn history_is_trimmed_but_never_an_active_or_claimable_run() {
             "{slot} kept"
         );
     }
-    let results: Vec<String> = s.cmd(&["ZRANGE", "{cron:j}:results", "0", "-1"]);
-    for r in &results {
-        let v: Value = serde_json::from_str(r).unwrap();
-        assert!(slots.contains(&v["slot"].to_string()), "orphan result {r}");
+    for r in s.results("j") {
+        assert!(slots.contains(&r.slot.to_string()), "orphan result {r:?}");
     }
-    let runs: Vec<(String, HashMap<String, String>)> =
-        s.cmd(&["XRANGE", "{cron:j}:runs", "-", "+"]);
-    assert!(runs.len() <= 3, "{runs:?}");
+    assert!(s.results("j").len() <= 3);
     assert_eq!(st[&format!("{OLD}:status")], "running");
 }
 
 #[test]
 fn a_newer_store_format_is_refused_and_nothing_is_written() {
     let s = Server::start();
-    let _: () = s.cmd(&["SET", "cron:format", "2"]);
+    let _: () = s.cmd(&["SET", "cron:format", "3"]);
     for args in [
         vec!["claim", "sync", "--slot", "now"],
         vec!["heartbeat", "sync", "--slot", "now", "--token", "t"],
@@ -438,29 +487,33 @@ fn a_newer_store_format_is_refused_and_nothing_is_written() {
         assert!(err.starts_with("error: "), "{err}");
         assert!(err.contains("ANARCHON_STORE_FORMAT"), "{err}");
         assert!(
-            err.contains("format 2") && err.contains("format 1"),
+            err.contains("format 3") && err.contains("format 2"),
             "{err}"
         );
         assert!(err.contains("upgrade"), "{err}");
         assert_eq!(s.keys(), vec!["cron:format"]);
-        assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "2");
+        assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "3");
     }
     // An older or equal format is fine; another prefix has its own format key.
     let out = claim(&s, "sync", "now", &["--prefix", "other:"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(s.cmd::<String>(&["GET", "other:format"]), "1");
+    assert_eq!(s.cmd::<String>(&["GET", "other:format"]), "2");
 }
 
 #[test]
 fn wrong_key_types_are_reported_with_the_key_name() {
     let s = Server::start();
-    let _: () = s.cmd(&["SET", "{cron:sync}:active", "oops"]);
-    let out = claim(&s, "sync", "now", &[]);
-    assert_eq!(out.status.code(), Some(92));
-    let err = stderr(&out);
-    assert!(err.contains("{cron:sync}:active"), "{err}");
-    assert!(err.contains("string") && err.contains("set"), "{err}");
-    assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:sync}:state"]), 0);
+    for (format, key, expected) in [("2", "{cron:sync}:live", "hash"), ("1", "{cron:sync}:active", "set")] {
+        let _: () = s.cmd(&["SET", "cron:format", format]);
+        let _: () = s.cmd(&["SET", key, "oops"]);
+        let out = claim(&s, "sync", "now", &[]);
+        assert_eq!(out.status.code(), Some(92));
+        let err = stderr(&out);
+        assert!(err.contains(key), "{err}");
+        assert!(err.contains("string") && err.contains(expected), "{err}");
+        assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:sync}:state"]), 0);
+        let _: () = s.cmd(&["DEL", key]);
+    }
 
     let _: () = s.cmd(&["DEL", "cron:format"]);
     let _: () = s.cmd(&["HSET", "cron:format", "v", "1"]);
@@ -472,6 +525,7 @@ fn wrong_key_types_are_reported_with_the_key_name() {
 #[test]
 fn garbage_in_the_state_hash_is_an_error_naming_the_key() {
     let s = Server::start();
+    let _: () = s.cmd(&["SET", "cron:format", "1"]);
     let _: () = s.cmd(&[
         "HSET",
         "{cron:j}:state",

@@ -12,7 +12,7 @@ use serde_json::Value;
 const SLOT: &str = "1796220300000";
 
 fn state(s: &Server, job: &str) -> HashMap<String, String> {
-    s.cmd(&["HGETALL", &format!("{{cron:{job}}}:state")])
+    s.state_map(job)
 }
 
 fn results(s: &Server, job: &str) -> Vec<Value> {
@@ -129,17 +129,10 @@ fn a_backup_takes_over_when_the_winner_is_killed() {
     assert_eq!(st[&format!("{SLOT}:status")], "finished");
     assert_eq!(st[&format!("{SLOT}:attempt")], "2");
     assert_eq!(st[&format!("{SLOT}:runner")], "backup");
-    let runs: Vec<(String, HashMap<String, String>)> =
-        s.cmd(&["XRANGE", "{cron:k}:runs", "-", "+"]);
-    let attempts: Vec<(&str, &str, &str)> = runs
+    let attempts = s.ended_attempts("k");
+    let attempts: Vec<(&str, &str, &str)> = attempts
         .iter()
-        .map(|(_, f)| {
-            (
-                f["attempt"].as_str(),
-                f["runner"].as_str(),
-                f["status"].as_str(),
-            )
-        })
+        .map(|(a, r, st)| (a.as_str(), r.as_str(), st.as_str()))
         .collect();
     assert_eq!(
         attempts,
@@ -174,7 +167,7 @@ fn with_attempts_exhausted_a_killed_run_ends_interrupted() {
     assert_eq!(out.status.code(), Some(81), "{}", stderr(&out));
     assert_eq!(json(&out)["status"], "interrupted");
     assert_eq!(state(&s, "k")[&format!("{SLOT}:status")], "interrupted");
-    assert_eq!(s.cmd::<i64>(&["SCARD", "{cron:k}:active"]), 0);
+    assert!(s.in_progress("k").is_empty());
 }
 
 #[test]
@@ -482,12 +475,7 @@ fn a_lost_lease_stops_the_command_by_default() {
     );
     wait_for_claim(&s, "lost", SLOT);
     // Another runner took the run over (as if our lease had expired unnoticed).
-    let _: () = s.cmd(&[
-        "HSET",
-        "{cron:lost}:state",
-        &format!("{SLOT}:token"),
-        "someone-else",
-    ]);
+    s.steal_run("lost", SLOT, "someone-else");
     let start = Instant::now();
     let out = child.wait_with_output().unwrap();
     assert!(start.elapsed() < Duration::from_secs(5));
@@ -520,12 +508,7 @@ fn on_lease_lost_continue_lets_the_command_finish() {
         ],
     );
     wait_for_claim(&s, "cont", SLOT);
-    let _: () = s.cmd(&[
-        "HSET",
-        "{cron:cont}:state",
-        &format!("{SLOT}:token"),
-        "someone-else",
-    ]);
+    s.steal_run("cont", SLOT, "someone-else");
     let out = child.wait_with_output().unwrap();
     // The command succeeded, but its end could not be recorded: lease lost.
     assert_eq!(out.status.code(), Some(83), "{}", stderr(&out));
@@ -653,7 +636,7 @@ fn a_slot_older_than_max_late_is_not_run() {
     if !new_year {
         assert_eq!(out.status.code(), Some(84), "{}", stderr(&out));
         assert_eq!(json(&out)["outcome"], "too_late");
-        assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:late}:state"]), 0);
+        assert!(s.runs("late").is_empty());
     }
 }
 

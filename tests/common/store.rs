@@ -1,0 +1,162 @@
+//! What the store holds about a lease job, read with a real client in whichever store format the
+//! job is in (format 1: `:state` hash; format 2: `:live` + `:results`), so the tests of behaviour
+//! hold for both formats. The suite runs in format 2 (a new store's) unless
+//! `ANARCHON_TEST_STORE_FORMAT=1`, which creates every test store in format 1 (see
+//! [`super::Server::start_with`]); the tests of one format's data say so themselves.
+
+use std::collections::BTreeMap;
+
+use anarchon::store::read::ResultEntry;
+use anarchon::store::state::{RunState, decode_live, decode_state};
+
+use super::Server;
+
+/// A run as the store records it: its current (or final) attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunView {
+    pub status: String,
+    pub attempt: u32,
+    pub token: String,
+    pub runner: String,
+    pub kind: String,
+    /// The current lease's end (runs in progress; format 1 keeps it after the end too).
+    pub lease_end: Option<i64>,
+    /// When the current (or final) attempt was claimed.
+    pub claimed_at: Option<i64>,
+}
+
+impl From<RunState> for RunView {
+    fn from(r: RunState) -> Self {
+        RunView {
+            status: r.status.as_str().to_string(),
+            attempt: r.attempt,
+            token: r.token,
+            runner: r.runner,
+            kind: r.kind.as_str().to_string(),
+            lease_end: Some(r.lease_end),
+            claimed_at: Some(r.claimed_at),
+        }
+    }
+}
+
+fn key(job: &str, name: &str) -> String {
+    format!("{{cron:{job}}}:{name}")
+}
+
+impl Server {
+    /// The store format a test store is created in (`ANARCHON_TEST_STORE_FORMAT`, default 2).
+    pub fn test_store_format() -> u32 {
+        std::env::var("ANARCHON_TEST_STORE_FORMAT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2)
+    }
+
+    /// Whether `job`'s data is in format 1 (its `:state` is a hash).
+    pub fn is_format_1(&self, job: &str) -> bool {
+        self.cmd::<String>(&["TYPE", &key(job, "state")]) == "hash"
+    }
+
+    /// Every ended attempt of `job` (its `:results` members), oldest slot first, then by attempt.
+    pub fn results(&self, job: &str) -> Vec<ResultEntry> {
+        let flat: Vec<(String, String)> =
+            self.cmd(&["ZRANGE", &key(job, "results"), "0", "-1", "WITHSCORES"]);
+        let mut out: Vec<ResultEntry> = flat
+            .iter()
+            .map(|(m, score)| ResultEntry::parse_scored("results", m, score).unwrap())
+            .collect();
+        out.sort_by_key(|r| (r.slot, r.attempt));
+        out
+    }
+
+    /// Every run of `job` the store knows, by slot: in progress and ended.
+    pub fn runs(&self, job: &str) -> BTreeMap<i64, RunView> {
+        if self.is_format_1(job) {
+            let fields: Vec<(String, String)> = self.cmd(&["HGETALL", &key(job, "state")]);
+            return decode_state("state", &fields)
+                .unwrap()
+                .into_iter()
+                .map(|(slot, r)| (slot, r.into()))
+                .collect();
+        }
+        let mut runs = BTreeMap::new();
+        for r in self.results(job) {
+            runs.insert(
+                r.slot,
+                RunView {
+                    status: r.status.clone(),
+                    attempt: r.attempt.unwrap_or(1),
+                    token: r.token.clone(),
+                    runner: r.runner.clone(),
+                    kind: r.kind.clone().unwrap_or_else(|| "scheduled".into()),
+                    lease_end: None,
+                    claimed_at: r.claimed_at,
+                },
+            );
+        }
+        let live: Vec<(String, String)> = self.cmd(&["HGETALL", &key(job, "live")]);
+        for (field, value) in live {
+            let r = decode_live("live", &field, &value).unwrap();
+            runs.insert(r.slot, r.into());
+        }
+        runs
+    }
+
+    /// The job's runs as `<slot>:<attribute>` pairs (status, attempt, token, runner, kind, and
+    /// lease_end and claimed_at where known), in either store format.
+    pub fn state_map(&self, job: &str) -> std::collections::HashMap<String, String> {
+        let mut out = std::collections::HashMap::new();
+        for (slot, r) in self.runs(job) {
+            out.insert(format!("{slot}:status"), r.status);
+            out.insert(format!("{slot}:attempt"), r.attempt.to_string());
+            out.insert(format!("{slot}:token"), r.token);
+            out.insert(format!("{slot}:runner"), r.runner);
+            out.insert(format!("{slot}:kind"), r.kind);
+            if let Some(end) = r.lease_end {
+                out.insert(format!("{slot}:lease_end"), end.to_string());
+            }
+            if let Some(at) = r.claimed_at {
+                out.insert(format!("{slot}:claimed_at"), at.to_string());
+            }
+        }
+        out
+    }
+
+    /// The run `slot` of `job`, if the store knows it.
+    pub fn run(&self, job: &str, slot: &str) -> Option<RunView> {
+        self.runs(job).remove(&slot.parse::<i64>().unwrap())
+    }
+
+    /// Hands the run in progress `slot` of `job` to another token behind its holder's back (as if
+    /// its lease had expired unnoticed and another runner had taken it over).
+    pub fn steal_run(&self, job: &str, slot: &str, token: &str) {
+        if self.is_format_1(job) {
+            let _: () = self.cmd(&["HSET", &key(job, "state"), &format!("{slot}:token"), token]);
+            return;
+        }
+        let text: String = self.cmd(&["HGET", &key(job, "live"), slot]);
+        let mut run: serde_json::Value = serde_json::from_str(&text).unwrap();
+        run["token"] = token.into();
+        let _: () = self.cmd(&["HSET", &key(job, "live"), slot, &run.to_string()]);
+    }
+
+    /// The slots of `job`'s runs in progress, oldest first.
+    pub fn in_progress(&self, job: &str) -> Vec<i64> {
+        let members: Vec<String> = if self.is_format_1(job) {
+            self.cmd(&["SMEMBERS", &key(job, "active")])
+        } else {
+            self.cmd(&["HKEYS", &key(job, "live")])
+        };
+        let mut slots: Vec<i64> = members.iter().map(|s| s.parse().unwrap()).collect();
+        slots.sort();
+        slots
+    }
+
+    /// The attempts of `job` that ended, as (attempt, runner, status), in slot and attempt order.
+    pub fn ended_attempts(&self, job: &str) -> Vec<(String, String, String)> {
+        self.results(job)
+            .into_iter()
+            .map(|r| (r.attempt.unwrap_or(0).to_string(), r.runner, r.status))
+            .collect()
+    }
+}
