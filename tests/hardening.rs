@@ -43,10 +43,13 @@ fn won_token(out: &Output) -> String {
 }
 
 /// Garbage in a run's fields makes claim, heartbeat and finish refuse with 92, naming the key and
-/// the field, before they write anything.
+/// the field, before they write anything (format 1: nine `:state` fields per run).
 #[test]
 fn scripts_validate_before_their_first_write() {
     let s = Server::start();
+    let format_1 = || {
+        let _: () = s.cmd(&["SET", "cron:format", "1"]);
+    };
     let cases: [(&str, &str, &str); 5] = [
         ("attempt", "-3", "1000:attempt"),
         ("attempt", "99999999999", "1000:attempt"),
@@ -56,6 +59,7 @@ fn scripts_validate_before_their_first_write() {
     ];
     for (attribute, value, named) in cases {
         let _: () = s.cmd(&["FLUSHALL"]);
+        format_1();
         let token = won_token(&s.cli(&["claim", "g", "--slot", "1000", "--json"]));
         let _: () = s.cmd(&[
             "HSET",
@@ -76,6 +80,7 @@ fn scripts_validate_before_their_first_write() {
 
     // A missing token on a running run.
     let _: () = s.cmd(&["FLUSHALL"]);
+    format_1();
     let token = won_token(&s.cli(&["claim", "g", "--slot", "1000", "--json"]));
     let _: () = s.cmd(&["HDEL", "{cron:g}:state", "1000:token"]);
     refused_as_bad_data(
@@ -87,10 +92,65 @@ fn scripts_validate_before_their_first_write() {
     );
 }
 
-/// A :slots or :active member that is not a slot stops a claim (and trim) before any write.
+/// The same in format 2: a run in progress is one JSON value in `:live`, an ended one its
+/// `:results` members; garbage in either is refused by every script before it writes.
+#[test]
+fn format_2_scripts_validate_before_their_first_write() {
+    let s = Server::start();
+    let cases: [(&str, serde_json::Value); 5] = [
+        ("attempt", (-3).into()),
+        ("attempt", 99_999_999_999i64.into()),
+        ("lease_end", "soon".into()),
+        ("kind", "weekly".into()),
+        ("token", serde_json::Value::Null),
+    ];
+    for (attribute, value) in cases {
+        let _: () = s.cmd(&["FLUSHALL"]);
+        let _: () = s.cmd(&["SET", "cron:format", "2"]);
+        let token = won_token(&s.cli(&["claim", "g", "--slot", "1000", "--json"]));
+        let text: String = s.cmd(&["HGET", "{cron:g}:live", "1000"]);
+        let mut run: serde_json::Value = serde_json::from_str(&text).unwrap();
+        run[attribute] = value;
+        let _: () = s.cmd(&["HSET", "{cron:g}:live", "1000", &run.to_string()]);
+        for args in [
+            vec!["claim", "g", "--slot", "1000"],
+            vec!["heartbeat", "g", "--slot", "1000", "--token", &token],
+            vec![
+                "finish", "g", "--slot", "1000", "--token", &token, "--status", "ok",
+            ],
+        ] {
+            refused_as_bad_data(&s, &args, &["{cron:g}:live", "1000"]);
+        }
+    }
+    // Another run in progress is checked too, by a claim that creates a run.
+    let _: () = s.cmd(&["HSET", "{cron:g}:live", "500", "not json"]);
+    let _: () = s.cmd(&["HDEL", "{cron:g}:live", "1000"]);
+    refused_as_bad_data(
+        &s,
+        &["claim", "g", "--slot", "2000"],
+        &["{cron:g}:live", "500"],
+    );
+    // An ended run's member that is no result: a claim of its slot cannot say how it ended.
+    let _: () = s.cmd(&["DEL", "{cron:g}:live"]);
+    let _: i64 = s.cmd(&[
+        "ZADD",
+        "{cron:g}:results",
+        "3000",
+        "{\"status\":\"sleeping\"}",
+    ]);
+    refused_as_bad_data(
+        &s,
+        &["claim", "g", "--slot", "3000"],
+        &["{cron:g}:results", "3000"],
+    );
+}
+
+/// A :slots or :active member that is not a slot stops a claim (and trim) before any write
+/// (format 1).
 #[test]
 fn a_bad_member_of_slots_or_active_is_refused_before_writing() {
     let s = Server::start();
+    let _: () = s.cmd(&["SET", "cron:format", "1"]);
     for i in 0..3 {
         let slot = (60_000 * (i + 1)).to_string();
         let token = won_token(&s.cli(&[
@@ -283,10 +343,17 @@ fn the_job_hash_records_protection_and_the_trim_horizon() {
     assert_eq!(out.status.code(), Some(81), "{}", stderr(&out));
     assert_eq!(json(&out)["status"], "trimmed");
     assert_eq!(
-        s.cmd::<i64>(&["XLEN", "{cron:t}:runs"]),
+        s.results("t").len(),
         1,
-        "the trimmed runs' entries are gone"
+        "the trimmed runs' results are gone"
     );
+    if s.is_format_1("t") {
+        assert_eq!(
+            s.cmd::<i64>(&["XLEN", "{cron:t}:runs"]),
+            1,
+            "the trimmed runs' entries are gone"
+        );
+    }
 }
 
 /// One result per claim-only run: a second finish is refused (83) and writes nothing, so `list`

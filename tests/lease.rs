@@ -59,12 +59,22 @@ fn a_won_claim_writes_the_documented_keys_in_format_2() {
     let s = Server::start();
     let _: () = s.cmd(&["DEL", "cron:format"]);
     let slot = "2026-12-02T14:05:00Z";
-    let out = claim(&s, "sync", slot, &["--runner", "host-a:1", "--lease", "30s"]);
+    let out = claim(
+        &s,
+        "sync",
+        slot,
+        &["--runner", "host-a:1", "--lease", "30s"],
+    );
     let (token, _) = won(&out);
     let server_time = json(&out)["server_time"].as_i64().unwrap();
     assert_eq!(
         s.keys(),
-        vec!["cron:format", "{cron:sync}:job", "{cron:sync}:live", "{cron:sync}:state"]
+        vec![
+            "cron:format",
+            "{cron:sync}:job",
+            "{cron:sync}:live",
+            "{cron:sync}:state"
+        ]
     );
     assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "2");
     // :state is the format 2 marker: a format 1 script that meets it is refused (WRONGTYPE).
@@ -80,7 +90,13 @@ fn a_won_claim_writes_the_documented_keys_in_format_2() {
     );
 
     // Finishing moves the run from :live to one :results member and a three-field :runs entry.
-    let out = finish(&s, "sync", "1796220300000", &token, &["--status", "ok", "--result-json", r#"{"rows":1}"#]);
+    let out = finish(
+        &s,
+        "sync",
+        "1796220300000",
+        &token,
+        &["--status", "ok", "--result-json", r#"{"rows":1}"#],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:sync}:live"]), 0);
     let results: Vec<(String, i64)> =
@@ -503,7 +519,10 @@ fn a_newer_store_format_is_refused_and_nothing_is_written() {
 #[test]
 fn wrong_key_types_are_reported_with_the_key_name() {
     let s = Server::start();
-    for (format, key, expected) in [("2", "{cron:sync}:live", "hash"), ("1", "{cron:sync}:active", "set")] {
+    for (format, key, expected) in [
+        ("2", "{cron:sync}:live", "hash"),
+        ("1", "{cron:sync}:active", "set"),
+    ] {
         let _: () = s.cmd(&["SET", "cron:format", format]);
         let _: () = s.cmd(&["SET", key, "oops"]);
         let out = claim(&s, "sync", "now", &[]);

@@ -8,57 +8,49 @@ use std::time::Duration;
 use anarchon::store::RunKind;
 use anarchon::strategy::lease::{ClaimRequest, HistoryPolicy, claim_args};
 
-use std::collections::HashMap;
-
 use common::{Server, json, stderr};
 use serde_json::Value;
 
-const LIB: &str = include_str!("../lua/lib.lua");
-
-fn script(body: &str) -> redis::Script {
-    redis::Script::new(&format!("{LIB}\n{body}"))
-}
-
 /// Writes `count` finished runs per job straight through the real claim and finish scripts, in
-/// pipelines: fast enough for thousands of runs.
+/// pipelines: fast enough for thousands of runs. In the test store format (format 2 unless
+/// `ANARCHON_TEST_STORE_FORMAT=1`).
 fn seed(s: &Server, jobs: &[String], runs: i64, status: impl Fn(i64) -> &'static str) {
-    let claim = script(include_str!("../lua/claim.lua"));
-    let finish = script(include_str!("../lua/finish.lua"));
+    use anarchon::scripts;
+    let format = Server::test_store_format();
+    let (claim, finish) = if format == 1 {
+        (&*scripts::CLAIM, &*scripts::FINISH)
+    } else {
+        (&*scripts::v2::CLAIM, &*scripts::v2::FINISH)
+    };
+    let (claim, finish) = (
+        redis::Script::new(claim.source()),
+        redis::Script::new(finish.source()),
+    );
     let mut c = s.client();
     let _: () = redis::cmd("SET")
         .arg("cron:format")
-        .arg(1)
+        .arg(format)
         .query(&mut c)
         .unwrap();
     // Pipelines send EVALSHA only: load the scripts first.
-    for source in [
-        format!("{LIB}\n{}", include_str!("../lua/claim.lua")),
-        format!("{LIB}\n{}", include_str!("../lua/finish.lua")),
-    ] {
-        let _: String = redis::cmd("SCRIPT")
-            .arg("LOAD")
-            .arg(source)
-            .query(&mut c)
-            .unwrap();
+    for script in [&claim, &finish] {
+        let _: String = script.prepare_invoke().load(&mut c).unwrap();
     }
     for chunk in jobs.chunks(500) {
         let mut pipe = redis::pipe();
         for job in chunk {
-            let k = |suffix: &str| format!("{{cron:{job}}}:{suffix}");
-            let keys = [
-                k("state"),
-                k("active"),
-                k("slots"),
-                k("runs"),
-                k("results"),
-                k("job"),
-            ];
+            let keys = anarchon::store::LeaseKeys::new("cron:", job);
+            let (claim_keys, finish_keys): (Vec<&str>, Vec<&str>) = if format == 1 {
+                (keys.with_job().to_vec(), keys.all().to_vec())
+            } else {
+                (keys.format_2().to_vec(), keys.format_2().to_vec())
+            };
             for i in 0..runs {
                 let slot = (1_000_000 + i * 60_000).to_string();
                 let token = format!("t{i}");
                 let mut inv = claim.prepare_invoke();
-                for key in &keys {
-                    inv.key(key);
+                for key in &claim_keys {
+                    inv.key(*key);
                 }
                 let req = ClaimRequest {
                     slot: slot.parse().unwrap(),
@@ -78,8 +70,8 @@ fn seed(s: &Server, jobs: &[String], runs: i64, status: impl Fn(i64) -> &'static
                 }
                 pipe.invoke_script(&inv);
                 let mut inv = finish.prepare_invoke();
-                for key in &keys[..5] {
-                    inv.key(key);
+                for key in &finish_keys {
+                    inv.key(*key);
                 }
                 inv.arg(&slot)
                     .arg(&token)
@@ -233,7 +225,8 @@ fn inspect_shows_active_runs_history_and_keys() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let d = json(&out);
     assert_eq!(d["layout"], "lease");
-    assert_eq!(d["format"], 1);
+    let format = Server::test_store_format();
+    assert_eq!(d["format"], format);
     let active = d["active"].as_array().unwrap();
     assert_eq!(active.len(), 1);
     assert_eq!(active[0]["token"], token, "the whole token in JSON");
@@ -253,7 +246,10 @@ fn inspect_shows_active_runs_history_and_keys() {
         .collect();
     assert_eq!(keys[0], "{cron:billing}:state");
     assert!(d["keys"][0]["memory_bytes"].as_u64().unwrap() > 0);
-    assert_eq!(d["keys"][0]["type"], "hash");
+    assert_eq!(
+        d["keys"][0]["type"],
+        if format == 1 { "hash" } else { "string" }
+    );
 
     let out = s.cli(&["inspect", "billing", "--last", "1", "--json"]);
     assert_eq!(json(&out)["runs"].as_array().unwrap().len(), 1);
@@ -351,7 +347,7 @@ fn trim_never_touches_an_active_run_and_asks_first() {
     seed(&s, &["t".to_string()], 10, |_| "finished");
     // An old run still in progress.
     claim_json(&s, "t", "500000", &["--overlap", "allow"]);
-    let before = s.cmd::<i64>(&["ZCARD", "{cron:t}:slots"]);
+    let before = s.runs("t").len();
     assert_eq!(before, 11);
 
     // Without a terminal and without --yes: refused, nothing removed.
@@ -363,27 +359,28 @@ fn trim_never_touches_an_active_run_and_asks_first() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
-    assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:t}:slots"]), 11);
+    assert_eq!(s.runs("t").len(), 11);
 
     let out = s.cli(&["trim", "t", "--keep", "2", "--dry-run", "--json"]);
     let v = json(&out);
     assert_eq!(v["dry_run"], true);
     assert_eq!(v["total"], 9);
-    assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:t}:slots"]), 11);
+    assert_eq!(s.runs("t").len(), 11);
 
     let out = s.cli(&["trim", "t", "--keep", "2", "--yes", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json(&out)["total"], 9);
-    let slots: Vec<String> = s.cmd(&["ZRANGE", "{cron:t}:slots", "0", "-1"]);
-    assert!(
-        slots.contains(&"500000".to_string()),
+    let runs = s.runs("t");
+    assert_eq!(
+        runs.get(&500_000).map(|r| r.status.as_str()),
+        Some("running"),
         "the active run was trimmed"
     );
-    assert_eq!(slots.len(), 2);
-    let st: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:t}:state"]);
-    assert_eq!(st["500000:status"], "running");
+    assert_eq!(runs.len(), 2);
     assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:t}:results"]), 1);
-    assert_eq!(s.cmd::<i64>(&["XLEN", "{cron:t}:runs"]), 1);
+    if s.is_format_1("t") {
+        assert_eq!(s.cmd::<i64>(&["XLEN", "{cron:t}:runs"]), 1);
+    }
 
     // A run inside --protect is kept even over --keep.
     claim_json(&s, "u", "now", &[]);
@@ -411,10 +408,7 @@ fn trim_all_covers_every_lease_job() {
     assert_eq!(v["total"], 15);
     assert_eq!(v["jobs"].as_array().unwrap().len(), 5);
     for job in &jobs {
-        assert_eq!(
-            s.cmd::<i64>(&["ZCARD", &format!("{{cron:{job}}}:slots")]),
-            1
-        );
+        assert_eq!(s.runs(job).len(), 1);
     }
     let out = s.cli(&["trim", "nope", "--yes"]);
     assert_eq!(out.status.code(), Some(85));
@@ -430,18 +424,19 @@ fn run_now_claims_a_manual_run_for_the_caller() {
     let slot = v["slot"].as_i64().unwrap();
     assert!(slot >= before && slot <= s.now_ms());
     let token = v["token"].as_str().unwrap();
-    let st: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:sync}:state"]);
-    assert_eq!(st[&format!("{slot}:kind")], "manual");
     let slot = slot.to_string();
+    assert_eq!(s.run("sync", &slot).unwrap().kind, "manual");
     let out = s.cli(&["heartbeat", "sync", "--slot", &slot, "--token", token]);
     assert_eq!(out.status.code(), Some(0));
     let out = s.cli(&[
         "finish", "sync", "--slot", &slot, "--token", token, "--status", "ok",
     ]);
     assert_eq!(out.status.code(), Some(0));
-    let runs: Vec<(String, HashMap<String, String>)> =
-        s.cmd(&["XRANGE", "{cron:sync}:runs", "-", "+"]);
-    assert_eq!(runs[0].1["kind"], "manual");
+    assert_eq!(s.run("sync", &slot).unwrap().kind, "manual");
+    if !s.is_format_1("sync") {
+        // Format 2 keeps the kind with the ended attempt (format 1 kept it in :state).
+        assert_eq!(s.results("sync")[0].kind.as_deref(), Some("manual"));
+    }
 }
 
 #[test]
@@ -464,9 +459,11 @@ fn run_now_with_a_command_runs_it_like_run() {
     assert_eq!(v["outcome"], "ran");
     assert_eq!(v["status"], "failed");
     let slot = v["slot"].as_i64().unwrap();
-    let st: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:sync}:state"]);
-    assert_eq!(st[&format!("{slot}:kind")], "manual");
-    assert_eq!(st[&format!("{slot}:status")], "failed");
+    let run = s.run("sync", &slot.to_string()).unwrap();
+    assert_eq!(
+        (run.kind.as_str(), run.status.as_str()),
+        ("manual", "failed")
+    );
 }
 
 #[test]

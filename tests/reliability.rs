@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
@@ -138,7 +138,10 @@ fn a_restart_with_aof_keeps_the_lease_and_every_acknowledged_record() {
         2,
         "a record acknowledged before the restart was lost"
     );
-    assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "1");
+    assert_eq!(
+        s.cmd::<String>(&["GET", "cron:format"]),
+        Server::test_store_format().to_string()
+    );
 }
 
 #[test]
@@ -259,9 +262,8 @@ fn a_full_server_gives_a_clear_error_and_writes_nothing_half() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("OOM") && err.contains("maxmemory"), "{err}");
-    let st: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:full}:state"]);
     assert!(
-        !st.contains_key("2000:status"),
+        !s.runs("full").contains_key(&2000),
         "a refused claim left state behind"
     );
     // The finish of the held run is refused whole, too: no stream entry without its result.
@@ -292,8 +294,10 @@ fn a_full_server_gives_a_clear_error_and_writes_nothing_half() {
 #[test]
 fn garbage_written_by_hand_is_reported_by_key_never_a_panic() {
     let s = Server::start();
-    let cases: Vec<(&str, Vec<Vec<&str>>)> = vec![
+    // Format 1 keys are read in a format 1 store; format 2's in a format 2 one.
+    let cases: Vec<(&str, &str, Vec<Vec<&str>>)> = vec![
         (
+            "1",
             "{cron:g}:state",
             vec![
                 vec![
@@ -312,6 +316,7 @@ fn garbage_written_by_hand_is_reported_by_key_never_a_panic() {
             ],
         ),
         (
+            "1",
             "{cron:g}:active",
             vec![
                 vec!["HSET", "{cron:g}:state", "oops", "1"],
@@ -319,10 +324,35 @@ fn garbage_written_by_hand_is_reported_by_key_never_a_panic() {
             ],
         ),
         (
+            "1",
             "{cron:g}:slots",
-            vec![vec!["ZADD", "{cron:g}:slots", "1", "not-a-slot"]],
+            vec![
+                vec![
+                    "HSET",
+                    "{cron:g}:state",
+                    "1:status",
+                    "finished",
+                    "1:attempt",
+                    "1",
+                    "1:token",
+                    "t",
+                    "1:lease_end",
+                    "1",
+                    "1:claimed_at",
+                    "1",
+                    "1:started_at",
+                    "1",
+                ],
+                vec!["ZADD", "{cron:g}:slots", "1", "not-a-slot"],
+            ],
         ),
         (
+            "2",
+            "{cron:g}:live",
+            vec![vec!["HSET", "{cron:g}:live", "5", "{\"attempt\":\"x\"}"]],
+        ),
+        (
+            "2",
             "{cron:g}:results",
             vec![
                 vec!["ZADD", "{cron:g}:results", "1", "not json"],
@@ -330,17 +360,24 @@ fn garbage_written_by_hand_is_reported_by_key_never_a_panic() {
             ],
         ),
         (
+            "2",
             "{cron:g}:runs",
             vec![vec!["XADD", "{cron:g}:runs", "*", "slot", "soon"]],
         ),
-        ("{cron:g}:active", vec![vec!["SET", "{cron:g}:active", "x"]]),
         (
+            "1",
+            "{cron:g}:active",
+            vec![vec!["SET", "{cron:g}:active", "x"]],
+        ),
+        (
+            "2",
             "cron:g:runs",
             vec![vec!["XADD", "cron:g:runs", "*", "token", "t"]],
         ),
     ];
-    for (key, writes) in cases {
+    for (format, key, writes) in cases {
         let _: () = s.cmd(&["FLUSHALL"]);
+        let _: () = s.cmd(&["SET", "cron:format", format]);
         for w in &writes {
             let _: redis::Value = s.cmd(w);
         }

@@ -42,8 +42,7 @@ pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
             Ok(report.exit_code())
         }
         None => {
-            let reply =
-                strategy::claim(
+            let reply = strategy::claim(
                 &mut conn,
                 ctx.prefix(),
                 &args.job,

@@ -197,12 +197,14 @@ pub async fn runs_with_results(
     Ok(entries
         .into_iter()
         .map(|mut entry| {
-            let result = by_run.get_mut(&(entry.slot, entry.attempt)).and_then(|found| {
-                let i = found
-                    .iter()
-                    .position(|r| entry.token.is_empty() || r.token == entry.token)?;
-                Some(found.swap_remove(i))
-            });
+            let result = by_run
+                .get_mut(&(entry.slot, entry.attempt))
+                .and_then(|found| {
+                    let i = found
+                        .iter()
+                        .position(|r| entry.token.is_empty() || r.token == entry.token)?;
+                    Some(found.swap_remove(i))
+                });
             if let Some(r) = result.as_ref().filter(|_| entry.token.is_empty()) {
                 entry.token = r.token.clone();
                 entry.runner = r.runner.clone();

@@ -11,6 +11,7 @@ pub mod state;
 
 pub use format::{STORE_FORMAT, StoreCheck};
 pub use keys::{
-    ClaimKeys, DEFAULT_PREFIX, JobKeys, LeaseFormat, LeaseKeys, format_key, validate_job_name, validate_prefix,
+    ClaimKeys, DEFAULT_PREFIX, JobKeys, LeaseFormat, LeaseKeys, format_key, validate_job_name,
+    validate_prefix,
 };
 pub use state::{RunKind, RunState, RunStatus};

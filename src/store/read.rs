@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::connection::Connection;
 use crate::error::{Error, Result};
+use crate::store::LeaseFormat;
 use crate::store::discover::{JobRef, Layout};
 use crate::store::keys::{ClaimKeys, LeaseKeys};
-use crate::store::LeaseFormat;
 use crate::store::state::{decode_live, field_name};
 
 /// How many jobs one pipeline covers.
@@ -43,7 +43,10 @@ impl ResultEntry {
     pub fn parse_scored(key: &str, member: &str, score: &str) -> Result<Self> {
         let mut entry = Self::parse(key, member)?;
         entry.slot = parse_score(score).ok_or_else(|| {
-            Error::corrupt(key, format!("the score {score:?} of a member is not a slot"))
+            Error::corrupt(
+                key,
+                format!("the score {score:?} of a member is not a slot"),
+            )
         })?;
         Ok(entry)
     }
@@ -206,6 +209,8 @@ pub async fn summarize(
                         .arg("WITHSCORES");
                     pipe.cmd("ZCARD").arg(&k.results);
                     pipe.cmd("HGETALL").arg(&k.live);
+                    // Only its type matters here: a job whose feed is not a stream is refused.
+                    pipe.cmd("XLEN").arg(&k.runs);
                 }
                 Layout::ClaimOnly => {
                     let k = ClaimKeys::new(prefix, &job.name);
@@ -226,7 +231,7 @@ pub async fn summarize(
         for job in batch {
             // Each job's replies are taken whether or not they decode, to stay in step.
             let count = match job.layout {
-                Layout::Lease => 6,
+                Layout::Lease => 7,
                 Layout::ClaimOnly => 4,
             };
             let replies: Vec<Value> = (0..count)
@@ -303,6 +308,7 @@ fn summarize_one(prefix: &str, job: &JobRef, replies: Vec<Value>) -> Result<JobS
             let newest: Vec<(String, String)> = decode(&k.results, next())?;
             let history_entries: u64 = decode(&k.results, next())?;
             let live: Vec<(String, String)> = decode(&k.live, next())?;
+            let _feed: u64 = decode(&k.runs, next())?;
             let newest = newest
                 .first()
                 .map(|(m, score)| ResultEntry::parse_scored(&k.results, m, score))
@@ -373,9 +379,11 @@ fn summarize_format_2(
         .collect::<Result<Vec<_>>>()?;
     let newest_live = live.iter().max_by_key(|r| r.slot);
     let (last_slot, last_status, last_runner) = match (newest_live, &newest) {
-        (Some(l), r) if r.as_ref().is_none_or(|r| r.slot <= l.slot) => {
-            (Some(l.slot), Some("running".to_string()), Some(l.runner.clone()))
-        }
+        (Some(l), r) if r.as_ref().is_none_or(|r| r.slot <= l.slot) => (
+            Some(l.slot),
+            Some("running".to_string()),
+            Some(l.runner.clone()),
+        ),
         (_, Some(r)) => (Some(r.slot), Some(r.status.clone()), Some(r.runner.clone())),
         (_, None) => (None, None, None),
     };

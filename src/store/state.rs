@@ -156,10 +156,7 @@ pub fn decode_live(key: &str, field: &str, value: &str) -> Result<RunState> {
         .parse()
         .map_err(|_| Error::corrupt(key, format!("field {field:?} is not a slot")))?;
     let live: Live = serde_json::from_str(value).map_err(|e| {
-        Error::corrupt(
-            key,
-            format!("field {field} is not a run in progress ({e})"),
-        )
+        Error::corrupt(key, format!("field {field} is not a run in progress ({e})"))
     })?;
     let kind = match live.kind.as_str() {
         "scheduled" => RunKind::Scheduled,
@@ -308,10 +305,18 @@ mod tests {
         for (field, bad) in [
             ("x", r#"{}"#),
             ("1000", "running"),
-            ("1000", r#"{"attempt":0,"token":"a","runner":"","lease_end":1,"claimed_at":1,"started_at":1,"kind":"scheduled"}"#),
-            ("1000", r#"{"attempt":1,"token":"a","runner":"","lease_end":1,"claimed_at":1,"started_at":1,"kind":"other"}"#),
+            (
+                "1000",
+                r#"{"attempt":0,"token":"a","runner":"","lease_end":1,"claimed_at":1,"started_at":1,"kind":"scheduled"}"#,
+            ),
+            (
+                "1000",
+                r#"{"attempt":1,"token":"a","runner":"","lease_end":1,"claimed_at":1,"started_at":1,"kind":"other"}"#,
+            ),
         ] {
-            let err = decode_live("{cron:j}:live", field, bad).unwrap_err().to_string();
+            let err = decode_live("{cron:j}:live", field, bad)
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("{cron:j}:live"), "{err}");
         }
     }

@@ -157,7 +157,10 @@ pub async fn claim(
             }
             other => other?,
         },
-        LeaseFormat::V2 => conn.eval(&scripts::v2::CLAIM, &keys.format_2(), &args).await?,
+        LeaseFormat::V2 => {
+            conn.eval(&scripts::v2::CLAIM, &keys.format_2(), &args)
+                .await?
+        }
     };
     parse_reply(&keys.state, &reply, |o| match o {
         "won" => Some(ClaimOutcome::Won),
@@ -223,7 +226,10 @@ pub async fn finish(
             }
             other => other?,
         },
-        LeaseFormat::V2 => conn.eval(&scripts::v2::FINISH, &keys.format_2(), &args).await?,
+        LeaseFormat::V2 => {
+            conn.eval(&scripts::v2::FINISH, &keys.format_2(), &args)
+                .await?
+        }
     };
     parse_reply(&keys.state, &reply, token_outcome)
 }
@@ -253,7 +259,10 @@ pub async fn trim(
         ];
         let reply: Vec<String> = match keys.format {
             LeaseFormat::V1 => conn.eval(&scripts::TRIM, &keys.with_job(), &args).await?,
-            LeaseFormat::V2 => conn.eval(&scripts::v2::TRIM, &keys.format_2(), &args).await?,
+            LeaseFormat::V2 => {
+                conn.eval(&scripts::v2::TRIM, &keys.format_2(), &args)
+                    .await?
+            }
         };
         let [complete, next, slots @ ..] = reply.as_slice() else {
             return Err(Error::corrupt(

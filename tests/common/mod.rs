@@ -398,7 +398,10 @@ pub fn wait_for_server_time(s: &Server, ms: i64) {
 /// Waits until the lease of `job` @ `slot` (lease layout, prefix `cron:`) has ended by the
 /// server's clock.
 pub fn wait_for_lease_end(s: &Server, job: &str, slot: &str) {
-    let end = s.run(job, slot).and_then(|r| r.lease_end).expect("a run in progress");
+    let end = s
+        .run(job, slot)
+        .and_then(|r| r.lease_end)
+        .expect("a run in progress");
     wait_for_server_time(s, end);
 }
 
