@@ -743,3 +743,16 @@ fn usage_errors_are_caught_before_anything_runs() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn a_successful_run_records_only_what_says_something() {
+    let s = Server::start();
+    let out = run(&s, &["--job", "lean", "--slot", SLOT, "--", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = &results(&s, "lean")[0];
+    let result = r["result"].as_object().unwrap();
+    let keys: Vec<&str> = result.keys().map(String::as_str).collect();
+    // No runner, attempt (the member has them) and no false/null/empty fields.
+    assert_eq!(keys, vec!["duration_ms", "exit_code"], "{result:?}");
+    assert_eq!(result["exit_code"], 0);
+}

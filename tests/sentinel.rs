@@ -100,8 +100,8 @@ fn claims_follow_the_primary_through_a_sentinel_failover() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json(&out)["outcome"], "won");
     assert_eq!(
-        primary.cmd::<i64>(&["HEXISTS", "{cron:fo}:state", "60000:token"]),
-        1,
+        primary.run("fo", "60000").is_some(),
+        true,
         "the claim went to the primary"
     );
 
@@ -119,7 +119,7 @@ fn claims_follow_the_primary_through_a_sentinel_failover() {
     wait_for(
         "the replica to hold the claim",
         Duration::from_secs(10),
-        || replica.cmd::<i64>(&["HEXISTS", "{cron:fo}:state", "60000:token"]) == 1,
+        || replica.run("fo", "60000").is_some(),
     );
     wait_for("the failover to start", Duration::from_secs(30), || {
         sentinel
@@ -153,8 +153,8 @@ fn claims_follow_the_primary_through_a_sentinel_failover() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
-        replica.cmd::<i64>(&["HEXISTS", "{cron:fo}:state", "120000:token"]),
-        1,
+        replica.run("fo", "120000").is_some(),
+        true,
         "the claim went to the new primary"
     );
     let out = common::anarchon()

@@ -221,7 +221,7 @@ async fn execute(
         Claimed::Lease(held) if stopped_for_lease => {
             Recorded::LeaseLost(held.deadline.lost_reason(Duration::MAX).unwrap_or_default())
         }
-        _ => record(conn, target, req, &claimed, attempt, &outcome).await,
+        _ => record(conn, target, req, &claimed, &outcome).await,
     };
     match &recorded {
         Recorded::Yes => {}

@@ -21,20 +21,30 @@ pub enum Claimed {
     ClaimOnly { started: Instant, server_now: i64 },
 }
 
-/// The result stored with the run: how the command ended (see docs/store-format.md).
-fn result_json(runner: &str, attempt: u32, outcome: &CommandOutcome) -> String {
-    serde_json::json!({
-        "exit_code": outcome.exit_code,
-        "signal": outcome.signal,
-        "duration_ms": outcome.duration_ms,
-        "timed_out": outcome.timed_out,
-        "lease_lost": outcome.lease_lost,
-        "runner": runner,
-        "attempt": attempt,
-        "stderr_tail": outcome.stderr_tail,
-        "spawn_error": outcome.spawn_error,
-    })
-    .to_string()
+/// The result stored with the run: how the command ended (see docs/store-format.md, "the result
+/// of `anarchon run`"). `exit_code` and `duration_ms` always; the rest only when they say
+/// something (a signal, a timeout, a lost lease, stderr, a spawn error): the runner and attempt are
+/// in the member already, and every byte here is kept for each run of history.
+fn result_json(outcome: &CommandOutcome) -> String {
+    let mut result = serde_json::Map::new();
+    result.insert("exit_code".into(), outcome.exit_code.into());
+    result.insert("duration_ms".into(), outcome.duration_ms.into());
+    if let Some(signal) = outcome.signal {
+        result.insert("signal".into(), signal.into());
+    }
+    if outcome.timed_out {
+        result.insert("timed_out".into(), true.into());
+    }
+    if outcome.lease_lost {
+        result.insert("lease_lost".into(), true.into());
+    }
+    if !outcome.stderr_tail.is_empty() {
+        result.insert("stderr_tail".into(), outcome.stderr_tail.clone().into());
+    }
+    if let Some(e) = &outcome.spawn_error {
+        result.insert("spawn_error".into(), e.clone().into());
+    }
+    serde_json::Value::Object(result).to_string()
 }
 
 /// How long a claim-only run's end is retried through connection trouble (it has no lease to
@@ -47,7 +57,6 @@ pub async fn record(
     target: Target<'_>,
     req: &ClaimRequest,
     claimed: &Claimed,
-    attempt: u32,
     outcome: &CommandOutcome,
 ) -> Recorded {
     let status = if outcome.succeeded() {
@@ -55,7 +64,7 @@ pub async fn record(
     } else {
         FinishStatus::Failed
     };
-    let result = result_json(&req.runner, attempt, outcome);
+    let result = result_json(outcome);
     // Even past the deadline the finish is worth trying once: if nobody took over, it is ours (the
     // script checks the token, so a late finish can never overwrite another attempt).
     let give_up = match claimed {
