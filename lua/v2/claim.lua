@@ -13,6 +13,7 @@ local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
 local now = server_now_ms()
 local lease_end = now + lease_ms
 local keep_ms, stored_protect, trimmed_to = read_job_limits(tonumber(ARGV[10]))
+if not keep_ms then return stored_protect end
 
 local function reply(outcome, attempt, end_ms, who, status, other)
   local a, e = '', ''
@@ -21,8 +22,10 @@ local function reply(outcome, attempt, end_ms, who, status, other)
   return {outcome, a, e, who or '', status or '', int(now), other or ''}
 end
 
-local text = redis.call('HGET', KEYS[1], slot)
-if not text then
+local run
+run, err = live_run(slot)
+if err then return err end
+if not run then
   -- Not in progress: an ended run has results, and a trimmed one is behind the trim horizon.
   local final
   final, err = ended_run(slot)
@@ -46,7 +49,8 @@ if not text then
     local other, o = pair[1], pair[2]
     local other_ms = tonumber(other)
     if o.lease_end + lease_ms < now and (o.attempt >= max_attempts or other_ms < now - keep_ms) then
-      record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
+      err = record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
+      if err then return err end
       redis.call('HDEL', KEYS[1], other)
     elseif o.lease_end > now and other_ms < slot_ms and not overlapping then
       overlapping = pair
@@ -62,13 +66,9 @@ if not text then
   if not stored_protect or keep_ms > stored_protect then
     redis.call('HSET', KEYS[4], 'protect_ms', int(keep_ms))
   end
-  apply_trim(trimmed)
+  apply_trim(trimmed, trimmed_to)
   return reply('won', 1, lease_end, runner, 'running', '')
 end
-
-local run
-run, err = decode_live(slot, text)
-if not run then return err end
 
 -- The same token again: the caller's earlier claim was applied but its reply was lost. It still
 -- holds the run; answer won again (renewing the lease, never shortening it).
@@ -83,7 +83,8 @@ if run.lease_end > now then
 end
 
 -- The lease expired: its holder is gone. Its attempt ends as interrupted either way.
-record_attempt(slot, run, 'interrupted', now, '{"reason":"lease expired"}')
+err = record_attempt(slot, run, 'interrupted', now, '{"reason":"lease expired"}')
+if err then return err end
 if run.attempt < max_attempts then
   run.attempt, run.token, run.runner = run.attempt + 1, token, runner
   run.lease_end, run.claimed_at, run.lease_ms = lease_end, now, lease_ms

@@ -9,21 +9,21 @@ if err then return err end
 local slot, token, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = server_now_ms()
 
-local text = redis.call('HGET', KEYS[1], slot)
-if not text then
+local run
+run, err = live_run(slot)
+if err then return err end
+if not run then
   local final
   final, err = ended_run(slot)
   if err then return err end
   if final then return {'lost', int(final.attempt), '', final.runner, final.status, int(now)} end
   return {'lost', '', '', '', '', int(now)}
 end
-local run
-run, err = decode_live(slot, text)
-if not run then return err end
 if run.token ~= token then
   return {'lost', int(run.attempt), int(run.lease_end), run.runner, 'running', int(now)}
 end
 
-record_attempt(slot, run, status, now, result_json)
+err = record_attempt(slot, run, status, now, result_json)
+if err then return err end
 redis.call('HDEL', KEYS[1], slot)
 return {'ok', int(run.attempt), int(run.lease_end), run.runner, status, int(now)}

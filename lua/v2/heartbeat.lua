@@ -4,23 +4,22 @@
 -- ARGV: 1 slot, 2 token, 3 lease_ms (0: the lease the attempt was claimed with)
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now}
 --   outcome ok, or lost when the run is gone, over, or held by another token.
-local err = check_key_types() or ensure_format_2(false)
+local err = ensure_format_2(false)
 if err then return err end
 
 local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = server_now_ms()
 
-local text = redis.call('HGET', KEYS[1], slot)
-if not text then
+local run
+run, err = live_run(slot)
+if err then return err end
+if not run then
   local final
   final, err = ended_run(slot)
   if err then return err end
   if final then return {'lost', int(final.attempt), '', final.runner, final.status, int(now)} end
   return {'lost', '', '', '', '', int(now)}
 end
-local run
-run, err = decode_live(slot, text)
-if not run then return err end
 if run.token ~= token then
   return {'lost', int(run.attempt), int(run.lease_end), run.runner, 'running', int(now)}
 end

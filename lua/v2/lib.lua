@@ -44,13 +44,25 @@ local function corrupt(key, what)
   return redis.error_reply('ANARCHON_CORRUPT ' .. key .. ' ' .. what)
 end
 
--- Refuses keys that another program wrote with another type, naming the key, before any write.
+-- A key of another type, written by another program, is refused naming the key, before any write.
+-- Keys a script reads before its first write are checked by that read (checked, below: no extra
+-- command); :runs, which is only written, by its TYPE here.
 local function check_key_types()
-  for i = 1, 4 do
-    local found = key_type(KEYS[i])
-    if found ~= 'none' and found ~= EXPECTED_TYPES[i] then return wrongtype(KEYS[i], found, EXPECTED_TYPES[i]) end
-  end
+  local found = key_type(KEYS[3])
+  if found ~= 'none' and found ~= 'stream' then return wrongtype(KEYS[3], found, 'stream') end
   return nil
+end
+
+-- A read of KEYS[i]: its reply, or nil and an error reply naming the key when it has another type.
+local function checked(i, ...)
+  local reply = redis.pcall(...)
+  if type(reply) == 'table' and reply.err then
+    if string.sub(reply.err, 1, 9) == 'WRONGTYPE' then
+      return nil, wrongtype(KEYS[i], key_type(KEYS[i]), EXPECTED_TYPES[i])
+    end
+    return nil, reply
+  end
+  return reply
 end
 
 -- A decimal integer as anarchon writes it (times, attempts): no fraction, exponent or spaces.
@@ -104,17 +116,29 @@ local function encode_result(run, status, ended_at, result_json)
 end
 
 -- Records the end of one attempt: its :results member and a :runs entry. result_json is JSON text
--- validated by the client, or 'null'.
+-- validated by the client, or 'null'. The ZADD is always a script's first write (and checks the
+-- key's type): returns an error reply, nothing written, when :results has another type.
 local function record_attempt(slot, run, status, ended_at, result_json)
-  redis.call('ZADD', KEYS[2], slot, encode_result(run, status, ended_at, result_json))
+  local _, err = checked(2, 'ZADD', KEYS[2], slot, encode_result(run, status, ended_at, result_json))
+  if err then return err end
   redis.call('XADD', KEYS[3], '*', 'slot', slot, 'attempt', int(run.attempt), 'status', status)
+  return nil
+end
+
+-- The run in progress `slot` (decoded and checked), false when there is none, or nil and an error.
+local function live_run(slot)
+  local text, err = checked(1, 'HGET', KEYS[1], slot)
+  if err then return nil, err end
+  if not text then return false end
+  return decode_live(slot, text)
 end
 
 -- How an ended run ended: its last attempt's member (format 1 members read the same).
 -- Returns nil when the slot has no member, or the final attempt, or nil and an error reply.
 local STATUSES = {finished = true, failed = true, interrupted = true}
 local function ended_run(slot)
-  local members = redis.call('ZRANGEBYSCORE', KEYS[2], slot, slot)
+  local members, err = checked(2, 'ZRANGEBYSCORE', KEYS[2], slot, slot)
+  if err then return nil, err end
   local final = nil
   for _, m in ipairs(members) do
     local ok, r = pcall(cjson.decode, m)
@@ -153,6 +177,12 @@ local V1_FIELDS = {'status', 'attempt', 'token', 'runner', 'lease_end', 'claimed
 local function ensure_format_2(create)
   local found = key_type(KEYS[5])
   if found == 'string' then return nil end
+  -- About to write (the marker, a conversion): the keys the script reads later are checked first,
+  -- so a refusal never leaves a write behind. A job pays for this once.
+  for i = 1, 4 do
+    local t = key_type(KEYS[i])
+    if t ~= 'none' and t ~= EXPECTED_TYPES[i] then return wrongtype(KEYS[i], t, EXPECTED_TYPES[i]) end
+  end
   if found == 'none' then
     if create then redis.call('SET', KEYS[5], MARKER) end
     return nil
@@ -186,8 +216,10 @@ end
 -- What the job's claimants recorded in KEYS[4] (both fields optional, integers in ms):
 --   protect_ms   the longest time after its slot that any claimant may still claim a run;
 --   trimmed_to   the newest slot trimming ever removed (a claim of a run at or before it is refused).
+-- Returns protect, stored protect, trimmed_to; or nil and an error reply.
 local function read_job_limits(keep_ms)
-  local v = redis.call('HMGET', KEYS[4], 'protect_ms', 'trimmed_to')
+  local v, err = checked(4, 'HMGET', KEYS[4], 'protect_ms', 'trimmed_to')
+  if err then return nil, err end
   local stored = tonumber(v[1])
   local protect = keep_ms
   if stored and stored > protect then protect = stored end
@@ -200,15 +232,24 @@ end
 -- never picks a run in progress or one younger than keep_ms. Reads only. Returns the slots to trim,
 -- whether the walk is complete, and the cursor to go on from; or nil and an error reply.
 local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cursor, already)
-  local need = redis.call('ZCARD', KEYS[2]) + redis.call('HLEN', KEYS[1]) + adding - history_size - already
+  local ended, err = checked(2, 'ZCARD', KEYS[2])
+  if err then return nil, err end
+  local live
+  live, err = checked(1, 'HLEN', KEYS[1])
+  if err then return nil, err end
+  local need = ended + live + adding - history_size - already
   local expire_before = nil
   if ttl_ms > 0 then expire_before = now - ttl_ms end
   local trimmed = {}
   if need <= 0 and not expire_before then return trimmed, true, cursor end
   local examined = 0
   while examined < budget do
+    -- Members are whole results: fetch no more than can go (at steady state, one), unless a TTL
+    -- asks to look further.
+    local want = math.max(need, 1)
+    if expire_before then want = 16 end
     local page = redis.call('ZRANGEBYSCORE', KEYS[2], cursor, '(' .. int(now - keep_ms), 'WITHSCORES',
-      'LIMIT', 0, math.min(100, budget - examined))
+      'LIMIT', 0, math.min(want, budget - examined))
     if #page == 0 then return trimmed, true, cursor end
     local i = 1
     while i <= #page do
@@ -235,7 +276,7 @@ end
 -- Deletes the planned runs' members, trims the :runs feed to about as many entries (whole nodes
 -- only, `~`: the feed is read from its end, and whole nodes cost nothing to drop), and raises the
 -- job's trim horizon.
-local function apply_trim(trimmed)
+local function apply_trim(trimmed, horizon)
   if #trimmed == 0 then return end
   local newest = nil
   for _, s in ipairs(trimmed) do
@@ -243,7 +284,6 @@ local function apply_trim(trimmed)
     if not newest or tonumber(s) > newest then newest = tonumber(s) end
   end
   redis.call('XTRIM', KEYS[3], 'MAXLEN', '~', redis.call('ZCARD', KEYS[2]))
-  local horizon = tonumber(redis.call('HGET', KEYS[4], 'trimmed_to'))
   if not horizon or newest > horizon then
     redis.call('HSET', KEYS[4], 'trimmed_to', int(newest))
   end

@@ -10,11 +10,12 @@ if ARGV[5] ~= '1' then
   err = ensure_format_2(false)
   if err then return err end
 end
-local keep_ms = read_job_limits(tonumber(ARGV[3]))
+local keep_ms, _, trimmed_to = read_job_limits(tonumber(ARGV[3]))
+if not keep_ms then return _ end
 local trimmed, complete, cursor = plan_trim(server_now_ms(), tonumber(ARGV[1]), tonumber(ARGV[2]),
   keep_ms, tonumber(ARGV[4]), 0, ARGV[6], tonumber(ARGV[7]))
 if not trimmed then return complete end
-if ARGV[5] ~= '1' then apply_trim(trimmed) end
+if ARGV[5] ~= '1' then apply_trim(trimmed, trimmed_to) end
 local reply = {complete and '1' or '0', cursor}
 for _, s in ipairs(trimmed) do reply[#reply + 1] = s end
 return reply
