@@ -114,7 +114,7 @@ else:
 
 
 NAMES = {1: ("state", "active", "slots", "runs", "results", "job"),
-         2: ("live", "results", "runs", "job", "state", "active", "slots")}[FORMAT]
+         2: ("live", "results", "job", "state", "active", "slots", "runs")}[FORMAT]
 
 
 def keys(job):

@@ -89,7 +89,11 @@ fn a_won_claim_writes_the_documented_keys_in_format_2() {
             "started_at": server_time, "kind": "scheduled", "lease_ms": 30_000})
     );
 
-    // Finishing moves the run from :live to one :results member and a three-field :runs entry.
+    let job: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:sync}:job"]);
+    assert_eq!(job["format"], "2");
+    assert_eq!(job["protect_ms"], "3600000");
+
+    // Finishing moves the run from :live to one :results member: all an ended run keeps.
     let out = finish(
         &s,
         "sync",
@@ -111,14 +115,13 @@ fn a_won_claim_writes_the_documented_keys_in_format_2() {
             "status": "finished", "claimed_at": server_time, "ended_at": ended_at,
             "result": {"rows": 1}})
     );
-    let runs: Vec<(String, Vec<(String, String)>)> =
-        s.cmd(&["XRANGE", "{cron:sync}:runs", "-", "+"]);
     assert_eq!(
-        runs[0].1,
+        s.keys(),
         vec![
-            ("slot".to_string(), "1796220300000".to_string()),
-            ("attempt".to_string(), "1".to_string()),
-            ("status".to_string(), "finished".to_string())
+            "cron:format",
+            "{cron:sync}:job",
+            "{cron:sync}:results",
+            "{cron:sync}:state"
         ]
     );
 }
@@ -262,12 +265,14 @@ fn the_decision_tree_running_done_and_token_checks() {
     assert_eq!(member["runner"], "a");
     assert_eq!(member["status"], "finished");
     assert_eq!(member["result"]["rows"], 42);
-    let runs: Vec<(String, HashMap<String, String>)> =
-        s.cmd(&["XRANGE", "{cron:sync}:runs", "-", "+"]);
-    assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].1["slot"], slot);
-    assert_eq!(runs[0].1["attempt"], "1");
-    assert_eq!(runs[0].1["status"], "finished");
+    if s.is_format_1("sync") {
+        let runs: Vec<(String, HashMap<String, String>)> =
+            s.cmd(&["XRANGE", "{cron:sync}:runs", "-", "+"]);
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].1["slot"], slot);
+        assert_eq!(runs[0].1["attempt"], "1");
+        assert_eq!(runs[0].1["status"], "finished");
+    }
 
     // A finished run: every later claim answers done; heartbeat and finish are lost.
     let out = claim(&s, "sync", slot, &[]);

@@ -4,16 +4,17 @@
 --       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot}, all strings;
 --   outcome is won | overlap | done | running. For overlap the other fields describe the older run.
-local err = check_key_types() or ensure_format_2(true)
-if err then return err end
-
 local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
 local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
+
+local job, err = read_job(tonumber(ARGV[10]))
+if not job then return err end
+err = ensure_format_2(job, true)
+if err then return err end
+local keep_ms = job.protect
 local now = server_now_ms()
 local lease_end = now + lease_ms
-local keep_ms, stored_protect, trimmed_to = read_job_limits(tonumber(ARGV[10]))
-if not keep_ms then return stored_protect end
 
 local function reply(outcome, attempt, end_ms, who, status, other)
   local a, e = '', ''
@@ -22,51 +23,49 @@ local function reply(outcome, attempt, end_ms, who, status, other)
   return {outcome, a, e, who or '', status or '', int(now), other or ''}
 end
 
-local run
-run, err = live_run(slot)
-if err then return err end
+local live, live_count = live_runs()
+if not live then return live_count end
+local run = live[slot]
+
 if not run then
   -- Not in progress: an ended run has results, and a trimmed one is behind the trim horizon.
   local final
   final, err = ended_run(slot)
   if err then return err end
   if final then return reply('done', final.attempt, nil, final.runner, final.status, '') end
-  if trimmed_to and tonumber(slot) <= trimmed_to then
+  if job.trimmed_to and tonumber(slot) <= job.trimmed_to then
     return reply('done', nil, nil, '', 'trimmed', '')
   end
-  -- A new run. The other runs in progress: end those nobody can take over any more (abandoned, as
-  -- in format 1), and look for an overlap. Everything is read and checked before the first write.
-  local others
-  others, err = live_runs(slot)
-  if not others then return err end
+  -- A new run. The other runs in progress: end those nobody can take over any more, and look for
+  -- an overlap. A run is abandoned when its lease expired more than one lease ago (a waiting backup
+  -- takes over within a second of the expiry) and either its attempts are used up or it is older
+  -- than any claim could still ask for. Everything is read and checked before the first write.
   local trimmed
-  trimmed, err = plan_trim(now, tonumber(ARGV[8]), tonumber(ARGV[9]), keep_ms, 16, 1, '-inf', 0)
+  trimmed, err = plan_trim(now, tonumber(ARGV[8]), tonumber(ARGV[9]), keep_ms, 16, 1, '-inf', 0, live, live_count)
   if not trimmed then return err end
 
   local slot_ms = tonumber(slot)
-  local overlapping = nil
-  for _, pair in ipairs(others) do
-    local other, o = pair[1], pair[2]
+  local overlapping, overlapping_slot = nil, nil
+  for other, o in pairs(live) do
     local other_ms = tonumber(other)
     if o.lease_end + lease_ms < now and (o.attempt >= max_attempts or other_ms < now - keep_ms) then
-      err = record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
-      if err then return err end
+      record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
       redis.call('HDEL', KEYS[1], other)
-    elseif o.lease_end > now and other_ms < slot_ms and not overlapping then
-      overlapping = pair
+    elseif o.lease_end > now and other_ms < slot_ms and (not overlapping_slot or other_ms < overlapping_slot) then
+      overlapping, overlapping_slot = o, other_ms
     end
   end
   if overlapping and not allow_overlap then
-    local other, o = overlapping[1], overlapping[2]
-    return reply('overlap', o.attempt, o.lease_end, o.runner, 'running', other)
+    return reply('overlap', overlapping.attempt, overlapping.lease_end, overlapping.runner, 'running',
+      int(overlapping_slot))
   end
   redis.call('HSET', KEYS[1], slot, encode_live({attempt = 1, token = token, runner = runner,
     lease_end = lease_end, claimed_at = now, started_at = now, kind = kind, lease_ms = lease_ms}))
   -- Record how late this claimant may still claim, so every other trimmer keeps such runs.
-  if not stored_protect or keep_ms > stored_protect then
-    redis.call('HSET', KEYS[4], 'protect_ms', int(keep_ms))
+  if not job.stored_protect or keep_ms > job.stored_protect then
+    redis.call('HSET', KEYS[3], 'protect_ms', int(keep_ms))
   end
-  apply_trim(trimmed, trimmed_to)
+  apply_trim(trimmed, job.trimmed_to)
   return reply('won', 1, lease_end, runner, 'running', '')
 end
 

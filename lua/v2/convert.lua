@@ -2,11 +2,10 @@
 -- do the same on their first touch of a job. Costs a read per run in progress, whatever the
 -- history's size (the format 1 keys are UNLINKed: freed off the main thread).
 -- KEYS: 1-7 as in lua/v2/lib.lua
--- Reply: {converted (0|1), runs in progress moved}
-local err = check_key_types()
+-- Reply: {converted (0|1), runs in progress moved to :live}
+if key_type(KEYS[4]) ~= 'hash' then return {'0', '0'} end
+local before, err = checked(1, 'HLEN', KEYS[1])
 if err then return err end
-if key_type(KEYS[5]) ~= 'hash' then return {'0', '0'} end
-local before = redis.call('HLEN', KEYS[1])
-err = ensure_format_2(false)
+err = ensure_format_2({}, false)
 if err then return err end
 return {'1', tostring(redis.call('HLEN', KEYS[1]) - before)}

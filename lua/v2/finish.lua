@@ -3,10 +3,10 @@
 -- ARGV: 1 slot, 2 token, 3 status (finished|failed), 4 result JSON text (validated by the client)
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now}
 --   outcome ok, or lost when the run is gone, over, or held by another token (nothing is written).
-local err = check_key_types() or ensure_format_2(false)
-if err then return err end
-
 local slot, token, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+-- A run claimed before its job was converted is found after converting it.
+local err = ensure_format_2({}, false)
+if err then return err end
 local now = server_now_ms()
 
 local run

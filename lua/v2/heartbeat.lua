@@ -4,10 +4,9 @@
 -- ARGV: 1 slot, 2 token, 3 lease_ms (0: the lease the attempt was claimed with)
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now}
 --   outcome ok, or lost when the run is gone, over, or held by another token.
-local err = ensure_format_2(false)
-if err then return err end
-
 local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local err = ensure_format_2({}, false)
+if err then return err end
 local now = server_now_ms()
 
 local run

@@ -3,20 +3,22 @@
 --
 -- KEYS, the same for every script:
 --   1 live     hash    one field per run in progress: <slot> -> JSON of its current attempt
---   2 results  zset    one member per ended attempt (JSON), score = slot: all history an ended run keeps
---   3 runs     stream  one entry per ended attempt: slot, attempt, status (a feed for followers)
---   4 job      hash    protect_ms, trimmed_to: what the job's claimants recorded
---   5 state    string  the format 2 marker (a format 1 job's state hash until it is converted)
---   6 active, 7 slots  format 1 keys, read once when a format 1 job is converted, then deleted
+--   2 results  zset    one member per ended attempt (JSON), score = slot: all an ended run keeps
+--   3 job      hash    protect_ms, trimmed_to (what the job's claimants recorded), format
+--   4 state    string  the format 2 marker (a format 1 job's state hash until it is converted)
+--   5 active, 6 slots, 7 runs   format 1 keys: read once when a format 1 job is converted, then
+--                               deleted
 --
--- Format 1 kept nine hash fields per run for ever and a zset beside them; format 2 keeps a run in
--- :live only while it is in progress. An ended run is its :results members: a claim of a slot with no
--- :live field and no :results member is a new run (unless trimming went past it: :job trimmed_to).
+-- Format 1 kept nine hash fields per run for ever, a zset and a stream entry beside them; format 2
+-- keeps a run in :live only while it is in progress, and an ended run is its :results members. A
+-- claim of a slot with no :live field and no :results member is a new run (unless trimming went
+-- past it: :job trimmed_to). Every script here costs a handful of commands whatever the history's
+-- size (bench/server.sh measures them).
 
 -- Redis 5 and 6 refuse writes after TIME unless effects replication is on; 7+ always has it.
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 
-local EXPECTED_TYPES = {'hash', 'zset', 'stream', 'hash'}
+local EXPECTED_TYPES = {'hash', 'zset', 'hash'}
 local MARKER = 'anarchon store format 2: runs in progress are in :live, ended ones in :results'
 
 -- Milliseconds since the epoch by the server's clock: leases never depend on a client's clock.
@@ -44,16 +46,9 @@ local function corrupt(key, what)
   return redis.error_reply('ANARCHON_CORRUPT ' .. key .. ' ' .. what)
 end
 
--- A key of another type, written by another program, is refused naming the key, before any write.
--- Keys a script reads before its first write are checked by that read (checked, below: no extra
--- command); :runs, which is only written, by its TYPE here.
-local function check_key_types()
-  local found = key_type(KEYS[3])
-  if found ~= 'none' and found ~= 'stream' then return wrongtype(KEYS[3], found, 'stream') end
-  return nil
-end
-
 -- A read of KEYS[i]: its reply, or nil and an error reply naming the key when it has another type.
+-- Every script reads each key it writes before its first write, so a key that another program
+-- wrote with another type is refused, and nothing is written, at no cost of an extra TYPE.
 local function checked(i, ...)
   local reply = redis.pcall(...)
   if type(reply) == 'table' and reply.err then
@@ -65,7 +60,7 @@ local function checked(i, ...)
   return reply
 end
 
--- A decimal integer as anarchon writes it (times, attempts): no fraction, exponent or spaces.
+-- A decimal integer as anarchon writes it (slots): no fraction, exponent or spaces.
 local function is_int(text)
   return type(text) == 'string' and string.match(text, '^%-?%d+$') ~= nil and #text <= 16
 end
@@ -104,6 +99,33 @@ local function decode_live(slot, text)
   return run
 end
 
+-- Every run in progress, decoded and checked: a table slot -> run, and their count; or nil and an
+-- error reply. Runs in progress are few (one per job unless --overlap allow), so one HGETALL
+-- answers both "is this slot in progress" and "which others are".
+local function live_runs()
+  local flat, err = checked(1, 'HGETALL', KEYS[1])
+  if err then return nil, err end
+  local runs, count = {}, 0
+  for i = 1, #flat, 2 do
+    local s = flat[i]
+    if not is_int(s) then return nil, corrupt(KEYS[1], 'field ' .. s .. ' is not a slot') end
+    local run
+    run, err = decode_live(s, flat[i + 1])
+    if not run then return nil, err end
+    runs[s] = run
+    count = count + 1
+  end
+  return runs, count
+end
+
+-- One run in progress (decoded and checked), false when there is none, or nil and an error reply.
+local function live_run(slot)
+  local text, err = checked(1, 'HGET', KEYS[1], slot)
+  if err then return nil, err end
+  if not text then return false end
+  return decode_live(slot, text)
+end
+
 -- A :results member of an ended attempt. The slot is its score. kind is written only for manual
 -- runs (absent means scheduled): every byte here is kept per run of history.
 local function encode_result(run, status, ended_at, result_json)
@@ -115,22 +137,12 @@ local function encode_result(run, status, ended_at, result_json)
     ',"result":' .. result_json .. '}'
 end
 
--- Records the end of one attempt: its :results member and a :runs entry. result_json is JSON text
--- validated by the client, or 'null'. The ZADD is always a script's first write (and checks the
--- key's type): returns an error reply, nothing written, when :results has another type.
+-- Records the end of one attempt: its :results member. result_json is JSON text validated by the
+-- client, or 'null'. Where this is a script's first write it checks the key's type too: returns an
+-- error reply, nothing written, when :results has another type.
 local function record_attempt(slot, run, status, ended_at, result_json)
   local _, err = checked(2, 'ZADD', KEYS[2], slot, encode_result(run, status, ended_at, result_json))
-  if err then return err end
-  redis.call('XADD', KEYS[3], '*', 'slot', slot, 'attempt', int(run.attempt), 'status', status)
-  return nil
-end
-
--- The run in progress `slot` (decoded and checked), false when there is none, or nil and an error.
-local function live_run(slot)
-  local text, err = checked(1, 'HGET', KEYS[1], slot)
-  if err then return nil, err end
-  if not text then return false end
-  return decode_live(slot, text)
+  return err
 end
 
 -- How an ended run ended: its last attempt's member (format 1 members read the same).
@@ -150,102 +162,86 @@ local function ended_run(slot)
   return final
 end
 
--- Every run in progress other than `except`, decoded and checked: {slot, run} pairs.
-local function live_runs(except)
-  local flat = redis.call('HGETALL', KEYS[1])
-  local out = {}
-  for i = 1, #flat, 2 do
-    local s = flat[i]
-    if not is_int(s) then return nil, corrupt(KEYS[1], 'field ' .. s .. ' is not a slot') end
-    if s ~= except then
-      local run, err = decode_live(s, flat[i + 1])
-      if not run then return nil, err end
-      out[#out + 1] = {s, run}
-    end
-  end
-  return out
-end
-
--- Converts a format 1 job the first time a format 2 script touches it (`anarchon migrate` does the
--- same ahead of time): its runs in progress move to :live; its ended runs are already in :results,
--- which both formats share, so nothing else is kept. The format 1 keys are then deleted (UNLINK:
--- freed off the main thread) and :state becomes a string marker, so that a format 1 script that
--- read the format key before the switch is refused (its first command on :state is a WRONGTYPE)
--- instead of finding no state and running a run again. `create`: a claim marks a new job too.
--- Costs a read per run in progress, whatever the history's size. Returns an error reply or nil.
-local V1_FIELDS = {'status', 'attempt', 'token', 'runner', 'lease_end', 'claimed_at', 'started_at', 'kind'}
-local function ensure_format_2(create)
-  local found = key_type(KEYS[5])
-  if found == 'string' then return nil end
-  -- About to write (the marker, a conversion): the keys the script reads later are checked first,
-  -- so a refusal never leaves a write behind. A job pays for this once.
-  for i = 1, 4 do
-    local t = key_type(KEYS[i])
-    if t ~= 'none' and t ~= EXPECTED_TYPES[i] then return wrongtype(KEYS[i], t, EXPECTED_TYPES[i]) end
-  end
-  if found == 'none' then
-    if create then redis.call('SET', KEYS[5], MARKER) end
-    return nil
-  end
-  if found ~= 'hash' then return wrongtype(KEYS[5], found, 'string') end
-  local t6, t7 = key_type(KEYS[6]), key_type(KEYS[7])
-  if t6 ~= 'none' and t6 ~= 'set' then return wrongtype(KEYS[6], t6, 'set') end
-  if t7 ~= 'none' and t7 ~= 'zset' then return wrongtype(KEYS[7], t7, 'zset') end
-  local moving = {}
-  for _, s in ipairs(redis.call('SMEMBERS', KEYS[6])) do
-    if not is_int(s) then return corrupt(KEYS[6], 'member ' .. s .. ' is not a slot') end
-    local names = {}
-    for i, name in ipairs(V1_FIELDS) do names[i] = s .. ':' .. name end
-    local v = redis.call('HMGET', KEYS[5], unpack(names))
-    if v[1] == 'running' then
-      for i = 2, 7 do
-        if (i == 3 or i == 4) and not v[i] then return corrupt(KEYS[5], 'field ' .. names[i] .. ' is missing') end
-        if i ~= 3 and i ~= 4 and not is_int(v[i]) then return corrupt(KEYS[5], 'field ' .. names[i] .. ' is not an integer') end
-      end
-      moving[#moving + 1] = {s, {attempt = tonumber(v[2]), token = v[3], runner = v[4],
-        lease_end = tonumber(v[5]), claimed_at = tonumber(v[6]), started_at = tonumber(v[7]),
-        kind = v[8] == 'manual' and 'manual' or 'scheduled', lease_ms = 0}}
-    end
-  end
-  for _, pair in ipairs(moving) do redis.call('HSET', KEYS[1], pair[1], encode_live(pair[2])) end
-  redis.call('UNLINK', KEYS[5], KEYS[6], KEYS[7])
-  redis.call('SET', KEYS[5], MARKER)
-  return nil
-end
-
--- What the job's claimants recorded in KEYS[4] (both fields optional, integers in ms):
---   protect_ms   the longest time after its slot that any claimant may still claim a run;
---   trimmed_to   the newest slot trimming ever removed (a claim of a run at or before it is refused).
--- Returns protect, stored protect, trimmed_to; or nil and an error reply.
-local function read_job_limits(keep_ms)
-  local v, err = checked(4, 'HMGET', KEYS[4], 'protect_ms', 'trimmed_to')
+-- What the job hash (KEYS[3]) records, all optional: protect_ms, the longest time after its slot
+-- that any claimant may still claim a run; trimmed_to, the newest slot trimming ever removed (a
+-- claim of a run at or before it is refused); format, 2 once the job is in format 2.
+-- Returns {protect = max(keep_ms, recorded), stored_protect, trimmed_to, format}, or nil and an
+-- error reply.
+local function read_job(keep_ms)
+  local v, err = checked(3, 'HMGET', KEYS[3], 'protect_ms', 'trimmed_to', 'format')
   if err then return nil, err end
   local stored = tonumber(v[1])
   local protect = keep_ms
   if stored and stored > protect then protect = stored end
-  return protect, stored, tonumber(v[2])
+  return {protect = protect, stored_protect = stored, trimmed_to = tonumber(v[2]), format = v[3]}
 end
 
--- Plans trimming (see lua/lib.lua for the rules, which are the same). History size counts ended
--- attempts (:results members) and runs in progress: one per run unless a lease was taken over.
--- Walks :results from the oldest slot after `cursor`, looking at no more than `budget` members, and
--- never picks a run in progress or one younger than keep_ms. Reads only. Returns the slots to trim,
--- whether the walk is complete, and the cursor to go on from; or nil and an error reply.
-local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cursor, already)
+-- Makes the job a format 2 job, once (a job's :job format field says it is; `anarchon migrate`
+-- does the same ahead of time). A format 1 job's runs in progress move to :live; its ended runs are
+-- already in :results, which both formats share, so nothing else is kept: the format 1 keys are
+-- deleted (UNLINK: freed off the main thread). :state becomes a string marker, so that a format 1
+-- script that read the format key before the switch is refused (its first command on :state is a
+-- WRONGTYPE) instead of finding no state and running a run again. `create`: a new job is marked
+-- too (claims); heartbeat and finish never create a job. Costs a read per run in progress, whatever
+-- the history's size. Returns an error reply or nil.
+local V1_FIELDS = {'status', 'attempt', 'token', 'runner', 'lease_end', 'claimed_at', 'started_at', 'kind'}
+local function ensure_format_2(job, create)
+  if job.format == '2' then return nil end
+  local found = key_type(KEYS[4])
+  if found == 'string' or (found == 'none' and not create) then return nil end
+  if found ~= 'none' and found ~= 'hash' then return wrongtype(KEYS[4], found, 'string') end
+  -- About to write: every key is checked first, so a refusal never leaves a write behind.
+  for i = 1, 3 do
+    local t = key_type(KEYS[i])
+    if t ~= 'none' and t ~= EXPECTED_TYPES[i] then return wrongtype(KEYS[i], t, EXPECTED_TYPES[i]) end
+  end
+  local moving = {}
+  if found == 'hash' then
+    local t5 = key_type(KEYS[5])
+    if t5 ~= 'none' and t5 ~= 'set' then return wrongtype(KEYS[5], t5, 'set') end
+    for _, s in ipairs(redis.call('SMEMBERS', KEYS[5])) do
+      if not is_int(s) then return corrupt(KEYS[5], 'member ' .. s .. ' is not a slot') end
+      local names = {}
+      for i, name in ipairs(V1_FIELDS) do names[i] = s .. ':' .. name end
+      local v = redis.call('HMGET', KEYS[4], unpack(names))
+      if v[1] == 'running' then
+        for i = 2, 7 do
+          if (i == 3 or i == 4) and not v[i] then return corrupt(KEYS[4], 'field ' .. names[i] .. ' is missing') end
+          if i ~= 3 and i ~= 4 and not is_int(v[i]) then return corrupt(KEYS[4], 'field ' .. names[i] .. ' is not an integer') end
+        end
+        moving[#moving + 1] = {s, {attempt = tonumber(v[2]), token = v[3], runner = v[4],
+          lease_end = tonumber(v[5]), claimed_at = tonumber(v[6]), started_at = tonumber(v[7]),
+          kind = v[8] == 'manual' and 'manual' or 'scheduled', lease_ms = 0}}
+      end
+    end
+  end
+  for _, pair in ipairs(moving) do redis.call('HSET', KEYS[1], pair[1], encode_live(pair[2])) end
+  if found == 'hash' then redis.call('UNLINK', KEYS[4], KEYS[5], KEYS[6], KEYS[7]) end
+  redis.call('SET', KEYS[4], MARKER)
+  redis.call('HSET', KEYS[3], 'format', '2')
+  job.format = '2'
+  return nil
+end
+
+-- Plans trimming: history_size entries are kept (ended attempts, the :results members, and runs in
+-- progress: one per run unless a lease was taken over), and with ttl_ms > 0 runs older than ttl_ms
+-- go too. Never trims a run in progress, or one younger than keep_ms, which a late claim could still
+-- ask for: trimming it would let that claim run it twice. Runs that must stay do not count against
+-- the trimming. `adding` counts a run the caller is about to create, `already` entries an earlier
+-- call of the same dry run planned. Walks :results from the oldest slot after `cursor` ('-inf' or
+-- '(<slot>'), looking at no more than `budget` members, and fetches no more members than can go (at
+-- steady state, one). Reads only. Returns the slots to trim, whether the walk is complete, and the
+-- cursor to go on from; or nil and an error reply.
+local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cursor, already, live, live_count)
   local ended, err = checked(2, 'ZCARD', KEYS[2])
   if err then return nil, err end
-  local live
-  live, err = checked(1, 'HLEN', KEYS[1])
-  if err then return nil, err end
-  local need = ended + live + adding - history_size - already
+  local need = ended + live_count + adding - history_size - already
   local expire_before = nil
   if ttl_ms > 0 then expire_before = now - ttl_ms end
   local trimmed = {}
   if need <= 0 and not expire_before then return trimmed, true, cursor end
   local examined = 0
   while examined < budget do
-    -- Members are whole results: fetch no more than can go (at steady state, one), unless a TTL
-    -- asks to look further.
     local want = math.max(need, 1)
     if expire_before then want = 16 end
     local page = redis.call('ZRANGEBYSCORE', KEYS[2], cursor, '(' .. int(now - keep_ms), 'WITHSCORES',
@@ -264,7 +260,7 @@ local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cur
       if need <= 0 and not expired then return trimmed, true, cursor end
       examined = examined + members
       cursor = '(' .. s
-      if redis.call('HEXISTS', KEYS[1], s) == 0 then
+      if not live[s] then
         trimmed[#trimmed + 1] = s
         need = need - members
       end
@@ -273,9 +269,7 @@ local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cur
   return trimmed, false, cursor
 end
 
--- Deletes the planned runs' members, trims the :runs feed to about as many entries (whole nodes
--- only, `~`: the feed is read from its end, and whole nodes cost nothing to drop), and raises the
--- job's trim horizon.
+-- Deletes the planned runs' members and raises the job's trim horizon past them.
 local function apply_trim(trimmed, horizon)
   if #trimmed == 0 then return end
   local newest = nil
@@ -283,8 +277,7 @@ local function apply_trim(trimmed, horizon)
     redis.call('ZREMRANGEBYSCORE', KEYS[2], s, s)
     if not newest or tonumber(s) > newest then newest = tonumber(s) end
   end
-  redis.call('XTRIM', KEYS[3], 'MAXLEN', '~', redis.call('ZCARD', KEYS[2]))
   if not horizon or newest > horizon then
-    redis.call('HSET', KEYS[4], 'trimmed_to', int(newest))
+    redis.call('HSET', KEYS[3], 'trimmed_to', int(newest))
   end
 end

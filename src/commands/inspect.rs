@@ -8,9 +8,13 @@ use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::output::result_summary;
 use crate::store::JobKeys;
+use crate::store::LeaseFormat;
 use crate::store::discover::Layout;
 use crate::store::format;
-use crate::store::job::{ActiveRun, RunWithResult, active_runs_for, locate_job, runs_with_results};
+use crate::store::job::{
+    ActiveRun, RunWithResult, active_runs_for, job_format, locate_job, recent_results,
+    runs_with_results,
+};
 use crate::store::keys::hash_slot;
 use crate::store::read::KeyInfo;
 use crate::time::{humanize, rfc3339};
@@ -23,6 +27,8 @@ pub struct JobDetail {
     pub prefix: String,
     /// The store format key's value (null when absent).
     pub format: Option<u32>,
+    /// The format this lease job's data is in (1 until `migrate` or a claim converts it).
+    pub job_format: Option<u32>,
     pub server_time: i64,
     /// Redis Cluster hash slot of the job's keys when they share one (the lease layout's hash
     /// tag); null for the claim-only layout, whose keys each have their own (see `keys`).
@@ -51,18 +57,29 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         Layout::Lease => active_runs_for(&mut conn, &lease_keys, now).await?,
         Layout::ClaimOnly => Vec::new(),
     };
-    let runs = runs_with_results(
-        &mut conn,
-        &job_keys.history_streams(),
-        job_keys.results(),
-        args.last,
-    )
-    .await?;
+    // Format 1 lease jobs and claim-only ones list their streams' entries; format 2 keeps no
+    // stream, its results hold everything.
+    let job_format = match layout {
+        Layout::Lease => Some(job_format(&mut conn, &lease_keys).await?),
+        Layout::ClaimOnly => None,
+    };
+    let runs = if job_format == Some(LeaseFormat::V2) {
+        recent_results(&mut conn, job_keys.results(), args.last).await?
+    } else {
+        runs_with_results(
+            &mut conn,
+            &job_keys.history_streams(),
+            job_keys.results(),
+            args.last,
+        )
+        .await?
+    };
     let detail = JobDetail {
         job: args.job.clone(),
         layout,
         prefix: ctx.prefix().to_string(),
         format: check.format,
+        job_format: job_format.map(LeaseFormat::number),
         server_time: now,
         hash_slot: (layout == Layout::Lease).then(|| hash_slot(&lease_keys.state)),
         keys,
@@ -80,11 +97,15 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
 fn print_text(ctx: &Context, d: &JobDetail) {
     let out = &ctx.out;
     crate::outln!(
-        "job      {} ({} layout, prefix {:?}, store format {})",
+        "job      {} ({} layout, prefix {:?}, store format {}{})",
         d.job,
         d.layout.as_str(),
         d.prefix,
-        d.format.map_or("none".to_string(), |f| f.to_string())
+        d.format.map_or("none".to_string(), |f| f.to_string()),
+        match (d.job_format, d.format) {
+            (Some(job), Some(store)) if job != store => format!(", this job still in format {job}"),
+            _ => String::new(),
+        }
     );
     match d.hash_slot {
         Some(slot) => crate::outln!("cluster  hash slot {slot} (the job's keys share a hash tag)"),

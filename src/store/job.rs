@@ -167,6 +167,34 @@ async fn format_1_active_runs(conn: &mut Connection, keys: &LeaseKeys) -> Result
     Ok(decode_state(&keys.state, &pairs)?.into_values().collect())
 }
 
+/// The newest `last` ended attempts of a format 2 lease job, from its `:results` (format 2 keeps no
+/// stream: each member holds all an ended attempt has), newest slot first.
+pub async fn recent_results(
+    conn: &mut Connection,
+    results_key: &str,
+    last: usize,
+) -> Result<Vec<RunWithResult>> {
+    let results = read::results_page(conn, results_key, i64::MIN, i64::MAX, 0, last).await?;
+    Ok(results
+        .into_iter()
+        .map(|r| RunWithResult {
+            slot_time: rfc3339(r.slot),
+            entry: RunEntry {
+                id: String::new(),
+                slot: r.slot,
+                attempt: r.attempt,
+                token: r.token,
+                runner: r.runner,
+                status: Some(r.status),
+                claimed_at: r.claimed_at,
+                ended_at: r.ended_at,
+                kind: r.kind.unwrap_or_else(|| "scheduled".into()),
+            },
+            result: Some(r.result),
+        })
+        .collect())
+}
+
 /// The newest `last` entries of the run streams (`:runs`, and `:manual` in the claim-only
 /// layout), newest slot first, each with its result from `results_key` when there is one.
 pub async fn runs_with_results(

@@ -137,17 +137,17 @@ impl LeaseKeys {
         ]
     }
 
-    /// Format 2's script order (KEYS[1..7], see lua/v2/lib.lua): its own four keys, then the
-    /// format 1 keys it converts a job from on first touch.
+    /// Format 2's script order (KEYS[1..7], see lua/v2/lib.lua): its own keys (`:state` holds its
+    /// marker), then the format 1 keys it converts a job from on first touch.
     pub fn format_2(&self) -> [&str; 7] {
         [
             &self.live,
             &self.results,
-            &self.runs,
             &self.job,
             &self.state,
             &self.active,
             &self.slots,
+            &self.runs,
         ]
     }
 
