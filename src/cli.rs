@@ -173,6 +173,17 @@ pub enum Command {
     )]
     Trim(TrimArgs),
 
+    /// Convert the store to the newest format (format 1 to 2), safely while hosts claim.
+    ///
+    /// Upgrade every host first: an anarchon older than this one refuses a format 2 store (it
+    /// writes nothing, and its runs are skipped). The conversion costs one short script per job,
+    /// can be stopped and run again, and refuses to run twice at once. Asks for confirmation on a
+    /// terminal; scripts pass --yes.
+    #[command(
+        after_long_help = examples(&["anarchon migrate --dry-run", "anarchon migrate --yes --json"])
+    )]
+    Migrate(MigrateArgs),
+
     /// Start a manual run of a job now, with or without a command.
     ///
     /// With a command it runs under a lease exactly like `run`. Without one it claims the manual
@@ -547,6 +558,17 @@ pub struct RunNowArgs {
     /// The command and its arguments, after `--` (none: only claim the manual run).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// Only report what would change.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Do not ask for confirmation (needed when stdin is not a terminal).
+    #[arg(long, short)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]

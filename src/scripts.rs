@@ -68,6 +68,13 @@ pub static FINISH_CLAIM_ONLY: LazyLock<LuaScript> = one_key_script!("finish_clai
 /// Creates and configures an idmp stream once.
 pub static IDMP_PREPARE: LazyLock<LuaScript> = one_key_script!("idmp_prepare.lua");
 
+/// `anarchon migrate`: the format key's switch, one key.
+pub static FORMAT_SWITCH: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("../lua/format_switch.lua")));
+/// `anarchon migrate`: the lock that keeps two migrations apart, one key.
+pub static MIGRATION_LOCK: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("../lua/migration_lock.lua")));
+
 /// Store format 2's lease-layout scripts: each is `lua/v2/lib.lua` followed by its own file.
 pub mod v2 {
     use super::LuaScript;

@@ -40,8 +40,12 @@ if not run then
   -- an overlap. A run is abandoned when its lease expired more than one lease ago (a waiting backup
   -- takes over within a second of the expiry) and either its attempts are used up or it is older
   -- than any claim could still ask for. Everything is read and checked before the first write.
+  -- History may go over its size by 1% (at most 16 runs) before a claim trims it back.
+  local history_size = tonumber(ARGV[8])
+  local slack = math.min(16, math.floor(history_size / 100))
   local trimmed
-  trimmed, err = plan_trim(now, tonumber(ARGV[8]), tonumber(ARGV[9]), keep_ms, 16, 1, '-inf', 0, live, live_count)
+  trimmed, err = plan_trim(now, history_size, tonumber(ARGV[9]), keep_ms, 16, 1, '-inf', 0, live,
+    live_count, slack)
   if not trimmed then return err end
 
   local slot_ms = tonumber(slot)

@@ -4,14 +4,17 @@
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now}
 --   outcome ok, or lost when the run is gone, over, or held by another token (nothing is written).
 local slot, token, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
--- A run claimed before its job was converted is found after converting it.
-local err = ensure_format_2({}, false)
-if err then return err end
 local now = server_now_ms()
-
-local run
-run, err = live_run(slot)
+-- A run in :live means the job is in format 2 already; otherwise a run claimed before its job was
+-- converted is found after converting it.
+local run, err = live_run(slot)
 if err then return err end
+if run == false then
+  err = ensure_format_2({}, false)
+  if err then return err end
+  run, err = live_run(slot)
+  if err then return err end
+end
 if not run then
   local final
   final, err = ended_run(slot)

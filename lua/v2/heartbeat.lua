@@ -5,13 +5,17 @@
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now}
 --   outcome ok, or lost when the run is gone, over, or held by another token.
 local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local err = ensure_format_2({}, false)
-if err then return err end
 local now = server_now_ms()
-
-local run
-run, err = live_run(slot)
+-- A run in :live means the job is in format 2 already; otherwise a run claimed before its job was
+-- converted is found after converting it.
+local run, err = live_run(slot)
 if err then return err end
+if run == false then
+  err = ensure_format_2({}, false)
+  if err then return err end
+  run, err = live_run(slot)
+  if err then return err end
+end
 if not run then
   local final
   final, err = ended_run(slot)

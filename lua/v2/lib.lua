@@ -228,18 +228,22 @@ end
 -- go too. Never trims a run in progress, or one younger than keep_ms, which a late claim could still
 -- ask for: trimming it would let that claim run it twice. Runs that must stay do not count against
 -- the trimming. `adding` counts a run the caller is about to create, `already` entries an earlier
--- call of the same dry run planned. Walks :results from the oldest slot after `cursor` ('-inf' or
--- '(<slot>'), looking at no more than `budget` members, and fetches no more members than can go (at
--- steady state, one). Reads only. Returns the slots to trim, whether the walk is complete, and the
--- cursor to go on from; or nil and an error reply.
-local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cursor, already, live, live_count)
+-- call of the same dry run planned. Nothing is trimmed until `slack` entries are over the size
+-- (claims let a few accumulate and trim them together: one ZREMRANGEBYSCORE for them all, instead
+-- of three commands on every claim). Walks :results from the oldest slot after `cursor` ('-inf' or
+-- '(<slot>'), looking at no more than `budget` members, and fetches no more members than can go.
+-- Reads only. Returns the plan ({slots = ..., ranges = {{from, to}, ...}}: the slots to trim, and
+-- the score ranges that hold exactly their members), whether the walk is complete, and the cursor
+-- to go on from; or nil and an error reply.
+local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cursor, already, live, live_count, slack)
   local ended, err = checked(2, 'ZCARD', KEYS[2])
   if err then return nil, err end
   local need = ended + live_count + adding - history_size - already
   local expire_before = nil
   if ttl_ms > 0 then expire_before = now - ttl_ms end
-  local trimmed = {}
-  if need <= 0 and not expire_before then return trimmed, true, cursor end
+  local trimmed = {slots = {}, ranges = {}}
+  if need < math.max(slack, 1) and not expire_before then return trimmed, true, cursor end
+  local open_range = nil
   local examined = 0
   while examined < budget do
     local want = math.max(need, 1)
@@ -261,8 +265,17 @@ local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cur
       examined = examined + members
       cursor = '(' .. s
       if not live[s] then
-        trimmed[#trimmed + 1] = s
+        trimmed.slots[#trimmed.slots + 1] = s
         need = need - members
+        -- Consecutive trimmed slots (no run in progress between them) go in one range.
+        if open_range then
+          open_range[2] = s
+        else
+          open_range = {s, s}
+          trimmed.ranges[#trimmed.ranges + 1] = open_range
+        end
+      else
+        open_range = nil
       end
     end
   end
@@ -271,11 +284,11 @@ end
 
 -- Deletes the planned runs' members and raises the job's trim horizon past them.
 local function apply_trim(trimmed, horizon)
-  if #trimmed == 0 then return end
+  if #trimmed.slots == 0 then return end
   local newest = nil
-  for _, s in ipairs(trimmed) do
-    redis.call('ZREMRANGEBYSCORE', KEYS[2], s, s)
-    if not newest or tonumber(s) > newest then newest = tonumber(s) end
+  for _, range in ipairs(trimmed.ranges) do
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], range[1], range[2])
+    if not newest or tonumber(range[2]) > newest then newest = tonumber(range[2]) end
   end
   if not horizon or newest > horizon then
     redis.call('HSET', KEYS[3], 'trimmed_to', int(newest))

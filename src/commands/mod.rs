@@ -8,6 +8,7 @@ pub mod heartbeat;
 pub mod history;
 pub mod inspect;
 pub mod list;
+pub mod migrate;
 pub mod run;
 pub mod run_now;
 pub mod trim;
@@ -95,6 +96,7 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Inspect(args) => inspect::execute(args, ctx).await?,
         Command::History(args) => history::execute(args, ctx).await?,
         Command::Trim(args) => trim::execute(args, ctx).await?,
+        Command::Migrate(args) => migrate::execute(args, ctx).await?,
         Command::Doctor(args) => doctor::execute(args, ctx).await?,
         Command::Completions(args) => generated(match (args.dir, args.shell) {
             (Some(dir), _) => crate::generate::write_completions(&dir),

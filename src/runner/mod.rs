@@ -185,7 +185,7 @@ async fn execute(
             deadline: LeaseDeadline::new(req.lease, sent),
         };
         let keeper = tokio::spawn(keeper::keep(conn.clone(), held.clone(), opts.heartbeat));
-        (Claimed::Lease(held), Some(keeper))
+        (Claimed::Lease(Box::new(held)), Some(keeper))
     } else {
         let started = Instant::now();
         (

@@ -16,7 +16,7 @@ use crate::strategy::lease::{ClaimRequest, FinishStatus, TokenOutcome};
 /// How a won run is recorded at its end.
 pub enum Claimed {
     /// Heartbeated while the command runs; finished with its token before its deadline.
-    Lease(HeldLease),
+    Lease(Box<HeldLease>),
     /// No lease: the result is added to `:results` when the command ends.
     ClaimOnly { started: Instant, server_now: i64 },
 }

@@ -6,6 +6,7 @@ pub mod format;
 pub mod history;
 pub mod job;
 pub mod keys;
+pub mod migrate;
 pub mod read;
 pub mod state;
 

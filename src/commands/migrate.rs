@@ -1,0 +1,209 @@
+//! `anarchon migrate`: converts the store under a prefix from format 1 to format 2 (see
+//! src/store/migrate.rs for why it is safe while hosts claim, and resumable).
+
+use std::io::IsTerminal;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::cli::MigrateArgs;
+use crate::commands::Context;
+use crate::error::{Error, ExitCode, Result};
+use crate::store::migrate::{self, JobToConvert, Plan};
+use crate::store::read::Unreadable;
+use crate::store::{format, validate_prefix};
+
+/// `migrate --json`.
+#[derive(Debug, Serialize)]
+struct Report<'a> {
+    prefix: &'a str,
+    /// The format found before (null: no anarchon data).
+    from: Option<u32>,
+    to: u32,
+    dry_run: bool,
+    /// Lease jobs still in format 1, with their runs in progress.
+    jobs_to_convert: &'a [JobToConvert],
+    /// Jobs converted by this command (0 for a dry run).
+    converted: usize,
+    /// Runs in progress moved to `:live`.
+    runs_moved: u64,
+    /// Lease jobs in format 2 already.
+    already: u64,
+    errors: &'a [Unreadable],
+}
+
+pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
+    let prefix = ctx.prefix();
+    validate_prefix(prefix)?;
+    let mut conn = ctx.connect().await?;
+    let check = format::check_for_read(&mut conn, prefix).await?;
+    let Some(from) = check.format else {
+        let report = Report {
+            prefix,
+            from: None,
+            to: 2,
+            dry_run: args.dry_run,
+            jobs_to_convert: &[],
+            converted: 0,
+            runs_moved: 0,
+            already: 0,
+            errors: &[],
+        };
+        return finish(
+            ctx,
+            &report,
+            "no anarchon data under this prefix: a new store is created in format 2",
+        );
+    };
+    let plan = migrate::plan(&mut conn, prefix).await?;
+    let running: u64 = plan.to_convert.iter().map(|j| j.runs_in_progress).sum();
+    if args.dry_run || (from == 2 && plan.to_convert.is_empty()) {
+        let report = Report {
+            prefix,
+            from: Some(from),
+            to: 2,
+            dry_run: args.dry_run,
+            jobs_to_convert: &plan.to_convert,
+            converted: 0,
+            runs_moved: 0,
+            already: plan.already,
+            errors: &plan.unreadable,
+        };
+        let line = if plan.to_convert.is_empty() && from == 2 {
+            format!("the store under {prefix:?} is in format 2: nothing to convert")
+        } else {
+            format!(
+                "would move the store under {prefix:?} from format {from} to 2 and convert {} jobs ({running} runs in progress move to :live); {} jobs are in format 2 already. Nothing was written.",
+                plan.to_convert.len(),
+                plan.already
+            )
+        };
+        return finish(ctx, &report, &line);
+    }
+    if !args.yes {
+        confirm(prefix, &plan)?;
+    }
+
+    let holder = crate::strategy::default_runner();
+    let lock = match migrate::take_lock(&mut conn, prefix, &holder).await? {
+        Ok(lock) => lock,
+        Err(held) => {
+            eprintln!(
+                "error: another `anarchon migrate` is converting this store ({}; its lock {prefix}migrating lapses in {} unless renewed)\n  hint: wait for it to end; run this again afterwards to convert whatever is left",
+                held.holder,
+                crate::time::humanize(held.expires_in.as_millis() as u64)
+            );
+            return Ok(ExitCode::Running);
+        }
+    };
+    let converted = convert(&mut conn, prefix, &plan, &lock, ctx.out.json).await;
+    // Released even after a failure: a rerun goes on where this one stopped.
+    let released = lock.release(&mut conn).await;
+    let (converted, runs_moved, mut errors) = converted?;
+    released?;
+    errors.extend(plan.unreadable);
+    let report = Report {
+        prefix,
+        from: Some(from),
+        to: 2,
+        dry_run: false,
+        jobs_to_convert: &plan.to_convert,
+        converted,
+        runs_moved,
+        already: plan.already,
+        errors: &errors,
+    };
+    let line = format!(
+        "the store under {prefix:?} is in format 2: converted {converted} jobs ({runs_moved} runs in progress moved to :live), {} were in format 2 already",
+        plan.already
+    );
+    finish(ctx, &report, &line)
+}
+
+/// Switches the format key, then converts each job. Returns the jobs converted, the runs moved,
+/// and the jobs that could not be converted (bad data: the rest go on).
+async fn convert(
+    conn: &mut crate::connection::Connection,
+    prefix: &str,
+    plan: &Plan,
+    lock: &migrate::MigrationLock,
+    json: bool,
+) -> Result<(usize, u64, Vec<Unreadable>)> {
+    migrate::switch_format(conn, prefix).await?;
+    let bar = (!json && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(plan.to_convert.len() as u64);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} jobs {msg}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    });
+    let (mut converted, mut moved, mut errors) = (0, 0, Vec::new());
+    let mut renewed = Instant::now();
+    for job in &plan.to_convert {
+        if renewed.elapsed() > migrate::LOCK_TTL / 4 {
+            lock.renew(conn).await?;
+            renewed = Instant::now();
+        }
+        match migrate::convert_job(conn, prefix, &job.job).await {
+            Ok((true, n)) => {
+                converted += 1;
+                moved += n;
+            }
+            // A claim converted it meanwhile.
+            Ok((false, _)) => {}
+            Err(error) if error.key().is_some() => errors.push(Unreadable {
+                job: job.job.clone(),
+                layout: crate::store::discover::Layout::Lease,
+                error,
+            }),
+            Err(e) => return Err(e),
+        }
+        if let Some(bar) = &bar {
+            bar.set_message(job.job.clone());
+            bar.inc(1);
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Ok((converted, moved, errors))
+}
+
+fn confirm(prefix: &str, plan: &Plan) -> Result<()> {
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Err(Error::usage(
+            "refusing to migrate without confirmation: stdin is not a terminal\n  hint: pass --yes in scripts, or --dry-run to see what would change",
+        ));
+    }
+    let yes = dialoguer::Confirm::new()
+        .with_prompt(format!(
+            "Move the store under {prefix:?} to format 2 and convert {} jobs? Anarchons older than this one will refuse it afterwards.",
+            plan.to_convert.len()
+        ))
+        .default(false)
+        .interact()
+        .map_err(|e| Error::Other(format!("cannot ask for confirmation: {e}")))?;
+    if yes {
+        Ok(())
+    } else {
+        Err(Error::usage("not confirmed; nothing was changed"))
+    }
+}
+
+fn finish(ctx: &Context, report: &Report, line: &str) -> Result<ExitCode> {
+    if ctx.out.json {
+        ctx.out.print_json(report);
+    } else {
+        crate::outln!("{line}");
+        for e in report.errors {
+            eprintln!("error: job {}: {}", e.job, e.error.with_hint());
+        }
+    }
+    Ok(if report.errors.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::StoreData
+    })
+}

@@ -1,0 +1,200 @@
+//! Converting a store from format 1 to format 2 (`anarchon migrate`).
+//!
+//! The conversion is safe while hosts claim, and can stop and start again at any point:
+//!
+//! 1. A lock, `<prefix>migrating`, keeps a second migration out (it expires by itself if this one
+//!    is killed; it is renewed while it runs).
+//! 2. The format key moves from 1 to 2 in one script. From then on a format 1 anarchon refuses the
+//!    store (writing nothing), and this version writes format 2.
+//! 3. Each format 1 job is converted by one script (lua/v2/convert.lua): its runs in progress move
+//!    to `:live`, its format 1 keys go, `:state` becomes the format 2 marker. A format 2 script that
+//!    meets a job not converted yet converts it first, so the order does not matter, and a format 1
+//!    script that read the format key before step 2 meets the marker and is refused.
+//!
+//! Running it again goes on with whatever jobs are left.
+
+use std::time::Duration;
+
+use crate::connection::Connection;
+use crate::error::{Error, Result};
+use crate::scripts;
+use crate::store::discover::{Layout, find_jobs};
+use crate::store::keys::format_key;
+use crate::store::read::{Unreadable, decode};
+use crate::store::{LeaseFormat, LeaseKeys};
+use crate::time::millis;
+
+/// How long the migration lock lives unless renewed.
+pub const LOCK_TTL: Duration = Duration::from_secs(60);
+
+/// The held migration lock.
+#[derive(Debug)]
+pub struct MigrationLock {
+    key: String,
+    token: String,
+}
+
+/// Who holds the lock when it is not ours.
+#[derive(Debug)]
+pub struct LockHolder {
+    pub holder: String,
+    pub expires_in: Duration,
+}
+
+async fn lock_op(conn: &mut Connection, key: &str, args: [&str; 4]) -> Result<Vec<String>> {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    conn.eval(&scripts::MIGRATION_LOCK, &[key], &args).await
+}
+
+/// Takes the migration lock of `prefix` for `holder` (a host:pid), or says who holds it.
+pub async fn take_lock(
+    conn: &mut Connection,
+    prefix: &str,
+    holder: &str,
+) -> Result<std::result::Result<MigrationLock, LockHolder>> {
+    let key = format!("{prefix}migrating");
+    let token = crate::strategy::new_token();
+    let ttl = millis(LOCK_TTL).to_string();
+    let reply = lock_op(conn, &key, ["take", &token, holder, &ttl]).await?;
+    match reply.as_slice() {
+        [taken] if taken == "taken" => Ok(Ok(MigrationLock { key, token })),
+        [_, value, ttl] => Ok(Err(LockHolder {
+            holder: value
+                .split_once(' ')
+                .map_or(value.as_str(), |(_, h)| h)
+                .to_string(),
+            expires_in: Duration::from_millis(ttl.parse().unwrap_or(0)),
+        })),
+        _ => Err(Error::corrupt(
+            &key,
+            format!("the lock script answered {reply:?}"),
+        )),
+    }
+}
+
+impl MigrationLock {
+    /// Extends the lock; an error if it was lost (expired and taken by another migration).
+    pub async fn renew(&self, conn: &mut Connection) -> Result<()> {
+        let ttl = millis(LOCK_TTL).to_string();
+        let reply = lock_op(conn, &self.key, ["renew", &self.token, "", &ttl]).await?;
+        if reply.first().map(String::as_str) == Some("renewed") {
+            Ok(())
+        } else {
+            Err(Error::Other(format!(
+                "the migration lock {} expired and another migration took it; this one stops (run it again to go on)",
+                self.key
+            )))
+        }
+    }
+
+    pub async fn release(self, conn: &mut Connection) -> Result<()> {
+        lock_op(conn, &self.key, ["release", &self.token, "", "0"]).await?;
+        Ok(())
+    }
+}
+
+/// What switching the format key did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Switch {
+    Switched,
+    Already,
+}
+
+/// Moves `<prefix>format` from 1 to 2 (or finds it at 2 already).
+pub async fn switch_format(conn: &mut Connection, prefix: &str) -> Result<Switch> {
+    let key = format_key(prefix);
+    let reply: String = conn
+        .eval(
+            &scripts::FORMAT_SWITCH,
+            &[&key],
+            &["1".to_string(), "2".to_string()],
+        )
+        .await?;
+    match reply.as_str() {
+        "switched" => Ok(Switch::Switched),
+        "already" => Ok(Switch::Already),
+        other => Err(Error::corrupt(
+            &key,
+            format!("the store format is {other:?}: only format 1 is migrated to 2"),
+        )),
+    }
+}
+
+/// A lease job still in format 1.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct JobToConvert {
+    pub job: String,
+    /// Its runs in progress (they move to `:live`).
+    pub runs_in_progress: u64,
+}
+
+/// What a migration would do: the lease jobs still in format 1, how many are in format 2 already,
+/// and jobs that could not be read.
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub to_convert: Vec<JobToConvert>,
+    pub already: u64,
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// Looks at every lease job under `prefix` (SCAN, then one pipeline per 500 jobs). Reads only.
+pub async fn plan(conn: &mut Connection, prefix: &str) -> Result<Plan> {
+    let jobs: Vec<String> = find_jobs(conn, prefix, "*")
+        .await?
+        .into_iter()
+        .filter(|j| j.layout == Layout::Lease)
+        .map(|j| j.name)
+        .collect();
+    let mut plan = Plan::default();
+    for batch in jobs.chunks(crate::store::read::BATCH) {
+        let mut pipe = redis::pipe();
+        for job in batch {
+            let k = LeaseKeys::new(prefix, job);
+            pipe.cmd("TYPE").arg(&k.state);
+            pipe.cmd("SCARD").arg(&k.active);
+        }
+        let mut replies = conn.replies(&pipe).await?.into_iter();
+        for job in batch {
+            let k = LeaseKeys::new(prefix, job);
+            let (state, active) = (replies.next(), replies.next());
+            let read =
+                decode::<String>(&k.state, state.unwrap_or(redis::Value::Nil)).and_then(|t| {
+                    Ok((
+                        t,
+                        decode::<u64>(&k.active, active.unwrap_or(redis::Value::Nil))?,
+                    ))
+                });
+            match read {
+                Ok((t, running)) if LeaseFormat::of_state_type(&t) == LeaseFormat::V1 => {
+                    plan.to_convert.push(JobToConvert {
+                        job: job.clone(),
+                        runs_in_progress: running,
+                    })
+                }
+                Ok(_) => plan.already += 1,
+                Err(error) => plan.unreadable.push(Unreadable {
+                    job: job.clone(),
+                    layout: Layout::Lease,
+                    error,
+                }),
+            }
+        }
+    }
+    Ok(plan)
+}
+
+/// Converts one job (a no-op when it is in format 2 already): whether it was converted, and how
+/// many runs in progress moved.
+pub async fn convert_job(conn: &mut Connection, prefix: &str, job: &str) -> Result<(bool, u64)> {
+    let keys = LeaseKeys::new(prefix, job);
+    let reply: Vec<String> = conn
+        .eval(&scripts::v2::CONVERT, &keys.format_2(), &[])
+        .await?;
+    match reply.as_slice() {
+        [done, moved] => Ok((done == "1", moved.parse().unwrap_or(0))),
+        _ => Err(Error::corrupt(
+            &keys.state,
+            format!("the conversion script answered {reply:?}"),
+        )),
+    }
+}

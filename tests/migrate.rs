@@ -1,0 +1,299 @@
+//! `anarchon migrate`: a format 1 store becomes format 2 with every run keeping its meaning, while
+//! hosts claim; a format 1 script after the switch is refused and writes nothing; a second
+//! migration waits for the first.
+
+mod common;
+
+use std::process::Output;
+
+use common::{Server, json, spawn_run, stderr, wait_for_claim};
+use serde_json::Value;
+
+fn format_1_store() -> Server {
+    let s = Server::start();
+    let _: () = s.cmd(&["SET", "cron:format", "1"]);
+    s
+}
+
+fn claim(s: &Server, job: &str, slot: &str) -> Output {
+    s.cli(&["claim", job, "--slot", slot, "--overlap", "allow", "--json"])
+        .output
+}
+
+fn finish(s: &Server, job: &str, slot: &str, token: &str, status: &str) -> Output {
+    s.cli(&[
+        "finish", job, "--slot", slot, "--token", token, "--status", status,
+    ])
+    .output
+}
+
+/// Every key with its type and content, to show that something wrote nothing.
+fn snapshot(s: &Server) -> Vec<(String, String, String)> {
+    s.keys()
+        .into_iter()
+        .map(|k| {
+            let kind: String = s.cmd(&["TYPE", &k]);
+            let dump: Vec<u8> = s.cmd(&["DUMP", &k]);
+            (k, kind, format!("{dump:?}"))
+        })
+        .collect()
+}
+
+/// `history JOB --json` entries without the fields a conversion may not keep (kind, ids).
+fn history(s: &Server, job: &str) -> Vec<(i64, String, u64, String, String)> {
+    let out = s.cli(&["history", job, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    json(&out)["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["slot"].as_i64().unwrap(),
+                e["status"].as_str().unwrap().to_string(),
+                e["attempt"].as_u64().unwrap(),
+                e["runner"].as_str().unwrap().to_string(),
+                e["token"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_format_1_store_is_migrated_and_every_run_keeps_its_meaning() {
+    let s = format_1_store();
+    for (job, slots) in [
+        ("a", ["60000", "120000", "180000"]),
+        ("b", ["60000", "120000", "180000"]),
+    ] {
+        for (i, slot) in slots.iter().enumerate() {
+            let token = json(&claim(&s, job, slot))["token"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let status = if i == 1 { "failed" } else { "ok" };
+            assert_eq!(finish(&s, job, slot, &token, status).status.code(), Some(0));
+        }
+    }
+    let held = json(&claim(&s, "a", "240000"))["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(s.is_format_1("a"));
+    let before = (history(&s, "a"), history(&s, "b"));
+
+    // A dry run reports and writes nothing.
+    let snap = snapshot(&s);
+    let out = s.cli(&["migrate", "--dry-run", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["from"], 1);
+    assert_eq!(v["jobs_to_convert"].as_array().unwrap().len(), 2);
+    assert_eq!(v["jobs_to_convert"][0]["runs_in_progress"], 1);
+    assert_eq!(snapshot(&s), snap);
+
+    // Without a terminal and without --yes: refused.
+    let out = s.cli(&["migrate"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(snapshot(&s), snap);
+
+    let out = s.cli(&["migrate", "--yes", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(
+        (v["converted"].as_u64(), v["runs_moved"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "2");
+    assert!(
+        !s.cmd::<Vec<String>>(&["KEYS", "cron:migrating"])
+            .iter()
+            .any(|_| true)
+    );
+    for job in ["a", "b"] {
+        assert_eq!(
+            s.cmd::<String>(&["TYPE", &format!("{{cron:{job}}}:state")]),
+            "string"
+        );
+        for gone in ["active", "slots", "runs"] {
+            assert_eq!(
+                s.cmd::<i64>(&["EXISTS", &format!("{{cron:{job}}}:{gone}")]),
+                0,
+                "{job}:{gone} is left"
+            );
+        }
+    }
+    assert_eq!(s.in_progress("a"), vec![240_000]);
+    // The history reads the same (runs in progress first, then ended attempts, newest first).
+    assert_eq!((history(&s, "a"), history(&s, "b")), before);
+
+    // Ended runs stay done, the run in progress goes on with its token, new runs are claimed.
+    for slot in ["60000", "120000", "180000"] {
+        assert_eq!(claim(&s, "a", slot).status.code(), Some(81), "{slot}");
+    }
+    let out = s.cli(&["heartbeat", "a", "--slot", "240000", "--token", &held]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        finish(&s, "a", "240000", &held, "ok").status.code(),
+        Some(0)
+    );
+    assert_eq!(claim(&s, "a", "240000").status.code(), Some(81));
+    assert_eq!(claim(&s, "a", "300000").status.code(), Some(0));
+
+    // Again: nothing left to do.
+    let out = s.cli(&["migrate", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to convert"));
+}
+
+/// A format 1 anarchon that read the format key just before the switch sends its claim after it:
+/// the converted job's :state is the format 2 marker, and the format 1 script is refused by its
+/// first command, writing nothing (the run is not claimed a second time).
+#[test]
+fn a_format_1_script_after_the_switch_is_refused_and_writes_nothing() {
+    let s = format_1_store();
+    let token = json(&claim(&s, "j", "60000"))["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(s.cli(&["migrate", "--yes"]).status.code(), Some(0));
+    let snap = snapshot(&s);
+    let keys = anarchon::store::LeaseKeys::new("cron:", "j");
+    let req = anarchon::strategy::lease::ClaimRequest {
+        slot: 60_000,
+        token: "a-format-1-host".into(),
+        runner: "old:1".into(),
+        lease: std::time::Duration::from_secs(30),
+        max_attempts: 3,
+        allow_overlap: false,
+        kind: anarchon::store::RunKind::Scheduled,
+        history: Default::default(),
+    };
+    for (script, keys) in [
+        (&*anarchon::scripts::CLAIM, keys.with_job().to_vec()),
+        (&*anarchon::scripts::FINISH, keys.all().to_vec()),
+        (&*anarchon::scripts::HEARTBEAT, vec![keys.state.as_str()]),
+    ] {
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(script.source()).arg(keys.len());
+        for k in &keys {
+            cmd.arg(*k);
+        }
+        if std::ptr::eq(script, &*anarchon::scripts::CLAIM) {
+            cmd.arg(anarchon::strategy::lease::claim_args(&req));
+        } else if std::ptr::eq(script, &*anarchon::scripts::FINISH) {
+            cmd.arg(&["60000", token.as_str(), "finished", "null"][..]);
+        } else {
+            cmd.arg(&["60000", token.as_str(), "30000"][..]);
+        }
+        let err = cmd
+            .query::<redis::Value>(&mut s.client())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("WRONGTYPE"), "{err}");
+        assert_eq!(snapshot(&s), snap);
+    }
+    // This build, given the old format by a stale read, falls back to format 2's scripts.
+    assert_eq!(
+        finish(&s, "j", "60000", &token, "ok").status.code(),
+        Some(0)
+    );
+}
+
+/// A run claimed in format 1 whose command outlives the migration: its heartbeats and its finish
+/// (format 1 scripts, refused by the marker, then format 2 ones) record it once.
+#[test]
+fn a_run_spanning_the_migration_finishes_once() {
+    let s = format_1_store();
+    let file = s.dir.path().join("ran.txt");
+    let line = format!("sleep 3; echo $ANARCHON_ATTEMPT >> {}", file.display());
+    let child = spawn_run(
+        &s,
+        &[
+            "--job", "long", "--slot", "60000", "--lease", "2s", "--json", "--shell", "--", &line,
+        ],
+    );
+    wait_for_claim(&s, "long", "60000");
+    assert!(s.is_format_1("long"));
+    let out = s.cli(&["migrate", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "1\n");
+    let results = s.results("long");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].status, "finished");
+    assert!(s.in_progress("long").is_empty());
+}
+
+/// Ten hosts claim while the store is migrated under them: each slot runs once.
+#[test]
+fn claims_racing_a_migration_run_each_slot_once() {
+    let s = format_1_store();
+    // Some jobs to convert, so the migration takes a while.
+    for i in 0..40 {
+        assert_eq!(
+            claim(&s, &format!("other{i}"), "60000").status.code(),
+            Some(0)
+        );
+    }
+    let file = s.dir.path().join("ran.txt");
+    for slot in ["60000", "120000", "180000"] {
+        let line = format!("echo {slot} >> {}", file.display());
+        let mut migration = s.anarchon_process();
+        migration
+            .args(["migrate", "--yes"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut migration = migration.spawn().unwrap();
+        let outputs = common::race(&s, 10, |_| {
+            common::owned(&[
+                "run", "--job", "race", "--slot", slot, "--shell", "--", &line,
+            ])
+        });
+        assert!(migration.wait().unwrap().success());
+        let codes = common::codes(&outputs);
+        assert_eq!(
+            codes.iter().filter(|c| **c == 0).count(),
+            1,
+            "{slot}: {codes:?}"
+        );
+        assert!(
+            codes.iter().all(|c| [0, 81, 82].contains(c)),
+            "{slot}: {codes:?}"
+        );
+        // The next round starts from format 1 again.
+        let _: () = s.cmd(&["SET", "cron:format", "1"]);
+        let _: () = s.cmd(&["DEL", "{cron:race}:state"]);
+        let _: () = s.cmd(&["HDEL", "{cron:race}:job", "format"]);
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines, vec!["60000", "120000", "180000"], "{text}");
+}
+
+#[test]
+fn a_second_migration_is_refused_while_one_runs() {
+    let s = format_1_store();
+    assert_eq!(claim(&s, "j", "60000").status.code(), Some(0));
+    let _: () = s.cmd(&["SET", "cron:migrating", "tok other-host:42", "PX", "60000"]);
+    let out = s.cli(&["migrate", "--yes"]);
+    assert_eq!(out.status.code(), Some(82), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("another `anarchon migrate`") && err.contains("other-host:42"),
+        "{err}"
+    );
+    assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "1");
+    assert!(s.is_format_1("j"));
+}
+
+#[test]
+fn a_store_without_data_has_nothing_to_migrate() {
+    let s = Server::start();
+    let _: () = s.cmd(&["DEL", "cron:format"]);
+    let out = s.cli(&["migrate", "--yes", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["from"], Value::Null);
+    assert!(s.keys().is_empty());
+}
