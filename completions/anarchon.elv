@@ -46,6 +46,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand inspect 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
             cand history 'Show a job''s attempts and results, newest first'
             cand trim 'Trim a job''s history (or every job''s) with the scheduler''s rules'
+            cand migrate 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
             cand run-now 'Start a manual run of a job now, with or without a command'
             cand doctor 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
             cand completions 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
@@ -283,6 +284,29 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'anarchon;migrate'= {
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
+            cand --port 'Port, with --host [default: 6379]'
+            cand --db 'Database number, with --host [default: 0]'
+            cand --user 'ACL user name, with --host'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --dry-run 'Only report what would change'
+            cand -y 'Do not ask for confirmation (needed when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (needed when stdin is not a terminal)'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see README)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'anarchon;run-now'= {
             cand --strategy 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)'
             cand --window 'script strategy: how long a claimed run is remembered; must exceed --max-late [default: 5m]'
@@ -393,6 +417,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand inspect 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
             cand history 'Show a job''s attempts and results, newest first'
             cand trim 'Trim a job''s history (or every job''s) with the scheduler''s rules'
+            cand migrate 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
             cand run-now 'Start a manual run of a job now, with or without a command'
             cand doctor 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
             cand completions 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
@@ -414,6 +439,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;help;history'= {
         }
         &'anarchon;help;trim'= {
+        }
+        &'anarchon;help;migrate'= {
         }
         &'anarchon;help;run-now'= {
         }

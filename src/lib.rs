@@ -19,8 +19,8 @@
 //!
 //! Nothing under `store`, `strategy`, `runner` or `connection` imports `cli` (tests/architecture.rs).
 //!
-//! - [`store`]: key names, the format key, discovery and decoding (store format v1,
-//!   docs/store-format.md)
+//! - [`store`]: key names, the format key, discovery and decoding (store formats 1 and 2,
+//!   docs/store-format.md), and converting 1 to 2
 //! - [`scripts`]: the Lua scripts from `lua/`
 //! - [`strategy`]: how one claimant wins: lease, and the claim-only stream-id, script, idmp
 //! - [`runner`]: `run`'s command under a lease: the guard, the local deadline, heartbeats,

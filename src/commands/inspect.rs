@@ -53,6 +53,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
     .await?;
     let now = check.server_now_ms;
     let job_keys = JobKeys::new(layout, ctx.prefix(), &args.job, check.lease_format());
+    let lease_keys = lease_keys.with_format(check.lease_format());
     let active = match layout {
         Layout::Lease => active_runs_for(&mut conn, &lease_keys, now).await?,
         Layout::ClaimOnly => Vec::new(),

@@ -40,7 +40,8 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         .into_iter()
         .filter(|j| wanted.is_none_or(|layout| j.layout == layout))
         .collect();
-    let (summaries, unreadable) = summarize(&mut conn, ctx.prefix(), &jobs).await?;
+    let (summaries, unreadable) =
+        summarize(&mut conn, ctx.prefix(), &jobs, check.lease_format()).await?;
     let now = check.server_now_ms;
     // Bad data in one job never hides the others: everything readable is printed, then the exit
     // code says that some data was bad.

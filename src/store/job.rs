@@ -68,7 +68,8 @@ pub async fn locate_job(
         return Err(not_found(conn, prefix, job).await);
     }
     // Keys of the other layout are shown too: an operator should see everything the job holds.
-    let mut keys = mine.to_vec();
+    // Absent keys are not (a format 2 job has none of format 1's, and the reverse).
+    let mut keys: Vec<KeyInfo> = mine.iter().filter(|i| i.kind != "none").cloned().collect();
     keys.extend(other.iter().filter(|i| i.kind != "none").cloned());
     Ok((layout, keys))
 }
@@ -94,11 +95,10 @@ pub async fn not_found(conn: &mut Connection, prefix: &str, job: &str) -> Error 
     Error::NotFound(format!("no job {job:?} under prefix {prefix:?}\n{hint}").into())
 }
 
-/// Which format a lease job's data is in: its `:state` is a hash in format 1 (the store's format key
-/// may already say 2 before the job was converted), the marker string or absent in format 2.
+/// Which format a lease job's data is in ([`LeaseFormat::of_job`]; `keys.format` is the store's).
 pub async fn job_format(conn: &mut Connection, keys: &LeaseKeys) -> Result<LeaseFormat> {
     let found: String = conn.query(redis::cmd("TYPE").arg(&keys.state)).await?;
-    Ok(LeaseFormat::of_state_type(&found))
+    Ok(LeaseFormat::of_job(&found, keys.format))
 }
 
 /// The runs in progress of a lease job, newest first, in whichever format the job is.

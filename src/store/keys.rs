@@ -1,4 +1,4 @@
-//! Key names of store format v1 (see docs/store-format.md).
+//! Key names of store formats 1 and 2 (see docs/store-format.md).
 //!
 //! The lease layout wraps `<prefix><job>` in a Redis Cluster hash tag so all five keys of a job live
 //! in one slot and one Lua script may touch them all. The claim-only layout has no hash tag: each of
@@ -194,13 +194,14 @@ impl LeaseFormat {
         }
     }
 
-    /// What a job's `:state` key type says about its layout: a hash is format 1 data (the store
-    /// may say 2 before `migrate` or a claim converted the job).
-    pub fn of_state_type(found: &str) -> Self {
-        if found == "hash" {
-            LeaseFormat::V1
-        } else {
-            LeaseFormat::V2
+    /// Which format a job's data is in, by its `:state` key's type: a hash is format 1 data (the
+    /// store may say 2 before `migrate` or a claim converted the job), the marker string format 2;
+    /// with neither (a job with no runs left, or written by hand), the store's format `store`.
+    pub fn of_job(state_type: &str, store: LeaseFormat) -> Self {
+        match state_type {
+            "hash" => LeaseFormat::V1,
+            "string" => LeaseFormat::V2,
+            _ => store,
         }
     }
 }

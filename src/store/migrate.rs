@@ -165,7 +165,7 @@ pub async fn plan(conn: &mut Connection, prefix: &str) -> Result<Plan> {
                     ))
                 });
             match read {
-                Ok((t, running)) if LeaseFormat::of_state_type(&t) == LeaseFormat::V1 => {
+                Ok((t, running)) if LeaseFormat::of_job(&t, LeaseFormat::V2) == LeaseFormat::V1 => {
                     plan.to_convert.push(JobToConvert {
                         job: job.clone(),
                         runs_in_progress: running,

@@ -189,6 +189,7 @@ pub async fn summarize(
     conn: &mut Connection,
     prefix: &str,
     jobs: &[JobRef],
+    store_format: LeaseFormat,
 ) -> Result<(Vec<JobSummary>, Vec<Unreadable>)> {
     let mut out = Vec::with_capacity(jobs.len());
     let mut bad = Vec::new();
@@ -237,7 +238,7 @@ pub async fn summarize(
             let replies: Vec<Value> = (0..count)
                 .map(|_| values.next().unwrap_or(Value::Nil))
                 .collect();
-            match summarize_one(prefix, job, replies) {
+            match summarize_one(prefix, job, replies, store_format) {
                 Ok(row) => rows.push(row),
                 Err(error) => bad.push(Unreadable {
                     job: job.name.clone(),
@@ -296,7 +297,12 @@ pub async fn summarize(
 }
 
 /// One job's row from its four replies (see [`summarize`]).
-fn summarize_one(prefix: &str, job: &JobRef, replies: Vec<Value>) -> Result<JobSummary> {
+fn summarize_one(
+    prefix: &str,
+    job: &JobRef,
+    replies: Vec<Value>,
+    store_format: LeaseFormat,
+) -> Result<JobSummary> {
     let mut replies = replies.into_iter();
     let mut next = || replies.next().unwrap_or(Value::Nil);
     Ok(match job.layout {
@@ -313,7 +319,7 @@ fn summarize_one(prefix: &str, job: &JobRef, replies: Vec<Value>) -> Result<JobS
                 .first()
                 .map(|(m, score)| ResultEntry::parse_scored(&k.results, m, score))
                 .transpose()?;
-            if LeaseFormat::of_state_type(&state_type) == LeaseFormat::V2 {
+            if LeaseFormat::of_job(&state_type, store_format) == LeaseFormat::V2 {
                 return summarize_format_2(job, &k, live, newest, history_entries);
             }
             let last_slot = last
