@@ -105,6 +105,7 @@ fn reads_processed(s: &Server) -> Option<i64> {
 #[test]
 fn list_on_an_empty_store() {
     let s = Server::start();
+    let _: () = s.cmd(&["DEL", "cron:format"]);
     let out = s.cli(&["list", "--json"]);
     assert_eq!(out.status.code(), Some(0));
     let v = json(&out);
