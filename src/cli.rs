@@ -164,6 +164,15 @@ pub enum Command {
     )]
     History(HistoryArgs),
 
+    /// Show what a job's runs left behind: stderr tail, exit code or signal, timeout, duration.
+    ///
+    /// The newest failure by default; --slot for one run's attempts, --last N for the newest N
+    /// attempts whatever their status.
+    #[command(
+        after_long_help = examples(&["anarchon logs billing", "anarchon logs billing --slot 2026-12-02T03:00:00Z", "anarchon logs billing --last 5 --json"])
+    )]
+    Logs(LogsArgs),
+
     /// Trim a job's history (or every job's) with the scheduler's rules.
     ///
     /// Never removes a run in progress or one younger than --protect, which a late claim could
@@ -172,6 +181,18 @@ pub enum Command {
         after_long_help = examples(&["anarchon trim sync --keep 100 --dry-run", "anarchon trim --all --older-than 30d --yes"])
     )]
     Trim(TrimArgs),
+
+    /// Break the lease of a run in progress, without its token (a hung or vanished holder).
+    ///
+    /// The run's current attempt is recorded interrupted (or --status failed) with who released it
+    /// and --reason, and the run ends: it no longer blocks later runs, and `run-now` can run the
+    /// job again. A holder still alive is told at its next heartbeat and `run` stops its command.
+    /// Names the active run when the job has just one; --expired ends every run whose lease
+    /// expired (with --all, across jobs). Asks on a terminal; scripts pass --yes.
+    #[command(
+        after_long_help = examples(&["anarchon release billing --reason \"hung on a lock, INC-1234\"", "anarchon release billing --slot 2026-12-02T03:00:00Z --status failed --yes", "anarchon release --expired --all --dry-run"])
+    )]
+    Release(ReleaseArgs),
 
     /// Convert the store to the newest format (format 1 to 2), safely while hosts claim.
     ///
@@ -468,6 +489,28 @@ pub struct HistoryArgs {
     /// At most this many entries.
     #[arg(long, default_value_t = 50, value_name = "N")]
     pub last: usize,
+
+    /// Add a column with the last line each attempt left on stderr (or why it ended).
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// The job's name.
+    pub job: String,
+
+    /// Which layout to read: lease, or a claim-only strategy [default: whichever exists].
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Option<StrategyName>,
+
+    /// Every ended attempt of this run.
+    #[arg(long, value_parser = parse_slot, value_name = "SLOT", conflicts_with = "last")]
+    pub slot: Option<SlotSpec>,
+
+    /// The newest N ended attempts, whatever their status.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub last: Option<u64>,
 }
 
 /// How a command runs under a lease; shared by `run` and `run-now`.
@@ -558,6 +601,53 @@ pub struct RunNowArgs {
     /// The command and its arguments, after `--` (none: only claim the manual run).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    /// The job (or --expired --all).
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub job: Option<String>,
+
+    /// The run to release [default: the job's one run in progress].
+    #[arg(long, value_parser = parse_slot, value_name = "SLOT")]
+    pub slot: Option<SlotSpec>,
+
+    /// Release only runs whose lease expired more than DURATION ago (every such run of the job,
+    /// or of every job with --all): holders that died with nobody standing by.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", num_args = 0..=1, default_missing_value = "1m")]
+    pub expired: Option<Duration>,
+
+    /// Every lease job (with --expired).
+    #[arg(long, requires = "expired")]
+    pub all: bool,
+
+    /// How the released attempt is recorded.
+    #[arg(long, value_enum, default_value = "interrupted", value_name = "STATUS")]
+    pub status: ReleaseStatusArg,
+
+    /// Why, recorded with the attempt (an incident number, a sentence).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    /// Who releases, recorded with the attempt [default: $USER@host:pid].
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+
+    /// Only show what would be released.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Do not ask for confirmation (needed when stdin is not a terminal).
+    #[arg(long, short)]
+    pub yes: bool,
+}
+
+/// How `release` records the attempt it ends.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ReleaseStatusArg {
+    Interrupted,
+    Failed,
 }
 
 #[derive(Debug, Args)]

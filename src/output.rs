@@ -129,6 +129,33 @@ impl Output {
 }
 
 /// A short text for a result: the exit code for `run`'s results, else compact JSON.
+/// The tone a run status is painted in.
+pub fn status_tone(status: &str) -> Tone {
+    match status {
+        "finished" => Tone::Good,
+        "failed" | "interrupted" => Tone::Bad,
+        "running" => Tone::Warn,
+        _ => Tone::Dim,
+    }
+}
+
+/// The first line of what a run left on stderr (or why it ended, when it did not run a command),
+/// for one table cell.
+pub fn result_detail(result: &serde_json::Value) -> String {
+    let text = result
+        .get("stderr_tail")
+        .or_else(|| result.get("spawn_error"))
+        .or_else(|| result.get("reason"))
+        .and_then(|v| v.as_str())
+        .and_then(|t| t.lines().rev().find(|l| !l.trim().is_empty()))
+        .unwrap_or("");
+    if text.chars().count() > 60 {
+        format!("{}…", text.chars().take(59).collect::<String>())
+    } else {
+        text.to_string()
+    }
+}
+
 pub fn result_summary(result: Option<&serde_json::Value>) -> String {
     match result {
         None | Some(serde_json::Value::Null) => "-".to_string(),

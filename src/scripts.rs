@@ -47,6 +47,8 @@ pub static HEARTBEAT: LazyLock<LuaScript> = lease_script!("heartbeat.lua");
 pub static FINISH: LazyLock<LuaScript> = lease_script!("finish.lua");
 /// Trims history on demand.
 pub static TRIM: LazyLock<LuaScript> = lease_script!("trim.lua");
+/// Ends a run in progress for an operator (`anarchon release`).
+pub static RELEASE: LazyLock<LuaScript> = lease_script!("release.lua");
 
 /// Each claim-only script is `lua/one_key.lua` followed by its own file.
 macro_rules! one_key_script {
@@ -100,6 +102,8 @@ pub mod v2 {
     pub static FINISH: LazyLock<LuaScript> = format_2_script!("finish.lua");
     /// Trims history on demand.
     pub static TRIM: LazyLock<LuaScript> = format_2_script!("trim.lua");
+    /// Ends a run in progress for an operator (`anarchon release`).
+    pub static RELEASE: LazyLock<LuaScript> = format_2_script!("release.lua");
     /// Converts one format 1 job (`anarchon migrate`).
     pub static CONVERT: LazyLock<LuaScript> = format_2_script!("convert.lua");
 }

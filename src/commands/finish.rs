@@ -19,6 +19,12 @@ pub async fn execute(args: FinishArgs, ctx: &Context) -> Result<ExitCode> {
     let (mut conn, check) = ctx.open_for_write(strategy).await?;
     let now = check.server_now_ms;
     let slot = args.target.slot.resolve(now);
+    let token = if strategy.has_leases() {
+        let keys = ctx.lease_keys(job)?.with_format(check.lease_format());
+        crate::commands::full_token(&mut conn, &keys, slot, &args.token, now).await?
+    } else {
+        args.token.clone()
+    };
     let reply = strategy::finish(
         &mut conn,
         ctx.prefix(),
@@ -27,7 +33,7 @@ pub async fn execute(args: FinishArgs, ctx: &Context) -> Result<ExitCode> {
         check.lease_format(),
         RunKind::Scheduled,
         slot,
-        &args.token,
+        &token,
         status,
         &result_json,
         now,

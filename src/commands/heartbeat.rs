@@ -88,7 +88,10 @@ pub async fn execute(args: HeartbeatArgs, ctx: &Context) -> Result<ExitCode> {
     let (mut conn, check) = ctx.open_for_write(strategy).await?;
     let slot = args.target.slot.resolve(check.server_now_ms);
     let keys = keys.with_format(check.lease_format());
-    let reply = lease::heartbeat(&mut conn, &keys, slot, &args.token, args.lease).await?;
+    let token =
+        crate::commands::full_token(&mut conn, &keys, slot, &args.token, check.server_now_ms)
+            .await?;
+    let reply = lease::heartbeat(&mut conn, &keys, slot, &token, args.lease).await?;
     let report = TokenReport::new(job, slot, &reply);
     let ok_line = match reply.lease_end {
         Some(end) => format!(

@@ -58,7 +58,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     let rows = entries
         .iter()
         .map(|e| {
-            vec![
+            let mut row = vec![
                 e.slot_time.clone(),
                 e.attempt.map_or("-".into(), |a| a.to_string()),
                 e.status.clone(),
@@ -67,17 +67,19 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
                 e.duration_ms
                     .map_or("-".into(), |d| humanize(d.max(0) as u64)),
                 result_summary(Some(&e.result)),
-            ]
+            ];
+            if args.verbose {
+                row.push(crate::output::result_detail(&e.result));
+            }
+            row
         })
         .collect();
-    crate::outln!(
-        "{}",
-        ctx.out.table(
-            &[
-                "SLOT", "ATTEMPT", "STATUS", "RUNNER", "ENDED", "TOOK", "RESULT"
-            ],
-            rows
-        )
-    );
+    let mut header = vec![
+        "SLOT", "ATTEMPT", "STATUS", "RUNNER", "ENDED", "TOOK", "RESULT",
+    ];
+    if args.verbose {
+        header.push("STDERR (LAST LINE)");
+    }
+    crate::outln!("{}", ctx.out.table(&header, rows));
     Ok(ExitCode::Ok)
 }

@@ -8,7 +8,9 @@ pub mod heartbeat;
 pub mod history;
 pub mod inspect;
 pub mod list;
+pub mod logs;
 pub mod migrate;
+pub mod release;
 pub mod run;
 pub mod run_now;
 pub mod trim;
@@ -68,6 +70,27 @@ impl Context {
     }
 }
 
+/// A token as a person pastes it from a table (`9100687e…`): a prefix of at least 6 characters
+/// of the current attempt's token, the ellipsis allowed, stands for the whole token. Anything else
+/// is passed on as given, and the script, which compares whole tokens, answers `lost`.
+pub async fn full_token(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+    given: &str,
+    now: i64,
+) -> Result<String> {
+    let prefix = given.trim_end_matches('…');
+    if prefix.chars().count() < 6 || prefix.len() >= 32 {
+        return Ok(given.to_string());
+    }
+    let active = crate::store::job::active_runs_for(conn, keys, now).await?;
+    Ok(active
+        .into_iter()
+        .find(|a| a.state.slot == slot && a.state.token.starts_with(prefix))
+        .map_or_else(|| given.to_string(), |a| a.state.token))
+}
+
 /// The run a report is about, flattened into the JSON of `claim`, `heartbeat` and `finish`.
 #[derive(Debug, serde::Serialize)]
 pub struct RunRef<'a> {
@@ -97,6 +120,8 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::History(args) => history::execute(args, ctx).await?,
         Command::Trim(args) => trim::execute(args, ctx).await?,
         Command::Migrate(args) => migrate::execute(args, ctx).await?,
+        Command::Logs(args) => logs::execute(args, ctx).await?,
+        Command::Release(args) => release::execute(args, ctx).await?,
         Command::Doctor(args) => doctor::execute(args, ctx).await?,
         Command::Completions(args) => generated(match (args.dir, args.shell) {
             (Some(dir), _) => crate::generate::write_completions(&dir),

@@ -185,8 +185,8 @@ pub fn jitter_delay(job: &str, slot: i64, jitter: Duration) -> Duration {
     Duration::from_millis(hash % span)
 }
 
-/// One line about a slot, for a person at a terminal.
-fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
+/// One line about a slot, for a person at a terminal, with the next step when it was not run.
+pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
     let at = format!("{} @ {}", r.job, rfc3339(r.slot));
     match r.outcome {
         SlotOutcome::Ran => format!(
@@ -201,14 +201,18 @@ fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
             r.exit_code()
         ),
         SlotOutcome::Running => format!(
-            "{at}: held by {} (attempt {}); not run here",
+            "{at}: held by {} (attempt {}); not run here (`anarchon inspect {}` shows it)",
             r.runner,
-            r.attempt.unwrap_or(0)
+            r.attempt.unwrap_or(0),
+            r.job
         ),
-        SlotOutcome::Done => format!("{at}: already {}; not run here", r.status),
+        SlotOutcome::Done => format!(
+            "{at}: already {}; not run here (`anarchon logs {}` shows how it ended)",
+            r.status, r.job
+        ),
         SlotOutcome::Overlap => format!(
-            "{at}: an older run is still held by {}; skipped (--overlap allow runs it anyway)",
-            r.runner
+            "{at}: an older run is still held by {}; skipped (--overlap allow runs it anyway; `anarchon release {}` ends a stuck one)",
+            r.runner, r.job
         ),
         SlotOutcome::TooLate => format!(
             "{at}: {}s late, more than --max-late {}; skipped",

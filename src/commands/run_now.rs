@@ -4,6 +4,8 @@
 //! runs exactly like `run`; without one it only claims, prints the slot and token, and leaves
 //! heartbeat and finish to the caller.
 
+use std::io::IsTerminal;
+
 use crate::cli::RunNowArgs;
 use crate::commands::Context;
 use crate::commands::claim::{ClaimReport, exit_code, print_claim};
@@ -38,6 +40,12 @@ pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
             let report = run_slot(&mut conn, target, req, &opts, now).await?;
             if ctx.out.json {
                 ctx.out.print_json_line(&report);
+            } else if !opts.quiet && std::io::stderr().is_terminal() {
+                // A run that did not happen says why, as `run` does.
+                eprintln!(
+                    "anarchon: {}",
+                    crate::commands::run::describe(&report, now, std::time::Duration::ZERO)
+                );
             }
             Ok(report.exit_code())
         }

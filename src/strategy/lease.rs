@@ -234,6 +234,81 @@ pub async fn finish(
     parse_reply(&keys.state, &reply, token_outcome)
 }
 
+/// What `release` did to a run in progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReleaseOutcome {
+    /// Its attempt was recorded and the run ended.
+    Released,
+    /// It was not in progress (any more).
+    None,
+    /// Another attempt than the expected one holds it now: nothing was written.
+    Changed,
+}
+
+/// The release script's reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseReply {
+    pub outcome: ReleaseOutcome,
+    pub attempt: Option<u32>,
+    pub runner: String,
+    pub token: String,
+    pub server_now: i64,
+}
+
+/// Ends the run in progress `slot` without its token (`anarchon release`): its current attempt is
+/// recorded with `status` and `result_json` (who released it, why), and the run ends. With
+/// `expected_attempt`, only if that attempt still holds it.
+pub async fn release(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+    expected_attempt: Option<u32>,
+    status: &str,
+    result_json: &str,
+) -> Result<ReleaseReply> {
+    let args = vec![
+        slot.to_string(),
+        expected_attempt.map_or(String::new(), |a| a.to_string()),
+        status.to_string(),
+        result_json.to_string(),
+    ];
+    let reply: Vec<String> = match keys.format {
+        LeaseFormat::V1 => match conn.eval(&scripts::RELEASE, &keys.all(), &args).await {
+            Err(e) if converted_since(&e, keys) => {
+                conn.eval(&scripts::v2::RELEASE, &keys.format_2(), &args)
+                    .await?
+            }
+            other => other?,
+        },
+        LeaseFormat::V2 => {
+            conn.eval(&scripts::v2::RELEASE, &keys.format_2(), &args)
+                .await?
+        }
+    };
+    let bad = || {
+        Error::corrupt(
+            &keys.state,
+            format!("the release script answered {reply:?}"),
+        )
+    };
+    let [outcome, attempt, runner, token, now] = reply.as_slice() else {
+        return Err(bad());
+    };
+    Ok(ReleaseReply {
+        outcome: match outcome.as_str() {
+            "released" => ReleaseOutcome::Released,
+            "none" => ReleaseOutcome::None,
+            "changed" => ReleaseOutcome::Changed,
+            _ => return Err(bad()),
+        },
+        attempt: attempt.parse().ok(),
+        runner: runner.clone(),
+        token: token.clone(),
+        server_now: now.parse().map_err(|_| bad())?,
+    })
+}
+
 /// Trims history with the claim's rules; returns the trimmed slots (with `dry_run`, those that
 /// would be). Works in calls that each look at no more than [`TRIM_BUDGET`] runs, so no single
 /// script keeps the server busy for long, until nothing more can go.
@@ -289,8 +364,8 @@ pub async fn trim(
 /// looking at one without deleting it a few).
 pub const TRIM_BUDGET: usize = 16;
 
-/// The same for a dry run, which only looks.
-pub const DRY_RUN_BUDGET: usize = 200;
+/// The same for a dry run, which only looks (but in format 2 reads each member whole: ~200 bytes).
+pub const DRY_RUN_BUDGET: usize = 64;
 
 /// How long after its slot the job's claimants may still claim a run, as they recorded it in the
 /// job hash (`protect_ms`); None when no claimant of this version recorded it.

@@ -53,7 +53,7 @@ impl Server {
                 if Server::test_store_format() == 1 {
                     // A store created by a format 1 anarchon: this build goes on writing format 1.
                     // (A server that asks for credentials the test sets up later is left alone.)
-                    if let Some(mut c) = server.try_client().ok() {
+                    if let Ok(mut c) = server.try_client() {
                         let _: redis::RedisResult<()> =
                             redis::cmd("SET").arg("cron:format").arg(1).query(&mut c);
                     }

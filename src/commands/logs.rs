@@ -1,0 +1,154 @@
+//! `anarchon logs`: what a run left behind, for the "what failed?" question: the stored stderr
+//! tail, exit code or signal, timeout and duration of a job's attempts. The newest failure by
+//! default, like `gh run view --log-failed`.
+
+use serde::Serialize;
+
+use crate::cli::{LogsArgs, StrategyName};
+use crate::commands::Context;
+use crate::error::{Error, ExitCode, Result};
+use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
+use crate::store::job::locate_job;
+use crate::store::{JobKeys, format};
+use crate::time::humanize;
+
+#[derive(Debug, Serialize)]
+struct LogsReport<'a> {
+    job: &'a str,
+    server_time: i64,
+    entries: Vec<HistoryEntry>,
+}
+
+pub async fn execute(args: LogsArgs, ctx: &Context) -> Result<ExitCode> {
+    ctx.lease_keys(&args.job)?;
+    let mut conn = ctx.connect().await?;
+    let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
+    let now = check.server_now_ms;
+    let (layout, _) = locate_job(
+        &mut conn,
+        ctx.prefix(),
+        &args.job,
+        args.strategy.map(StrategyName::layout),
+    )
+    .await?;
+    let keys = JobKeys::new(layout, ctx.prefix(), &args.job, check.lease_format());
+    let slot = args.slot.map(|s| s.resolve(now));
+    // The newest failure unless a slot or a count is given; ended attempts only (a run in progress
+    // has no result yet).
+    let filter = HistoryFilter {
+        since: slot,
+        status: match (slot, args.last) {
+            (None, None) => Some("failed".to_string()),
+            _ => None,
+        },
+        last: match (slot, args.last) {
+            (Some(_), _) => 10_000,
+            (None, Some(n)) => n as usize,
+            (None, None) => 1,
+        } + 1,
+    };
+    let mut entries: Vec<HistoryEntry> = read_history(&mut conn, &keys, &filter, now)
+        .await?
+        .into_iter()
+        .filter(|e| e.status != "running")
+        .filter(|e| slot.is_none_or(|s| e.slot == s))
+        .collect();
+    entries.truncate(if slot.is_some() {
+        usize::MAX
+    } else {
+        args.last.unwrap_or(1) as usize
+    });
+    if entries.is_empty() {
+        return Err(Error::NotFound(
+            match slot {
+                Some(s) => format!(
+                    "{} @ {} has no ended attempt\n  hint: `anarchon history {}` lists its runs",
+                    args.job,
+                    crate::time::rfc3339(s),
+                    args.job
+                ),
+                None if args.last.is_none() => format!(
+                    "{} has no failed run in its history\n  hint: `anarchon logs {} --last 5` shows the newest attempts whatever their status",
+                    args.job, args.job
+                ),
+                None => format!("{} has no ended attempt", args.job),
+            }
+            .into(),
+        ));
+    }
+    if ctx.out.json {
+        ctx.out.print_json(&LogsReport {
+            job: &args.job,
+            server_time: now,
+            entries,
+        });
+        return Ok(ExitCode::Ok);
+    }
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 {
+            crate::outln!();
+        }
+        print_entry(ctx, &args.job, e, now);
+    }
+    Ok(ExitCode::Ok)
+}
+
+fn print_entry(ctx: &Context, job: &str, e: &HistoryEntry, now: i64) {
+    let r = &e.result;
+    let how = match (
+        r.get("exit_code").and_then(|v| v.as_i64()),
+        r.get("signal").and_then(|v| v.as_i64()),
+    ) {
+        _ if r.get("timed_out").and_then(|v| v.as_bool()) == Some(true) => {
+            "timed out (--timeout)".to_string()
+        }
+        (Some(code), _) => format!("exit {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        _ => match r.get("reason").and_then(|v| v.as_str()) {
+            Some(reason) => reason.to_string(),
+            None => String::new(),
+        },
+    };
+    let took = e.duration_ms.map_or(String::new(), |d| {
+        format!(" after {}", humanize(d.max(0) as u64))
+    });
+    crate::outln!(
+        "{} @ {}, attempt {} on {}: {}{}{took}, ended {}",
+        job,
+        e.slot_time,
+        e.attempt.map_or("-".to_string(), |a| a.to_string()),
+        e.runner,
+        ctx.out
+            .paint(&e.status, crate::output::status_tone(&e.status)),
+        if how.is_empty() {
+            String::new()
+        } else {
+            format!(", {how}")
+        },
+        ctx.out.when(e.ended_at, now),
+    );
+    for (key, label) in [
+        ("spawn_error", "could not start"),
+        ("released_by", "released by"),
+    ] {
+        if let Some(v) = r.get(key).and_then(|v| v.as_str()) {
+            crate::outln!("  {label}: {v}");
+        }
+    }
+    if r.get("lease_lost").and_then(|v| v.as_bool()) == Some(true) {
+        crate::outln!("  the lease was lost while it ran");
+    }
+    match r.get("stderr_tail").and_then(|v| v.as_str()) {
+        Some(tail) if !tail.is_empty() => {
+            crate::outln!("  stderr (its last 4 KiB):");
+            for line in tail.lines() {
+                crate::outln!("    {line}");
+            }
+        }
+        _ if r.is_object() && (r.get("exit_code").is_some() || r.get("signal").is_some()) => {
+            crate::outln!("  (no stderr)")
+        }
+        _ if !r.is_null() && r.get("reason").is_none() => crate::outln!("  result: {r}"),
+        _ => {}
+    }
+}
