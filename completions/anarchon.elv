@@ -45,7 +45,9 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand list 'List every job under the prefix: layout, runs in progress, last run, last result, history'
             cand inspect 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
             cand history 'Show a job''s attempts and results, newest first'
+            cand logs 'Show what a job''s runs left behind: stderr tail, exit code or signal, timeout, duration'
             cand trim 'Trim a job''s history (or every job''s) with the scheduler''s rules'
+            cand release 'Break the lease of a run in progress, without its token (a hung or vanished holder)'
             cand migrate 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
             cand run-now 'Start a manual run of a job now, with or without a command'
             cand doctor 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
@@ -249,6 +251,31 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
             cand --connect-timeout 'Give up connecting after this long'
             cand --command-timeout 'Give up waiting for one reply after this long'
+            cand -v 'Add a column with the last line each attempt left on stderr (or why it ended)'
+            cand --verbose 'Add a column with the last line each attempt left on stderr (or why it ended)'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see README)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'anarchon;logs'= {
+            cand --strategy 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]'
+            cand --slot 'Every ended attempt of this run'
+            cand --last 'The newest N ended attempts, whatever their status'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
+            cand --port 'Port, with --host [default: 6379]'
+            cand --db 'Database number, with --host [default: 0]'
+            cand --user 'ACL user name, with --host'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
             cand --tls 'Connect with TLS (as a rediss:// URL does), with --host'
             cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
             cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
@@ -275,6 +302,35 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --command-timeout 'Give up waiting for one reply after this long'
             cand --all 'Trim every job under the prefix (both layouts)'
             cand --dry-run 'Only report what would be removed'
+            cand -y 'Do not ask for confirmation (needed when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (needed when stdin is not a terminal)'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see README)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'anarchon;release'= {
+            cand --slot 'The run to release [default: the job''s one run in progress]'
+            cand --expired 'Release only runs whose lease expired more than DURATION ago (every such run of the job, or of every job with --all): holders that died with nobody standing by'
+            cand --status 'How the released attempt is recorded'
+            cand --reason 'Why, recorded with the attempt (an incident number, a sentence)'
+            cand --by 'Who releases, recorded with the attempt [default: $USER@host:pid]'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
+            cand --port 'Port, with --host [default: 6379]'
+            cand --db 'Database number, with --host [default: 0]'
+            cand --user 'ACL user name, with --host'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --all 'Every lease job (with --expired)'
+            cand --dry-run 'Only show what would be released'
             cand -y 'Do not ask for confirmation (needed when stdin is not a terminal)'
             cand --yes 'Do not ask for confirmation (needed when stdin is not a terminal)'
             cand --tls 'Connect with TLS (as a rediss:// URL does), with --host'
@@ -416,7 +472,9 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand list 'List every job under the prefix: layout, runs in progress, last run, last result, history'
             cand inspect 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
             cand history 'Show a job''s attempts and results, newest first'
+            cand logs 'Show what a job''s runs left behind: stderr tail, exit code or signal, timeout, duration'
             cand trim 'Trim a job''s history (or every job''s) with the scheduler''s rules'
+            cand release 'Break the lease of a run in progress, without its token (a hung or vanished holder)'
             cand migrate 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
             cand run-now 'Start a manual run of a job now, with or without a command'
             cand doctor 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
@@ -438,7 +496,11 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         }
         &'anarchon;help;history'= {
         }
+        &'anarchon;help;logs'= {
+        }
         &'anarchon;help;trim'= {
+        }
+        &'anarchon;help;release'= {
         }
         &'anarchon;help;migrate'= {
         }

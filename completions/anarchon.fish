@@ -52,7 +52,9 @@ complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "run" -d 'Run a co
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "list" -d 'List every job under the prefix: layout, runs in progress, last run, last result, history'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "inspect" -d 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "history" -d 'Show a job\'s attempts and results, newest first'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "logs" -d 'Show what a job\'s runs left behind: stderr tail, exit code or signal, timeout, duration'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "trim" -d 'Trim a job\'s history (or every job\'s) with the scheduler\'s rules'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "release" -d 'Break the lease of a run in progress, without its token (a hung or vanished holder)'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "migrate" -d 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "run-now" -d 'Start a manual run of a job now, with or without a command'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "doctor" -d 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
@@ -284,11 +286,38 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s v -l verbose -d 'Add a column with the last line each attempt left on stderr (or why it ended)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l strategy -d 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]' -r -f -a "lease\t''
+stream-id\t''
+idmp\t''
+script\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l slot -d 'Every ended attempt of this run' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l last -d 'The newest N ended attempts, whatever their status' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l strategy -d 'Which layout to trim for JOB: lease, or a claim-only strategy [default: whichever exists]' -r -f -a "lease\t''
 stream-id\t''
 idmp\t''
@@ -319,6 +348,35 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l tls-insecure 
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l slot -d 'The run to release [default: the job\'s one run in progress]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l expired -d 'Release only runs whose lease expired more than DURATION ago (every such run of the job, or of every job with --all): holders that died with nobody standing by' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l status -d 'How the released attempt is recorded' -r -f -a "interrupted\t''
+failed\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l reason -d 'Why, recorded with the attempt (an incident number, a sentence)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l by -d 'Who releases, recorded with the attempt [default: $USER@host:pid]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l port -d 'Port, with --host [default: 6379]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l db -d 'Database number, with --host [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l all -d 'Every lease job (with --expired)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l dry-run -d 'Only show what would be released'
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s y -l yes -d 'Do not ask for confirmation (needed when stdin is not a terminal)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l port -d 'Port, with --host [default: 6379]' -r
@@ -446,17 +504,19 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-insecure -
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "claim" -d 'Claim one run of a job: exactly one caller wins it'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "heartbeat" -d 'Push the lease of a run you hold forward (only with the current attempt\'s token)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "finish" -d 'End a run you hold as ok or failed, recording its result'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "run" -d 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "list" -d 'List every job under the prefix: layout, runs in progress, last run, last result, history'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "inspect" -d 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "history" -d 'Show a job\'s attempts and results, newest first'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "trim" -d 'Trim a job\'s history (or every job\'s) with the scheduler\'s rules'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "migrate" -d 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "run-now" -d 'Start a manual run of a job now, with or without a command'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "doctor" -d 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "man" -d 'Print the man page, or write one per command to --dir'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history trim migrate run-now doctor completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "claim" -d 'Claim one run of a job: exactly one caller wins it'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "heartbeat" -d 'Push the lease of a run you hold forward (only with the current attempt\'s token)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "finish" -d 'End a run you hold as ok or failed, recording its result'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "run" -d 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "list" -d 'List every job under the prefix: layout, runs in progress, last run, last result, history'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "inspect" -d 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "history" -d 'Show a job\'s attempts and results, newest first'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "logs" -d 'Show what a job\'s runs left behind: stderr tail, exit code or signal, timeout, duration'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "trim" -d 'Trim a job\'s history (or every job\'s) with the scheduler\'s rules'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "release" -d 'Break the lease of a run in progress, without its token (a hung or vanished holder)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "migrate" -d 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "run-now" -d 'Start a manual run of a job now, with or without a command'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "doctor" -d 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "man" -d 'Print the man page, or write one per command to --dir'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

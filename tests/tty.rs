@@ -190,3 +190,27 @@ fn foreground_commands_can_read_the_terminal() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), "typed line");
 }
+
+#[test]
+fn run_now_says_why_it_did_not_run_on_a_terminal() {
+    let s = Server::start();
+    let out = s.cli(&[
+        "claim",
+        "held",
+        "--slot",
+        "now",
+        "--runner",
+        "hung-host:7",
+        "--lease",
+        "10m",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = on_tty(&s, "run-now held -- true", "", &[]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(80), "{shown}");
+    assert!(
+        shown.contains("an older run is still held by hung-host:7")
+            && shown.contains("anarchon release held"),
+        "{shown}"
+    );
+}

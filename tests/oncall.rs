@@ -1,0 +1,222 @@
+//! The on-call toolkit: breaking a stuck lease (`release`), reading a failure (`logs`,
+//! `history -v`), tokens pasted from a table.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Server, json, spawn_run, stderr, wait_for, wait_for_claim, wait_for_line};
+
+fn claim(s: &Server, job: &str, slot: &str, extra: &[&str]) -> String {
+    let mut args = vec!["claim", job, "--slot", slot, "--json"];
+    args.extend_from_slice(extra);
+    let out = s.cli(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    json(&out)["token"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn release_ends_a_stuck_run_and_records_who_and_why() {
+    let s = Server::start();
+    let token = claim(
+        &s,
+        "billing",
+        "60000",
+        &["--runner", "hung-host:1", "--lease", "10m"],
+    );
+
+    // Without a terminal and without --yes: refused; a dry run changes nothing either.
+    let out = s.cli(&["release", "billing"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = s.cli(&["release", "billing", "--dry-run", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["runs"][0]["outcome"], "would_release");
+    assert_eq!(s.in_progress("billing"), vec![60_000]);
+
+    let out = s.cli(&[
+        "release",
+        "billing",
+        "--reason",
+        "hung on a lock, INC-1",
+        "--by",
+        "ops",
+        "--yes",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["runs"][0]["outcome"], "released");
+    assert_eq!(v["runs"][0]["runner"], "hung-host:1");
+    assert!(s.in_progress("billing").is_empty());
+    let ended = &s.results("billing")[0];
+    assert_eq!(ended.status, "interrupted");
+    assert_eq!(ended.runner, "hung-host:1");
+    assert_eq!(ended.result["released_by"], "ops");
+    assert_eq!(ended.result["reason"], "hung on a lock, INC-1");
+
+    // The holder has lost it; the run is over; the job can run again by hand.
+    let out = s.cli(&["heartbeat", "billing", "--slot", "60000", "--token", &token]);
+    assert_eq!(out.status.code(), Some(83), "{}", stderr(&out));
+    assert_eq!(
+        s.cli(&["claim", "billing", "--slot", "60000"])
+            .status
+            .code(),
+        Some(81)
+    );
+    assert_eq!(
+        s.cli(&["run-now", "billing", "--", "true"]).status.code(),
+        Some(0)
+    );
+
+    // Nothing in progress: 85, with the next step.
+    let out = s.cli(&["release", "billing", "--yes"]);
+    assert_eq!(out.status.code(), Some(85));
+    assert!(
+        stderr(&out).contains("no run of billing is in progress"),
+        "{}",
+        stderr(&out)
+    );
+    // Two in progress: name one.
+    claim(&s, "two", "60000", &["--lease", "10m"]);
+    claim(
+        &s,
+        "two",
+        "120000",
+        &["--lease", "10m", "--overlap", "allow"],
+    );
+    let out = s.cli(&["release", "two", "--yes"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--slot"), "{}", stderr(&out));
+    let out = s.cli(&[
+        "release", "two", "--slot", "120000", "--status", "failed", "--yes",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(s.in_progress("two"), vec![60_000]);
+    assert_eq!(s.run("two", "120000").unwrap().status, "failed");
+    // A job that does not exist: did you mean.
+    let out = s.cli(&["release", "biling", "--yes"]);
+    assert_eq!(out.status.code(), Some(85));
+    assert!(
+        stderr(&out).contains("did you mean billing"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A holder that is alive but stuck: releasing its run stops its command at its next heartbeat.
+#[test]
+fn release_stops_a_live_holders_command() {
+    let s = Server::start();
+    let pidfile = s.dir.path().join("cmd.pid");
+    let line = format!("echo $$ > {}; exec sleep 60", pidfile.display());
+    let child = spawn_run(
+        &s,
+        &[
+            "--job", "stuck", "--slot", "60000", "--lease", "3s", "--shell", "--", &line,
+        ],
+    );
+    wait_for_claim(&s, "stuck", "60000");
+    let pid = wait_for_line(&pidfile);
+    let out = s.cli(&["release", "stuck", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = child.wait_with_output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("lease lost"), "{}", stderr(&out));
+    wait_for(
+        "the released command to be gone",
+        Duration::from_secs(10),
+        || !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+    );
+    // Recorded once: the release, not a second end by the stopped holder.
+    assert_eq!(s.results("stuck").len(), 1);
+}
+
+#[test]
+fn release_expired_ends_every_run_nobody_renews() {
+    let s = Server::start();
+    for job in ["a", "b"] {
+        claim(&s, job, "60000", &["--lease", "200ms"]);
+    }
+    claim(&s, "live", "60000", &["--lease", "10m"]);
+    common::wait_for_lease_end(&s, "b", "60000");
+    common::wait_for_lease_end(&s, "a", "60000");
+    let out = s.cli(&["release", "--expired", "1ms", "--all", "--yes", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let released: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["job"].as_str().unwrap())
+        .collect();
+    assert_eq!(released, vec!["a", "b"]);
+    assert_eq!(s.results("a")[0].result["reason"], "lease expired");
+    assert_eq!(s.in_progress("live"), vec![60_000]);
+}
+
+#[test]
+fn logs_shows_the_newest_failure_and_history_v_its_last_line() {
+    let s = Server::start();
+    let run = |slot: &str, cmd: &str| {
+        s.cli(&["run", "--job", "j", "--slot", slot, "--shell", "--", cmd])
+            .status
+            .code()
+    };
+    assert_eq!(run("60000", "echo 'disk full' >&2; exit 3"), Some(3));
+    assert_eq!(run("120000", "true"), Some(0));
+    let out = s.cli(&["logs", "j"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("failed") && text.contains("exit 3"), "{text}");
+    assert!(text.contains("disk full"), "{text}");
+    assert!(
+        !text.contains("1970-01-01T00:02:00"),
+        "only the failure: {text}"
+    );
+    let out = s.cli(&["logs", "j", "--last", "2", "--json"]);
+    let v = json(&out);
+    assert_eq!(v["entries"].as_array().unwrap().len(), 2);
+    assert_eq!(v["entries"][1]["result"]["stderr_tail"], "disk full\n");
+    let out = s.cli(&["history", "j", "-v"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("disk full"));
+
+    assert_eq!(run("180000", "true"), Some(0));
+    let out = s.cli(&["logs", "ok-job"]);
+    assert_eq!(out.status.code(), Some(85));
+    s.cli(&["run", "--job", "fine", "--slot", "60000", "--", "true"]);
+    let out = s.cli(&["logs", "fine"]);
+    assert_eq!(out.status.code(), Some(85));
+    assert!(stderr(&out).contains("--last"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_token_prefix_from_a_table_stands_for_the_token() {
+    let s = Server::start();
+    let token = claim(&s, "t", "60000", &[]);
+    let abbreviated = format!("{}…", &token[..8]);
+    let out = s.cli(&["heartbeat", "t", "--slot", "60000", "--token", &abbreviated]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Too short to be sure: passed on as given, and the script answers lost.
+    let out = s.cli(&[
+        "finish",
+        "t",
+        "--slot",
+        "60000",
+        "--token",
+        &token[..5],
+        "--status",
+        "ok",
+    ]);
+    assert_eq!(out.status.code(), Some(83), "{}", stderr(&out));
+    let out = s.cli(&[
+        "finish",
+        "t",
+        "--slot",
+        "60000",
+        "--token",
+        &token[..10],
+        "--status",
+        "ok",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
