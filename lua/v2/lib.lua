@@ -80,21 +80,25 @@ end
 
 -- Decodes and checks one :live value; garbage written by hand is refused (naming key and slot)
 -- before anything is written. Returns the run, or nil and an error reply.
+-- (Written without helper closures or table literals: it runs on every claim and finish, and every
+-- allocation here is garbage the server's Lua collector must walk later.)
 local function decode_live(slot, text)
   local ok, run = pcall(cjson.decode, text)
-  local function bad(why)
-    return nil, corrupt(KEYS[1], 'field ' .. slot .. ' ' .. why)
+  local why = nil
+  if not ok or type(run) ~= 'table' then
+    why = 'is not a JSON object'
+  elseif not is_whole(run.attempt) or run.attempt < 1 or run.attempt > 1000000 then
+    why = 'has no attempt from 1 to 1000000'
+  elseif type(run.token) ~= 'string' or run.token == '' then
+    why = 'has no token'
+  elseif type(run.runner) ~= 'string' then
+    why = 'has no runner'
+  elseif not (is_whole(run.lease_end) and is_whole(run.claimed_at) and is_whole(run.started_at)) then
+    why = 'has no integer lease_end, claimed_at or started_at'
+  elseif run.kind ~= 'scheduled' and run.kind ~= 'manual' then
+    why = 'has no kind scheduled or manual'
   end
-  if not ok or type(run) ~= 'table' then return bad('is not a JSON object') end
-  if not is_whole(run.attempt) or run.attempt < 1 or run.attempt > 1000000 then
-    return bad('has no attempt from 1 to 1000000')
-  end
-  if type(run.token) ~= 'string' or run.token == '' then return bad('has no token') end
-  if type(run.runner) ~= 'string' then return bad('has no runner') end
-  for _, name in ipairs({'lease_end', 'claimed_at', 'started_at'}) do
-    if not is_whole(run[name]) then return bad('has no integer ' .. name) end
-  end
-  if run.kind ~= 'scheduled' and run.kind ~= 'manual' then return bad('has no kind scheduled or manual') end
+  if why then return nil, corrupt(KEYS[1], 'field ' .. slot .. ' ' .. why) end
   if not is_whole(run.lease_ms) then run.lease_ms = 0 end
   return run
 end
@@ -151,6 +155,7 @@ local STATUSES = {finished = true, failed = true, interrupted = true}
 local function ended_run(slot)
   local members, err = checked(2, 'ZRANGEBYSCORE', KEYS[2], slot, slot)
   if err then return nil, err end
+  if #members == 0 then return nil end
   local final = nil
   for _, m in ipairs(members) do
     local ok, r = pcall(cjson.decode, m)
