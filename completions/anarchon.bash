@@ -993,7 +993,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__list)
-            opts="-h --pattern --strategy --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
+            opts="-h --pattern --strategy --active --status --sort --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1005,6 +1005,14 @@ _anarchon() {
                     ;;
                 --strategy)
                     COMPREPLY=($(compgen -W "lease stream-id idmp script" -- "${cur}"))
+                    return 0
+                    ;;
+                --status)
+                    COMPREPLY=($(compgen -W "running expired finished failed interrupted claimed" -- "${cur}"))
+                    return 0
+                    ;;
+                --sort)
+                    COMPREPLY=($(compgen -W "name last-run state" -- "${cur}"))
                     return 0
                     ;;
                 --redis)

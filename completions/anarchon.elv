@@ -193,6 +193,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;list'= {
             cand --pattern 'Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`)'
             cand --strategy 'Only jobs of this strategy''s layout: lease, or any claim-only one [default: both layouts]'
+            cand --status 'Only jobs whose newest run is in this state (`expired`: marked running, lease ended)'
+            cand --sort 'Order of the rows'
             cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)'
             cand --port 'Port, with --host [default: 6379]'
@@ -205,6 +207,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
             cand --connect-timeout 'Give up connecting after this long'
             cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --active 'List every run in progress across the jobs instead: job, slot, attempt, runner, running for, lease left (or expired)'
             cand --tls 'Connect with TLS (as a rediss:// URL does), with --host'
             cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
             cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'

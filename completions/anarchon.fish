@@ -216,6 +216,15 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l strategy -d '
 stream-id\t''
 idmp\t''
 script\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l status -d 'Only jobs whose newest run is in this state (`expired`: marked running, lease ended)' -r -f -a "running\t''
+expired\t''
+finished\t''
+failed\t''
+interrupted\t''
+claimed\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l sort -d 'Order of the rows' -r -f -a "name\t'By job name'
+last-run\t'Newest run first'
+state\t'By state, then name (expired and failed first)'"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l port -d 'Port, with --host [default: 6379]' -r
@@ -231,6 +240,7 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l active -d 'List every run in progress across the jobs instead: job, slot, attempt, runner, running for, lease left (or expired)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'

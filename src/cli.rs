@@ -453,6 +453,30 @@ pub struct ListArgs {
     /// Only jobs of this strategy's layout: lease, or any claim-only one [default: both layouts].
     #[arg(long, value_enum, value_name = "STRATEGY")]
     pub strategy: Option<StrategyName>,
+
+    /// List every run in progress across the jobs instead: job, slot, attempt, runner, running
+    /// for, lease left (or expired).
+    #[arg(long)]
+    pub active: bool,
+
+    /// Only jobs whose newest run is in this state (`expired`: marked running, lease ended).
+    #[arg(long, value_parser = ["running", "expired", "finished", "failed", "interrupted", "claimed"], value_name = "STATE")]
+    pub status: Option<String>,
+
+    /// Order of the rows.
+    #[arg(long, value_enum, default_value = "name", value_name = "KEY")]
+    pub sort: ListSort,
+}
+
+/// How `list` orders its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListSort {
+    /// By job name.
+    Name,
+    /// Newest run first.
+    LastRun,
+    /// By state, then name (expired and failed first).
+    State,
 }
 
 #[derive(Debug, Args)]

@@ -220,3 +220,88 @@ fn a_token_prefix_from_a_table_stands_for_the_token() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+#[test]
+fn list_tells_an_expired_lease_from_a_running_one_and_lists_live_leases() {
+    let s = Server::start();
+    claim(
+        &s,
+        "healthy",
+        "60000",
+        &["--lease", "10m", "--runner", "a:1"],
+    );
+    claim(
+        &s,
+        "hung",
+        "60000",
+        &["--lease", "200ms", "--runner", "b:2"],
+    );
+    let out = s.cli(&["run", "--job", "done", "--slot", "60000", "--", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    common::wait_for_lease_end(&s, "hung", "60000");
+
+    let states = |args: &[&str]| -> Vec<(String, String)> {
+        let mut all = vec!["list", "--json"];
+        all.extend_from_slice(args);
+        let out = s.cli(&all);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        json(&out)["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                (
+                    j["job"].as_str().unwrap().into(),
+                    j["state"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        states(&[]),
+        vec![
+            pair("done", "finished"),
+            pair("healthy", "running"),
+            pair("hung", "expired")
+        ]
+    );
+    assert_eq!(
+        states(&["--status", "expired"]),
+        vec![pair("hung", "expired")]
+    );
+    assert_eq!(states(&["--sort", "state"])[0], pair("hung", "expired"));
+
+    let out = s.cli(&["list", "--active", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let active = v["active"].as_array().unwrap();
+    assert_eq!(active.len(), 2);
+    assert_eq!(
+        (active[0]["job"].as_str(), active[0]["state"].as_str()),
+        (Some("healthy"), Some("running"))
+    );
+    assert_eq!(
+        (active[1]["job"].as_str(), active[1]["state"].as_str()),
+        (Some("hung"), Some("expired"))
+    );
+    assert!(active[0]["running_for_ms"].as_i64().unwrap() >= 0);
+    let text = String::from_utf8_lossy(&s.cli(&["list", "--active"]).stdout).into_owned();
+    assert!(
+        text.contains("RUNNING FOR") && text.contains("expired"),
+        "{text}"
+    );
+
+    // inspect says how long it has run and when its lease was last renewed (format 2 records the
+    // lease each attempt was claimed with).
+    let out = s.cli(&["inspect", "healthy", "--json"]);
+    let run = &json(&out)["active"][0];
+    assert!(run["running_for_ms"].as_i64().unwrap() >= 0);
+    if !s.is_format_1("healthy") {
+        assert_eq!(run["lease_ms"], 600_000);
+        assert_eq!(
+            run["renewed_at"].as_i64().unwrap(),
+            run["lease_end"].as_i64().unwrap() - 600_000
+        );
+    }
+}

@@ -143,14 +143,25 @@ fn print_text(ctx: &Context, d: &JobDetail) {
                     } else {
                         format!("expired {} ago", humanize(a.lease_left_ms.unsigned_abs()))
                     };
+                    // A holder that is hung looks different from a healthy one: how long it has
+                    // run, and how long ago its lease was last renewed (a heartbeat).
+                    let renewed = a.renewed_at.map_or("-".to_string(), |at| {
+                        format!("{} ago", humanize((d.server_time - at).max(0) as u64))
+                    });
                     vec![
                         rfc3339(a.state.slot),
                         a.state.attempt.to_string(),
                         out.token(&a.state.token),
                         a.state.runner.clone(),
-                        a.lease_end_time.clone(),
+                        humanize(a.running_for_ms.max(0) as u64),
+                        renewed,
                         left,
-                        a.state.status.to_string(),
+                        if a.lease_left_ms > 0 {
+                            "running"
+                        } else {
+                            "expired"
+                        }
+                        .to_string(),
                         a.state.kind.as_str().to_string(),
                     ]
                 })
@@ -163,9 +174,10 @@ fn print_text(ctx: &Context, d: &JobDetail) {
                         "ATTEMPT",
                         "TOKEN",
                         "RUNNER",
-                        "LEASE END",
+                        "RUNNING FOR",
+                        "RENEWED",
                         "LEASE",
-                        "STATUS",
+                        "STATE",
                         "KIND"
                     ],
                     rows

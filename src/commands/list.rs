@@ -2,12 +2,18 @@
 
 use serde::Serialize;
 
-use crate::cli::{ListArgs, StrategyName};
+use crate::cli::{ListArgs, ListSort, StrategyName};
 use crate::commands::Context;
+use crate::connection::Connection;
 use crate::error::{ExitCode, Result};
+use crate::store::LeaseKeys;
+use crate::store::StoreCheck;
+use crate::store::discover::Layout;
 use crate::store::discover::find_jobs;
+use crate::store::job::{ActiveRun, active_runs_for};
 use crate::store::read::{JobSummary, Unreadable, summarize};
 use crate::store::{format, validate_prefix};
+use crate::time::humanize;
 use crate::time::rfc3339;
 
 /// `list --json`.
@@ -26,8 +32,41 @@ struct ListReport<'a> {
 struct JobRow<'a> {
     #[serde(flatten)]
     summary: &'a JobSummary,
+    /// The newest run's state: its status, or `expired` (marked running, lease ended).
+    state: Option<&'a str>,
     last_slot_time: Option<String>,
     last_result_age_ms: Option<i64>,
+}
+
+/// `list --active --json`.
+#[derive(Debug, Serialize)]
+struct ActiveReport<'a> {
+    prefix: &'a str,
+    server_time: i64,
+    active: Vec<ActiveRow>,
+    errors: &'a [Unreadable],
+}
+
+#[derive(Debug, Serialize)]
+struct ActiveRow {
+    job: String,
+    #[serde(flatten)]
+    run: ActiveRun,
+    /// `running`, or `expired` when the lease has ended.
+    state: &'static str,
+}
+
+/// The order of the states for `--sort state`: what needs a person first.
+fn state_rank(state: Option<&str>) -> u8 {
+    match state {
+        Some("expired") => 0,
+        Some("failed") => 1,
+        Some("interrupted") => 2,
+        Some("running") => 3,
+        Some("claimed") => 4,
+        Some("finished") => 5,
+        _ => 6,
+    }
 }
 
 pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
@@ -40,9 +79,26 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         .into_iter()
         .filter(|j| wanted.is_none_or(|layout| j.layout == layout))
         .collect();
-    let (summaries, unreadable) =
+    let (mut summaries, unreadable) =
         summarize(&mut conn, ctx.prefix(), &jobs, check.lease_format()).await?;
     let now = check.server_now_ms;
+    if let Some(wanted) = &args.status {
+        summaries.retain(|s| s.state(now) == Some(wanted.as_str()));
+    }
+    match args.sort {
+        ListSort::Name => summaries.sort_by(|a, b| a.job.cmp(&b.job)),
+        ListSort::LastRun => {
+            summaries.sort_by(|a, b| b.last_slot.cmp(&a.last_slot).then(a.job.cmp(&b.job)))
+        }
+        ListSort::State => summaries.sort_by(|a, b| {
+            state_rank(a.state(now))
+                .cmp(&state_rank(b.state(now)))
+                .then(a.job.cmp(&b.job))
+        }),
+    }
+    if args.active {
+        return list_active(&mut conn, ctx, &summaries, &unreadable, &check).await;
+    }
     // Bad data in one job never hides the others: everything readable is printed, then the exit
     // code says that some data was bad.
     let code = if unreadable.is_empty() {
@@ -59,6 +115,7 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
                 .iter()
                 .map(|s| JobRow {
                     summary: s,
+                    state: s.state(now),
                     last_slot_time: s.last_slot.map(rfc3339),
                     last_result_age_ms: s.last_result_at.map(|t| now - t),
                 })
@@ -88,7 +145,7 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
                 s.layout.as_str().to_string(),
                 s.in_progress.to_string(),
                 s.last_slot.map_or("-".to_string(), rfc3339),
-                s.last_status.clone().unwrap_or_else(|| "-".into()),
+                s.state(now).unwrap_or("-").to_string(),
                 s.last_runner.clone().unwrap_or_else(|| "-".into()),
                 ctx.out.when(s.last_result_at, now),
                 s.history_entries.to_string(),
@@ -102,7 +159,9 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         row[4] = "unreadable".to_string();
         row
     }));
-    rows.sort_by(|a, b| a[0].cmp(&b[0]));
+    if args.sort == ListSort::Name {
+        rows.sort_by(|a, b| a[0].cmp(&b[0]));
+    }
     crate::outln!(
         "{}",
         ctx.out.table(
@@ -120,6 +179,96 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         )
     );
     for u in &unreadable {
+        eprintln!("error: job {} is unreadable: {}", u.job, u.error);
+    }
+    Ok(code)
+}
+
+/// `list --active`: every run in progress across the jobs (those whose summary counts one), read
+/// job by job; the live leases of a store are few.
+async fn list_active(
+    conn: &mut Connection,
+    ctx: &Context,
+    summaries: &[JobSummary],
+    unreadable: &[Unreadable],
+    check: &StoreCheck,
+) -> Result<ExitCode> {
+    let now = check.server_now_ms;
+    let mut active = Vec::new();
+    for s in summaries
+        .iter()
+        .filter(|s| s.layout == Layout::Lease && s.in_progress > 0)
+    {
+        let keys = LeaseKeys::new(ctx.prefix(), &s.job).with_format(check.lease_format());
+        for run in active_runs_for(conn, &keys, now).await? {
+            active.push(ActiveRow {
+                job: s.job.clone(),
+                state: if run.lease_left_ms > 0 {
+                    "running"
+                } else {
+                    "expired"
+                },
+                run,
+            });
+        }
+    }
+    let code = if unreadable.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::StoreData
+    };
+    if ctx.out.json {
+        ctx.out.print_json(&ActiveReport {
+            prefix: ctx.prefix(),
+            server_time: now,
+            active,
+            errors: unreadable,
+        });
+        return Ok(code);
+    }
+    if active.is_empty() {
+        eprintln!("no run in progress under prefix {:?}", ctx.prefix());
+    } else {
+        let rows = active
+            .iter()
+            .map(|a| {
+                vec![
+                    a.job.clone(),
+                    rfc3339(a.run.state.slot),
+                    a.run.state.attempt.to_string(),
+                    a.run.state.runner.clone(),
+                    humanize(a.run.running_for_ms.max(0) as u64),
+                    if a.run.lease_left_ms > 0 {
+                        format!("{} left", humanize(a.run.lease_left_ms as u64))
+                    } else {
+                        format!(
+                            "expired {} ago",
+                            humanize(a.run.lease_left_ms.unsigned_abs())
+                        )
+                    },
+                    a.state.to_string(),
+                    ctx.out.token(&a.run.state.token),
+                ]
+            })
+            .collect();
+        crate::outln!(
+            "{}",
+            ctx.out.table(
+                &[
+                    "JOB",
+                    "SLOT",
+                    "ATTEMPT",
+                    "RUNNER",
+                    "RUNNING FOR",
+                    "LEASE",
+                    "STATE",
+                    "TOKEN"
+                ],
+                rows
+            )
+        );
+    }
+    for u in unreadable {
         eprintln!("error: job {} is unreadable: {}", u.job, u.error);
     }
     Ok(code)

@@ -22,6 +22,11 @@ pub struct ActiveRun {
     pub lease_end_time: String,
     /// Milliseconds the lease still lives by the server's clock (negative: expired).
     pub lease_left_ms: i64,
+    /// Since attempt 1 was claimed, by the server's clock.
+    pub running_for_ms: i64,
+    /// When the lease was last renewed (a claim or heartbeat: the lease end minus the lease it was
+    /// claimed with); format 2 only, which records that lease.
+    pub renewed_at: Option<i64>,
 }
 
 /// An entry of a run stream, with its result when there is one.
@@ -126,6 +131,8 @@ pub async fn active_runs_for(
             slot_time: rfc3339(state.slot),
             lease_end_time: rfc3339(state.lease_end),
             lease_left_ms: state.lease_end - now,
+            running_for_ms: now - state.started_at,
+            renewed_at: state.lease_ms.map(|ms| state.lease_end - ms),
             state,
         })
         .collect();

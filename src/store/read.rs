@@ -156,10 +156,25 @@ pub struct JobSummary {
     pub last_slot: Option<i64>,
     pub last_status: Option<String>,
     pub last_runner: Option<String>,
+    /// The lease end of the newest run when it is in progress (server ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_lease_end: Option<i64>,
     /// When the newest result was recorded (server ms).
     pub last_result_at: Option<i64>,
     /// Entries in `:runs`.
     pub history_entries: u64,
+}
+
+impl JobSummary {
+    /// The newest run's state in one word, by the server's clock `now`: its status, or `expired`
+    /// for a run still marked running whose lease has ended (its holder is gone or hung, and no
+    /// backup took it over yet).
+    pub fn state(&self, now: i64) -> Option<&str> {
+        match (self.last_status.as_deref(), self.last_lease_end) {
+            (Some("running"), Some(end)) if end <= now => Some("expired"),
+            (status, _) => status,
+        }
+    }
 }
 
 /// A job that could not be read: which, and why (the error names the key).
@@ -263,15 +278,19 @@ pub async fn summarize(
             pipe.cmd("HMGET")
                 .arg(&k.state)
                 .arg(field_name(slot, "status"))
-                .arg(field_name(slot, "runner"));
+                .arg(field_name(slot, "runner"))
+                .arg(field_name(slot, "lease_end"));
         }
         let mut failed = vec![false; rows.len()];
         if !wanted.is_empty() {
             let values = conn.replies(&pipe).await?;
             for (&i, value) in wanted.iter().zip(values) {
                 let k = LeaseKeys::new(prefix, &rows[i].job);
-                match decode::<(Option<String>, Option<String>)>(&k.state, value) {
-                    Ok((status, runner)) => {
+                match decode::<(Option<String>, Option<String>, Option<String>)>(&k.state, value) {
+                    Ok((status, runner, lease_end)) => {
+                        if status.as_deref() == Some("running") {
+                            rows[i].last_lease_end = lease_end.and_then(|t| t.parse().ok());
+                        }
                         rows[i].last_status = status;
                         rows[i].last_runner = runner;
                     }
@@ -337,6 +356,7 @@ fn summarize_one(
                 last_slot,
                 last_status: None,
                 last_runner: None,
+                last_lease_end: None,
                 last_result_at: newest.and_then(|r| r.ended_at),
                 history_entries,
             }
@@ -364,6 +384,7 @@ fn summarize_one(
                 last_slot: last.as_ref().map(|l| l.slot),
                 last_status: status,
                 last_runner: last.map(|l| l.runner),
+                last_lease_end: None,
                 last_result_at: newest.and_then(|r| r.ended_at),
                 history_entries: runs + manual,
             }
@@ -384,14 +405,20 @@ fn summarize_format_2(
         .map(|(field, value)| decode_live(&k.live, field, value))
         .collect::<Result<Vec<_>>>()?;
     let newest_live = live.iter().max_by_key(|r| r.slot);
-    let (last_slot, last_status, last_runner) = match (newest_live, &newest) {
+    let (last_slot, last_status, last_runner, last_lease_end) = match (newest_live, &newest) {
         (Some(l), r) if r.as_ref().is_none_or(|r| r.slot <= l.slot) => (
             Some(l.slot),
             Some("running".to_string()),
             Some(l.runner.clone()),
+            Some(l.lease_end),
         ),
-        (_, Some(r)) => (Some(r.slot), Some(r.status.clone()), Some(r.runner.clone())),
-        (_, None) => (None, None, None),
+        (_, Some(r)) => (
+            Some(r.slot),
+            Some(r.status.clone()),
+            Some(r.runner.clone()),
+            None,
+        ),
+        (_, None) => (None, None, None, None),
     };
     Ok(JobSummary {
         job: job.name.clone(),
@@ -400,6 +427,7 @@ fn summarize_format_2(
         last_slot,
         last_status,
         last_runner,
+        last_lease_end,
         last_result_at: newest.and_then(|r| r.ended_at),
         history_entries,
     })

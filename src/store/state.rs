@@ -96,6 +96,9 @@ pub struct RunState {
     /// When the run ended (absent while running).
     pub finished_at: Option<i64>,
     pub kind: RunKind,
+    /// The lease the current attempt was claimed with (format 2 records it; format 1 does not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease_ms: Option<i64>,
 }
 
 /// Decodes every run in a state hash (the pairs of HGETALL), keyed by slot.
@@ -151,6 +154,8 @@ pub fn decode_live(key: &str, field: &str, value: &str) -> Result<RunState> {
         claimed_at: i64,
         started_at: i64,
         kind: String,
+        #[serde(default)]
+        lease_ms: Option<i64>,
     }
     let slot: i64 = field
         .parse()
@@ -185,6 +190,7 @@ pub fn decode_live(key: &str, field: &str, value: &str) -> Result<RunState> {
         started_at: live.started_at,
         finished_at: None,
         kind,
+        lease_ms: live.lease_ms.filter(|ms| *ms > 0),
     })
 }
 
@@ -248,6 +254,7 @@ fn decode_run(key: &str, slot: i64, attrs: &BTreeMap<&str, &str>) -> Result<RunS
         started_at: int("started_at")?,
         finished_at,
         kind,
+        lease_ms: None,
     })
 }
 
