@@ -327,6 +327,11 @@ pub struct ClaimArgs {
 
     #[command(flatten)]
     pub lease: LeaseArgs,
+
+    /// Create the job if the store does not know it yet. Needed only on a terminal (a person's
+    /// typo must not create a job); scripts and crontabs create jobs as they claim them.
+    #[arg(long)]
+    pub new: bool,
 }
 
 #[derive(Debug, Args)]
@@ -612,6 +617,11 @@ pub struct TrimArgs {
 pub struct RunNowArgs {
     /// The job's name.
     pub job: String,
+
+    /// Create the job if the store does not know it yet. Needed only on a terminal (a person's
+    /// typo must not create a job); scripts create jobs as they run them.
+    #[arg(long)]
+    pub new: bool,
 
     #[command(flatten)]
     pub strategy: StrategyArgs,

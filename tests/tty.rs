@@ -183,7 +183,7 @@ fn foreground_commands_can_read_the_terminal() {
     // --foreground keeps it in the terminal's group.
     let file = s.dir.path().join("read.txt");
     let args = format!(
-        "run-now fg --foreground --shell -- 'head -n 1 > {}'",
+        "run-now fg --new --foreground --shell -- 'head -n 1 > {}'",
         file.display()
     );
     let out = on_tty(&s, &args, "typed line\n", &[]);
@@ -213,4 +213,32 @@ fn run_now_says_why_it_did_not_run_on_a_terminal() {
             && shown.contains("anarchon release held"),
         "{shown}"
     );
+}
+
+#[test]
+fn a_typo_typed_on_a_terminal_creates_no_job() {
+    let s = Server::start();
+    let out = s.cli(&["run-now", "billing", "--", "true"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "scripts create jobs as they run them"
+    );
+    for command in ["run-now biling -- true", "claim biling --slot now"] {
+        let out = on_tty(&s, command, "", &[]);
+        let shown = text(&out);
+        assert_eq!(out.status.code(), Some(85), "{command}: {shown}");
+        assert!(
+            shown.contains("did you mean billing") && shown.contains("--new"),
+            "{shown}"
+        );
+    }
+    assert!(s.runs("biling").is_empty() && s.results("biling").is_empty());
+    assert!(
+        !s.keys().iter().any(|k| k.contains("biling")),
+        "{:?}",
+        s.keys()
+    );
+    let out = on_tty(&s, "run-now brand-new --new -- true", "", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }

@@ -2,6 +2,7 @@
 //! results. Shared by `inspect`, `history` and `trim`.
 
 use std::collections::HashMap;
+use std::io::IsTerminal;
 
 use serde::Serialize;
 
@@ -77,6 +78,41 @@ pub async fn locate_job(
     let mut keys: Vec<KeyInfo> = mine.iter().filter(|i| i.kind != "none").cloned().collect();
     keys.extend(other.iter().filter(|i| i.kind != "none").cloned());
     Ok((layout, keys))
+}
+
+/// Whether the store holds any key of `job`, in either layout (one round trip).
+pub async fn job_exists(conn: &mut Connection, prefix: &str, job: &str) -> Result<bool> {
+    let lease = LeaseKeys::new(prefix, job);
+    let claim = ClaimKeys::new(prefix, job);
+    let mut cmd = redis::cmd("EXISTS");
+    for key in lease.every().iter().chain(claim.all().iter()) {
+        cmd.arg(*key);
+    }
+    let found: u64 = conn.query(&cmd).await?;
+    Ok(found > 0)
+}
+
+/// For a write command typed by a person: refuses a job the store does not know (a typo would
+/// create it), with the nearest names and `--new`.
+pub async fn require_job_or_new(
+    conn: &mut Connection,
+    prefix: &str,
+    job: &str,
+    new: bool,
+) -> Result<()> {
+    if new || !std::io::stdin().is_terminal() || job_exists(conn, prefix, job).await? {
+        return Ok(());
+    }
+    Err(match not_found(conn, prefix, job).await {
+        Error::NotFound(mut m) => {
+            m.hint = Some(format!(
+                "{}; pass --new to create job {job:?}",
+                m.hint.unwrap_or_default()
+            ));
+            Error::NotFound(m)
+        }
+        other => other,
+    })
 }
 
 /// A "no such job" error that suggests the nearest names.
