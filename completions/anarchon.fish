@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_anarchon_global_optspecs
-    string join \n redis= host= port= db= user= password-file= tls tls-ca= tls-insecure cluster prefix= backend= json color= connect-timeout= command-timeout= h/help V/version
+    string join \n redis= host= p/port= n/db= user= password-file= tls tls-ca= tls-insecure cluster prefix= backend= json color= connect-timeout= command-timeout= h/help V/version
 end
 
 function __fish_anarchon_needs_command
@@ -25,10 +25,10 @@ function __fish_anarchon_using_subcommand
 end
 
 complete -c anarchon -n "__fish_anarchon_needs_command" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_needs_command" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_needs_command" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_needs_command" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_needs_command" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_needs_command" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_needs_command" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_needs_command" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -39,7 +39,7 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_needs_command" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_needs_command" -l command-timeout -d 'Give up waiting for one reply after this long' -r
-complete -c anarchon -n "__fish_anarchon_needs_command" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_needs_command" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_needs_command" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_needs_command" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_needs_command" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
@@ -77,10 +77,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l runner -d 'W
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l history-size -d 'Keep about this many runs of history per job (the scheduler\'s historySize) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l history-ttl -d 'Also drop history older than this (the scheduler\'s historyTtlMs)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -91,7 +91,8 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l command-timeout -d 'Give up waiting for one reply after this long' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l new -d 'Create the job if the store does not know it yet. Needed only on a terminal (a person\'s typo must not create a job); scripts and crontabs create jobs as they claim them'
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
@@ -107,10 +108,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l idmp-max
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l token -d 'The token `claim` printed' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l lease -d 'The new lease, from now by the server\'s clock' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -121,7 +122,7 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l command-timeout -d 'Give up waiting for one reply after this long' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
@@ -140,10 +141,10 @@ failed\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l result -d 'A result to record, as text' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l result-json -d 'A result to record, as JSON' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -154,7 +155,7 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l command-timeout -d 'Give up waiting for one reply after this long' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
@@ -187,10 +188,10 @@ continue\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l kill-after -d 'Grace between SIGTERM and SIGKILL when anarchon stops the command' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l timeout -d 'Stop the command after this long and record it as failed (exit 124)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -206,7 +207,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l skipped-ok -d 
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l shell -d 'Run the command line with /bin/sh -c (the words after -- joined by spaces)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l foreground -d 'Keep the command in anarchon\'s process group, so it can read from the terminal (as `timeout --foreground`). Signals then reach the command alone, not its children'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s q -l quiet -d 'No progress or notes on stderr; errors and lost leases are still reported'
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
@@ -226,10 +227,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l sort -d 'Orde
 last-run\t'Newest run first'
 state\t'By state, then name (expired and failed first)'"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -241,7 +242,7 @@ never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l active -d 'List every run in progress across the jobs instead: job, slot, attempt, runner, running for, lease left (or expired)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
@@ -252,10 +253,10 @@ idmp\t''
 script\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l last -d 'How many of the newest runs to show' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -266,7 +267,7 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l command-timeout -d 'Give up waiting for one reply after this long' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
@@ -282,10 +283,10 @@ failed\t''
 interrupted\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l last -d 'At most this many entries' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -297,7 +298,7 @@ never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s v -l verbose -d 'Add a column with the last line each attempt left on stderr (or why it ended)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
@@ -309,10 +310,10 @@ script\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l slot -d 'Every ended attempt of this run' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l last -d 'The newest N ended attempts, whatever their status' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -323,7 +324,7 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l command-timeout -d 'Give up waiting for one reply after this long' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
@@ -336,10 +337,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l keep -d 'Keep
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l older-than -d 'Also remove runs whose slot is older than this' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l protect -d 'Never remove a run younger than this: a late claim could still ask for it [default: what the job\'s claimants recorded (max-late + catch-up + lease x attempts), or 24h when the store does not know; 1h for claim-only jobs]. Shorter than the recorded need is refused' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -353,7 +354,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l command-timeo
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l all -d 'Trim every job under the prefix (both layouts)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l dry-run -d 'Only report what would be removed'
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s y -l yes -d 'Do not ask for confirmation (needed when stdin is not a terminal)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
@@ -365,10 +366,10 @@ failed\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l reason -d 'Why, recorded with the attempt (an incident number, a sentence)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l by -d 'Who releases, recorded with the attempt [default: $USER@host:pid]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -382,16 +383,16 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l command-ti
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l all -d 'Every lease job (with --expired)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l dry-run -d 'Only show what would be released'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s y -l yes -d 'Do not ask for confirmation (needed when stdin is not a terminal)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -404,7 +405,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l connect-ti
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l dry-run -d 'Only report what would change'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -s y -l yes -d 'Do not ask for confirmation (needed when stdin is not a terminal)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
@@ -429,10 +430,10 @@ continue\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l kill-after -d 'Grace between SIGTERM and SIGKILL when anarchon stops the command' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l timeout -d 'Stop the command after this long and record it as failed (exit 124)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -443,20 +444,21 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l new -d 'Create the job if the store does not know it yet. Needed only on a terminal (a person\'s typo must not create a job); scripts create jobs as they run them'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l shell -d 'Run the command line with /bin/sh -c (the words after -- joined by spaces)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l foreground -d 'Keep the command in anarchon\'s process group, so it can read from the terminal (as `timeout --foreground`). Signals then reach the command alone, not its children'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s q -l quiet -d 'No progress or notes on stderr; errors and lost leases are still reported'
-complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l pings -d 'How many PINGs measure the latency' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -467,17 +469,17 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l command-timeout -d 'Give up waiting for one reply after this long' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l dir -d 'Write every shell\'s completions into this directory instead' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -488,17 +490,17 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l command-timeout -d 'Give up waiting for one reply after this long' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l dir -d 'Write anarchon.1 and one page per command into this directory instead' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l host -d 'Host to connect to, instead of --redis (with --port, --db, --user, --password-file)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l port -d 'Port, with --host [default: 6379]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l db -d 'Database number, with --host [default: 0]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l user -d 'ACL user name, with --host' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
@@ -509,7 +511,7 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l command-timeout -d 'Give up waiting for one reply after this long' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host'
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l json -d 'Print one JSON document instead of text (stable shape, see README)'

@@ -28,76 +28,96 @@ pub struct GlobalArgs {
     /// redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db]
     /// to ask Sentinel for the current primary (after a failover, the new one).
     ///
-    /// Falls back to $ANARCHON_REDIS_URL, then $REDIS_URL, then redis://localhost:6379.
-    /// The password is never printed.
+    /// Without it: --host/--port/--db when given, else $ANARCHON_REDIS_URL, then $REDIS_URL,
+    /// then redis://localhost:6379. The password is never printed.
+    #[arg(long, global = true, value_name = "URL", help_heading = "Connection")]
+    pub redis: Option<String>,
+
+    /// Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like
+    /// redis-cli's, win over $ANARCHON_REDIS_URL and $REDIS_URL.
     #[arg(
         long,
         global = true,
-        value_name = "URL",
-        env = "ANARCHON_REDIS_URL",
-        hide_env_values = true
+        value_name = "HOST",
+        conflicts_with = "redis",
+        help_heading = "Connection"
     )]
-    pub redis: Option<String>,
-
-    /// Host to connect to, instead of --redis (with --port, --db, --user, --password-file).
-    #[arg(long, global = true, value_name = "HOST", conflicts_with = "redis")]
     pub host: Option<String>,
 
-    /// Port, with --host [default: 6379].
-    #[arg(long, global = true, value_name = "PORT", requires = "host")]
+    /// Port [default: 6379]; alone, on localhost.
+    #[arg(
+        long,
+        short = 'p',
+        global = true,
+        value_name = "PORT",
+        conflicts_with = "redis",
+        help_heading = "Connection"
+    )]
     pub port: Option<u16>,
 
-    /// Database number, with --host [default: 0].
-    #[arg(long, global = true, value_name = "DB", requires = "host")]
+    /// Database number [default: 0].
+    #[arg(
+        long,
+        short = 'n',
+        global = true,
+        value_name = "DB",
+        conflicts_with = "redis",
+        help_heading = "Connection"
+    )]
     pub db: Option<u32>,
 
-    /// ACL user name, with --host.
-    #[arg(long, global = true, value_name = "USER", requires = "host")]
+    /// ACL user name (on any URL or --host).
+    #[arg(long, global = true, value_name = "USER", help_heading = "Connection")]
     pub user: Option<String>,
 
     /// Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD).
     /// Used when the URL carries none. Never printed.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = "Connection")]
     pub password_file: Option<std::path::PathBuf>,
 
-    /// Connect with TLS (as a rediss:// URL does), with --host.
-    #[arg(long, global = true, requires = "host")]
+    /// Connect with TLS (as a rediss:// URL does), with --host or --port.
+    #[arg(
+        long,
+        global = true,
+        conflicts_with = "redis",
+        help_heading = "Connection"
+    )]
     pub tls: bool,
 
     /// Trust this PEM CA bundle for TLS instead of the system's.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = "Connection")]
     pub tls_ca: Option<std::path::PathBuf>,
 
     /// Do not verify the server's TLS certificate (testing only).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Connection")]
     pub tls_insecure: bool,
 
     /// Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Connection")]
     pub cluster: bool,
 
     /// Prefix of every key, as the scheduler's `prefix` option.
-    #[arg(long, global = true, value_name = "PREFIX", env = "ANARCHON_PREFIX", default_value = crate::store::DEFAULT_PREFIX)]
+    #[arg(long, global = true, value_name = "PREFIX", env = "ANARCHON_PREFIX", default_value = crate::store::DEFAULT_PREFIX, help_heading = "Store")]
     pub prefix: String,
 
     /// redis, or valkey: the Valkey flavour, which refuses the idmp strategy.
-    #[arg(long, global = true, value_enum, env = "ANARCHON_BACKEND", default_value_t = Backend::Redis, value_name = "BACKEND")]
+    #[arg(long, global = true, value_enum, env = "ANARCHON_BACKEND", default_value_t = Backend::Redis, value_name = "BACKEND", help_heading = "Store")]
     pub backend: Backend,
 
     /// Print one JSON document instead of text (stable shape, see README).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Output")]
     pub json: bool,
 
     /// When to use colour: auto (a terminal without NO_COLOR), always, never.
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
     pub color: ColorChoice,
 
     /// Give up connecting after this long.
-    #[arg(long, global = true, value_parser = parse_duration, default_value = "5s", value_name = "DURATION")]
+    #[arg(long, global = true, value_parser = parse_duration, default_value = "5s", value_name = "DURATION", help_heading = "Connection")]
     pub connect_timeout: Duration,
 
     /// Give up waiting for one reply after this long.
-    #[arg(long, global = true, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
+    #[arg(long, global = true, value_parser = parse_duration, default_value = "10s", value_name = "DURATION", help_heading = "Connection")]
     pub command_timeout: Duration,
 }
 

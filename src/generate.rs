@@ -36,15 +36,121 @@ pub fn write_completions(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// The environment anarchon reads, for the ENVIRONMENT section of every man page.
+const ENVIRONMENT: [(&str, &str); 7] = [
+    (
+        "ANARCHON_REDIS_URL",
+        "The Redis URL when --redis, --host, --port and --db are not given.",
+    ),
+    (
+        "REDIS_URL",
+        "The Redis URL when ANARCHON_REDIS_URL is not set either.",
+    ),
+    (
+        "ANARCHON_REDIS_PASSWORD",
+        "The password when the URL carries none and --password-file is not given. Never passed to the command of run.",
+    ),
+    (
+        "ANARCHON_PREFIX",
+        "The key prefix (--prefix), cron: by default.",
+    ),
+    ("ANARCHON_BACKEND", "redis or valkey (--backend)."),
+    ("NO_COLOR", "When set, no colour (as --color never)."),
+    (
+        "ANARCHON_JOB, ANARCHON_SLOT, ANARCHON_ATTEMPT, ANARCHON_RUNNER",
+        "Set by run and run-now for the command they run.",
+    ),
+];
+
+/// Escapes one line of text for roff: backslashes, hyphens, and a leading dot or quote.
+fn roff_text(line: &str) -> String {
+    let escaped = line.replace('\\', "\\e").replace('-', "\\-");
+    if escaped.starts_with('.') || escaped.starts_with('\'') {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
+}
+
+/// One man page: clap_mangen's sections (name, synopsis, description, options, subcommands), then
+/// EXAMPLES (from the command's `Examples:` help), EXIT STATUS and ENVIRONMENT, which clap has no
+/// place for.
+fn render_page(cmd: &clap::Command, out: &mut Vec<u8>) -> io::Result<()> {
+    let man = clap_mangen::Man::new(cmd.clone());
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    man.render_description_section(out)?;
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(out)?;
+    }
+    if cmd.has_subcommands() {
+        man.render_subcommands_section(out)?;
+    }
+    let mut roff = String::new();
+    if let Some(help) = cmd.get_after_long_help() {
+        let text = help.to_string();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.trim() != "Examples:")
+            .map(str::trim)
+            .collect();
+        roff.push_str(".SH EXAMPLES\n.nf\n");
+        for line in lines {
+            roff.push_str(&roff_text(line));
+            roff.push('\n');
+        }
+        roff.push_str(".fi\n");
+    }
+    roff.push_str(".SH \"EXIT STATUS\"\n");
+    for code in crate::error::ExitCode::ALL {
+        roff.push_str(&format!(
+            ".TP\n{}\n{}\n",
+            code.code(),
+            roff_text(code.meaning())
+        ));
+    }
+    roff.push_str(".PP\nrun and run\\-now with a command exit with the command's own code (128+N for signal N).\n");
+    roff.push_str(".SH ENVIRONMENT\n");
+    for (name, meaning) in ENVIRONMENT {
+        roff.push_str(&format!(
+            ".TP\n.B {}\n{}\n",
+            roff_text(name),
+            roff_text(meaning)
+        ));
+    }
+    out.extend_from_slice(roff.as_bytes());
+    if cmd.get_version().is_some() {
+        man.render_version_section(out)?;
+    }
+    Ok(())
+}
+
+/// The command tree as man pages see it (built, so subcommands are named `anarchon-<command>`).
+fn built_command() -> clap::Command {
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    cmd
+}
+
 /// The top-level man page (roff).
 pub fn man_page() -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    render_page(&built_command(), &mut out)?;
     Ok(out)
 }
 
 /// Writes `anarchon.1` and one `anarchon-<command>.1` per subcommand into `dir`.
 pub fn write_man_pages(dir: &Path) -> io::Result<()> {
+    fn write(cmd: &clap::Command, dir: &Path) -> io::Result<()> {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            write(sub, dir)?;
+        }
+        let mut out = Vec::new();
+        render_page(cmd, &mut out)?;
+        let name = clap_mangen::Man::new(cmd.clone()).get_filename();
+        std::fs::write(dir.join(name), out)
+    }
     std::fs::create_dir_all(dir)?;
-    clap_mangen::generate_to(Cli::command(), dir)
+    write(&built_command(), dir)
 }

@@ -23,6 +23,11 @@ impl GlobalArgs {
         self.redis
             .clone()
             .filter(|u| !u.is_empty())
+            .or_else(|| {
+                std::env::var("ANARCHON_REDIS_URL")
+                    .ok()
+                    .filter(|u| !u.is_empty())
+            })
             .or_else(|| std::env::var("REDIS_URL").ok().filter(|u| !u.is_empty()))
             .unwrap_or_else(|| "redis://localhost:6379".to_string())
     }
@@ -30,9 +35,17 @@ impl GlobalArgs {
     /// Everything needed to connect: the URL (built from --host and friends when given), the
     /// password from --password-file or $ANARCHON_REDIS_PASSWORD when the URL has none, TLS, cluster.
     pub fn connect_options(&self) -> Result<ConnectOptions> {
-        let text = match &self.host {
-            Some(host) => crate::connection::url_for(host, self.port, self.db, self.tls),
-            None => self.redis_url(),
+        // A flag typed on the command line beats a URL from the environment, as with redis-cli;
+        // `--port 6380` alone means localhost.
+        let text = if self.host.is_some() || self.port.is_some() || self.db.is_some() {
+            crate::connection::url_for(
+                self.host.as_deref().unwrap_or("localhost"),
+                self.port,
+                self.db,
+                self.tls,
+            )
+        } else {
+            self.redis_url()
         };
         let (text, sentinel) = if text.contains("+sentinel://") {
             let (target, plain) = crate::connection::SentinelTarget::parse(&text).map_err(|e| {

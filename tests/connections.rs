@@ -433,3 +433,44 @@ fn redis_cluster_claims_runs_and_lists_jobs_on_every_node() {
     let v = json(&cli(&["doctor", "--json"]));
     assert_eq!(v["server"]["mode"], "cluster");
 }
+
+/// redis-cli habits: `-p PORT` alone means localhost, and a flag typed on the command line wins
+/// over a URL in the environment.
+#[test]
+fn port_alone_means_localhost_and_flags_beat_the_environment() {
+    let s = Server::start();
+    let port = s.port.to_string();
+    let dead = format!("redis://127.0.0.1:{}", common::dead_port());
+    for env in [None, Some(dead.as_str())] {
+        let mut cmd = common::anarchon();
+        if let Some(url) = env {
+            cmd.env("ANARCHON_REDIS_URL", url);
+        }
+        let out = cmd
+            .args([
+                "-p",
+                &port,
+                "claim",
+                "j",
+                "--slot",
+                "60000",
+                "--overlap",
+                "allow",
+            ])
+            .output()
+            .unwrap();
+        // The first claim wins; the second finds it held: both reached the server.
+        assert!(
+            [Some(0), Some(82)].contains(&out.status.code()),
+            "env {env:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(s.run("j", "60000").is_some());
+    // --redis and --port together are a contradiction, said before anything is sent.
+    let out = common::anarchon()
+        .args(["--redis", &s.url, "--port", &port, "list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -73,3 +73,14 @@ fn the_completions_command_prints_each_shell() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains(".TH anarchon"));
 }
+
+/// Man pages have the sections a man page reader looks for (clap has no place for them).
+#[test]
+fn man_pages_have_examples_exit_status_and_environment() {
+    let page = std::fs::read_to_string("man/anarchon-release.1").unwrap();
+    for section in [".SH EXAMPLES", ".SH \"EXIT STATUS\"", ".SH ENVIRONMENT"] {
+        assert!(page.contains(section), "{section} missing");
+    }
+    assert!(!page.contains(".SH EXTRA"));
+    assert!(page.contains("ANARCHON_REDIS_URL"));
+}
