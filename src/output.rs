@@ -110,10 +110,20 @@ impl Output {
             None => "-".to_string(),
             Some(ms) if self.tty => format!(
                 "{} ({})",
-                crate::time::rfc3339(ms),
+                crate::time::compact(ms),
                 crate::time::relative(ms, now_ms)
             ),
             Some(ms) => crate::time::rfc3339(ms),
+        }
+    }
+
+    /// A time in a table: compact on a terminal (UTC, whole seconds), RFC 3339 with milliseconds
+    /// when piped, for scripts.
+    pub fn time(&self, ms: i64) -> String {
+        if self.tty {
+            crate::time::compact(ms)
+        } else {
+            crate::time::rfc3339(ms)
         }
     }
 

@@ -107,6 +107,15 @@ pub fn rfc3339(ms: i64) -> String {
     }
 }
 
+/// A time for a table on a terminal: `2026-12-02 15:10:00` (UTC, whole seconds), a third shorter
+/// than RFC 3339 with milliseconds, so a row fits a 100-column terminal.
+pub fn compact(ms: i64) -> String {
+    match Utc.timestamp_millis_opt(ms).single() {
+        Some(t) => t.format("%Y-%m-%d %H:%M:%S").to_string(),
+        None => format!("@{ms}ms"),
+    }
+}
+
 /// "3m ago" / "in 25s", relative to `now_ms`, rounded to one unit.
 pub fn relative(ms: i64, now_ms: i64) -> String {
     let delta = ms - now_ms;

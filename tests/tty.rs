@@ -144,6 +144,22 @@ fn tables_colours_and_relative_times_on_a_terminal() {
         "no table borders: {shown}"
     );
     assert!(shown.contains(" ago)"), "no relative time: {shown}");
+    // Compact times (UTC, whole seconds) so a row fits a 100-column terminal.
+    let compact = regex_lite_compact(&shown);
+    assert!(compact, "no compact time: {shown}");
+    assert!(
+        !shown.contains(".000Z"),
+        "RFC 3339 with milliseconds on a terminal: {shown}"
+    );
+    let shown = text(&on_tty(&s, "history billing", "", &[("COLUMNS", "100")]));
+    assert!(
+        shown
+            .lines()
+            .filter(|l| l.contains("1970-01-01 00:"))
+            .count()
+            >= 2,
+        "one line per run at 100 columns: {shown}"
+    );
 
     // A terminal that reports no width still gets a readable table.
     let shown = text(&on_tty(&s, "list", "", &[("COLUMNS", "0")]));
@@ -241,4 +257,16 @@ fn a_typo_typed_on_a_terminal_creates_no_job() {
     );
     let out = on_tty(&s, "run-now brand-new --new -- true", "", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+/// Whether `text` shows a time as `YYYY-MM-DD HH:MM:SS`.
+fn regex_lite_compact(text: &str) -> bool {
+    text.as_bytes().windows(19).any(|w| {
+        w.iter().enumerate().all(|(i, b)| match i {
+            4 | 7 => *b == b'-',
+            10 => *b == b' ',
+            13 | 16 => *b == b':',
+            _ => b.is_ascii_digit(),
+        })
+    })
 }

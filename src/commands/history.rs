@@ -59,7 +59,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         .iter()
         .map(|e| {
             let mut row = vec![
-                e.slot_time.clone(),
+                ctx.out.time(e.slot),
                 e.attempt.map_or("-".into(), |a| a.to_string()),
                 e.status.clone(),
                 e.runner.clone(),

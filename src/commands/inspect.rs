@@ -17,7 +17,7 @@ use crate::store::job::{
 };
 use crate::store::keys::hash_slot;
 use crate::store::read::KeyInfo;
-use crate::time::{humanize, rfc3339};
+use crate::time::humanize;
 
 /// `inspect --json`.
 #[derive(Debug, Serialize)]
@@ -149,7 +149,7 @@ fn print_text(ctx: &Context, d: &JobDetail) {
                         format!("{} ago", humanize((d.server_time - at).max(0) as u64))
                     });
                     vec![
-                        rfc3339(a.state.slot),
+                        out.time(a.state.slot),
                         a.state.attempt.to_string(),
                         out.token(&a.state.token),
                         a.state.runner.clone(),
@@ -197,7 +197,7 @@ fn print_text(ctx: &Context, d: &JobDetail) {
                     _ => "-".to_string(),
                 };
                 vec![
-                    r.slot_time.clone(),
+                    out.time(r.entry.slot),
                     e.attempt.map_or("-".to_string(), |a| a.to_string()),
                     e.status.clone().unwrap_or_else(|| "claimed".into()),
                     e.runner.clone(),

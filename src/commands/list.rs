@@ -144,7 +144,7 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
                 s.job.clone(),
                 s.layout.as_str().to_string(),
                 s.in_progress.to_string(),
-                s.last_slot.map_or("-".to_string(), rfc3339),
+                s.last_slot.map_or("-".to_string(), |t| ctx.out.time(t)),
                 s.state(now).unwrap_or("-").to_string(),
                 s.last_runner.clone().unwrap_or_else(|| "-".into()),
                 ctx.out.when(s.last_result_at, now),
@@ -234,7 +234,7 @@ async fn list_active(
             .map(|a| {
                 vec![
                     a.job.clone(),
-                    rfc3339(a.run.state.slot),
+                    ctx.out.time(a.run.state.slot),
                     a.run.state.attempt.to_string(),
                     a.run.state.runner.clone(),
                     humanize(a.run.running_for_ms.max(0) as u64),
