@@ -893,7 +893,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__history)
-            opts="-v -p -n -h --strategy --since --status --last --verbose --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
+            opts="-v -f -w -p -n -h --all --strategy --since --status --last --verbose --follow --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -912,6 +912,10 @@ _anarchon() {
                     return 0
                     ;;
                 --last)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -979,7 +983,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__inspect)
-            opts="-p -n -h --strategy --last --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
+            opts="-w -p -n -h --strategy --last --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -990,6 +994,10 @@ _anarchon() {
                     return 0
                     ;;
                 --last)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1057,7 +1065,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__list)
-            opts="-p -n -h --pattern --strategy --active --status --sort --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
+            opts="-w -p -n -h --pattern --strategy --active --status --sort --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1077,6 +1085,10 @@ _anarchon() {
                     ;;
                 --sort)
                     COMPREPLY=($(compgen -W "name last-run state" -- "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --redis)

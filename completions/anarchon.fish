@@ -226,6 +226,7 @@ claimed\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l sort -d 'Order of the rows' -r -f -a "name\t'By job name'
 last-run\t'Newest run first'
 state\t'By state, then name (expired and failed first)'"
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l interval -d 'How often --watch (and history --follow) reads the store again' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
@@ -242,6 +243,7 @@ never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l active -d 'List every run in progress across the jobs instead: job, slot, attempt, runner, running for, lease left (or expired)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
@@ -252,6 +254,7 @@ stream-id\t''
 idmp\t''
 script\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l last -d 'How many of the newest runs to show' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l interval -d 'How often --watch (and history --follow) reads the store again' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
@@ -267,6 +270,7 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
@@ -282,6 +286,7 @@ finished\t''
 failed\t''
 interrupted\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l last -d 'At most this many entries' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l interval -d 'How often --watch (and history --follow) reads the store again' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
@@ -297,7 +302,10 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l all -d 'With --follow: every job under the prefix (jobs that appear later too)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s v -l verbose -d 'Add a column with the last line each attempt left on stderr (or why it ended)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s f -l follow -d 'Then print each attempt as it ends, until interrupted (like `tail -f`; the store is read every --interval)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'

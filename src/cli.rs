@@ -469,7 +469,7 @@ pub enum LeaseLostAction {
     Continue,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ListArgs {
     /// Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`).
     #[arg(long, default_value = "*", value_name = "GLOB")]
@@ -491,6 +491,22 @@ pub struct ListArgs {
     /// Order of the rows.
     #[arg(long, value_enum, default_value = "name", value_name = "KEY")]
     pub sort: ListSort,
+
+    #[command(flatten)]
+    pub watch: WatchArgs,
+}
+
+/// `--watch`: show it again every --interval, like `watch` or `kubectl get -w`.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    /// Show it again every --interval until interrupted: redrawn in place on a terminal, repeated
+    /// below a time line when piped.
+    #[arg(long, short = 'w')]
+    pub watch: bool,
+
+    /// How often --watch (and history --follow) reads the store again.
+    #[arg(long, value_parser = parse_duration, default_value = "2s", value_name = "DURATION")]
+    pub interval: Duration,
 }
 
 /// How `list` orders its rows.
@@ -504,7 +520,7 @@ pub enum ListSort {
     State,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct InspectArgs {
     /// The job's name.
     pub job: String,
@@ -516,12 +532,20 @@ pub struct InspectArgs {
     /// How many of the newest runs to show.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub last: usize,
+
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct HistoryArgs {
-    /// The job's name.
-    pub job: String,
+    /// The job's name (or --follow --all).
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub job: Option<String>,
+
+    /// With --follow: every job under the prefix (jobs that appear later too).
+    #[arg(long, requires = "follow")]
+    pub all: bool,
 
     /// Which layout to read: lease, or a claim-only strategy [default: whichever exists].
     #[arg(long, value_enum, value_name = "STRATEGY")]
@@ -542,6 +566,14 @@ pub struct HistoryArgs {
     /// Add a column with the last line each attempt left on stderr (or why it ended).
     #[arg(long, short)]
     pub verbose: bool,
+
+    /// Then print each attempt as it ends, until interrupted (like `tail -f`; the store is read
+    /// every --interval).
+    #[arg(long, short = 'f', conflicts_with = "watch")]
+    pub follow: bool,
+
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 #[derive(Debug, Args)]

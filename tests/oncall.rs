@@ -305,3 +305,106 @@ fn list_tells_an_expired_lease_from_a_running_one_and_lists_live_leases() {
         );
     }
 }
+
+/// A child whose stdout lines arrive on a channel, so a test can wait for one with a deadline.
+struct Watched {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Watched {
+    fn start(s: &Server, args: &[&str]) -> Watched {
+        use std::io::BufRead;
+        let mut child = s
+            .anarchon_process()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                if tx.send(line.unwrap_or_default()).is_err() {
+                    break;
+                }
+            }
+        });
+        Watched { child, lines }
+    }
+
+    /// Waits (up to 15 s) for a line that satisfies `want`, returning it.
+    fn wait_for(&self, what: &str, want: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if want(&line) => return line,
+                Ok(_) => {}
+                Err(_) => panic!("no line: {what}"),
+            }
+        }
+    }
+
+    /// Ctrl-C: the watch ends quietly with exit 0.
+    fn interrupt(mut self) {
+        std::process::Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        let status = self.child.wait().unwrap();
+        assert_eq!(status.code(), Some(0));
+    }
+}
+
+#[test]
+fn list_watch_repeats_and_history_follow_prints_runs_as_they_end() {
+    let s = Server::start();
+    assert_eq!(
+        s.cli(&["run", "--job", "a", "--slot", "60000", "--", "true"])
+            .status
+            .code(),
+        Some(0)
+    );
+
+    let watch = Watched::start(&s, &["list", "--watch", "--interval", "200ms"]);
+    watch.wait_for("a first round", |l| l.starts_with("--- "));
+    watch.wait_for("the job", |l| l.starts_with("a "));
+    watch.wait_for("a second round", |l| l.starts_with("--- "));
+    watch.interrupt();
+
+    let follow = Watched::start(
+        &s,
+        &["history", "a", "--follow", "--interval", "200ms", "--json"],
+    );
+    follow.wait_for("the backlog", |l| l.contains("\"slot\":60000"));
+    assert_eq!(
+        s.cli(&[
+            "run", "--job", "a", "--slot", "120000", "--", "sh", "-c", "exit 4"
+        ])
+        .status
+        .code(),
+        Some(4)
+    );
+    let line = follow.wait_for("the new run", |l| l.contains("\"slot\":120000"));
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        (v["job"].as_str(), v["status"].as_str()),
+        (Some("a"), Some("failed"))
+    );
+    follow.interrupt();
+
+    // Every job, those that appear later too.
+    let all = Watched::start(&s, &["history", "--follow", "--all", "--interval", "200ms"]);
+    all.wait_for("the backlog", |l| l.contains(" a @ "));
+    assert_eq!(
+        s.cli(&["run", "--job", "b", "--slot", "60000", "--", "true"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let line = all.wait_for("the new job's run", |l| l.contains(" b @ "));
+    assert!(line.contains("finished"), "{line}");
+    all.interrupt();
+}

@@ -21,7 +21,9 @@ struct HistoryReport<'a> {
 }
 
 pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
-    ctx.lease_keys(&args.job)?;
+    // Without --follow a job is required (clap: --all needs --follow).
+    let job = args.job.clone().unwrap_or_default();
+    ctx.lease_keys(&job)?;
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
     let now = check.server_now_ms;
@@ -30,11 +32,11 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     let (layout, _) = locate_job(
         &mut conn,
         ctx.prefix(),
-        &args.job,
+        &job,
         args.strategy.map(StrategyName::layout),
     )
     .await?;
-    let keys = JobKeys::new(layout, ctx.prefix(), &args.job, check.lease_format());
+    let keys = JobKeys::new(layout, ctx.prefix(), &job, check.lease_format());
     let filter = HistoryFilter {
         since,
         status: args.status.clone(),
@@ -44,7 +46,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
 
     if ctx.out.json {
         ctx.out.print_json(&HistoryReport {
-            job: &args.job,
+            job: &job,
             server_time: now,
             since,
             entries,
@@ -52,7 +54,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Ok);
     }
     if entries.is_empty() {
-        eprintln!("no history for {} matching these filters", args.job);
+        eprintln!("no history for {job} matching these filters");
         return Ok(ExitCode::Ok);
     }
     let rows = entries
@@ -82,4 +84,133 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     }
     crate::outln!("{}", ctx.out.table(&header, rows));
     Ok(ExitCode::Ok)
+}
+
+/// One line of `history --follow`.
+#[derive(Debug, Serialize)]
+struct FollowLine<'a> {
+    job: &'a str,
+    #[serde(flatten)]
+    entry: &'a HistoryEntry,
+}
+
+/// `history --follow`: the newest attempts, then each attempt as it starts and ends, until Ctrl-C
+/// (like `tail -f` and `kubectl get -w`). The store is read every --interval: format 2 keeps no
+/// stream to block on, and a poll of each job's newest results costs a few reads. With --all,
+/// one pipelined read of every job's summary says which jobs changed; only those are read.
+pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
+    use std::collections::{HashMap, HashSet};
+
+    crate::store::validate_prefix(ctx.prefix())?;
+    if let Some(job) = &args.job {
+        ctx.lease_keys(job)?;
+    }
+    let mut conn = ctx.connect().await?;
+    let mut seen: HashSet<(String, i64, Option<u32>, String, String)> = HashSet::new();
+    let mut last_change: HashMap<String, (Option<i64>, u64, Option<i64>)> = HashMap::new();
+    let mut first = true;
+    loop {
+        let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
+        let now = check.server_now_ms;
+        let jobs = match &args.job {
+            Some(job) => {
+                let (layout, _) = locate_job(
+                    &mut conn,
+                    ctx.prefix(),
+                    job,
+                    args.strategy.map(StrategyName::layout),
+                )
+                .await?;
+                vec![crate::store::discover::JobRef {
+                    name: job.clone(),
+                    layout,
+                }]
+            }
+            None => {
+                let all = crate::store::discover::find_jobs(&mut conn, ctx.prefix(), "*").await?;
+                let (summaries, _) = crate::store::read::summarize(
+                    &mut conn,
+                    ctx.prefix(),
+                    &all,
+                    check.lease_format(),
+                )
+                .await?;
+                summaries
+                    .into_iter()
+                    .filter(|s| {
+                        let change = (s.last_result_at, s.in_progress, s.last_slot);
+                        last_change.insert(s.job.clone(), change) != Some(change)
+                    })
+                    .map(|s| crate::store::discover::JobRef {
+                        name: s.job,
+                        layout: s.layout,
+                    })
+                    .collect()
+            }
+        };
+        let mut new: Vec<(String, HistoryEntry)> = Vec::new();
+        for job in jobs {
+            let keys = JobKeys::new(job.layout, ctx.prefix(), &job.name, check.lease_format());
+            let filter = HistoryFilter {
+                since: None,
+                status: args.status.clone(),
+                last: if first { args.last } else { args.last.max(50) },
+            };
+            for entry in read_history(&mut conn, &keys, &filter, now).await? {
+                let key = (
+                    job.name.clone(),
+                    entry.slot,
+                    entry.attempt,
+                    entry.token.clone(),
+                    entry.status.clone(),
+                );
+                if seen.insert(key) {
+                    new.push((job.name.clone(), entry));
+                }
+            }
+        }
+        // Oldest first, as a log reads.
+        new.sort_by_key(|(_, e)| (e.ended_at.or(e.claimed_at).unwrap_or(e.slot), e.slot));
+        if first && new.len() > args.last {
+            new.drain(..new.len() - args.last);
+        }
+        for (job, entry) in &new {
+            print_follow_line(ctx, job, entry);
+        }
+        first = false;
+        tokio::select! {
+            _ = tokio::time::sleep(args.watch.interval) => {}
+            _ = tokio::signal::ctrl_c() => return Ok(ExitCode::Ok),
+        }
+    }
+}
+
+fn print_follow_line(ctx: &Context, job: &str, e: &HistoryEntry) {
+    if ctx.out.json {
+        ctx.out.print_json_line(&FollowLine { job, entry: e });
+        return;
+    }
+    let when = e
+        .ended_at
+        .or(e.claimed_at)
+        .map_or("-".to_string(), |t| ctx.out.time(t));
+    let detail = crate::output::result_detail(&e.result);
+    crate::outln!(
+        "{when}  {job} @ {}  attempt {}  {}  on {}  {}{}",
+        ctx.out.time(e.slot),
+        e.attempt.map_or("-".to_string(), |a| a.to_string()),
+        ctx.out
+            .paint(&e.status, crate::output::status_tone(&e.status)),
+        e.runner,
+        if e.status == "running" {
+            String::new()
+        } else {
+            result_summary(Some(&e.result))
+        },
+        if detail.is_empty() {
+            String::new()
+        } else {
+            format!("  {detail}")
+        }
+    );
 }

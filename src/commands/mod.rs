@@ -115,9 +115,19 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Claim(args) => claim::execute(args, ctx).await?,
         Command::Heartbeat(args) => heartbeat::execute(args, ctx).await?,
         Command::Finish(args) => finish::execute(args, ctx).await?,
-        Command::List(args) => list::execute(args, ctx).await?,
-        Command::Inspect(args) => inspect::execute(args, ctx).await?,
-        Command::History(args) => history::execute(args, ctx).await?,
+        Command::List(args) => {
+            let watch = args.watch.clone();
+            watched(&watch, ctx, || list::execute(args.clone(), ctx)).await?
+        }
+        Command::Inspect(args) => {
+            let watch = args.watch.clone();
+            watched(&watch, ctx, || inspect::execute(args.clone(), ctx)).await?
+        }
+        Command::History(args) if args.follow => history::follow(args, ctx).await?,
+        Command::History(args) => {
+            let watch = args.watch.clone();
+            watched(&watch, ctx, || history::execute(args.clone(), ctx)).await?
+        }
         Command::Trim(args) => trim::execute(args, ctx).await?,
         Command::Migrate(args) => migrate::execute(args, ctx).await?,
         Command::Logs(args) => logs::execute(args, ctx).await?,
@@ -137,6 +147,39 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Run(args) => return run::execute(args, ctx).await,
     };
     Ok(code.code())
+}
+
+/// Runs a read command once, or with --watch again every --interval until Ctrl-C: on a terminal
+/// the screen is cleared and redrawn under a line saying when, piped each round follows a line
+/// with the time (like `watch` and `kubectl get -w`). An error ends the watch.
+async fn watched<F, Fut>(
+    watch: &crate::cli::WatchArgs,
+    ctx: &Context,
+    mut run: F,
+) -> Result<crate::error::ExitCode>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<crate::error::ExitCode>>,
+{
+    if !watch.watch {
+        return run().await;
+    }
+    loop {
+        let stamp = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S UTC");
+        if ctx.out.tty && !ctx.out.json {
+            crate::outln!(
+                "\x1b[H\x1b[2Jevery {}: {stamp} (Ctrl-C to stop)\n",
+                humantime::format_duration(watch.interval)
+            );
+        } else if !ctx.out.json {
+            crate::outln!("--- {stamp}");
+        }
+        let code = run().await?;
+        tokio::select! {
+            _ = tokio::time::sleep(watch.interval) => {}
+            _ = tokio::signal::ctrl_c() => return Ok(code),
+        }
+    }
 }
 
 fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
