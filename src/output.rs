@@ -88,8 +88,24 @@ impl Output {
             table.load_preset(presets::NOTHING);
         }
         table.set_header(header.iter().map(|h| h.to_string()));
+        // A STATUS or STATE column is coloured by what it says (failed red, running yellow...),
+        // through comfy-table's own styling, which keeps the widths right.
+        let status_column = header.iter().position(|h| *h == "STATUS" || *h == "STATE");
         for row in rows {
-            table.add_row(row);
+            let cells = row.into_iter().enumerate().map(|(i, text)| {
+                let cell = comfy_table::Cell::new(&text);
+                match (self.color, status_column == Some(i)) {
+                    (true, true) => match status_tone(&text) {
+                        Tone::Good => cell.fg(comfy_table::Color::Green),
+                        Tone::Bad => cell.fg(comfy_table::Color::Red),
+                        Tone::Warn if text == "expired" => cell.fg(comfy_table::Color::Red),
+                        Tone::Warn => cell.fg(comfy_table::Color::Yellow),
+                        Tone::Dim => cell,
+                    },
+                    _ => cell,
+                }
+            });
+            table.add_row(cells.collect::<Vec<_>>());
         }
         if !self.tty {
             for column in table.column_iter_mut() {

@@ -144,6 +144,11 @@ fn tables_colours_and_relative_times_on_a_terminal() {
         "no table borders: {shown}"
     );
     assert!(shown.contains(" ago)"), "no relative time: {shown}");
+    // The STATUS column is coloured by what it says.
+    assert!(
+        shown.contains("\x1b["),
+        "no colour on a terminal: {shown:?}"
+    );
     // Compact times (UTC, whole seconds) so a row fits a 100-column terminal.
     let compact = regex_lite_compact(&shown);
     assert!(compact, "no compact time: {shown}");
