@@ -89,6 +89,10 @@ SCRIPTS = os.path.join(LUA, "v2") if FORMAT == 2 else LUA
 def lua(name):
     with open(os.path.join(SCRIPTS, "lib.lua")) as f:
         lib = f.read()
+    # Both formats' scripts include lua/pause.lua after their library, where it exists.
+    if os.path.exists(os.path.join(LUA, "pause.lua")):
+        with open(os.path.join(LUA, "pause.lua")) as f:
+            lib += "\n" + f.read()
     with open(os.path.join(SCRIPTS, name)) as f:
         return lib + "\n" + f.read()
 

@@ -50,6 +50,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand logs 'Show what a job''s runs left behind: stderr tail, exit code or signal, timeout, duration'
             cand trim 'Trim a job''s history (or every job''s) with the scheduler''s rules'
             cand release 'Break the lease of a run in progress, without its token (a hung or vanished holder)'
+            cand pause 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until'
+            cand resume 'End a job''s pause: its next scheduled run is claimed as usual'
             cand migrate 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
             cand run-now 'Start a manual run of a job now, with or without a command'
             cand doctor 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
@@ -189,7 +191,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --connect-timeout 'Give up connecting after this long'
             cand --command-timeout 'Give up waiting for one reply after this long'
             cand --no-backup 'When another host holds the run, exit at once (82) instead of waiting as its backup'
-            cand --skipped-ok 'Exit 0 instead of 80/81/82 when another host holds or already ran the slot (for monitoring that treats any non-zero cron exit as a failure). Too late (84) stays non-zero'
+            cand --skipped-ok 'Exit 0 instead of 80/81/82/87 when another host holds or already ran the slot, or the job is paused (for monitoring that treats any non-zero cron exit as a failure). Too late (84) stays non-zero'
             cand --shell 'Run the command line with /bin/sh -c (the words after -- joined by spaces)'
             cand --foreground 'Keep the command in anarchon''s process group, so it can read from the terminal (as `timeout --foreground`). Signals then reach the command alone, not its children'
             cand -q 'No progress or notes on stderr; errors and lost leases are still reported'
@@ -378,6 +380,54 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'anarchon;pause'= {
+            cand --until 'Until this time (RFC 3339, or ms since the epoch) [default: until `resume`]'
+            cand --for 'For this long from now, by the server''s clock'
+            cand --reason 'Why, shown by `list` and `inspect`'
+            cand --by 'Who pauses [default: $USER@host:pid]'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli''s, win over $ANARCHON_REDIS_URL and $REDIS_URL'
+            cand -p 'Port [default: 6379]; alone, on localhost'
+            cand --port 'Port [default: 6379]; alone, on localhost'
+            cand -n 'Database number [default: 0]'
+            cand --db 'Database number [default: 0]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see README)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'anarchon;resume'= {
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli''s, win over $ANARCHON_REDIS_URL and $REDIS_URL'
+            cand -p 'Port [default: 6379]; alone, on localhost'
+            cand --port 'Port [default: 6379]; alone, on localhost'
+            cand -n 'Database number [default: 0]'
+            cand --db 'Database number [default: 0]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see README)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'anarchon;migrate'= {
             cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli''s, win over $ANARCHON_REDIS_URL and $REDIS_URL'
@@ -524,6 +574,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand logs 'Show what a job''s runs left behind: stderr tail, exit code or signal, timeout, duration'
             cand trim 'Trim a job''s history (or every job''s) with the scheduler''s rules'
             cand release 'Break the lease of a run in progress, without its token (a hung or vanished holder)'
+            cand pause 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until'
+            cand resume 'End a job''s pause: its next scheduled run is claimed as usual'
             cand migrate 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
             cand run-now 'Start a manual run of a job now, with or without a command'
             cand doctor 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
@@ -550,6 +602,10 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;help;trim'= {
         }
         &'anarchon;help;release'= {
+        }
+        &'anarchon;help;pause'= {
+        }
+        &'anarchon;help;resume'= {
         }
         &'anarchon;help;migrate'= {
         }

@@ -55,6 +55,8 @@ complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "history" -d 'Show
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "logs" -d 'Show what a job\'s runs left behind: stderr tail, exit code or signal, timeout, duration'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "trim" -d 'Trim a job\'s history (or every job\'s) with the scheduler\'s rules'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "release" -d 'Break the lease of a run in progress, without its token (a hung or vanished holder)'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "pause" -d 'Pause a job across the fleet: every host\'s `run` skips it (exit 87) until `resume` or --until'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "resume" -d 'End a job\'s pause: its next scheduled run is claimed as usual'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "migrate" -d 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "run-now" -d 'Start a manual run of a job now, with or without a command'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "doctor" -d 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
@@ -203,7 +205,7 @@ never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l no-backup -d 'When another host holds the run, exit at once (82) instead of waiting as its backup'
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l skipped-ok -d 'Exit 0 instead of 80/81/82 when another host holds or already ran the slot (for monitoring that treats any non-zero cron exit as a failure). Too late (84) stays non-zero'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l skipped-ok -d 'Exit 0 instead of 80/81/82/87 when another host holds or already ran the slot, or the job is paused (for monitoring that treats any non-zero cron exit as a failure). Too late (84) stays non-zero'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l shell -d 'Run the command line with /bin/sh -c (the words after -- joined by spaces)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l foreground -d 'Keep the command in anarchon\'s process group, so it can read from the terminal (as `timeout --foreground`). Signals then reach the command alone, not its children'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s q -l quiet -d 'No progress or notes on stderr; errors and lost leases are still reported'
@@ -219,6 +221,7 @@ idmp\t''
 script\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l status -d 'Only jobs whose newest run is in this state (`expired`: marked running, lease ended)' -r -f -a "running\t''
 expired\t''
+paused\t''
 finished\t''
 failed\t''
 interrupted\t''
@@ -396,6 +399,50 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l tls-insecu
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l until -d 'Until this time (RFC 3339, or ms since the epoch) [default: until `resume`]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l for -d 'For this long from now, by the server\'s clock' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l reason -d 'Why, shown by `list` and `inspect`' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l by -d 'Who pauses [default: $USER@host:pid]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l user -d 'ACL user name (on any URL or --host)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l user -d 'ACL user name (on any URL or --host)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
@@ -524,19 +571,21 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-insecure -
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "claim" -d 'Claim one run of a job: exactly one caller wins it'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "heartbeat" -d 'Push the lease of a run you hold forward (only with the current attempt\'s token)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "finish" -d 'End a run you hold as ok or failed, recording its result'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "run" -d 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "list" -d 'List every job under the prefix: layout, runs in progress, last run, last result, history'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "inspect" -d 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "history" -d 'Show a job\'s attempts and results, newest first'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "logs" -d 'Show what a job\'s runs left behind: stderr tail, exit code or signal, timeout, duration'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "trim" -d 'Trim a job\'s history (or every job\'s) with the scheduler\'s rules'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "release" -d 'Break the lease of a run in progress, without its token (a hung or vanished holder)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "migrate" -d 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "run-now" -d 'Start a manual run of a job now, with or without a command'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "doctor" -d 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "man" -d 'Print the man page, or write one per command to --dir'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release migrate run-now doctor completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "claim" -d 'Claim one run of a job: exactly one caller wins it'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "heartbeat" -d 'Push the lease of a run you hold forward (only with the current attempt\'s token)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "finish" -d 'End a run you hold as ok or failed, recording its result'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "run" -d 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "list" -d 'List every job under the prefix: layout, runs in progress, last run, last result, history'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "inspect" -d 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "history" -d 'Show a job\'s attempts and results, newest first'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "logs" -d 'Show what a job\'s runs left behind: stderr tail, exit code or signal, timeout, duration'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "trim" -d 'Trim a job\'s history (or every job\'s) with the scheduler\'s rules'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "release" -d 'Break the lease of a run in progress, without its token (a hung or vanished holder)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "pause" -d 'Pause a job across the fleet: every host\'s `run` skips it (exit 87) until `resume` or --until'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "resume" -d 'End a job\'s pause: its next scheduled run is claimed as usual'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "migrate" -d 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "run-now" -d 'Start a manual run of a job now, with or without a command'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "doctor" -d 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "man" -d 'Print the man page, or write one per command to --dir'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

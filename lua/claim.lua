@@ -12,7 +12,7 @@ local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
 local now = server_now_ms()
 local lease_end = now + lease_ms
-local keep_ms, stored_protect, trimmed_to = read_job_limits(tonumber(ARGV[10]))
+local keep_ms, stored_protect, trimmed_to, pause = read_job_limits(tonumber(ARGV[10]))
 
 local function reply(outcome, attempt, end_ms, who, status, other)
   return {outcome, tostring(attempt or ''), tostring(end_ms or ''), who or '', status or '', tostring(now), other or ''}
@@ -26,6 +26,11 @@ if not run.status then
   -- Trimming removed runs up to trimmed_to: this one may have run already, so it must not run again.
   if trimmed_to and tonumber(slot) <= trimmed_to then
     return reply('done', nil, nil, '', 'trimmed', '')
+  end
+  if kind == 'scheduled' then
+    -- Paused (lua/pause.lua): answered paused (lease_end: when the pause ends, empty until resumed).
+    local is_paused, ends = paused(tonumber(slot), now, pause[1], pause[2], pause[3])
+    if is_paused then return reply('paused', nil, ends, '', 'paused', '') end
   end
   -- The other runs in progress: end those nobody can take over any more, and look for an overlap.
   -- A run is abandoned when its lease expired more than one lease ago (a waiting backup takes over

@@ -107,11 +107,12 @@ end
 -- A claim raises protect_ms to its own keep_ms, so one host's `run --catch-up 2h` protects runs from
 -- every other host's trimming and from `anarchon trim`.
 local function read_job_limits(keep_ms)
-  local v = redis.call('HMGET', KEYS[6], 'protect_ms', 'trimmed_to')
+  local v = redis.call('HMGET', KEYS[6], 'protect_ms', 'trimmed_to', 'paused_at', 'paused_until',
+    'resumed_at')
   local stored = tonumber(v[1])
   local protect = keep_ms
   if stored and stored > protect then protect = stored end
-  return protect, stored, tonumber(v[2])
+  return protect, stored, tonumber(v[2]), {tonumber(v[3]), tonumber(v[4]), tonumber(v[5])}
 end
 
 -- Plans trimming: history_size runs are kept, and with ttl_ms > 0 runs older than ttl_ms go too.

@@ -214,6 +214,20 @@ pub enum Command {
     )]
     Release(ReleaseArgs),
 
+    /// Pause a job across the fleet: every host's `run` skips it (exit 87) until `resume` or --until.
+    ///
+    /// Like Kubernetes CronJob `suspend`: runs in progress go on, manual runs (`run-now`) still
+    /// work, and the slots due during the pause are skipped, not caught up later. `list` and
+    /// `inspect` show who paused it, why and until when. Lease strategy.
+    #[command(
+        after_long_help = examples(&["anarchon pause billing --reason \"bank holiday, INC-77\"", "anarchon pause billing --until 2026-12-26T00:00:00Z", "anarchon pause billing --for 2h"])
+    )]
+    Pause(PauseArgs),
+
+    /// End a job's pause: its next scheduled run is claimed as usual.
+    #[command(after_long_help = examples(&["anarchon resume billing"]))]
+    Resume(ResumeArgs),
+
     /// Convert the store to the newest format (format 1 to 2), safely while hosts claim.
     ///
     /// Upgrade every host first: an anarchon older than this one refuses a format 2 store (it
@@ -445,8 +459,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_backup: bool,
 
-    /// Exit 0 instead of 80/81/82 when another host holds or already ran the slot (for
-    /// monitoring that treats any non-zero cron exit as a failure). Too late (84) stays non-zero.
+    /// Exit 0 instead of 80/81/82/87 when another host holds or already ran the slot, or the job
+    /// is paused (for monitoring that treats any non-zero cron exit as a failure). Too late (84)
+    /// stays non-zero.
     #[arg(long)]
     pub skipped_ok: bool,
 
@@ -485,7 +500,7 @@ pub struct ListArgs {
     pub active: bool,
 
     /// Only jobs whose newest run is in this state (`expired`: marked running, lease ended).
-    #[arg(long, value_parser = ["running", "expired", "finished", "failed", "interrupted", "claimed"], value_name = "STATE")]
+    #[arg(long, value_parser = ["running", "expired", "paused", "finished", "failed", "interrupted", "claimed"], value_name = "STATE")]
     pub status: Option<String>,
 
     /// Order of the rows.
@@ -734,6 +749,34 @@ pub struct ReleaseArgs {
 pub enum ReleaseStatusArg {
     Interrupted,
     Failed,
+}
+
+#[derive(Debug, Args)]
+pub struct PauseArgs {
+    /// The job's name.
+    pub job: String,
+
+    /// Until this time (RFC 3339, or ms since the epoch) [default: until `resume`].
+    #[arg(long, value_parser = parse_slot, value_name = "TIME", conflicts_with = "for_")]
+    pub until: Option<SlotSpec>,
+
+    /// For this long from now, by the server's clock.
+    #[arg(long = "for", id = "for_", value_parser = parse_duration, value_name = "DURATION")]
+    pub for_: Option<Duration>,
+
+    /// Why, shown by `list` and `inspect`.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    /// Who pauses [default: $USER@host:pid].
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The job's name.
+    pub job: String,
 }
 
 #[derive(Debug, Args)]

@@ -33,6 +33,8 @@ pub enum ExitCode {
     NotFound = 85,
     /// `doctor`: at least one check failed.
     CheckFailed = 86,
+    /// `claim`/`run`: the job is paused (`anarchon pause`); nothing was claimed.
+    Paused = 87,
     /// `run --timeout`: the command ran too long and was killed (as coreutils `timeout`).
     Timeout = 124,
     /// Redis could not be reached, refused our credentials, or timed out.
@@ -47,7 +49,7 @@ pub enum ExitCode {
 
 impl ExitCode {
     /// Every exit code, in the order `--help` lists them.
-    pub const ALL: [ExitCode; 15] = [
+    pub const ALL: [ExitCode; 16] = [
         ExitCode::Ok,
         ExitCode::Failure,
         ExitCode::Usage,
@@ -62,6 +64,7 @@ impl ExitCode {
         ExitCode::TooLate,
         ExitCode::NotFound,
         ExitCode::CheckFailed,
+        ExitCode::Paused,
         ExitCode::Timeout,
     ];
 
@@ -86,6 +89,7 @@ impl ExitCode {
             ExitCode::TooLate => "too late: the slot is older than --max-late",
             ExitCode::NotFound => "job not found",
             ExitCode::CheckFailed => "doctor: a check failed",
+            ExitCode::Paused => "paused: the job is paused (anarchon pause); nothing was claimed",
             ExitCode::Timeout => "run --timeout killed the command",
         }
     }

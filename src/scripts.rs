@@ -33,6 +33,8 @@ macro_rules! lease_script {
             LuaScript::new(concat!(
                 include_str!("../lua/lib.lua"),
                 "\n",
+                include_str!("../lua/pause.lua"),
+                "\n",
                 include_str!(concat!("../lua/", $file))
             ))
         })
@@ -87,6 +89,8 @@ pub mod v2 {
             LazyLock::new(|| {
                 LuaScript::new(concat!(
                     include_str!("../lua/v2/lib.lua"),
+                    "\n",
+                    include_str!("../lua/pause.lua"),
                     "\n",
                     include_str!(concat!("../lua/v2/", $file))
                 ))

@@ -36,6 +36,11 @@ if not run then
   if job.trimmed_to and tonumber(slot) <= job.trimmed_to then
     return reply('done', nil, nil, '', 'trimmed', '')
   end
+  if kind == 'scheduled' then
+    -- Paused: answered paused (lease_end: when the pause ends, empty until resumed).
+    local is_paused, ends = paused(tonumber(slot), now, job.paused_at, job.paused_until, job.resumed_at)
+    if is_paused then return reply('paused', nil, ends, '', 'paused', '') end
+  end
   -- A new run. The other runs in progress: end those nobody can take over any more, and look for
   -- an overlap. A run is abandoned when its lease expired more than one lease ago (a waiting backup
   -- takes over within a second of the expiry) and either its attempts are used up or it is older

@@ -173,12 +173,14 @@ end
 -- Returns {protect = max(keep_ms, recorded), stored_protect, trimmed_to, format}, or nil and an
 -- error reply.
 local function read_job(keep_ms)
-  local v, err = checked(3, 'HMGET', KEYS[3], 'protect_ms', 'trimmed_to', 'format')
+  local v, err = checked(3, 'HMGET', KEYS[3], 'protect_ms', 'trimmed_to', 'format', 'paused_at',
+    'paused_until', 'resumed_at')
   if err then return nil, err end
   local stored = tonumber(v[1])
   local protect = keep_ms
   if stored and stored > protect then protect = stored end
-  return {protect = protect, stored_protect = stored, trimmed_to = tonumber(v[2]), format = v[3]}
+  return {protect = protect, stored_protect = stored, trimmed_to = tonumber(v[2]), format = v[3],
+    paused_at = tonumber(v[4]), paused_until = tonumber(v[5]), resumed_at = tonumber(v[6])}
 end
 
 -- Makes the job a format 2 job, once (a job's :job format field says it is; `anarchon migrate`

@@ -82,6 +82,7 @@ pub fn exit_code(outcome: ClaimOutcome) -> ExitCode {
         ClaimOutcome::Overlap => ExitCode::Overlap,
         ClaimOutcome::Done => ExitCode::Done,
         ClaimOutcome::Running => ExitCode::Running,
+        ClaimOutcome::Paused => ExitCode::Paused,
     }
 }
 
@@ -136,6 +137,20 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
                 r.run.slot_time,
                 r.runner,
                 lease(r.lease_end)
+            );
+        }
+        ClaimOutcome::Paused => {
+            crate::outln!(
+                "{} {} @ {}: the job is paused{}; nothing was claimed (`anarchon resume {}` ends the pause)",
+                out.paint("paused", Tone::Warn),
+                r.run.job,
+                r.run.slot_time,
+                r.lease_end
+                    .map_or(" until resumed".to_string(), |end| format!(
+                        " until {}",
+                        rfc3339(end)
+                    )),
+                r.run.job
             );
         }
         ClaimOutcome::Done if r.status == "claimed" => {

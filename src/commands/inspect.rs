@@ -29,6 +29,10 @@ pub struct JobDetail {
     pub format: Option<u32>,
     /// The format this lease job's data is in (1 until `migrate` or a claim converts it).
     pub job_format: Option<u32>,
+    /// The job's pause, if it was ever paused (`anarchon pause`), and whether it is paused now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pause: Option<crate::store::pause::Pause>,
+    pub paused: bool,
     pub server_time: i64,
     /// Redis Cluster hash slot of the job's keys when they share one (the lease layout's hash
     /// tag); null for the claim-only layout, whose keys each have their own (see `keys`).
@@ -64,6 +68,11 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         Layout::Lease => Some(job_format(&mut conn, &lease_keys).await?),
         Layout::ClaimOnly => None,
     };
+    let pause = match layout {
+        Layout::Lease => Some(crate::store::pause::read_pause(&mut conn, &lease_keys).await?)
+            .filter(|p| p.paused_at.is_some()),
+        Layout::ClaimOnly => None,
+    };
     let runs = if job_format == Some(LeaseFormat::V2) {
         recent_results(&mut conn, job_keys.results(), args.last).await?
     } else {
@@ -81,6 +90,8 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         prefix: ctx.prefix().to_string(),
         format: check.format,
         job_format: job_format.map(LeaseFormat::number),
+        paused: pause.as_ref().is_some_and(|p| p.is_paused(now)),
+        pause,
         server_time: now,
         hash_slot: (layout == Layout::Lease).then(|| hash_slot(&lease_keys.state)),
         keys,
@@ -131,6 +142,14 @@ fn print_text(ctx: &Context, d: &JobDetail) {
         out.table(&["KEY", "TYPE", "MEMORY", "HASH SLOT"], key_rows)
     );
 
+    if let Some(p) = d.pause.as_ref().filter(|_| d.paused) {
+        crate::outln!(
+            "paused   {} (since {}; `anarchon resume {}` ends it)",
+            p.describe(),
+            p.paused_at.map_or("-".to_string(), |t| out.time(t)),
+            d.job
+        );
+    }
     if d.layout == Layout::Lease {
         crate::outln!("\nactive runs: {}", d.active.len());
         if !d.active.is_empty() {

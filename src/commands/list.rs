@@ -62,6 +62,7 @@ fn state_rank(state: Option<&str>) -> u8 {
         Some("expired") => 0,
         Some("failed") => 1,
         Some("interrupted") => 2,
+        Some("paused") => 3,
         Some("running") => 3,
         Some("claimed") => 4,
         Some("finished") => 5,

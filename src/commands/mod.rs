@@ -10,6 +10,7 @@ pub mod inspect;
 pub mod list;
 pub mod logs;
 pub mod migrate;
+pub mod pause;
 pub mod release;
 pub mod run;
 pub mod run_now;
@@ -132,6 +133,8 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Migrate(args) => migrate::execute(args, ctx).await?,
         Command::Logs(args) => logs::execute(args, ctx).await?,
         Command::Release(args) => release::execute(args, ctx).await?,
+        Command::Pause(args) => pause::pause(args, ctx).await?,
+        Command::Resume(args) => pause::resume(args, ctx).await?,
         Command::Doctor(args) => doctor::execute(args, ctx).await?,
         Command::Completions(args) => generated(match (args.dir, args.shell) {
             (Some(dir), _) => crate::generate::write_completions(&dir),

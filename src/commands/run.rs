@@ -151,7 +151,14 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         .map(SlotReport::exit_code)
         .find(|code| *code != 0)
         .unwrap_or_else(|| match report.outcome {
-            SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::Overlap if args.skipped_ok => 0,
+            SlotOutcome::Done
+            | SlotOutcome::Running
+            | SlotOutcome::Overlap
+            | SlotOutcome::Paused
+                if args.skipped_ok =>
+            {
+                0
+            }
             _ => report.exit_code(),
         });
 
@@ -213,6 +220,10 @@ pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
         SlotOutcome::Overlap => format!(
             "{at}: an older run is still held by {}; skipped (--overlap allow runs it anyway; `anarchon release {}` ends a stuck one)",
             r.runner, r.job
+        ),
+        SlotOutcome::Paused => format!(
+            "{at}: the job is paused; skipped (`anarchon inspect {}` says by whom and why)",
+            r.job
         ),
         SlotOutcome::TooLate => format!(
             "{at}: {}s late, more than --max-late {}; skipped",

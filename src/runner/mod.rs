@@ -116,6 +116,7 @@ pub async fn run_slot(
         ClaimOutcome::Overlap => SlotOutcome::Overlap,
         ClaimOutcome::Done => SlotOutcome::Done,
         ClaimOutcome::Running => SlotOutcome::Running,
+        ClaimOutcome::Paused => SlotOutcome::Paused,
     };
     let mut report = SlotReport::skipped(target.job, req.slot, outcome, Some(&reply));
     report.backup = backup;

@@ -18,6 +18,8 @@ pub enum SlotOutcome {
     Running,
     /// Older than `--max-late`: not run.
     TooLate,
+    /// The job is paused (`anarchon pause`): not claimed.
+    Paused,
 }
 
 /// Whether the end of the run reached the store.
@@ -79,6 +81,7 @@ impl SlotReport {
             SlotOutcome::Done => ExitCode::Done.code(),
             SlotOutcome::Running => ExitCode::Running.code(),
             SlotOutcome::TooLate => ExitCode::TooLate.code(),
+            SlotOutcome::Paused => ExitCode::Paused.code(),
             SlotOutcome::Ran => {
                 let command = self
                     .command

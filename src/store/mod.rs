@@ -7,6 +7,7 @@ pub mod history;
 pub mod job;
 pub mod keys;
 pub mod migrate;
+pub mod pause;
 pub mod read;
 pub mod state;
 

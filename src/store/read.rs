@@ -159,6 +159,9 @@ pub struct JobSummary {
     /// The lease end of the newest run when it is in progress (server ms).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_lease_end: Option<i64>,
+    /// The job's pause, if it was ever paused (`anarchon pause`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pause: Option<crate::store::pause::Pause>,
     /// When the newest result was recorded (server ms).
     pub last_result_at: Option<i64>,
     /// Entries in `:runs`.
@@ -172,6 +175,8 @@ impl JobSummary {
     pub fn state(&self, now: i64) -> Option<&str> {
         match (self.last_status.as_deref(), self.last_lease_end) {
             (Some("running"), Some(end)) if end <= now => Some("expired"),
+            (Some("running"), _) => Some("running"),
+            _ if self.pause.as_ref().is_some_and(|p| p.is_paused(now)) => Some("paused"),
             (status, _) => status,
         }
     }
@@ -227,6 +232,9 @@ pub async fn summarize(
                     pipe.cmd("HGETALL").arg(&k.live);
                     // Only its type matters here: a job whose feed is not a stream is refused.
                     pipe.cmd("XLEN").arg(&k.runs);
+                    pipe.cmd("HMGET")
+                        .arg(&k.job)
+                        .arg(&crate::store::pause::FIELDS[..]);
                 }
                 Layout::ClaimOnly => {
                     let k = ClaimKeys::new(prefix, &job.name);
@@ -247,7 +255,7 @@ pub async fn summarize(
         for job in batch {
             // Each job's replies are taken whether or not they decode, to stay in step.
             let count = match job.layout {
-                Layout::Lease => 7,
+                Layout::Lease => 8,
                 Layout::ClaimOnly => 4,
             };
             let replies: Vec<Value> = (0..count)
@@ -334,12 +342,15 @@ fn summarize_one(
             let history_entries: u64 = decode(&k.results, next())?;
             let live: Vec<(String, String)> = decode(&k.live, next())?;
             let _feed: u64 = decode(&k.runs, next())?;
+            let pause_fields: Vec<Option<String>> = decode(&k.job, next())?;
+            let pause = crate::store::pause::Pause::decode(&k.job, &pause_fields)?;
+            let pause = pause.paused_at.is_some().then_some(pause);
             let newest = newest
                 .first()
                 .map(|(m, score)| ResultEntry::parse_scored(&k.results, m, score))
                 .transpose()?;
             if LeaseFormat::of_job(&state_type, store_format) == LeaseFormat::V2 {
-                return summarize_format_2(job, &k, live, newest, history_entries);
+                return summarize_format_2(job, &k, live, newest, history_entries, pause);
             }
             let last_slot = last
                 .first()
@@ -357,6 +368,7 @@ fn summarize_one(
                 last_status: None,
                 last_runner: None,
                 last_lease_end: None,
+                pause: pause.clone(),
                 last_result_at: newest.and_then(|r| r.ended_at),
                 history_entries,
             }
@@ -385,6 +397,7 @@ fn summarize_one(
                 last_status: status,
                 last_runner: last.map(|l| l.runner),
                 last_lease_end: None,
+                pause: None,
                 last_result_at: newest.and_then(|r| r.ended_at),
                 history_entries: runs + manual,
             }
@@ -399,6 +412,7 @@ fn summarize_format_2(
     live: Vec<(String, String)>,
     newest: Option<ResultEntry>,
     history_entries: u64,
+    pause: Option<crate::store::pause::Pause>,
 ) -> Result<JobSummary> {
     let live = live
         .iter()
@@ -428,6 +442,7 @@ fn summarize_format_2(
         last_status,
         last_runner,
         last_lease_end,
+        pause,
         last_result_at: newest.and_then(|r| r.ended_at),
         history_entries,
     })

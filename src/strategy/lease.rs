@@ -71,6 +71,9 @@ pub enum ClaimOutcome {
     Done,
     /// Someone else holds a live lease on this run.
     Running,
+    /// The job is paused (`anarchon pause`): a new scheduled run is not claimed. `lease_end` is
+    /// when the pause ends (None: until resumed).
+    Paused,
 }
 
 /// A script's reply: the outcome and the run as the script saw it.
@@ -167,6 +170,7 @@ pub async fn claim(
         "overlap" => Some(ClaimOutcome::Overlap),
         "done" => Some(ClaimOutcome::Done),
         "running" => Some(ClaimOutcome::Running),
+        "paused" => Some(ClaimOutcome::Paused),
         _ => None,
     })
 }

@@ -1,0 +1,87 @@
+//! `anarchon pause` and `anarchon resume`: a job's pause, recorded in its `:job` hash where every
+//! claimant's claim script reads it (lua/pause.lua), so the whole fleet skips it atomically.
+
+use serde::Serialize;
+
+use crate::cli::{PauseArgs, ResumeArgs};
+use crate::commands::Context;
+use crate::error::{Error, ExitCode, Result};
+use crate::store::discover::Layout;
+use crate::store::job::locate_job;
+use crate::store::pause::{self, Pause};
+use crate::strategy::Strategy;
+use crate::time::{millis, rfc3339};
+
+#[derive(Debug, Serialize)]
+struct PauseReport<'a> {
+    job: &'a str,
+    #[serde(flatten)]
+    pause: &'a Pause,
+    /// Whether the job is paused now.
+    paused: bool,
+}
+
+pub async fn pause(args: PauseArgs, ctx: &Context) -> Result<ExitCode> {
+    let keys = ctx.lease_keys(&args.job)?;
+    let (mut conn, check) = ctx.open_for_write(Strategy::Lease).await?;
+    let now = check.server_now_ms;
+    locate_job(&mut conn, ctx.prefix(), &args.job, Some(Layout::Lease)).await?;
+    let until = match (args.until, args.for_) {
+        (Some(t), _) => Some(t.resolve(now)),
+        (None, Some(d)) => Some(now + millis(d)),
+        (None, None) => None,
+    };
+    if until.is_some_and(|u| u <= now) {
+        return Err(Error::usage(format!(
+            "--until {} is not in the future (the server's clock says {})",
+            rfc3339(until.unwrap_or_default()),
+            rfc3339(now)
+        )));
+    }
+    let record = Pause {
+        paused_at: Some(now),
+        paused_until: until,
+        resumed_at: None,
+        paused_by: Some(args.by.clone().unwrap_or_else(default_by)),
+        paused_reason: args.reason.clone(),
+    };
+    pause::write_pause(&mut conn, &keys, &record).await?;
+    report(ctx, &args.job, &record, now);
+    Ok(ExitCode::Ok)
+}
+
+pub async fn resume(args: ResumeArgs, ctx: &Context) -> Result<ExitCode> {
+    let keys = ctx.lease_keys(&args.job)?;
+    let (mut conn, check) = ctx.open_for_write(Strategy::Lease).await?;
+    let now = check.server_now_ms;
+    locate_job(&mut conn, ctx.prefix(), &args.job, Some(Layout::Lease)).await?;
+    let before = pause::read_pause(&mut conn, &keys).await?;
+    if !before.is_paused(now) {
+        crate::outln!("{} is not paused: nothing to resume", args.job);
+        return Ok(ExitCode::Ok);
+    }
+    pause::write_resume(&mut conn, &keys, now).await?;
+    let after = pause::read_pause(&mut conn, &keys).await?;
+    report(ctx, &args.job, &after, now);
+    Ok(ExitCode::Ok)
+}
+
+fn default_by() -> String {
+    let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
+    format!("{user}@{}", crate::strategy::default_runner())
+}
+
+fn report(ctx: &Context, job: &str, p: &Pause, now: i64) {
+    let paused = p.is_paused(now);
+    if ctx.out.json {
+        ctx.out.print_json(&PauseReport {
+            job,
+            pause: p,
+            paused,
+        });
+    } else if paused {
+        crate::outln!("{job} is paused: {}", p.describe());
+    } else {
+        crate::outln!("{job} is resumed: its next scheduled run is claimed as usual");
+    }
+}
