@@ -2,8 +2,9 @@
 -- KEYS: 1-7 as in lua/v2/lib.lua
 -- ARGV: 1 slot (ms), 2 token, 3 runner, 4 lease_ms, 5 max_attempts, 6 allow_overlap (0|1),
 --       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
--- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot}, all strings;
---   outcome is won | overlap | done | running. For overlap the other fields describe the older run.
+-- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot, fence}, all strings;
+--   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
+--   older run. fence: the won attempt's fencing token (lib.lua next_fence), empty otherwise.
 local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
 local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
@@ -16,11 +17,12 @@ local keep_ms = job.protect
 local now = server_now_ms()
 local lease_end = now + lease_ms
 
-local function reply(outcome, attempt, end_ms, who, status, other)
-  local a, e = '', ''
+local function reply(outcome, attempt, end_ms, who, status, other, fence)
+  local a, e, f = '', '', ''
   if attempt then a = int(attempt) end
   if end_ms then e = int(end_ms) end
-  return {outcome, a, e, who or '', status or '', int(now), other or ''}
+  if fence then f = int(fence) end
+  return {outcome, a, e, who or '', status or '', int(now), other or '', f}
 end
 
 local live, live_count = live_runs()
@@ -68,14 +70,16 @@ if not run then
     return reply('overlap', overlapping.attempt, overlapping.lease_end, overlapping.runner, 'running',
       int(overlapping_slot))
   end
+  local fence = next_fence()
   redis.call('HSET', KEYS[1], slot, encode_live({attempt = 1, token = token, runner = runner,
-    lease_end = lease_end, claimed_at = now, started_at = now, kind = kind, lease_ms = lease_ms}))
+    lease_end = lease_end, claimed_at = now, started_at = now, kind = kind, lease_ms = lease_ms,
+    fence = fence}))
   -- Record how late this claimant may still claim, so every other trimmer keeps such runs.
   if not job.stored_protect or keep_ms > job.stored_protect then
     redis.call('HSET', KEYS[3], 'protect_ms', int(keep_ms))
   end
   apply_trim(trimmed, job.trimmed_to)
-  return reply('won', 1, lease_end, runner, 'running', '')
+  return reply('won', 1, lease_end, runner, 'running', '', fence)
 end
 
 -- The same token again: the caller's earlier claim was applied but its reply was lost. It still
@@ -83,7 +87,7 @@ end
 if run.token == token then
   run.lease_end = math.max(run.lease_end, lease_end)
   redis.call('HSET', KEYS[1], slot, encode_live(run))
-  return reply('won', run.attempt, run.lease_end, run.runner, 'running', '')
+  return reply('won', run.attempt, run.lease_end, run.runner, 'running', '', run.fence)
 end
 
 if run.lease_end > now then
@@ -96,8 +100,9 @@ if err then return err end
 if run.attempt < max_attempts then
   run.attempt, run.token, run.runner = run.attempt + 1, token, runner
   run.lease_end, run.claimed_at, run.lease_ms = lease_end, now, lease_ms
+  run.fence = next_fence()
   redis.call('HSET', KEYS[1], slot, encode_live(run))
-  return reply('won', run.attempt, lease_end, runner, 'running', '')
+  return reply('won', run.attempt, lease_end, runner, 'running', '', run.fence)
 end
 
 redis.call('HDEL', KEYS[1], slot)

@@ -72,10 +72,19 @@ end
 -- A run in progress as :live holds it: the current attempt. lease_ms (the lease it was claimed
 -- with) lets a heartbeat without --lease renew by as much.
 local function encode_live(run)
+  local fence = ''
+  if run.fence then fence = ',"fence":' .. int(run.fence) end
   return '{"attempt":' .. int(run.attempt) .. ',"token":' .. cjson.encode(run.token) ..
     ',"runner":' .. cjson.encode(run.runner) .. ',"lease_end":' .. int(run.lease_end) ..
     ',"claimed_at":' .. int(run.claimed_at) .. ',"started_at":' .. int(run.started_at) ..
-    ',"kind":' .. cjson.encode(run.kind) .. ',"lease_ms":' .. int(run.lease_ms) .. '}'
+    ',"kind":' .. cjson.encode(run.kind) .. ',"lease_ms":' .. int(run.lease_ms) .. fence .. '}'
+end
+
+-- The next fencing token of the job: strictly greater than every earlier won claim's (first
+-- attempts and takeovers, every slot and kind), so a system the command writes to can refuse a
+-- stale holder (a paused VM, a partitioned host) whose token is lower than one it has seen.
+local function next_fence()
+  return redis.call('HINCRBY', KEYS[3], 'fence', 1)
 end
 
 -- Decodes and checks one :live value; garbage written by hand is refused (naming key and slot)
@@ -100,6 +109,7 @@ local function decode_live(slot, text)
   end
   if why then return nil, corrupt(KEYS[1], 'field ' .. slot .. ' ' .. why) end
   if not is_whole(run.lease_ms) then run.lease_ms = 0 end
+  if not is_whole(run.fence) then run.fence = nil end
   return run
 end
 
@@ -135,6 +145,7 @@ end
 local function encode_result(run, status, ended_at, result_json)
   local kind = ''
   if run.kind == 'manual' then kind = ',"kind":"manual"' end
+  if run.fence then kind = kind .. ',"fence":' .. int(run.fence) end
   return '{"attempt":' .. int(run.attempt) .. ',"token":' .. cjson.encode(run.token) ..
     ',"runner":' .. cjson.encode(run.runner) .. ',"status":"' .. status ..
     '","claimed_at":' .. int(run.claimed_at) .. ',"ended_at":' .. int(ended_at) .. kind ..

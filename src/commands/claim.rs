@@ -33,6 +33,9 @@ pub struct ClaimReport<'a> {
     /// For overlap: the older run that still holds a live lease.
     pub blocking_slot: Option<i64>,
     pub server_time: i64,
+    /// When won in store format 2: the attempt's fencing token (ANARCHON_FENCE for `run`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fence: Option<i64>,
 }
 
 impl<'a> ClaimReport<'a> {
@@ -49,6 +52,7 @@ impl<'a> ClaimReport<'a> {
             lease_end_time: reply.lease_end.map(rfc3339),
             blocking_slot: reply.other_slot,
             server_time: reply.server_now,
+            fence: reply.fence,
         }
     }
 }
@@ -117,6 +121,9 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
             crate::outln!("  token    {}", r.token.unwrap_or("-"));
             crate::outln!("  runner   {}", r.runner);
             crate::outln!("  lease    until {}", lease(r.lease_end));
+            if let Some(fence) = r.fence {
+                crate::outln!("  fence    {fence}");
+            }
         }
         ClaimOutcome::Running => {
             crate::outln!(

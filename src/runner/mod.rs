@@ -205,6 +205,12 @@ async fn execute(
         ("ANARCHON_ATTEMPT".to_string(), attempt.to_string()),
         ("ANARCHON_RUNNER".to_string(), req.runner.clone()),
     ]);
+    // The fencing token (store format 2): pass it to the system the command writes to, which
+    // refuses a write carrying a lower one than it has seen (README, "Fencing tokens").
+    if let Some(fence) = won.fence {
+        spec.env
+            .push(("ANARCHON_FENCE".to_string(), fence.to_string()));
+    }
     let deadline = match &claimed {
         Claimed::Lease(held) => Some(&held.deadline),
         Claimed::ClaimOnly { .. } => None,
@@ -258,5 +264,6 @@ async fn execute(
         },
         command: Some(outcome),
         recorded: Some(recorded),
+        fence: won.fence,
     }
 }

@@ -52,6 +52,9 @@ pub struct SlotReport {
     pub status: String,
     pub command: Option<CommandOutcome>,
     pub recorded: Option<Recorded>,
+    /// The fencing token of our attempt when we ran it (store format 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fence: Option<i64>,
 }
 
 impl SlotReport {
@@ -67,6 +70,7 @@ impl SlotReport {
             status: reply.map(|r| r.status.clone()).unwrap_or_default(),
             command: None,
             recorded: None,
+            fence: None,
         }
     }
 

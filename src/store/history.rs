@@ -34,6 +34,9 @@ pub struct HistoryEntry {
     pub ended_at: Option<i64>,
     pub duration_ms: Option<i64>,
     pub result: serde_json::Value,
+    /// The attempt's fencing token (store format 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fence: Option<i64>,
 }
 
 impl From<ResultEntry> for HistoryEntry {
@@ -52,6 +55,7 @@ impl From<ResultEntry> for HistoryEntry {
             claimed_at: r.claimed_at,
             ended_at: r.ended_at,
             result: r.result,
+            fence: r.fence,
         }
     }
 }
@@ -89,6 +93,7 @@ pub async fn read_history(
                     ended_at: r.entry.ended_at,
                     duration_ms: r.entry.ended_at.zip(r.entry.claimed_at).map(|(b, a)| b - a),
                     result: r.result.unwrap_or_default(),
+                    fence: None,
                 })
                 .filter(|e| wanted(&e.status)),
         );
@@ -109,6 +114,7 @@ pub async fn read_history(
                     ended_at: None,
                     duration_ms: None,
                     result: serde_json::Value::Null,
+                    fence: a.state.fence,
                 });
             }
         }

@@ -36,6 +36,9 @@ pub struct ResultEntry {
     /// `manual` for a run of `run-now` (format 2 writes it only then; absent: scheduled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// The attempt's fencing token (format 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fence: Option<i64>,
 }
 
 impl ResultEntry {

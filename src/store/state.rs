@@ -99,6 +99,9 @@ pub struct RunState {
     /// The lease the current attempt was claimed with (format 2 records it; format 1 does not).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease_ms: Option<i64>,
+    /// The current attempt's fencing token (format 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fence: Option<i64>,
 }
 
 /// Decodes every run in a state hash (the pairs of HGETALL), keyed by slot.
@@ -156,6 +159,8 @@ pub fn decode_live(key: &str, field: &str, value: &str) -> Result<RunState> {
         kind: String,
         #[serde(default)]
         lease_ms: Option<i64>,
+        #[serde(default)]
+        fence: Option<i64>,
     }
     let slot: i64 = field
         .parse()
@@ -191,6 +196,7 @@ pub fn decode_live(key: &str, field: &str, value: &str) -> Result<RunState> {
         finished_at: None,
         kind,
         lease_ms: live.lease_ms.filter(|ms| *ms > 0),
+        fence: live.fence,
     })
 }
 
@@ -255,6 +261,7 @@ fn decode_run(key: &str, slot: i64, attrs: &BTreeMap<&str, &str>) -> Result<RunS
         finished_at,
         kind,
         lease_ms: None,
+        fence: None,
     })
 }
 

@@ -89,6 +89,9 @@ pub struct ScriptReply<O> {
     pub server_now: i64,
     /// For overlap: the slot of the older run that holds the lease.
     pub other_slot: Option<i64>,
+    /// For a won claim in store format 2: its fencing token, greater than every earlier won
+    /// claim's of the job (None in format 1, which has no place for it).
+    pub fence: Option<i64>,
 }
 
 pub type ClaimReply = ScriptReply<ClaimOutcome>;
@@ -461,6 +464,10 @@ fn parse_reply<O>(
         status: reply[4].clone(),
         server_now: optional_int(&reply[5])?.ok_or_else(bad)?,
         other_slot: match reply.get(6) {
+            Some(text) => optional_int(text)?,
+            None => None,
+        },
+        fence: match reply.get(7) {
             Some(text) => optional_int(text)?,
             None => None,
         },

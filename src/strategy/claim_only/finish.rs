@@ -40,6 +40,7 @@ pub async fn finish(
         status,
         server_now,
         other_slot: None,
+        fence: None,
     };
     let Some(entry) = entry.filter(|e| e.token == token) else {
         return Ok(reply(TokenOutcome::Lost, String::new(), String::new()));

@@ -164,6 +164,7 @@ fn won(c: &Claim<'_>) -> ClaimReply {
         status: "claimed".to_string(),
         server_now: c.server_now,
         other_slot: None,
+        fence: None,
     }
 }
 
@@ -176,6 +177,7 @@ fn taken(c: &Claim<'_>, holder: Option<&RunEntry>) -> ClaimReply {
         status: "claimed".to_string(),
         server_now: c.server_now,
         other_slot: None,
+        fence: None,
     }
 }
 
