@@ -638,13 +638,31 @@ fn a_closed_pipe_is_quiet_and_a_full_disk_is_an_error() {
         let out = s.cli(&["claim", &job, "--slot", "60000"]);
         assert_eq!(out.code(), Some(0), "{}", out.dump());
     }
-    let commands: [&[&str]; 7] = [
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "pipe000",
+        "--slot",
+        "120000",
+        "--overlap",
+        "allow",
+        "--",
+        "false",
+    ]);
+    assert_eq!(out.code(), Some(1), "{}", out.dump());
+    let commands: [&[&str]; 13] = [
         &["list"],
         &["list", "--json"],
+        &["list", "--active"],
         &["inspect", "pipe000"],
         &["inspect", "pipe000", "--json"],
         &["history", "pipe000"],
+        &["history", "pipe000", "-v"],
+        &["logs", "pipe000"],
         &["claim", "pipe999", "--slot", "60000", "--overlap", "allow"],
+        &["release", "pipe001", "--dry-run"],
+        &["pause", "pipe002"],
+        &["migrate", "--dry-run"],
         &["doctor"],
     ];
     // Runs `args` with stdout going to `stdout`; returns the exit code and stderr.

@@ -275,3 +275,24 @@ fn regex_lite_compact(text: &str) -> bool {
         })
     })
 }
+
+#[test]
+fn watch_redraws_in_place_on_a_terminal() {
+    let s = Server::start();
+    seed_runs(&s, "w", 1);
+    let out = on_tty(
+        &s,
+        "list --watch --interval 200ms & sleep 1; kill -INT $!; wait",
+        "",
+        &[],
+    );
+    let shown = text(&out);
+    assert!(
+        shown.matches("\x1b[H\x1b[2J").count() >= 2,
+        "not redrawn: {shown:?}"
+    );
+    assert!(
+        shown.contains("every 200ms") && shown.contains("Ctrl-C"),
+        "{shown}"
+    );
+}

@@ -80,7 +80,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         "SLOT", "ATTEMPT", "STATUS", "RUNNER", "ENDED", "TOOK", "RESULT",
     ];
     if args.verbose {
-        header.push("STDERR (LAST LINE)");
+        header.push("STDERR (FIRST LINE)");
     }
     crate::outln!("{}", ctx.out.table(&header, rows));
     Ok(ExitCode::Ok)
