@@ -86,11 +86,12 @@ fn a_won_claim_writes_the_documented_keys_in_format_2() {
         run,
         serde_json::json!({"attempt": 1, "token": token, "runner": "host-a:1",
             "lease_end": server_time + 30_000, "claimed_at": server_time,
-            "started_at": server_time, "kind": "scheduled", "lease_ms": 30_000})
+            "started_at": server_time, "kind": "scheduled", "lease_ms": 30_000, "fence": 1})
     );
 
     let job: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:sync}:job"]);
     assert_eq!(job["format"], "2");
+    assert_eq!(job["fence"], "1");
     assert_eq!(job["protect_ms"], "3600000");
 
     // Finishing moves the run from :live to one :results member: all an ended run keeps.
@@ -112,7 +113,7 @@ fn a_won_claim_writes_the_documented_keys_in_format_2() {
     assert_eq!(
         member,
         serde_json::json!({"attempt": 1, "token": token, "runner": "host-a:1",
-            "status": "finished", "claimed_at": server_time, "ended_at": ended_at,
+            "status": "finished", "claimed_at": server_time, "ended_at": ended_at, "fence": 1,
             "result": {"rows": 1}})
     );
     assert_eq!(
