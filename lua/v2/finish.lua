@@ -5,25 +5,12 @@
 --   outcome ok, or lost when the run is gone, over, or held by another token (nothing is written).
 local slot, token, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = server_now_ms()
--- A run in :live means the job is in format 2 already; otherwise a run claimed before its job was
--- converted is found after converting it.
-local run, err = live_run(slot)
+local run, err = find_run_in_progress(slot)
 if err then return err end
-if run == false then
-  err = ensure_format_2({}, false)
-  if err then return err end
-  run, err = live_run(slot)
-  if err then return err end
-end
-if not run then
-  local final
-  final, err = ended_run(slot)
-  if err then return err end
-  if final then return {'lost', int(final.attempt), '', final.runner, final.status, int(now)} end
-  return {'lost', '', '', '', '', int(now)}
-end
-if run.token ~= token then
-  return {'lost', int(run.attempt), int(run.lease_end), run.runner, 'running', int(now)}
+if not run or run.token ~= token then
+  local reply
+  reply, err = lost_reply(slot, run, now)
+  return reply or err
 end
 
 err = record_attempt(slot, run, status, now, result_json)

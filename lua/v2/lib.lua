@@ -166,7 +166,6 @@ local STATUSES = {finished = true, failed = true, interrupted = true}
 local function ended_run(slot)
   local members, err = checked(2, 'ZRANGEBYSCORE', KEYS[2], slot, slot)
   if err then return nil, err end
-  if #members == 0 then return nil end
   local final = nil
   for _, m in ipairs(members) do
     local ok, r = pcall(cjson.decode, m)
@@ -176,6 +175,19 @@ local function ended_run(slot)
     if not final or r.attempt > final.attempt then final = r end
   end
   return final
+end
+
+-- Heartbeat's and finish's answer for a token that no longer holds `slot`: lost, with the run's
+-- attempt, runner and status as they are (its holder's, the final attempt of an ended run, or
+-- nothing), and nothing written. Returns the reply, or nil and an error reply.
+local function lost_reply(slot, run, now)
+  if run then
+    return {'lost', int(run.attempt), int(run.lease_end), run.runner, 'running', int(now)}
+  end
+  local final, err = ended_run(slot)
+  if err then return nil, err end
+  if final then return {'lost', int(final.attempt), '', final.runner, final.status, int(now)} end
+  return {'lost', '', '', '', '', int(now)}
 end
 
 -- What the job hash (KEYS[3]) records, all optional: protect_ms, the longest time after its slot
@@ -239,6 +251,18 @@ local function ensure_format_2(job, create)
   redis.call('HSET', KEYS[3], 'format', '2')
   job.format = '2'
   return nil
+end
+
+-- The run in progress `slot` for heartbeat, finish and release, which never create a job: a run
+-- in :live means the job is in format 2 already; otherwise a run claimed before its job was
+-- converted is found after converting it. Returns the run, false when none is in progress, or nil
+-- and an error reply.
+local function find_run_in_progress(slot)
+  local run, err = live_run(slot)
+  if run ~= false then return run, err end
+  err = ensure_format_2({}, false)
+  if err then return nil, err end
+  return live_run(slot)
 end
 
 -- Plans trimming: history_size entries are kept (ended attempts, the :results members, and runs in

@@ -9,14 +9,8 @@
 --   progress) or changed (another attempt holds it now than the operator saw: nothing written).
 local slot, expected, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = server_now_ms()
-local run, err = live_run(slot)
+local run, err = find_run_in_progress(slot)
 if err then return err end
-if run == false then
-  err = ensure_format_2({}, false)
-  if err then return err end
-  run, err = live_run(slot)
-  if err then return err end
-end
 if not run then return {'none', '', '', '', int(now)} end
 if expected ~= '' and int(run.attempt) ~= expected then
   return {'changed', int(run.attempt), run.runner, run.token, int(now)}

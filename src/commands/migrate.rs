@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::cli::MigrateArgs;
 use crate::commands::Context;
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::store::migrate::{self, JobToConvert, Plan};
 use crate::store::read::Unreadable;
 use crate::store::{format, validate_prefix};
@@ -172,24 +172,14 @@ async fn convert(
 }
 
 fn confirm(prefix: &str, plan: &Plan) -> Result<()> {
-    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
-        return Err(Error::usage(
-            "refusing to migrate without confirmation: stdin is not a terminal\n  hint: pass --yes in scripts, or --dry-run to see what would change",
-        ));
-    }
-    let yes = dialoguer::Confirm::new()
-        .with_prompt(format!(
+    crate::commands::confirm(
+        "migrate",
+        &format!(
             "Move the store under {prefix:?} to format 2 and convert {} jobs? Anarchons older than this one will refuse it afterwards.",
             plan.to_convert.len()
-        ))
-        .default(false)
-        .interact()
-        .map_err(|e| Error::Other(format!("cannot ask for confirmation: {e}")))?;
-    if yes {
-        Ok(())
-    } else {
-        Err(Error::usage("not confirmed; nothing was changed"))
-    }
+        ),
+        "nothing was changed",
+    )
 }
 
 fn finish(ctx: &Context, report: &Report, line: &str) -> Result<ExitCode> {

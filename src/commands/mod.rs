@@ -71,6 +71,34 @@ impl Context {
     }
 }
 
+/// Asks a person before a command changes the store (`trim`, `release`, `migrate`). Without a
+/// terminal it refuses: scripts pass --yes, and --dry-run shows what would change.
+/// `action`: "trim 3 runs"; `unchanged`: "nothing was trimmed".
+pub fn confirm(action: &str, prompt: &str, unchanged: &str) -> Result<()> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Err(Error::usage(format!(
+            "refusing to {action} without confirmation: stdin is not a terminal\n  hint: pass --yes in scripts, or --dry-run to see what would change"
+        )));
+    }
+    let yes = dialoguer::Confirm::new()
+        .with_prompt(prompt)
+        .default(false)
+        .interact()
+        .map_err(|e| Error::Other(format!("cannot ask for confirmation: {e}")))?;
+    if yes {
+        Ok(())
+    } else {
+        Err(Error::usage(format!("not confirmed; {unchanged}")))
+    }
+}
+
+/// Who does an operator's action, as recorded with it: `$USER@host:pid`.
+pub fn default_by() -> String {
+    let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
+    format!("{user}@{}", crate::strategy::default_runner())
+}
+
 /// A token as a person pastes it from a table (`9100687e…`): a prefix of at least 6 characters
 /// of the current attempt's token, the ellipsis allowed, stands for the whole token. Anything else
 /// is passed on as given, and the script, which compares whole tokens, answers `lost`.

@@ -42,7 +42,7 @@ pub async fn pause(args: PauseArgs, ctx: &Context) -> Result<ExitCode> {
         paused_at: Some(now),
         paused_until: until,
         resumed_at: None,
-        paused_by: Some(args.by.clone().unwrap_or_else(default_by)),
+        paused_by: Some(args.by.clone().unwrap_or_else(crate::commands::default_by)),
         paused_reason: args.reason.clone(),
     };
     pause::write_pause(&mut conn, &keys, &record).await?;
@@ -64,11 +64,6 @@ pub async fn resume(args: ResumeArgs, ctx: &Context) -> Result<ExitCode> {
     let after = pause::read_pause(&mut conn, &keys).await?;
     report(ctx, &args.job, &after, now);
     Ok(ExitCode::Ok)
-}
-
-fn default_by() -> String {
-    let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
-    format!("{user}@{}", crate::strategy::default_runner())
 }
 
 fn report(ctx: &Context, job: &str, p: &Pause, now: i64) {

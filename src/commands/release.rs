@@ -107,7 +107,7 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
         ReleaseStatusArg::Interrupted => "interrupted",
         ReleaseStatusArg::Failed => "failed",
     };
-    let by = args.by.clone().unwrap_or_else(default_by);
+    let by = args.by.clone().unwrap_or_else(crate::commands::default_by);
     let mut report = Report {
         dry_run: args.dry_run,
         status,
@@ -173,12 +173,6 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
     )
 }
 
-/// Who releases: `$USER@host:pid`, recorded with the attempt.
-fn default_by() -> String {
-    let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
-    format!("{user}@{}", crate::strategy::default_runner())
-}
-
 fn lease_words(left_ms: i64) -> String {
     if left_ms >= 0 {
         format!("lease {} left", humanize(left_ms as u64))
@@ -188,34 +182,25 @@ fn lease_words(left_ms: i64) -> String {
 }
 
 fn confirm(chosen: &[(String, ActiveRun)], status: &str) -> Result<()> {
-    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
-        return Err(Error::usage(format!(
-            "refusing to release {} runs without confirmation: stdin is not a terminal\n  hint: pass --yes in scripts, or --dry-run to see what would be released",
-            chosen.len()
-        )));
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        for (job, run) in chosen {
+            eprintln!(
+                "  {job} @ {}: attempt {} held by {}, {}",
+                rfc3339(run.state.slot),
+                run.state.attempt,
+                run.state.runner,
+                lease_words(run.lease_left_ms)
+            );
+        }
     }
-    for (job, run) in chosen {
-        eprintln!(
-            "  {job} @ {}: attempt {} held by {}, {}",
-            rfc3339(run.state.slot),
-            run.state.attempt,
-            run.state.runner,
-            lease_words(run.lease_left_ms)
-        );
-    }
-    let yes = dialoguer::Confirm::new()
-        .with_prompt(format!(
+    crate::commands::confirm(
+        &format!("release {} runs", chosen.len()),
+        &format!(
             "End {} run(s) as {status}? A holder still alive loses its lease and its command is stopped.",
             chosen.len()
-        ))
-        .default(false)
-        .interact()
-        .map_err(|e| Error::Other(format!("cannot ask for confirmation: {e}")))?;
-    if yes {
-        Ok(())
-    } else {
-        Err(Error::usage("not confirmed; nothing was released"))
-    }
+        ),
+        "nothing was released",
+    )
 }
 
 fn print(ctx: &Context, report: &Report) {

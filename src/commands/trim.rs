@@ -161,25 +161,15 @@ async fn protection(
 }
 
 fn confirm(args: &TrimArgs, total: usize, jobs: usize) -> Result<()> {
-    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
-        return Err(Error::usage(format!(
-            "refusing to trim {total} runs without confirmation: stdin is not a terminal\n  hint: pass --yes in scripts, or --dry-run to see what would go"
-        )));
-    }
     let what = match &args.job {
         Some(job) => format!("job {job}"),
         None => format!("{jobs} jobs"),
     };
-    let yes = dialoguer::Confirm::new()
-        .with_prompt(format!("Trim {total} runs of history from {what}?"))
-        .default(false)
-        .interact()
-        .map_err(|e| Error::Other(format!("cannot ask for confirmation: {e}")))?;
-    if yes {
-        Ok(())
-    } else {
-        Err(Error::usage("not confirmed; nothing was trimmed"))
-    }
+    crate::commands::confirm(
+        &format!("trim {total} runs"),
+        &format!("Trim {total} runs of history from {what}?"),
+        "nothing was trimmed",
+    )
 }
 
 async fn trim_all(
