@@ -347,14 +347,26 @@ impl Watched {
         }
     }
 
-    /// Ctrl-C: the watch ends quietly with exit 0.
+    /// Ctrl-C: the watch ends quietly with exit 0, within 10 s (else it is killed and the test
+    /// fails, rather than hang).
     fn interrupt(mut self) {
         std::process::Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
             .status()
             .unwrap();
-        let status = self.child.wait().unwrap();
-        assert_eq!(status.code(), Some(0));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert_eq!(status.code(), Some(0));
+                return;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("Ctrl-C did not end the live view");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

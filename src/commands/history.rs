@@ -109,6 +109,7 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     let mut seen: HashSet<(String, i64, Option<u32>, String, String)> = HashSet::new();
     let mut last_change: HashMap<String, (Option<i64>, u64, Option<i64>)> = HashMap::new();
     let mut first = true;
+    let mut interrupt = crate::commands::Interrupt::new()?;
     loop {
         let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
         let now = check.server_now_ms;
@@ -178,9 +179,8 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
             print_follow_line(ctx, job, entry);
         }
         first = false;
-        tokio::select! {
-            _ = tokio::time::sleep(args.watch.interval) => {}
-            _ = tokio::signal::ctrl_c() => return Ok(ExitCode::Ok),
+        if interrupt.sleep(args.watch.interval).await {
+            return Ok(ExitCode::Ok);
         }
     }
 }

@@ -195,6 +195,7 @@ where
     if !watch.watch {
         return run().await;
     }
+    let mut interrupt = Interrupt::new()?;
     loop {
         let stamp = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S UTC");
         if ctx.out.tty && !ctx.out.json {
@@ -206,9 +207,38 @@ where
             crate::outln!("--- {stamp}");
         }
         let code = run().await?;
+        if interrupt.sleep(watch.interval).await {
+            return Ok(code);
+        }
+    }
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM for the live views, listened for from before their first round: a
+/// signal that arrives while a round reads the store is kept and ends the view at the next pause,
+/// instead of being swallowed by a handler nobody is waiting on.
+pub struct Interrupt {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+}
+
+impl Interrupt {
+    pub fn new() -> Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listen = |kind| {
+            signal(kind).map_err(|e| Error::Other(format!("cannot listen for signals: {e}")))
+        };
+        Ok(Interrupt {
+            int: listen(SignalKind::interrupt())?,
+            term: listen(SignalKind::terminate())?,
+        })
+    }
+
+    /// Sleeps for `pause`; true when a signal asked to stop (now or since the last call).
+    pub async fn sleep(&mut self, pause: std::time::Duration) -> bool {
         tokio::select! {
-            _ = tokio::time::sleep(watch.interval) => {}
-            _ = tokio::signal::ctrl_c() => return Ok(code),
+            _ = tokio::time::sleep(pause) => false,
+            _ = self.int.recv() => true,
+            _ = self.term.recv() => true,
         }
     }
 }
