@@ -315,7 +315,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__completions)
-            opts="-p -n -h --dir --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help bash elvish fish powershell zsh"
+            opts="-p -n -h --dir --install --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1277,7 +1277,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__man)
-            opts="-p -n -h --dir --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
+            opts="-p -n -h --dir --install --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -545,6 +545,7 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l install -d 'Install SHELL\'s completions where the shell finds them for this user (bash: $XDG_DATA_HOME/bash-completion/completions, zsh: $XDG_DATA_HOME/zsh/site-functions (add it to fpath), fish: $XDG_CONFIG_HOME/fish/completions), and say where'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
@@ -566,6 +567,7 @@ always\t''
 never\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l install -d 'Install the pages where `man` finds them for this user ($XDG_DATA_HOME/man/man1), and say where'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'

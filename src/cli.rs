@@ -806,6 +806,12 @@ pub struct CompletionsArgs {
     /// Write every shell's completions into this directory instead.
     #[arg(long, value_name = "DIR", conflicts_with = "shell")]
     pub dir: Option<std::path::PathBuf>,
+
+    /// Install SHELL's completions where the shell finds them for this user (bash:
+    /// $XDG_DATA_HOME/bash-completion/completions, zsh: $XDG_DATA_HOME/zsh/site-functions (add it
+    /// to fpath), fish: $XDG_CONFIG_HOME/fish/completions), and say where.
+    #[arg(long, requires = "shell", conflicts_with = "dir")]
+    pub install: bool,
 }
 
 #[derive(Debug, Args)]
@@ -813,4 +819,9 @@ pub struct ManArgs {
     /// Write anarchon.1 and one page per command into this directory instead.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<std::path::PathBuf>,
+
+    /// Install the pages where `man` finds them for this user ($XDG_DATA_HOME/man/man1), and say
+    /// where.
+    #[arg(long, conflicts_with = "dir")]
+    pub install: bool,
 }

@@ -133,6 +133,49 @@ fn built_command() -> clap::Command {
     cmd
 }
 
+/// `$XDG_DATA_HOME`, else `~/.local/share` (or `$XDG_CONFIG_HOME`, else `~/.config`).
+fn user_dir(xdg: &str, fallback: &str) -> io::Result<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os(xdg).filter(|d| !d.is_empty()) {
+        return Ok(dir.into());
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| io::Error::other("neither $HOME nor $XDG_DATA_HOME is set"))?;
+    Ok(Path::new(&home).join(fallback))
+}
+
+/// Installs `shell`'s completions where that shell finds them for this user; returns the file.
+pub fn install_completion(shell: Shell) -> io::Result<std::path::PathBuf> {
+    let path = match shell {
+        Shell::Bash => {
+            user_dir("XDG_DATA_HOME", ".local/share")?.join("bash-completion/completions/anarchon")
+        }
+        Shell::Zsh => {
+            user_dir("XDG_DATA_HOME", ".local/share")?.join("zsh/site-functions/_anarchon")
+        }
+        Shell::Fish => {
+            user_dir("XDG_CONFIG_HOME", ".config")?.join("fish/completions/anarchon.fish")
+        }
+        other => {
+            return Err(io::Error::other(format!(
+                "{other} has no per-user completion directory; redirect `anarchon completions {other}` into your profile"
+            )));
+        }
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&path, completion(shell))?;
+    Ok(path)
+}
+
+/// Installs the man pages where `man` finds them for this user; returns the directory.
+pub fn install_man_pages() -> io::Result<std::path::PathBuf> {
+    let dir = user_dir("XDG_DATA_HOME", ".local/share")?.join("man/man1");
+    write_man_pages(&dir)?;
+    Ok(dir)
+}
+
 /// The top-level man page (roff).
 pub fn man_page() -> io::Result<Vec<u8>> {
     let mut out = Vec::new();

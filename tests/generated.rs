@@ -84,3 +84,46 @@ fn man_pages_have_examples_exit_status_and_environment() {
     assert!(!page.contains(".SH EXTRA"));
     assert!(page.contains("ANARCHON_REDIS_URL"));
 }
+
+/// `--install` puts completions and man pages where the shell and `man` look for this user.
+#[test]
+fn completions_and_man_pages_install_for_the_user() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_anarchon"))
+            .args(args)
+            .env("HOME", home.path())
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let said = run(&["completions", "bash", "--install"]);
+    let bash = home
+        .path()
+        .join(".local/share/bash-completion/completions/anarchon");
+    assert!(
+        bash.exists() && said.contains(bash.to_str().unwrap()),
+        "{said}"
+    );
+    run(&["completions", "fish", "--install"]);
+    assert!(
+        home.path()
+            .join(".config/fish/completions/anarchon.fish")
+            .exists()
+    );
+    let said = run(&["man", "--install"]);
+    assert!(
+        home.path()
+            .join(".local/share/man/man1/anarchon-release.1")
+            .exists(),
+        "{said}"
+    );
+}

@@ -164,14 +164,23 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Pause(args) => pause::pause(args, ctx).await?,
         Command::Resume(args) => pause::resume(args, ctx).await?,
         Command::Doctor(args) => doctor::execute(args, ctx).await?,
-        Command::Completions(args) => generated(match (args.dir, args.shell) {
-            (Some(dir), _) => crate::generate::write_completions(&dir),
-            (None, Some(shell)) => write_stdout(&crate::generate::completion(shell)),
-            (None, None) => Ok(()),
+        Command::Completions(args) => generated(match (args.dir, args.shell, args.install) {
+            (Some(dir), _, _) => crate::generate::write_completions(&dir),
+            (None, Some(shell), true) => crate::generate::install_completion(shell).map(|path| {
+                eprintln!("installed {}", path.display());
+            }),
+            (None, Some(shell), false) => write_stdout(&crate::generate::completion(shell)),
+            (None, None, _) => Ok(()),
         })?,
-        Command::Man(args) => generated(match args.dir {
-            Some(dir) => crate::generate::write_man_pages(&dir),
-            None => crate::generate::man_page().and_then(|page| write_stdout(&page)),
+        Command::Man(args) => generated(match (args.dir, args.install) {
+            (Some(dir), _) => crate::generate::write_man_pages(&dir),
+            (None, true) => crate::generate::install_man_pages().map(|dir| {
+                eprintln!(
+                    "installed the man pages in {} (try `man anarchon`)",
+                    dir.display()
+                );
+            }),
+            (None, false) => crate::generate::man_page().and_then(|page| write_stdout(&page)),
         })?,
         Command::RunNow(args) => return run_now::execute(args, ctx).await,
         // `run` passes on its command's own exit code.
