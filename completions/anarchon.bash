@@ -2044,3 +2044,21 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _anarchon -o bashdefault -o default anarchon
 fi
+
+# Job names, read from the store (`anarchon list`), for the commands whose argument is a job.
+_anarchon_with_jobs() {
+    local cur="${COMP_WORDS[COMP_CWORD]}" i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        [[ "${COMP_WORDS[i]}" == -* ]] || break
+    done
+    if [[ $i -lt $COMP_CWORD && $COMP_CWORD -eq $((i + 1)) && "$cur" != -* ]]; then
+        case " inspect history logs release pause resume trim claim heartbeat finish run-now " in
+            *" ${COMP_WORDS[i]} "*)
+                COMPREPLY=($(compgen -W "$(anarchon list 2>/dev/null | awk 'NR > 1 { print $1 }')" -- "$cur"))
+                return 0
+                ;;
+        esac
+    fi
+    _anarchon "$@"
+}
+complete -F _anarchon_with_jobs -o bashdefault -o default anarchon

@@ -591,3 +591,6 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_s
 complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
 complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "man" -d 'Print the man page, or write one per command to --dir'
 complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+
+# Job names, read from the store (`anarchon list`), for the commands whose argument is a job.
+complete -c anarchon -n "__fish_seen_subcommand_from inspect history logs release pause resume trim claim heartbeat finish run-now" -f -a "(anarchon list 2>/dev/null | awk 'NR > 1 { print \$1 }')"

@@ -20,10 +20,49 @@ pub const COMPLETION_FILES: [(Shell, &str); 5] = [
     (Shell::Elvish, "anarchon.elv"),
 ];
 
-/// The completion script for `shell`.
+/// The commands whose first argument is a job name, completed from the store.
+const JOB_COMMANDS: &str =
+    "inspect history logs release pause resume trim claim heartbeat finish run-now";
+
+/// Bash: job names for the commands that take one, read from the store with `anarchon list` (the
+/// connection as the environment gives it: $ANARCHON_REDIS_URL...); everything else as clap's
+/// generated `_anarchon` completes it.
+const BASH_JOBS: &str = r#"
+# Job names, read from the store (`anarchon list`), for the commands whose argument is a job.
+_anarchon_with_jobs() {
+    local cur="${COMP_WORDS[COMP_CWORD]}" i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        [[ "${COMP_WORDS[i]}" == -* ]] || break
+    done
+    if [[ $i -lt $COMP_CWORD && $COMP_CWORD -eq $((i + 1)) && "$cur" != -* ]]; then
+        case " JOB_COMMANDS " in
+            *" ${COMP_WORDS[i]} "*)
+                COMPREPLY=($(compgen -W "$(anarchon list 2>/dev/null | awk 'NR > 1 { print $1 }')" -- "$cur"))
+                return 0
+                ;;
+        esac
+    fi
+    _anarchon "$@"
+}
+complete -F _anarchon_with_jobs -o bashdefault -o default anarchon
+"#;
+
+/// Fish: the same, with fish's own condition.
+const FISH_JOBS: &str = r#"
+# Job names, read from the store (`anarchon list`), for the commands whose argument is a job.
+complete -c anarchon -n "__fish_seen_subcommand_from JOB_COMMANDS" -f -a "(anarchon list 2>/dev/null | awk 'NR > 1 { print \$1 }')"
+"#;
+
+/// The completion script for `shell` (bash and fish also complete job names from the store).
 pub fn completion(shell: Shell) -> Vec<u8> {
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "anarchon", &mut out);
+    let jobs = match shell {
+        Shell::Bash => BASH_JOBS,
+        Shell::Fish => FISH_JOBS,
+        _ => "",
+    };
+    out.extend_from_slice(jobs.replace("JOB_COMMANDS", JOB_COMMANDS).as_bytes());
     out
 }
 

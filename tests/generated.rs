@@ -2,6 +2,8 @@
 //! Regenerate after changing a flag: `cargo run -- completions --dir completions` and
 //! `cargo run -- man --dir man` (or run this test with UPDATE_GENERATED=1).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -125,5 +127,39 @@ fn completions_and_man_pages_install_for_the_user() {
             .join(".local/share/man/man1/anarchon-release.1")
             .exists(),
         "{said}"
+    );
+}
+
+/// Bash completes job names from the store for the commands that take one.
+#[test]
+fn bash_completes_job_names_from_the_store() {
+    let s = common::Server::start();
+    for job in ["billing", "backup"] {
+        assert_eq!(
+            s.cli(&["run", "--job", job, "--slot", "60000", "--", "true"])
+                .code(),
+            Some(0)
+        );
+    }
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_anarchon"))
+        .parent()
+        .unwrap();
+    let script = format!(
+        "source completions/anarchon.bash; COMP_WORDS=(anarchon inspect bi); COMP_CWORD=2; _anarchon_with_jobs; printf '%s\\n' \"${{COMPREPLY[@]}}\""
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .env(
+            "PATH",
+            format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
+        )
+        .env("ANARCHON_REDIS_URL", &s.url)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "billing",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
