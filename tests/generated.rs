@@ -144,11 +144,9 @@ fn bash_completes_job_names_from_the_store() {
     let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_anarchon"))
         .parent()
         .unwrap();
-    let script = format!(
-        "source completions/anarchon.bash; COMP_WORDS=(anarchon inspect bi); COMP_CWORD=2; _anarchon_with_jobs; printf '%s\\n' \"${{COMPREPLY[@]}}\""
-    );
+    let script = "source completions/anarchon.bash; COMP_WORDS=(anarchon inspect bi); COMP_CWORD=2; _anarchon_with_jobs; printf '%s\\n' \"${COMPREPLY[@]}\"";
     let out = std::process::Command::new("bash")
-        .args(["-c", &script])
+        .args(["-c", script])
         .env(
             "PATH",
             format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
