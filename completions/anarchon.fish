@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_anarchon_global_optspecs
-    string join \n redis= host= p/port= n/db= user= password-file= tls tls-ca= tls-insecure cluster prefix= backend= json color= connect-timeout= command-timeout= h/help V/version
+    string join \n redis= host= p/port= n/db= user= password-file= tls tls-ca= tls-insecure cluster prefix= backend= json color= time-format= connect-timeout= command-timeout= h/help V/version
 end
 
 function __fish_anarchon_needs_command
@@ -37,6 +37,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_needs_command" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_needs_command" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_needs_command" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_needs_command" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_needs_command" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
@@ -91,6 +95,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l new -d 'Create the job if the store does not know it yet. Needed only on a terminal (a person\'s typo must not create a job); scripts and crontabs create jobs as they claim them'
@@ -122,6 +130,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
@@ -155,6 +167,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
@@ -202,6 +218,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l no-backup -d 'When another host holds the run, exit at once (82) instead of waiting as its backup'
@@ -243,6 +263,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l active -d 'List every run in progress across the jobs instead: job, slot, attempt, runner, running for, lease left (or expired)'
@@ -271,6 +295,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
@@ -303,6 +331,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l all -d 'With --follow: every job under the prefix (jobs that appear later too)'
@@ -333,6 +365,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
@@ -360,6 +396,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l all -d 'Trim every job under the prefix (both layouts)'
@@ -389,6 +429,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l all -d 'Every lease job (with --expired)'
@@ -416,6 +460,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
@@ -436,6 +484,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
@@ -456,6 +508,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l dry-run -d 'Only report what would change'
@@ -497,6 +553,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l new -d 'Create the job if the store does not know it yet. Needed only on a terminal (a person\'s typo must not create a job); scripts create jobs as they run them'
@@ -522,6 +582,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
@@ -543,6 +607,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l install -d 'Install SHELL\'s completions where the shell finds them for this user (bash: $XDG_DATA_HOME/bash-completion/completions, zsh: $XDG_DATA_HOME/zsh/site-functions (add it to fpath), fish: $XDG_CONFIG_HOME/fish/completions), and say where'
@@ -565,6 +633,10 @@ valkey\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l install -d 'Install the pages where `man` finds them for this user ($XDG_DATA_HOME/man/man1), and say where'

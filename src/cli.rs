@@ -112,6 +112,11 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
     pub color: ColorChoice,
 
+    /// How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with
+    /// milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago).
+    #[arg(long, global = true, value_enum, default_value_t = TimeFormat::Auto, value_name = "FORMAT", help_heading = "Output")]
+    pub time_format: TimeFormat,
+
     /// Give up connecting after this long.
     #[arg(long, global = true, value_parser = parse_duration, default_value = "5s", value_name = "DURATION", help_heading = "Connection")]
     pub connect_timeout: Duration,
@@ -129,6 +134,15 @@ fn examples(lines: &[&str]) -> String {
         text.push_str(line);
     }
     text
+}
+
+/// `--time-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimeFormat {
+    Auto,
+    Compact,
+    Rfc3339,
+    Relative,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

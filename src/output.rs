@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 
 use serde::Serialize;
 
-use crate::cli::{ColorChoice, GlobalArgs};
+use crate::cli::{ColorChoice, GlobalArgs, TimeFormat};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Output {
@@ -13,6 +13,8 @@ pub struct Output {
     pub color: bool,
     /// Whether stdout is a terminal: tables, abbreviations and "3m ago" hints only there.
     pub tty: bool,
+    /// How times are shown (`--time-format`).
+    pub time_format: TimeFormat,
 }
 
 /// A colour for a word of output.
@@ -37,6 +39,7 @@ impl Output {
             json: global.json,
             color,
             tty,
+            time_format: global.time_format,
         }
     }
 
@@ -122,24 +125,28 @@ impl Output {
 
     /// A time for text output: RFC 3339, plus "(3m ago)" on a terminal.
     pub fn when(&self, ms: Option<i64>, now_ms: i64) -> String {
-        match ms {
-            None => "-".to_string(),
-            Some(ms) if self.tty => format!(
+        let Some(ms) = ms else {
+            return "-".to_string();
+        };
+        match self.time_format {
+            TimeFormat::Auto if self.tty => format!(
                 "{} ({})",
                 crate::time::compact(ms),
                 crate::time::relative(ms, now_ms)
             ),
-            Some(ms) => crate::time::rfc3339(ms),
+            TimeFormat::Relative => crate::time::relative(ms, now_ms),
+            _ => self.time(ms),
         }
     }
 
     /// A time in a table: compact on a terminal (UTC, whole seconds), RFC 3339 with milliseconds
     /// when piped, for scripts.
     pub fn time(&self, ms: i64) -> String {
-        if self.tty {
-            crate::time::compact(ms)
-        } else {
-            crate::time::rfc3339(ms)
+        match self.time_format {
+            TimeFormat::Compact | TimeFormat::Relative => crate::time::compact(ms),
+            TimeFormat::Rfc3339 => crate::time::rfc3339(ms),
+            TimeFormat::Auto if self.tty => crate::time::compact(ms),
+            TimeFormat::Auto => crate::time::rfc3339(ms),
         }
     }
 

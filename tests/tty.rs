@@ -296,3 +296,22 @@ fn watch_redraws_in_place_on_a_terminal() {
         "{shown}"
     );
 }
+
+#[test]
+fn time_format_chooses_how_times_are_shown() {
+    let s = Server::start();
+    seed_runs(&s, "t", 1);
+    let piped = |args: &[&str]| String::from_utf8_lossy(&s.cli(args).stdout).into_owned();
+    assert!(
+        piped(&["history", "t"]).contains("T00:16:40.000Z"),
+        "piped default: RFC 3339"
+    );
+    let compact = piped(&["history", "t", "--time-format", "compact"]);
+    assert!(
+        regex_lite_compact(&compact) && !compact.contains(".000Z"),
+        "{compact}"
+    );
+    assert!(piped(&["history", "t", "--time-format", "relative"]).contains(" ago"));
+    let shown = text(&on_tty(&s, "history t --time-format rfc3339", "", &[]));
+    assert!(shown.contains(".000Z"), "{shown}");
+}
