@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::connection::Connection;
 use crate::error::{Error, Result};
-use crate::scripts;
+use crate::scripts::{self, LuaScript};
 use crate::store::{LeaseFormat, LeaseKeys, RunKind};
 use crate::time::millis;
 
@@ -155,19 +155,14 @@ pub async fn claim(
     req: &ClaimRequest,
 ) -> Result<ClaimReply> {
     let args = claim_args(req);
-    let reply: Vec<String> = match keys.format {
-        LeaseFormat::V1 => match conn.eval(&scripts::CLAIM, &keys.with_job(), &args).await {
-            Err(e) if converted_since(&e, keys) => {
-                conn.eval(&scripts::v2::CLAIM, &keys.format_2(), &args)
-                    .await?
-            }
-            other => other?,
-        },
-        LeaseFormat::V2 => {
-            conn.eval(&scripts::v2::CLAIM, &keys.format_2(), &args)
-                .await?
-        }
-    };
+    let reply = eval_in_format(
+        conn,
+        keys,
+        (&scripts::CLAIM, &keys.with_job()),
+        &scripts::v2::CLAIM,
+        &args,
+    )
+    .await?;
     parse_reply(&keys.state, &reply, |o| match o {
         "won" => Some(ClaimOutcome::Won),
         "overlap" => Some(ClaimOutcome::Overlap),
@@ -190,19 +185,14 @@ pub async fn heartbeat(
         token.to_string(),
         millis(lease).to_string(),
     ];
-    let reply: Vec<String> = match keys.format {
-        LeaseFormat::V1 => match conn.eval(&scripts::HEARTBEAT, &[&keys.state], &args).await {
-            Err(e) if converted_since(&e, keys) => {
-                conn.eval(&scripts::v2::HEARTBEAT, &keys.format_2(), &args)
-                    .await?
-            }
-            other => other?,
-        },
-        LeaseFormat::V2 => {
-            conn.eval(&scripts::v2::HEARTBEAT, &keys.format_2(), &args)
-                .await?
-        }
-    };
+    let reply = eval_in_format(
+        conn,
+        keys,
+        (&scripts::HEARTBEAT, &[&keys.state]),
+        &scripts::v2::HEARTBEAT,
+        &args,
+    )
+    .await?;
     parse_reply(&keys.state, &reply, token_outcome)
 }
 
@@ -225,19 +215,14 @@ pub async fn finish(
         status.to_string(),
         result_json.to_string(),
     ];
-    let reply: Vec<String> = match keys.format {
-        LeaseFormat::V1 => match conn.eval(&scripts::FINISH, &keys.all(), &args).await {
-            Err(e) if converted_since(&e, keys) => {
-                conn.eval(&scripts::v2::FINISH, &keys.format_2(), &args)
-                    .await?
-            }
-            other => other?,
-        },
-        LeaseFormat::V2 => {
-            conn.eval(&scripts::v2::FINISH, &keys.format_2(), &args)
-                .await?
-        }
-    };
+    let reply = eval_in_format(
+        conn,
+        keys,
+        (&scripts::FINISH, &keys.all()),
+        &scripts::v2::FINISH,
+        &args,
+    )
+    .await?;
     parse_reply(&keys.state, &reply, token_outcome)
 }
 
@@ -280,19 +265,14 @@ pub async fn release(
         status.to_string(),
         result_json.to_string(),
     ];
-    let reply: Vec<String> = match keys.format {
-        LeaseFormat::V1 => match conn.eval(&scripts::RELEASE, &keys.all(), &args).await {
-            Err(e) if converted_since(&e, keys) => {
-                conn.eval(&scripts::v2::RELEASE, &keys.format_2(), &args)
-                    .await?
-            }
-            other => other?,
-        },
-        LeaseFormat::V2 => {
-            conn.eval(&scripts::v2::RELEASE, &keys.format_2(), &args)
-                .await?
-        }
-    };
+    let reply = eval_in_format(
+        conn,
+        keys,
+        (&scripts::RELEASE, &keys.all()),
+        &scripts::v2::RELEASE,
+        &args,
+    )
+    .await?;
     let bad = || {
         Error::corrupt(
             &keys.state,
@@ -414,6 +394,26 @@ pub async fn was_claimed(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> 
             let (live, ended): (bool, u64) = conn.pipeline(&pipe).await?;
             Ok(live || ended > 0)
         }
+    }
+}
+
+/// Runs a lease script in the format `keys` are written in: format 1's script on its keys, else
+/// format 2's on [`LeaseKeys::format_2`]. A format 1 script refused because the job was converted
+/// after this command read the format key ([`converted_since`]) wrote nothing, so the format 2
+/// script runs in its place.
+async fn eval_in_format(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    (v1, v1_keys): (&LuaScript, &[&str]),
+    v2: &LuaScript,
+    args: &[String],
+) -> Result<Vec<String>> {
+    match keys.format {
+        LeaseFormat::V1 => match conn.eval(v1, v1_keys, args).await {
+            Err(e) if converted_since(&e, keys) => conn.eval(v2, &keys.format_2(), args).await,
+            other => other,
+        },
+        LeaseFormat::V2 => conn.eval(v2, &keys.format_2(), args).await,
     }
 }
 
