@@ -116,6 +116,16 @@ pub fn compact(ms: i64) -> String {
     }
 }
 
+/// A lease by the time it has left: "4m left", or "expired 3h ago" once its end has come (a lease
+/// ending now is expired, as the scripts judge it).
+pub fn lease_left(left_ms: i64) -> String {
+    if left_ms > 0 {
+        format!("{} left", humanize(left_ms as u64))
+    } else {
+        format!("expired {} ago", humanize(left_ms.unsigned_abs()))
+    }
+}
+
 /// "3m ago" / "in 25s", relative to `now_ms`, rounded to one unit.
 pub fn relative(ms: i64, now_ms: i64) -> String {
     let delta = ms - now_ms;

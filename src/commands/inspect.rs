@@ -157,11 +157,7 @@ fn print_text(ctx: &Context, d: &JobDetail) {
                 .active
                 .iter()
                 .map(|a| {
-                    let left = if a.lease_left_ms >= 0 {
-                        format!("{} left", humanize(a.lease_left_ms as u64))
-                    } else {
-                        format!("expired {} ago", humanize(a.lease_left_ms.unsigned_abs()))
-                    };
+                    let left = crate::time::lease_left(a.lease_left_ms);
                     // A holder that is hung looks different from a healthy one: how long it has
                     // run, and how long ago its lease was last renewed (a heartbeat).
                     let renewed = a.renewed_at.map_or("-".to_string(), |at| {

@@ -239,14 +239,7 @@ async fn list_active(
                     a.run.state.attempt.to_string(),
                     a.run.state.runner.clone(),
                     humanize(a.run.running_for_ms.max(0) as u64),
-                    if a.run.lease_left_ms > 0 {
-                        format!("{} left", humanize(a.run.lease_left_ms as u64))
-                    } else {
-                        format!(
-                            "expired {} ago",
-                            humanize(a.run.lease_left_ms.unsigned_abs())
-                        )
-                    },
+                    crate::time::lease_left(a.run.lease_left_ms),
                     a.state.to_string(),
                     ctx.out.token(&a.run.state.token),
                 ]

@@ -17,7 +17,7 @@ use crate::store::job::{ActiveRun, active_runs_for, locate_job};
 use crate::store::{LeaseKeys, validate_job_name, validate_prefix};
 use crate::strategy::Strategy;
 use crate::strategy::lease::{self, ReleaseOutcome};
-use crate::time::{humanize, millis, rfc3339};
+use crate::time::{millis, rfc3339};
 
 /// One run `release` ends (or, with --dry-run, would).
 #[derive(Debug, Serialize)]
@@ -174,11 +174,7 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
 }
 
 fn lease_words(left_ms: i64) -> String {
-    if left_ms >= 0 {
-        format!("lease {} left", humanize(left_ms as u64))
-    } else {
-        format!("lease expired {} ago", humanize(left_ms.unsigned_abs()))
-    }
+    format!("lease {}", crate::time::lease_left(left_ms))
 }
 
 fn confirm(chosen: &[(String, ActiveRun)], status: &str) -> Result<()> {
