@@ -5,15 +5,10 @@
 --   outcome ok, or lost when the run is gone, over, or held by another token (nothing is written).
 local slot, token, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = server_now_ms()
-local run, err = find_run_in_progress(slot)
-if err then return err end
-if not run or run.token ~= token then
-  local reply
-  reply, err = lost_reply(slot, run, now)
-  return reply or err
-end
+local run, reply = held_run(slot, token, now)
+if not run then return reply end
 
-err = record_attempt(slot, run, status, now, result_json)
+local err = record_attempt(slot, run, status, now, result_json)
 if err then return err end
 redis.call('HDEL', KEYS[1], slot)
 return {'ok', int(run.attempt), int(run.lease_end), run.runner, status, int(now)}

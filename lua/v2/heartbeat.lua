@@ -6,13 +6,8 @@
 --   outcome ok, or lost when the run is gone, over, or held by another token.
 local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = server_now_ms()
-local run, err = find_run_in_progress(slot)
-if err then return err end
-if not run or run.token ~= token then
-  local reply
-  reply, err = lost_reply(slot, run, now)
-  return reply or err
-end
+local run, reply = held_run(slot, token, now)
+if not run then return reply end
 -- An expired lease that nobody took over is still ours: extending it steals from no one.
 -- A heartbeat never moves the lease end backwards: a shorter --lease must not hand the run over.
 if lease_ms <= 0 then lease_ms = run.lease_ms end

@@ -265,6 +265,17 @@ local function find_run_in_progress(slot)
   return live_run(slot)
 end
 
+-- For heartbeat and finish: the run in progress `slot` when `token` holds it; else nil and the
+-- reply to return (lost, as lost_reply says, or an error reply).
+local function held_run(slot, token, now)
+  local run, err = find_run_in_progress(slot)
+  if err then return nil, err end
+  if run and run.token == token then return run end
+  local reply
+  reply, err = lost_reply(slot, run, now)
+  return nil, reply or err
+end
+
 -- Plans trimming: history_size entries are kept (ended attempts, the :results members, and runs in
 -- progress: one per run unless a lease was taken over), and with ttl_ms > 0 runs older than ttl_ms
 -- go too. Never trims a run in progress, or one younger than keep_ms, which a late claim could still
