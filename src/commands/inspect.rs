@@ -12,8 +12,7 @@ use crate::store::LeaseFormat;
 use crate::store::discover::Layout;
 use crate::store::format;
 use crate::store::job::{
-    ActiveRun, RunWithResult, active_runs_for, job_format, locate_job, recent_results,
-    runs_with_results,
+    ActiveRun, RunWithResult, active_runs_in, locate_job, recent_results, runs_with_results,
 };
 use crate::store::keys::hash_slot;
 use crate::store::read::KeyInfo;
@@ -58,16 +57,20 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
     let now = check.server_now_ms;
     let job_keys = JobKeys::new(layout, ctx.prefix(), &args.job, check.lease_format());
     let lease_keys = lease_keys.with_format(check.lease_format());
-    let active = match layout {
-        Layout::Lease => active_runs_for(&mut conn, &lease_keys, now).await?,
-        Layout::ClaimOnly => Vec::new(),
+    // The job's own format, from the type of its :state that locate_job read.
+    let job_format = (layout == Layout::Lease).then(|| {
+        let state_type = keys
+            .iter()
+            .find(|k| k.key == lease_keys.state)
+            .map_or("none", |k| k.kind.as_str());
+        LeaseFormat::of_job(state_type, check.lease_format())
+    });
+    let active = match job_format {
+        Some(format) => active_runs_in(&mut conn, &lease_keys, format, now).await?,
+        None => Vec::new(),
     };
     // Format 1 lease jobs and claim-only ones list their streams' entries; format 2 keeps no
     // stream, its results hold everything.
-    let job_format = match layout {
-        Layout::Lease => Some(job_format(&mut conn, &lease_keys).await?),
-        Layout::ClaimOnly => None,
-    };
     let pause = match layout {
         Layout::Lease => Some(crate::store::pause::read_pause(&mut conn, &lease_keys).await?)
             .filter(|p| p.paused_at.is_some()),

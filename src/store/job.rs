@@ -148,7 +148,19 @@ pub async fn active_runs_for(
     keys: &LeaseKeys,
     now: i64,
 ) -> Result<Vec<ActiveRun>> {
-    let states = match job_format(conn, keys).await? {
+    let format = job_format(conn, keys).await?;
+    active_runs_in(conn, keys, format, now).await
+}
+
+/// The same, for a job whose format the caller knows already (`inspect` has read the type of every
+/// key of the job).
+pub async fn active_runs_in(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    format: LeaseFormat,
+    now: i64,
+) -> Result<Vec<ActiveRun>> {
+    let states = match format {
         LeaseFormat::V1 => format_1_active_runs(conn, keys).await?,
         LeaseFormat::V2 => {
             let fields: Vec<(String, String)> = conn
