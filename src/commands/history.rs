@@ -110,23 +110,28 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     let mut last_change: HashMap<String, (Option<i64>, u64, Option<i64>)> = HashMap::new();
     let mut first = true;
     let mut interrupt = crate::commands::Interrupt::new()?;
+    // One job: found once (its layout does not change while we follow it).
+    let one = match &args.job {
+        Some(job) => {
+            let (layout, _) = locate_job(
+                &mut conn,
+                ctx.prefix(),
+                job,
+                args.strategy.map(StrategyName::layout),
+            )
+            .await?;
+            Some(crate::store::discover::JobRef {
+                name: job.clone(),
+                layout,
+            })
+        }
+        None => None,
+    };
     loop {
         let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
         let now = check.server_now_ms;
-        let jobs = match &args.job {
-            Some(job) => {
-                let (layout, _) = locate_job(
-                    &mut conn,
-                    ctx.prefix(),
-                    job,
-                    args.strategy.map(StrategyName::layout),
-                )
-                .await?;
-                vec![crate::store::discover::JobRef {
-                    name: job.clone(),
-                    layout,
-                }]
-            }
+        let jobs = match &one {
+            Some(job) => vec![job.clone()],
             None => {
                 let all = crate::store::discover::find_jobs(&mut conn, ctx.prefix(), "*").await?;
                 let (summaries, _) = crate::store::read::summarize(

@@ -55,12 +55,31 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
             locate_job(&mut conn, ctx.prefix(), job, Some(Layout::Lease)).await?;
             vec![job.clone()]
         }
-        None => find_jobs(&mut conn, ctx.prefix(), "*")
-            .await?
-            .into_iter()
-            .filter(|j: &JobRef| j.layout == Layout::Lease)
-            .map(|j| j.name)
-            .collect(),
+        None => {
+            // Only jobs with runs in progress are read run by run: one pipelined summary of every
+            // job says which (as `list --active` does).
+            let lease_jobs: Vec<JobRef> = find_jobs(&mut conn, ctx.prefix(), "*")
+                .await?
+                .into_iter()
+                .filter(|j| j.layout == Layout::Lease)
+                .collect();
+            let (summaries, unreadable) = crate::store::read::summarize(
+                &mut conn,
+                ctx.prefix(),
+                &lease_jobs,
+                check.lease_format(),
+            )
+            .await?;
+            // A job whose data cannot be read stops the release, as reading its runs would.
+            if let Some(bad) = unreadable.into_iter().next() {
+                return Err(bad.error);
+            }
+            summaries
+                .into_iter()
+                .filter(|s| s.in_progress > 0)
+                .map(|s| s.job)
+                .collect()
+        }
     };
     let mut chosen: Vec<(String, ActiveRun)> = Vec::new();
     for job in &jobs {
