@@ -371,7 +371,7 @@ fn summarize_one(
                 last_status: None,
                 last_runner: None,
                 last_lease_end: None,
-                pause: pause.clone(),
+                pause,
                 last_result_at: newest.and_then(|r| r.ended_at),
                 history_entries,
             }
