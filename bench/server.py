@@ -87,6 +87,11 @@ SCRIPTS = os.path.join(LUA, "v2") if FORMAT == 2 else LUA
 
 
 def lua(name):
+    # Scripts as the binary sends them (`anarchon scripts --dir`, what bench/server.sh passes by
+    # default): used whole. An older version's lua/ directory: its library and the script.
+    if not os.path.exists(os.path.join(SCRIPTS, "lib.lua")):
+        with open(os.path.join(SCRIPTS, name)) as f:
+            return f.read()
     with open(os.path.join(SCRIPTS, "lib.lua")) as f:
         lib = f.read()
     # Both formats' scripts include lua/pause.lua after their library, where it exists.
@@ -417,23 +422,26 @@ def main():
     print(f"server: {r.cmd('INFO', 'server').split('redis_version:')[1].split()[0]}, store format {FORMAT}, scripts from {SCRIPTS}/")
     floor_us, setdel_us = floor()
     print(f"baseline: two EVALSHA of an empty script {floor_us:.2f} us; SET NX PX + DEL {setdel_us:.2f} us")
-    for history in ([1000] if QUICK else [1000, 10000]):
-        # Three rounds, each with its floor measured right after it: the median ratio is reported,
+    only_steady = os.environ.get("ONLY") == "steady"  # a quick look at claim + finish alone
+    for history in ([1000] if QUICK or only_steady else [1000, 10000]):
+        # Three rounds (ROUNDS=N for more), each with its floor measured right after it: the median ratio is reported,
         # with the spread, since a shared 2-core VM's speed drifts between seconds.
         rounds = []
-        for k in range(3):
+        for k in range(int(os.environ.get("ROUNDS", "3"))):
             s = steady_state(history, 500 if QUICK else 2000)
             s["ratio"] = s["pair_us"] / s["floor_us"]
             rounds.append(s)
             r.cmd("DEL", *keys(f"steady{history}"))
-        s = sorted(rounds, key=lambda x: x["ratio"])[1]
+        s = sorted(rounds, key=lambda x: x["ratio"])[len(rounds) // 2]
         spread = ", ".join("%.1fx" % x["ratio"] for x in rounds)
         print(f"steady state at {history} runs/job: claim {s['claim_us']:.1f} us, finish {s['finish_us']:.1f} us, "
               f"claim+finish {s['pair_us']:.1f} us = {s['ratio']:.1f}x the empty-EVALSHA floor "
-              f"({s['floor_us']:.2f} us; the three rounds: "
+              f"({s['floor_us']:.2f} us; the rounds: "
               f"{spread}), "
               f"{s['pair_us'] / setdel_us:.1f}x SET NX PX + DEL; longest script "
               f"{max(x['max_us'] for x in rounds)} us (kept {s['runs_kept']} runs)")
+    if only_steady:
+        return
     main_herd()
     r.cmd("FLUSHALL")
     r.cmd("SET", "cron:format", str(FORMAT))

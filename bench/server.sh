@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Server cost of anarchon's scripts, measured inside Redis (INFO commandstats, SLOWLOG, MEMORY
 # USAGE), each figure with its same-run baseline and the ratio. See bench/server.py.
-#   bench/server.sh            # the scripts in lua/
-#   bench/server.sh OLD/lua    # another version's scripts, for a before/after
+#   bench/server.sh            # the scripts this build sends (cargo run --example scripts)
+#   bench/server.sh OLD/lua    # another version's lua/ directory, for a before/after
 #   QUICK=1 bench/server.sh    # smaller sizes, for a quick look
 source "$(dirname "$0")/common.sh"
 # ANARCHON_BIN: another build of the binary (a before/after of the operator paths).
-BIN="${ANARCHON_BIN:-$BIN}" python3 bench/server.py "$PORT" "${1:-lua}"
+cargo run --release --quiet --example scripts -- "$WORK/scripts"
+BIN="${ANARCHON_BIN:-$BIN}" python3 bench/server.py "$PORT" "${1:-$WORK/scripts}"

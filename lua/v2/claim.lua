@@ -47,13 +47,16 @@ if not run then
   -- an overlap. A run is abandoned when its lease expired more than one lease ago (a waiting backup
   -- takes over within a second of the expiry) and either its attempts are used up or it is older
   -- than any claim could still ask for. Everything is read and checked before the first write.
-  -- History may go over its size by 1% (at most 16 runs) before a claim trims it back.
-  local history_size = tonumber(ARGV[8])
-  local slack = math.min(16, math.floor(history_size / 100))
-  local trimmed
-  trimmed, err = plan_trim(now, history_size, tonumber(ARGV[9]), keep_ms, 16, 1, '-inf', 0, live,
-    live_count, slack)
-  if not trimmed then return err end
+  -- History may go over its size by 1% (at most 16 runs) before a claim trims it back: only every
+  -- `every`-th claim (by its fencing token) counts the history, and trims all of the excess. With
+  -- a TTL every claim looks for expired runs (one read of the oldest).
+  local history_size, ttl_ms = tonumber(ARGV[8]), tonumber(ARGV[9])
+  local every = math.max(1, math.min(16, math.floor(history_size / 100)))
+  local trimmed = {slots = {}, ranges = {}}
+  if ttl_ms > 0 or (job.fence + 1) % every == 0 then
+    trimmed, err = plan_trim(now, history_size, ttl_ms, keep_ms, 16, 1, '-inf', 0, live, live_count)
+    if not trimmed then return err end
+  end
 
   local slot_ms = tonumber(slot)
   local overlapping, overlapping_slot = nil, nil

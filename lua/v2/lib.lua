@@ -15,8 +15,9 @@
 -- past it: :job trimmed_to). Every script here costs a handful of commands whatever the history's
 -- size (bench/server.sh measures them).
 
--- Redis 5 and 6 refuse writes after TIME unless effects replication is on; 7+ always has it.
-if redis.replicate_commands then pcall(redis.replicate_commands) end
+-- Redis 5 and 6 refuse writes after TIME unless effects replication is on; 7+ always has it (and
+-- REDIS_VERSION_NUM, new in 7: there the call, a no-op, would cost every script ~0.3 µs).
+if not redis.REDIS_VERSION_NUM and redis.replicate_commands then pcall(redis.replicate_commands) end
 
 local EXPECTED_TYPES = {'hash', 'zset', 'hash'}
 local MARKER = 'anarchon store format 2: runs in progress are in :live, ended ones in :results'
@@ -192,18 +193,20 @@ end
 
 -- What the job hash (KEYS[3]) records, all optional: protect_ms, the longest time after its slot
 -- that any claimant may still claim a run; trimmed_to, the newest slot trimming ever removed (a
--- claim of a run at or before it is refused); format, 2 once the job is in format 2.
--- Returns {protect = max(keep_ms, recorded), stored_protect, trimmed_to, format}, or nil and an
--- error reply.
+-- claim of a run at or before it is refused); format, 2 once the job is in format 2; the pause
+-- (lua/pause.lua); fence, the last fencing token given (0: none yet).
+-- Returns {protect = max(keep_ms, recorded), stored_protect, trimmed_to, format, paused_at,
+-- paused_until, resumed_at, fence}, or nil and an error reply.
 local function read_job(keep_ms)
   local v, err = checked(3, 'HMGET', KEYS[3], 'protect_ms', 'trimmed_to', 'format', 'paused_at',
-    'paused_until', 'resumed_at')
+    'paused_until', 'resumed_at', 'fence')
   if err then return nil, err end
   local stored = tonumber(v[1])
   local protect = keep_ms
   if stored and stored > protect then protect = stored end
   return {protect = protect, stored_protect = stored, trimmed_to = tonumber(v[2]), format = v[3],
-    paused_at = tonumber(v[4]), paused_until = tonumber(v[5]), resumed_at = tonumber(v[6])}
+    paused_at = tonumber(v[4]), paused_until = tonumber(v[5]), resumed_at = tonumber(v[6]),
+    fence = tonumber(v[7]) or 0}
 end
 
 -- Makes the job a format 2 job, once (a job's :job format field says it is; `anarchon migrate`
@@ -281,21 +284,21 @@ end
 -- go too. Never trims a run in progress, or one younger than keep_ms, which a late claim could still
 -- ask for: trimming it would let that claim run it twice. Runs that must stay do not count against
 -- the trimming. `adding` counts a run the caller is about to create, `already` entries an earlier
--- call of the same dry run planned. Nothing is trimmed until `slack` entries are over the size
--- (claims let a few accumulate and trim them together: one ZREMRANGEBYSCORE for them all, instead
--- of three commands on every claim). Walks :results from the oldest slot after `cursor` ('-inf' or
--- '(<slot>'), looking at no more than `budget` members, and fetches no more members than can go.
+-- call of the same dry run planned. (Claims call it only every so often, and trim all of the
+-- excess at once: one ZREMRANGEBYSCORE for a few runs, instead of commands on every claim.)
+-- Walks :results from the oldest slot after `cursor` ('-inf' or '(<slot>'), looking at no more
+-- than `budget` members, and fetches no more members than can go.
 -- Reads only. Returns the plan ({slots = ..., ranges = {{from, to}, ...}}: the slots to trim, and
 -- the score ranges that hold exactly their members), whether the walk is complete, and the cursor
 -- to go on from; or nil and an error reply.
-local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cursor, already, live, live_count, slack)
+local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cursor, already, live, live_count)
   local ended, err = checked(2, 'ZCARD', KEYS[2])
   if err then return nil, err end
   local need = ended + live_count + adding - history_size - already
   local expire_before = nil
   if ttl_ms > 0 then expire_before = now - ttl_ms end
   local trimmed = {slots = {}, ranges = {}}
-  if need < math.max(slack, 1) and not expire_before then return trimmed, true, cursor end
+  if need < 1 and not expire_before then return trimmed, true, cursor end
   local open_range = nil
   local examined = 0
   while examined < budget do

@@ -14,7 +14,7 @@ end
 local live, live_count = live_runs()
 if not live then return live_count end
 local trimmed, complete, cursor = plan_trim(server_now_ms(), tonumber(ARGV[1]), tonumber(ARGV[2]),
-  job.protect, tonumber(ARGV[4]), 0, ARGV[6], tonumber(ARGV[7]), live, live_count, 0)
+  job.protect, tonumber(ARGV[4]), 0, ARGV[6], tonumber(ARGV[7]), live, live_count)
 if not trimmed then return complete end
 if not dry_run then apply_trim(trimmed, job.trimmed_to) end
 local reply = {complete and '1' or '0', cursor}
