@@ -167,7 +167,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
         'anarchon;run' {
             [CompletionResult]::new('--job', '--job', [CompletionResultType]::ParameterName, 'The job''s name (at most 200 bytes; no braces or control characters)')
             [CompletionResult]::new('--schedule', '--schedule', [CompletionResultType]::ParameterName, 'Cron schedule the crontab line follows: 5 fields, 6 with seconds first, or @hourly style. The run is its latest fire time at or before the Redis server''s clock')
-            [CompletionResult]::new('--tz', '--tz', [CompletionResultType]::ParameterName, 'Time zone of --schedule (IANA name) [default: UTC]')
+            [CompletionResult]::new('--tz', '--tz', [CompletionResultType]::ParameterName, 'Time zone of --schedule (IANA name) [default: UTC]. Across daylight saving, a fixed-hour time the change skips runs once right after the jump, one it repeats runs once (the first); wildcard hours follow the local clock')
             [CompletionResult]::new('--slot', '--slot', [CompletionResultType]::ParameterName, 'Run this slot instead of one from --schedule: `now` (this minute), ms, or RFC 3339')
             [CompletionResult]::new('--max-late', '--max-late', [CompletionResultType]::ParameterName, 'Do not run a scheduled slot this much later than its time (exit 84)')
             [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'Wait a delay of up to this long before claiming, the same on every host for one job and slot (derived from both), so that many jobs on one schedule do not all hit Redis and start their work in the same second (the backend''s jitterMs). Not counted against --max-late')

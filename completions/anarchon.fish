@@ -180,7 +180,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l json -d 'Pr
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l job -d 'The job\'s name (at most 200 bytes; no braces or control characters)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l schedule -d 'Cron schedule the crontab line follows: 5 fields, 6 with seconds first, or @hourly style. The run is its latest fire time at or before the Redis server\'s clock' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tz -d 'Time zone of --schedule (IANA name) [default: UTC]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tz -d 'Time zone of --schedule (IANA name) [default: UTC]. Across daylight saving, a fixed-hour time the change skips runs once right after the jump, one it repeats runs once (the first); wildcard hours follow the local clock' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l slot -d 'Run this slot instead of one from --schedule: `now` (this minute), ms, or RFC 3339' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l max-late -d 'Do not run a scheduled slot this much later than its time (exit 84)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l jitter -d 'Wait a delay of up to this long before claiming, the same on every host for one job and slot (derived from both), so that many jobs on one schedule do not all hit Redis and start their work in the same second (the backend\'s jitterMs). Not counted against --max-late' -r

@@ -441,7 +441,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "CRON", required_unless_present = "slot")]
     pub schedule: Option<String>,
 
-    /// Time zone of --schedule (IANA name) [default: UTC].
+    /// Time zone of --schedule (IANA name) [default: UTC]. Across daylight saving, a fixed-hour
+    /// time the change skips runs once right after the jump, one it repeats runs once (the first);
+    /// wildcard hours follow the local clock.
     #[arg(long, value_name = "ZONE")]
     pub tz: Option<String>,
 

@@ -4,19 +4,44 @@
 //! aliases `@yearly @annually @monthly @weekly @daily @midnight @hourly`. Day-of-week numbers follow
 //! crontab (0 and 7 are Sunday); they are rewritten as names for the `cron` crate, which counts from
 //! 1 = Sunday. A schedule is evaluated in `--tz` (default UTC) against the server's clock.
+//!
+//! # Daylight saving time
+//!
+//! The timeline is cut into stretches of constant UTC offset; in each, the schedule is matched
+//! against the local clock. Where a change skips or repeats local times, the policy is Vixie
+//! cron's, by the schedule's hour field:
+//!
+//! - **Fixed hours** (`30 2 * * *`, `@daily`): a local time the change skips (02:30 on a spring-
+//!   forward night in Europe/Berlin) fires once, at the instant of the jump (03:00 local); several
+//!   skipped times fire once together. A local time that occurs twice (02:30 on an autumn night)
+//!   fires once, the first time.
+//! - **Wildcard hours** (`*/15 * * * *`, `30 * * * *`, `@hourly`): the job follows the local
+//!   clock: skipped times do not fire, repeated times fire each time they occur (an hourly job
+//!   runs every hour of real time).
+//!
+//! Every host computes the same instants, so the slots (and so the runs) are the same fleet-wide.
 
 use std::str::FromStr;
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 
 /// A parsed schedule in a time zone.
 #[derive(Debug, Clone)]
 pub struct Schedule {
+    /// Matched against local times, written as if they were UTC ("naive" local milliseconds).
     inner: cron::Schedule,
     tz: Tz,
+    /// The hour field is a wildcard (`*`, `*/2`): skipped local times are skipped, repeated ones
+    /// fire twice. Otherwise (fixed hours) see the module doc.
+    follows_local_clock: bool,
     source: String,
 }
+
+/// How far apart offset changes are probed for: no time zone changes its offset twice in 6 hours.
+const PROBE_MS: i64 = 6 * 3_600_000;
+/// How far back a schedule is looked for before saying it never fired (Feb 29 fires every 4 years).
+const LOOKBACK_MS: i64 = 9 * 366 * 86_400_000;
 
 const DAY_NAMES: [&str; 8] = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"];
 
@@ -32,9 +57,14 @@ impl Schedule {
                 "--schedule {text:?} is not a cron expression ({e}); write 5 fields like '*/5 * * * *', 6 with seconds first, or @hourly"
             )
         })?;
+        let follows_local_clock = match normalized.split_whitespace().nth(2) {
+            Some(hours) => hours.starts_with('*'),
+            None => normalized == "@hourly",
+        };
         Ok(Schedule {
             inner,
             tz,
+            follows_local_clock,
             source: text.to_string(),
         })
     }
@@ -43,33 +73,162 @@ impl Schedule {
         &self.source
     }
 
+    pub fn time_zone(&self) -> &str {
+        self.tz.name()
+    }
+
     /// The latest fire time at or before `now_ms`, in ms (None if the schedule never fired).
     pub fn latest_at_or_before(&self, now_ms: i64) -> Option<i64> {
-        // `after(t).next_back()` walks backwards from t, excluding t itself: start 1 ms later.
-        let start = self.at(now_ms + 1)?;
-        self.inner
-            .after(&start)
-            .next_back()
-            .map(|t| t.timestamp_millis())
+        let mut hi = now_ms;
+        let stop = now_ms.checked_sub(LOOKBACK_MS)?;
+        // Stretch by stretch of constant offset, newest first.
+        while hi > stop {
+            let offset = self.offset_ms(hi);
+            let change = self.previous_change(hi, stop);
+            let start = change.unwrap_or(stop);
+            let mut lowest_local = start + offset;
+            if let Some(t) = change {
+                let before = self.offset_ms(t - 1);
+                if !self.follows_local_clock && before > offset {
+                    // After a fall back: local times up to the old clock's end already fired.
+                    lowest_local = lowest_local.max(t + before);
+                }
+            }
+            if let Some(local) = self.latest_local_before(hi + offset + 1)
+                && local >= lowest_local
+            {
+                return Some(local - offset);
+            }
+            let t = change?;
+            if self.jumps_over_a_fire_time(t) {
+                return Some(t);
+            }
+            hi = t - 1;
+        }
+        None
     }
 
     /// Fire times strictly after `from_ms` and strictly before `until_ms`, oldest first, at most `limit`.
     pub fn between(&self, from_ms: i64, until_ms: i64, limit: usize) -> Vec<i64> {
-        let Some(start) = self.at(from_ms) else {
-            return Vec::new();
+        let mut out: Vec<i64> = Vec::new();
+        let push = |ms: i64, out: &mut Vec<i64>| {
+            if out.last().is_none_or(|last| *last < ms) {
+                out.push(ms);
+            }
+            out.len() >= limit
         };
-        self.inner
-            .after(&start)
-            .map(|t| t.timestamp_millis())
-            .take_while(|ms| *ms < until_ms)
-            .take(limit)
-            .collect()
+        // Stretch by stretch of constant offset, oldest first; `after` is exclusive.
+        let mut after = from_ms;
+        let mut lowest_local = i64::MIN;
+        while after < until_ms {
+            let offset = self.offset_ms(after + 1);
+            let change = self.next_change(after + 1, until_ms);
+            let end = change.unwrap_or(until_ms);
+            let mut local = after + offset;
+            while let Some(next) = self.first_local_after(local) {
+                if next >= end + offset {
+                    break;
+                }
+                local = next;
+                if next >= lowest_local && push(next - offset, &mut out) {
+                    return out;
+                }
+            }
+            let Some(t) = change else { break };
+            let new_offset = self.offset_ms(t);
+            lowest_local = i64::MIN;
+            if new_offset < offset && !self.follows_local_clock {
+                lowest_local = t + offset;
+            }
+            if self.jumps_over_a_fire_time(t) && push(t, &mut out) {
+                return out;
+            }
+            after = t - 1;
+        }
+        out
     }
 
-    fn at(&self, ms: i64) -> Option<DateTime<Tz>> {
-        Utc.timestamp_millis_opt(ms)
-            .single()
-            .map(|t| t.with_timezone(&self.tz))
+    /// The UTC offset at an instant, in ms.
+    fn offset_ms(&self, ms: i64) -> i64 {
+        Utc.timestamp_millis_opt(ms).single().map_or(0, |t| {
+            i64::from(
+                self.tz
+                    .offset_from_utc_datetime(&t.naive_utc())
+                    .fix()
+                    .local_minus_utc(),
+            ) * 1000
+        })
+    }
+
+    /// The first instant in `[from_ms, until_ms)` whose offset differs from the one just before it.
+    fn next_change(&self, from_ms: i64, until_ms: i64) -> Option<i64> {
+        let offset = self.offset_ms(from_ms);
+        let mut lo = from_ms;
+        while lo < until_ms {
+            let hi = (lo + PROBE_MS).min(until_ms);
+            if self.offset_ms(hi) != offset {
+                return Some(self.change_within(lo, hi));
+            }
+            lo = hi;
+        }
+        None
+    }
+
+    /// The latest instant in `(stop_ms, at_ms]` whose offset differs from the one just before it.
+    fn previous_change(&self, at_ms: i64, stop_ms: i64) -> Option<i64> {
+        let offset = self.offset_ms(at_ms);
+        let mut hi = at_ms;
+        while hi > stop_ms {
+            let lo = (hi - PROBE_MS).max(stop_ms);
+            if self.offset_ms(lo) != offset {
+                return Some(self.change_within(lo, hi));
+            }
+            hi = lo;
+        }
+        None
+    }
+
+    /// The instant of the change in `(lo, hi]`, where the offsets at lo and hi differ.
+    fn change_within(&self, mut lo: i64, mut hi: i64) -> i64 {
+        let before = self.offset_ms(lo);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.offset_ms(mid) == before {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
+    }
+
+    /// Whether the change at `t` skips local times (spring forward) among which the schedule
+    /// fires, for a schedule with fixed hours: those fire once, at `t`.
+    fn jumps_over_a_fire_time(&self, t: i64) -> bool {
+        let (before, after) = (self.offset_ms(t - 1), self.offset_ms(t));
+        !self.follows_local_clock
+            && after > before
+            && self
+                .first_local_after(t + before - 1)
+                .is_some_and(|local| local < t + after)
+    }
+
+    /// The first fire time strictly after the local time `local_ms` ("naive" local ms).
+    fn first_local_after(&self, local_ms: i64) -> Option<i64> {
+        let start = Utc.timestamp_millis_opt(local_ms).single()?;
+        self.inner
+            .after(&start)
+            .next()
+            .map(|t| t.timestamp_millis())
+    }
+
+    /// The last fire time strictly before the local time `local_ms`.
+    fn latest_local_before(&self, local_ms: i64) -> Option<i64> {
+        let start = Utc.timestamp_millis_opt(local_ms).single()?;
+        self.inner
+            .after(&start)
+            .next_back()
+            .map(|t| t.timestamp_millis())
     }
 }
 
@@ -131,6 +290,7 @@ fn day_of_week_names(field: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::DateTime;
 
     fn ms(rfc: &str) -> i64 {
         DateTime::parse_from_rfc3339(rfc)
@@ -245,5 +405,160 @@ mod tests {
             let err = Schedule::parse(bad, "UTC").unwrap_err();
             assert!(err.contains("--schedule"), "{bad}: {err}");
         }
+    }
+
+    fn slots(s: &Schedule, from: &str, until: &str) -> Vec<String> {
+        s.between(ms(from), ms(until), 100)
+            .into_iter()
+            .map(crate::time::rfc3339)
+            .collect()
+    }
+
+    fn latest(s: &Schedule, at: &str) -> String {
+        crate::time::rfc3339(s.latest_at_or_before(ms(at)).unwrap())
+    }
+
+    // Europe/Berlin, 2026: clocks go 02:00 CET -> 03:00 CEST on March 29 (01:00 UTC), and
+    // 03:00 CEST -> 02:00 CET on October 25 (01:00 UTC).
+    #[test]
+    fn berlin_spring_forward_a_skipped_fixed_time_runs_once_at_the_jump() {
+        let s = Schedule::parse("30 2 * * *", "Europe/Berlin").unwrap();
+        assert_eq!(
+            slots(&s, "2026-03-27T00:00:00Z", "2026-03-31T00:00:00Z"),
+            [
+                "2026-03-27T01:30:00.000Z", // 02:30 CET
+                "2026-03-28T01:30:00.000Z",
+                "2026-03-29T01:00:00.000Z", // 02:30 does not exist: 03:00 CEST, the jump
+                "2026-03-30T00:30:00.000Z", // 02:30 CEST
+            ]
+        );
+        assert_eq!(
+            latest(&s, "2026-03-29T01:00:00Z"),
+            "2026-03-29T01:00:00.000Z"
+        );
+        assert_eq!(
+            latest(&s, "2026-03-29T00:59:59Z"),
+            "2026-03-28T01:30:00.000Z"
+        );
+        assert_eq!(
+            latest(&s, "2026-03-29T23:00:00Z"),
+            "2026-03-29T01:00:00.000Z"
+        );
+        // Two skipped times and the first time after the jump: one run.
+        let s = Schedule::parse("0,30 2,3 * * *", "Europe/Berlin").unwrap();
+        assert_eq!(
+            slots(&s, "2026-03-29T00:00:00Z", "2026-03-29T03:00:00Z"),
+            ["2026-03-29T01:00:00.000Z", "2026-03-29T01:30:00.000Z"]
+        );
+    }
+
+    #[test]
+    fn berlin_fall_back_a_repeated_fixed_time_runs_once_the_first_time() {
+        let s = Schedule::parse("30 2 * * *", "Europe/Berlin").unwrap();
+        assert_eq!(
+            slots(&s, "2026-10-24T00:00:00Z", "2026-10-27T00:00:00Z"),
+            [
+                "2026-10-24T00:30:00.000Z", // 02:30 CEST
+                "2026-10-25T00:30:00.000Z", // 02:30 CEST, the first; not 02:30 CET (01:30Z)
+                "2026-10-26T01:30:00.000Z", // 02:30 CET
+            ]
+        );
+        assert_eq!(
+            latest(&s, "2026-10-25T01:45:00Z"),
+            "2026-10-25T00:30:00.000Z"
+        );
+        assert_eq!(
+            latest(&s, "2026-10-25T00:45:00Z"),
+            "2026-10-25T00:30:00.000Z"
+        );
+    }
+
+    #[test]
+    fn berlin_wildcard_hours_follow_the_local_clock() {
+        let s = Schedule::parse("30 * * * *", "Europe/Berlin").unwrap();
+        // Spring: 02:30 does not exist, so there is no run for it.
+        assert_eq!(
+            slots(&s, "2026-03-29T00:00:00Z", "2026-03-29T03:00:00Z"),
+            [
+                "2026-03-29T00:30:00.000Z", // 01:30 CET
+                "2026-03-29T01:30:00.000Z", // 03:30 CEST
+                "2026-03-29T02:30:00.000Z", // 04:30 CEST
+            ]
+        );
+        // Autumn: 02:30 occurs twice and runs twice: every hour of real time has its run.
+        assert_eq!(
+            slots(&s, "2026-10-24T23:00:00Z", "2026-10-25T03:00:00Z"),
+            [
+                "2026-10-24T23:30:00.000Z", // 01:30 CEST
+                "2026-10-25T00:30:00.000Z", // 02:30 CEST
+                "2026-10-25T01:30:00.000Z", // 02:30 CET
+                "2026-10-25T02:30:00.000Z", // 03:30 CET
+            ]
+        );
+        assert_eq!(
+            latest(&s, "2026-10-25T01:45:00Z"),
+            "2026-10-25T01:30:00.000Z"
+        );
+        assert_eq!(
+            latest(&s, "2026-10-25T01:29:00Z"),
+            "2026-10-25T00:30:00.000Z"
+        );
+    }
+
+    // America/New_York, 2026: 02:00 EST -> 03:00 EDT on March 8 (07:00 UTC), and 02:00 EDT ->
+    // 01:00 EST on November 1 (06:00 UTC).
+    #[test]
+    fn new_york_spring_and_autumn() {
+        let s = Schedule::parse("30 2 * * *", "America/New_York").unwrap();
+        assert_eq!(
+            slots(&s, "2026-03-07T00:00:00Z", "2026-03-10T00:00:00Z"),
+            [
+                "2026-03-07T07:30:00.000Z", // 02:30 EST
+                "2026-03-08T07:00:00.000Z", // 02:30 does not exist: 03:00 EDT, the jump
+                "2026-03-09T06:30:00.000Z", // 02:30 EDT
+            ]
+        );
+        assert_eq!(
+            latest(&s, "2026-03-08T12:00:00Z"),
+            "2026-03-08T07:00:00.000Z"
+        );
+        let s = Schedule::parse("30 1 * * *", "America/New_York").unwrap();
+        assert_eq!(
+            slots(&s, "2026-10-31T00:00:00Z", "2026-11-03T00:00:00Z"),
+            [
+                "2026-10-31T05:30:00.000Z", // 01:30 EDT
+                "2026-11-01T05:30:00.000Z", // 01:30 EDT, the first; not 01:30 EST (06:30Z)
+                "2026-11-02T06:30:00.000Z", // 01:30 EST
+            ]
+        );
+        assert_eq!(
+            latest(&s, "2026-11-01T07:00:00Z"),
+            "2026-11-01T05:30:00.000Z"
+        );
+        let s = Schedule::parse("*/30 * * * *", "America/New_York").unwrap();
+        assert_eq!(
+            slots(&s, "2026-11-01T04:45:00Z", "2026-11-01T07:15:00Z"),
+            [
+                "2026-11-01T05:00:00.000Z", // 01:00 EDT
+                "2026-11-01T05:30:00.000Z", // 01:30 EDT
+                "2026-11-01T06:00:00.000Z", // 01:00 EST
+                "2026-11-01T06:30:00.000Z", // 01:30 EST
+                "2026-11-01T07:00:00.000Z", // 02:00 EST
+            ]
+        );
+        let s = Schedule::parse("@daily", "America/New_York").unwrap();
+        assert_eq!(
+            latest(&s, "2026-11-01T12:00:00Z"),
+            "2026-11-01T04:00:00.000Z" // midnight EDT
+        );
+    }
+
+    #[test]
+    fn rare_schedules_are_found_far_back() {
+        let s = Schedule::parse("0 0 29 2 *", "Europe/Berlin").unwrap();
+        assert_eq!(
+            latest(&s, "2026-12-02T12:00:00Z"),
+            "2024-02-28T23:00:00.000Z"
+        );
     }
 }

@@ -24,6 +24,9 @@ pub struct Server {
     binary: String,
     /// The `--requirepass` password, for the test's own client.
     password: Option<String>,
+    /// A command the server runs under (faketime and its options), for a server clock of the
+    /// test's choosing.
+    wrapper: Vec<String>,
 }
 
 impl Server {
@@ -48,6 +51,7 @@ impl Server {
                     .position(|a| *a == "--requirepass")
                     .and_then(|i| extra.get(i + 1))
                     .map(|p| p.to_string()),
+                wrapper: Vec::new(),
             };
             if server.spawn(extra) {
                 if Server::test_store_format() == 1 {
@@ -62,6 +66,44 @@ impl Server {
             }
         }
         panic!("could not start {binary} on a free port");
+    }
+
+    /// Starts a server whose clock starts at `utc` ("2026-03-29 00:59:50") and ticks on, under
+    /// faketime. libfaketime cannot start a jemalloc build (Debian's redis-server and
+    /// valkey-server), so this takes a libc-malloc build: $ANARCHON_TEST_FAKETIME_SERVER, or the
+    /// Redis 6.0 or 5.0 that .ci/run builds under target/redis-builds. None when there is none
+    /// (or no faketime): the caller skips, and in CI that is a failure.
+    pub fn start_with_clock_at(utc: &str) -> Option<Server> {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let binary = std::env::var("ANARCHON_TEST_FAKETIME_SERVER")
+            .ok()
+            .or_else(|| {
+                ["6.0.20", "5.0.14"]
+                    .iter()
+                    .map(|v| format!("{root}/target/redis-builds/redis-{v}/src/redis-server"))
+                    .find(|p| Path::new(p).exists())
+            })
+            .filter(|_| have("faketime"));
+        let Some(binary) = binary else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "no libc-malloc redis-server or no faketime: .ci/run builds and installs them"
+            );
+            eprintln!("skipped: no redis-server that runs under faketime");
+            return None;
+        };
+        let port = free_port();
+        let mut server = Server {
+            child: None,
+            port,
+            url: format!("redis://127.0.0.1:{port}"),
+            dir: tempfile::tempdir().expect("temp dir"),
+            binary,
+            password: None,
+            wrapper: owned(&["faketime", "-f", &format!("@{utc}")]),
+        };
+        assert!(server.spawn(&[]), "{} under faketime did not start", server.binary);
+        Some(server)
     }
 
     fn spawn(&mut self, extra: &[&str]) -> bool {
@@ -82,7 +124,16 @@ impl Server {
             "no",
         ];
         args.extend_from_slice(extra);
-        let child = Process::new(&self.binary)
+        let mut command = match self.wrapper.split_first() {
+            Some((program, options)) => {
+                let mut c = Process::new(program);
+                c.args(options).arg(&self.binary);
+                c.env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+                c
+            }
+            None => Process::new(&self.binary),
+        };
+        let child = command
             .args(&args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
