@@ -972,7 +972,7 @@ _anarchon() {
                     return 0
                     ;;
                 --status)
-                    COMPREPLY=($(compgen -W "running finished failed interrupted" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "running finished failed interrupted skipped" -- "${cur}"))
                     return 0
                     ;;
                 --last)
@@ -1727,7 +1727,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__run)
-            opts="-q -p -n -h --job --schedule --tz --slot --max-late --jitter --catch-up --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --no-backup --skipped-ok --backup-for --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-q -p -n -h --job --schedule --tz --slot --max-late --jitter --catch-up --wait-replicas --wait-timeout --if-unreplicated --catch-up-policy --catch-up-max --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --no-backup --skipped-ok --backup-for --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1758,6 +1758,26 @@ _anarchon() {
                     return 0
                     ;;
                 --catch-up)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait-replicas)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --if-unreplicated)
+                    COMPREPLY=($(compgen -W "run skip" -- "${cur}"))
+                    return 0
+                    ;;
+                --catch-up-policy)
+                    COMPREPLY=($(compgen -W "all latest" -- "${cur}"))
+                    return 0
+                    ;;
+                --catch-up-max)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

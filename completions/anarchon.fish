@@ -184,7 +184,14 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tz -d 'Time zo
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l slot -d 'Run this slot instead of one from --schedule: `now` (this minute), ms, or RFC 3339' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l max-late -d 'Do not run a scheduled slot this much later than its time (exit 84)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l jitter -d 'Wait a delay of up to this long before claiming, the same on every host for one job and slot (derived from both), so that many jobs on one schedule do not all hit Redis and start their work in the same second (the backend\'s jitterMs). Not counted against --max-late' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l catch-up -d 'Also run, oldest first, the schedule\'s slots within this window that no host ever claimed' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l catch-up -d 'Also run, oldest first, the schedule\'s slots within this window that no host ever claimed (never one from before the store first saw the job: a first deployment catches up nothing)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l wait-replicas -d 'After winning, wait until N replicas hold the claim (Redis WAIT) before starting the command, and again for the result after it ends: narrows the window in which a failover loses a claim and another host runs the slot again' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l wait-timeout -d 'How long --wait-replicas waits (shorter than half the lease and than --command-timeout)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l if-unreplicated -d 'When fewer than --wait-replicas acknowledged the claim in time: run the command anyway, with a warning, or skip it: end the run as failed without starting it, exit 88 (a failover can then lose the run, never run it twice)' -r -f -a "run\t'Start the command anyway, with a warning'
+skip\t'Do not start it: the run ends as failed (exit 88)'"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l catch-up-policy -d 'Which missed runs --catch-up runs: all of them (the newest --catch-up-max), or latest: only the newest due run, when it was missed. The others are recorded as skipped, so no host runs them later and history shows them (store format 2)' -r -f -a "all\t'Every missed run, oldest first (at most --catch-up-max, the newest)'
+latest\t'Only the newest due run, if it was missed; the older ones are skipped'"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l catch-up-max -d 'Run at most this many missed runs at once (the newest; older ones are recorded as skipped)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l strategy -d 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)' -r -f -a "lease\t''
 stream-id\t''
 idmp\t''
@@ -315,7 +322,8 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l since -d '
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l status -d 'Only attempts with this status' -r -f -a "running\t''
 finished\t''
 failed\t''
-interrupted\t''"
+interrupted\t''
+skipped\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l last -d 'At most this many entries' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l interval -d 'How often --watch (and history --follow) reads the store again' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r

@@ -137,6 +137,29 @@ fn examples(lines: &[&str]) -> String {
 }
 
 /// `--time-format`.
+/// How many missed runs one `run --catch-up` runs, unless --catch-up-max says otherwise: enough
+/// for a few hours of an hourly job, few enough that a long outage of a minutely one does not
+/// start a flood.
+pub const DEFAULT_CATCH_UP_MAX: u32 = 10;
+
+/// `run --if-unreplicated`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IfUnreplicated {
+    /// Start the command anyway, with a warning.
+    Run,
+    /// Do not start it: the run ends as failed (exit 88).
+    Skip,
+}
+
+/// `run --catch-up-policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CatchUpPolicy {
+    /// Every missed run, oldest first (at most --catch-up-max, the newest).
+    All,
+    /// Only the newest due run, if it was missed; the older ones are skipped.
+    Latest,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TimeFormat {
     Auto,
@@ -461,9 +484,36 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub jitter: Option<Duration>,
 
-    /// Also run, oldest first, the schedule's slots within this window that no host ever claimed.
+    /// Also run, oldest first, the schedule's slots within this window that no host ever claimed
+    /// (never one from before the store first saw the job: a first deployment catches up nothing).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub catch_up: Option<Duration>,
+
+    /// After winning, wait until N replicas hold the claim (Redis WAIT) before starting the
+    /// command, and again for the result after it ends: narrows the window in which a failover
+    /// loses a claim and another host runs the slot again.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub wait_replicas: Option<u32>,
+
+    /// How long --wait-replicas waits (shorter than half the lease and than --command-timeout).
+    #[arg(long, value_parser = parse_duration, default_value = "1s", value_name = "DURATION", requires = "wait_replicas")]
+    pub wait_timeout: Duration,
+
+    /// When fewer than --wait-replicas acknowledged the claim in time: run the command anyway, with
+    /// a warning, or skip it: end the run as failed without starting it, exit 88 (a failover can
+    /// then lose the run, never run it twice).
+    #[arg(long, value_enum, default_value_t = IfUnreplicated::Run, value_name = "ACTION", requires = "wait_replicas")]
+    pub if_unreplicated: IfUnreplicated,
+
+    /// Which missed runs --catch-up runs: all of them (the newest --catch-up-max), or latest: only
+    /// the newest due run, when it was missed. The others are recorded as skipped, so no host runs
+    /// them later and history shows them (store format 2).
+    #[arg(long, value_enum, default_value_t = CatchUpPolicy::All, value_name = "POLICY", requires = "catch_up")]
+    pub catch_up_policy: CatchUpPolicy,
+
+    /// Run at most this many missed runs at once (the newest; older ones are recorded as skipped).
+    #[arg(long, default_value_t = DEFAULT_CATCH_UP_MAX, value_parser = clap::value_parser!(u32).range(1..=1000), value_name = "N", requires = "catch_up")]
+    pub catch_up_max: u32,
 
     #[command(flatten)]
     pub strategy: StrategyArgs,
@@ -587,7 +637,7 @@ pub struct HistoryArgs {
     pub since: Option<crate::time::Since>,
 
     /// Only attempts with this status.
-    #[arg(long, value_parser = ["running", "finished", "failed", "interrupted"], value_name = "STATUS")]
+    #[arg(long, value_parser = ["running", "finished", "failed", "interrupted", "skipped"], value_name = "STATUS")]
     pub status: Option<String>,
 
     /// At most this many entries.

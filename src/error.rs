@@ -35,6 +35,9 @@ pub enum ExitCode {
     CheckFailed = 86,
     /// `claim`/`run`: the job is paused (`anarchon pause`); nothing was claimed.
     Paused = 87,
+    /// `run --wait-replicas --if-unreplicated skip`: too few replicas acknowledged the claim in
+    /// time; the run was ended as failed without starting the command.
+    Unreplicated = 88,
     /// `run --timeout`: the command ran too long and was killed (as coreutils `timeout`).
     Timeout = 124,
     /// Redis could not be reached, refused our credentials, or timed out.
@@ -49,7 +52,7 @@ pub enum ExitCode {
 
 impl ExitCode {
     /// Every exit code, in the order `--help` lists them.
-    pub const ALL: [ExitCode; 16] = [
+    pub const ALL: [ExitCode; 17] = [
         ExitCode::Ok,
         ExitCode::Failure,
         ExitCode::Usage,
@@ -65,6 +68,7 @@ impl ExitCode {
         ExitCode::NotFound,
         ExitCode::CheckFailed,
         ExitCode::Paused,
+        ExitCode::Unreplicated,
         ExitCode::Timeout,
     ];
 
@@ -90,6 +94,9 @@ impl ExitCode {
             ExitCode::NotFound => "job not found",
             ExitCode::CheckFailed => "doctor: a check failed",
             ExitCode::Paused => "paused: the job is paused (anarchon pause); nothing was claimed",
+            ExitCode::Unreplicated => {
+                "unreplicated: too few replicas acknowledged the claim; the command did not start"
+            }
             ExitCode::Timeout => "run --timeout killed the command",
         }
     }

@@ -161,7 +161,6 @@ impl Output {
     }
 }
 
-/// A short text for a result: the exit code for `run`'s results, else compact JSON.
 /// The tone a run status is painted in.
 pub fn status_tone(status: &str) -> Tone {
     match status {
@@ -189,6 +188,8 @@ pub fn result_detail(result: &serde_json::Value) -> String {
     }
 }
 
+/// A short text for a result: the exit code for `run`'s results, the reason for a run that ended
+/// without one, else compact JSON.
 pub fn result_summary(result: Option<&serde_json::Value>) -> String {
     match result {
         None | Some(serde_json::Value::Null) => "-".to_string(),
@@ -205,7 +206,11 @@ pub fn result_summary(result: Option<&serde_json::Value>) -> String {
             }
         }
         Some(v) => {
-            let text = v.to_string();
+            // Why a run ended without a command's result (interrupted, released, skipped).
+            let text = match (v.get("reason").and_then(|r| r.as_str()), v.as_object()) {
+                (Some(reason), Some(fields)) if fields.len() <= 2 => reason.to_string(),
+                _ => v.to_string(),
+            };
             if text.chars().count() > 40 {
                 format!("{}…", text.chars().take(39).collect::<String>())
             } else {

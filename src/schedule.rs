@@ -79,33 +79,56 @@ impl Schedule {
 
     /// The latest fire time at or before `now_ms`, in ms (None if the schedule never fired).
     pub fn latest_at_or_before(&self, now_ms: i64) -> Option<i64> {
-        let mut hi = now_ms;
         let stop = now_ms.checked_sub(LOOKBACK_MS)?;
-        // Stretch by stretch of constant offset, newest first.
+        let mut hi = now_ms;
         while hi > stop {
+            // The latest fire by the clock now in effect, then whether the offset changed between
+            // it and `hi` (probing only that span: cheap for frequent schedules).
             let offset = self.offset_ms(hi);
-            let change = self.previous_change(hi, stop);
-            let start = change.unwrap_or(stop);
-            let mut lowest_local = start + offset;
-            if let Some(t) = change {
-                let before = self.offset_ms(t - 1);
-                if !self.follows_local_clock && before > offset {
-                    // After a fall back: local times up to the old clock's end already fired.
-                    lowest_local = lowest_local.max(t + before);
-                }
+            let local = self.latest_local_before(hi + offset + 1)?;
+            let candidate = local - offset;
+            match self.previous_change(hi, candidate) {
+                None if self.is_repeat_of_a_fixed_time(candidate) => hi = candidate - 1,
+                None => return Some(candidate),
+                // The stretch [t, hi] has no fire of its own; the change itself may stand for one.
+                Some(t) if self.jumps_over_a_fire_time(t) => return Some(t),
+                Some(t) => hi = t - 1,
             }
-            if let Some(local) = self.latest_local_before(hi + offset + 1)
-                && local >= lowest_local
-            {
-                return Some(local - offset);
-            }
-            let t = change?;
-            if self.jumps_over_a_fire_time(t) {
-                return Some(t);
-            }
-            hi = t - 1;
         }
         None
+    }
+
+    /// The newest fire times strictly after `from_ms` and at or before `until_ms`, at most
+    /// `limit`, oldest first (walking back from `until_ms`: cheap however long the span).
+    pub fn newest_between(&self, from_ms: i64, until_ms: i64, limit: usize) -> Vec<i64> {
+        let mut out = Vec::new();
+        let mut at = until_ms;
+        while out.len() < limit {
+            match self.latest_at_or_before(at) {
+                Some(t) if t > from_ms => {
+                    out.push(t);
+                    at = t - 1;
+                }
+                _ => break,
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    /// Whether `t` is the second occurrence of a local time a fall-back repeats, for a schedule
+    /// with fixed hours (which fires only at the first).
+    fn is_repeat_of_a_fixed_time(&self, t: i64) -> bool {
+        if self.follows_local_clock {
+            return false;
+        }
+        let Some(local) = Utc.timestamp_millis_opt(t + self.offset_ms(t)).single() else {
+            return false;
+        };
+        match self.tz.from_local_datetime(&local.naive_utc()) {
+            chrono::LocalResult::Ambiguous(first, _) => first.timestamp_millis() != t,
+            _ => false,
+        }
     }
 
     /// Fire times strictly after `from_ms` and strictly before `until_ms`, oldest first, at most `limit`.
@@ -560,5 +583,25 @@ mod tests {
             latest(&s, "2026-12-02T12:00:00Z"),
             "2024-02-28T23:00:00.000Z"
         );
+    }
+
+    #[test]
+    fn newest_between_walks_back_from_the_end() {
+        let s = Schedule::parse("*/5 * * * *", "Europe/Berlin").unwrap();
+        let all = s.between(ms("2026-03-28T22:00:00Z"), ms("2026-03-29T03:00:01Z"), 1000);
+        assert_eq!(all.len(), 60);
+        assert_eq!(
+            s.newest_between(ms("2026-03-28T22:00:00Z"), ms("2026-03-29T03:00:00Z"), 1000),
+            all
+        );
+        assert_eq!(
+            s.newest_between(ms("2026-03-28T22:00:00Z"), ms("2026-03-29T03:00:00Z"), 3),
+            all[57..]
+        );
+        // A second-by-second schedule over a month: only the newest are evaluated.
+        let s = Schedule::parse("* * * * * *", "UTC").unwrap();
+        let newest = s.newest_between(0, ms("2026-12-02T12:00:00Z"), 1000);
+        assert_eq!(newest.len(), 1000);
+        assert_eq!(newest[999], ms("2026-12-02T12:00:00Z"));
     }
 }

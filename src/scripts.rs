@@ -197,6 +197,8 @@ pub mod v2 {
     pub static RELEASE: LazyLock<LuaScript> = format_2_script!("release.lua");
     /// Converts one format 1 job (`anarchon migrate`).
     pub static CONVERT: LazyLock<LuaScript> = format_2_script!("convert.lua");
+    /// Records a missed run that `run --catch-up` will not run as skipped, once.
+    pub static SKIP: LazyLock<LuaScript> = format_2_script!("skip.lua");
 }
 
 /// Every script, by a file name: the lease layout's in both formats (format 2's under `v2/`), the
@@ -219,6 +221,7 @@ pub fn all() -> Vec<(&'static str, &'static LuaScript)> {
         ("v2/trim.lua", &*v2::TRIM),
         ("v2/release.lua", &*v2::RELEASE),
         ("v2/convert.lua", &*v2::CONVERT),
+        ("v2/skip.lua", &*v2::SKIP),
     ]
 }
 

@@ -227,6 +227,8 @@ impl ExecArgs {
             // Only `run` waits as a backup; it sets this itself.
             backup: Backup::No,
             quiet: self.quiet,
+            // Only `run` waits for replicas; it sets this itself.
+            replicas: None,
         })
     }
 }

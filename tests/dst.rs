@@ -52,7 +52,10 @@ fn berlin_fall_back_runs_the_repeated_0230_only_the_first_time() {
     else {
         return;
     };
-    assert_eq!((code, slot, ran), (0, ms("2026-10-25T00:30:00Z"), Some(slot)));
+    assert_eq!(
+        (code, slot, ran),
+        (0, ms("2026-10-25T00:30:00Z"), Some(slot))
+    );
     // At the second 02:30 the job's slot is still the first one, an hour old: nothing runs.
     let Some((code, slot, ran)) = run_at("2026-10-25 01:30:05", "30 2 * * *", "Europe/Berlin")
     else {
@@ -64,7 +67,10 @@ fn berlin_fall_back_runs_the_repeated_0230_only_the_first_time() {
     else {
         return;
     };
-    assert_eq!((code, slot, ran), (0, ms("2026-10-25T01:30:00Z"), Some(slot)));
+    assert_eq!(
+        (code, slot, ran),
+        (0, ms("2026-10-25T01:30:00Z"), Some(slot))
+    );
 }
 
 #[test]
@@ -74,13 +80,19 @@ fn new_york_spring_forward_and_fall_back() {
     else {
         return;
     };
-    assert_eq!((code, slot, ran), (0, ms("2026-03-08T07:00:00Z"), Some(slot)));
+    assert_eq!(
+        (code, slot, ran),
+        (0, ms("2026-03-08T07:00:00Z"), Some(slot))
+    );
     // 2026-11-01: 02:00 EDT -> 01:00 EST at 06:00 UTC; 01:30 is 05:30 UTC, then 06:30 UTC.
     let Some((code, slot, ran)) = run_at("2026-11-01 05:30:05", "30 1 * * *", "America/New_York")
     else {
         return;
     };
-    assert_eq!((code, slot, ran), (0, ms("2026-11-01T05:30:00Z"), Some(slot)));
+    assert_eq!(
+        (code, slot, ran),
+        (0, ms("2026-11-01T05:30:00Z"), Some(slot))
+    );
     let Some((code, slot, ran)) = run_at("2026-11-01 06:30:05", "30 1 * * *", "America/New_York")
     else {
         return;

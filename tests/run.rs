@@ -658,6 +658,13 @@ fn catch_up_runs_every_unclaimed_slot_once() {
         &line,
     ];
     let now = s.now_ms();
+    // The store first saw the job two hours ago (a first deployment catches up nothing).
+    let _: () = s.cmd(&[
+        "HSET",
+        "{cron:cu}:job",
+        "first_seen",
+        &(now - 7_200_000).to_string(),
+    ]);
     let out = run(&s, &args);
     assert!(out.status.code() == Some(0), "{}", stderr(&out));
     let text = std::fs::read_to_string(&file).unwrap();

@@ -81,6 +81,16 @@ if not run then
   if not job.stored_protect or keep_ms > job.stored_protect then
     redis.call('HSET', KEYS[3], 'protect_ms', int(keep_ms))
   end
+  -- When the job was first seen, once: a job from before this field counts from its oldest run.
+  if not job.first_seen then
+    local first = now
+    local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+    if oldest[2] and tonumber(oldest[2]) < first then first = tonumber(oldest[2]) end
+    for other in pairs(live) do
+      if tonumber(other) < first then first = tonumber(other) end
+    end
+    redis.call('HSET', KEYS[3], 'first_seen', int(first))
+  end
   apply_trim(trimmed, job.trimmed_to)
   return reply('won', 1, lease_end, runner, 'running', '', fence)
 end

@@ -163,7 +163,7 @@ end
 
 -- How an ended run ended: its last attempt's member (format 1 members read the same).
 -- Returns nil when the slot has no member, or the final attempt, or nil and an error reply.
-local STATUSES = {finished = true, failed = true, interrupted = true}
+local STATUSES = {finished = true, failed = true, interrupted = true, skipped = true}
 local function ended_run(slot)
   local members, err = checked(2, 'ZRANGEBYSCORE', KEYS[2], slot, slot)
   if err then return nil, err end
@@ -194,19 +194,20 @@ end
 -- What the job hash (KEYS[3]) records, all optional: protect_ms, the longest time after its slot
 -- that any claimant may still claim a run; trimmed_to, the newest slot trimming ever removed (a
 -- claim of a run at or before it is refused); format, 2 once the job is in format 2; the pause
--- (lua/pause.lua); fence, the last fencing token given (0: none yet).
+-- (lua/pause.lua); fence, the last fencing token given (0: none yet); first_seen, when the job's
+-- first claim reached the store (`run --catch-up` never catches up a slot before it).
 -- Returns {protect = max(keep_ms, recorded), stored_protect, trimmed_to, format, paused_at,
--- paused_until, resumed_at, fence}, or nil and an error reply.
+-- paused_until, resumed_at, fence, first_seen}, or nil and an error reply.
 local function read_job(keep_ms)
   local v, err = checked(3, 'HMGET', KEYS[3], 'protect_ms', 'trimmed_to', 'format', 'paused_at',
-    'paused_until', 'resumed_at', 'fence')
+    'paused_until', 'resumed_at', 'fence', 'first_seen')
   if err then return nil, err end
   local stored = tonumber(v[1])
   local protect = keep_ms
   if stored and stored > protect then protect = stored end
   return {protect = protect, stored_protect = stored, trimmed_to = tonumber(v[2]), format = v[3],
     paused_at = tonumber(v[4]), paused_until = tonumber(v[5]), resumed_at = tonumber(v[6]),
-    fence = tonumber(v[7]) or 0}
+    fence = tonumber(v[7]) or 0, first_seen = tonumber(v[8])}
 end
 
 -- Makes the job a format 2 job, once (a job's :job format field says it is; `anarchon migrate`

@@ -62,7 +62,9 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         .map(|e| {
             let mut row = vec![
                 ctx.out.time(e.slot),
-                e.attempt.map_or("-".into(), |a| a.to_string()),
+                e.attempt
+                    .filter(|a| *a > 0)
+                    .map_or("-".into(), |a| a.to_string()),
                 e.status.clone(),
                 e.runner.clone(),
                 ctx.out.when(e.ended_at, now),
@@ -203,7 +205,9 @@ fn print_follow_line(ctx: &Context, job: &str, e: &HistoryEntry) {
     crate::outln!(
         "{when}  {job} @ {}  attempt {}  {}  on {}  {}{}",
         ctx.out.time(e.slot),
-        e.attempt.map_or("-".to_string(), |a| a.to_string()),
+        e.attempt
+            .filter(|a| *a > 0)
+            .map_or("-".to_string(), |a| a.to_string()),
         ctx.out
             .paint(&e.status, crate::output::status_tone(&e.status)),
         e.runner,

@@ -216,7 +216,9 @@ fn print_text(ctx: &Context, d: &JobDetail) {
                 };
                 vec![
                     out.time(r.entry.slot),
-                    e.attempt.map_or("-".to_string(), |a| a.to_string()),
+                    e.attempt
+                        .filter(|a| *a > 0)
+                        .map_or("-".to_string(), |a| a.to_string()),
                     e.status.clone().unwrap_or_else(|| "claimed".into()),
                     e.runner.clone(),
                     out.when(e.ended_at.or(e.claimed_at), d.server_time),

@@ -8,26 +8,40 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::RunArgs;
+use crate::cli::{CatchUpPolicy, IfUnreplicated, RunArgs};
 use crate::commands::Context;
 use crate::error::{Error, Result};
-use crate::runner::{Backup, RunnerOptions, SlotOutcome, SlotReport, Target, run_slot};
+use crate::runner::{
+    Backup, ReplicaWait, RunnerOptions, SlotOutcome, SlotReport, Target, run_slot,
+};
 use crate::schedule::Schedule;
 use crate::store::{LeaseKeys, RunKind};
 use crate::strategy::Strategy;
 use crate::strategy::lease::{self, ClaimRequest};
 use crate::time::{millis, rfc3339};
 
-/// How many missed slots one `--catch-up` may run (a guard against `* * * * * *` over days).
+/// How many of a window's newest slots one `--catch-up` looks at (a guard against `* * * * * *`
+/// over days: older ones are neither run nor recorded).
 const MAX_CATCH_UP_SLOTS: usize = 1000;
 
-/// `run --json`: one line, the current slot's report plus the caught-up ones.
+/// `run --json`: one line, the current slot's report plus the caught-up and skipped ones.
 #[derive(Debug, Serialize)]
 struct RunSummary<'a> {
     #[serde(flatten)]
     current: &'a SlotReport,
     catch_up: &'a [SlotReport],
+    skipped: &'a [Skipped],
     exit_code: i32,
+}
+
+/// A missed run the catch-up policy did not run.
+#[derive(Debug, Serialize)]
+struct Skipped {
+    slot: i64,
+    reason: String,
+    /// Whether the store now records it as skipped (false: another host claimed it meanwhile, the
+    /// job is paused over it, or a format 1 store, which has no place for it).
+    recorded: bool,
 }
 
 pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
@@ -72,7 +86,12 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         .map_err(Error::usage)?;
     let lease_len = args.lease.lease_or_default();
     let opts = args.exec.runner_options(&args.command, lease_len)?;
+    let replicas = match args.wait_replicas {
+        Some(n) => Some(replica_wait(&args, n, lease_len, ctx)?),
+        None => None,
+    };
     let opts = RunnerOptions {
+        replicas,
         backup: if args.no_backup {
             Backup::No
         } else {
@@ -122,23 +141,47 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         backup: Backup::No,
         ..opts.clone()
     };
-    let mut caught_up = Vec::new();
-    let window_start = now - millis(catch_up);
-    if let Some(s) = schedule.as_ref().filter(|_| !catch_up.is_zero()) {
-        for slot in s.between(window_start - 1, current, MAX_CATCH_UP_SLOTS) {
-            if !lease::was_claimed(&mut conn, &keys, slot).await? {
-                caught_up.push(run_slot(&mut conn, target, request(slot), &no_backup, now).await?);
-            }
+    let too_late = schedule.is_some() && now - current > millis(args.max_late);
+    let missed = match schedule.as_ref().filter(|_| !catch_up.is_zero()) {
+        Some(s) => {
+            missed_runs(
+                &mut conn,
+                &keys,
+                s,
+                now - millis(catch_up),
+                current,
+                too_late,
+            )
+            .await?
         }
+        None => Vec::new(),
+    };
+    // The current slot is among them only when it is too late and nobody claimed it.
+    let current_missed = missed.last() == Some(&current);
+    let (to_skip, to_run) =
+        missed.split_at(missed.len() - runs_to_catch_up(&args, missed.len(), current_missed));
+    let mut skipped = Vec::new();
+    let reason = match args.catch_up_policy {
+        CatchUpPolicy::Latest => "--catch-up-policy latest".to_string(),
+        CatchUpPolicy::All => format!("over --catch-up-max {}", args.catch_up_max),
+    };
+    let runner = request(current).runner;
+    for &slot in to_skip {
+        let outcome = lease::skip(&mut conn, &keys, slot, &runner, &reason).await?;
+        skipped.push(Skipped {
+            slot,
+            reason: reason.clone(),
+            recorded: outcome == lease::SkipOutcome::Skipped,
+        });
+    }
+    let mut caught_up = Vec::new();
+    for &slot in to_run.iter().filter(|s| **s != current) {
+        caught_up.push(run_slot(&mut conn, target, request(slot), &no_backup, now).await?);
     }
 
-    let too_late = schedule.is_some() && now - current > millis(args.max_late);
     let report = if !too_late {
         run_slot(&mut conn, target, request(current), &opts, now).await?
-    } else if !catch_up.is_zero()
-        && current >= window_start
-        && !lease::was_claimed(&mut conn, &keys, current).await?
-    {
+    } else if current_missed {
         run_slot(&mut conn, target, request(current), &no_backup, now).await?
     } else {
         SlotReport::too_late(&args.job, current)
@@ -166,15 +209,105 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         let summary = RunSummary {
             current: &report,
             catch_up: &caught_up,
+            skipped: &skipped,
             exit_code,
         };
         ctx.out.print_json_line(&summary);
     } else if !args.exec.quiet && std::io::stderr().is_terminal() {
+        if let (Some(first), Some(last)) = (skipped.first(), skipped.last()) {
+            eprintln!(
+                "anarchon: {}: {} missed run(s) from {} to {} not run ({}); recorded as skipped",
+                args.job,
+                skipped.len(),
+                rfc3339(first.slot),
+                rfc3339(last.slot),
+                reason
+            );
+        }
         for r in caught_up.iter().chain(std::iter::once(&report)) {
             eprintln!("anarchon: {}", describe(r, now, args.max_late));
         }
     }
     Ok(exit_code)
+}
+
+/// The schedule's runs in the catch-up window that no host claimed, oldest first: slots from
+/// `window_start` to before `current`, and `current` too when it is `too_late` (it would not run
+/// otherwise). Never a slot from before the store first saw the job ([`lease::first_seen`]), so a
+/// first deployment catches up nothing; at most the newest [`MAX_CATCH_UP_SLOTS`] are looked at.
+async fn missed_runs(
+    conn: &mut crate::connection::Connection,
+    keys: &LeaseKeys,
+    schedule: &Schedule,
+    window_start: i64,
+    current: i64,
+    too_late: bool,
+) -> Result<Vec<i64>> {
+    let Some(first_seen) = lease::first_seen(conn, keys).await? else {
+        return Ok(Vec::new());
+    };
+    let since = window_start.max(first_seen);
+    let until = if too_late { current } else { current - 1 };
+    let slots = schedule.newest_between(since - 1, until, MAX_CATCH_UP_SLOTS);
+    let claimed = lease::were_claimed(conn, keys, &slots).await?;
+    Ok(slots
+        .into_iter()
+        .zip(claimed)
+        .filter_map(|(slot, claimed)| (!claimed).then_some(slot))
+        .collect())
+}
+
+/// How many of `missed` runs (the newest ones) the policy runs; the older ones are skipped.
+fn runs_to_catch_up(args: &RunArgs, missed: usize, current_missed: bool) -> usize {
+    match args.catch_up_policy {
+        CatchUpPolicy::All => missed.min(args.catch_up_max as usize),
+        // Only the newest due run, and only when it is the one missed: an on-time current run
+        // runs as usual, and one another host already ran makes every older run moot.
+        CatchUpPolicy::Latest => usize::from(current_missed),
+    }
+}
+
+/// `--wait-replicas N`, checked: WAIT blocks the connection, so it must answer well within the
+/// lease (the first heartbeat comes after it) and within --command-timeout; and in a cluster it
+/// would ask some node, not the one that holds the job.
+fn replica_wait(
+    args: &RunArgs,
+    replicas: u32,
+    lease: Duration,
+    ctx: &Context,
+) -> Result<ReplicaWait> {
+    let timeout = args.wait_timeout;
+    let show = |d: Duration| humantime::format_duration(d).to_string();
+    if timeout.is_zero() || timeout * 2 >= lease {
+        return Err(Error::usage(format!(
+            "--wait-timeout {} must be more than 0 and less than half of --lease {}: the lease runs while anarchon waits",
+            show(timeout),
+            show(lease)
+        )));
+    }
+    if timeout >= ctx.global.command_timeout {
+        return Err(Error::usage(format!(
+            "--wait-timeout {} must be shorter than --command-timeout {}",
+            show(timeout),
+            show(ctx.global.command_timeout)
+        )));
+    }
+    if ctx.global.cluster
+        || ctx
+            .global
+            .redis
+            .as_deref()
+            .is_some_and(|u| u.contains("+cluster"))
+    {
+        return Err(Error::usage(
+            "--wait-replicas is not supported with Redis Cluster: WAIT must reach the job's primary",
+        ));
+    }
+    Ok(ReplicaWait {
+        replicas,
+        timeout,
+        run_anyway: args.if_unreplicated == IfUnreplicated::Run,
+    })
 }
 
 /// The jitter delay of one run: a fraction of `jitter` derived from the job and the slot (FNV-1a),
@@ -220,6 +353,9 @@ pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
         SlotOutcome::Overlap => format!(
             "{at}: an older run is still held by {}; skipped (--overlap allow runs it anyway; `anarchon release {}` ends a stuck one)",
             r.runner, r.job
+        ),
+        SlotOutcome::Unreplicated => format!(
+            "{at}: won, but too few replicas acknowledged the claim; the command did not start and the run is recorded failed (--if-unreplicated run starts it anyway)"
         ),
         SlotOutcome::Paused => format!(
             "{at}: the job is paused; skipped (`anarchon inspect {}` says by whom and why)",

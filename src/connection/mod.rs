@@ -253,6 +253,16 @@ impl Connection {
             .map_err(|e| self.map_error(e))
     }
 
+    /// `WAIT replicas timeout`: blocks until that many replicas acknowledged every write this
+    /// connection made so far, or the timeout passed; returns how many did. (The multiplexed
+    /// connection carries only this until it answers, so callers wait before starting heartbeats.)
+    pub async fn wait_for_replicas(&mut self, replicas: u32, timeout: Duration) -> Result<u32> {
+        let ms = u64::try_from(timeout.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        self.query(redis::cmd("WAIT").arg(replicas).arg(ms)).await
+    }
+
     /// Sends a pipeline in one round trip.
     pub async fn pipeline<T: FromRedisValue>(&mut self, pipe: &redis::Pipeline) -> Result<T> {
         pipe.query_async(&mut self.inner)

@@ -56,6 +56,23 @@ pub struct RunnerOptions {
     pub backup: Backup,
     /// No progress or notes on stderr (errors and lost leases still are).
     pub quiet: bool,
+    /// Wait for replicas to hold a won claim before the command starts (`--wait-replicas`).
+    pub replicas: Option<ReplicaWait>,
+}
+
+/// `run --wait-replicas N`: after winning, `WAIT` until N replicas acknowledged the claim (and the
+/// same after finish) before the command starts. Redis replicates asynchronously: a claim the
+/// primary acknowledged but no replica received is lost if the primary fails then, and a host
+/// asking the promoted replica would run the slot again. Waiting narrows that window to a run
+/// whose claim no replica holds, which `run_anyway` decides about.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplicaWait {
+    pub replicas: u32,
+    pub timeout: Duration,
+    /// When fewer replicas acknowledged in time: run anyway, with a warning (true), or end the run
+    /// as failed without starting the command (false): then a failover can at worst lose the run,
+    /// never run it twice.
+    pub run_anyway: bool,
 }
 
 /// What a runner does when another one holds the run.
@@ -178,6 +195,10 @@ async fn execute(
 ) -> SlotReport {
     let job = target.job;
     let attempt = won.attempt.unwrap_or(1);
+    let unreplicated = match &opts.replicas {
+        Some(wait) => replicas_missing(conn, wait, target, req, "claim", opts.quiet).await,
+        None => None,
+    };
     let (claimed, keeper) = if target.strategy.has_leases() {
         let held = HeldLease {
             keys: target.lease_keys(),
@@ -215,6 +236,12 @@ async fn execute(
         Claimed::Lease(held) => Some(&held.deadline),
         Claimed::ClaimOnly { .. } => None,
     };
+    if let Some(why) = unreplicated.filter(|_| opts.replicas.is_some_and(|w| !w.run_anyway)) {
+        if let Some(keeper) = keeper {
+            keeper.abort();
+        }
+        return not_started(conn, target, req, won, &claimed, backup, why).await;
+    }
     let outcome = child::run(&spec, deadline, opts.quiet).await;
     if let Some(keeper) = keeper {
         keeper.abort();
@@ -230,6 +257,9 @@ async fn execute(
         }
         _ => record(conn, target, req, &claimed, &outcome).await,
     };
+    if let (Recorded::Yes, Some(wait)) = (&recorded, &opts.replicas) {
+        replicas_missing(conn, wait, target, req, "result", opts.quiet).await;
+    }
     match &recorded {
         Recorded::Yes => {}
         Recorded::LeaseLost(why) if stopped_for_lease => eprintln!(
@@ -263,6 +293,81 @@ async fn execute(
             _ => "unknown".to_string(),
         },
         command: Some(outcome),
+        recorded: Some(recorded),
+        fence: won.fence,
+    }
+}
+
+/// Waits (`WAIT`) for `wait.replicas` replicas to hold this connection's writes so far (the claim,
+/// or the result). None when they do; else why not, after a warning on stderr.
+async fn replicas_missing(
+    conn: &mut Connection,
+    wait: &ReplicaWait,
+    target: Target<'_>,
+    req: &ClaimRequest,
+    what: &str,
+    quiet: bool,
+) -> Option<String> {
+    let why = match conn.wait_for_replicas(wait.replicas, wait.timeout).await {
+        Ok(acked) if acked >= wait.replicas => return None,
+        Ok(acked) => format!(
+            "{acked} of {} replica(s) acknowledged the {what} within {}",
+            wait.replicas,
+            humantime::format_duration(wait.timeout)
+        ),
+        Err(e) => format!("WAIT for replicas failed: {e}"),
+    };
+    let next = match (what, wait.run_anyway) {
+        ("claim", true) => {
+            "running anyway (--if-unreplicated run): a failover now could let another host run it again"
+        }
+        ("claim", false) => "not running the command (--if-unreplicated skip)",
+        _ => "a failover now could lose this result",
+    };
+    if !quiet || !wait.run_anyway || what != "claim" {
+        eprintln!(
+            "anarchon: {} @ {}: {why}; {next}",
+            target.job,
+            rfc3339(req.slot)
+        );
+    }
+    Some(why)
+}
+
+/// Ends a won run whose claim no replica acknowledged without starting the command
+/// (`--if-unreplicated skip`): recorded as failed, with the reason, so no backup runs it either.
+async fn not_started(
+    conn: &mut Connection,
+    target: Target<'_>,
+    req: &ClaimRequest,
+    won: &ClaimReply,
+    claimed: &Claimed,
+    backup: bool,
+    why: String,
+) -> SlotReport {
+    let result = serde_json::json!({ "reason": format!("not started: {why}") }).to_string();
+    let recorded = record::record_result(
+        conn,
+        target,
+        req,
+        claimed,
+        crate::strategy::lease::FinishStatus::Failed,
+        &result,
+    )
+    .await;
+    SlotReport {
+        job: target.job.to_string(),
+        slot: req.slot,
+        slot_time: rfc3339(req.slot),
+        outcome: SlotOutcome::Unreplicated,
+        attempt: Some(won.attempt.unwrap_or(1)),
+        runner: req.runner.clone(),
+        backup,
+        status: match recorded {
+            Recorded::Yes => "failed".to_string(),
+            _ => "unknown".to_string(),
+        },
+        command: None,
         recorded: Some(recorded),
         fence: won.fence,
     }

@@ -64,7 +64,18 @@ pub async fn record(
     } else {
         FinishStatus::Failed
     };
-    let result = result_json(outcome);
+    record_result(conn, target, req, claimed, status, &result_json(outcome)).await
+}
+
+/// Finishes the run with `status` and `result` (JSON text), retrying as [`record`] does.
+pub async fn record_result(
+    conn: &mut Connection,
+    target: Target<'_>,
+    req: &ClaimRequest,
+    claimed: &Claimed,
+    status: FinishStatus,
+    result: &str,
+) -> Recorded {
     // Even past the deadline the finish is worth trying once: if nobody took over, it is ours (the
     // script checks the token, so a late finish can never overwrite another attempt).
     let give_up = match claimed {
@@ -95,7 +106,7 @@ pub async fn record(
             req.slot,
             &req.token,
             status,
-            &result,
+            result,
             ended_at,
         );
         let error = match timeout(left.max(Duration::from_millis(100)), finish).await {

@@ -20,6 +20,9 @@ pub enum SlotOutcome {
     TooLate,
     /// The job is paused (`anarchon pause`): not claimed.
     Paused,
+    /// Won, but fewer replicas than `--wait-replicas` acknowledged the claim in time, and
+    /// `--if-unreplicated skip`: ended as failed without starting the command.
+    Unreplicated,
 }
 
 /// Whether the end of the run reached the store.
@@ -86,6 +89,7 @@ impl SlotReport {
             SlotOutcome::Running => ExitCode::Running.code(),
             SlotOutcome::TooLate => ExitCode::TooLate.code(),
             SlotOutcome::Paused => ExitCode::Paused.code(),
+            SlotOutcome::Unreplicated => ExitCode::Unreplicated.code(),
             SlotOutcome::Ran => {
                 let command = self
                     .command

@@ -376,25 +376,115 @@ pub async fn recorded_protection(
         .transpose()
 }
 
-/// Whether any claim of `slot` ever reached the store (format 1: its state exists; format 2: it is
-/// in progress or has results). `run --catch-up` uses it to pick only runs no host ever claimed;
-/// the claim itself still decides atomically.
-pub async fn was_claimed(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<bool> {
-    match keys.format {
-        LeaseFormat::V1 => {
-            let field = crate::store::state::field_name(slot, "status");
-            conn.query(redis::cmd("HEXISTS").arg(&keys.state).arg(field))
-                .await
-                .map_err(|e| e.on_key(&keys.state, "hash"))
-        }
-        LeaseFormat::V2 => {
-            let mut pipe = redis::pipe();
-            pipe.cmd("HEXISTS").arg(&keys.live).arg(slot);
-            pipe.cmd("ZCOUNT").arg(&keys.results).arg(slot).arg(slot);
-            let (live, ended): (bool, u64) = conn.pipeline(&pipe).await?;
-            Ok(live || ended > 0)
+/// For each of `slots`, whether any claim of it ever reached the store (format 1: its state
+/// exists; format 2: it is in progress or has results), in one pipeline. `run --catch-up` uses it
+/// to pick only runs no host ever claimed; the claim itself still decides atomically.
+pub async fn were_claimed(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slots: &[i64],
+) -> Result<Vec<bool>> {
+    if slots.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut pipe = redis::pipe();
+    for slot in slots {
+        match keys.format {
+            LeaseFormat::V1 => {
+                let field = crate::store::state::field_name(*slot, "status");
+                pipe.cmd("HEXISTS").arg(&keys.state).arg(field);
+            }
+            LeaseFormat::V2 => {
+                pipe.cmd("HEXISTS").arg(&keys.live).arg(slot);
+                pipe.cmd("ZCOUNT").arg(&keys.results).arg(slot).arg(slot);
+            }
         }
     }
+    let replies: Vec<u64> = conn
+        .pipeline(&pipe)
+        .await
+        .map_err(|e| e.on_key(&keys.state, "hash"))?;
+    Ok(match keys.format {
+        LeaseFormat::V1 => replies.iter().map(|n| *n > 0).collect(),
+        LeaseFormat::V2 => replies
+            .chunks(2)
+            .map(|c| c.iter().sum::<u64>() > 0)
+            .collect(),
+    })
+}
+
+/// What [`skip`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkipOutcome {
+    /// Recorded as skipped: no claim will run it.
+    Skipped,
+    /// Another host claimed it meanwhile: in progress or ended (with this status), left alone.
+    Claimed(String),
+    /// The job is paused over this slot: the pause skipped it already.
+    Paused,
+    /// A format 1 store has no place for a skipped run: not recorded (`anarchon migrate`).
+    NotRecorded,
+}
+
+/// Records `slot`, a scheduled run nobody claimed, as skipped with `reason` (`run --catch-up`'s
+/// policy), so that no later claim runs it and history and health show it. Atomic against claims:
+/// a slot another host claimed first is left alone.
+pub async fn skip(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+    runner: &str,
+    reason: &str,
+) -> Result<SkipOutcome> {
+    if keys.format == LeaseFormat::V1 {
+        return Ok(SkipOutcome::NotRecorded);
+    }
+    let args = [slot.to_string(), runner.to_string(), reason.to_string()];
+    let reply: Vec<String> = conn
+        .eval(&scripts::v2::SKIP, &keys.format_2(), &args)
+        .await?;
+    match reply.first().map(String::as_str) {
+        Some("skipped") => Ok(SkipOutcome::Skipped),
+        Some("running" | "done") => Ok(SkipOutcome::Claimed(reply[1].clone())),
+        Some("paused") => Ok(SkipOutcome::Paused),
+        _ => Err(Error::corrupt(
+            &keys.job,
+            format!("the skip script answered {reply:?}"),
+        )),
+    }
+}
+
+/// When the job's first claim reached the store (`first_seen` in the job hash), or, for a job from
+/// before that field (and every format 1 job), its oldest run in history; None for a job the store
+/// has never seen. `run --catch-up` never catches up a slot before it: a first deployment must not
+/// run every past slot of its schedule.
+pub async fn first_seen(conn: &mut Connection, keys: &LeaseKeys) -> Result<Option<i64>> {
+    let mut pipe = redis::pipe();
+    pipe.cmd("HGET").arg(&keys.job).arg("first_seen");
+    pipe.cmd("ZRANGE")
+        .arg(&keys.results)
+        .arg(0)
+        .arg(0)
+        .arg("WITHSCORES");
+    let (recorded, oldest): (Option<String>, Vec<(String, f64)>) = conn
+        .pipeline(&pipe)
+        .await
+        .map_err(|e| e.on_key(&keys.job, "hash"))?;
+    let recorded = recorded
+        .map(|v| {
+            v.parse::<i64>().map_err(|_| {
+                Error::corrupt(
+                    &keys.job,
+                    format!("field first_seen is {v:?}, not an integer"),
+                )
+            })
+        })
+        .transpose()?;
+    let oldest = oldest.first().map(|(_, score)| *score as i64);
+    Ok(match (recorded, oldest) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    })
 }
 
 /// Runs a lease script in the format `keys` are written in: format 1's script on its keys, else

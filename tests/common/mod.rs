@@ -102,7 +102,11 @@ impl Server {
             password: None,
             wrapper: owned(&["faketime", "-f", &format!("@{utc}")]),
         };
-        assert!(server.spawn(&[]), "{} under faketime did not start", server.binary);
+        assert!(
+            server.spawn(&[]),
+            "{} under faketime did not start",
+            server.binary
+        );
         Some(server)
     }
 

@@ -1,0 +1,231 @@
+//! `run --catch-up` after an outage, with real processes and a real server: `--catch-up-policy all`
+//! runs every missed run once (at most `--catch-up-max`, the newest), `latest` runs only the newest
+//! due run and records the others as skipped; a first deployment catches up nothing from before
+//! the store first saw the job. What ran is what the command itself wrote down.
+
+mod common;
+
+use common::{Server, json};
+
+const FIVE_MIN: i64 = 300_000;
+
+/// A job whose first claim reached the store three hours ago and whose hosts were all down for
+/// the last two hours: returns the current slot and the missed ones (oldest first).
+fn after_an_outage(s: &Server, job: &str) -> (i64, Vec<i64>) {
+    let now = s.now_ms();
+    let _: () = s.cmd(&[
+        "HSET",
+        &format!("{{cron:{job}}}:job"),
+        "first_seen",
+        &(now - 3 * 3_600_000).to_string(),
+    ]);
+    let current = now - now.rem_euclid(FIVE_MIN);
+    let missed = (1..=24)
+        .rev()
+        .map(|i| current - i * FIVE_MIN)
+        .filter(|slot| *slot >= now - 2 * 3_600_000)
+        .collect();
+    (current, missed)
+}
+
+fn run_args<'a>(job: &'a str, log: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "--job",
+        job,
+        "--schedule",
+        "*/5 * * * *",
+        "--catch-up",
+        "2h",
+        "--max-late",
+        "5m",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--shell", "--", log]);
+    args
+}
+
+fn ran(s: &Server, file: &str) -> Vec<i64> {
+    std::fs::read_to_string(s.dir.path().join(file))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect()
+}
+
+fn log_line(s: &Server, file: &str) -> String {
+    format!(
+        "echo $ANARCHON_SLOT >> {}",
+        s.dir.path().join(file).display()
+    )
+}
+
+fn skipped(s: &Server, job: &str) -> Vec<i64> {
+    s.results(job)
+        .into_iter()
+        .filter(|r| r.status == "skipped")
+        .map(|r| r.slot)
+        .collect()
+}
+
+#[test]
+fn policy_all_runs_each_missed_run_once_oldest_first() {
+    let s = Server::start();
+    let (current, missed) = after_an_outage(&s, "all");
+    assert_eq!(missed.len(), 23);
+    let line = log_line(&s, "all.log");
+    let out = s
+        .cli(&run_args("all", &line, &["--catch-up-max", "30"]))
+        .expect(0);
+    let mut expected = missed.clone();
+    expected.push(current);
+    assert_eq!(ran(&s, "all.log"), expected);
+    assert_eq!(out.json()["catch_up"].as_array().unwrap().len(), 23);
+    assert!(skipped(&s, "all").is_empty());
+
+    // Again: every run is claimed, nothing runs twice.
+    s.cli(&run_args("all", &line, &["--catch-up-max", "30"]));
+    assert_eq!(ran(&s, "all.log"), expected);
+}
+
+#[test]
+fn policy_all_runs_at_most_catch_up_max_and_records_the_older_as_skipped() {
+    let s = Server::start();
+    let (current, missed) = after_an_outage(&s, "capped");
+    let line = log_line(&s, "capped.log");
+    // The default --catch-up-max is 10: the newest 10 missed runs, then the current one.
+    let out = s.cli(&run_args("capped", &line, &[])).expect(0);
+    let mut expected = missed[13..].to_vec();
+    expected.push(current);
+    assert_eq!(ran(&s, "capped.log"), expected);
+    assert_eq!(skipped(&s, "capped"), missed[..13]);
+    let v = out.json();
+    assert_eq!(v["skipped"].as_array().unwrap().len(), 13);
+    assert!(
+        v["skipped"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("--catch-up-max 10"),
+        "{v}"
+    );
+    assert_eq!(v["skipped"][0]["recorded"], true);
+    // A skipped run is never run later, by any policy.
+    s.cli(&run_args("capped", &line, &["--catch-up-max", "100"]));
+    assert_eq!(ran(&s, "capped.log"), expected);
+}
+
+#[test]
+fn policy_latest_runs_one_and_records_the_others_as_skipped() {
+    let s = Server::start();
+    let (current, missed) = after_an_outage(&s, "latest");
+    let line = log_line(&s, "latest.log");
+    let out = s
+        .cli(&run_args("latest", &line, &["--catch-up-policy", "latest"]))
+        .expect(0);
+    assert_eq!(ran(&s, "latest.log"), [current]);
+    assert_eq!(skipped(&s, "latest"), missed);
+    assert_eq!(skipped(&s, "latest").len(), 23);
+    assert!(out.json()["catch_up"].as_array().unwrap().is_empty());
+
+    // history shows them; a claim of one is answered done, skipped, and runs nothing.
+    let history = s
+        .cli(&["history", "latest", "--status", "skipped", "--json"])
+        .expect(0);
+    assert_eq!(history.json()["entries"].as_array().unwrap().len(), 23);
+    let out = s
+        .cli(&[
+            "run",
+            "--job",
+            "latest",
+            "--slot",
+            &missed[5].to_string(),
+            "--json",
+            "--shell",
+            "--",
+            &line,
+        ])
+        .expect(81);
+    assert_eq!(json(&out)["status"], "skipped");
+    assert_eq!(ran(&s, "latest.log"), [current]);
+}
+
+#[test]
+fn policy_latest_runs_the_newest_due_run_when_it_is_the_one_missed() {
+    let s = Server::start();
+    let (current, missed) = after_an_outage(&s, "late");
+    let line = log_line(&s, "late.log");
+    // --max-late 1s: the current slot is late, so it is the newest missed run, and it runs.
+    let mut args = run_args("late", &line, &["--catch-up-policy", "latest"]);
+    let i = args.iter().position(|a| *a == "5m").unwrap();
+    args[i] = "1s";
+    // (Unless this runs within a second of a slot: then it is simply on time.)
+    s.cli(&args).expect(0);
+    assert_eq!(ran(&s, "late.log"), [current]);
+    assert_eq!(skipped(&s, "late"), missed);
+}
+
+#[test]
+fn a_first_deployment_catches_up_nothing_from_before_it() {
+    let s = Server::start();
+    let now = s.now_ms();
+    let current = now - now.rem_euclid(FIVE_MIN);
+    let line = log_line(&s, "new.log");
+    for policy in ["all", "latest"] {
+        let job = format!("new-{policy}");
+        let out = s
+            .cli(&run_args(&job, &line, &["--catch-up-policy", policy]))
+            .expect(0);
+        let v = out.json();
+        assert!(v["catch_up"].as_array().unwrap().is_empty(), "{v}");
+        assert!(v["skipped"].as_array().unwrap().is_empty(), "{v}");
+        assert!(skipped(&s, &job).is_empty());
+        // The store now knows when it first saw the job.
+        let first: i64 = s.cmd(&["HGET", &format!("{{cron:{job}}}:job"), "first_seen"]);
+        assert!(first >= now && first < now + 60_000, "{first} vs {now}");
+    }
+    assert_eq!(ran(&s, "new.log"), [current, current]);
+}
+
+#[test]
+fn racing_hosts_with_either_policy_run_each_missed_run_once() {
+    let s = Server::start();
+    let (current, missed) = after_an_outage(&s, "race");
+    let line = log_line(&s, "race.log");
+    let mut children = Vec::new();
+    for host in 0..6 {
+        let policy = if host % 2 == 0 { "all" } else { "latest" };
+        let args = run_args(
+            "race",
+            &line,
+            &["--catch-up-policy", policy, "--catch-up-max", "30"],
+        );
+        children.push(
+            s.anarchon_process()
+                .args(&args)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+    }
+    for mut c in children {
+        c.wait().unwrap();
+    }
+    let ran = ran(&s, "race.log");
+    let mut unique = ran.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), ran.len(), "a run ran twice: {ran:?}");
+    assert!(ran.contains(&current));
+    // Every missed run either ran once or is recorded as skipped, never both.
+    let skipped = skipped(&s, "race");
+    for slot in &missed {
+        assert!(
+            ran.contains(slot) != skipped.contains(slot),
+            "slot {slot}: ran {} skipped {}",
+            ran.contains(slot),
+            skipped.contains(slot)
+        );
+    }
+}
