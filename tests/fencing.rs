@@ -77,3 +77,140 @@ fn every_won_claim_gets_a_greater_fence_and_the_command_sees_it() {
         .collect();
     assert!(fences.contains(&from_commands[1]), "{fences:?}");
 }
+
+/// 100 won claims of one job, in the ways a fleet makes them: scheduled slots one after another,
+/// kill -9 of a holder mid-run and its backup's takeover, a catch-up of missed slots, manual runs.
+/// Every command appends its ANARCHON_FENCE when it starts; in that order (the order of the claims:
+/// nothing here claims while another claim's command has yet to start), the fences strictly rise.
+#[test]
+fn fences_seen_by_commands_rise_across_100_claims_with_takeovers_and_catch_up() {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+
+    let s = Server::start();
+    if Server::test_store_format() == 1 {
+        common::skip("format 1 stores have no place for a fencing token");
+        return;
+    }
+    let log = s.dir.path().join("fences.log");
+    let note = format!(
+        "echo $ANARCHON_FENCE $ANARCHON_SLOT $ANARCHON_ATTEMPT >> {}",
+        log.display()
+    );
+    let lines = || -> Vec<(i64, i64, u32)> {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                let mut f = l.split(' ');
+                let mut next = || f.next().unwrap().parse::<i64>().unwrap();
+                (next(), next(), next() as u32)
+            })
+            .collect()
+    };
+    let run = |slot: &str, extra: &[&str], command: &str| {
+        s.anarchon_process()
+            .args([
+                "run",
+                "--job",
+                "fenced",
+                "--slot",
+                slot,
+                "--overlap",
+                "allow",
+            ])
+            .args(extra)
+            .args(["--shell", "--", command])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    };
+    let minute = 60_000_i64;
+    let base = (s.now_ms() / minute - 2000) * minute;
+    let mut slot = base;
+
+    // 40 scheduled slots, one after another.
+    for _ in 0..40 {
+        slot += minute;
+        assert!(run(&slot.to_string(), &[], &note).wait().unwrap().success());
+    }
+    // 6 takeovers: the holder is killed with SIGKILL while its command runs; the backup (waiting
+    // since) takes the run over when the lease ends, as attempt 2.
+    for _ in 0..6 {
+        slot += minute;
+        let before = lines().len();
+        let slow = format!("{note}; sleep 60");
+        let mut holder = run(&slot.to_string(), &["--lease", "1s"], &slow);
+        common::wait_for(
+            "the holder's command",
+            std::time::Duration::from_secs(10),
+            || lines().len() > before,
+        );
+        let mut backup = run(&slot.to_string(), &["--lease", "1s"], &note);
+        common::wait_for_clients(&s, 3);
+        holder.kill().unwrap();
+        holder.wait().unwrap();
+        assert!(backup.wait().unwrap().success());
+        let last = *lines().last().unwrap();
+        assert_eq!((last.1, last.2), (slot, 2), "the backup ran attempt 2");
+    }
+    // Manual runs.
+    for _ in 0..6 {
+        let out = s
+            .anarchon()
+            .args([
+                "run-now",
+                "fenced",
+                "--overlap",
+                "allow",
+                "--shell",
+                "--",
+                &note,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    // A catch-up of the schedule's missed minutes (the job was first seen long ago): about 45
+    // claims, the missed slots of the window and the current one.
+    let _: () = s.cmd(&["HSET", "{cron:fenced}:job", "first_seen", &base.to_string()]);
+    let out = s
+        .anarchon()
+        .args([
+            "run",
+            "--job",
+            "fenced",
+            "--schedule",
+            "* * * * *",
+            "--overlap",
+            "allow",
+        ])
+        .args([
+            "--catch-up",
+            "45m",
+            "--catch-up-max",
+            "100",
+            "--max-late",
+            "1m",
+        ])
+        .args(["--shell", "--", &note])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let seen = lines();
+    assert!(seen.len() >= 100, "{} claims", seen.len());
+    let fences: Vec<i64> = seen.iter().map(|l| l.0).collect();
+    assert!(
+        fences.windows(2).all(|w| w[0] < w[1]),
+        "fences not strictly rising in claim order: {fences:?}"
+    );
+    // Each scheduled slot ran once (a takeover's two lines are its two attempts).
+    let mut first_attempts: Vec<i64> = seen.iter().filter(|l| l.2 == 1).map(|l| l.1).collect();
+    let n = first_attempts.len();
+    first_attempts.sort();
+    first_attempts.dedup();
+    assert_eq!(first_attempts.len(), n, "a slot ran twice as attempt 1");
+}
