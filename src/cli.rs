@@ -569,6 +569,10 @@ pub struct ListArgs {
     #[arg(long, value_parser = ["running", "expired", "paused", "finished", "failed", "interrupted", "claimed"], value_name = "STATE")]
     pub status: Option<String>,
 
+    /// Only jobs that need a person: health late, missed or failing, or a run whose lease expired.
+    #[arg(long)]
+    pub unhealthy: bool,
+
     /// Order of the rows.
     #[arg(long, value_enum, default_value = "name", value_name = "KEY")]
     pub sort: ListSort,

@@ -38,6 +38,7 @@ pub mod commands;
 pub mod connection;
 pub mod error;
 pub mod generate;
+pub mod health;
 pub mod output;
 pub mod runner;
 pub mod schedule;

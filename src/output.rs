@@ -139,6 +139,19 @@ impl Output {
         }
     }
 
+    /// A time that is best read relative to now (NEXT, LAST OK): "in 3m" / "2h ago" on a terminal
+    /// (and with --time-format relative), else as [`Output::time`].
+    pub fn relative(&self, ms: Option<i64>, now_ms: i64) -> String {
+        let Some(ms) = ms else {
+            return "-".to_string();
+        };
+        match self.time_format {
+            TimeFormat::Relative => crate::time::relative(ms, now_ms),
+            TimeFormat::Auto if self.tty => crate::time::relative(ms, now_ms),
+            _ => self.time(ms),
+        }
+    }
+
     /// A time in a table: compact on a terminal (UTC, whole seconds), RFC 3339 with milliseconds
     /// when piped, for scripts.
     pub fn time(&self, ms: i64) -> String {

@@ -98,6 +98,24 @@ impl Schedule {
         None
     }
 
+    /// The first fire time strictly after `after_ms` (None within the look-back span: never).
+    pub fn next_after(&self, after_ms: i64) -> Option<i64> {
+        let stop = after_ms.checked_add(LOOKBACK_MS)?;
+        let mut after = after_ms;
+        while after < stop {
+            // The next fire by the clock in effect, then whether the offset changes before it.
+            let offset = self.offset_ms(after + 1);
+            let candidate = self.first_local_after(after + offset)? - offset;
+            match self.next_change(after + 1, candidate + 1) {
+                None if self.is_repeat_of_a_fixed_time(candidate) => after = candidate,
+                None => return Some(candidate),
+                Some(t) if self.jumps_over_a_fire_time(t) => return Some(t),
+                Some(t) => after = t - 1,
+            }
+        }
+        None
+    }
+
     /// The newest fire times strictly after `from_ms` and at or before `until_ms`, at most
     /// `limit`, oldest first (walking back from `until_ms`: cheap however long the span).
     pub fn newest_between(&self, from_ms: i64, until_ms: i64, limit: usize) -> Vec<i64> {
@@ -603,5 +621,35 @@ mod tests {
         let newest = s.newest_between(0, ms("2026-12-02T12:00:00Z"), 1000);
         assert_eq!(newest.len(), 1000);
         assert_eq!(newest[999], ms("2026-12-02T12:00:00Z"));
+    }
+
+    #[test]
+    fn next_after_agrees_with_between_across_changes() {
+        for (expr, tz) in [
+            ("30 2 * * *", "Europe/Berlin"),
+            ("30 * * * *", "Europe/Berlin"),
+            ("*/30 * * * *", "America/New_York"),
+            ("30 1 * * *", "America/New_York"),
+        ] {
+            let s = Schedule::parse(expr, tz).unwrap();
+            for (from, until) in [
+                ("2026-03-07T00:00:00Z", "2026-03-31T00:00:00Z"),
+                ("2026-10-24T00:00:00Z", "2026-11-03T00:00:00Z"),
+            ] {
+                let all = s.between(ms(from), ms(until), 10_000);
+                let mut walked = Vec::new();
+                let mut at = ms(from);
+                while let Some(t) = s.next_after(at).filter(|t| *t < ms(until)) {
+                    walked.push(t);
+                    at = t;
+                }
+                assert_eq!(walked, all, "{expr} {tz}");
+            }
+        }
+        let s = Schedule::parse("0 0 29 2 *", "UTC").unwrap();
+        assert_eq!(
+            s.next_after(ms("2026-12-02T00:00:00Z")),
+            Some(ms("2028-02-29T00:00:00Z"))
+        );
     }
 }

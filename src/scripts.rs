@@ -159,6 +159,9 @@ pub static FINISH_CLAIM_ONLY: LazyLock<LuaScript> = one_key_script!("finish_clai
 /// Creates and configures an idmp stream once.
 pub static IDMP_PREPARE: LazyLock<LuaScript> = one_key_script!("idmp_prepare.lua");
 
+/// `anarchon run`: records the job's settings and this host in the job registry, one key.
+pub static REGISTER: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("../lua/register.lua")));
 /// `anarchon migrate`: the format key's switch, one key.
 pub static FORMAT_SWITCH: LazyLock<LuaScript> =
     LazyLock::new(|| LuaScript::new(include_str!("../lua/format_switch.lua")));
@@ -215,6 +218,7 @@ pub fn all() -> Vec<(&'static str, &'static LuaScript)> {
         ("idmp_prepare.lua", &*IDMP_PREPARE),
         ("format_switch.lua", &*FORMAT_SWITCH),
         ("migration_lock.lua", &*MIGRATION_LOCK),
+        ("register.lua", &*REGISTER),
         ("v2/claim.lua", &*v2::CLAIM),
         ("v2/heartbeat.lua", &*v2::HEARTBEAT),
         ("v2/finish.lua", &*v2::FINISH),

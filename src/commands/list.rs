@@ -8,7 +8,11 @@ use crate::connection::Connection;
 use crate::error::{ExitCode, Result};
 use crate::store::LeaseKeys;
 use crate::store::StoreCheck;
+use std::collections::HashMap;
+
+use crate::health::Health;
 use crate::store::discover::Layout;
+use crate::store::monitor;
 use crate::store::discover::find_jobs;
 use crate::store::job::{ActiveRun, active_runs_for};
 use crate::store::read::{JobSummary, Unreadable, summarize};
@@ -36,6 +40,10 @@ struct JobRow<'a> {
     state: Option<&'a str>,
     last_slot_time: Option<String>,
     last_result_age_ms: Option<i64>,
+    /// The schedule the job registry knows (null: unknown).
+    schedule: Option<&'a str>,
+    /// Whether the job is healthy (src/health.rs): state, next due, last success, missed slots.
+    health: Option<&'a Health>,
 }
 
 /// `list --active --json`.
@@ -80,11 +88,33 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         .into_iter()
         .filter(|j| wanted.is_none_or(|layout| j.layout == layout))
         .collect();
-    let (mut summaries, unreadable) =
+    let (mut summaries, mut unreadable) =
         summarize(&mut conn, ctx.prefix(), &jobs, check.lease_format()).await?;
     let now = check.server_now_ms;
+    // Health: one more pipelined read per batch of jobs (registry, newest results, ...).
+    let (monitored, bad) = monitor::read(&mut conn, ctx.prefix(), &jobs, check.lease_format()).await?;
+    let health: HashMap<(String, Layout), (Option<String>, Health)> = monitored
+        .iter()
+        .map(|m| {
+            let schedule = m.registry.as_ref().and_then(|r| r.settings.schedule.clone());
+            ((m.job.clone(), m.layout), (schedule, m.health(now, None)))
+        })
+        .collect();
+    for u in bad {
+        if !unreadable.iter().any(|x| x.job == u.job && x.layout == u.layout) {
+            summaries.retain(|s| !(s.job == u.job && s.layout == u.layout));
+            unreadable.push(u);
+        }
+    }
+    let health_of = |s: &JobSummary| health.get(&(s.job.clone(), s.layout));
     if let Some(wanted) = &args.status {
         summaries.retain(|s| s.state(now) == Some(wanted.as_str()));
+    }
+    if args.unhealthy {
+        summaries.retain(|s| {
+            s.state(now) == Some("expired")
+                || health_of(s).is_some_and(|(_, h)| h.state.needs_a_person())
+        });
     }
     match args.sort {
         ListSort::Name => summaries.sort_by(|a, b| a.job.cmp(&b.job)),
@@ -119,6 +149,8 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
                     state: s.state(now),
                     last_slot_time: s.last_slot.map(rfc3339),
                     last_result_age_ms: s.last_result_at.map(|t| now - t),
+                    schedule: health_of(s).and_then(|(schedule, _)| schedule.as_deref()),
+                    health: health_of(s).map(|(_, h)| h),
                 })
                 .collect(),
             errors: &unreadable,
@@ -141,23 +173,30 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
     let mut rows: Vec<Vec<String>> = summaries
         .iter()
         .map(|s| {
+            let (schedule, h) = match health_of(s) {
+                Some((schedule, h)) => (schedule.clone(), Some(h)),
+                None => (None, None),
+            };
             vec![
-                s.job.clone(),
-                s.layout.as_str().to_string(),
-                s.in_progress.to_string(),
+                match s.layout {
+                    Layout::Lease => s.job.clone(),
+                    Layout::ClaimOnly => format!("{} (claim-only)", s.job),
+                },
+                schedule.unwrap_or_else(|| "-".into()),
+                h.map_or("-", |h| h.state.as_str()).to_string(),
+                ctx.out.relative(h.and_then(|h| h.next_due), now),
+                ctx.out.relative(h.and_then(|h| h.last_success), now),
                 s.last_slot.map_or("-".to_string(), |t| ctx.out.time(t)),
                 s.state(now).unwrap_or("-").to_string(),
-                s.last_runner.clone().unwrap_or_else(|| "-".into()),
-                ctx.out.when(s.last_result_at, now),
+                s.in_progress.to_string(),
                 s.history_entries.to_string(),
             ]
         })
         .collect();
     rows.extend(unreadable.iter().map(|u| {
-        let mut row = vec!["-".to_string(); 8];
+        let mut row = vec!["-".to_string(); 9];
         row[0] = u.job.clone();
-        row[1] = u.layout.as_str().to_string();
-        row[4] = "unreadable".to_string();
+        row[2] = "unreadable".to_string();
         row
     }));
     if args.sort == ListSort::Name {
@@ -167,13 +206,7 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         "{}",
         ctx.out.table(
             &[
-                "JOB",
-                "LAYOUT",
-                "ACTIVE",
-                "LAST RUN",
-                "STATUS",
-                "RUNNER",
-                "LAST RESULT",
+                "JOB", "SCHEDULE", "HEALTH", "NEXT", "LAST OK", "LAST RUN", "STATUS", "ACTIVE",
                 "HISTORY"
             ],
             rows

@@ -15,7 +15,7 @@ use crate::runner::{
     Backup, ReplicaWait, RunnerOptions, SlotOutcome, SlotReport, Target, run_slot,
 };
 use crate::schedule::Schedule;
-use crate::store::{LeaseKeys, RunKind};
+use crate::store::{LeaseKeys, RunKind, registry};
 use crate::strategy::Strategy;
 use crate::strategy::lease::{self, ClaimRequest};
 use crate::time::{millis, rfc3339};
@@ -135,6 +135,16 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         tokio::time::sleep(delay).await;
     }
     let keys = LeaseKeys::new(ctx.prefix(), &args.job).with_format(check.lease_format());
+    let settings = registry_settings(&args, strategy, schedule.as_ref());
+    let runner = request(current).runner;
+    registry::register(
+        &mut conn,
+        ctx.prefix(),
+        &args.job,
+        &settings,
+        registry::host_of(&runner),
+    )
+    .await?;
 
     // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.
     let no_backup = RunnerOptions {
@@ -165,7 +175,6 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         CatchUpPolicy::Latest => "--catch-up-policy latest".to_string(),
         CatchUpPolicy::All => format!("over --catch-up-max {}", args.catch_up_max),
     };
-    let runner = request(current).runner;
     for &slot in to_skip {
         let outcome = lease::skip(&mut conn, &keys, slot, &runner, &reason).await?;
         skipped.push(Skipped {
@@ -264,6 +273,36 @@ fn runs_to_catch_up(args: &RunArgs, missed: usize, current_missed: bool) -> usiz
         // Only the newest due run, and only when it is the one missed: an on-time current run
         // runs as usual, and one another host already ran makes every older run moot.
         CatchUpPolicy::Latest => usize::from(current_missed),
+    }
+}
+
+/// What this `run` records in the job registry (store/registry.rs), for monitoring.
+fn registry_settings(
+    args: &RunArgs,
+    strategy: Strategy,
+    schedule: Option<&Schedule>,
+) -> registry::JobSettings {
+    let lease = strategy.has_leases();
+    registry::JobSettings {
+        schedule: schedule.map(|s| s.source().to_string()),
+        tz: schedule.map_or("UTC", |s| s.time_zone()).to_string(),
+        strategy: strategy.name().to_string(),
+        lease_ms: lease.then(|| millis(args.lease.lease_or_default())),
+        max_attempts: lease.then(|| args.lease.max_attempts_or_default()),
+        max_late_ms: millis(args.max_late),
+        catch_up_ms: args.catch_up.map_or(0, millis),
+        catch_up_policy: match args.catch_up_policy {
+            CatchUpPolicy::All => "all",
+            CatchUpPolicy::Latest => "latest",
+        }
+        .to_string(),
+        jitter_ms: args.jitter.map_or(0, millis),
+        overlap: match args.lease.overlap {
+            Some(crate::cli::Overlap::Allow) => "allow",
+            _ => "forbid",
+        }
+        .to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
     }
 }
 

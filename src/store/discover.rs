@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::store::ClaimKeys;
 
 /// Which key layout a job uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layout {
     /// `{<prefix><job>}:state` ... (strategy lease).

@@ -7,8 +7,10 @@ pub mod history;
 pub mod job;
 pub mod keys;
 pub mod migrate;
+pub mod monitor;
 pub mod pause;
 pub mod read;
+pub mod registry;
 pub mod state;
 
 pub use format::{STORE_FORMAT, StoreCheck};

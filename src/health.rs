@@ -1,0 +1,321 @@
+//! Whether a job is healthy, from what the store holds: its schedule (the job registry), its
+//! recent runs, its runs in progress and its pause, judged by the server's clock. `list`,
+//! `inspect`, `check` and `metrics` all ask here, so they agree.
+//!
+//! A scheduled slot is **due** once its grace has passed (`--max-late` + `--jitter` + 1 minute
+//! unless told otherwise: after that no host will claim it any more). A due slot is **claimed**
+//! when it has a run in progress or any result (a skipped slot counts: a policy decided), or when
+//! a pause covered it. The state, first that applies:
+//!
+//! | state | when |
+//! |---|---|
+//! | `paused` | the job is paused now |
+//! | `unknown` | no schedule is known (never run by a `run --schedule` that records it) |
+//! | `missed` | a due slot was never claimed, and it is not only the newest one |
+//! | `late` | the newest due slot has no claim |
+//! | `running` | a run is in progress |
+//! | `failing` | the newest run failed (`failed_in_a_row` says how many in a row) |
+//! | `ok` | otherwise |
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::schedule::Schedule;
+use crate::store::pause::Pause;
+use crate::store::read::ResultEntry;
+use crate::time::millis;
+
+/// How many of the newest due slots are looked at for `missed`.
+pub const DUE_LOOKBACK: usize = 10;
+
+/// How many of the newest results a health read fetches per job.
+pub const RECENT_RESULTS: usize = 32;
+
+/// Added to a job's `--max-late` + `--jitter` for the default grace.
+pub const GRACE_SLACK: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HealthState {
+    Ok,
+    Running,
+    Paused,
+    Unknown,
+    Failing,
+    Late,
+    Missed,
+}
+
+impl HealthState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HealthState::Ok => "ok",
+            HealthState::Running => "running",
+            HealthState::Paused => "paused",
+            HealthState::Unknown => "unknown",
+            HealthState::Failing => "failing",
+            HealthState::Late => "late",
+            HealthState::Missed => "missed",
+        }
+    }
+
+    /// Whether a person should look (`list --unhealthy`).
+    pub fn needs_a_person(self) -> bool {
+        matches!(
+            self,
+            HealthState::Failing | HealthState::Late | HealthState::Missed
+        )
+    }
+}
+
+/// A run in progress: its slot and lease end (None when the layout does not say).
+#[derive(Debug, Clone, Copy)]
+pub struct InProgress {
+    pub slot: i64,
+    pub lease_end: Option<i64>,
+}
+
+/// What a health judgement reads.
+pub struct Inputs<'a> {
+    /// The server's clock.
+    pub now: i64,
+    pub schedule: Option<&'a Schedule>,
+    pub grace: Duration,
+    /// When the store first saw the job: no slot before it is due.
+    pub first_seen: Option<i64>,
+    /// The newest results, newest slot first ([`RECENT_RESULTS`] at most).
+    pub recent: &'a [ResultEntry],
+    /// Whether `recent` is the whole history (fewer came back than were asked for).
+    pub recent_is_all: bool,
+    pub in_progress: &'a [InProgress],
+    pub pause: Option<&'a Pause>,
+}
+
+/// A job's health.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Health {
+    pub state: HealthState,
+    /// The next slot of the schedule after now.
+    pub next_due: Option<i64>,
+    /// The newest slot whose grace has passed.
+    pub last_due: Option<i64>,
+    /// When the newest finished run ended, and the newest failed or interrupted one.
+    pub last_success: Option<i64>,
+    pub last_failure: Option<i64>,
+    /// The newest ended run's duration and exit code (when `run` recorded them).
+    pub last_duration_ms: Option<i64>,
+    pub last_exit_code: Option<i64>,
+    /// How many of the newest ended runs failed, in a row.
+    pub failed_in_a_row: u32,
+    /// Due slots nobody claimed, among the newest [`DUE_LOOKBACK`], oldest first.
+    pub missed_slots: Vec<i64>,
+    /// How long past its slot the oldest of them is (0 when none), in seconds.
+    pub late_seconds: i64,
+    pub grace_ms: i64,
+}
+
+/// The default grace of a job: its `--max-late` + `--jitter` + [`GRACE_SLACK`].
+pub fn default_grace(max_late_ms: i64, jitter_ms: i64) -> Duration {
+    Duration::from_millis(u64::try_from(max_late_ms.max(0) + jitter_ms.max(0)).unwrap_or(0))
+        + GRACE_SLACK
+}
+
+fn is_failure(status: &str) -> bool {
+    matches!(status, "failed" | "interrupted")
+}
+
+/// Judges one job (see the module doc).
+pub fn judge(i: &Inputs) -> Health {
+    // Ended runs, newest first, a slot's final attempt only; skipped runs did not run.
+    let mut ended: Vec<&ResultEntry> = Vec::new();
+    for r in i.recent {
+        if r.status == "skipped" {
+            continue;
+        }
+        match ended.last() {
+            Some(last) if last.slot == r.slot => {
+                if r.attempt > last.attempt {
+                    *ended.last_mut().unwrap() = r;
+                }
+            }
+            _ => ended.push(r),
+        }
+    }
+    let failed_in_a_row = ended
+        .iter()
+        .take_while(|r| is_failure(&r.status))
+        .count() as u32;
+    let newest_ended_at = |pred: &dyn Fn(&str) -> bool| {
+        i.recent
+            .iter()
+            .filter(|r| pred(&r.status))
+            .filter_map(|r| r.ended_at)
+            .max()
+    };
+    let last_success = newest_ended_at(&|s| s == "finished");
+    let last_failure = newest_ended_at(&is_failure);
+    let (last_duration_ms, last_exit_code) = ended.first().map_or((None, None), |r| {
+        (
+            r.result.get("duration_ms").and_then(|v| v.as_i64()),
+            r.result.get("exit_code").and_then(|v| v.as_i64()),
+        )
+    });
+
+    let grace_ms = millis(i.grace);
+    let due_until = i.now - grace_ms;
+    let (next_due, due) = match i.schedule {
+        Some(s) => {
+            let since = i.first_seen.unwrap_or(i64::MAX);
+            let due = if since <= due_until {
+                s.newest_between(since - 1, due_until, DUE_LOOKBACK)
+            } else {
+                Vec::new()
+            };
+            (s.next_after(i.now), due)
+        }
+        None => (None, Vec::new()),
+    };
+    let oldest_known = i.recent.iter().map(|r| r.slot).min();
+    let claimed = |slot: i64| {
+        i.recent.iter().any(|r| r.slot == slot)
+            || i.in_progress.iter().any(|r| r.slot == slot)
+            || i.pause.is_some_and(|p| p.is_paused(slot))
+            // Older than the results fetched: not known to be missed.
+            || (!i.recent_is_all && oldest_known.is_some_and(|o| slot < o))
+    };
+    let missed_slots: Vec<i64> = due.iter().copied().filter(|s| !claimed(*s)).collect();
+    let last_due = due.last().copied();
+    let late_seconds = missed_slots
+        .first()
+        .map_or(0, |slot| (i.now - slot).max(0) / 1000);
+    let running = i
+        .in_progress
+        .iter()
+        .any(|r| r.lease_end.is_none_or(|end| end > i.now));
+    let state = if i.pause.is_some_and(|p| p.is_paused(i.now)) {
+        HealthState::Paused
+    } else if i.schedule.is_none() {
+        HealthState::Unknown
+    } else if missed_slots.len() > 1 || missed_slots.first().is_some_and(|s| Some(*s) != last_due)
+    {
+        HealthState::Missed
+    } else if !missed_slots.is_empty() {
+        HealthState::Late
+    } else if running {
+        HealthState::Running
+    } else if failed_in_a_row > 0 {
+        HealthState::Failing
+    } else {
+        HealthState::Ok
+    };
+    Health {
+        state,
+        next_due,
+        last_due,
+        last_success,
+        last_failure,
+        last_duration_ms,
+        last_exit_code,
+        failed_in_a_row,
+        missed_slots,
+        late_seconds,
+        grace_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: i64 = 60_000;
+    const T: i64 = 1_796_220_000_000; // a whole minute
+
+    fn result(slot: i64, status: &str) -> ResultEntry {
+        ResultEntry {
+            slot,
+            attempt: Some(1),
+            token: format!("t{slot}"),
+            runner: "h:1".into(),
+            status: status.into(),
+            claimed_at: Some(slot),
+            ended_at: Some(slot + 1000),
+            result: serde_json::json!({"exit_code": 0, "duration_ms": 5}),
+            kind: None,
+            fence: None,
+        }
+    }
+
+    fn judge_at(now: i64, recent: &[ResultEntry]) -> Health {
+        let s = Schedule::parse("* * * * *", "UTC").unwrap();
+        judge(&Inputs {
+            now,
+            schedule: Some(&s),
+            grace: Duration::from_secs(120),
+            first_seen: Some(T - 60 * MIN),
+            recent,
+            recent_is_all: true,
+            in_progress: &[],
+            pause: None,
+        })
+    }
+
+    #[test]
+    fn a_stopped_host_is_late_then_missed() {
+        // Every minute ran up to T; the host stops.
+        let recent: Vec<ResultEntry> = (0..30).map(|i| result(T - i * MIN, "finished")).collect();
+        assert_eq!(judge_at(T + 2 * MIN, &recent).state, HealthState::Ok);
+        let late = judge_at(T + 3 * MIN + 1000, &recent);
+        assert_eq!(late.state, HealthState::Late);
+        assert_eq!(late.missed_slots, vec![T + MIN]);
+        assert_eq!(late.late_seconds, 121);
+        let missed = judge_at(T + 4 * MIN + 1000, &recent);
+        assert_eq!(missed.state, HealthState::Missed);
+        assert_eq!(missed.missed_slots, vec![T + MIN, T + 2 * MIN]);
+        assert_eq!(missed.next_due, Some(T + 5 * MIN));
+    }
+
+    #[test]
+    fn failures_in_a_row_and_skips() {
+        let mut recent = vec![result(T, "failed"), result(T - MIN, "interrupted")];
+        recent.extend((2..30).map(|i| result(T - i * MIN, "finished")));
+        let h = judge_at(T + MIN, &recent);
+        assert_eq!((h.state, h.failed_in_a_row), (HealthState::Failing, 2));
+        assert_eq!(h.last_success, Some(T - 2 * MIN + 1000));
+        assert_eq!(h.last_failure, Some(T + 1000));
+        // A skipped slot is claimed (a policy decided) and no failure.
+        recent[0] = result(T, "skipped");
+        recent[1] = result(T - MIN, "finished");
+        assert_eq!(judge_at(T + MIN, &recent).state, HealthState::Ok);
+    }
+
+    #[test]
+    fn a_first_deployment_is_not_missed_before_it_was_seen() {
+        let s = Schedule::parse("* * * * *", "UTC").unwrap();
+        let h = judge(&Inputs {
+            now: T + 10 * MIN,
+            schedule: Some(&s),
+            grace: Duration::from_secs(120),
+            first_seen: Some(T + 9 * MIN),
+            recent: &[result(T + 9 * MIN, "finished")],
+            recent_is_all: true,
+            in_progress: &[],
+            pause: None,
+        });
+        assert_eq!(h.state, HealthState::Ok);
+        let unknown = judge(&Inputs {
+            schedule: None,
+            ..Inputs {
+                now: T,
+                schedule: None,
+                grace: Duration::ZERO,
+                first_seen: None,
+                recent: &[],
+                recent_is_all: true,
+                in_progress: &[],
+                pause: None,
+            }
+        });
+        assert_eq!(unknown.state, HealthState::Unknown);
+    }
+}

@@ -1,0 +1,230 @@
+//! What health needs of each job (the registry, the newest results, runs in progress, when the
+//! store first saw it, its pause), read for many jobs at once: one pipelined round trip per
+//! [`BATCH`] jobs, a fixed handful of reads per job whatever its history's size. `list`, `check`
+//! and `metrics` use it; the judgement itself is [`crate::health`].
+
+use std::time::Duration;
+
+use redis::Value;
+use serde::Serialize;
+
+use crate::connection::Connection;
+use crate::error::Result;
+use crate::health::{self, Health, InProgress, RECENT_RESULTS};
+use crate::schedule::Schedule;
+use crate::store::discover::{JobRef, Layout};
+use crate::store::keys::{ClaimKeys, LeaseFormat, LeaseKeys};
+use crate::store::pause::{self, Pause};
+use crate::store::read::{BATCH, ResultEntry, Unreadable, decode};
+use crate::store::registry::{self, Registry};
+use crate::store::state::decode_live;
+
+/// One job as monitoring sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Monitored {
+    pub job: String,
+    pub layout: Layout,
+    pub registry: Option<Registry>,
+    pub first_seen: Option<i64>,
+    #[serde(skip)]
+    pub recent: Vec<ResultEntry>,
+    #[serde(skip)]
+    pub recent_is_all: bool,
+    /// Runs in progress: slot and lease end.
+    #[serde(skip)]
+    pub in_progress: Vec<InProgress>,
+    #[serde(skip)]
+    pub pause: Option<Pause>,
+    /// Results in the history (ended attempts).
+    pub history_entries: u64,
+}
+
+impl Monitored {
+    /// The job's schedule, from the registry (None when unknown, or unreadable: the registry's
+    /// text came from another writer).
+    pub fn schedule(&self) -> Option<Schedule> {
+        let r = self.registry.as_ref()?;
+        Schedule::parse(r.settings.schedule.as_deref()?, &r.settings.tz).ok()
+    }
+
+    /// The grace after a slot before it counts as missed: `grace`, or the job's default.
+    pub fn grace(&self, grace: Option<Duration>) -> Duration {
+        grace.unwrap_or_else(|| {
+            let s = self.registry.as_ref().map(|r| &r.settings);
+            health::default_grace(
+                s.map_or(0, |s| s.max_late_ms),
+                s.map_or(0, |s| s.jitter_ms),
+            )
+        })
+    }
+
+    /// The job's health at `now` (see [`crate::health`]).
+    pub fn health(&self, now: i64, grace: Option<Duration>) -> Health {
+        let schedule = self.schedule();
+        health::judge(&health::Inputs {
+            now,
+            schedule: schedule.as_ref(),
+            grace: self.grace(grace),
+            first_seen: self.first_seen,
+            recent: &self.recent,
+            recent_is_all: self.recent_is_all,
+            in_progress: &self.in_progress,
+            pause: self.pause.as_ref(),
+        })
+    }
+
+    /// Final statuses of the fetched results, by status (`runs by final status` of `metrics`).
+    pub fn counts_by_status(&self) -> Vec<(String, u64)> {
+        let mut counts: std::collections::BTreeMap<String, u64> = Default::default();
+        for r in &self.recent {
+            *counts.entry(r.status.clone()).or_default() += 1;
+        }
+        counts.into_iter().collect()
+    }
+}
+
+/// Reads per job, in pipeline order.
+const LEASE_READS: usize = 7;
+const CLAIM_ONLY_READS: usize = 2;
+
+/// Every job's monitoring data; a job whose data cannot be decoded comes back in the second list
+/// (with its key and reason) and never hides the others.
+pub async fn read(
+    conn: &mut Connection,
+    prefix: &str,
+    jobs: &[JobRef],
+    store_format: LeaseFormat,
+) -> Result<(Vec<Monitored>, Vec<Unreadable>)> {
+    let mut out = Vec::with_capacity(jobs.len());
+    let mut bad = Vec::new();
+    for batch in jobs.chunks(BATCH) {
+        let mut pipe = redis::pipe();
+        for job in batch {
+            pipe.cmd("HGETALL")
+                .arg(registry::registry_key(prefix, &job.name));
+            let results = match job.layout {
+                Layout::Lease => LeaseKeys::new(prefix, &job.name).results,
+                Layout::ClaimOnly => ClaimKeys::new(prefix, &job.name).results,
+            };
+            pipe.cmd("ZREVRANGEBYSCORE")
+                .arg(&results)
+                .arg("+inf")
+                .arg("-inf")
+                .arg("WITHSCORES")
+                .arg("LIMIT")
+                .arg(0)
+                .arg(RECENT_RESULTS);
+            if job.layout == Layout::Lease {
+                let k = LeaseKeys::new(prefix, &job.name);
+                pipe.cmd("TYPE").arg(&k.state);
+                pipe.cmd("HGETALL").arg(&k.live);
+                pipe.cmd("SMEMBERS").arg(&k.active);
+                pipe.cmd("ZCARD").arg(&k.results);
+                pipe.cmd("HMGET")
+                    .arg(&k.job)
+                    .arg("first_seen")
+                    .arg(&pause::FIELDS[..]);
+            }
+        }
+        let mut values = conn.replies(&pipe).await?.into_iter();
+        for job in batch {
+            let count = match job.layout {
+                Layout::Lease => LEASE_READS,
+                Layout::ClaimOnly => CLAIM_ONLY_READS,
+            };
+            let replies: Vec<Value> = (0..count)
+                .map(|_| values.next().unwrap_or(Value::Nil))
+                .collect();
+            match decode_one(prefix, job, replies, store_format) {
+                Ok(m) => out.push(m),
+                Err(error) => bad.push(Unreadable {
+                    job: job.name.clone(),
+                    layout: job.layout,
+                    error,
+                }),
+            }
+        }
+    }
+    Ok((out, bad))
+}
+
+fn decode_one(
+    prefix: &str,
+    job: &JobRef,
+    replies: Vec<Value>,
+    store_format: LeaseFormat,
+) -> Result<Monitored> {
+    let mut replies = replies.into_iter();
+    let mut next = || replies.next().unwrap_or(Value::Nil);
+    let registry_key = registry::registry_key(prefix, &job.name);
+    let fields: Vec<(String, String)> = decode(&registry_key, next())?;
+    let registry = registry::decode(&registry_key, &fields)?;
+    let results_key = match job.layout {
+        Layout::Lease => LeaseKeys::new(prefix, &job.name).results,
+        Layout::ClaimOnly => ClaimKeys::new(prefix, &job.name).results,
+    };
+    let raw: Vec<(String, String)> = decode(&results_key, next())?;
+    let recent = raw
+        .iter()
+        .map(|(m, score)| ResultEntry::parse_scored(&results_key, m, score))
+        .collect::<Result<Vec<_>>>()?;
+    let recent_is_all = recent.len() < RECENT_RESULTS;
+    let mut m = Monitored {
+        job: job.name.clone(),
+        layout: job.layout,
+        registry,
+        first_seen: None,
+        history_entries: recent.len() as u64,
+        recent,
+        recent_is_all,
+        in_progress: Vec::new(),
+        pause: None,
+    };
+    if job.layout == Layout::ClaimOnly {
+        m.first_seen = m.recent.iter().map(|r| r.slot).min();
+        return Ok(m);
+    }
+    let k = LeaseKeys::new(prefix, &job.name);
+    let state_type: String = decode(&k.state, next())?;
+    let live: Vec<(String, String)> = decode(&k.live, next())?;
+    let active: Vec<String> = decode(&k.active, next())?;
+    m.history_entries = decode(&k.results, next())?;
+    let job_fields: Vec<Option<String>> = decode(&k.job, next())?;
+    if LeaseFormat::of_job(&state_type, store_format) == LeaseFormat::V2 {
+        for (field, value) in &live {
+            let run = decode_live(&k.live, field, value)?;
+            m.in_progress.push(InProgress {
+                slot: run.slot,
+                lease_end: Some(run.lease_end),
+            });
+        }
+    } else {
+        // Format 1: the runs in progress are :active's members (their leases are in :state).
+        m.in_progress.extend(active.iter().filter_map(|s| s.parse().ok()).map(|slot| {
+            InProgress {
+                slot,
+                lease_end: None,
+            }
+        }));
+    }
+    let first_seen = job_fields
+        .first()
+        .cloned()
+        .flatten()
+        .map(|v| {
+            v.parse::<i64>().map_err(|_| {
+                crate::error::Error::corrupt(&k.job, format!("field first_seen is {v:?}, not an integer"))
+            })
+        })
+        .transpose()?;
+    // A job from before first_seen (and every format 1 job) counts from its oldest run fetched;
+    // slots older than the fetched results are never judged missed (health::Inputs::recent_is_all).
+    let oldest = m.recent.iter().map(|r| r.slot).min();
+    m.first_seen = match (first_seen, oldest) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let pause = Pause::decode(&k.job, &job_fields[1.min(job_fields.len())..])?;
+    m.pause = pause.paused_at.is_some().then_some(pause);
+    Ok(m)
+}

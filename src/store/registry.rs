@@ -1,0 +1,197 @@
+//! The job registry: `{<prefix><job>}:registry`, a hash of what `anarchon run` was told about the
+//! job (its schedule, time zone, strategy, lease, ...) and the hosts that ran it recently, so that
+//! monitoring (`list`, `inspect`, `check`, `metrics`) knows when runs are due without being told.
+//! An addition to both store formats that readers may ignore (docs/store-format.md, "Job
+//! registry"); the Node scheduler can write the same fields.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::connection::Connection;
+use crate::error::{Error, Result};
+use crate::scripts;
+use crate::time::millis;
+
+/// A host's last-seen time is written again once it is this old: a minutely job writes it every
+/// ten minutes, not every run.
+pub const HOST_REFRESH: Duration = Duration::from_secs(600);
+
+/// The registry key of `job` under `prefix` (the job's hash tag, so it sits beside its keys).
+pub fn registry_key(prefix: &str, job: &str) -> String {
+    format!("{{{prefix}{job}}}:registry")
+}
+
+/// What `run` records of a job. Empty texts and absent numbers are written as empty strings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct JobSettings {
+    /// The cron expression as given (None: runs of explicit `--slot`s only).
+    pub schedule: Option<String>,
+    /// The IANA time zone of the schedule.
+    pub tz: String,
+    pub strategy: String,
+    pub lease_ms: Option<i64>,
+    pub max_attempts: Option<u32>,
+    pub max_late_ms: i64,
+    pub catch_up_ms: i64,
+    pub catch_up_policy: String,
+    pub jitter_ms: i64,
+    /// `forbid` or `allow`.
+    pub overlap: String,
+    /// The anarchon version that wrote them.
+    pub version: String,
+}
+
+impl JobSettings {
+    /// The fields in the registry's order (docs/store-format.md).
+    fn fields(&self) -> Vec<(&'static str, String)> {
+        let opt = |v: Option<i64>| v.map_or(String::new(), |v| v.to_string());
+        vec![
+            ("schedule", self.schedule.clone().unwrap_or_default()),
+            ("tz", self.tz.clone()),
+            ("strategy", self.strategy.clone()),
+            ("lease_ms", opt(self.lease_ms)),
+            ("max_attempts", opt(self.max_attempts.map(i64::from))),
+            ("max_late_ms", self.max_late_ms.to_string()),
+            ("catch_up_ms", self.catch_up_ms.to_string()),
+            ("catch_up_policy", self.catch_up_policy.clone()),
+            ("jitter_ms", self.jitter_ms.to_string()),
+            ("overlap", self.overlap.clone()),
+            ("version", self.version.clone()),
+        ]
+    }
+}
+
+/// The registry as read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Registry {
+    #[serde(flatten)]
+    pub settings: JobSettings,
+    /// When the settings last changed (server ms).
+    pub updated_at: Option<i64>,
+    /// Hosts that ran the job, with when each was last seen (server ms), newest first.
+    pub hosts: Vec<SeenHost>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SeenHost {
+    pub host: String,
+    pub last_seen: i64,
+}
+
+/// The host part of a runner name (`host:pid`).
+pub fn host_of(runner: &str) -> &str {
+    runner.rsplit_once(':').map_or(runner, |(host, _)| host)
+}
+
+/// Records `settings` and `host` in the job's registry: one short script, which writes only what
+/// changed (see lua/register.lua).
+pub async fn register(
+    conn: &mut Connection,
+    prefix: &str,
+    job: &str,
+    settings: &JobSettings,
+    host: &str,
+) -> Result<()> {
+    let key = registry_key(prefix, job);
+    let mut args = vec![host.to_string(), millis(HOST_REFRESH).to_string()];
+    for (name, value) in settings.fields() {
+        args.push(name.to_string());
+        args.push(value);
+    }
+    let _: i64 = conn.eval(&scripts::REGISTER, &[key.as_str()], &args).await?;
+    Ok(())
+}
+
+/// Decodes an `HGETALL` of the registry; None when the job has none (never run by a `run` that
+/// records it). Unknown fields are ignored; a number that is not one names the key.
+pub fn decode(key: &str, fields: &[(String, String)]) -> Result<Option<Registry>> {
+    if fields.is_empty() {
+        return Ok(None);
+    }
+    let get = |name: &str| {
+        fields
+            .iter()
+            .find(|(f, _)| f == name)
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.is_empty())
+    };
+    let int = |name: &str| -> Result<Option<i64>> {
+        get(name)
+            .map(|v| {
+                v.parse::<i64>().map_err(|_| {
+                    Error::corrupt(key, format!("field {name} is {v:?}, not an integer"))
+                })
+            })
+            .transpose()
+    };
+    let text = |name: &str| get(name).unwrap_or_default().to_string();
+    let mut hosts: Vec<SeenHost> = fields
+        .iter()
+        .filter_map(|(f, v)| {
+            f.strip_prefix("host:").map(|host| {
+                v.parse().map(|last_seen| SeenHost {
+                    host: host.to_string(),
+                    last_seen,
+                })
+            })
+        })
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| Error::corrupt(key, "a host:<name> field is not a time in ms"))?;
+    hosts.sort_by_key(|h| std::cmp::Reverse(h.last_seen));
+    Ok(Some(Registry {
+        settings: JobSettings {
+            schedule: get("schedule").map(str::to_string),
+            tz: get("tz").unwrap_or("UTC").to_string(),
+            strategy: text("strategy"),
+            lease_ms: int("lease_ms")?,
+            max_attempts: int("max_attempts")?.and_then(|v| u32::try_from(v).ok()),
+            max_late_ms: int("max_late_ms")?.unwrap_or(0),
+            catch_up_ms: int("catch_up_ms")?.unwrap_or(0),
+            catch_up_policy: text("catch_up_policy"),
+            jitter_ms: int("jitter_ms")?.unwrap_or(0),
+            overlap: text("overlap"),
+            version: text("version"),
+        },
+        updated_at: int("updated_at")?,
+        hosts,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_what_register_writes_and_names_bad_numbers() {
+        let settings = JobSettings {
+            schedule: Some("*/5 * * * *".into()),
+            tz: "Europe/Berlin".into(),
+            strategy: "lease".into(),
+            lease_ms: Some(30_000),
+            max_attempts: Some(3),
+            max_late_ms: 60_000,
+            catch_up_ms: 0,
+            catch_up_policy: "all".into(),
+            jitter_ms: 0,
+            overlap: "forbid".into(),
+            version: "0.1.0".into(),
+        };
+        let mut fields: Vec<(String, String)> = settings
+            .fields()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        fields.push(("host:a".into(), "10".into()));
+        fields.push(("host:b".into(), "20".into()));
+        fields.push(("updated_at".into(), "5".into()));
+        let r = decode("k", &fields).unwrap().unwrap();
+        assert_eq!(r.settings, settings);
+        assert_eq!(r.hosts[0].host, "b");
+        assert_eq!(r.updated_at, Some(5));
+        assert!(decode("k", &[]).unwrap().is_none());
+        let bad = vec![("lease_ms".to_string(), "soon".to_string())];
+        assert!(decode("k", &bad).unwrap_err().to_string().contains("lease_ms"));
+        assert_eq!(host_of("web-1:4242"), "web-1");
+    }
+}
