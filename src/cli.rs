@@ -286,6 +286,26 @@ pub enum Command {
     )]
     RunNow(RunNowArgs),
 
+    /// Check that jobs ran when their schedules said: a dead man's switch for monitoring.
+    ///
+    /// One line per job, worst first, as monitoring plugins print (Nagios, Icinga, Sensu,
+    /// check_mk): OK, WARNING (a run is late, or failed), CRITICAL (runs were missed, or failed
+    /// --failures times in a row), UNKNOWN (no schedule recorded, unreadable data, Redis
+    /// unreachable), with performance data after `|`. Exits 0, 1, 2 or 3 accordingly. Reads only.
+    #[command(
+        after_long_help = examples(&["anarchon check --all", "anarchon check billing --grace 10m", "*/5 * * * *  anarchon check --all --json > /var/lib/anarchon/check.json"])
+    )]
+    Check(CheckArgs),
+
+    /// Print Prometheus metrics of every job (health, last success, leases, ...), or serve them.
+    ///
+    /// Without --listen, prints the text once: for node_exporter's textfile collector. With
+    /// --listen, serves them at http://ADDR/metrics, reading the store at each scrape.
+    #[command(
+        after_long_help = examples(&["* * * * *  anarchon metrics > /var/lib/node_exporter/anarchon.prom.tmp && mv /var/lib/node_exporter/anarchon.prom.tmp /var/lib/node_exporter/anarchon.prom", "anarchon metrics --listen 127.0.0.1:9464"])
+    )]
+    Metrics(MetricsArgs),
+
     /// Check the server: kind and version, strategies, mode, eviction, format, clock, latency.
     ///
     /// Each line is ok, warn or fail; exits 86 when any check fails.
@@ -858,6 +878,34 @@ pub struct MigrateArgs {
     /// Do not ask for confirmation (needed when stdin is not a terminal).
     #[arg(long, short)]
     pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The jobs to check [default: every job under the prefix].
+    #[arg(value_name = "JOB")]
+    pub jobs: Vec<String>,
+
+    /// Every job under the prefix (the default when no JOB is given).
+    #[arg(long, conflicts_with = "jobs")]
+    pub all: bool,
+
+    /// How long after its slot a run may start before it counts as late [default: the job's
+    /// --max-late + --jitter + 1m, from the job registry].
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub grace: Option<Duration>,
+
+    /// CRITICAL once this many runs in a row failed (fewer: WARNING).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+    pub failures: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct MetricsArgs {
+    /// Serve the metrics over HTTP at ADDR (host:port, or a port alone on 127.0.0.1) instead of
+    /// printing them once [default address: 127.0.0.1:9464]. Bind 0.0.0.0 only on purpose.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:9464")]
+    pub listen: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -74,6 +74,8 @@ impl HealthState {
 pub struct InProgress {
     pub slot: i64,
     pub lease_end: Option<i64>,
+    /// The attempt holding it (None when the layout does not say).
+    pub attempt: Option<u32>,
 }
 
 /// What a health judgement reads.

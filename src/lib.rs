@@ -39,6 +39,7 @@ pub mod connection;
 pub mod error;
 pub mod generate;
 pub mod health;
+pub mod metrics;
 pub mod output;
 pub mod runner;
 pub mod schedule;

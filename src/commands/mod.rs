@@ -1,6 +1,7 @@
 //! One module per command. Each takes its parsed arguments and the [`Context`] and returns the
 //! exit code; errors travel up as [`crate::error::Error`] and `main` prints them.
 
+pub mod check;
 pub mod claim;
 pub mod doctor;
 pub mod finish;
@@ -9,6 +10,7 @@ pub mod history;
 pub mod inspect;
 pub mod list;
 pub mod logs;
+pub mod metrics;
 pub mod migrate;
 pub mod pause;
 pub mod release;
@@ -164,6 +166,7 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Pause(args) => pause::pause(args, ctx).await?,
         Command::Resume(args) => pause::resume(args, ctx).await?,
         Command::Doctor(args) => doctor::execute(args, ctx).await?,
+        Command::Metrics(args) => metrics::execute(args, ctx).await?,
         Command::Completions(args) => generated(match (args.dir, args.shell, args.install) {
             (Some(dir), _, _) => crate::generate::write_completions(&dir),
             (None, Some(shell), true) => crate::generate::install_completion(shell).map(|path| {
@@ -183,6 +186,8 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
             (None, false) => crate::generate::man_page().and_then(|page| write_stdout(&page)),
         })?,
         Command::RunNow(args) => return run_now::execute(args, ctx).await,
+        // `check` exits as a monitoring plugin: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+        Command::Check(args) => return check::execute(args, ctx).await,
         // `run` passes on its command's own exit code.
         Command::Run(args) => return run::execute(args, ctx).await,
     };
@@ -240,6 +245,14 @@ impl Interrupt {
             int: listen(SignalKind::interrupt())?,
             term: listen(SignalKind::terminate())?,
         })
+    }
+
+    /// Waits for SIGINT or SIGTERM.
+    pub async fn wait(&mut self) {
+        tokio::select! {
+            _ = self.int.recv() => {},
+            _ = self.term.recv() => {},
+        }
     }
 
     /// Sleeps for `pause`; true when a signal asked to stop (now or since the last call).

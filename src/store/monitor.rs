@@ -196,6 +196,7 @@ fn decode_one(
             m.in_progress.push(InProgress {
                 slot: run.slot,
                 lease_end: Some(run.lease_end),
+                attempt: Some(run.attempt),
             });
         }
     } else {
@@ -204,6 +205,7 @@ fn decode_one(
             InProgress {
                 slot,
                 lease_end: None,
+                attempt: None,
             }
         }));
     }

@@ -1,0 +1,269 @@
+//! `anarchon check [JOB...|--all]`: the dead man's switch. Says whether each job ran when its
+//! schedule said, as a monitoring plugin: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (the
+//! Nagios / Icinga / monitoring-plugins conventions), one line per job, worst first, with
+//! performance data after `|`. Reads only; works from one host's cron or a monitoring system.
+//!
+//! | health (src/health.rs) | status |
+//! |---|---|
+//! | ok, running, paused | OK |
+//! | late (the newest due slot has no claim) | WARNING |
+//! | missed (more due slots without a claim) | CRITICAL |
+//! | failing, fewer than --failures in a row | WARNING |
+//! | failing, --failures or more in a row | CRITICAL |
+//! | unknown (no schedule recorded), unreadable data, job not found | UNKNOWN |
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::cli::CheckArgs;
+use crate::commands::Context;
+use crate::error::Result;
+use crate::health::{Health, HealthState};
+use crate::store::discover::{find_jobs, glob_escape};
+use crate::store::{format, monitor, validate_job_name, validate_prefix};
+use crate::time::{humanize, rfc3339};
+
+/// A monitoring plugin's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Status {
+    Ok,
+    Warning,
+    Critical,
+    Unknown,
+}
+
+impl Status {
+    /// The plugin exit code.
+    pub fn code(self) -> i32 {
+        match self {
+            Status::Ok => 0,
+            Status::Warning => 1,
+            Status::Critical => 2,
+            Status::Unknown => 3,
+        }
+    }
+
+    /// How bad, for the worst-of (CRITICAL > WARNING > UNKNOWN > OK, as monitoring-plugins'
+    /// max_state_alt).
+    fn rank(self) -> u8 {
+        match self {
+            Status::Ok => 0,
+            Status::Unknown => 1,
+            Status::Warning => 2,
+            Status::Critical => 3,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            Status::Ok => "OK",
+            Status::Warning => "WARNING",
+            Status::Critical => "CRITICAL",
+            Status::Unknown => "UNKNOWN",
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct JobCheck {
+    job: String,
+    status: Status,
+    /// The health state, or `unreadable` / `not found`.
+    state: String,
+    summary: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    health: Option<Health>,
+    #[serde(skip)]
+    perf: String,
+}
+
+#[derive(Debug, Serialize)]
+struct CheckReport {
+    status: Status,
+    exit_code: i32,
+    server_time: i64,
+    jobs: Vec<JobCheck>,
+}
+
+/// Runs the check; any error (Redis unreachable, a newer store) is UNKNOWN, as a plugin must say.
+pub async fn execute(args: CheckArgs, ctx: &Context) -> Result<i32> {
+    match check(&args, ctx).await {
+        Ok(code) => Ok(code),
+        Err(e) if e.exit_code() == crate::error::ExitCode::Usage => Err(e),
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            if ctx.out.json {
+                ctx.out.print_json(&serde_json::json!({
+                    "status": "UNKNOWN", "exit_code": 3, "error": text,
+                }));
+            } else {
+                crate::outln!("ANARCHON UNKNOWN - {first}");
+            }
+            Ok(Status::Unknown.code())
+        }
+    }
+}
+
+async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
+    validate_prefix(ctx.prefix())?;
+    for job in &args.jobs {
+        validate_job_name(job)?;
+    }
+    let mut conn = ctx.connect().await?;
+    let store = format::check_for_read(&mut conn, ctx.prefix()).await?;
+    let now = store.server_now_ms;
+    let mut jobs = Vec::new();
+    let mut checks = Vec::new();
+    if args.jobs.is_empty() {
+        jobs = find_jobs(&mut conn, ctx.prefix(), "*").await?;
+    } else {
+        for name in &args.jobs {
+            let found = find_jobs(&mut conn, ctx.prefix(), &glob_escape(name)).await?;
+            if found.is_empty() {
+                checks.push(JobCheck {
+                    job: name.clone(),
+                    status: Status::Unknown,
+                    state: "not found".into(),
+                    summary: format!("no job {name:?} under prefix {:?}", ctx.prefix()),
+                    health: None,
+                    perf: String::new(),
+                });
+            }
+            jobs.extend(found);
+        }
+    }
+    let (monitored, unreadable) =
+        monitor::read(&mut conn, ctx.prefix(), &jobs, store.lease_format()).await?;
+    for m in &monitored {
+        let health = m.health(now, args.grace);
+        let status = status_of(&health, args.failures);
+        checks.push(JobCheck {
+            job: m.job.clone(),
+            status,
+            state: health.state.as_str().to_string(),
+            summary: summary(&health, now, m.pause.as_ref()),
+            perf: perf_data(&health, args.failures),
+            health: Some(health),
+        });
+    }
+    for u in &unreadable {
+        checks.push(JobCheck {
+            job: u.job.clone(),
+            status: Status::Unknown,
+            state: "unreadable".into(),
+            summary: u.error.to_string().lines().next().unwrap_or_default().to_string(),
+            health: None,
+            perf: String::new(),
+        });
+    }
+    checks.sort_by(|a, b| {
+        b.status
+            .rank()
+            .cmp(&a.status.rank())
+            .then(a.job.cmp(&b.job))
+    });
+    let worst = checks
+        .iter()
+        .map(|c| c.status)
+        .max_by_key(|s| s.rank())
+        .unwrap_or(Status::Unknown);
+    if ctx.out.json {
+        ctx.out.print_json(&CheckReport {
+            status: worst,
+            exit_code: worst.code(),
+            server_time: now,
+            jobs: checks,
+        });
+        return Ok(worst.code());
+    }
+    if checks.is_empty() {
+        crate::outln!(
+            "ANARCHON UNKNOWN - no jobs under prefix {:?}",
+            ctx.prefix()
+        );
+    }
+    for c in &checks {
+        let perf = if c.perf.is_empty() {
+            String::new()
+        } else {
+            format!(" | {}", c.perf)
+        };
+        crate::outln!(
+            "ANARCHON {} - {}: {}{perf}",
+            c.status.word(),
+            c.job,
+            c.summary
+        );
+    }
+    Ok(worst.code())
+}
+
+/// The plugin status of a job's health (see the module doc).
+pub fn status_of(h: &Health, failures: u32) -> Status {
+    match h.state {
+        HealthState::Ok | HealthState::Running | HealthState::Paused => Status::Ok,
+        HealthState::Late => Status::Warning,
+        HealthState::Missed => Status::Critical,
+        HealthState::Failing if h.failed_in_a_row >= failures => Status::Critical,
+        HealthState::Failing => Status::Warning,
+        HealthState::Unknown => Status::Unknown,
+    }
+}
+
+fn ago(ms: Option<i64>, now: i64) -> String {
+    ms.map_or("never".to_string(), |t| {
+        format!("{} ago", humanize((now - t).max(0) as u64))
+    })
+}
+
+/// One line of words: the state, and what a person needs next.
+fn summary(h: &Health, now: i64, pause: Option<&crate::store::pause::Pause>) -> String {
+    let last_ok = format!("last success {}", ago(h.last_success, now));
+    match h.state {
+        HealthState::Ok | HealthState::Running => format!(
+            "{}, {last_ok}, next {}",
+            h.state.as_str(),
+            h.next_due.map_or("-".into(), rfc3339)
+        ),
+        HealthState::Paused => format!(
+            "paused {}",
+            pause.map_or(String::new(), |p| p.describe())
+        ),
+        HealthState::Late | HealthState::Missed => format!(
+            "{} ({} due run(s) never claimed, the oldest {} {} late; grace {}), {last_ok}",
+            h.state.as_str(),
+            h.missed_slots.len(),
+            h.missed_slots.first().map_or("-".into(), |s| rfc3339(*s)),
+            humanize(h.late_seconds.max(0) as u64 * 1000),
+            humanize(h.grace_ms.max(0) as u64),
+        ),
+        HealthState::Failing => format!(
+            "failing ({} run(s) in a row failed, last exit {}), {last_ok}",
+            h.failed_in_a_row,
+            h.last_exit_code.map_or("-".into(), |c| c.to_string())
+        ),
+        HealthState::Unknown => {
+            "no schedule known: run it with `anarchon run --schedule ...` to record one".into()
+        }
+    }
+}
+
+/// Performance data (`'label'=value[UOM];warn;crit;min;max`), per the plugin guidelines.
+fn perf_data(h: &Health, failures: u32) -> String {
+    let grace_s = Duration::from_millis(h.grace_ms.max(0) as u64).as_secs();
+    let mut out = vec![
+        format!("late={}s;{grace_s};;0", h.late_seconds),
+        format!("missed={};1;2;0", h.missed_slots.len()),
+        format!("failed_in_a_row={};1;{failures};0", h.failed_in_a_row),
+    ];
+    if let Some(ok) = h.last_success {
+        out.push(format!("last_success={}", ok / 1000));
+    }
+    if let Some(d) = h.last_duration_ms {
+        out.push(format!("duration={:.3}s;;;0", d as f64 / 1000.0));
+    }
+    out.join(" ")
+}

@@ -1,0 +1,170 @@
+//! `anarchon metrics [--listen ADDR]`: Prometheus metrics of every job (src/metrics.rs), printed
+//! once for node_exporter's textfile collector, or served over HTTP (hyper, on the tokio runtime
+//! already in use) at `/metrics`, reading the store afresh at each scrape.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Request, Response, StatusCode};
+use tokio::sync::Mutex;
+
+use crate::cli::MetricsArgs;
+use crate::commands::{Context, Interrupt};
+use crate::connection::Connection;
+use crate::error::{Error, ExitCode, Result};
+use crate::metrics::{Scrape, render};
+use crate::store::discover::find_jobs;
+use crate::store::{format, monitor, validate_prefix};
+
+const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+pub async fn execute(args: MetricsArgs, ctx: &Context) -> Result<ExitCode> {
+    validate_prefix(ctx.prefix())?;
+    match args.listen {
+        None => {
+            let mut conn = ctx.connect().await?;
+            let text = scrape(&mut conn, ctx.prefix()).await?;
+            crate::outln!("{}", text.trim_end());
+            Ok(ExitCode::Ok)
+        }
+        Some(addr) => serve(&addr, ctx).await,
+    }
+}
+
+/// Reads the store once and renders it.
+async fn scrape(conn: &mut Connection, prefix: &str) -> Result<String> {
+    let started = Instant::now();
+    let check = format::check_for_read(conn, prefix).await?;
+    let jobs = find_jobs(conn, prefix, "*").await?;
+    let (monitored, unreadable) = monitor::read(conn, prefix, &jobs, check.lease_format()).await?;
+    let now = check.server_now_ms;
+    let judged: Vec<_> = monitored
+        .into_iter()
+        .map(|m| {
+            let h = m.health(now, None);
+            (m, h)
+        })
+        .collect();
+    Ok(render(
+        &Scrape {
+            up: true,
+            format: check.format,
+            server_now: now,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        },
+        &judged,
+        &unreadable,
+    ))
+}
+
+/// `--listen`: an address, or a port alone on loopback.
+fn listen_address(text: &str) -> Result<SocketAddr> {
+    let text = text.trim();
+    let full = if text.chars().all(|c| c.is_ascii_digit()) {
+        format!("127.0.0.1:{text}")
+    } else {
+        text.to_string()
+    };
+    full.parse().map_err(|_| {
+        Error::usage(format!(
+            "--listen {text:?} is not host:port (for example 127.0.0.1:9464) or a port"
+        ))
+    })
+}
+
+/// Serves `/metrics` until SIGINT or SIGTERM. One connection to Redis, shared by the scrapes
+/// (it multiplexes) and opened again after a failure; a scrape that cannot read the store
+/// answers `anarchon_up 0`, as exporters do, so Prometheus alerts on it instead of on a gap.
+async fn serve(addr: &str, ctx: &Context) -> Result<ExitCode> {
+    let addr = listen_address(addr)?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| Error::Other(format!("cannot listen on {addr}: {e}")))?;
+    let options = ctx.global.connect_options()?;
+    let prefix: Arc<str> = Arc::from(ctx.prefix());
+    let conn: Arc<Mutex<Option<Connection>>> = Arc::new(Mutex::new(None));
+    eprintln!(
+        "anarchon: serving metrics on http://{}/metrics (Ctrl-C stops)",
+        listener.local_addr().map_or(addr, |a| a)
+    );
+    let mut interrupt = Interrupt::new()?;
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(_) => continue,
+            },
+            () = interrupt.wait() => return Ok(ExitCode::Ok),
+        };
+        let (conn, prefix, options) = (conn.clone(), prefix.clone(), options.clone());
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                let (conn, prefix, options) = (conn.clone(), prefix.clone(), options.clone());
+                async move { Ok::<_, Infallible>(respond(&req, &conn, &prefix, &options).await) }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await;
+        });
+    }
+}
+
+async fn respond(
+    req: &Request<hyper::body::Incoming>,
+    conn: &Mutex<Option<Connection>>,
+    prefix: &str,
+    options: &crate::connection::ConnectOptions,
+) -> Response<Full<Bytes>> {
+    let reply = |status: StatusCode, body: String| {
+        Response::builder()
+            .status(status)
+            .header("content-type", CONTENT_TYPE)
+            .body(Full::new(Bytes::from(body)))
+            .unwrap_or_default()
+    };
+    match req.uri().path() {
+        "/metrics" => {}
+        "/" => {
+            return reply(
+                StatusCode::OK,
+                "anarchon metrics exporter: see /metrics\n".to_string(),
+            );
+        }
+        _ => return reply(StatusCode::NOT_FOUND, "not found: try /metrics\n".to_string()),
+    }
+    let started = Instant::now();
+    let mut held = conn.lock().await;
+    if held.is_none() {
+        *held = Connection::open(options).await.ok();
+    }
+    let mut current = held.clone();
+    drop(held);
+    let text = match current.as_mut() {
+        Some(c) => scrape(c, prefix).await,
+        None => Err(Error::Other("cannot connect".into())),
+    };
+    match text {
+        Ok(text) => reply(StatusCode::OK, text),
+        Err(e) => {
+            // Open a fresh connection next time: after a restart the old one stays broken.
+            *conn.lock().await = None;
+            let mut body = format!("# anarchon could not read the store: {}\n", e.to_string().lines().next().unwrap_or_default());
+            body.push_str(&render(
+                &Scrape {
+                    up: false,
+                    format: None,
+                    server_now: 0,
+                    duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                },
+                &[],
+                &[],
+            ));
+            reply(StatusCode::OK, body)
+        }
+    }
+}

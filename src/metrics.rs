@@ -1,0 +1,214 @@
+//! Prometheus metrics of the store (`anarchon metrics`): the text exposition format 0.0.4, which
+//! Prometheus scrapes and node_exporter's textfile collector reads. Names follow Prometheus'
+//! conventions: an `anarchon_` namespace, base units in the name (`_seconds`), `_timestamp_seconds`
+//! for points in time; every family has HELP and TYPE. All are gauges: each scrape reads the
+//! store afresh, so nothing here counts up between scrapes.
+//!
+//! A job whose data cannot be read is one `anarchon_job_unreadable{job,key}` sample, never a
+//! failed scrape. docs/monitoring/ holds a Grafana dashboard and alert rules built on these names
+//! (tests/monitoring.rs checks that they use only what this exports).
+
+use std::fmt::Write;
+
+use crate::health::{Health, HealthState};
+use crate::store::monitor::Monitored;
+use crate::store::read::Unreadable;
+
+/// Every metric family: name, help. The one list the exporter, the docs and the tests share.
+pub const FAMILIES: &[(&str, &str)] = &[
+    ("anarchon_up", "Whether the store could be read (1) or not (0)."),
+    ("anarchon_store_format", "The store format of the prefix (0: no anarchon data yet)."),
+    ("anarchon_server_time_seconds", "The Redis server's clock, which judges every lease and slot."),
+    ("anarchon_scrape_duration_seconds", "How long reading the store took."),
+    ("anarchon_jobs", "Jobs found under the prefix."),
+    ("anarchon_scrape_errors", "Jobs whose data could not be read this scrape."),
+    ("anarchon_job_unreadable", "1 for a job whose data could not be read, with the key at fault."),
+    ("anarchon_job_health", "1 for the job's health state (ok, running, late, missed, failing, paused, unknown), 0 for the others."),
+    ("anarchon_job_last_success_timestamp_seconds", "When the job's newest successful run ended."),
+    ("anarchon_job_last_failure_timestamp_seconds", "When the job's newest failed or interrupted run ended."),
+    ("anarchon_job_last_duration_seconds", "How long the job's newest ended run took."),
+    ("anarchon_job_last_exit_code", "The exit code of the job's newest ended run."),
+    ("anarchon_job_recent_runs", "The job's newest results (at most 32) by final status."),
+    ("anarchon_job_history_runs", "Results kept in the job's history."),
+    ("anarchon_job_active_runs", "Runs of the job in progress."),
+    ("anarchon_job_lease_remaining_seconds", "Seconds until the lease of the job's oldest run in progress ends (negative: expired)."),
+    ("anarchon_job_attempt", "The attempt of the job's newest run in progress."),
+    ("anarchon_job_next_due_timestamp_seconds", "The job's next scheduled slot."),
+    ("anarchon_job_late_seconds", "How long past its slot the oldest due, never claimed run of the job is (0: none)."),
+    ("anarchon_job_missed_slots", "Due slots of the job nobody claimed, among its newest 10."),
+    ("anarchon_job_failed_in_a_row", "How many of the job's newest ended runs failed, in a row."),
+    ("anarchon_job_paused", "1 while the job is paused (anarchon pause)."),
+];
+
+const STATES: [HealthState; 7] = [
+    HealthState::Ok,
+    HealthState::Running,
+    HealthState::Late,
+    HealthState::Missed,
+    HealthState::Failing,
+    HealthState::Paused,
+    HealthState::Unknown,
+];
+
+/// A label value, escaped as the format requires (backslash, double quote, line feed).
+fn label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// A float as the format writes it (integers without a fraction).
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+fn seconds(ms: i64) -> f64 {
+    ms as f64 / 1000.0
+}
+
+/// One scrape's facts about the store itself.
+pub struct Scrape {
+    pub up: bool,
+    pub format: Option<u32>,
+    pub server_now: i64,
+    pub duration_ms: f64,
+}
+
+/// The exposition text of one scrape.
+pub fn render(
+    scrape: &Scrape,
+    jobs: &[(Monitored, Health)],
+    unreadable: &[Unreadable],
+) -> String {
+    let mut samples: Vec<(&str, String, f64)> = Vec::new();
+    let mut add = |name: &'static str, labels: String, value: f64| {
+        samples.push((name, labels, value));
+    };
+    add("anarchon_up", String::new(), f64::from(u8::from(scrape.up)));
+    if scrape.up {
+        add("anarchon_store_format", String::new(), f64::from(scrape.format.unwrap_or(0)));
+        add("anarchon_server_time_seconds", String::new(), seconds(scrape.server_now));
+        add("anarchon_jobs", String::new(), (jobs.len() + unreadable.len()) as f64);
+        add("anarchon_scrape_errors", String::new(), unreadable.len() as f64);
+    }
+    add(
+        "anarchon_scrape_duration_seconds",
+        String::new(),
+        scrape.duration_ms / 1000.0,
+    );
+    for u in unreadable {
+        add(
+            "anarchon_job_unreadable",
+            format!(
+                "job=\"{}\",key=\"{}\"",
+                label(&u.job),
+                label(u.error.key().unwrap_or_default())
+            ),
+            1.0,
+        );
+    }
+    for (m, h) in jobs {
+        let job = format!("job=\"{}\"", label(&m.job));
+        for state in STATES {
+            add(
+                "anarchon_job_health",
+                format!("{job},state=\"{}\"", state.as_str()),
+                f64::from(u8::from(h.state == state)),
+            );
+        }
+        if let Some(t) = h.last_success {
+            add("anarchon_job_last_success_timestamp_seconds", job.clone(), seconds(t));
+        }
+        if let Some(t) = h.last_failure {
+            add("anarchon_job_last_failure_timestamp_seconds", job.clone(), seconds(t));
+        }
+        if let Some(d) = h.last_duration_ms {
+            add("anarchon_job_last_duration_seconds", job.clone(), seconds(d));
+        }
+        if let Some(c) = h.last_exit_code {
+            add("anarchon_job_last_exit_code", job.clone(), c as f64);
+        }
+        for (status, n) in m.counts_by_status() {
+            add(
+                "anarchon_job_recent_runs",
+                format!("{job},status=\"{}\"", label(&status)),
+                n as f64,
+            );
+        }
+        add("anarchon_job_history_runs", job.clone(), m.history_entries as f64);
+        add("anarchon_job_active_runs", job.clone(), m.in_progress.len() as f64);
+        if let Some(end) = m.in_progress.iter().filter_map(|r| r.lease_end).min() {
+            add(
+                "anarchon_job_lease_remaining_seconds",
+                job.clone(),
+                seconds(end - scrape.server_now),
+            );
+        }
+        if let Some(a) = m
+            .in_progress
+            .iter()
+            .max_by_key(|r| r.slot)
+            .and_then(|r| r.attempt)
+        {
+            add("anarchon_job_attempt", job.clone(), f64::from(a));
+        }
+        if let Some(t) = h.next_due {
+            add("anarchon_job_next_due_timestamp_seconds", job.clone(), seconds(t));
+        }
+        add("anarchon_job_late_seconds", job.clone(), h.late_seconds as f64);
+        add("anarchon_job_missed_slots", job.clone(), h.missed_slots.len() as f64);
+        add("anarchon_job_failed_in_a_row", job.clone(), f64::from(h.failed_in_a_row));
+        let paused = m.pause.as_ref().is_some_and(|p| p.is_paused(scrape.server_now));
+        add("anarchon_job_paused", job.clone(), f64::from(u8::from(paused)));
+    }
+    // Grouped by family, in FAMILIES' order, each with its HELP and TYPE.
+    let mut out = String::new();
+    for (name, help) in FAMILIES {
+        let family: Vec<_> = samples.iter().filter(|(n, _, _)| n == name).collect();
+        if family.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        for (_, labels, value) in family {
+            if labels.is_empty() {
+                let _ = writeln!(out, "{name} {}", number(*value));
+            } else {
+                let _ = writeln!(out, "{name}{{{labels}}} {}", number(*value));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped_and_families_have_help_and_type() {
+        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        let text = render(
+            &Scrape {
+                up: true,
+                format: Some(2),
+                server_now: 1_796_220_000_000,
+                duration_ms: 1.5,
+            },
+            &[],
+            &[],
+        );
+        assert!(text.contains("# TYPE anarchon_up gauge\nanarchon_up 1\n"), "{text}");
+        assert!(text.contains("anarchon_server_time_seconds 1796220000\n"), "{text}");
+        assert!(text.contains("anarchon_scrape_duration_seconds 0.0015\n"), "{text}");
+        for (name, _) in FAMILIES {
+            assert!(name.starts_with("anarchon_"));
+            assert!(!name.ends_with("_total"), "all are gauges: {name}");
+        }
+    }
+}
