@@ -58,6 +58,8 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('resume', 'resume', [CompletionResultType]::ParameterValue, 'End a job''s pause: its next scheduled run is claimed as usual')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Convert the store to the newest format (format 1 to 2), safely while hosts claim')
             [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Start a manual run of a job now, with or without a command')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring')
+            [CompletionResult]::new('metrics', 'metrics', [CompletionResultType]::ParameterValue, 'Print Prometheus metrics of every job (health, last success, leases, ...), or serve them')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page, or write one per command to --dir')
@@ -243,6 +245,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
             [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
             [CompletionResult]::new('--active', '--active', [CompletionResultType]::ParameterName, 'List every run in progress across the jobs instead: job, slot, attempt, runner, running for, lease left (or expired)')
+            [CompletionResult]::new('--unhealthy', '--unhealthy', [CompletionResultType]::ParameterName, 'Only jobs that need a person: health late, missed or failing, or a run whose lease expired')
             [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped')
             [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped')
             [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
@@ -532,6 +535,58 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'anarchon;check' {
+            [CompletionResult]::new('--grace', '--grace', [CompletionResultType]::ParameterName, 'How long after its slot a run may start before it counts as late [default: the job''s --max-late + --jitter + 1m, from the job registry]')
+            [CompletionResult]::new('--failures', '--failures', [CompletionResultType]::ParameterName, 'CRITICAL once this many runs in a row failed (fewer: WARNING)')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli''s, win over $ANARCHON_REDIS_URL and $REDIS_URL')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379]; alone, on localhost')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port [default: 6379]; alone, on localhost')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number [default: 0]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name (on any URL or --host)')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Every job under the prefix (the default when no JOB is given)')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;metrics' {
+            [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Serve the metrics over HTTP at ADDR (host:port, or a port alone on 127.0.0.1) instead of printing them once [default address: 127.0.0.1:9464]. Bind 0.0.0.0 only on purpose')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli''s, win over $ANARCHON_REDIS_URL and $REDIS_URL')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379]; alone, on localhost')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port [default: 6379]; alone, on localhost')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number [default: 0]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number [default: 0]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name (on any URL or --host)')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'anarchon;doctor' {
             [CompletionResult]::new('--pings', '--pings', [CompletionResultType]::ParameterName, 'How many PINGs measure the latency')
             [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
@@ -624,6 +679,8 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('resume', 'resume', [CompletionResultType]::ParameterValue, 'End a job''s pause: its next scheduled run is claimed as usual')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Convert the store to the newest format (format 1 to 2), safely while hosts claim')
             [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Start a manual run of a job now, with or without a command')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring')
+            [CompletionResult]::new('metrics', 'metrics', [CompletionResultType]::ParameterValue, 'Print Prometheus metrics of every job (health, last success, leases, ...), or serve them')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page, or write one per command to --dir')
@@ -670,6 +727,12 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             break
         }
         'anarchon;help;run-now' {
+            break
+        }
+        'anarchon;help;check' {
+            break
+        }
+        'anarchon;help;metrics' {
             break
         }
         'anarchon;help;doctor' {

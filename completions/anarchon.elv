@@ -55,6 +55,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand resume 'End a job''s pause: its next scheduled run is claimed as usual'
             cand migrate 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
             cand run-now 'Start a manual run of a job now, with or without a command'
+            cand check 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring'
+            cand metrics 'Print Prometheus metrics of every job (health, last success, leases, ...), or serve them'
             cand doctor 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
             cand completions 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
             cand man 'Print the man page, or write one per command to --dir'
@@ -235,6 +237,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --connect-timeout 'Give up connecting after this long'
             cand --command-timeout 'Give up waiting for one reply after this long'
             cand --active 'List every run in progress across the jobs instead: job, slot, attempt, runner, running for, lease left (or expired)'
+            cand --unhealthy 'Only jobs that need a person: health late, missed or failing, or a run whose lease expired'
             cand -w 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
             cand --watch 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
             cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
@@ -514,6 +517,56 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'anarchon;check'= {
+            cand --grace 'How long after its slot a run may start before it counts as late [default: the job''s --max-late + --jitter + 1m, from the job registry]'
+            cand --failures 'CRITICAL once this many runs in a row failed (fewer: WARNING)'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli''s, win over $ANARCHON_REDIS_URL and $REDIS_URL'
+            cand -p 'Port [default: 6379]; alone, on localhost'
+            cand --port 'Port [default: 6379]; alone, on localhost'
+            cand -n 'Database number [default: 0]'
+            cand --db 'Database number [default: 0]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --all 'Every job under the prefix (the default when no JOB is given)'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see README)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'anarchon;metrics'= {
+            cand --listen 'Serve the metrics over HTTP at ADDR (host:port, or a port alone on 127.0.0.1) instead of printing them once [default address: 127.0.0.1:9464]. Bind 0.0.0.0 only on purpose'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli''s, win over $ANARCHON_REDIS_URL and $REDIS_URL'
+            cand -p 'Port [default: 6379]; alone, on localhost'
+            cand --port 'Port [default: 6379]; alone, on localhost'
+            cand -n 'Database number [default: 0]'
+            cand --db 'Database number [default: 0]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see README)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'anarchon;doctor'= {
             cand --pings 'How many PINGs measure the latency'
             cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
@@ -603,6 +656,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand resume 'End a job''s pause: its next scheduled run is claimed as usual'
             cand migrate 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
             cand run-now 'Start a manual run of a job now, with or without a command'
+            cand check 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring'
+            cand metrics 'Print Prometheus metrics of every job (health, last success, leases, ...), or serve them'
             cand doctor 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
             cand completions 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
             cand man 'Print the man page, or write one per command to --dir'
@@ -635,6 +690,10 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;help;migrate'= {
         }
         &'anarchon;help;run-now'= {
+        }
+        &'anarchon;help;check'= {
+        }
+        &'anarchon;help;metrics'= {
         }
         &'anarchon;help;doctor'= {
         }

@@ -63,6 +63,8 @@ complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "pause" -d 'Pause 
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "resume" -d 'End a job\'s pause: its next scheduled run is claimed as usual'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "migrate" -d 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "run-now" -d 'Start a manual run of a job now, with or without a command'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "check" -d 'Check that jobs ran when their schedules said: a dead man\'s switch for monitoring'
+complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "metrics" -d 'Print Prometheus metrics of every job (health, last success, leases, ...), or serve them'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "doctor" -d 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "man" -d 'Print the man page, or write one per command to --dir'
@@ -277,6 +279,7 @@ relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l active -d 'List every run in progress across the jobs instead: job, slot, attempt, runner, running for, lease left (or expired)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l unhealthy -d 'Only jobs that need a person: health late, missed or failing, or a run whose lease expired'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
@@ -576,6 +579,58 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l tls-insecu
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l grace -d 'How long after its slot a run may start before it counts as late [default: the job\'s --max-late + --jitter + 1m, from the job registry]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l failures -d 'CRITICAL once this many runs in a row failed (fewer: WARNING)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l user -d 'ACL user name (on any URL or --host)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l all -d 'Every job under the prefix (the default when no JOB is given)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l listen -d 'Serve the metrics over HTTP at ADDR (host:port, or a port alone on 127.0.0.1) instead of printing them once [default address: 127.0.0.1:9464]. Bind 0.0.0.0 only on purpose' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l user -d 'ACL user name (on any URL or --host)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
+valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
+compact\t''
+rfc3339\t''
+relative\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l connect-timeout -d 'Give up connecting after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l command-timeout -d 'Give up waiting for one reply after this long' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l pings -d 'How many PINGs measure the latency' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
@@ -653,24 +708,26 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-insecure -
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "claim" -d 'Claim one run of a job: exactly one caller wins it'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "heartbeat" -d 'Push the lease of a run you hold forward (only with the current attempt\'s token)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "finish" -d 'End a run you hold as ok or failed, recording its result'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "run" -d 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "list" -d 'List every job under the prefix: layout, runs in progress, last run, last result, history'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "inspect" -d 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "history" -d 'Show a job\'s attempts and results, newest first'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "logs" -d 'Show what a job\'s runs left behind: stderr tail, exit code or signal, timeout, duration'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "trim" -d 'Trim a job\'s history (or every job\'s) with the scheduler\'s rules'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "release" -d 'Break the lease of a run in progress, without its token (a hung or vanished holder)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "pause" -d 'Pause a job across the fleet: every host\'s `run` skips it (exit 87) until `resume` or --until'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "resume" -d 'End a job\'s pause: its next scheduled run is claimed as usual'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "migrate" -d 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "run-now" -d 'Start a manual run of a job now, with or without a command'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "doctor" -d 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "man" -d 'Print the man page, or write one per command to --dir'
-complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now doctor completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "claim" -d 'Claim one run of a job: exactly one caller wins it'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "heartbeat" -d 'Push the lease of a run you hold forward (only with the current attempt\'s token)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "finish" -d 'End a run you hold as ok or failed, recording its result'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "run" -d 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "list" -d 'List every job under the prefix: layout, runs in progress, last run, last result, history'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "inspect" -d 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "history" -d 'Show a job\'s attempts and results, newest first'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "logs" -d 'Show what a job\'s runs left behind: stderr tail, exit code or signal, timeout, duration'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "trim" -d 'Trim a job\'s history (or every job\'s) with the scheduler\'s rules'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "release" -d 'Break the lease of a run in progress, without its token (a hung or vanished holder)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "pause" -d 'Pause a job across the fleet: every host\'s `run` skips it (exit 87) until `resume` or --until'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "resume" -d 'End a job\'s pause: its next scheduled run is claimed as usual'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "migrate" -d 'Convert the store to the newest format (format 1 to 2), safely while hosts claim'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "run-now" -d 'Start a manual run of a job now, with or without a command'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "check" -d 'Check that jobs ran when their schedules said: a dead man\'s switch for monitoring'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "metrics" -d 'Print Prometheus metrics of every job (health, last success, leases, ...), or serve them'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "doctor" -d 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "man" -d 'Print the man page, or write one per command to --dir'
+complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 
 # Job names, read from the store (`anarchon list`), for the commands whose argument is a job.
 complete -c anarchon -n "__fish_seen_subcommand_from inspect history logs release pause resume trim claim heartbeat finish run-now" -f -a "(anarchon list 2>/dev/null | awk 'NR > 1 { print \$1 }')"

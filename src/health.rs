@@ -144,10 +144,7 @@ pub fn judge(i: &Inputs) -> Health {
             _ => ended.push(r),
         }
     }
-    let failed_in_a_row = ended
-        .iter()
-        .take_while(|r| is_failure(&r.status))
-        .count() as u32;
+    let failed_in_a_row = ended.iter().take_while(|r| is_failure(&r.status)).count() as u32;
     let newest_ended_at = |pred: &dyn Fn(&str) -> bool| {
         i.recent
             .iter()
@@ -199,8 +196,7 @@ pub fn judge(i: &Inputs) -> Health {
         HealthState::Paused
     } else if i.schedule.is_none() {
         HealthState::Unknown
-    } else if missed_slots.len() > 1 || missed_slots.first().is_some_and(|s| Some(*s) != last_due)
-    {
+    } else if missed_slots.len() > 1 || missed_slots.first().is_some_and(|s| Some(*s) != last_due) {
         HealthState::Missed
     } else if !missed_slots.is_empty() {
         HealthState::Late

@@ -16,28 +16,88 @@ use crate::store::read::Unreadable;
 
 /// Every metric family: name, help. The one list the exporter, the docs and the tests share.
 pub const FAMILIES: &[(&str, &str)] = &[
-    ("anarchon_up", "Whether the store could be read (1) or not (0)."),
-    ("anarchon_store_format", "The store format of the prefix (0: no anarchon data yet)."),
-    ("anarchon_server_time_seconds", "The Redis server's clock, which judges every lease and slot."),
-    ("anarchon_scrape_duration_seconds", "How long reading the store took."),
+    (
+        "anarchon_up",
+        "Whether the store could be read (1) or not (0).",
+    ),
+    (
+        "anarchon_store_format",
+        "The store format of the prefix (0: no anarchon data yet).",
+    ),
+    (
+        "anarchon_server_time_seconds",
+        "The Redis server's clock, which judges every lease and slot.",
+    ),
+    (
+        "anarchon_scrape_duration_seconds",
+        "How long reading the store took.",
+    ),
     ("anarchon_jobs", "Jobs found under the prefix."),
-    ("anarchon_scrape_errors", "Jobs whose data could not be read this scrape."),
-    ("anarchon_job_unreadable", "1 for a job whose data could not be read, with the key at fault."),
-    ("anarchon_job_health", "1 for the job's health state (ok, running, late, missed, failing, paused, unknown), 0 for the others."),
-    ("anarchon_job_last_success_timestamp_seconds", "When the job's newest successful run ended."),
-    ("anarchon_job_last_failure_timestamp_seconds", "When the job's newest failed or interrupted run ended."),
-    ("anarchon_job_last_duration_seconds", "How long the job's newest ended run took."),
-    ("anarchon_job_last_exit_code", "The exit code of the job's newest ended run."),
-    ("anarchon_job_recent_runs", "The job's newest results (at most 32) by final status."),
-    ("anarchon_job_history_runs", "Results kept in the job's history."),
+    (
+        "anarchon_scrape_errors",
+        "Jobs whose data could not be read this scrape.",
+    ),
+    (
+        "anarchon_job_unreadable",
+        "1 for a job whose data could not be read, with the key at fault.",
+    ),
+    (
+        "anarchon_job_health",
+        "1 for the job's health state (ok, running, late, missed, failing, paused, unknown), 0 for the others.",
+    ),
+    (
+        "anarchon_job_last_success_timestamp_seconds",
+        "When the job's newest successful run ended.",
+    ),
+    (
+        "anarchon_job_last_failure_timestamp_seconds",
+        "When the job's newest failed or interrupted run ended.",
+    ),
+    (
+        "anarchon_job_last_duration_seconds",
+        "How long the job's newest ended run took.",
+    ),
+    (
+        "anarchon_job_last_exit_code",
+        "The exit code of the job's newest ended run.",
+    ),
+    (
+        "anarchon_job_recent_runs",
+        "The job's newest results (at most 32) by final status.",
+    ),
+    (
+        "anarchon_job_history_runs",
+        "Results kept in the job's history.",
+    ),
     ("anarchon_job_active_runs", "Runs of the job in progress."),
-    ("anarchon_job_lease_remaining_seconds", "Seconds until the lease of the job's oldest run in progress ends (negative: expired)."),
-    ("anarchon_job_attempt", "The attempt of the job's newest run in progress."),
-    ("anarchon_job_next_due_timestamp_seconds", "The job's next scheduled slot."),
-    ("anarchon_job_late_seconds", "How long past its slot the oldest due, never claimed run of the job is (0: none)."),
-    ("anarchon_job_missed_slots", "Due slots of the job nobody claimed, among its newest 10."),
-    ("anarchon_job_failed_in_a_row", "How many of the job's newest ended runs failed, in a row."),
-    ("anarchon_job_paused", "1 while the job is paused (anarchon pause)."),
+    (
+        "anarchon_job_lease_remaining_seconds",
+        "Seconds until the lease of the job's oldest run in progress ends (negative: expired).",
+    ),
+    (
+        "anarchon_job_attempt",
+        "The attempt of the job's newest run in progress.",
+    ),
+    (
+        "anarchon_job_next_due_timestamp_seconds",
+        "The job's next scheduled slot.",
+    ),
+    (
+        "anarchon_job_late_seconds",
+        "How long past its slot the oldest due, never claimed run of the job is (0: none).",
+    ),
+    (
+        "anarchon_job_missed_slots",
+        "Due slots of the job nobody claimed, among its newest 10.",
+    ),
+    (
+        "anarchon_job_failed_in_a_row",
+        "How many of the job's newest ended runs failed, in a row.",
+    ),
+    (
+        "anarchon_job_paused",
+        "1 while the job is paused (anarchon pause).",
+    ),
 ];
 
 const STATES: [HealthState; 7] = [
@@ -80,21 +140,33 @@ pub struct Scrape {
 }
 
 /// The exposition text of one scrape.
-pub fn render(
-    scrape: &Scrape,
-    jobs: &[(Monitored, Health)],
-    unreadable: &[Unreadable],
-) -> String {
+pub fn render(scrape: &Scrape, jobs: &[(Monitored, Health)], unreadable: &[Unreadable]) -> String {
     let mut samples: Vec<(&str, String, f64)> = Vec::new();
     let mut add = |name: &'static str, labels: String, value: f64| {
         samples.push((name, labels, value));
     };
     add("anarchon_up", String::new(), f64::from(u8::from(scrape.up)));
     if scrape.up {
-        add("anarchon_store_format", String::new(), f64::from(scrape.format.unwrap_or(0)));
-        add("anarchon_server_time_seconds", String::new(), seconds(scrape.server_now));
-        add("anarchon_jobs", String::new(), (jobs.len() + unreadable.len()) as f64);
-        add("anarchon_scrape_errors", String::new(), unreadable.len() as f64);
+        add(
+            "anarchon_store_format",
+            String::new(),
+            f64::from(scrape.format.unwrap_or(0)),
+        );
+        add(
+            "anarchon_server_time_seconds",
+            String::new(),
+            seconds(scrape.server_now),
+        );
+        add(
+            "anarchon_jobs",
+            String::new(),
+            (jobs.len() + unreadable.len()) as f64,
+        );
+        add(
+            "anarchon_scrape_errors",
+            String::new(),
+            unreadable.len() as f64,
+        );
     }
     add(
         "anarchon_scrape_duration_seconds",
@@ -122,13 +194,25 @@ pub fn render(
             );
         }
         if let Some(t) = h.last_success {
-            add("anarchon_job_last_success_timestamp_seconds", job.clone(), seconds(t));
+            add(
+                "anarchon_job_last_success_timestamp_seconds",
+                job.clone(),
+                seconds(t),
+            );
         }
         if let Some(t) = h.last_failure {
-            add("anarchon_job_last_failure_timestamp_seconds", job.clone(), seconds(t));
+            add(
+                "anarchon_job_last_failure_timestamp_seconds",
+                job.clone(),
+                seconds(t),
+            );
         }
         if let Some(d) = h.last_duration_ms {
-            add("anarchon_job_last_duration_seconds", job.clone(), seconds(d));
+            add(
+                "anarchon_job_last_duration_seconds",
+                job.clone(),
+                seconds(d),
+            );
         }
         if let Some(c) = h.last_exit_code {
             add("anarchon_job_last_exit_code", job.clone(), c as f64);
@@ -140,8 +224,16 @@ pub fn render(
                 n as f64,
             );
         }
-        add("anarchon_job_history_runs", job.clone(), m.history_entries as f64);
-        add("anarchon_job_active_runs", job.clone(), m.in_progress.len() as f64);
+        add(
+            "anarchon_job_history_runs",
+            job.clone(),
+            m.history_entries as f64,
+        );
+        add(
+            "anarchon_job_active_runs",
+            job.clone(),
+            m.in_progress.len() as f64,
+        );
         if let Some(end) = m.in_progress.iter().filter_map(|r| r.lease_end).min() {
             add(
                 "anarchon_job_lease_remaining_seconds",
@@ -158,13 +250,36 @@ pub fn render(
             add("anarchon_job_attempt", job.clone(), f64::from(a));
         }
         if let Some(t) = h.next_due {
-            add("anarchon_job_next_due_timestamp_seconds", job.clone(), seconds(t));
+            add(
+                "anarchon_job_next_due_timestamp_seconds",
+                job.clone(),
+                seconds(t),
+            );
         }
-        add("anarchon_job_late_seconds", job.clone(), h.late_seconds as f64);
-        add("anarchon_job_missed_slots", job.clone(), h.missed_slots.len() as f64);
-        add("anarchon_job_failed_in_a_row", job.clone(), f64::from(h.failed_in_a_row));
-        let paused = m.pause.as_ref().is_some_and(|p| p.is_paused(scrape.server_now));
-        add("anarchon_job_paused", job.clone(), f64::from(u8::from(paused)));
+        add(
+            "anarchon_job_late_seconds",
+            job.clone(),
+            h.late_seconds as f64,
+        );
+        add(
+            "anarchon_job_missed_slots",
+            job.clone(),
+            h.missed_slots.len() as f64,
+        );
+        add(
+            "anarchon_job_failed_in_a_row",
+            job.clone(),
+            f64::from(h.failed_in_a_row),
+        );
+        let paused = m
+            .pause
+            .as_ref()
+            .is_some_and(|p| p.is_paused(scrape.server_now));
+        add(
+            "anarchon_job_paused",
+            job.clone(),
+            f64::from(u8::from(paused)),
+        );
     }
     // Grouped by family, in FAMILIES' order, each with its HELP and TYPE.
     let mut out = String::new();
@@ -203,9 +318,18 @@ mod tests {
             &[],
             &[],
         );
-        assert!(text.contains("# TYPE anarchon_up gauge\nanarchon_up 1\n"), "{text}");
-        assert!(text.contains("anarchon_server_time_seconds 1796220000\n"), "{text}");
-        assert!(text.contains("anarchon_scrape_duration_seconds 0.0015\n"), "{text}");
+        assert!(
+            text.contains("# TYPE anarchon_up gauge\nanarchon_up 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("anarchon_server_time_seconds 1796220000\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("anarchon_scrape_duration_seconds 0.0015\n"),
+            "{text}"
+        );
         for (name, _) in FAMILIES {
             assert!(name.starts_with("anarchon_"));
             assert!(!name.ends_with("_total"), "all are gauges: {name}");

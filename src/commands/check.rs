@@ -154,7 +154,13 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
             job: u.job.clone(),
             status: Status::Unknown,
             state: "unreadable".into(),
-            summary: u.error.to_string().lines().next().unwrap_or_default().to_string(),
+            summary: u
+                .error
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
             health: None,
             perf: String::new(),
         });
@@ -180,10 +186,7 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
         return Ok(worst.code());
     }
     if checks.is_empty() {
-        crate::outln!(
-            "ANARCHON UNKNOWN - no jobs under prefix {:?}",
-            ctx.prefix()
-        );
+        crate::outln!("ANARCHON UNKNOWN - no jobs under prefix {:?}", ctx.prefix());
     }
     for c in &checks {
         let perf = if c.perf.is_empty() {
@@ -228,10 +231,7 @@ fn summary(h: &Health, now: i64, pause: Option<&crate::store::pause::Pause>) -> 
             h.state.as_str(),
             h.next_due.map_or("-".into(), rfc3339)
         ),
-        HealthState::Paused => format!(
-            "paused {}",
-            pause.map_or(String::new(), |p| p.describe())
-        ),
+        HealthState::Paused => format!("paused {}", pause.map_or(String::new(), |p| p.describe())),
         HealthState::Late | HealthState::Missed => format!(
             "{} ({} due run(s) never claimed, the oldest {} {} late; grace {}), {last_ok}",
             h.state.as_str(),

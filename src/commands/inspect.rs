@@ -41,6 +41,10 @@ pub struct JobDetail {
     pub active: Vec<ActiveRun>,
     /// The newest entries of `:runs`, newest first, each with its result when there is one.
     pub runs: Vec<RunWithResult>,
+    /// What the job registry records (schedule, settings, hosts seen), if a `run` recorded it.
+    pub registry: Option<crate::store::registry::Registry>,
+    /// Whether the job is healthy (src/health.rs).
+    pub health: Option<crate::health::Health>,
 }
 
 pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
@@ -87,6 +91,19 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         )
         .await?
     };
+    let job_ref = crate::store::discover::JobRef {
+        name: args.job.clone(),
+        layout,
+    };
+    let (monitored, _) = crate::store::monitor::read(
+        &mut conn,
+        ctx.prefix(),
+        std::slice::from_ref(&job_ref),
+        check.lease_format(),
+    )
+    .await?;
+    let health = monitored.first().map(|m| m.health(now, None));
+    let registry = monitored.into_iter().next().and_then(|m| m.registry);
     let detail = JobDetail {
         job: args.job.clone(),
         layout,
@@ -100,6 +117,8 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         keys,
         active,
         runs,
+        registry,
+        health,
     };
     if ctx.out.json {
         ctx.out.print_json(&detail);
@@ -145,6 +164,64 @@ fn print_text(ctx: &Context, d: &JobDetail) {
         out.table(&["KEY", "TYPE", "MEMORY", "HASH SLOT"], key_rows)
     );
 
+    if let Some(r) = &d.registry {
+        crate::outln!(
+            "schedule {} ({}), strategy {}, max-late {}{}",
+            r.settings
+                .schedule
+                .as_deref()
+                .unwrap_or("none (explicit slots)"),
+            r.settings.tz,
+            r.settings.strategy,
+            humanize(r.settings.max_late_ms.max(0) as u64),
+            if r.settings.catch_up_ms > 0 {
+                format!(
+                    ", catch-up {} ({})",
+                    humanize(r.settings.catch_up_ms as u64),
+                    r.settings.catch_up_policy
+                )
+            } else {
+                String::new()
+            }
+        );
+        let hosts: Vec<String> = r
+            .hosts
+            .iter()
+            .map(|h| {
+                format!(
+                    "{} ({})",
+                    h.host,
+                    out.relative(Some(h.last_seen), d.server_time)
+                )
+            })
+            .collect();
+        crate::outln!(
+            "hosts    {}",
+            if hosts.is_empty() {
+                "-".to_string()
+            } else {
+                hosts.join(", ")
+            }
+        );
+    }
+    if let Some(h) = &d.health {
+        crate::outln!(
+            "health   {}: next {}, last success {}, last failure {}{}",
+            h.state.as_str(),
+            out.relative(h.next_due, d.server_time),
+            out.relative(h.last_success, d.server_time),
+            out.relative(h.last_failure, d.server_time),
+            if h.missed_slots.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} due run(s) never claimed, the oldest {}",
+                    h.missed_slots.len(),
+                    out.time(h.missed_slots[0])
+                )
+            }
+        );
+    }
     if let Some(p) = d.pause.as_ref().filter(|_| d.paused) {
         crate::outln!(
             "paused   {} (since {}; `anarchon resume {}` ends it)",

@@ -12,9 +12,9 @@ use std::collections::HashMap;
 
 use crate::health::Health;
 use crate::store::discover::Layout;
-use crate::store::monitor;
 use crate::store::discover::find_jobs;
 use crate::store::job::{ActiveRun, active_runs_for};
+use crate::store::monitor;
 use crate::store::read::{JobSummary, Unreadable, summarize};
 use crate::store::{format, validate_prefix};
 use crate::time::humanize;
@@ -92,16 +92,23 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         summarize(&mut conn, ctx.prefix(), &jobs, check.lease_format()).await?;
     let now = check.server_now_ms;
     // Health: one more pipelined read per batch of jobs (registry, newest results, ...).
-    let (monitored, bad) = monitor::read(&mut conn, ctx.prefix(), &jobs, check.lease_format()).await?;
+    let (monitored, bad) =
+        monitor::read(&mut conn, ctx.prefix(), &jobs, check.lease_format()).await?;
     let health: HashMap<(String, Layout), (Option<String>, Health)> = monitored
         .iter()
         .map(|m| {
-            let schedule = m.registry.as_ref().and_then(|r| r.settings.schedule.clone());
+            let schedule = m
+                .registry
+                .as_ref()
+                .and_then(|r| r.settings.schedule.clone());
             ((m.job.clone(), m.layout), (schedule, m.health(now, None)))
         })
         .collect();
     for u in bad {
-        if !unreadable.iter().any(|x| x.job == u.job && x.layout == u.layout) {
+        if !unreadable
+            .iter()
+            .any(|x| x.job == u.job && x.layout == u.layout)
+        {
             summaries.retain(|s| !(s.job == u.job && s.layout == u.layout));
             unreadable.push(u);
         }

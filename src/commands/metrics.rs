@@ -135,7 +135,12 @@ async fn respond(
                 "anarchon metrics exporter: see /metrics\n".to_string(),
             );
         }
-        _ => return reply(StatusCode::NOT_FOUND, "not found: try /metrics\n".to_string()),
+        _ => {
+            return reply(
+                StatusCode::NOT_FOUND,
+                "not found: try /metrics\n".to_string(),
+            );
+        }
     }
     let started = Instant::now();
     let mut held = conn.lock().await;
@@ -153,7 +158,10 @@ async fn respond(
         Err(e) => {
             // Open a fresh connection next time: after a restart the old one stays broken.
             *conn.lock().await = None;
-            let mut body = format!("# anarchon could not read the store: {}\n", e.to_string().lines().next().unwrap_or_default());
+            let mut body = format!(
+                "# anarchon could not read the store: {}\n",
+                e.to_string().lines().next().unwrap_or_default()
+            );
             body.push_str(&render(
                 &Scrape {
                     up: false,

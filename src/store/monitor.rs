@@ -51,10 +51,7 @@ impl Monitored {
     pub fn grace(&self, grace: Option<Duration>) -> Duration {
         grace.unwrap_or_else(|| {
             let s = self.registry.as_ref().map(|r| &r.settings);
-            health::default_grace(
-                s.map_or(0, |s| s.max_late_ms),
-                s.map_or(0, |s| s.jitter_ms),
-            )
+            health::default_grace(s.map_or(0, |s| s.max_late_ms), s.map_or(0, |s| s.jitter_ms))
         })
     }
 
@@ -201,13 +198,16 @@ fn decode_one(
         }
     } else {
         // Format 1: the runs in progress are :active's members (their leases are in :state).
-        m.in_progress.extend(active.iter().filter_map(|s| s.parse().ok()).map(|slot| {
-            InProgress {
-                slot,
-                lease_end: None,
-                attempt: None,
-            }
-        }));
+        m.in_progress.extend(
+            active
+                .iter()
+                .filter_map(|s| s.parse().ok())
+                .map(|slot| InProgress {
+                    slot,
+                    lease_end: None,
+                    attempt: None,
+                }),
+        );
     }
     let first_seen = job_fields
         .first()
@@ -215,7 +215,10 @@ fn decode_one(
         .flatten()
         .map(|v| {
             v.parse::<i64>().map_err(|_| {
-                crate::error::Error::corrupt(&k.job, format!("field first_seen is {v:?}, not an integer"))
+                crate::error::Error::corrupt(
+                    &k.job,
+                    format!("field first_seen is {v:?}, not an integer"),
+                )
             })
         })
         .transpose()?;

@@ -99,7 +99,9 @@ pub async fn register(
         args.push(name.to_string());
         args.push(value);
     }
-    let _: i64 = conn.eval(&scripts::REGISTER, &[key.as_str()], &args).await?;
+    let _: i64 = conn
+        .eval(&scripts::REGISTER, &[key.as_str()], &args)
+        .await?;
     Ok(())
 }
 
@@ -191,7 +193,12 @@ mod tests {
         assert_eq!(r.updated_at, Some(5));
         assert!(decode("k", &[]).unwrap().is_none());
         let bad = vec![("lease_ms".to_string(), "soon".to_string())];
-        assert!(decode("k", &bad).unwrap_err().to_string().contains("lease_ms"));
+        assert!(
+            decode("k", &bad)
+                .unwrap_err()
+                .to_string()
+                .contains("lease_ms")
+        );
         assert_eq!(host_of("web-1:4242"), "web-1");
     }
 }

@@ -1,0 +1,361 @@
+//! Fleet health with real processes and real servers: a job whose host stops goes from OK to
+//! WARNING to CRITICAL in `check` (a server whose clock runs 60 times fast, under faketime), and
+//! `list --unhealthy` and the metrics say the same; a failing job; a paused job; bad data in one
+//! job never fails the check or the scrape of the others. The exporter's output is parsed by a
+//! real Prometheus parser (Python's prometheus_client), fetched over HTTP by a real client, and
+//! every metric docs/monitoring/ uses is in it.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{Server, json, stderr};
+
+fn check(s: &Server, args: &[&str]) -> (i32, String) {
+    let out = s.anarchon().arg("check").args(args).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn metrics(s: &Server) -> String {
+    let out = s.anarchon().arg("metrics").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn a_stopped_host_turns_the_check_warning_then_critical() {
+    // 60 server seconds pass each real second: a minutely job's slots come and go quickly.
+    let Some(s) = Server::start_with_clock_at("2026-12-02 10:00:03 x60") else {
+        return;
+    };
+    let out = s
+        .anarchon()
+        .args([
+            "run",
+            "--job",
+            "tick",
+            "--schedule",
+            "* * * * *",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (code, text) = check(&s, &["tick"]);
+    assert!(code == 0 || code == 1, "{text}");
+    // The host stops: no more runs. The next slot's grace (1m max-late + 1m) passes: WARNING.
+    let mut seen = Vec::new();
+    common::wait_for("check to say WARNING", Duration::from_secs(60), || {
+        let (code, text) = check(&s, &["tick"]);
+        seen.push(code);
+        code == 1 && text.starts_with("ANARCHON WARNING - tick: late")
+    });
+    let list = json(
+        &s.anarchon()
+            .args(["list", "--unhealthy", "--json"])
+            .output()
+            .unwrap(),
+    );
+    let names: Vec<&str> = list["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["job"].as_str().unwrap())
+        .collect();
+    assert!(
+        names == ["tick"] || list["jobs"][0]["health"]["state"] == "missed",
+        "{list}"
+    );
+    // Another slot goes by unclaimed: CRITICAL, and the metrics agree.
+    common::wait_for("check to say CRITICAL", Duration::from_secs(60), || {
+        check(&s, &["tick"]).0 == 2
+    });
+    let (_, text) = check(&s, &["tick"]);
+    assert!(
+        text.starts_with("ANARCHON CRITICAL - tick: missed"),
+        "{text}"
+    );
+    assert!(text.contains(" | late="), "performance data: {text}");
+    let m = metrics(&s);
+    assert!(
+        m.contains("anarchon_job_health{job=\"tick\",state=\"missed\"} 1"),
+        "{m}"
+    );
+    assert!(
+        !m.contains("anarchon_job_missed_slots{job=\"tick\"} 0\n"),
+        "{m}"
+    );
+    // OK, WARNING, CRITICAL in that order, never back.
+    let first_warning = seen.iter().position(|c| *c == 1).unwrap();
+    assert!(seen[..first_warning].iter().all(|c| *c == 0), "{seen:?}");
+}
+
+#[test]
+fn failing_paused_and_healthy_jobs() {
+    let s = Server::start();
+    for (job, command) in [("good", "true"), ("bad", "false"), ("rest", "true")] {
+        s.anarchon()
+            .args([
+                "run",
+                "--job",
+                job,
+                "--schedule",
+                "* * * * *",
+                "--max-late",
+                "59s",
+            ])
+            .args(["--", command])
+            .output()
+            .unwrap();
+    }
+    let (code, text) = check(&s, &["good"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.starts_with("ANARCHON OK - good: ok, last success"),
+        "{text}"
+    );
+    // One failure: WARNING; with --failures 1, CRITICAL.
+    let (code, text) = check(&s, &["bad"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("failing (1 run(s) in a row failed, last exit 1)"),
+        "{text}"
+    );
+    assert_eq!(check(&s, &["bad", "--failures", "1"]).0, 2);
+    // Paused: OK, and says so.
+    s.anarchon()
+        .args(["pause", "rest", "--reason", "maintenance"])
+        .output()
+        .unwrap();
+    let (code, text) = check(&s, &["rest"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("paused by") && text.contains("maintenance"),
+        "{text}"
+    );
+    // --all: the worst first, the worst's code.
+    let (code, text) = check(&s, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.lines().next().unwrap().contains("bad"), "{text}");
+    assert_eq!(text.lines().count(), 3, "{text}");
+    // check --json and list agree.
+    let v = json(&s.anarchon().args(["check", "--json"]).output().unwrap());
+    assert_eq!(v["status"], "WARNING");
+    let list = json(&s.anarchon().args(["list", "--json"]).output().unwrap());
+    let state = |job: &str| {
+        list["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["job"] == job)
+            .unwrap()["health"]["state"]
+            .clone()
+    };
+    assert_eq!(state("good"), "ok");
+    assert_eq!(state("bad"), "failing");
+    assert_eq!(state("rest"), "paused");
+    let unhealthy = json(
+        &s.anarchon()
+            .args(["list", "--unhealthy", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(unhealthy["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!(unhealthy["jobs"][0]["job"], "bad");
+    let m = metrics(&s);
+    assert!(
+        m.contains("anarchon_job_failed_in_a_row{job=\"bad\"} 1"),
+        "{m}"
+    );
+    assert!(m.contains("anarchon_job_paused{job=\"rest\"} 1"), "{m}");
+    assert!(
+        m.contains("anarchon_job_last_exit_code{job=\"bad\"} 1"),
+        "{m}"
+    );
+    // A job never run with a schedule is unknown: UNKNOWN.
+    s.anarchon()
+        .args(["run", "--job", "adhoc", "--slot", "now", "--", "true"])
+        .output()
+        .unwrap();
+    let (code, text) = check(&s, &["adhoc"]);
+    assert_eq!(code, 3, "{text}");
+    let (code, _) = check(&s, &["nosuchjob"]);
+    assert_eq!(code, 3);
+}
+
+#[test]
+fn bad_data_in_one_job_fails_neither_the_check_nor_the_scrape_of_the_others() {
+    let s = Server::start();
+    for job in ["fine", "broken", "wrongtype"] {
+        s.anarchon()
+            .args(["run", "--job", job, "--schedule", "* * * * *", "--", "true"])
+            .output()
+            .unwrap();
+    }
+    let _: () = s.cmd(&["HSET", "{cron:broken}:registry", "lease_ms", "soon"]);
+    let _: () = s.cmd(&["DEL", "{cron:wrongtype}:registry"]);
+    let _: () = s.cmd(&["SET", "{cron:wrongtype}:registry", "x"]);
+    let (code, text) = check(&s, &[]);
+    assert_eq!(code, 3, "{text}");
+    assert!(text.contains("ANARCHON OK - fine"), "{text}");
+    assert!(
+        text.contains("ANARCHON UNKNOWN - broken") && text.contains("lease_ms"),
+        "{text}"
+    );
+    assert!(text.contains("ANARCHON UNKNOWN - wrongtype"), "{text}");
+    let m = metrics(&s);
+    assert!(
+        m.contains("anarchon_job_unreadable{job=\"broken\",key=\"{cron:broken}:registry\"} 1"),
+        "{m}"
+    );
+    assert!(
+        m.contains("anarchon_job_unreadable{job=\"wrongtype\""),
+        "{m}"
+    );
+    assert!(
+        m.contains("anarchon_job_health{job=\"fine\",state=\"ok\"} 1"),
+        "{m}"
+    );
+    assert!(m.contains("anarchon_scrape_errors 2"), "{m}");
+}
+
+/// The exporter over HTTP, read by Python's urllib and parsed by prometheus_client's parser:
+/// every family parses, with the help and type we wrote; the dashboard and alert rules use only
+/// metrics that are in it.
+#[test]
+fn the_exporter_serves_text_a_prometheus_parser_reads() {
+    let parser_ok = std::process::Command::new("python3")
+        .args(["-c", "import prometheus_client.parser"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !parser_ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            ".ci/run must install prometheus_client"
+        );
+        eprintln!("skipped: python3 -m pip install prometheus_client");
+        return;
+    }
+    let s = Server::start();
+    // Jobs in every state the metrics describe: ok, failing, running (a lease held), paused.
+    for (job, command) in [("ok", "true"), ("bad", "false"), ("held", "true")] {
+        s.anarchon()
+            .args([
+                "run",
+                "--job",
+                job,
+                "--schedule",
+                "* * * * *",
+                "--",
+                command,
+            ])
+            .output()
+            .unwrap();
+    }
+    let out = s
+        .anarchon()
+        .args(["claim", "held", "--slot", "1796220300000", "--lease", "10m"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    s.anarchon().args(["pause", "ok"]).output().unwrap();
+
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut exporter = s
+        .anarchon_process()
+        .args(["metrics", "--listen", &format!("127.0.0.1:{port}")])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(exporter.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("serving metrics on"), "{line}");
+    let script = r#"
+import json, sys, urllib.request
+from prometheus_client.parser import text_string_to_metric_families
+with urllib.request.urlopen(sys.argv[1]) as r:
+    assert r.status == 200, r.status
+    ctype = r.headers["Content-Type"]
+    text = r.read().decode()
+out = {"content_type": ctype, "families": {}}
+for f in text_string_to_metric_families(text):
+    out["families"][f.name] = {"type": f.type, "help": f.documentation,
+                               "samples": [[s.name, s.labels, s.value] for s in f.samples]}
+print(json.dumps(out))
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", script, &format!("http://127.0.0.1:{port}/metrics")])
+        .output()
+        .unwrap();
+    let _ = std::process::Command::new("kill")
+        .arg(exporter.id().to_string())
+        .status();
+    let _ = exporter.wait();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["content_type"]
+            .as_str()
+            .unwrap()
+            .starts_with("text/plain; version=0.0.4"),
+        "{v}"
+    );
+    let families = v["families"].as_object().unwrap();
+    for (name, help) in anarchon::metrics::FAMILIES {
+        if *name == "anarchon_job_unreadable" {
+            continue; // only when a job is unreadable (the test above)
+        }
+        let f = families
+            .get(*name)
+            .unwrap_or_else(|| panic!("{name} is not in the scrape: {families:?}"));
+        assert_eq!(f["type"], "gauge", "{name}");
+        assert_eq!(f["help"], *help, "{name}");
+    }
+    let health = &families["anarchon_job_health"]["samples"];
+    let is = |job: &str, state: &str| {
+        health
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s[1]["job"] == job && s[1]["state"] == state && s[2].as_f64() == Some(1.0))
+    };
+    assert!(
+        is("ok", "paused") && is("bad", "failing") && is("held", "running"),
+        "{health}"
+    );
+
+    // Every metric the dashboard and the alert rules use is one the exporter emitted.
+    let root = env!("CARGO_MANIFEST_DIR");
+    for file in [
+        "docs/monitoring/grafana-dashboard.json",
+        "docs/monitoring/alerts.yml",
+    ] {
+        let text = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
+        let mut used = Vec::new();
+        for (at, _) in text.match_indices("anarchon_") {
+            let name: String = text[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            used.push(name);
+        }
+        assert!(used.len() >= 5, "{file} uses {used:?}");
+        for name in used {
+            assert!(
+                families.contains_key(&name) || name == "anarchon_job_unreadable",
+                "{file} uses {name}, which the exporter does not emit"
+            );
+        }
+    }
+}
