@@ -7,9 +7,10 @@ JOBS=${1:-10000}
 RUNS=${2:-1000}
 REPEAT=${3:-5}
 
-lua() { cat lua/lib.lua; echo; cat "lua/$1"; }
-CLAIM=$(redis-cli -p "$PORT" script load "$(lua claim.lua)")
-FINISH=$(redis-cli -p "$PORT" script load "$(lua finish.lua)")
+# The format 1 scripts exactly as the binary sends them (seed.py writes format 1 jobs).
+cargo run --release --quiet --example scripts -- "$WORK/scripts"
+CLAIM=$(redis-cli -p "$PORT" script load "$(cat "$WORK/scripts/claim.lua")")
+FINISH=$(redis-cli -p "$PORT" script load "$(cat "$WORK/scripts/finish.lua")")
 redis-cli -p "$PORT" set cron:format 1 >/dev/null
 python3 bench/seed.py "$CLAIM" "$FINISH" "$JOBS" 1 job | redis-cli -p "$PORT" --pipe >/dev/null
 python3 bench/seed.py "$CLAIM" "$FINISH" 1 "$RUNS" big | redis-cli -p "$PORT" --pipe >/dev/null
@@ -38,6 +39,16 @@ cli_inspect() {
   redis-cli -p "$PORT" smembers '{cron:big}:active' >/dev/null
 }
 
+# Each job's registry, as `run --schedule` records it (list, check and metrics read it for health).
+python3 - "$JOBS" <<'PY' | redis-cli -p "$PORT" --pipe >/dev/null
+import sys
+w = sys.stdout.buffer
+for j in range(int(sys.argv[1])):
+    a = ["HSET", "{cron:job%05d}:registry" % j, "schedule", "* * * * *", "tz", "UTC", "strategy", "lease",
+         "max_late_ms", "60000", "jitter_ms", "0", "host:web-1", "1796220000000"]
+    w.write(b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in (y.encode() for y in a)))
+PY
+
 t_list=$(time_loop "$REPEAT" "$BIN" list --json)
 t_cli_list=$(time_loop "$REPEAT" cli_list)
 t_inspect=$(time_loop "$REPEAT" "$BIN" inspect big --json)
@@ -51,3 +62,10 @@ before=$(redis-cli -p "$PORT" info stats | awk -F: '/total_reads_processed/ {pri
 "$BIN" list --json >/dev/null
 after=$(redis-cli -p "$PORT" info stats | awk -F: '/total_reads_processed/ {print $2+0}')
 echo "server reads for one list of $JOBS jobs: $((after - before))"
+t_metrics=$(time_loop "$REPEAT" "$BIN" metrics)
+t_check=$(time_loop "$REPEAT" "$BIN" check --all)
+before=$(redis-cli -p "$PORT" info stats | awk -F: '/total_reads_processed/ {print $2+0}')
+"$BIN" metrics >/dev/null
+after=$(redis-cli -p "$PORT" info stats | awk -F: '/total_reads_processed/ {print $2+0}')
+echo "anarchon metrics ($JOBS jobs):       $((t_metrics / 1000)) ms, $((after - before)) server reads ($(ratio "$t_metrics" "$t_list")x list)"
+echo "anarchon check --all ($JOBS jobs):   $((t_check / 1000)) ms"

@@ -30,7 +30,7 @@ use crate::time::millis;
 pub const DUE_LOOKBACK: usize = 10;
 
 /// How many of the newest results a health read fetches per job.
-pub const RECENT_RESULTS: usize = 32;
+pub const RECENT_RESULTS: usize = 16;
 
 /// Added to a job's `--max-late` + `--jitter` for the default grace.
 pub const GRACE_SLACK: Duration = Duration::from_secs(60);

@@ -165,6 +165,10 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         ctx.out.print_json(&report);
         return Ok(code);
     }
+    if summaries.is_empty() && unreadable.is_empty() && args.unhealthy {
+        eprintln!("no job needs a person: none is late, missed, failing or expired");
+        return Ok(ExitCode::Ok);
+    }
     if summaries.is_empty() && unreadable.is_empty() {
         eprintln!(
             "no jobs under prefix {:?}{}",

@@ -137,14 +137,19 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     let keys = LeaseKeys::new(ctx.prefix(), &args.job).with_format(check.lease_format());
     let settings = registry_settings(&args, strategy, schedule.as_ref());
     let runner = request(current).runner;
-    registry::register(
+    // Monitoring's record of the job: a failure here (a registry key of another type) must not
+    // keep the job from running.
+    if let Err(e) = registry::register(
         &mut conn,
         ctx.prefix(),
         &args.job,
         &settings,
         registry::host_of(&runner),
     )
-    .await?;
+    .await
+    {
+        eprintln!("anarchon: warning: the job registry was not updated: {e}");
+    }
 
     // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.
     let no_backup = RunnerOptions {

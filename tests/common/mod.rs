@@ -24,9 +24,10 @@ pub struct Server {
     binary: String,
     /// The `--requirepass` password, for the test's own client.
     password: Option<String>,
-    /// A command the server runs under (faketime and its options), for a server clock of the
-    /// test's choosing.
-    wrapper: Vec<String>,
+    /// libfaketime's FAKETIME for the server (a clock of the test's choosing), preloaded into
+    /// the server process itself: the `faketime` wrapper would stand between, and killing it
+    /// would leave the server running.
+    faketime: Option<String>,
 }
 
 impl Server {
@@ -35,24 +36,30 @@ impl Server {
         Server::start_with(&[])
     }
 
+    /// A server on a free port with its own directory, not started yet.
+    fn unstarted(binary: &str) -> Server {
+        let port = free_port();
+        Server {
+            child: None,
+            port,
+            url: format!("redis://127.0.0.1:{port}"),
+            dir: tempfile::tempdir().expect("temp dir"),
+            binary: binary.to_string(),
+            password: None,
+            faketime: None,
+        }
+    }
+
     /// Starts a server with extra command-line options (for example `--maxmemory 1mb`).
     pub fn start_with(extra: &[&str]) -> Server {
         let binary = server_binary();
         for _ in 0..20 {
-            let port = free_port();
-            let mut server = Server {
-                child: None,
-                port,
-                url: format!("redis://127.0.0.1:{port}"),
-                dir: tempfile::tempdir().expect("temp dir"),
-                binary: binary.clone(),
-                password: extra
-                    .iter()
-                    .position(|a| *a == "--requirepass")
-                    .and_then(|i| extra.get(i + 1))
-                    .map(|p| p.to_string()),
-                wrapper: Vec::new(),
-            };
+            let mut server = Server::unstarted(&binary);
+            server.password = extra
+                .iter()
+                .position(|a| *a == "--requirepass")
+                .and_then(|i| extra.get(i + 1))
+                .map(|p| p.to_string());
             if server.spawn(extra) {
                 if Server::test_store_format() == 1 {
                     // A store created by a format 1 anarchon: this build goes on writing format 1.
@@ -83,7 +90,7 @@ impl Server {
                     .map(|v| format!("{root}/target/redis-builds/redis-{v}/src/redis-server"))
                     .find(|p| Path::new(p).exists())
             })
-            .filter(|_| have("faketime"));
+            .filter(|_| libfaketime().is_some());
         let Some(binary) = binary else {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -92,16 +99,8 @@ impl Server {
             eprintln!("skipped: no redis-server that runs under faketime");
             return None;
         };
-        let port = free_port();
-        let mut server = Server {
-            child: None,
-            port,
-            url: format!("redis://127.0.0.1:{port}"),
-            dir: tempfile::tempdir().expect("temp dir"),
-            binary,
-            password: None,
-            wrapper: owned(&["faketime", "-f", &format!("@{utc}")]),
-        };
+        let mut server = Server::unstarted(&binary);
+        server.faketime = Some(format!("@{utc}"));
         assert!(
             server.spawn(&[]),
             "{} under faketime did not start",
@@ -128,15 +127,13 @@ impl Server {
             "no",
         ];
         args.extend_from_slice(extra);
-        let mut command = match self.wrapper.split_first() {
-            Some((program, options)) => {
-                let mut c = Process::new(program);
-                c.args(options).arg(&self.binary);
-                c.env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
-                c
-            }
-            None => Process::new(&self.binary),
-        };
+        let mut command = Process::new(&self.binary);
+        if let (Some(spec), Some(lib)) = (&self.faketime, libfaketime()) {
+            command
+                .env("LD_PRELOAD", lib)
+                .env("FAKETIME", spec)
+                .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+        }
         let child = command
             .args(&args)
             .stdout(Stdio::null())
@@ -289,6 +286,15 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// libfaketime's library (Debian's faketime package), for [`Server::start_with_clock_at`].
+fn libfaketime() -> Option<PathBuf> {
+    std::fs::read_dir("/usr/lib")
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("faketime/libfaketime.so.1"))
+        .find(|p| p.exists())
 }
 
 pub fn server_binary() -> String {
