@@ -10,7 +10,7 @@
 //! | state | when |
 //! |---|---|
 //! | `paused` | the job is paused now |
-//! | `unknown` | no schedule is known (never run by a `run --schedule` that records it) |
+//! | `unknown` | no schedule is known (never run by a `run --schedule` that records it), and no run is in progress |
 //! | `missed` | a due slot was never claimed, and it is not only the newest one |
 //! | `late` | the newest due slot has no claim |
 //! | `running` | a run is in progress |
@@ -194,6 +194,8 @@ pub fn judge(i: &Inputs) -> Health {
         .any(|r| r.lease_end.is_none_or(|end| end > i.now));
     let state = if i.pause.is_some_and(|p| p.is_paused(i.now)) {
         HealthState::Paused
+    } else if i.schedule.is_none() && running {
+        HealthState::Running
     } else if i.schedule.is_none() {
         HealthState::Unknown
     } else if missed_slots.len() > 1 || missed_slots.first().is_some_and(|s| Some(*s) != last_due) {
