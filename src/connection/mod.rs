@@ -125,6 +125,9 @@ pub struct Connection {
     options: ConnectOptions,
     /// The URL without its password, for messages.
     shown_url: String,
+    /// Set once the server showed it cannot run our functions (Redis before 7, an ACL that
+    /// denies FCALL or FUNCTION LOAD): scripts go by EVALSHA from then on. Shared by clones.
+    no_functions: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Connection {
@@ -179,6 +182,7 @@ impl Connection {
             inner,
             options: options.clone(),
             shown_url,
+            no_functions: Default::default(),
         })
     }
 
@@ -311,14 +315,36 @@ impl Connection {
         Ok(out)
     }
 
-    /// Runs a Lua script by its SHA1; loads it with EVAL when the server does not know it yet
-    /// (a restarted server, a failover, SCRIPT FLUSH).
+    /// Runs a Lua script: as a function (FCALL) where the script has one and the server can run
+    /// it, loading its library when the server does not have it yet (a restarted server, a
+    /// failover, FUNCTION FLUSH); else by its SHA1, loaded with EVAL when the server does not know
+    /// it yet. The two run the same text with the same atomicity. Only an answer that says the
+    /// function did not run (not found, unknown command, not permitted) ever leads to the other
+    /// way: never a lost reply, which the callers' retries handle as before.
     pub async fn eval<T: FromRedisValue>(
         &mut self,
         script: &LuaScript,
         keys: &[&str],
         args: &[String],
     ) -> Result<T> {
+        use std::sync::atomic::Ordering;
+        // A cluster client would have to load the library on every primary: scripts there.
+        if let Some((function, library)) = script.function()
+            && !self.is_cluster()
+            && !self.no_functions.load(Ordering::Relaxed)
+        {
+            let call = eval_cmd("FCALL", function, keys, args);
+            match call.query_async(&mut self.inner).await {
+                Err(e) if function_missing(&e) => match self.load_library(library).await {
+                    Ok(()) => return self.query(&call).await,
+                    Err(()) => self.no_functions.store(true, Ordering::Relaxed),
+                },
+                Err(e) if functions_unavailable(&e) => {
+                    self.no_functions.store(true, Ordering::Relaxed);
+                }
+                other => return other.map_err(|e| self.map_error(e)),
+            }
+        }
         let by_sha = eval_cmd("EVALSHA", script.sha1(), keys, args);
         match by_sha.query_async(&mut self.inner).await {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
@@ -326,6 +352,23 @@ impl Connection {
                 self.query(&by_source).await
             }
             other => other.map_err(|e| self.map_error(e)),
+        }
+    }
+
+    /// `FUNCTION LOAD` of `library`; another host loading it at the same moment is no failure.
+    /// Err when the server will not (no Functions, an ACL without FUNCTION): use scripts.
+    async fn load_library(
+        &mut self,
+        library: &crate::scripts::FunctionLibrary,
+    ) -> std::result::Result<(), ()> {
+        let load = redis::cmd("FUNCTION")
+            .arg("LOAD")
+            .arg(&library.source)
+            .clone();
+        match load.query_async::<Value>(&mut self.inner).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.to_string().contains("already exists") => Ok(()),
+            Err(_) => Err(()),
         }
     }
 
@@ -350,6 +393,17 @@ fn primary_addresses(nodes: &str) -> Vec<String> {
             Some(address.to_string())
         })
         .collect()
+}
+
+/// FCALL of a function the server does not have (its library not loaded yet).
+fn function_missing(e: &RedisError) -> bool {
+    e.to_string().contains("Function not found")
+}
+
+/// FCALL refused before running: a server without Functions, or an ACL that denies it.
+fn functions_unavailable(e: &RedisError) -> bool {
+    let text = e.to_string().to_ascii_lowercase();
+    e.code() == Some("NOPERM") || text.contains("unknown command")
 }
 
 fn eval_cmd(verb: &str, script: &str, keys: &[&str], args: &[String]) -> redis::Cmd {
