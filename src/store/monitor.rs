@@ -15,7 +15,7 @@ use crate::schedule::Schedule;
 use crate::store::discover::{JobRef, Layout};
 use crate::store::keys::{ClaimKeys, LeaseFormat, LeaseKeys};
 use crate::store::pause::{self, Pause};
-use crate::store::read::{BATCH, ResultEntry, Unreadable, decode};
+use crate::store::read::{self, BATCH, ResultEntry, Unreadable, decode};
 use crate::store::registry::{self, Registry};
 use crate::store::state::decode_live;
 
@@ -209,26 +209,11 @@ fn decode_one(
                 }),
         );
     }
-    let first_seen = job_fields
-        .first()
-        .cloned()
-        .flatten()
-        .map(|v| {
-            v.parse::<i64>().map_err(|_| {
-                crate::error::Error::corrupt(
-                    &k.job,
-                    format!("field first_seen is {v:?}, not an integer"),
-                )
-            })
-        })
-        .transpose()?;
     // A job from before first_seen (and every format 1 job) counts from its oldest run fetched;
     // slots older than the fetched results are never judged missed (health::Inputs::recent_is_all).
     let oldest = m.recent.iter().map(|r| r.slot).min();
-    m.first_seen = match (first_seen, oldest) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    let recorded = job_fields.first().and_then(|v| v.as_deref());
+    m.first_seen = read::first_seen(&k.job, recorded, oldest)?;
     let pause = Pause::decode(&k.job, &job_fields[1.min(job_fields.len())..])?;
     m.pause = pause.paused_at.is_some().then_some(pause);
     Ok(m)

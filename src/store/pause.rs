@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::connection::Connection;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::LeaseKeys;
 use crate::time::rfc3339;
 
@@ -31,17 +31,8 @@ pub struct Pause {
 impl Pause {
     /// Decodes HMGET of [`FIELDS`], naming the key on bad data.
     pub fn decode(key: &str, values: &[Option<String>]) -> Result<Self> {
-        let int = |i: usize| -> Result<Option<i64>> {
-            values
-                .get(i)
-                .cloned()
-                .flatten()
-                .map(|v| {
-                    v.parse().map_err(|_| {
-                        Error::corrupt(key, format!("field {} is {v:?}, not an integer", FIELDS[i]))
-                    })
-                })
-                .transpose()
+        let int = |i: usize| {
+            crate::store::read::int_field(key, FIELDS[i], values.get(i).and_then(|v| v.as_deref()))
         };
         Ok(Pause {
             paused_at: int(0)?,

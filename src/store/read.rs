@@ -122,6 +122,32 @@ impl RunEntry {
     }
 }
 
+/// A hash field that holds a decimal integer, as anarchon writes them: None when absent, an error
+/// naming the key and the field when it holds anything else.
+pub fn int_field(key: &str, field: &str, value: Option<&str>) -> Result<Option<i64>> {
+    value
+        .map(|v| {
+            v.parse::<i64>()
+                .map_err(|_| Error::corrupt(key, format!("field {field} is {v:?}, not an integer")))
+        })
+        .transpose()
+}
+
+/// When the store first saw a job: the `first_seen` its claims recorded in `:job` (`recorded`),
+/// or its oldest run `oldest` when that is older (a job from before the field, every format 1
+/// job). None for a job with neither.
+pub fn first_seen(
+    job_key: &str,
+    recorded: Option<&str>,
+    oldest: Option<i64>,
+) -> Result<Option<i64>> {
+    let recorded = int_field(job_key, "first_seen", recorded)?;
+    Ok(match (recorded, oldest) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    })
+}
+
 /// Converts one reply of a pipeline, naming the key when it is not what the format promises.
 pub fn decode<T: FromRedisValue>(key: &str, value: Value) -> Result<T> {
     if let Value::ServerError(e) = &value {

@@ -118,15 +118,7 @@ pub fn decode(key: &str, fields: &[(String, String)]) -> Result<Option<Registry>
             .map(|(_, v)| v.as_str())
             .filter(|v| !v.is_empty())
     };
-    let int = |name: &str| -> Result<Option<i64>> {
-        get(name)
-            .map(|v| {
-                v.parse::<i64>().map_err(|_| {
-                    Error::corrupt(key, format!("field {name} is {v:?}, not an integer"))
-                })
-            })
-            .transpose()
-    };
+    let int = |name: &str| crate::store::read::int_field(key, name, get(name));
     let text = |name: &str| get(name).unwrap_or_default().to_string();
     let mut hosts: Vec<SeenHost> = fields
         .iter()

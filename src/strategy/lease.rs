@@ -470,21 +470,8 @@ pub async fn first_seen(conn: &mut Connection, keys: &LeaseKeys) -> Result<Optio
         .pipeline(&pipe)
         .await
         .map_err(|e| e.on_key(&keys.job, "hash"))?;
-    let recorded = recorded
-        .map(|v| {
-            v.parse::<i64>().map_err(|_| {
-                Error::corrupt(
-                    &keys.job,
-                    format!("field first_seen is {v:?}, not an integer"),
-                )
-            })
-        })
-        .transpose()?;
     let oldest = oldest.first().map(|(_, score)| *score as i64);
-    Ok(match (recorded, oldest) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    })
+    crate::store::read::first_seen(&keys.job, recorded.as_deref(), oldest)
 }
 
 /// Runs a lease script in the format `keys` are written in: format 1's script on its keys, else
