@@ -336,13 +336,9 @@ fn replica_wait(
             show(ctx.global.command_timeout)
         )));
     }
-    if ctx.global.cluster
-        || ctx
-            .global
-            .redis
-            .as_deref()
-            .is_some_and(|u| u.contains("+cluster"))
-    {
+    // The connection options as resolved (--cluster, or a +cluster:// URL from a flag or the
+    // environment), not the flags as typed.
+    if ctx.global.connect_options()?.cluster {
         return Err(Error::usage(
             "--wait-replicas is not supported with Redis Cluster: WAIT must reach the job's primary",
         ));
