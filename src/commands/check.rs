@@ -20,7 +20,8 @@ use crate::cli::CheckArgs;
 use crate::commands::Context;
 use crate::error::Result;
 use crate::health::{Health, HealthState};
-use crate::store::discover::{find_jobs, glob_escape};
+use crate::store::discover::find_jobs;
+use crate::store::job::layouts_of;
 use crate::store::{format, monitor, validate_job_name, validate_prefix};
 use crate::time::{humanize, rfc3339};
 
@@ -121,7 +122,7 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
         jobs = find_jobs(&mut conn, ctx.prefix(), "*").await?;
     } else {
         for name in &args.jobs {
-            let found = find_jobs(&mut conn, ctx.prefix(), &glob_escape(name)).await?;
+            let found = layouts_of(&mut conn, ctx.prefix(), name).await?;
             if found.is_empty() {
                 checks.push(JobCheck {
                     job: name.clone(),

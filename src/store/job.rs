@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::connection::Connection;
 use crate::error::{Error, Result};
-use crate::store::discover::{Layout, find_jobs};
+use crate::store::discover::{JobRef, Layout, find_jobs};
 use crate::store::read::{self, KeyInfo, ResultEntry, RunEntry};
 use crate::store::state::{RUN_FIELDS, RunState, decode_live, decode_state, field_name};
 use crate::store::{ClaimKeys, LeaseFormat, LeaseKeys};
@@ -90,6 +90,40 @@ pub async fn job_exists(conn: &mut Connection, prefix: &str, job: &str) -> Resul
     }
     let found: u64 = conn.query(&cmd).await?;
     Ok(found > 0)
+}
+
+/// The layouts in which the store holds `job`, judged by the keys [`find_jobs`] finds jobs by (the
+/// `:job` hash alone is no job): for a job named on the command line, one round trip instead of a
+/// SCAN of the whole keyspace. Each key is asked alone, so it works on a cluster too.
+pub async fn layouts_of(conn: &mut Connection, prefix: &str, job: &str) -> Result<Vec<JobRef>> {
+    let lease = LeaseKeys::new(prefix, job);
+    let claim = ClaimKeys::new(prefix, job);
+    let lease_keys: Vec<&str> = lease
+        .all()
+        .into_iter()
+        .chain([lease.live.as_str()])
+        .collect();
+    let keys: Vec<&str> = lease_keys.iter().copied().chain(claim.all()).collect();
+    let mut pipe = redis::pipe();
+    for key in &keys {
+        pipe.cmd("EXISTS").arg(*key);
+    }
+    let found: Vec<u64> = conn
+        .replies(&pipe)
+        .await?
+        .into_iter()
+        .zip(&keys)
+        .map(|(v, key)| read::decode::<u64>(key, v))
+        .collect::<Result<_>>()?;
+    let (in_lease, in_claim) = found.split_at(lease_keys.len());
+    Ok([(in_lease, Layout::Lease), (in_claim, Layout::ClaimOnly)]
+        .into_iter()
+        .filter(|(counts, _)| counts.iter().any(|n| *n > 0))
+        .map(|(_, layout)| JobRef {
+            name: job.to_string(),
+            layout,
+        })
+        .collect())
 }
 
 /// For a write command typed by a person: refuses a job the store does not know (a typo would
