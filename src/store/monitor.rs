@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::health::{self, Health, InProgress, RECENT_RESULTS};
 use crate::schedule::Schedule;
 use crate::store::discover::{JobRef, Layout};
-use crate::store::keys::{ClaimKeys, LeaseFormat, LeaseKeys};
+use crate::store::keys::{JobKeys, LeaseFormat, LeaseKeys};
 use crate::store::pause::{self, Pause};
 use crate::store::read::{self, BATCH, ResultEntry, Unreadable, decode};
 use crate::store::registry::{self, Registry};
@@ -99,12 +99,8 @@ pub async fn read(
         for job in batch {
             pipe.cmd("HGETALL")
                 .arg(registry::registry_key(prefix, &job.name));
-            let results = match job.layout {
-                Layout::Lease => LeaseKeys::new(prefix, &job.name).results,
-                Layout::ClaimOnly => ClaimKeys::new(prefix, &job.name).results,
-            };
             pipe.cmd("ZREVRANGEBYSCORE")
-                .arg(&results)
+                .arg(results_key(prefix, job))
                 .arg("+inf")
                 .arg("-inf")
                 .arg("WITHSCORES")
@@ -145,6 +141,13 @@ pub async fn read(
     Ok((out, bad))
 }
 
+/// The job's results (both layouts keep one, score = slot).
+fn results_key(prefix: &str, job: &JobRef) -> String {
+    JobKeys::new(job.layout, prefix, &job.name, LeaseFormat::V2)
+        .results()
+        .to_string()
+}
+
 fn decode_one(
     prefix: &str,
     job: &JobRef,
@@ -156,10 +159,7 @@ fn decode_one(
     let registry_key = registry::registry_key(prefix, &job.name);
     let fields: Vec<(String, String)> = decode(&registry_key, next())?;
     let registry = registry::decode(&registry_key, &fields)?;
-    let results_key = match job.layout {
-        Layout::Lease => LeaseKeys::new(prefix, &job.name).results,
-        Layout::ClaimOnly => ClaimKeys::new(prefix, &job.name).results,
-    };
+    let results_key = results_key(prefix, job);
     let raw: Vec<(String, String)> = decode(&results_key, next())?;
     let recent = raw
         .iter()
