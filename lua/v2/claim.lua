@@ -9,13 +9,25 @@ local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
 local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
 
-local job, err = read_job(tonumber(ARGV[10]))
+local now = server_now_ms()
+local lease_end = now + lease_ms
+
+-- The common answer first: the slot is in progress under another token and its lease is live
+-- (every claimant of a herd but the first, and each look of a waiting backup). Two reads decide it
+-- and nothing is written; a slot in :live means the job is in format 2 already. Everything else
+-- (a new run, an ended one, our own retry, an expired lease) goes on below.
+local held, err = live_run(slot)
+if err then return err end
+if held and held.token ~= token and held.lease_end > now then
+  return {'running', int(held.attempt), int(held.lease_end), held.runner, 'running', int(now), '', ''}
+end
+
+local job
+job, err = read_job(tonumber(ARGV[10]))
 if not job then return err end
 err = ensure_format_2(job, true)
 if err then return err end
 local keep_ms = job.protect
-local now = server_now_ms()
-local lease_end = now + lease_ms
 
 local function reply(outcome, attempt, end_ms, who, status, other, fence)
   local a, e, f = '', '', ''
