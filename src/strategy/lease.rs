@@ -12,6 +12,8 @@ use crate::scripts::{self, LuaScript};
 use crate::store::{LeaseFormat, LeaseKeys, RunKind};
 use crate::time::millis;
 
+pub mod look;
+
 /// How long a claim holds a run without a heartbeat, unless told otherwise (`leaseMs`).
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
@@ -149,11 +151,17 @@ pub fn claim_args(req: &ClaimRequest) -> Vec<String> {
     ]
 }
 
+/// Claims `req.slot`: the claim script decides, atomically, unless a snapshot of the slot taken
+/// first already answers (held by another under a live lease, or ended: [`look`]), which spares
+/// the shared Redis a script for every losing host of a herd.
 pub async fn claim(
     conn: &mut Connection,
     keys: &LeaseKeys,
     req: &ClaimRequest,
 ) -> Result<ClaimReply> {
+    if let Some(answer) = look::answer(conn, keys, req).await? {
+        return Ok(answer);
+    }
     let args = claim_args(req);
     let reply = eval_in_format(
         conn,
