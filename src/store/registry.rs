@@ -84,8 +84,10 @@ pub fn host_of(runner: &str) -> &str {
     runner.rsplit_once(':').map_or(runner, |(host, _)| host)
 }
 
-/// Records `settings` and `host` in the job's registry: one short script, which writes only what
-/// changed (see lua/register.lua).
+/// Records `settings` and `host` in the job's registry, writing only what changed. Most runs of a
+/// job change nothing, and every host of a fleet runs this at the same minute: so it reads first,
+/// with a plain HMGET (no script), and runs lua/register.lua, which decides again atomically, only
+/// when a setting differs or the host's last-seen time is due ([`HOST_REFRESH`]).
 pub async fn register(
     conn: &mut Connection,
     prefix: &str,
@@ -94,8 +96,34 @@ pub async fn register(
     host: &str,
 ) -> Result<()> {
     let key = registry_key(prefix, job);
+    let fields = settings.fields();
+    let host_field = format!("host:{host}");
+    let mut look = redis::pipe();
+    look.cmd("HMGET")
+        .arg(&key)
+        .arg(fields.iter().map(|(name, _)| *name).collect::<Vec<_>>())
+        .arg(&host_field)
+        .cmd("TIME");
+    // A registry of another type, or a server that refuses the read: the script says what is wrong.
+    if let Ok((stored, (secs, micros))) = conn
+        .pipeline::<(Vec<Option<String>>, (i64, i64))>(&look)
+        .await
+    {
+        let now = secs * 1000 + micros / 1000;
+        let unchanged = fields
+            .iter()
+            .zip(&stored)
+            .all(|((_, value), stored)| stored.as_deref() == Some(value.as_str()));
+        let seen_recently = stored
+            .last()
+            .and_then(|seen| seen.as_deref()?.parse::<i64>().ok())
+            .is_some_and(|seen| now - seen < millis(HOST_REFRESH));
+        if unchanged && seen_recently && stored.len() == fields.len() + 1 {
+            return Ok(());
+        }
+    }
     let mut args = vec![host.to_string(), millis(HOST_REFRESH).to_string()];
-    for (name, value) in settings.fields() {
+    for (name, value) in fields {
         args.push(name.to_string());
         args.push(value);
     }
