@@ -13,20 +13,27 @@ local now = server_now_ms()
 local lease_end = now + lease_ms
 
 -- The common answer first: the slot is in progress under another token and its lease is live
--- (every claimant of a herd but the first, and each look of a waiting backup). Two reads decide it
--- and nothing is written; a slot in :live means the job is in format 2 already. Everything else
--- (a new run, an ended one, our own retry, an expired lease) goes on below.
-local held, err = live_run(slot)
-if err then return err end
+-- (a host of a herd that raced past its look, a waiting backup). Decided from :live alone, before
+-- :job is read; a slot in :live means the job is in format 2 already. Runs in progress are few
+-- (one per job unless --overlap allow), so one HGETALL answers both this and, below, which other
+-- runs are in progress. Everything else (a new run, an ended one, our own retry, an expired
+-- lease) goes on below.
+local live, live_count = live_runs()
+if not live then return live_count end
+local held = live[slot]
 if held and held.token ~= token and held.lease_end > now then
   return {'running', int(held.attempt), int(held.lease_end), held.runner, 'running', int(now), '', ''}
 end
 
-local job
-job, err = read_job(tonumber(ARGV[10]))
+local job, err = read_job(tonumber(ARGV[10]))
 if not job then return err end
-err = ensure_format_2(job, true)
-if err then return err end
+if job.format ~= '2' then
+  err = ensure_format_2(job, true)
+  if err then return err end
+  -- A format 1 job's runs in progress have just moved to :live.
+  live, live_count = live_runs()
+  if not live then return live_count end
+end
 local keep_ms = job.protect
 
 local function reply(outcome, attempt, end_ms, who, status, other, fence)
@@ -37,8 +44,6 @@ local function reply(outcome, attempt, end_ms, who, status, other, fence)
   return {outcome, a, e, who or '', status or '', int(now), other or '', f}
 end
 
-local live, live_count = live_runs()
-if not live then return live_count end
 local run = live[slot]
 
 if not run then
