@@ -294,22 +294,19 @@ def register_cmd(job, host):
 
 
 def registry_look(job, host):
-    return [["HMGET", f"{{cron:{job}}}:registry", *[name for name, _ in REGISTRY], f"host:{host}"], ["TIME"]]
+    return [["HMGET", f"{{cron:{job}}}:registry", *[name for name, _ in REGISTRY], f"host:{host}"]]
 
 
 def claim_look(job, slot):
-    return [["MULTI"], ["HGET", key(job, "live"), slot], ["HGET", key(job, "job"), "format"],
-            ["ZRANGEBYSCORE", key(job, "results"), slot, slot], ["TIME"], ["EXEC"]]
+    return [["HGET", key(job, "live"), slot], ["TIME"]]
 
 
-def look_answers(exec_reply, token):
-    """Whether a claim's look answers it (src/strategy/lease/look.rs), from its EXEC reply."""
-    live, fmt, members, (secs, micros) = exec_reply
-    now = int(secs) * 1000 + int(micros) // 1000
-    if live is not None:
-        run = json.loads(live)
-        return run["token"] != token and run["lease_end"] > now
-    return fmt == "2" and len(members) > 0
+def look_answers(live, time, token):
+    """Whether a claim's look answers it (src/strategy/lease/look.rs): held by another, lease live."""
+    if live is None:
+        return False
+    run = json.loads(live)
+    return run["token"] != token and run["lease_end"] > int(time[0]) * 1000 + int(time[1]) // 1000
 
 
 def server_cpu_us():
@@ -355,8 +352,8 @@ def herd(batch, claimants=5, jobs=1000, use_lock=False):
             # `run` sends the registry's read and the claim's look together (one round trip).
             replies = check(conn.pipeline([cmd for j in batch_jobs for cmd in
                                            registry_look(f"herd{j}", host) + claim_look(f"herd{j}", slot)]))
-            execs = replies[7::8]
-            left = [j for j, e in zip(batch_jobs, execs) if not look_answers(e, tokens[j])]
+            left = [j for k, j in enumerate(batch_jobs)
+                    if not look_answers(replies[3 * k + 1], replies[3 * k + 2], tokens[j])]
             if left:
                 check(conn.pipeline([claim_cmd(f"herd{j}", slot, tokens[j], 1000, runner=f"{host}:1")
                                      for j in left]))

@@ -144,7 +144,9 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         let mut conn = conn.clone();
         let (prefix, job) = (ctx.prefix(), args.job.as_str());
         let host = registry::host_of(&runner).to_string();
-        async move { registry::register(&mut conn, prefix, job, &settings, &host).await }
+        // The server's clock now, by the time read when connecting and the jitter slept since.
+        let server_now = now + millis(delay);
+        async move { registry::register(&mut conn, prefix, job, &settings, &host, server_now).await }
     };
     let running = async {
         // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.

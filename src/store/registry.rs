@@ -86,30 +86,28 @@ pub fn host_of(runner: &str) -> &str {
 
 /// Records `settings` and `host` in the job's registry, writing only what changed. Most runs of a
 /// job change nothing, and every host of a fleet runs this at the same minute: so it reads first,
-/// with a plain HMGET (no script), and runs lua/register.lua, which decides again atomically, only
-/// when a setting differs or the host's last-seen time is due ([`HOST_REFRESH`]).
+/// with one plain HMGET (no script), and runs lua/register.lua, which decides again atomically by
+/// the server's clock, only when a setting differs or the host's last-seen time is due
+/// ([`HOST_REFRESH`]) by `server_now` (the server's clock as the caller last read it: a refresh
+/// a few milliseconds late waits for the next run, which is harmless).
 pub async fn register(
     conn: &mut Connection,
     prefix: &str,
     job: &str,
     settings: &JobSettings,
     host: &str,
+    server_now: i64,
 ) -> Result<()> {
     let key = registry_key(prefix, job);
     let fields = settings.fields();
     let host_field = format!("host:{host}");
-    let mut look = redis::pipe();
-    look.cmd("HMGET")
+    let look = redis::cmd("HMGET")
         .arg(&key)
         .arg(fields.iter().map(|(name, _)| *name).collect::<Vec<_>>())
         .arg(&host_field)
-        .cmd("TIME");
+        .clone();
     // A registry of another type, or a server that refuses the read: the script says what is wrong.
-    if let Ok((stored, (secs, micros))) = conn
-        .pipeline::<(Vec<Option<String>>, (i64, i64))>(&look)
-        .await
-    {
-        let now = secs * 1000 + micros / 1000;
+    if let Ok(stored) = conn.query::<Vec<Option<String>>>(&look).await {
         let unchanged = fields
             .iter()
             .zip(&stored)
@@ -117,7 +115,7 @@ pub async fn register(
         let seen_recently = stored
             .last()
             .and_then(|seen| seen.as_deref()?.parse::<i64>().ok())
-            .is_some_and(|seen| now - seen < millis(HOST_REFRESH));
+            .is_some_and(|seen| server_now - seen < millis(HOST_REFRESH));
         if unchanged && seen_recently && stored.len() == fields.len() + 1 {
             return Ok(());
         }

@@ -3,32 +3,31 @@
 //! At the top of a minute every host of a fleet claims the same runs, and all but one lose. Each
 //! claim script costs the shared Redis ~10 µs of Lua (bench/server.sh), and Redis runs one at a
 //! time, so a herd of losing scripts is what every other client of that Redis waits behind. Most
-//! of those answers are already decided before the script runs: the run is held by another host
-//! under a live lease, or it has ended. So a claim of a format 2 store first reads the slot with
-//! plain commands in one `MULTI`/`EXEC` (a consistent snapshot, ~1.5 µs on the server, no Lua),
-//! and only runs the script when the snapshot cannot answer.
+//! of those answers are decided before the script runs: the run is held by another host under a
+//! live lease. So a claim of a format 2 store first reads the slot's `:live` field and the server's
+//! `TIME`, two plain commands in that order in one pipeline, and runs the script only when they do
+//! not answer.
 //!
-//! The snapshot only ever gives an answer the script would have given at the moment it was taken:
-//! `running` when another token holds the slot with a lease that outlives the server's `TIME` in
-//! the same transaction, `done` when the slot has ended (its `:results` members, in a job already
-//! in format 2, with no run in progress). Everything that decides or writes (a new run, a takeover
-//! of an expired lease, our own retry with the same token, a pause, overlap, trimming, format
-//! conversion) is the script's, as before. Anything the snapshot cannot read cleanly (a key of
-//! another type, a member it cannot parse, a server that refuses the commands) goes to the script
-//! too, which names the problem. A claim the snapshot answers writes nothing, as a losing claim
-//! script never did. docs/store-format.md ("A claim's look") states the rule for other
-//! implementations.
+//! The look only ever answers what the script would have answered when the field was read:
+//! `running`, when another token holds the slot with a lease that ends after the server's `TIME`
+//! read just after it (so it was live at the read). Everything else (a new run, an ended one, a
+//! takeover of an expired lease, our own retry with the same token) is the script's, as before, as
+//! is anything the look cannot read cleanly (a key of another type, a value that is not a run, a
+//! server that refuses the commands), which the script then names. A look writes nothing, as a
+//! losing claim script never did. Ended runs are left to the script: asking :results and the job's
+//! format as well would cost every look three more commands (and a MULTI, to read them as one) for
+//! an answer a herd rarely needs, the run being still in progress when the other hosts arrive.
+//! docs/store-format.md ("A claim's look") states the rule for other implementations.
 
 use redis::Value;
 
 use super::{ClaimOutcome, ClaimReply, ClaimRequest};
 use crate::connection::Connection;
 use crate::error::Result;
-use crate::store::read::ResultEntry;
 use crate::store::state::decode_live;
 use crate::store::{LeaseFormat, LeaseKeys};
 
-/// The claim's answer when a snapshot of the slot already decides it, else None (run the script).
+/// The claim's answer when a look at the slot already decides it, else None (run the script).
 /// Errors only when the connection failed (which the script would meet too, and the caller
 /// retries); a reply it cannot use is None.
 pub async fn answer(
@@ -36,93 +35,38 @@ pub async fn answer(
     keys: &LeaseKeys,
     req: &ClaimRequest,
 ) -> Result<Option<ClaimReply>> {
-    // Format 1 keeps runs in nine hash fields of :state: no single read answers. A cluster
-    // client's MULTI would need all of it on one node, TIME included: the script is simpler there.
+    // Format 1 keeps a run in nine fields of :state: no single read answers. A cluster client may
+    // send TIME to another node than the job's: the script is simpler there.
     if keys.format != LeaseFormat::V2 || conn.is_cluster() {
         return Ok(None);
     }
     let mut pipe = redis::pipe();
-    pipe.atomic()
-        .cmd("HGET")
-        .arg(&keys.live)
-        .arg(req.slot)
-        .cmd("HGET")
-        .arg(&keys.job)
-        .arg("format")
-        .cmd("ZRANGEBYSCORE")
-        .arg(&keys.results)
-        .arg(req.slot)
-        .arg(req.slot)
-        .cmd("TIME");
-    let snapshot: Vec<Value> = match conn.pipeline(&pipe).await {
+    pipe.cmd("HGET").arg(&keys.live).arg(req.slot).cmd("TIME");
+    let look: Vec<Value> = match conn.replies(&pipe).await {
         Ok(values) => values,
         Err(e) if e.is_transient() => return Err(e),
         Err(_) => return Ok(None),
     };
-    Ok(decide(keys, req, snapshot))
+    Ok(decide(keys, req, look))
 }
 
-/// The answer a snapshot `[live field, job format, results members, TIME]` gives, if any.
-fn decide(keys: &LeaseKeys, req: &ClaimRequest, snapshot: Vec<Value>) -> Option<ClaimReply> {
-    let [live, format, members, time]: [Value; 4] = snapshot.try_into().ok()?;
-    let live: Option<String> = redis::from_redis_value(live).ok()?;
-    let format: Option<String> = redis::from_redis_value(format).ok()?;
-    let members: Vec<String> = redis::from_redis_value(members).ok()?;
+/// The answer a look `[the slot's :live field, TIME]` gives, if any.
+fn decide(keys: &LeaseKeys, req: &ClaimRequest, look: Vec<Value>) -> Option<ClaimReply> {
+    let [live, time]: [Value; 2] = look.try_into().ok()?;
+    let text: String = redis::from_redis_value(live).ok()?;
     let (secs, micros): (i64, i64) = redis::from_redis_value(time).ok()?;
     let now = secs * 1000 + micros / 1000;
-    let reply = |outcome, attempt, lease_end, runner: String, status: &str| ClaimReply {
-        outcome,
-        attempt: Some(attempt),
-        lease_end,
-        runner,
-        status: status.to_string(),
+    let run = decode_live(&keys.live, &req.slot.to_string(), &text).ok()?;
+    (run.token != req.token && run.lease_end > now).then(|| ClaimReply {
+        outcome: ClaimOutcome::Running,
+        attempt: Some(run.attempt),
+        lease_end: Some(run.lease_end),
+        runner: run.runner,
+        status: "running".to_string(),
         server_now: now,
         other_slot: None,
         fence: None,
-    };
-    match live {
-        // Held by someone else, lease live: running, as the script answers it.
-        Some(text) => {
-            let run = decode_live(&keys.live, &req.slot.to_string(), &text).ok()?;
-            (run.token != req.token && run.lease_end > now).then(|| {
-                reply(
-                    ClaimOutcome::Running,
-                    run.attempt,
-                    Some(run.lease_end),
-                    run.runner,
-                    "running",
-                )
-            })
-        }
-        // Ended: its final attempt. Only in a job in format 2: a format 1 job's run in progress is
-        // not in :live until its first format 2 script converts it.
-        None if format.as_deref() == Some("2") => {
-            let mut last: Option<ResultEntry> = None;
-            for member in &members {
-                let entry = ResultEntry::parse(&keys.results, member).ok()?;
-                entry.attempt?;
-                if !matches!(
-                    entry.status.as_str(),
-                    "finished" | "failed" | "interrupted" | "skipped"
-                ) {
-                    return None;
-                }
-                if last.as_ref().is_none_or(|l| entry.attempt > l.attempt) {
-                    last = Some(entry);
-                }
-            }
-            let last = last?;
-            let status = last.status.clone();
-            Some(reply(
-                ClaimOutcome::Done,
-                last.attempt?,
-                None,
-                last.runner,
-                &status,
-            ))
-        }
-        None => None,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -150,12 +94,10 @@ mod tests {
         Value::BulkString(text.as_bytes().to_vec())
     }
 
-    /// A snapshot at server time 100.000 s.
-    fn snapshot(live: Option<&str>, format: Option<&str>, members: &[&str]) -> Vec<Value> {
+    /// A look at server time 100.000 s.
+    fn look(live: Option<&str>) -> Vec<Value> {
         vec![
             live.map_or(Value::Nil, bulk),
-            format.map_or(Value::Nil, bulk),
-            Value::Array(members.iter().map(|m| bulk(m)).collect()),
             Value::Array(vec![bulk("100"), bulk("0")]),
         ]
     }
@@ -172,7 +114,7 @@ mod tests {
         let got = decide(
             &keys,
             &request("mine"),
-            snapshot(Some(&live("theirs", 100_001)), Some("2"), &[]),
+            look(Some(&live("theirs", 100_001))),
         )
         .expect("answered");
         assert_eq!(got.outcome, ClaimOutcome::Running);
@@ -184,50 +126,22 @@ mod tests {
     }
 
     #[test]
-    fn the_script_decides_an_expired_lease_our_own_token_and_a_new_run() {
+    fn the_script_decides_everything_else() {
         let keys = LeaseKeys::new("cron:", "j");
         let req = request("mine");
         // Expired exactly now: a takeover is the script's.
-        assert!(
-            decide(
-                &keys,
-                &req,
-                snapshot(Some(&live("theirs", 100_000)), Some("2"), &[])
-            )
-            .is_none()
-        );
+        assert!(decide(&keys, &req, look(Some(&live("theirs", 100_000)))).is_none());
         // Our own token: a retry whose first reply was lost, answered won by the script.
-        assert!(
-            decide(
-                &keys,
-                &req,
-                snapshot(Some(&live("mine", 200_000)), Some("2"), &[])
-            )
-            .is_none()
-        );
-        // Nothing yet: a new run.
-        assert!(decide(&keys, &req, snapshot(None, Some("2"), &[])).is_none());
-        // Garbage in :live: the script names it.
-        assert!(decide(&keys, &req, snapshot(Some("{"), Some("2"), &[])).is_none());
-    }
-
-    #[test]
-    fn an_ended_run_is_done_with_its_last_attempt_only_in_a_format_2_job() {
-        let keys = LeaseKeys::new("cron:", "j");
-        let req = request("mine");
-        let members = [
-            r#"{"attempt":1,"token":"a","runner":"h1:1","status":"interrupted","claimed_at":1,"ended_at":2,"result":null}"#,
-            r#"{"attempt":2,"token":"b","runner":"h2:1","status":"finished","claimed_at":3,"ended_at":4,"result":{"exit_code":0}}"#,
+        assert!(decide(&keys, &req, look(Some(&live("mine", 200_000)))).is_none());
+        // Not in progress: new, ended, paused, trimmed or a format 1 job's.
+        assert!(decide(&keys, &req, look(None)).is_none());
+        // Garbage in :live, or a key of another type: the script names it.
+        assert!(decide(&keys, &req, look(Some("{"))).is_none());
+        // A reply that is no string (a server error in its place, as `replies` gives it).
+        let wrongtype = vec![
+            Value::Array(vec![]),
+            Value::Array(vec![bulk("100"), bulk("0")]),
         ];
-        let got = decide(&keys, &req, snapshot(None, Some("2"), &members)).expect("answered");
-        assert_eq!(got.outcome, ClaimOutcome::Done);
-        assert_eq!(
-            (got.attempt, got.runner.as_str(), got.status.as_str()),
-            (Some(2), "h2:1", "finished")
-        );
-        // A job not converted yet may hold attempt 2 in its format 1 :state.
-        assert!(decide(&keys, &req, snapshot(None, None, &members)).is_none());
-        // A member that is not a result: the script names it.
-        assert!(decide(&keys, &req, snapshot(None, Some("2"), &["garbage"])).is_none());
+        assert!(decide(&keys, &req, wrongtype).is_none());
     }
 }
