@@ -7,7 +7,10 @@ measured in the same run (see bench/server.sh, which starts the server and passe
 - The longest single script of every path (SLOWLOG), including anarchon's own trim and trim
   --dry-run of a job with 100,000 runs, list, inspect, history and catch-up (run as processes).
 - A thundering herd: 1,000 jobs x 5 claimants pipelined from 5 clients while another client PINGs;
-  its p99 and max latency, against the same burst of SET NX PX.
+  its p99 and max latency, and the server's CPU for the burst (INFO cpu), against the same burst of
+  SET NX PX. Each claimant sends what `anarchon run` sends at a slot: the registry read and the
+  claim's look, then the claim script where the look does not answer (LOOK=0: the registry script
+  and the claim script for every claim, as versions before the look did).
 - Memory per run of history at 1,000 runs per job, per key (MEMORY USAGE), and per job with one run
   against a SET-based lock.
 
@@ -249,6 +252,8 @@ def steady_state(history, pairs):
         "claim_us": statistics.mean(claims),
         "finish_us": statistics.mean(finishes),
         "max_us": max(claims + finishes),
+        # The same run's longest empty script: a stall of the VM shows here too.
+        "max_empty_us": max(empties),
         "runs_kept": runs_left,
     }
 
@@ -519,7 +524,8 @@ def main():
               f"({s['floor_us']:.2f} us; the rounds: "
               f"{spread}), "
               f"{s['pair_us'] / setdel_us:.1f}x SET NX PX + DEL; longest script "
-              f"{max(x['max_us'] for x in rounds)} us (kept {s['runs_kept']} runs)")
+              f"{max(x['max_us'] for x in rounds)} us, longest empty script "
+              f"{max(x['max_empty_us'] for x in rounds)} us (kept {s['runs_kept']} runs)")
     if only_steady:
         return
     main_herd()
