@@ -21,5 +21,5 @@ won=$(redis-cli -p "$PORT" scard '{cron:bench}:active')
 echo "claims per variant:            $N (server: $SERVER)"
 echo "redis-cli EVALSHA claim:       ${t_cli} us/claim"
 echo "anarchon claim:                ${t_claim} us/claim   ($(ratio "$t_claim" "$t_cli")x redis-cli)"
-echo "Redis round trips per claim:   $TRIPS  (format check + TIME pipelined, claim)"
+echo "server reads per claim:        $TRIPS  (INFO stats; 2 round trips in this format 1 store: format check + TIME, claim)"
 echo "claims won:                    $won of $N"

@@ -24,22 +24,29 @@ time_loop() {
   echo $(( (end - start) / n / 1000 ))
 }
 
-# round_trips: requests clients have sent, from INFO commandstats. Commands that scripts call
-# inside the server (TYPE, HGET, ...) are not round trips; a pipeline counts once, by its GET.
+# round_trips: reads the server processed so far (INFO stats total_reads_processed, Redis 6+): a
+# request or a pipeline is one read (or more, when it arrives in pieces), a script's own commands
+# none, and a client closing is one more. `redis-cli ping` counts 1.0 per process.
 round_trips() {
+  redis-cli -p "$PORT" info stats | awk -F: '/^total_reads_processed:/ {print $2 + 0}' | tr -d '\r'
+}
+
+# scripts_run: script calls so far (FCALL, EVALSHA, EVAL), from INFO commandstats.
+scripts_run() {
   redis-cli -p "$PORT" info commandstats | awk -F'[=,:]' '
-    /^cmdstat_(get|evalsha|eval|hello|client\|setinfo|select|auth|scan|hgetall|xrevrange|zrevrangebyscore):/ {s += $3}
+    /^cmdstat_(fcall|fcall_ro|evalsha|evalsha_ro|eval|eval_ro):/ {s += $3}
     END {print s+0}'
 }
 
 ratio() { python3 -c "print(f'{$1 / $2:.1f}')"; }
 
-# time_with_trips N CMD...: like time_loop, but sets T (mean microseconds per run) and TRIPS (Redis
-# round trips per run) instead of printing.
+# time_with_trips N CMD...: like time_loop, but sets T (mean microseconds per run) and TRIPS (server
+# reads per run, see round_trips) instead of printing.
 time_with_trips() {
   local n=$1 before after
   before=$(round_trips)
   T=$(time_loop "$@")
   after=$(round_trips)
-  TRIPS=$(ratio "$((after - before))" "$n")
+  # Less the two redis-cli calls' reads that fall in between, and each process's closing read.
+  TRIPS=$(python3 -c "print(f'{($after - $before - 2) / $n - 1:.1f}')")
 }

@@ -17,6 +17,14 @@ echo "runs per variant:              $N (server: $SERVER)"
 echo "/bin/true:                     ${t_true} us/run"
 echo "flock -n FILE true:            ${t_flock} us/run   ($(ratio "$t_flock" "$t_true")x true)"
 echo "anarchon run -- true:          ${t_run} us/run   ($(ratio "$t_run" "$t_true")x true, $(ratio "$t_run" "$t_flock")x flock)"
-echo "Redis round trips per run:     $TRIPS  (format check + TIME pipelined, claim, finish)"
+echo "server reads per run:          $TRIPS  (INFO stats; 4 round trips: format check + TIME + registry read; the claim's look; claim; finish)"
 echo "runs recorded:                 $claimed of $N"
+
+# A host that loses: the slot is held (a claim with a long lease), each run is told running.
+"$BIN" claim held --slot 5000 --lease 10m >/dev/null
+lose_once() { "$BIN" run --job held --slot 5000 --no-backup -- /bin/true; }
+"$BIN" run --job held --slot 5000 --no-backup -- /bin/true >/dev/null 2>&1 || true  # registers the job
+scripts_before=$(scripts_run)
+time_with_trips "$N" lose_once
+echo "a losing run (slot held):      ${T} us/run, $TRIPS server reads (2 round trips: format check + registry read; the look), $(ratio "$(( $(scripts_run) - scripts_before ))" "$N") scripts per run"
 redis-cli -p "$PORT" info commandstats | grep -E '^cmdstat_(evalsha|eval|set|get|time|hello|client)' | sed 's/^/  /'

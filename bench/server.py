@@ -8,9 +8,9 @@ measured in the same run (see bench/server.sh, which starts the server and passe
   --dry-run of a job with 100,000 runs, list, inspect, history and catch-up (run as processes).
 - A thundering herd: 1,000 jobs x 5 claimants pipelined from 5 clients while another client PINGs;
   its p99 and max latency, and the server's CPU for the burst (INFO cpu), against the same burst of
-  SET NX PX. Each claimant sends what `anarchon run` sends at a slot: the registry read and the
-  claim's look, then the claim script where the look does not answer (LOOK=0: the registry script
-  and the claim script for every claim, as versions before the look did).
+  SET NX PX. Each claimant sends what `anarchon run` sends at a slot: the format check with the
+  registry's read, the claim's look, then the claim script where the look does not answer (LOOK=0:
+  the format check, the registry script and the claim script, as versions before the look did).
 - Memory per run of history at 1,000 runs per job, per key (MEMORY USAGE), and per job with one run
   against a SET-based lock.
 
@@ -336,8 +336,9 @@ def herd(batch, claimants=5, jobs=1000, use_lock=False):
     # Each claimant stands for a host that claims its jobs over one connection, `batch` at a time
     # in one pipeline (1: as `anarchon run` does, one process and one claim in flight per job; 10:
     # a scheduler instance that pipelines the claims of a minute). Each sends what `anarchon run`
-    # sends at a slot before its command starts: the registry (a read, or the script before the
-    # look), the claim's look and the claim script where the look does not answer.
+    # sends at a slot before its command starts: the format check with the registry's read, the
+    # claim's look, and the claim script where the look does not answer (LOOK=0: the format
+    # check, the registry script and the claim script, as before the look).
     def claimant(c):
         conn = Redis()
         host = f"host-{c}"
@@ -348,17 +349,20 @@ def herd(batch, claimants=5, jobs=1000, use_lock=False):
                                      for j in batch_jobs]))
                 continue
             tokens = {j: f"tok{c}-{j}" for j in batch_jobs}
+            # The first round trip of every `run`: the format check (and, with the look, the
+            # registry's read).
+            first = [["SET", "cron:format", FORMAT, "NX"], ["GET", "cron:format"], ["TIME"]]
             if not LOOK:
+                check(conn.pipeline([cmd for j in batch_jobs for cmd in first]))
                 if REGISTER:
                     check(conn.pipeline([register_cmd(f"herd{j}", host) for j in batch_jobs]))
                 check(conn.pipeline([claim_cmd(f"herd{j}", slot, tokens[j], 1000, runner=f"{host}:1")
                                      for j in batch_jobs]))
                 continue
-            # `run` sends the registry's read and the claim's look together (one round trip).
-            replies = check(conn.pipeline([cmd for j in batch_jobs for cmd in
-                                           registry_look(f"herd{j}", host) + claim_look(f"herd{j}", slot)]))
+            check(conn.pipeline([cmd for j in batch_jobs for cmd in first + registry_look(f"herd{j}", host)]))
+            replies = check(conn.pipeline([cmd for j in batch_jobs for cmd in claim_look(f"herd{j}", slot)]))
             left = [j for k, j in enumerate(batch_jobs)
-                    if not look_answers(replies[3 * k + 1], replies[3 * k + 2], tokens[j])]
+                    if not look_answers(replies[2 * k], replies[2 * k + 1], tokens[j])]
             if left:
                 check(conn.pipeline([claim_cmd(f"herd{j}", slot, tokens[j], 1000, runner=f"{host}:1")
                                      for j in left]))

@@ -56,13 +56,33 @@ impl Context {
     /// Connects for a command that writes: checks that the server can run the strategy (before
     /// anything is written), then the store format.
     pub async fn open_for_write(&self, strategy: Strategy) -> Result<(Connection, StoreCheck)> {
+        let mut conn = self.connect_for(strategy).await?;
+        let check = format::check_for_write(&mut conn, self.prefix()).await?;
+        Ok((conn, check))
+    }
+
+    /// [`Context::open_for_write`], with one more read sent in the format check's round trip; its
+    /// reply as it came (None where it could not go along: see
+    /// [`format::check_for_write_and_read`]).
+    pub async fn open_for_write_and_read(
+        &self,
+        strategy: Strategy,
+        also: &redis::Cmd,
+    ) -> Result<(Connection, StoreCheck, Option<redis::Value>)> {
+        let mut conn = self.connect_for(strategy).await?;
+        let (check, read) =
+            format::check_for_write_and_read(&mut conn, self.prefix(), also).await?;
+        Ok((conn, check, read))
+    }
+
+    /// Connects, and checks that the server can run the strategy (before anything is written).
+    async fn connect_for(&self, strategy: Strategy) -> Result<Connection> {
         let mut conn = self.connect().await?;
         if matches!(strategy, Strategy::Idmp { .. }) {
             let info = server::detect(&mut conn).await?;
             claim_only::require_idmp(&info)?;
         }
-        let check = format::check_for_write(&mut conn, self.prefix()).await?;
-        Ok((conn, check))
+        Ok(conn)
     }
 
     /// The lease-layout keys of `job`, after checking the job name and the prefix.

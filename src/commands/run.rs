@@ -112,7 +112,23 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         req
     };
 
-    let (mut conn, check) = ctx.open_for_write(strategy).await?;
+    // Monitoring's record of the job (the registry) is read in the format check's round trip, and
+    // written (a script) only when something changed: most runs add no round trip and no script.
+    let settings = registry_settings(&args, strategy, schedule.as_ref());
+    let runner = args
+        .lease
+        .runner
+        .clone()
+        .unwrap_or_else(crate::strategy::default_runner);
+    let registration = registry::Registration::new(
+        ctx.prefix(),
+        &args.job,
+        &settings,
+        registry::host_of(&runner),
+    );
+    let (mut conn, check, registry_read) = ctx
+        .open_for_write_and_read(strategy, &registration.read())
+        .await?;
     let now = check.server_now_ms;
     let current = match (&schedule, args.slot) {
         (Some(s), _) => s.latest_at_or_before(now).ok_or_else(|| {
@@ -124,6 +140,12 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         (None, Some(slot)) => slot.resolve(now),
         (None, None) => return Err(Error::usage("give --schedule or --slot")),
     };
+    // A failure here (a registry key of another type) must not keep the job from running.
+    if registration.is_due(registry_read, now)
+        && let Err(e) = registration.write(&mut conn).await
+    {
+        eprintln!("anarchon: warning: the job registry was not updated: {e}");
+    }
     let target = Target {
         prefix: ctx.prefix(),
         job: &args.job,
@@ -135,76 +157,56 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         tokio::time::sleep(delay).await;
     }
     let keys = LeaseKeys::new(ctx.prefix(), &args.job).with_format(check.lease_format());
-    let settings = registry_settings(&args, strategy, schedule.as_ref());
-    let runner = request(current).runner;
-    // Monitoring's record of the job goes beside the claim, on a clone of the connection (which
-    // multiplexes): its read shares the claim's round trip instead of adding one before it, and a
-    // failure here (a registry key of another type) never keeps the job from running.
-    let registering = {
-        let mut conn = conn.clone();
-        let (prefix, job) = (ctx.prefix(), args.job.as_str());
-        let host = registry::host_of(&runner).to_string();
-        // The server's clock now, by the time read when connecting and the jitter slept since.
-        let server_now = now + millis(delay);
-        async move { registry::register(&mut conn, prefix, job, &settings, &host, server_now).await }
-    };
-    let running = async {
-        // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.
-        let no_backup = RunnerOptions {
-            backup: Backup::No,
-            ..opts.clone()
-        };
-        let too_late = schedule.is_some() && now - current > millis(args.max_late);
-        let missed = match schedule.as_ref().filter(|_| !catch_up.is_zero()) {
-            Some(s) => {
-                missed_runs(
-                    &mut conn,
-                    &keys,
-                    s,
-                    now - millis(catch_up),
-                    current,
-                    too_late,
-                )
-                .await?
-            }
-            None => Vec::new(),
-        };
-        // The current slot is among them only when it is too late and nobody claimed it.
-        let current_missed = missed.last() == Some(&current);
-        let (to_skip, to_run) =
-            missed.split_at(missed.len() - runs_to_catch_up(&args, missed.len(), current_missed));
-        let mut skipped = Vec::new();
-        let reason = match args.catch_up_policy {
-            CatchUpPolicy::Latest => "--catch-up-policy latest".to_string(),
-            CatchUpPolicy::All => format!("over --catch-up-max {}", args.catch_up_max),
-        };
-        for &slot in to_skip {
-            let outcome = lease::skip(&mut conn, &keys, slot, &runner, &reason).await?;
-            skipped.push(Skipped {
-                slot,
-                reason: reason.clone(),
-                recorded: outcome == lease::SkipOutcome::Skipped,
-            });
-        }
-        let mut caught_up = Vec::new();
-        for &slot in to_run.iter().filter(|s| **s != current) {
-            caught_up.push(run_slot(&mut conn, target, request(slot), &no_backup, now).await?);
-        }
 
-        let report = if !too_late {
-            run_slot(&mut conn, target, request(current), &opts, now).await?
-        } else if current_missed {
-            run_slot(&mut conn, target, request(current), &no_backup, now).await?
-        } else {
-            SlotReport::too_late(&args.job, current)
-        };
-        Ok::<_, Error>((report, caught_up, skipped))
+    // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.
+    let no_backup = RunnerOptions {
+        backup: Backup::No,
+        ..opts.clone()
     };
-    let (registered, ran) = tokio::join!(registering, running);
-    if let Err(e) = registered {
-        eprintln!("anarchon: warning: the job registry was not updated: {e}");
+    let too_late = schedule.is_some() && now - current > millis(args.max_late);
+    let missed = match schedule.as_ref().filter(|_| !catch_up.is_zero()) {
+        Some(s) => {
+            missed_runs(
+                &mut conn,
+                &keys,
+                s,
+                now - millis(catch_up),
+                current,
+                too_late,
+            )
+            .await?
+        }
+        None => Vec::new(),
+    };
+    // The current slot is among them only when it is too late and nobody claimed it.
+    let current_missed = missed.last() == Some(&current);
+    let (to_skip, to_run) =
+        missed.split_at(missed.len() - runs_to_catch_up(&args, missed.len(), current_missed));
+    let mut skipped = Vec::new();
+    let reason = match args.catch_up_policy {
+        CatchUpPolicy::Latest => "--catch-up-policy latest".to_string(),
+        CatchUpPolicy::All => format!("over --catch-up-max {}", args.catch_up_max),
+    };
+    for &slot in to_skip {
+        let outcome = lease::skip(&mut conn, &keys, slot, &runner, &reason).await?;
+        skipped.push(Skipped {
+            slot,
+            reason: reason.clone(),
+            recorded: outcome == lease::SkipOutcome::Skipped,
+        });
     }
-    let (report, caught_up, skipped) = ran?;
+    let mut caught_up = Vec::new();
+    for &slot in to_run.iter().filter(|s| **s != current) {
+        caught_up.push(run_slot(&mut conn, target, request(slot), &no_backup, now).await?);
+    }
+
+    let report = if !too_late {
+        run_slot(&mut conn, target, request(current), &opts, now).await?
+    } else if current_missed {
+        run_slot(&mut conn, target, request(current), &no_backup, now).await?
+    } else {
+        SlotReport::too_late(&args.job, current)
+    };
 
     // A failed catch-up run must not hide behind a successful current one.
     let exit_code = caught_up
@@ -240,7 +242,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
                 skipped.len(),
                 rfc3339(first.slot),
                 rfc3339(last.slot),
-                first.reason
+                reason
             );
         }
         for r in caught_up.iter().chain(std::iter::once(&report)) {

@@ -10,8 +10,8 @@ use std::time::Duration;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::{
-    AsyncConnectionConfig, Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, RedisFuture,
-    ServerErrorKind, TlsCertificates, Value,
+    AsyncConnectionConfig, Cmd, ErrorKind, FromRedisValue, IntoConnectionInfo, Pipeline,
+    RedisError, RedisFuture, ServerErrorKind, TlsCertificates, Value,
 };
 
 use crate::error::{Error, Result};
@@ -163,9 +163,20 @@ impl Connection {
                     .map_err(|e| connection_error(&shown_url, &e, &options.url))?,
             )
         } else {
+            // No `CLIENT SETINFO` after connecting: it is a round trip of its own before the
+            // first command, in every process of a fleet that starts at the same minute, for a
+            // library name in CLIENT LIST.
+            let info = options
+                .url
+                .as_str()
+                .into_connection_info()
+                .map_err(bad_url)?;
+            let info = info
+                .clone()
+                .set_redis_settings(info.redis_settings().clone().set_skip_set_lib_name());
             let client = match options.tls_ca {
-                Some(_) => redis::Client::build_with_tls(options.url.as_str(), certs()),
-                None => redis::Client::open(options.url.as_str()),
+                Some(_) => redis::Client::build_with_tls(info, certs()),
+                None => redis::Client::open(info),
             }
             .map_err(bad_url)?;
             let config = AsyncConnectionConfig::new()

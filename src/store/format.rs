@@ -4,6 +4,8 @@
 //! [`STORE_FORMAT`] means a newer anarchon wrote the data: we refuse before writing anything, since
 //! guessing at a layout we do not know could lose runs or run them twice.
 
+use redis::Value;
+
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::store::keys::{LeaseFormat, format_key};
@@ -43,17 +45,55 @@ pub async fn check_for_read(conn: &mut Connection, prefix: &str) -> Result<Store
     check(conn, prefix, false).await
 }
 
-async fn check(conn: &mut Connection, prefix: &str, create: bool) -> Result<StoreCheck> {
+/// `check_for_write`, with one more read (`also`) sent in the same round trip, for a command that
+/// needs it before it starts (`run`: the job registry). Its reply comes back as it came, an error
+/// as a `Value::ServerError`; None on a cluster connection, where the two keys may live on
+/// different nodes: the caller reads it itself there.
+pub async fn check_for_write_and_read(
+    conn: &mut Connection,
+    prefix: &str,
+    also: &redis::Cmd,
+) -> Result<(StoreCheck, Option<Value>)> {
+    if conn.is_cluster() {
+        return Ok((check_for_write(conn, prefix).await?, None));
+    }
     let key = format_key(prefix);
+    let mut pipe = format_reads(&key, true);
+    pipe.add_command(also.clone());
+    let mut replies = conn.replies(&pipe).await?.into_iter();
+    let (found, time, extra) = (replies.next(), replies.next(), replies.next());
+    let decoded = (
+        found.and_then(|v| redis::from_redis_value::<Option<String>>(v).ok()),
+        time.and_then(|v| redis::from_redis_value::<(String, String)>(v).ok()),
+    );
+    match decoded {
+        (Some(found), Some((secs, micros))) => {
+            Ok((judge(conn, key, found, &secs, &micros)?, extra))
+        }
+        // The format key of another type (or a reply that is no format): the plain check says
+        // what is wrong.
+        _ => Ok((check_for_write(conn, prefix).await?, None)),
+    }
+}
+
+/// The format check's reads: `SET NX` of the format key (for a write; its reply ignored), `GET`,
+/// `TIME`.
+fn format_reads(key: &str, create: bool) -> redis::Pipeline {
     let mut pipe = redis::pipe();
     if create {
         pipe.cmd("SET")
-            .arg(&key)
+            .arg(key)
             .arg(STORE_FORMAT)
             .arg("NX")
             .ignore();
     }
-    pipe.cmd("GET").arg(&key).cmd("TIME");
+    pipe.cmd("GET").arg(key).cmd("TIME");
+    pipe
+}
+
+async fn check(conn: &mut Connection, prefix: &str, create: bool) -> Result<StoreCheck> {
+    let key = format_key(prefix);
+    let pipe = format_reads(&key, create);
     let reply: Result<(Option<String>, (String, String))> = conn.pipeline(&pipe).await;
     let (found, (secs, micros)) = match reply {
         Err(e) if e.is_wrongtype() => {
@@ -66,7 +106,18 @@ async fn check(conn: &mut Connection, prefix: &str, create: bool) -> Result<Stor
         }
         other => other?,
     };
-    let server_now_ms = parse_time_reply(&secs, &micros)?;
+    judge(conn, key, found, &secs, &micros)
+}
+
+/// The check's verdict on the format key's value and the server's TIME.
+fn judge(
+    conn: &Connection,
+    key: String,
+    found: Option<String>,
+    secs: &str,
+    micros: &str,
+) -> Result<StoreCheck> {
+    let server_now_ms = parse_time_reply(secs, micros)?;
     let format = found
         .map(|text| {
             parse_format(&text).ok_or_else(|| {

@@ -84,51 +84,73 @@ pub fn host_of(runner: &str) -> &str {
     runner.rsplit_once(':').map_or(runner, |(host, _)| host)
 }
 
-/// Records `settings` and `host` in the job's registry, writing only what changed. Most runs of a
-/// job change nothing, and every host of a fleet runs this at the same minute: so it reads first,
-/// with one plain HMGET (no script), and runs lua/register.lua, which decides again atomically by
-/// the server's clock, only when a setting differs or the host's last-seen time is due
-/// ([`HOST_REFRESH`]) by `server_now` (the server's clock as the caller last read it: a refresh
-/// a few milliseconds late waits for the next run, which is harmless).
-pub async fn register(
-    conn: &mut Connection,
-    prefix: &str,
-    job: &str,
-    settings: &JobSettings,
-    host: &str,
-    server_now: i64,
-) -> Result<()> {
-    let key = registry_key(prefix, job);
-    let fields = settings.fields();
-    let host_field = format!("host:{host}");
-    let look = redis::cmd("HMGET")
-        .arg(&key)
-        .arg(fields.iter().map(|(name, _)| *name).collect::<Vec<_>>())
-        .arg(&host_field)
-        .clone();
-    // A registry of another type, or a server that refuses the read: the script says what is wrong.
-    if let Ok(stored) = conn.query::<Vec<Option<String>>>(&look).await {
-        let unchanged = fields
+/// One run's record in the job registry: `settings`, and `host` as seen now. Most runs of a job
+/// change nothing, and every host of a fleet runs at the same minute, so it is read first, with one
+/// plain HMGET of the fields it would write ([`Registration::read`], which `run` sends in its first
+/// round trip), and written by lua/register.lua (which decides again, atomically, by the server's
+/// clock) only when a setting differs or the host's last-seen time is due ([`HOST_REFRESH`]).
+pub struct Registration<'a> {
+    key: String,
+    settings: &'a JobSettings,
+    host: &'a str,
+}
+
+impl<'a> Registration<'a> {
+    pub fn new(prefix: &str, job: &str, settings: &'a JobSettings, host: &'a str) -> Self {
+        Registration {
+            key: registry_key(prefix, job),
+            settings,
+            host,
+        }
+    }
+
+    /// The read that tells whether anything is due: the settings' fields, then the host's.
+    pub fn read(&self) -> redis::Cmd {
+        let mut cmd = redis::cmd("HMGET");
+        cmd.arg(&self.key);
+        for (name, _) in self.settings.fields() {
+            cmd.arg(name);
+        }
+        cmd.arg(format!("host:{}", self.host));
+        cmd
+    }
+
+    /// Whether the registry as [`Registration::read`] found it (None: not read) needs a write at
+    /// `server_now`. A reply that is not the fields (a registry of another type) is due too: the
+    /// script then says what is wrong.
+    pub fn is_due(&self, stored: Option<redis::Value>, server_now: i64) -> bool {
+        let Some(stored) =
+            stored.and_then(|v| redis::from_redis_value::<Vec<Option<String>>>(v).ok())
+        else {
+            return true;
+        };
+        let fields = self.settings.fields();
+        if stored.len() != fields.len() + 1 {
+            return true;
+        }
+        let changed = fields
             .iter()
             .zip(&stored)
-            .all(|((_, value), stored)| stored.as_deref() == Some(value.as_str()));
+            .any(|((_, value), stored)| stored.as_deref() != Some(value.as_str()));
         let seen_recently = stored
             .last()
             .and_then(|seen| seen.as_deref()?.parse::<i64>().ok())
             .is_some_and(|seen| server_now - seen < millis(HOST_REFRESH));
-        if unchanged && seen_recently && stored.len() == fields.len() + 1 {
-            return Ok(());
+        changed || !seen_recently
+    }
+
+    /// Writes what changed: one short script (lua/register.lua).
+    pub async fn write(&self, conn: &mut Connection) -> Result<()> {
+        let mut args = vec![self.host.to_string(), millis(HOST_REFRESH).to_string()];
+        for (name, value) in self.settings.fields() {
+            args.push(name.to_string());
+            args.push(value);
         }
+        let _: i64 = conn
+            .eval(&scripts::REGISTER, &[self.key.as_str()], &args)
+            .await?;
+        Ok(())
     }
-    let mut args = vec![host.to_string(), millis(HOST_REFRESH).to_string()];
-    for (name, value) in fields {
-        args.push(name.to_string());
-        args.push(value);
-    }
-    let _: i64 = conn
-        .eval(&scripts::REGISTER, &[key.as_str()], &args)
-        .await?;
-    Ok(())
 }
 
 /// Decodes an `HGETALL` of the registry; None when the job has none (never run by a `run` that
