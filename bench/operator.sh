@@ -69,3 +69,8 @@ before=$(redis-cli -p "$PORT" info stats | awk -F: '/total_reads_processed/ {pri
 after=$(redis-cli -p "$PORT" info stats | awk -F: '/total_reads_processed/ {print $2+0}')
 echo "anarchon metrics ($JOBS jobs):       $((t_metrics / 1000)) ms, $((after - before)) server reads ($(ratio "$t_metrics" "$t_list")x list)"
 echo "anarchon check --all ($JOBS jobs):   $((t_check / 1000)) ms"
+# Peak memory of one `list` (its RSS high-water mark, from the kernel's accounting of the child).
+peak_kb=$(python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$BIN" list --json)
+echo "anarchon list ($JOBS jobs) peak RSS: $((peak_kb / 1024)) MB"

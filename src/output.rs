@@ -44,10 +44,19 @@ impl Output {
     }
 
     /// Prints one JSON document on stdout.
+    /// Streamed to stdout as it is encoded (a `list --json` of 100,000 jobs is tens of MB: never
+    /// held whole in memory). A closed pipe ends it quietly, as [`write_line`] does.
     pub fn print_json<T: Serialize>(&self, value: &T) {
-        match serde_json::to_string_pretty(value) {
-            Ok(text) => write_line(&text),
-            Err(e) => eprintln!("error: cannot encode the JSON output: {e}"),
+        use std::io::Write;
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let written = serde_json::to_writer_pretty(&mut out, value)
+            .map_err(std::io::Error::from)
+            .and_then(|()| writeln!(out))
+            .and_then(|()| out.flush());
+        if let Err(e) = written
+            && e.kind() != std::io::ErrorKind::BrokenPipe
+        {
+            let _ = WRITE_FAILURE.set(e.to_string());
         }
     }
 

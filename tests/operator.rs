@@ -208,6 +208,37 @@ fn list_of_5000_jobs_is_pipelined() {
     }
 }
 
+/// `list --json | head -c 100` in an incident: the reader goes away mid-output. The output is
+/// streamed as it is encoded; a closed pipe ends it quietly (no panic, no error, exit 0).
+#[test]
+fn list_json_into_a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let s = Server::start();
+    let jobs: Vec<String> = (0..2000).map(|i| format!("job{i:05}")).collect();
+    seed(&s, &jobs, 1, |_| "finished");
+    let mut child = s
+        .anarchon_process()
+        .args(["list", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the first bytes (the output has started), then close the pipe: ~1 MB remains unwritten.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 100];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        first.starts_with(b"{"),
+        "{}",
+        String::from_utf8_lossy(&first)
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "a closed pipe is not an error");
+}
+
 #[test]
 fn inspect_shows_active_runs_history_and_keys() {
     let s = Server::start();

@@ -91,19 +91,24 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
     let (mut summaries, mut unreadable) =
         summarize(&mut conn, ctx.prefix(), &jobs, check.lease_format()).await?;
     let now = check.server_now_ms;
-    // Health: one more pipelined read per batch of jobs (registry, newest results, ...).
-    let (monitored, bad) =
-        monitor::read(&mut conn, ctx.prefix(), &jobs, check.lease_format()).await?;
-    let health: HashMap<(String, Layout), (Option<String>, Health)> = monitored
-        .iter()
-        .map(|m| {
+    // Health: one more pipelined read per batch of jobs (registry, newest results, ...), each
+    // batch judged and let go before the next is read, so memory holds one batch of what health
+    // reads (up to 16 results per job), not the whole keyspace's.
+    let mut health: HashMap<(String, Layout), (Option<String>, Health)> = HashMap::new();
+    let mut bad = Vec::new();
+    for batch in jobs.chunks(crate::store::read::BATCH) {
+        let (monitored, unreadable_here) =
+            monitor::read(&mut conn, ctx.prefix(), batch, check.lease_format()).await?;
+        bad.extend(unreadable_here);
+        for m in monitored {
             let schedule = m
                 .registry
                 .as_ref()
                 .and_then(|r| r.settings.schedule.clone());
-            ((m.job.clone(), m.layout), (schedule, m.health(now, None)))
-        })
-        .collect();
+            let judged = m.health(now, None);
+            health.insert((m.job, m.layout), (schedule, judged));
+        }
+    }
     for u in bad {
         if !unreadable
             .iter()
