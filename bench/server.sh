@@ -3,6 +3,9 @@
 # USAGE), each figure with its same-run baseline and the ratio. See bench/server.py.
 #   bench/server.sh            # the scripts this build sends (cargo run --example scripts)
 #   bench/server.sh OLD/lua    # another version's lua/ directory, for a before/after
+#   LOOK=0 bench/server.sh OLD/scripts   # a version before the claim's look (its `cargo run
+#                              # --example scripts` output): every herd claim a script
+#   ONLY=steady|herd|paths, ROUNDS=N, EVALSHA=1: one part, more rounds, scripts instead of functions
 #   QUICK=1 bench/server.sh    # smaller sizes, for a quick look
 source "$(dirname "$0")/common.sh"
 # ANARCHON_BIN: another build of the binary (a before/after of the operator paths).
