@@ -24,6 +24,7 @@ use redis::Value;
 use super::{ClaimOutcome, ClaimReply, ClaimRequest};
 use crate::connection::Connection;
 use crate::error::Result;
+use crate::store::format::parse_time_reply;
 use crate::store::state::decode_live;
 use crate::store::{LeaseFormat, LeaseKeys};
 
@@ -54,8 +55,8 @@ pub async fn answer(
 fn decide(keys: &LeaseKeys, req: &ClaimRequest, look: Vec<Value>) -> Option<ClaimReply> {
     let [live, time]: [Value; 2] = look.try_into().ok()?;
     let text: String = redis::from_redis_value(live).ok()?;
-    let (secs, micros): (i64, i64) = redis::from_redis_value(time).ok()?;
-    let now = secs * 1000 + micros / 1000;
+    let (secs, micros): (String, String) = redis::from_redis_value(time).ok()?;
+    let now = parse_time_reply(&secs, &micros).ok()?;
     let run = decode_live(&keys.live, &req.slot.to_string(), &text).ok()?;
     (run.token != req.token && run.lease_end > now).then(|| ClaimReply {
         outcome: ClaimOutcome::Running,
