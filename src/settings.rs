@@ -259,6 +259,11 @@ impl ExecArgs {
 }
 
 impl LeaseArgs {
+    /// Who claims: `--runner`, or `host:pid`.
+    pub fn runner(&self) -> String {
+        self.runner.clone().unwrap_or_else(default_runner)
+    }
+
     /// A claim of `slot` with a fresh token, as these flags describe it.
     pub fn claim_request(&self, slot: i64, kind: RunKind) -> ClaimRequest {
         let history = HistoryPolicy {
@@ -269,7 +274,7 @@ impl LeaseArgs {
         ClaimRequest {
             slot,
             token: new_token(),
-            runner: self.runner.clone().unwrap_or_else(default_runner),
+            runner: self.runner(),
             lease: self.lease_or_default(),
             max_attempts: self.max_attempts_or_default(),
             allow_overlap: self.overlap == Some(Overlap::Allow),

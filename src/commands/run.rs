@@ -115,11 +115,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     // Monitoring's record of the job (the registry) is read in the format check's round trip, and
     // written (a script) only when something changed: most runs add no round trip and no script.
     let settings = registry_settings(&args, strategy, schedule.as_ref());
-    let runner = args
-        .lease
-        .runner
-        .clone()
-        .unwrap_or_else(crate::strategy::default_runner);
+    let runner = args.lease.runner();
     let registration = registry::Registration::new(
         ctx.prefix(),
         &args.job,
