@@ -43,9 +43,9 @@ impl Output {
         }
     }
 
-    /// Prints one JSON document on stdout.
-    /// Streamed to stdout as it is encoded (a `list --json` of 100,000 jobs is tens of MB: never
-    /// held whole in memory). A closed pipe ends it quietly, as [`write_line`] does.
+    /// Prints one JSON document on stdout, streamed as it is encoded (a `list --json` of 100,000
+    /// jobs is tens of MB: never held whole in memory). A closed pipe ends it quietly, as
+    /// [`write_line`] does.
     pub fn print_json<T: Serialize>(&self, value: &T) {
         use std::io::Write;
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -53,11 +53,7 @@ impl Output {
             .map_err(std::io::Error::from)
             .and_then(|()| writeln!(out))
             .and_then(|()| out.flush());
-        if let Err(e) = written
-            && e.kind() != std::io::ErrorKind::BrokenPipe
-        {
-            let _ = WRITE_FAILURE.set(e.to_string());
-        }
+        note_write_failure(written);
     }
 
     /// One JSON document on one line (`run` and `run-now`, whose output is a log line per run).
@@ -253,7 +249,13 @@ static WRITE_FAILURE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 pub fn write_line(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    if let Err(e) = writeln!(out, "{text}").and_then(|()| out.flush())
+    note_write_failure(writeln!(out, "{text}").and_then(|()| out.flush()));
+}
+
+/// Keeps why writing the output failed, for [`write_failure`]: a closed pipe (`| head`) is not a
+/// failure, it just ends the output.
+fn note_write_failure(written: std::io::Result<()>) {
+    if let Err(e) = written
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
         let _ = WRITE_FAILURE.set(e.to_string());
