@@ -6,15 +6,6 @@ mod common;
 
 use common::{Server, stderr};
 
-fn calls(s: &Server, command: &str) -> u64 {
-    s.info_field("commandstats", &format!("cmdstat_{command}"))
-        .and_then(|v| {
-            v.split(',')
-                .find_map(|kv| kv.strip_prefix("calls=").and_then(|n| n.parse().ok()))
-        })
-        .unwrap_or(0)
-}
-
 fn libraries(s: &Server) -> usize {
     let list: redis::Value = s.cmd(&["FUNCTION", "LIST", "LIBRARYNAME", "anarchon_*"]);
     match list {
@@ -49,11 +40,14 @@ fn lease_scripts_run_as_functions_where_the_server_has_them() {
     run(&s, &s.url, "1796220300000");
     if !has_functions {
         common::skip("no Redis Functions: the scripts ran by EVALSHA");
-        assert!(calls(&s, "evalsha") + calls(&s, "eval") >= 2);
+        assert!(s.command_calls("evalsha") + s.command_calls("eval") >= 2);
         return;
     }
     assert_eq!(libraries(&s), 1, "the library is loaded on first use");
-    assert!(calls(&s, "fcall") >= 2, "claim and finish ran as functions");
+    assert!(
+        s.command_calls("fcall") >= 2,
+        "claim and finish ran as functions"
+    );
 
     // Gone (FUNCTION FLUSH, a restart without persistence): loaded again, the run goes on.
     let _: () = s.cmd(&["FUNCTION", "FLUSH"]);
@@ -77,10 +71,10 @@ fn lease_scripts_run_as_functions_where_the_server_has_them() {
         "-function",
     ]);
     let _: () = s.cmd(&["FUNCTION", "FLUSH"]);
-    let before = calls(&s, "evalsha") + calls(&s, "eval");
+    let before = s.command_calls("evalsha") + s.command_calls("eval");
     let url = format!("redis://noffi:pw@127.0.0.1:{}", s.port);
     run(&s, &url, "1796220420000");
-    assert!(calls(&s, "evalsha") + calls(&s, "eval") >= before + 2);
+    assert!(s.command_calls("evalsha") + s.command_calls("eval") >= before + 2);
     assert_eq!(libraries(&s), 0, "nothing was loaded");
     assert_eq!(s.results("fx").len(), 3);
 }

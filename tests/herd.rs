@@ -10,17 +10,6 @@ use std::path::Path;
 
 use common::Server;
 
-/// Calls of `cmdstat_<name>` so far (0 when the server has not seen the command).
-fn calls(s: &Server, name: &str) -> u64 {
-    s.info_field("commandstats", &format!("cmdstat_{name}"))
-        .and_then(|v| {
-            v.split(',')
-                .find_map(|kv| kv.strip_prefix("calls="))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 /// Every script run so far, by any verb.
 fn scripts_run(s: &Server) -> u64 {
     [
@@ -32,7 +21,7 @@ fn scripts_run(s: &Server) -> u64 {
         "eval_ro",
     ]
     .iter()
-    .map(|name| calls(s, name))
+    .map(|name| s.command_calls(name))
     .sum()
 }
 
@@ -80,7 +69,7 @@ fn the_losers_of_a_herd_run_no_script_and_the_command_runs_once() {
         ],
     );
     common::wait_for_line(&log);
-    let (scripts_before, looks_before) = (scripts_run(&s), calls(&s, "hget"));
+    let (scripts_before, looks_before) = (scripts_run(&s), s.command_calls("hget"));
 
     // Twelve more hosts while it runs: each told running (82), without a script.
     let outputs = common::race(&s, 12, |_| run_args(&slot, &log, &[]));
@@ -91,7 +80,7 @@ fn the_losers_of_a_herd_run_no_script_and_the_command_runs_once() {
         "a claim of a held run, or an unchanged registry, ran a script"
     );
     assert!(
-        calls(&s, "hget") >= looks_before + 12,
+        s.command_calls("hget") >= looks_before + 12,
         "each loser looked at the slot"
     );
     assert!(

@@ -275,6 +275,17 @@ impl Server {
             .map(|v| v.trim().to_string())
     }
 
+    /// How many times the server ran `command` so far (`INFO commandstats` calls; 0 when it has
+    /// not seen it). Commands that scripts call count too.
+    pub fn command_calls(&self, command: &str) -> u64 {
+        self.info_field("commandstats", &format!("cmdstat_{command}"))
+            .and_then(|v| {
+                v.split(',')
+                    .find_map(|kv| kv.strip_prefix("calls=").and_then(|n| n.parse().ok()))
+            })
+            .unwrap_or(0)
+    }
+
     /// The server's clock in ms.
     pub fn now_ms(&self) -> i64 {
         let (s, us): (i64, i64) = self.cmd(&["TIME"]);
