@@ -13,11 +13,11 @@ local now = server_now_ms()
 local lease_end = now + lease_ms
 
 -- The common answer first: the slot is in progress under another token and its lease is live
--- (a host of a herd that raced past its look, a waiting backup). Decided from :live alone, before
--- :job is read; a slot in :live means the job is in format 2 already. Runs in progress are few
--- (one per job unless --overlap allow), so one HGETALL answers both this and, below, which other
--- runs are in progress. Everything else (a new run, an ended one, our own retry, an expired
--- lease) goes on below.
+-- (a host of a herd that raced past its look, a writer that does not look). Decided from :live
+-- alone, before :job is read; a slot in :live means the job is in format 2 already. Runs in
+-- progress are few (one per job unless --overlap allow), so one HGETALL answers both this and,
+-- below, which other runs are in progress. Everything else (a new run, an ended one, our own
+-- retry, an expired lease) goes on below.
 local live, live_count = live_runs()
 if not live then return live_count end
 local held = live[slot]

@@ -151,9 +151,9 @@ pub fn claim_args(req: &ClaimRequest) -> Vec<String> {
     ]
 }
 
-/// Claims `req.slot`: the claim script decides, atomically, unless a snapshot of the slot taken
-/// first already answers (held by another under a live lease, or ended: [`look`]), which spares
-/// the shared Redis a script for every losing host of a herd.
+/// Claims `req.slot`: the claim script decides, atomically, unless a look at the slot taken first
+/// already answers (held by another under a live lease: [`look`]), which spares the shared Redis a
+/// script for every losing host of a herd.
 pub async fn claim(
     conn: &mut Connection,
     keys: &LeaseKeys,
