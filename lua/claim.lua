@@ -3,7 +3,8 @@
 -- ARGV: 1 slot (ms), 2 token, 3 runner, 4 lease_ms, 5 max_attempts, 6 allow_overlap (0|1),
 --       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot}, all strings;
---   outcome is won | overlap | done | running. For overlap the other fields describe the older run.
+--   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
+--   older run; for a takeover superseded by a newer run (done, interrupted), other_slot is its slot.
 local err = check_key_types(6)
 if err then return err end
 
@@ -12,7 +13,8 @@ local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
 local now = server_now_ms()
 local lease_end = now + lease_ms
-local keep_ms, stored_protect, trimmed_to, pause = read_job_limits(tonumber(ARGV[10]))
+local keep_ms, stored_protect, trimmed_to, pause = read_job_limits(tonumber(ARGV[10]), now)
+if not keep_ms then return stored_protect end
 
 local function reply(outcome, attempt, end_ms, who, status, other)
   return {outcome, tostring(attempt or ''), tostring(end_ms or ''), who or '', status or '', tostring(now), other or ''}
@@ -46,7 +48,15 @@ if not run.status then
       local o = read_run(other)
       err = validate_run(other, o)
       if err then return err end
-      if o.status == 'running' then others[#others + 1] = {other, o} end
+      if o.status == 'running' then
+        -- A released run whose lease has expired ends now, as its release asked.
+        local mark = nil
+        if tonumber(o.lease_end) <= now then
+          mark, err = release_mark(KEYS[6], other)
+          if err then return err end
+        end
+        others[#others + 1] = {other, o, mark}
+      end
     end
   end
   local trimmed
@@ -55,12 +65,13 @@ if not run.status then
 
   local overlapping = nil
   for _, pair in ipairs(others) do
-    local other, o = pair[1], pair[2]
+    local other, o, mark = pair[1], pair[2], pair[3]
     local other_ms, o_end = tonumber(other), tonumber(o.lease_end)
-    if o_end + lease_ms < now and (tonumber(o.attempt) >= max_attempts or other_ms < now - keep_ms) then
-      record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
-      redis.call('HSET', KEYS[1], field(other, 'status'), 'interrupted', field(other, 'finished_at'), now)
-      redis.call('SREM', KEYS[2], other)
+    if mark then
+      end_run(other, o, mark.status, now, released_result(mark, nil))
+      forget_release(KEYS[6], other)
+    elseif o_end + lease_ms < now and (tonumber(o.attempt) >= max_attempts or other_ms < now - keep_ms) then
+      end_run(other, o, 'interrupted', now, '{"reason":"lease expired"}')
     elseif o_end > now and other_ms < slot_ms and not overlapping then
       overlapping = pair
     end
@@ -89,6 +100,18 @@ end
 
 local attempt, current_end = tonumber(run.attempt), tonumber(run.lease_end)
 
+-- Released by an operator (release_mark): while its lease lives the holder may still be stopping
+-- its command, so the run stays held (answered running below); once the lease has expired, or the
+-- holder itself asks again, it ends as the release said.
+local mark
+mark, err = release_mark(KEYS[6], slot)
+if err then return err end
+if mark and (run.token == token or current_end <= now) then
+  end_run(slot, run, mark.status, now, released_result(mark, nil))
+  forget_release(KEYS[6], slot)
+  return reply('done', attempt, current_end, run.runner, mark.status, '')
+end
+
 -- The same token again: the caller's earlier claim was applied but its reply was lost. It still
 -- holds the run; answer won again (and renew the lease, never shortening it) instead of leaving a
 -- run that nobody runs until its lease expires.
@@ -102,7 +125,21 @@ if current_end > now then
   return reply('running', attempt, current_end, run.runner, 'running', '')
 end
 
--- The lease expired: its holder is gone. Its attempt ends as interrupted either way.
+-- The lease expired: its holder is gone. Under --overlap forbid a takeover is checked like a new
+-- run: beside an older run with a live lease it answers overlap (nothing written); behind a newer
+-- one, already claimed while this slot's lease lapsed, the slot is superseded and ends interrupted.
+if not allow_overlap then
+  local other, o = live_other_run(slot, now)
+  if other == nil then return o end
+  if other and tonumber(other) > tonumber(slot) then
+    end_run(slot, run, 'interrupted', now, '{"reason":"lease expired","superseded_by":' .. other .. '}')
+    return reply('done', attempt, current_end, run.runner, 'interrupted', other)
+  elseif other then
+    return reply('overlap', o.attempt, o.lease_end, o.runner, o.status, other)
+  end
+end
+
+-- Its attempt ends as interrupted either way.
 record_attempt(slot, run, 'interrupted', now, '{"reason":"lease expired"}')
 if attempt < max_attempts then
   redis.call('HSET', KEYS[1],

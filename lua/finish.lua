@@ -1,7 +1,12 @@
 -- finish(job, slot, token): ends the current attempt as finished or failed, with its result.
+-- KEYS: 1-6 as in lib.lua
 -- ARGV: 1 slot, 2 token, 3 status (finished|failed), 4 result JSON text (validated by the client)
--- Reply: {outcome, attempt, lease_end, runner, status, server_now}
---   outcome ok, or lost when the run is gone, over, or held by another token (nothing is written).
+-- Reply: {outcome, attempt, lease_end, runner, status, server_now[, '', '', released_by, reason]}
+--   outcome ok (status: what was recorded), or lost when the run is gone, over, or held by another
+--   token (nothing is written). A finish sent again by the same token after its first was applied
+--   (its reply lost or late) is answered ok again: finish is idempotent per token, as claim is.
+--   A run an operator released (lib.lua release_mark) is recorded with the release's status, and
+--   its result holds the release's and, under "command", this one.
 local err = check_key_types(5)
 if err then return err end
 
@@ -11,16 +16,27 @@ local run = read_run(slot)
 err = validate_run(slot, run)
 if err then return err end
 
-local function reply(outcome)
-  return {outcome, tostring(run.attempt or ''), tostring(run.lease_end or ''), run.runner or '', run.status or '', tostring(now)}
+local function reply(outcome, recorded)
+  return {outcome, tostring(run.attempt or ''), tostring(run.lease_end or ''), run.runner or '', recorded or run.status or '', tostring(now)}
 end
 
 if not run.status or run.token ~= token or run.status ~= 'running' then
+  if run.status and run.token == token then
+    local recorded = own_result(KEYS[5], slot, token, result_json)
+    if recorded then return reply('ok', recorded) end
+  end
   return reply('lost')
 end
 
-record_attempt(slot, run, status, now, result_json)
-redis.call('HSET', KEYS[1], field(slot, 'status'), status, field(slot, 'finished_at'), now)
-redis.call('SREM', KEYS[2], slot)
-run.status = status
-return reply('ok')
+local mark
+mark, err = release_mark(KEYS[6], slot)
+if err then return err end
+if mark then
+  end_run(slot, run, mark.status, now, released_result(mark, result_json))
+  forget_release(KEYS[6], slot)
+  local by, why = release_words(mark)
+  return {'ok', tostring(run.attempt), tostring(run.lease_end), run.runner or '', mark.status,
+    tostring(now), '', '', by, why}
+end
+end_run(slot, run, status, now, result_json)
+return reply('ok', status)

@@ -1,7 +1,10 @@
 -- heartbeat(job, slot, token): pushes the lease end forward, only for the current attempt's token.
+-- KEYS: 1-6 as in lib.lua
 -- ARGV: 1 slot, 2 token, 3 lease_ms
--- Reply: {outcome, attempt, lease_end, runner, status, server_now}
---   outcome ok, or lost when the run is gone, finished, or held by another token.
+-- Reply: {outcome, attempt, lease_end, runner, status, server_now[, '', '', released_by, reason]}
+--   outcome ok; lost when the run is gone, finished, or held by another token; released when an
+--   operator released it (lib.lua release_mark): the lease is not renewed, the holder must stop
+--   its command and finish, and the reply says who released it and why.
 local err = check_key_types(1)
 if err then return err end
 
@@ -17,6 +20,14 @@ end
 
 if not run.status or run.token ~= token or run.status ~= 'running' then
   return reply('lost', run.lease_end)
+end
+local mark
+mark, err = release_mark(KEYS[6], slot)
+if err then return err end
+if mark then
+  local by, why = release_words(mark)
+  return {'released', tostring(run.attempt), tostring(run.lease_end), run.runner or '', mark.status,
+    tostring(now), '', '', by, why}
 end
 -- An expired lease that nobody took over is still ours: extending it steals from no one.
 -- A heartbeat never moves the lease end backwards: a shorter --lease must not hand the run over.

@@ -1,6 +1,7 @@
 -- Shared helpers, prepended to every lease-layout script (see src/scripts.rs).
 -- KEYS are always: 1 state (hash), 2 active (set), 3 slots (zset), 4 runs (stream), 5 results (zset),
--- and for claim and trim 6 job (hash: what the job's claimants recorded, see read_job_limits).
+-- and for claim, heartbeat, finish, release and trim 6 job (hash: what the job's claimants
+-- recorded, see read_job_limits, and an operator's release of a run in progress, release_mark).
 -- Store format v1 is described in docs/store-format.md; keep the two in step.
 
 -- Redis 5 and 6 refuse writes after TIME unless effects replication is on; 7+ always has it (and
@@ -107,13 +108,56 @@ end
 --                lost its state, so a claim of it is refused (answered done, status trimmed).
 -- A claim raises protect_ms to its own keep_ms, so one host's `run --catch-up 2h` protects runs from
 -- every other host's trimming and from `anarchon trim`.
-local function read_job_limits(keep_ms)
-  local v = redis.call('HMGET', KEYS[6], 'protect_ms', 'trimmed_to', 'paused_at', 'paused_until',
-    'resumed_at')
+-- Every field is checked before it is used: garbage written by hand (a fraction, an exponent, text,
+-- a trim horizon in the future, which would make every claim answer trimmed) is refused naming the
+-- field, and nothing is written. Returns protect, stored protect, trimmed_to and the pause fields,
+-- or nil and an error reply.
+local JOB_LIMITS = {'protect_ms', 'trimmed_to', 'paused_at', 'paused_until', 'resumed_at'}
+local function read_job_limits(keep_ms, now)
+  local v = redis.call('HMGET', KEYS[6], unpack(JOB_LIMITS))
+  for i, name in ipairs(JOB_LIMITS) do
+    if v[i] and (not is_int(v[i]) or tonumber(v[i]) < 0) then
+      return nil, corrupt(KEYS[6], 'field ' .. name .. ' is ' .. v[i] .. ', not a whole number of ms')
+    end
+  end
+  if now and v[2] and tonumber(v[2]) > now then
+    return nil, corrupt(KEYS[6], 'field trimmed_to is ' .. v[2] .. ', a slot after the server\'s time ' .. now)
+  end
   local stored = tonumber(v[1])
   local protect = keep_ms
   if stored and stored > protect then protect = stored end
   return protect, stored, tonumber(v[2]), {tonumber(v[3]), tonumber(v[4]), tonumber(v[5])}
+end
+
+-- Ends a run in progress: its attempt recorded with `status` and `result_json`, its state ended,
+-- out of :active. (A released run's caller also removes its mark: lua/released.lua.)
+local function end_run(slot, run, status, now, result_json)
+  record_attempt(slot, run, status, now, result_json)
+  redis.call('HSET', KEYS[1], field(slot, 'status'), status, field(slot, 'finished_at'), now)
+  redis.call('SREM', KEYS[2], slot)
+end
+
+-- For a claim under --overlap forbid that would take over `slot` (its lease expired): another run
+-- of the job in progress under a live lease, the newest if several. Returns its slot and run,
+-- false when there is none, or nil and an error reply. A takeover is a run of the job like any other: it must not run
+-- beside a newer slot's run, which the seed's flowchart (overlap checked for new runs only) would
+-- let it do.
+local function live_other_run(slot, now)
+  local newest, newest_run = nil, nil
+  for _, other in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+    local err = validate_slot_member(KEYS[2], other)
+    if err then return nil, err end
+    if other ~= slot then
+      local o = read_run(other)
+      err = validate_run(other, o)
+      if err then return nil, err end
+      if o.status == 'running' and tonumber(o.lease_end) > now and
+          (not newest or tonumber(other) > tonumber(newest)) then
+        newest, newest_run = other, o
+      end
+    end
+  end
+  return newest or false, newest_run
 end
 
 -- Plans trimming: history_size runs are kept, and with ttl_ms > 0 runs older than ttl_ms go too.

@@ -239,13 +239,19 @@ pub enum Command {
     )]
     Trim(TrimArgs),
 
-    /// Break the lease of a run in progress, without its token (a hung or vanished holder).
+    /// Stop a run in progress without its token (a hung or vanished holder), safely.
     ///
-    /// The run's current attempt is recorded interrupted (or --status failed) with who released it
-    /// and --reason, and the run ends: it no longer blocks later runs, and `run-now` can run the
-    /// job again. A holder still alive is told at its next heartbeat and `run` stops its command.
-    /// Names the active run when the job has just one; --expired ends every run whose lease
-    /// expired (with --all, across jobs). Asks on a terminal; scripts pass --yes.
+    /// Guaranteed: nothing else runs the job while the released holder may still be running its
+    /// command. A holder with a live lease is told at its next heartbeat (within --heartbeat, a
+    /// third of its lease by default); `anarchon run` then stops its command (SIGTERM, SIGKILL
+    /// after its --kill-after, never past its lease) and records the attempt interrupted (or
+    /// --status failed) with who released it, --reason, and how the command ended. Until then the
+    /// run stays held: backups stand by, later slots and `run-now` wait or answer overlap. A holder
+    /// that is gone does not delay the release past its lease's end: the run ends then. This
+    /// command waits for that end (at most the lease) and says how it came, so `run-now` right
+    /// after it runs the job once; --no-wait returns once the run is marked. A run whose lease has
+    /// expired ends at once. Names the active run when the job has just one; --expired ends every
+    /// run whose lease expired (with --all, across jobs). Asks on a terminal; scripts pass --yes.
     #[command(
         after_long_help = examples(&["anarchon release billing --reason \"hung on a lock, INC-1234\"", "anarchon release billing --slot 2026-12-02T03:00:00Z --status failed --yes", "anarchon release --expired --all --dry-run"])
     )]
@@ -728,6 +734,13 @@ pub struct ExecArgs {
     #[arg(long)]
     pub foreground: bool,
 
+    /// Let processes the command started in the background run on after it exits. By default,
+    /// as systemd's KillMode=control-group, what the command leaves in its process group when it
+    /// exits is stopped (SIGTERM, SIGKILL after --kill-after) before the run is recorded ended:
+    /// a child left running would overlap the job's next run.
+    #[arg(long, conflicts_with = "foreground")]
+    pub leave_children: bool,
+
     /// No progress or notes on stderr; errors and lost leases are still reported.
     #[arg(long, short)]
     pub quiet: bool,
@@ -828,6 +841,16 @@ pub struct ReleaseArgs {
     /// Only show what would be released.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Return once the run is marked released, without waiting for its holder to stop it.
+    #[arg(long)]
+    pub no_wait: bool,
+
+    /// End the run at once, even under a live lease, without waiting for its holder (as releases
+    /// did before): the holder may still be running the command when something else runs the
+    /// job. For holders that cannot be told (another scheduler, an older anarchon).
+    #[arg(long, conflicts_with = "no_wait")]
+    pub force: bool,
 
     /// Do not ask for confirmation (needed when stdin is not a terminal).
     #[arg(long, short)]

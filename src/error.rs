@@ -265,6 +265,33 @@ impl Error {
         matches!(self, Error::Connection { .. })
     }
 
+    /// Whether the server refused for a reason that passes by itself: out of memory under
+    /// `noeviction` (OOM), a script running too long (BUSY), a restart loading its data (LOADING),
+    /// a replica without its primary (MASTERDOWN), a failover in progress (READONLY, TRYAGAIN,
+    /// CLUSTERDOWN). Worth retrying with a back-off where giving up would leave a run unrun.
+    pub fn can_pass(&self) -> bool {
+        const PASSING: [&str; 7] = [
+            "OOM",
+            "BUSY",
+            "LOADING",
+            "MASTERDOWN",
+            "READONLY",
+            "TRYAGAIN",
+            "CLUSTERDOWN",
+        ];
+        match self {
+            // A script's refused write carries the code inside its text ("-OOM command not
+            // allowed ..." on Redis 5 and 6).
+            Error::Redis { code, message } => PASSING.iter().any(|p| {
+                code.as_deref() == Some(*p)
+                    || message.starts_with(p)
+                    || message.contains(&format!(" {p} "))
+                    || message.contains(&format!("-{p} "))
+            }),
+            _ => false,
+        }
+    }
+
     /// Whether the server answered WRONGTYPE (a pipeline's error carries its command's code only
     /// in its text).
     pub fn is_wrongtype(&self) -> bool {

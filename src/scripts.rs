@@ -190,6 +190,7 @@ macro_rules! lease_script {
                 &[
                     include_str!("../lua/lib.lua"),
                     include_str!("../lua/pause.lua"),
+                    include_str!("../lua/released.lua"),
                 ],
                 include_str!(concat!("../lua/", $file)),
             )
@@ -242,9 +243,10 @@ pub mod v2 {
     use super::{FunctionLibrary, LuaScript};
     use std::sync::LazyLock;
 
-    const LIB: [&str; 2] = [
+    const LIB: [&str; 3] = [
         include_str!("../lua/v2/lib.lua"),
         include_str!("../lua/pause.lua"),
+        include_str!("../lua/released.lua"),
     ];
 
     /// Every format 2 lease script, by file: one library of functions holds them all.

@@ -96,6 +96,80 @@ pub async fn detect(conn: &mut Connection) -> Result<ServerInfo> {
     Ok(ServerInfo::parse(&format!("{server}\n{memory}")))
 }
 
+/// Whether a `maxmemory-policy` may evict the store's keys: the `allkeys-*` policies evict any key,
+/// a claim's or a finished run's state or the format key among them, and an evicted claim can run
+/// again. (The `volatile-*` policies evict only keys with a TTL, which the store's keys never have.)
+pub fn evicts_store_keys(policy: &str) -> bool {
+    policy.starts_with("allkeys")
+}
+
+/// `CONFIG GET maxmemory-policy`, which `run` sends in its first round trip to warn when the server
+/// may evict the store ([`eviction_warning`]). An ACL may deny it: then nothing is said.
+pub fn eviction_policy_read() -> redis::Cmd {
+    let mut cmd = redis::cmd("CONFIG");
+    cmd.arg("GET").arg("maxmemory-policy");
+    cmd
+}
+
+/// The warning for the reply of [`eviction_policy_read`], when the policy may evict the store.
+pub fn eviction_warning(reply: &redis::Value) -> Option<String> {
+    let pairs: Vec<String> = redis::from_redis_value(reply.clone()).ok()?;
+    let policy = pairs.get(1)?;
+    evicts_store_keys(policy).then(|| {
+        format!(
+            "warning: the server's maxmemory-policy {policy} may evict the store's keys: an evicted claim or result lets a slot run again, and an evicted format key lets another format be written\n  hint: set maxmemory-policy noeviction (writes then fail when memory is full, and anarchon retries); `anarchon doctor` checks the server"
+        )
+    })
+}
+
+/// How the server keeps its data across a restart, as `doctor` judges it: (fine, what it means).
+/// `aof`: INFO persistence's aof_enabled; `save`: CONFIG GET save (None when not readable).
+pub fn persistence_verdict(aof: Option<bool>, save: Option<&str>) -> (bool, String) {
+    match (aof, save.map(str::trim)) {
+        (Some(true), _) => (
+            true,
+            "appendonly yes: claims and results survive a restart (up to appendfsync's last second)"
+                .to_string(),
+        ),
+        (_, Some(save)) if !save.is_empty() => (
+            false,
+            format!(
+                "RDB snapshots only (save \"{save}\"): a restart loses the claims made since the last snapshot, and a run in progress then can run again on another host; use appendonly yes"
+            ),
+        ),
+        (Some(false), Some(_)) => (
+            false,
+            "no persistence (appendonly no, save \"\"): a restart loses every claim and result, and a run in progress then can run again on another host; use appendonly yes".to_string(),
+        ),
+        _ => (
+            false,
+            "persistence not reported (CONFIG GET save refused?): if a restart loses data, a run in progress can run again".to_string(),
+        ),
+    }
+}
+
+/// Reads what [`persistence_verdict`] judges: INFO persistence's aof_enabled, and CONFIG GET save
+/// (None when an ACL denies it).
+pub async fn read_persistence(conn: &mut Connection) -> (Option<bool>, Option<String>) {
+    let mut pipe = redis::pipe();
+    pipe.cmd("INFO").arg("persistence");
+    pipe.cmd("CONFIG").arg("GET").arg("save");
+    let replies = conn.replies(&pipe).await.unwrap_or_default();
+    let aof = replies
+        .first()
+        .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
+        .and_then(|info| {
+            info.lines()
+                .find_map(|l| l.trim().strip_prefix("aof_enabled:"))
+                .map(|v| v == "1")
+        });
+    let save = replies
+        .get(1)
+        .and_then(|v| redis::from_redis_value::<Vec<String>>(v.clone()).ok())
+        .and_then(|pairs| pairs.get(1).cloned());
+    (aof, save)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

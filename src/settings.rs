@@ -222,6 +222,7 @@ impl ExecArgs {
                 timeout: self.timeout,
                 kill_after: self.kill_after,
                 stop_on_lease_lost: self.on_lease_lost != Some(LeaseLostAction::Continue),
+                leave_children: self.leave_children,
             },
             heartbeat,
             // Only `run` waits as a backup; it sets this itself.

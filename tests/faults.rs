@@ -14,6 +14,7 @@ use std::process::{Child, Output};
 use std::time::Duration;
 
 use common::proxy::{Fault, FaultProxy};
+use common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
 use common::{Server, json, stderr, wait_for, wait_for_claim};
 
 const SLOT: &str = "1796220300000";
@@ -21,43 +22,17 @@ const SLOT: &str = "1796220300000";
 /// A shell command line that logs `<attempt> <ms>` every 50 ms for `ms` milliseconds, then exits 0.
 /// With `ignore_term` it survives SIGTERM, so only a SIGKILL stops it.
 fn ticker(log: &Path, ms: u64, ignore_term: bool) -> String {
-    format!(
-        "{}end=$(( $(date +%s%3N) + {ms} )); while [ $(date +%s%3N) -lt $end ]; do echo \"$ANARCHON_ATTEMPT $(date +%s%3N)\" >> {log}; sleep 0.05; done",
-        if ignore_term { "trap '' TERM; " } else { "" },
-        log = log.display()
-    )
+    ticker_as(log, "$ANARCHON_ATTEMPT", ms, ignore_term)
 }
 
 /// Each attempt's first and last logged time.
 fn spans(log: &Path) -> BTreeMap<u32, (i64, i64)> {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let mut spans: BTreeMap<u32, (i64, i64)> = BTreeMap::new();
-    for line in text.lines() {
-        let mut parts = line.split_whitespace();
-        let (Some(a), Some(t)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        let (a, t): (u32, i64) = (a.parse().unwrap(), t.parse().unwrap());
-        let span = spans.entry(a).or_insert((t, t));
-        span.0 = span.0.min(t);
-        span.1 = span.1.max(t);
-    }
-    spans
+    spans_of(log)
 }
 
 /// Fails when two attempts' spans overlap: two copies of the command ran at once.
 fn assert_never_two_at_once(log: &Path) -> BTreeMap<u32, (i64, i64)> {
-    let spans = spans(log);
-    let list: Vec<(u32, (i64, i64))> = spans.iter().map(|(a, s)| (*a, *s)).collect();
-    for (i, (a, (a0, a1))) in list.iter().enumerate() {
-        for (b, (b0, b1)) in &list[i + 1..] {
-            assert!(
-                a1 < b0 || b1 < a0,
-                "attempts {a} ({a0}..{a1}) and {b} ({b0}..{b1}) ran at the same time"
-            );
-        }
-    }
-    spans
+    assert_no_two_spans_overlap(log)
 }
 
 /// The attempts that ended, as (attempt, runner, status), in order.

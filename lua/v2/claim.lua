@@ -4,7 +4,8 @@
 --       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot, fence}, all strings;
 --   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
---   older run. fence: the won attempt's fencing token (lib.lua next_fence), empty otherwise.
+--   older run; for a takeover superseded by a newer run (done, interrupted), other_slot is its slot.
+--   fence: the won attempt's fencing token (lib.lua next_fence), empty otherwise.
 local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
 local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
@@ -25,7 +26,7 @@ if held and held.token ~= token and held.lease_end > now then
   return {'running', int(held.attempt), int(held.lease_end), held.runner, 'running', int(now), '', ''}
 end
 
-local job, err = read_job(tonumber(ARGV[10]))
+local job, err = read_job(tonumber(ARGV[10]), now)
 if not job then return err end
 if job.format ~= '2' then
   err = ensure_format_2(job, true)
@@ -76,10 +77,24 @@ if not run then
   end
 
   local slot_ms = tonumber(slot)
+  -- A released run whose lease has expired ends now, as its release asked (read before writing).
+  local marks = {}
+  for other, o in pairs(live) do
+    if o.lease_end <= now then
+      local mark
+      mark, err = release_mark(KEYS[3], other)
+      if err then return err end
+      marks[other] = mark
+    end
+  end
   local overlapping, overlapping_slot = nil, nil
   for other, o in pairs(live) do
     local other_ms = tonumber(other)
-    if o.lease_end + lease_ms < now and (o.attempt >= max_attempts or other_ms < now - keep_ms) then
+    if marks[other] then
+      record_attempt(other, o, marks[other].status, now, released_result(marks[other], nil))
+      redis.call('HDEL', KEYS[1], other)
+      forget_release(KEYS[3], other)
+    elseif o.lease_end + lease_ms < now and (o.attempt >= max_attempts or other_ms < now - keep_ms) then
       record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
       redis.call('HDEL', KEYS[1], other)
     elseif o.lease_end > now and other_ms < slot_ms and (not overlapping_slot or other_ms < overlapping_slot) then
@@ -112,6 +127,20 @@ if not run then
   return reply('won', 1, lease_end, runner, 'running', '', fence)
 end
 
+-- Released by an operator (lua/released.lua): while its lease lives the holder may still be
+-- stopping its command, so the run stays held (answered running below); once the lease has
+-- expired, or the holder itself asks again, it ends as the release said.
+local mark
+mark, err = release_mark(KEYS[3], slot)
+if err then return err end
+if mark and (run.token == token or run.lease_end <= now) then
+  err = record_attempt(slot, run, mark.status, now, released_result(mark, nil))
+  if err then return err end
+  redis.call('HDEL', KEYS[1], slot)
+  forget_release(KEYS[3], slot)
+  return reply('done', run.attempt, run.lease_end, run.runner, mark.status, '')
+end
+
 -- The same token again: the caller's earlier claim was applied but its reply was lost. It still
 -- holds the run; answer won again (renewing the lease, never shortening it).
 if run.token == token then
@@ -124,7 +153,28 @@ if run.lease_end > now then
   return reply('running', run.attempt, run.lease_end, run.runner, 'running', '')
 end
 
--- The lease expired: its holder is gone. Its attempt ends as interrupted either way.
+-- The lease expired: its holder is gone. Under --overlap forbid a takeover is checked like a new
+-- run: beside an older run with a live lease it answers overlap (nothing written); behind a newer
+-- one, already claimed while this slot's lease lapsed, the slot is superseded and ends interrupted.
+if not allow_overlap then
+  local other, o = nil, nil
+  for s2, r2 in pairs(live) do
+    if s2 ~= slot and r2.lease_end > now and (not other or tonumber(s2) > tonumber(other)) then
+      other, o = s2, r2
+    end
+  end
+  if other and tonumber(other) > tonumber(slot) then
+    err = record_attempt(slot, run, 'interrupted', now,
+      '{"reason":"lease expired","superseded_by":' .. other .. '}')
+    if err then return err end
+    redis.call('HDEL', KEYS[1], slot)
+    return reply('done', run.attempt, run.lease_end, run.runner, 'interrupted', other)
+  elseif other then
+    return reply('overlap', o.attempt, o.lease_end, o.runner, 'running', other)
+  end
+end
+
+-- Its attempt ends as interrupted either way.
 err = record_attempt(slot, run, 'interrupted', now, '{"reason":"lease expired"}')
 if err then return err end
 if run.attempt < max_attempts then

@@ -1,14 +1,33 @@
 -- finish(job, slot, token), store format 2: ends the current attempt as finished or failed.
 -- KEYS: 1-7 as in lua/v2/lib.lua
 -- ARGV: 1 slot, 2 token, 3 status (finished|failed), 4 result JSON text (validated by the client)
--- Reply: {outcome, attempt, lease_end, runner, status, server_now}
---   outcome ok, or lost when the run is gone, over, or held by another token (nothing is written).
+-- Reply: {outcome, attempt, lease_end, runner, status, server_now[, '', '', released_by, reason]}
+--   outcome ok (status: what was recorded), or lost when the run is gone, over, or held by another
+--   token (nothing is written). A finish sent again by the same token after its first was applied
+--   (its reply lost or late) is answered ok again: finish is idempotent per token, as claim is.
+--   A run an operator released (lua/released.lua) is recorded with the release's status, and its
+--   result holds the release's and, under "command", this one.
 local slot, token, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = server_now_ms()
 local run, reply = held_run(slot, token, now)
-if not run then return reply end
+if not run then
+  if type(reply) == 'table' and reply[1] == 'lost' and reply[5] ~= 'running' and reply[5] ~= '' then
+    local recorded = own_result(KEYS[2], slot, token, result_json)
+    if recorded then return {'ok', reply[2], '', reply[4], recorded, int(now)} end
+  end
+  return reply
+end
 
-local err = record_attempt(slot, run, status, now, result_json)
+local mark, err = release_mark(KEYS[3], slot)
+if err then return err end
+local released_by, reason = '', ''
+if mark then
+  status, result_json = mark.status, released_result(mark, result_json)
+  released_by, reason = release_words(mark)
+end
+err = record_attempt(slot, run, status, now, result_json)
 if err then return err end
 redis.call('HDEL', KEYS[1], slot)
-return {'ok', int(run.attempt), int(run.lease_end), run.runner, status, int(now)}
+if mark then forget_release(KEYS[3], slot) end
+return {'ok', int(run.attempt), int(run.lease_end), run.runner, status, int(now), '', '', released_by,
+  reason}

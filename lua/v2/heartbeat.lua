@@ -2,12 +2,21 @@
 -- attempt's token.
 -- KEYS: 1-7 as in lua/v2/lib.lua
 -- ARGV: 1 slot, 2 token, 3 lease_ms (0: the lease the attempt was claimed with)
--- Reply: {outcome, attempt, lease_end, runner, status, server_now}
---   outcome ok, or lost when the run is gone, over, or held by another token.
+-- Reply: {outcome, attempt, lease_end, runner, status, server_now[, '', '', released_by, reason]}
+--   outcome ok; lost when the run is gone, over, or held by another token; released when an
+--   operator released it (lua/released.lua): the lease is not renewed, the holder must stop its
+--   command and finish, and the reply says who released it and why.
 local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = server_now_ms()
 local run, reply = held_run(slot, token, now)
 if not run then return reply end
+local mark, err = release_mark(KEYS[3], slot)
+if err then return err end
+if mark then
+  local by, why = release_words(mark)
+  return {'released', int(run.attempt), int(run.lease_end), run.runner, mark.status, int(now), '', '',
+    by, why}
+end
 -- An expired lease that nobody took over is still ours: extending it steals from no one.
 -- A heartbeat never moves the lease end backwards: a shorter --lease must not hand the run over.
 if lease_ms <= 0 then lease_ms = run.lease_ms end

@@ -196,12 +196,24 @@ end
 -- claim of a run at or before it is refused); format, 2 once the job is in format 2; the pause
 -- (lua/pause.lua); fence, the last fencing token given (0: none yet); first_seen, when the job's
 -- first claim reached the store (`run --catch-up` never catches up a slot before it).
+-- Every integer field is checked before it is used: garbage written by hand (text, a fraction, an
+-- exponent, a negative fence, which would let fencing tokens go back, a trim horizon after `now`,
+-- which would make every claim answer trimmed) is refused naming the field, nothing written.
 -- Returns {protect = max(keep_ms, recorded), stored_protect, trimmed_to, format, paused_at,
 -- paused_until, resumed_at, fence, first_seen}, or nil and an error reply.
-local function read_job(keep_ms)
-  local v, err = checked(3, 'HMGET', KEYS[3], 'protect_ms', 'trimmed_to', 'format', 'paused_at',
-    'paused_until', 'resumed_at', 'fence', 'first_seen')
+local JOB_FIELDS = {'protect_ms', 'trimmed_to', 'format', 'paused_at', 'paused_until', 'resumed_at',
+  'fence', 'first_seen'}
+local function read_job(keep_ms, now)
+  local v, err = checked(3, 'HMGET', KEYS[3], unpack(JOB_FIELDS))
   if err then return nil, err end
+  for i, name in ipairs(JOB_FIELDS) do
+    if i ~= 3 and v[i] and (not is_int(v[i]) or tonumber(v[i]) < 0) then
+      return nil, corrupt(KEYS[3], 'field ' .. name .. ' is ' .. v[i] .. ', not a whole number')
+    end
+  end
+  if now and v[2] and tonumber(v[2]) > now then
+    return nil, corrupt(KEYS[3], 'field trimmed_to is ' .. v[2] .. ', a slot after the server\'s time ' .. int(now))
+  end
   local stored = tonumber(v[1])
   local protect = keep_ms
   if stored and stored > protect then protect = stored end

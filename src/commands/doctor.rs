@@ -112,7 +112,7 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
         },
     ));
     checks.push(match info.maxmemory_policy.as_deref() {
-        Some(p) if p.starts_with("allkeys") => check(
+        Some(p) if server::evicts_store_keys(p) => check(
             "eviction",
             Verdict::Warn,
             format!("maxmemory-policy {p} may evict claims, and an evicted claim can run twice; use noeviction"),
@@ -120,6 +120,14 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
         Some(p) => check("eviction", Verdict::Ok, format!("maxmemory-policy {p}")),
         None => check("eviction", Verdict::Warn, "maxmemory-policy not reported"),
     });
+
+    let (aof, save) = server::read_persistence(&mut conn).await;
+    let (durable, words) = server::persistence_verdict(aof, save.as_deref());
+    checks.push(check(
+        "persistence",
+        if durable { Verdict::Ok } else { Verdict::Warn },
+        words,
+    ));
 
     let key = format_key(ctx.prefix());
     let found: Result<Option<String>> = conn.query(redis::cmd("GET").arg(&key)).await;

@@ -64,13 +64,20 @@ impl<'a> TokenReport<'a> {
                     self.run.slot_time
                 );
             }
+            TokenOutcome::Released => crate::outln!(
+                "{} {} @ {}: {}; stop the command, then `anarchon finish` records the attempt as released",
+                ctx.out.paint("released", Tone::Bad),
+                self.run.job,
+                self.run.slot_time,
+                self.lost_reason
+            ),
         }
     }
 
     pub fn exit_code(&self) -> ExitCode {
         match self.outcome {
             TokenOutcome::Ok => ExitCode::Ok,
-            TokenOutcome::Lost => ExitCode::LeaseLost,
+            TokenOutcome::Lost | TokenOutcome::Released => ExitCode::LeaseLost,
         }
     }
 }

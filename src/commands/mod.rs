@@ -61,14 +61,14 @@ impl Context {
         Ok((conn, check))
     }
 
-    /// [`Context::open_for_write`], with one more read sent in the format check's round trip; its
-    /// reply as it came (None where it could not go along: see
+    /// [`Context::open_for_write`], with more reads sent in the format check's round trip; their
+    /// replies as they came (none where they could not go along: see
     /// [`format::check_for_write_and_read`]).
     pub async fn open_for_write_and_read(
         &self,
         strategy: Strategy,
-        also: &redis::Cmd,
-    ) -> Result<(Connection, StoreCheck, Option<redis::Value>)> {
+        also: &[redis::Cmd],
+    ) -> Result<(Connection, StoreCheck, Vec<redis::Value>)> {
         let mut conn = self.connect_for(strategy).await?;
         let (check, read) =
             format::check_for_write_and_read(&mut conn, self.prefix(), also).await?;

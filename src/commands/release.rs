@@ -1,11 +1,16 @@
 //! `anarchon release`: an operator breaks the lease of a run in progress, without its token.
 //!
 //! For the 3 a.m. case: a holder hung (or its host is gone and nobody stands by), and the run blocks
-//! the next ones (overlap) or must be run again by hand. The run's current attempt is recorded
-//! `interrupted` (or `failed`) with who released it and why, and the run ends; its holder, if it is
-//! still alive, is told `lost` at its next heartbeat and `anarchon run` stops its command.
+//! the next ones (overlap) or must be run again by hand. A holder whose lease is live may still be
+//! running the command, so the run is first only marked released (lua/released.lua): it stays held,
+//! nothing else can run the job, and the holder's next heartbeat answers `released`; `anarchon run`
+//! stops its command and records the attempt `interrupted` (or `failed`) with who released it and
+//! why. A holder that is gone cannot answer: its lease expires, and the run ends then. This command
+//! waits for either (at most the lease), so that what the operator does next (`run-now`) never runs
+//! beside the released command. A run whose lease expired already ends at once.
 
 use std::io::IsTerminal;
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -29,9 +34,17 @@ struct Released {
     runner: String,
     /// Milliseconds the lease had left when released (negative: expired that long ago).
     lease_left_ms: i64,
-    /// released, none (it ended meanwhile), changed (another attempt took it meanwhile), or
-    /// would_release (--dry-run).
+    /// released, releasing (--no-wait: marked, its holder not stopped yet), none (it ended
+    /// meanwhile), changed (another attempt took it meanwhile), or would_release (--dry-run).
     outcome: String,
+    /// How a released run ended: `holder` (its holder stopped the command and recorded it),
+    /// `lease_expired` (its lease ended with no word from the holder), `at_once` (its lease had
+    /// expired already), `forced` (--force, or a holder that kept renewing its lease).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ended_by: Option<&'static str>,
+    /// How long this command waited for the run to end, in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waited_ms: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -147,27 +160,30 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
     })
     .to_string();
     for (job, run) in chosen {
-        let outcome = if args.dry_run {
-            "would_release".to_string()
+        let (outcome, ended_by, waited_ms) = if args.dry_run {
+            ("would_release".to_string(), None, None)
         } else {
             let keys = LeaseKeys::new(ctx.prefix(), &job).with_format(check.lease_format());
-            let reply = lease::release(
-                &mut conn,
-                &keys,
-                run.state.slot,
-                Some(run.state.attempt),
+            let request = ReleaseRequest {
+                keys: &keys,
+                slot: run.state.slot,
+                attempt: run.state.attempt,
                 status,
-                &result,
-            )
-            .await?;
-            match reply.outcome {
+                result: &result,
+            };
+            let (outcome, ended_by, waited) =
+                release_one(&mut conn, &request, &args, ctx.out.json).await?;
+            let words = match outcome {
                 ReleaseOutcome::Released => "released",
+                ReleaseOutcome::Releasing => "releasing",
                 ReleaseOutcome::None => "none",
                 ReleaseOutcome::Changed => "changed",
-            }
-            .to_string()
+            };
+            (words.to_string(), ended_by, waited)
         };
         report.runs.push(Released {
+            ended_by,
+            waited_ms,
             slot_time: rfc3339(run.state.slot),
             slot: run.state.slot,
             attempt: run.state.attempt,
@@ -180,16 +196,115 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
     print(ctx, &report);
     // A run that ended or changed hands meanwhile was not released: say so in the exit code.
     Ok(
-        if report
-            .runs
-            .iter()
-            .all(|r| r.outcome == "released" || r.outcome == "would_release")
-        {
+        if report.runs.iter().all(|r| {
+            matches!(
+                r.outcome.as_str(),
+                "released" | "releasing" | "would_release"
+            )
+        }) {
             ExitCode::Ok
         } else {
             ExitCode::LeaseLost
         },
     )
+}
+
+/// One run to release, as the operator saw it.
+struct ReleaseRequest<'a> {
+    keys: &'a LeaseKeys,
+    slot: i64,
+    attempt: u32,
+    status: &'a str,
+    result: &'a str,
+}
+
+impl ReleaseRequest<'_> {
+    /// The release script for this run (see [`lease::release`]).
+    async fn send(
+        &self,
+        conn: &mut crate::connection::Connection,
+        force: bool,
+    ) -> Result<lease::ReleaseReply> {
+        lease::release(
+            conn,
+            self.keys,
+            self.slot,
+            Some(self.attempt),
+            self.status,
+            self.result,
+            force,
+        )
+        .await
+    }
+}
+
+/// How often the release looks whether the released run has ended.
+const WAIT_POLL: Duration = Duration::from_millis(100);
+
+/// Releases one run and, unless --no-wait, waits until it has ended: its holder stopped the command
+/// and recorded the attempt, or its lease expired (then the release itself ends it). Each look is
+/// the release script again, which writes nothing while the run is marked and held. A holder that
+/// keeps renewing its lease after the mark (it cannot hear it: another scheduler, an older
+/// anarchon) is overridden a second after the lease end seen when it was marked, with a warning.
+/// Returns the outcome, how it ended, and how long it waited.
+async fn release_one(
+    conn: &mut crate::connection::Connection,
+    req: &ReleaseRequest<'_>,
+    args: &ReleaseArgs,
+    json: bool,
+) -> Result<(ReleaseOutcome, Option<&'static str>, Option<u64>)> {
+    let first = req.send(conn, args.force).await?;
+    match first.outcome {
+        ReleaseOutcome::Released if args.force => {
+            return Ok((first.outcome, Some("forced"), None));
+        }
+        ReleaseOutcome::Released => return Ok((first.outcome, Some("at_once"), None)),
+        ReleaseOutcome::Releasing if !args.no_wait => {}
+        other => return Ok((other, None, None)),
+    }
+    let started = tokio::time::Instant::now();
+    // The lease end when marked, by the server's clock: heartbeats no longer renew it.
+    let lease_left = first
+        .lease_end
+        .map_or(0, |end| end - first.server_now)
+        .max(0);
+    let override_at =
+        started + Duration::from_millis(u64::try_from(lease_left).unwrap_or(0) + 1000);
+    let spinner = (!json && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar.set_message(format!(
+            "waiting for {} to stop attempt {} (its lease ends in {})",
+            first.runner,
+            req.attempt,
+            crate::time::humanize(u64::try_from(lease_left).unwrap_or(0))
+        ));
+        bar
+    });
+    let waited = || Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
+    let ended = loop {
+        tokio::time::sleep(WAIT_POLL).await;
+        let force = tokio::time::Instant::now() >= override_at;
+        let reply = req.send(conn, force).await?;
+        match reply.outcome {
+            ReleaseOutcome::Releasing => continue,
+            // It ended meanwhile: its holder stopped the command and recorded the attempt.
+            ReleaseOutcome::None => break (ReleaseOutcome::Released, Some("holder")),
+            ReleaseOutcome::Released if force => {
+                eprintln!(
+                    "warning: {} kept renewing the lease of attempt {} after it was released (another scheduler, or an older anarchon that cannot hear a release): ended now, but its command may still be running",
+                    reply.runner, req.attempt
+                );
+                break (ReleaseOutcome::Released, Some("forced"));
+            }
+            ReleaseOutcome::Released => break (ReleaseOutcome::Released, Some("lease_expired")),
+            ReleaseOutcome::Changed => break (ReleaseOutcome::Changed, None),
+        }
+    };
+    if let Some(bar) = spinner {
+        bar.finish_and_clear();
+    }
+    Ok((ended.0, ended.1, waited()))
 }
 
 fn lease_words(left_ms: i64) -> String {
@@ -228,10 +343,33 @@ fn print(ctx: &Context, report: &Report) {
         return;
     }
     for r in &report.runs {
-        let what = match r.outcome.as_str() {
-            "released" => format!("released: attempt {} ended {}", r.attempt, report.status),
-            "would_release" => format!("would end attempt {} as {}", r.attempt, report.status),
-            "none" => "not released: it ended meanwhile".to_string(),
+        let what = match (r.outcome.as_str(), r.ended_by) {
+            ("released", Some("holder")) => format!(
+                "released: its holder stopped the command and recorded attempt {} {} ({} later)",
+                r.attempt,
+                report.status,
+                crate::time::humanize(r.waited_ms.unwrap_or(0))
+            ),
+            ("released", Some("lease_expired")) => format!(
+                "released: no word from its holder; attempt {} ended {} when its lease expired ({} later)",
+                r.attempt,
+                report.status,
+                crate::time::humanize(r.waited_ms.unwrap_or(0))
+            ),
+            ("released", Some("forced")) => format!(
+                "released at once (--force): attempt {} ended {}; its holder may still be running the command until its next heartbeat",
+                r.attempt, report.status
+            ),
+            ("released", _) => format!(
+                "released: attempt {} ended {} (its lease had expired)",
+                r.attempt, report.status
+            ),
+            ("releasing", _) => format!(
+                "marked released: its holder stops the command at its next heartbeat and records attempt {} {}; the run stays held until then, at most until its lease ends",
+                r.attempt, report.status
+            ),
+            ("would_release", _) => format!("would end attempt {} as {}", r.attempt, report.status),
+            ("none", _) => "not released: it ended meanwhile".to_string(),
             _ => "not released: another attempt took it over meanwhile".to_string(),
         };
         crate::outln!(

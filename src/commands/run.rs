@@ -122,9 +122,22 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         &settings,
         registry::host_of(&runner),
     );
-    let (mut conn, check, registry_read) = ctx
-        .open_for_write_and_read(strategy, &registration.read())
+    // The registry and the server's eviction policy ride the format check's round trip.
+    let (mut conn, check, reads) = ctx
+        .open_for_write_and_read(
+            strategy,
+            &[registration.read(), crate::server::eviction_policy_read()],
+        )
         .await?;
+    let mut reads = reads.into_iter();
+    let registry_read = reads.next();
+    if let Some(warning) = reads
+        .next()
+        .as_ref()
+        .and_then(crate::server::eviction_warning)
+    {
+        eprintln!("anarchon: {warning}");
+    }
     let now = check.server_now_ms;
     let current = match (&schedule, args.slot) {
         (Some(s), _) => s.latest_at_or_before(now).ok_or_else(|| {

@@ -36,6 +36,8 @@ pub async fn wait_as_backup(
     });
     let mut sent = BootTime::now();
     let mut backoff = Duration::from_millis(100);
+    // Failed looks in a row: the first is reported, and the recovery.
+    let mut refusals = 0u32;
     while reply.outcome == ClaimOutcome::Running && give_up.is_none_or(|g| Instant::now() < g) {
         let left_ms = reply.lease_end.unwrap_or(reply.server_now) - reply.server_now;
         if let Some(bar) = &spinner {
@@ -57,10 +59,28 @@ pub async fn wait_as_backup(
         sent = BootTime::now();
         reply = match lease::claim(conn, keys, req).await {
             Ok(r) => {
+                if refusals > 0 && !quiet {
+                    eprintln!(
+                        "anarchon: standing by for {job} @ {}: Redis answers again",
+                        rfc3339(req.slot)
+                    );
+                }
+                refusals = 0;
                 backoff = Duration::from_millis(100);
                 r
             }
-            Err(e) if e.is_transient() => {
+            // Trouble that passes (the connection, OOM at maxmemory, LOADING, BUSY, READONLY
+            // after a failover): a backup that gave up would leave nobody to take over when the
+            // holder dies, so it keeps standing by, backing off, and says so.
+            Err(e) if e.is_transient() || e.can_pass() => {
+                if !quiet && refusals == 0 {
+                    eprintln!(
+                        "anarchon: standing by for {job} @ {}: {e}; retrying (every {} at most)",
+                        rfc3339(req.slot),
+                        humantime::format_duration(STANDBY_POLL_MAX)
+                    );
+                }
+                refusals += 1;
                 sleep(backoff).await;
                 backoff = (backoff * 2).min(STANDBY_POLL_MAX);
                 let _ = timeout(Duration::from_secs(1), conn.reconnect()).await;

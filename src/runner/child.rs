@@ -6,7 +6,9 @@
 //!
 //! Like coreutils `timeout`, the command runs in its own process group and every signal goes to
 //! the whole group: a shell's children die with it instead of running on, orphaned, after the
-//! lease is gone. A terminal's Ctrl-C reaches anarchon, which forwards it once. With
+//! lease is gone. And like systemd's `KillMode=control-group`, when the command itself exits, what
+//! it left in its group (`cmd &` in a crontab script) is stopped before the run is recorded ended
+//! (`--leave-children` lets it run on): a child outliving the run would overlap the next one. A terminal's Ctrl-C reaches anarchon, which forwards it once. With
 //! `--foreground` the command stays in our group so it can read the terminal (a terminal's Ctrl-C
 //! then reaches it directly as well as forwarded), and only the command itself is signalled.
 
@@ -22,7 +24,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::Instant;
 
 use crate::error::ExitCode;
-use crate::runner::deadline::{BootTime, LeaseDeadline, stop_grace};
+use crate::runner::deadline::{BootTime, LeaseDeadline, Loss, stop_grace};
 use crate::runner::guard::Guard;
 
 /// How much of the command's stderr the result keeps.
@@ -30,6 +32,10 @@ pub const STDERR_TAIL_BYTES: usize = 4096;
 
 /// How long to wait, after the command exited, for the rest of its stderr.
 const STDERR_DRAIN: Duration = Duration::from_secs(2);
+
+/// The longest grace a command gets when the server lost the run's data: another host may have
+/// claimed the run already, so the command must be gone at once, whatever --kill-after says.
+const STORE_LOST_GRACE: Duration = Duration::from_secs(1);
 
 /// What to run and how to police it.
 #[derive(Debug, Clone)]
@@ -48,6 +54,12 @@ pub struct CommandSpec {
     pub kill_after: Duration,
     /// Stop the command when the lease is lost (else let it finish).
     pub stop_on_lease_lost: bool,
+    /// Let what the command leaves in its process group run on after it exits.
+    pub leave_children: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// How the command ended.
@@ -61,6 +73,12 @@ pub struct CommandOutcome {
     pub timed_out: bool,
     /// The lease was lost while it ran (anarchon said why on stderr).
     pub lease_lost: bool,
+    /// An operator released the run while it ran (`anarchon release`): it was stopped.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub released: bool,
+    /// Processes the command left in its process group when it exited, which anarchon stopped.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub children_stopped: usize,
     /// A signal anarchon received and forwarded.
     pub forwarded_signal: Option<i32>,
     /// The last 4 KiB of its stderr.
@@ -161,11 +179,15 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
             g.deadline(l.deadline());
         }
     }
-    let tail = tokio::spawn(pass_through_stderr(child.stderr.take()));
+    let tail = Tail::default();
+    let copier = tokio::spawn(pass_through_stderr(child.stderr.take(), tail.clone()));
 
     let timeout_at = spec.timeout.map(|t| started_boot + t);
     let mut kill_at: Option<BootTime> = None;
     let mut lease_handled = false;
+    // One SIGTERM per command, whatever asks for it (--timeout, the lease, a release); the guard
+    // is told, so it sends none of its own.
+    let mut term_sent = false;
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
 
@@ -183,23 +205,33 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
                 if !outcome.timed_out && timeout_at.is_some_and(|at| now >= at) {
                     outcome.timed_out = true;
                     eprintln!("anarchon: the command ran longer than --timeout; stopping it (SIGTERM, SIGKILL after {})", humantime::format_duration(spec.kill_after));
-                    send(target, Signal::SIGTERM);
                     kill_at = earliest(kill_at, now + spec.kill_after);
+                    terminate(target, guard.as_mut(), &mut term_sent, kill_at);
                 }
                 if let (Some(l), Some(grace), false) = (lease, grace, lease_handled)
                     && let Some(reason) = l.lost_reason(grace)
                 {
                     lease_handled = true;
-                    outcome.lease_lost = true;
-                    if spec.stop_on_lease_lost {
+                    let loss = l.loss();
+                    // A release is an operator's stop: it stops the command even under
+                    // --on-lease-lost continue, and the run is recorded, not left to expire.
+                    outcome.released = loss == Loss::Released;
+                    outcome.lease_lost = !outcome.released;
+                    if spec.stop_on_lease_lost || outcome.released {
                         let deadline = l.deadline();
+                        let kill_after = if loss == Loss::StoreLost {
+                            spec.kill_after.min(STORE_LOST_GRACE)
+                        } else {
+                            spec.kill_after
+                        };
                         eprintln!(
-                            "anarchon: lease lost ({reason}); stopping the command (SIGTERM, SIGKILL in {} at the latest)",
-                            humantime::format_duration(round_ms(spec.kill_after.min(deadline.left())))
+                            "anarchon: {} ({reason}); stopping the command (SIGTERM, SIGKILL in {} at the latest)",
+                            if outcome.released { "released" } else { "lease lost" },
+                            humantime::format_duration(round_ms(kill_after.min(deadline.left())))
                         );
-                        send(target, Signal::SIGTERM);
                         // Gone before the lease can end on the server, whatever --kill-after says.
-                        kill_at = earliest(earliest(kill_at, now + spec.kill_after), deadline);
+                        kill_at = earliest(earliest(kill_at, now + kill_after), deadline);
+                        terminate(target, guard.as_mut(), &mut term_sent, kill_at);
                     } else if !quiet {
                         eprintln!("anarchon: lease lost ({reason}); the command keeps running (--on-lease-lost continue)");
                     }
@@ -211,6 +243,14 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
             }
         }
     };
+    // The run lasted until the command itself exited: what it left behind is not its duration.
+    outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    if let (Some(g), false) = (guard.as_mut(), spec.foreground || spec.leave_children) {
+        let deadline = lease
+            .filter(|_| spec.stop_on_lease_lost)
+            .map(LeaseDeadline::deadline);
+        outcome.children_stopped = stop_leftovers(g, spec.kill_after, deadline).await;
+    }
     if let Some(g) = guard {
         g.done();
     }
@@ -220,12 +260,97 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     if let (Some(l), Some(grace), false) = (lease, grace, succeeded)
         && spec.stop_on_lease_lost
         && !outcome.lease_lost
+        && !outcome.released
         && let Some(reason) = l.lost_reason(grace)
     {
-        outcome.lease_lost = true;
+        outcome.released = l.loss() == Loss::Released;
+        outcome.lease_lost = !outcome.released;
         eprintln!("anarchon: lease lost ({reason}); the command was stopped");
     }
-    finish_outcome(outcome, status, started, tail).await
+    finish_outcome(outcome, status, copier, tail).await
+}
+
+/// Sends the command its one SIGTERM (unless it had it already) and tells the guard, which then
+/// only sends SIGKILL at `kill_at` if the command is still there.
+fn terminate(
+    target: Option<Target>,
+    guard: Option<&mut Guard>,
+    term_sent: &mut bool,
+    kill_at: Option<BootTime>,
+) {
+    if !*term_sent {
+        *term_sent = true;
+        send(target, Signal::SIGTERM);
+    }
+    if let (Some(g), Some(at)) = (guard, kill_at) {
+        g.stopping(at);
+    }
+}
+
+/// Stops what the command left in its process group when it exited (the guard, which leads the
+/// group, aside): SIGTERM, then SIGKILL after `kill_after` or at the lease `deadline`, whichever
+/// comes first, waiting until none is left. Returns how many there were.
+async fn stop_leftovers(
+    guard: &mut Guard,
+    kill_after: Duration,
+    deadline: Option<BootTime>,
+) -> usize {
+    let group = guard.group();
+    let left = group_members(group);
+    if left.is_empty() {
+        return 0;
+    }
+    let mut kill_at = BootTime::now() + kill_after;
+    if let Some(d) = deadline {
+        kill_at = kill_at.min(d);
+    }
+    let pids: Vec<String> = left.iter().map(|p| p.to_string()).collect();
+    eprintln!(
+        "anarchon: the command exited but left {} process(es) in its group (pid {}); stopping them (SIGTERM, SIGKILL in {} at the latest) before the run is recorded ended (--leave-children lets them run on)",
+        left.len(),
+        pids.join(", "),
+        humantime::format_duration(round_ms(kill_at.left()))
+    );
+    guard.stopping(kill_at);
+    // The guard ignores SIGTERM; the group's other members get it.
+    let _ = killpg(group, Signal::SIGTERM);
+    while !group_members(group).is_empty() {
+        if BootTime::now() >= kill_at {
+            // This ends the guard too, which leads the group: nothing is left for it to guard.
+            let _ = killpg(group, Signal::SIGKILL);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    left.len()
+}
+
+/// The processes in process group `group` other than its leader (the guard), from /proc.
+#[cfg(target_os = "linux")]
+fn group_members(group: Pid) -> Vec<Pid> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid != group.as_raw())
+        .filter(|pid| {
+            // Field 5 of /proc/PID/stat, counted after the command name's closing parenthesis
+            // (the name itself may hold spaces and parentheses).
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(2)?.parse::<i32>().ok())
+                    == Some(group.as_raw())
+            })
+        })
+        .map(Pid::from_raw)
+        .collect()
+}
+
+/// Elsewhere the group's members are not listed: processes left behind run on (documented).
+#[cfg(not(target_os = "linux"))]
+fn group_members(_group: Pid) -> Vec<Pid> {
+    Vec::new()
 }
 
 fn earliest(a: Option<BootTime>, b: BootTime) -> Option<BootTime> {
@@ -315,8 +440,8 @@ fn send(target: Option<Target>, sig: Signal) {
 async fn finish_outcome(
     mut outcome: CommandOutcome,
     status: std::io::Result<ExitStatus>,
-    started: Instant,
-    tail: tokio::task::JoinHandle<Vec<u8>>,
+    copier: tokio::task::JoinHandle<()>,
+    tail: Tail,
 ) -> CommandOutcome {
     use std::os::unix::process::ExitStatusExt;
     match status {
@@ -329,23 +454,25 @@ async fn finish_outcome(
             outcome.exit_code = Some(1);
         }
     }
-    outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    // A process the command left behind may hold its stderr open: do not wait for it for long.
-    let bytes = match tokio::time::timeout(STDERR_DRAIN, tail).await {
-        Ok(Ok(bytes)) => bytes,
-        _ => Vec::new(),
-    };
+    // A process the command was let leave behind (--leave-children) may hold its stderr open: do
+    // not wait for it for long, and keep what was read so far.
+    let _ = tokio::time::timeout(STDERR_DRAIN, copier).await;
+    let bytes = tail.lock().unwrap_or_else(|e| e.into_inner()).clone();
     outcome.stderr_tail = String::from_utf8_lossy(&bytes).into_owned();
     outcome
 }
 
-/// Copies the command's stderr to ours as it comes, keeping the last [`STDERR_TAIL_BYTES`].
-async fn pass_through_stderr(stderr: Option<ChildStderr>) -> Vec<u8> {
+/// The last [`STDERR_TAIL_BYTES`] of the command's stderr, shared with the task that copies it, so
+/// that what was read is kept even when the copy never reaches end-of-file.
+type Tail = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
+
+/// Copies the command's stderr to ours as it comes, keeping the last [`STDERR_TAIL_BYTES`] in
+/// `tail`.
+async fn pass_through_stderr(stderr: Option<ChildStderr>, tail: Tail) {
     let Some(mut stderr) = stderr else {
-        return Vec::new();
+        return;
     };
     let mut ours = tokio::io::stderr();
-    let mut tail: Vec<u8> = Vec::with_capacity(STDERR_TAIL_BYTES);
     let mut buf = [0u8; 8192];
     loop {
         match stderr.read(&mut buf).await {
@@ -353,11 +480,13 @@ async fn pass_through_stderr(stderr: Option<ChildStderr>) -> Vec<u8> {
             Ok(n) => {
                 let _ = ours.write_all(&buf[..n]).await;
                 let _ = ours.flush().await;
-                push_tail(&mut tail, &buf[..n]);
+                push_tail(
+                    &mut tail.lock().unwrap_or_else(|e| e.into_inner()),
+                    &buf[..n],
+                );
             }
         }
     }
-    tail
 }
 
 fn push_tail(tail: &mut Vec<u8>, bytes: &[u8]) {

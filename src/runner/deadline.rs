@@ -89,8 +89,29 @@ struct State {
     confirmed_sent: BootTime,
     /// Why the newest heartbeat attempt failed, while none has been confirmed since.
     failure: Option<String>,
+    /// When the heartbeat now awaiting its reply was sent (None: nothing in flight).
+    in_flight: Option<BootTime>,
+    /// When the server last answered anything (a claim, a heartbeat).
+    last_reply: Option<BootTime>,
     /// Set when the server said the run is no longer ours (another token, or over).
     lost: Option<String>,
+    /// How the run was lost, when the server said so.
+    loss: Loss,
+}
+
+/// How a held run stopped being ours, as far as the server said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Loss {
+    /// Not (yet) said by the server: the deadline decides.
+    #[default]
+    Unknown,
+    /// Another token holds it, or it ended.
+    Taken,
+    /// An operator released it (`anarchon release`): stop the command and record the attempt.
+    Released,
+    /// The server no longer knows the run at all: it lost its data (a restart without
+    /// persistence, a flush, eviction). Another host may claim it at once: stop the command now.
+    StoreLost,
 }
 
 /// The lease deadline of one held run, shared by the keeper (which renews it), the command's
@@ -110,7 +131,10 @@ impl LeaseDeadline {
                 deadline: sent + lease.saturating_sub(safety_margin(lease)),
                 confirmed_sent: sent,
                 failure: None,
+                in_flight: None,
+                last_reply: Some(BootTime::now()),
                 lost: None,
+                loss: Loss::Unknown,
             })),
         }
     }
@@ -135,19 +159,37 @@ impl LeaseDeadline {
             s.confirmed_sent = sent;
         }
         s.failure = None;
+        s.in_flight = None;
+        s.last_reply = Some(BootTime::now());
+    }
+
+    /// A heartbeat was sent at `sent` and awaits its reply: a deadline that passes meanwhile is
+    /// explained by the network or the server, not by this process.
+    pub fn sending(&self, sent: BootTime) {
+        self.lock().in_flight = Some(sent);
     }
 
     /// A heartbeat attempt failed (unreachable, timed out): remembered to explain a later stop.
     pub fn failed(&self, why: String) {
-        self.lock().failure = Some(why);
+        let mut s = self.lock();
+        s.failure = Some(why);
+        s.in_flight = None;
     }
 
-    /// The server answered that the run is no longer ours.
-    pub fn lost(&self, why: String) {
+    /// The server answered that the run is no longer ours, and how.
+    pub fn lost(&self, why: String, loss: Loss) {
         let mut s = self.lock();
         if s.lost.is_none() {
             s.lost = Some(why);
+            s.loss = loss;
+            s.in_flight = None;
+            s.last_reply = Some(BootTime::now());
         }
+    }
+
+    /// How the run was lost, if the server said so.
+    pub fn loss(&self) -> Loss {
+        self.lock().loss
     }
 
     pub fn deadline(&self) -> BootTime {
@@ -164,14 +206,23 @@ impl LeaseDeadline {
         if BootTime::now() < s.deadline.saturating_sub(grace) {
             return None;
         }
+        // Say what was observed: a failure, a request still unanswered, or nothing sent at all.
         let since = humantime::format_duration(round_ms(s.confirmed_sent.elapsed()));
-        Some(match &s.failure {
-            Some(why) => format!(
-                "{why}; no heartbeat was confirmed for {since}, and the lease ends on the server within {}",
-                humantime::format_duration(round_ms(s.deadline.left() + safety_margin(self.lease)))
+        let ends =
+            humantime::format_duration(round_ms(s.deadline.left() + safety_margin(self.lease)));
+        let last_reply = s.last_reply.map_or("never".to_string(), |t| {
+            format!("{} ago", humantime::format_duration(round_ms(t.elapsed())))
+        });
+        Some(match (&s.failure, s.in_flight) {
+            (_, Some(sent)) => format!(
+                "a heartbeat sent {} ago is still unanswered (the last reply from Redis came {last_reply}): a slow or cut network, or a stalled server; no heartbeat was confirmed for {since}, and the lease ends on the server within {ends}",
+                humantime::format_duration(round_ms(sent.elapsed()))
             ),
-            None => format!(
-                "this process could not heartbeat for {since}, past its lease deadline: it was stopped or starved (SIGSTOP, a paused VM, a suspended or overloaded machine), not cut off from Redis"
+            (Some(why), None) => format!(
+                "{why}; no heartbeat was confirmed for {since} (the last reply from Redis came {last_reply}), and the lease ends on the server within {ends}"
+            ),
+            (None, None) => format!(
+                "this process sent no heartbeat for {since}, past its lease deadline, with nothing in flight to Redis: it was stopped or starved (SIGSTOP, a paused VM, a suspended or overloaded machine)"
             ),
         })
     }
@@ -230,7 +281,11 @@ mod tests {
         d.failed("connection refused".into());
         let why = d.lost_reason(Duration::ZERO).unwrap();
         assert!(why.contains("connection refused"), "{why}");
-        d.lost("attempt 2 is now held by b".into());
+        d.sending(BootTime::now());
+        let why = d.lost_reason(Duration::ZERO).unwrap();
+        assert!(why.contains("still unanswered"), "{why}");
+        d.lost("attempt 2 is now held by b".into(), Loss::Taken);
+        assert_eq!(d.loss(), Loss::Taken);
         assert_eq!(
             d.lost_reason(Duration::ZERO).unwrap(),
             "attempt 2 is now held by b"

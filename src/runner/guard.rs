@@ -16,9 +16,13 @@
 //! `--kill-after` and the local lease deadline (so the command is gone before another host can win
 //! the next attempt); it stops waiting as soon as the command's own process is gone.
 //!
-//! The guard also enforces the deadline on its own: when the deadline (minus the grace) comes
+//! The guard also enforces the deadline on its own: when the deadline (minus half the grace) comes
 //! without anarchon having moved it, anarchon is alive but stopped (SIGSTOP) or starved, and the
-//! guard stops the command exactly as anarchon itself would have.
+//! guard stops the command exactly as anarchon itself would have. anarchon, which looks at the
+//! deadline every 50 ms, acts at the deadline minus the whole grace, and tells the guard when it has
+//! sent its SIGTERM (`STOPPING`, with its SIGKILL moment): the guard then sends no SIGTERM of its
+//! own, only the SIGKILL if the command is still there by then. A command gets one SIGTERM: many
+//! programs read a second as "quit now, skip the cleanup".
 //!
 //! Why a pipe and not PR_SET_PDEATHSIG alone: the death signal fires when the forking *thread*
 //! exits and reaches only the direct child; a pipe's end-of-file follows the whole process and
@@ -44,6 +48,7 @@ use crate::runner::deadline::BootTime;
 /// Message tags on the pipe; each message is a tag byte and a little-endian u64.
 const DEADLINE: u8 = b'E';
 const WATCH_PID: u8 = b'P';
+const STOPPING: u8 = b'S';
 const DONE: u8 = b'D';
 
 /// anarchon's end of a running guard.
@@ -115,6 +120,12 @@ impl Guard {
         }
     }
 
+    /// anarchon has sent the command its SIGTERM and sends SIGKILL at `kill_at`: the guard sends
+    /// no SIGTERM of its own, and a SIGKILL at `kill_at` (or the deadline) if anarchon cannot.
+    pub fn stopping(&mut self, kill_at: BootTime) {
+        self.send(STOPPING, kill_at.as_nanos());
+    }
+
     /// The command has been reaped: the guard exits without signalling anyone.
     pub fn done(mut self) {
         self.send(DONE, 0);
@@ -179,21 +190,29 @@ fn guard_main(
 
     let mut deadline: Option<u64> = None;
     let mut command: Option<Pid> = None;
+    // Set once anarchon has sent the SIGTERM: when the SIGKILL is due.
+    let mut stopping: Option<u64> = None;
     let mut message = [0u8; 9];
     let mut filled = 0usize;
     loop {
-        // Wait for a message, but no longer than until the lease deadline (minus the grace): if
-        // anarchon has not moved it by then, anarchon is stopped or starved, and the command must
-        // stop all the same.
-        let timeout_ms: i32 = match deadline {
+        // Wait for a message, but no longer than until the lease deadline (minus half the grace,
+        // anarchon's own moment to act being the whole grace before it): if anarchon has not moved
+        // it by then, anarchon is stopped or starved, and the command must stop all the same.
+        // Once anarchon has sent its SIGTERM, until the SIGKILL is due.
+        let wake_at = match (stopping, deadline) {
+            (Some(kill_at), Some(d)) => Some(kill_at.min(d)),
+            (Some(kill_at), None) => Some(kill_at),
+            (None, Some(d)) => Some(d.saturating_sub(grace_ns / 2)),
+            (None, None) => None,
+        };
+        let timeout_ms: i32 = match wake_at {
             None => -1,
-            Some(d) => {
-                let term_at = d.saturating_sub(grace_ns);
+            Some(at) => {
                 let now = BootTime::now().as_nanos();
-                if now >= term_at {
+                if now >= at {
                     break;
                 }
-                i32::try_from((term_at - now).div_ceil(1_000_000)).unwrap_or(i32::MAX)
+                i32::try_from((at - now).div_ceil(1_000_000)).unwrap_or(i32::MAX)
             }
         };
         let mut pollfd = nix::libc::pollfd {
@@ -232,6 +251,7 @@ fn guard_main(
             DONE => exit(0),
             DEADLINE => deadline = Some(value),
             WATCH_PID => command = i32::try_from(value).ok().map(Pid::from_raw),
+            STOPPING => stopping = Some(value),
             _ => {}
         }
     }
@@ -244,9 +264,14 @@ fn guard_main(
             (false, None) => Ok(()),
         };
     };
-    stop(Signal::SIGTERM);
-    let now = BootTime::now().as_nanos();
-    let mut kill_at = now.saturating_add(kill_after_ns);
+    // One SIGTERM: none when anarchon sent it already.
+    let mut kill_at = match stopping {
+        Some(kill_at) => kill_at,
+        None => {
+            stop(Signal::SIGTERM);
+            BootTime::now().as_nanos().saturating_add(kill_after_ns)
+        }
+    };
     if let Some(d) = deadline {
         kill_at = kill_at.min(d);
     }

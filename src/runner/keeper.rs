@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::time::{sleep, timeout};
 
 use crate::connection::Connection;
-use crate::runner::deadline::{BootTime, LeaseDeadline};
+use crate::runner::deadline::{BootTime, LeaseDeadline, Loss};
 use crate::store::LeaseKeys;
 use crate::strategy::lease::{self, TokenOutcome};
 
@@ -37,6 +37,7 @@ pub async fn keep(mut conn: Connection, held: HeldLease, every: Duration) {
             return; // the watcher stops the command; a heartbeat now would prove nothing
         }
         let sent = BootTime::now();
+        held.deadline.sending(sent);
         let reply = timeout(
             deadline.left(),
             lease::heartbeat(
@@ -54,14 +55,36 @@ pub async fn keep(mut conn: Connection, held: HeldLease, every: Duration) {
                 last_sent = sent;
                 backoff = Duration::from_millis(100);
             }
-            Ok(Ok(reply)) => {
-                held.deadline.lost(reply.lost_reason());
+            Ok(Ok(reply)) if reply.outcome == TokenOutcome::Released => {
+                held.deadline.lost(reply.lost_reason(), Loss::Released);
                 return;
+            }
+            Ok(Ok(reply)) if reply.status.is_empty() => {
+                // Claimed, confirmed, and now unknown to the server: not taken by another token,
+                // gone. The server lost its data (restarted without persistence, flushed,
+                // evicted), and any host may claim the run again at once.
+                held.deadline.lost(
+                    "the server no longer has this run at all: it lost its data (a restart without persistence, FLUSHALL, or eviction), and another host may claim the run now".to_string(),
+                    Loss::StoreLost,
+                );
+                return;
+            }
+            Ok(Ok(reply)) => {
+                held.deadline.lost(reply.lost_reason(), Loss::Taken);
+                return;
+            }
+            Ok(Err(e)) if e.can_pass() => {
+                // The server is there but refuses for now (OOM at maxmemory, BUSY, LOADING after
+                // a restart, READONLY during a failover): retry like a connection problem.
+                held.deadline
+                    .failed(format!("Redis refused the heartbeat for now: {e}"));
+                retry_later(&mut conn, &held, &mut backoff).await;
+                last_sent = BootTime::now().saturating_sub(every);
             }
             Ok(Err(e)) if !e.is_transient() => {
                 // A refusal that retrying cannot change (permissions, bad data): the lease will
                 // not be renewed, so the run must stop before it ends.
-                held.deadline.lost(e.to_string());
+                held.deadline.lost(e.to_string(), Loss::Taken);
                 return;
             }
             Ok(Err(e)) => {

@@ -126,6 +126,9 @@ pub async fn run_slot(
         )
         .await?;
     }
+    if reply.outcome == ClaimOutcome::Won && target.strategy.has_leases() {
+        (reply, sent) = with_time_to_run(conn, target, &req, reply, sent, opts).await?;
+    }
     let outcome = match reply.outcome {
         ClaimOutcome::Won => {
             return Ok(execute(conn, target, &req, &reply, sent, backup, opts).await);
@@ -181,6 +184,43 @@ async fn claim_with_retry(
         }
         conn.pause_and_reconnect(&mut backoff, give_up).await;
     }
+}
+
+/// A won claim whose lease, counted from when its request was sent, is already (nearly) over by
+/// the time its answer arrived (the server stalled longer than the lease: `CLIENT PAUSE`, a slow
+/// fork, a stopped VM) leaves no time to run the command, and started, it would be stopped at once.
+/// Left so, the attempt would stay `running` with nobody to finish or take it over. The claim is
+/// idempotent per token: sending it again renews the lease from a fresh send without using an
+/// attempt. Retried while the answer keeps coming too late, within the claim's retry time.
+async fn with_time_to_run(
+    conn: &mut Connection,
+    target: Target<'_>,
+    req: &ClaimRequest,
+    mut reply: ClaimReply,
+    mut sent: BootTime,
+    opts: &RunnerOptions,
+) -> Result<(ClaimReply, BootTime)> {
+    let grace = deadline::stop_grace(req.lease, opts.command.kill_after);
+    let give_up = Instant::now() + CLAIM_RETRY_FOR.max(req.lease);
+    while reply.outcome == ClaimOutcome::Won
+        && LeaseDeadline::new(req.lease, sent)
+            .lost_reason(grace)
+            .is_some()
+        && Instant::now() < give_up
+    {
+        if !opts.quiet {
+            eprintln!(
+                "anarchon: the claim of {} @ {} was answered {} after it was sent, too late to run under its lease; claiming again with the same token",
+                target.job,
+                rfc3339(req.slot),
+                humantime::format_duration(Duration::from_millis(
+                    u64::try_from(sent.elapsed().as_millis()).unwrap_or(u64::MAX)
+                ))
+            );
+        }
+        (reply, sent) = claim_with_retry(conn, target, req, reply.server_now, opts.quiet).await?;
+    }
+    Ok((reply, sent))
 }
 
 /// Runs the command for a won claim and records its end. `sent`: when the winning claim was sent.
@@ -262,6 +302,10 @@ async fn execute(
     }
     match &recorded {
         Recorded::Yes => {}
+        Recorded::Released { reason, status } => eprintln!(
+            "anarchon: {reason}; the command was stopped, and attempt {attempt} of {job} @ {} is recorded {status}",
+            rfc3339(req.slot)
+        ),
         Recorded::LeaseLost(why) if stopped_for_lease => eprintln!(
             "anarchon: the run's end was not recorded: the command was stopped because the lease was lost ({why}); attempt {attempt} of {job} @ {} ends interrupted when its lease ends, and a backup takes over if attempts remain",
             rfc3339(req.slot)
@@ -288,6 +332,7 @@ async fn execute(
         runner: req.runner.clone(),
         backup,
         status: match (&recorded, outcome.succeeded()) {
+            (Recorded::Released { status, .. }, _) => status.clone(),
             (Recorded::Yes, true) => "finished".to_string(),
             (Recorded::Yes, false) => "failed".to_string(),
             _ => "unknown".to_string(),

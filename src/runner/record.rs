@@ -38,6 +38,9 @@ fn result_json(outcome: &CommandOutcome) -> String {
     if outcome.lease_lost {
         result.insert("lease_lost".into(), true.into());
     }
+    if outcome.children_stopped > 0 {
+        result.insert("children_stopped".into(), outcome.children_stopped.into());
+    }
     if !outcome.stderr_tail.is_empty() {
         result.insert("stderr_tail".into(), outcome.stderr_tail.clone().into());
     }
@@ -110,7 +113,15 @@ pub async fn record_result(
             ended_at,
         );
         let error = match timeout(left.max(Duration::from_millis(100)), finish).await {
-            Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => return Recorded::Yes,
+            Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => {
+                return match reply.released {
+                    Some(released) => Recorded::Released {
+                        reason: released.to_string(),
+                        status: reply.status,
+                    },
+                    None => Recorded::Yes,
+                };
+            }
             Ok(Ok(reply)) => return Recorded::LeaseLost(reply.lost_reason()),
             Ok(Err(e)) if !e.is_transient() => {
                 return Recorded::Refused {

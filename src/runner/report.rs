@@ -37,6 +37,9 @@ pub enum Recorded {
     Unreachable(String),
     /// Redis refused the finish (permissions, memory, bad data): retrying cannot help.
     Refused { reason: String, exit_code: i32 },
+    /// An operator released the run (`anarchon release`): the command was stopped, and the
+    /// attempt is recorded with the release's status (`interrupted` or `failed`).
+    Released { reason: String, status: String },
 }
 
 /// The summary of one slot (`run --json` prints it).

@@ -45,23 +45,26 @@ pub async fn check_for_read(conn: &mut Connection, prefix: &str) -> Result<Store
     check(conn, prefix, false).await
 }
 
-/// `check_for_write`, with one more read (`also`) sent in the same round trip, for a command that
-/// needs it before it starts (`run`: the job registry). Its reply comes back as it came, an error
-/// as a `Value::ServerError`; None on a cluster connection, where the two keys may live on
-/// different nodes: the caller reads it itself there.
+/// `check_for_write`, with more reads (`also`) sent in the same round trip, for a command that
+/// needs them before it starts (`run`: the job registry, the eviction policy). Their replies come
+/// back as they came, an error as a `Value::ServerError`; none on a cluster connection, where the
+/// keys may live on different nodes: the caller reads them itself there.
 pub async fn check_for_write_and_read(
     conn: &mut Connection,
     prefix: &str,
-    also: &redis::Cmd,
-) -> Result<(StoreCheck, Option<Value>)> {
+    also: &[redis::Cmd],
+) -> Result<(StoreCheck, Vec<Value>)> {
     if conn.is_cluster() {
-        return Ok((check_for_write(conn, prefix).await?, None));
+        return Ok((check_for_write(conn, prefix).await?, Vec::new()));
     }
     let key = format_key(prefix);
     let mut pipe = format_reads(&key, true);
-    pipe.add_command(also.clone());
+    for cmd in also {
+        pipe.add_command(cmd.clone());
+    }
     let mut replies = conn.replies(&pipe).await?.into_iter();
-    let (found, time, extra) = (replies.next(), replies.next(), replies.next());
+    let (found, time) = (replies.next(), replies.next());
+    let extra: Vec<Value> = replies.collect();
     let decoded = (
         found.and_then(|v| redis::from_redis_value::<Option<String>>(v).ok()),
         time.and_then(|v| redis::from_redis_value::<(String, String)>(v).ok()),
@@ -72,7 +75,7 @@ pub async fn check_for_write_and_read(
         }
         // The format key of another type (or a reply that is no format): the plain check says
         // what is wrong.
-        _ => Ok((check_for_write(conn, prefix).await?, None)),
+        _ => Ok((check_for_write(conn, prefix).await?, Vec::new())),
     }
 }
 

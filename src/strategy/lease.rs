@@ -94,6 +94,26 @@ pub struct ScriptReply<O> {
     /// For a won claim in store format 2: its fencing token, greater than every earlier won
     /// claim's of the job (None in format 1, which has no place for it).
     pub fence: Option<i64>,
+    /// For heartbeat and finish of a run an operator released (`anarchon release`): who and why.
+    pub released: Option<Released>,
+}
+
+/// Who released a run, and why (`anarchon release --by --reason`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Released {
+    pub by: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Released {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.by.is_empty(), self.reason.is_empty()) {
+            (true, true) => write!(f, "an operator released the run"),
+            (false, true) => write!(f, "{} released the run", self.by),
+            (true, false) => write!(f, "the run was released: {}", self.reason),
+            (false, false) => write!(f, "{} released the run: {}", self.by, self.reason),
+        }
+    }
 }
 
 pub type ClaimReply = ScriptReply<ClaimOutcome>;
@@ -106,6 +126,9 @@ pub enum TokenOutcome {
     Ok,
     /// The run is gone, over, or held by another token: we no longer hold it.
     Lost,
+    /// An operator released the run (`anarchon release`): the lease was not renewed, the command
+    /// must stop and the attempt be finished (recorded with the release's status).
+    Released,
 }
 
 pub type TokenReply = ScriptReply<TokenOutcome>;
@@ -113,7 +136,9 @@ pub type TokenReply = ScriptReply<TokenOutcome>;
 impl TokenReply {
     /// In words, why a `lost` answer means the caller no longer holds the run.
     pub fn lost_reason(&self) -> String {
-        if self.status.is_empty() {
+        if let Some(released) = &self.released {
+            released.to_string()
+        } else if self.status.is_empty() {
             "the run's state is gone (never claimed, or trimmed)".to_string()
         } else if self.status != "running" {
             format!("the run is {} already", self.status)
@@ -196,7 +221,7 @@ pub async fn heartbeat(
     let reply = eval_in_format(
         conn,
         keys,
-        (&scripts::HEARTBEAT, &[&keys.state]),
+        (&scripts::HEARTBEAT, &keys.with_job()),
         &scripts::v2::HEARTBEAT,
         &args,
     )
@@ -226,7 +251,7 @@ pub async fn finish(
     let reply = eval_in_format(
         conn,
         keys,
-        (&scripts::FINISH, &keys.all()),
+        (&scripts::FINISH, &keys.with_job()),
         &scripts::v2::FINISH,
         &args,
     )
@@ -240,6 +265,10 @@ pub async fn finish(
 pub enum ReleaseOutcome {
     /// Its attempt was recorded and the run ended.
     Released,
+    /// Its holder still has a live lease: the run is marked released and stays held until the
+    /// holder, told at its next heartbeat, has stopped its command and recorded the attempt, or
+    /// until the lease expires (then the next claim or release ends it).
+    Releasing,
     /// It was not in progress (any more).
     None,
     /// Another attempt than the expected one holds it now: nothing was written.
@@ -254,11 +283,16 @@ pub struct ReleaseReply {
     pub runner: String,
     pub token: String,
     pub server_now: i64,
+    /// The lease end of the attempt the script saw (None when nothing was in progress).
+    pub lease_end: Option<i64>,
 }
 
-/// Ends the run in progress `slot` without its token (`anarchon release`): its current attempt is
-/// recorded with `status` and `result_json` (who released it, why), and the run ends. With
-/// `expected_attempt`, only if that attempt still holds it.
+/// Releases the run in progress `slot` without its token (`anarchon release`). A holder with a
+/// live lease may still be running the command, so unless `force`, such a run is only marked
+/// (answered [`ReleaseOutcome::Releasing`]): it stays held until its holder has stopped the
+/// command and recorded the attempt with `status` and `result_json` (who released it, why), or
+/// until the lease expires. A run whose lease has expired, or any run with `force`, ends at once.
+/// With `expected_attempt`, only if that attempt still holds it.
 pub async fn release(
     conn: &mut Connection,
     keys: &LeaseKeys,
@@ -266,17 +300,19 @@ pub async fn release(
     expected_attempt: Option<u32>,
     status: &str,
     result_json: &str,
+    force: bool,
 ) -> Result<ReleaseReply> {
     let args = vec![
         slot.to_string(),
         expected_attempt.map_or(String::new(), |a| a.to_string()),
         status.to_string(),
         result_json.to_string(),
+        if force { "1" } else { "0" }.to_string(),
     ];
     let reply = eval_in_format(
         conn,
         keys,
-        (&scripts::RELEASE, &keys.all()),
+        (&scripts::RELEASE, &keys.with_job()),
         &scripts::v2::RELEASE,
         &args,
     )
@@ -287,12 +323,13 @@ pub async fn release(
             format!("the release script answered {reply:?}"),
         )
     };
-    let [outcome, attempt, runner, token, now] = reply.as_slice() else {
+    let [outcome, attempt, runner, token, now, lease_end] = reply.as_slice() else {
         return Err(bad());
     };
     Ok(ReleaseReply {
         outcome: match outcome.as_str() {
             "released" => ReleaseOutcome::Released,
+            "releasing" => ReleaseOutcome::Releasing,
             "none" => ReleaseOutcome::None,
             "changed" => ReleaseOutcome::Changed,
             _ => return Err(bad()),
@@ -301,6 +338,7 @@ pub async fn release(
         runner: runner.clone(),
         token: token.clone(),
         server_now: now.parse().map_err(|_| bad())?,
+        lease_end: lease_end.parse().ok(),
     })
 }
 
@@ -513,11 +551,13 @@ fn token_outcome(o: &str) -> Option<TokenOutcome> {
     match o {
         "ok" => Some(TokenOutcome::Ok),
         "lost" => Some(TokenOutcome::Lost),
+        "released" => Some(TokenOutcome::Released),
         _ => None,
     }
 }
 
-/// Parses `{outcome, attempt, lease_end, runner, status, server_now[, other_slot]}`.
+/// Parses `{outcome, attempt, lease_end, runner, status, server_now[, other_slot, fence,
+/// released_by, reason]}`.
 fn parse_reply<O>(
     key: &str,
     reply: &[String],
@@ -555,6 +595,13 @@ fn parse_reply<O>(
         fence: match reply.get(7) {
             Some(text) => optional_int(text)?,
             None => None,
+        },
+        released: match (reply.get(8), reply.get(9)) {
+            (Some(by), Some(reason)) if !by.is_empty() || !reason.is_empty() => Some(Released {
+                by: by.clone(),
+                reason: reason.clone(),
+            }),
+            _ => None,
         },
     })
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 pub mod proxy;
 pub mod store;
+pub mod ticker;
 
 use assert_cmd::Command;
 use tempfile::TempDir;

@@ -41,6 +41,7 @@ pub async fn finish(
         server_now,
         other_slot: None,
         fence: None,
+        released: None,
     };
     let Some(entry) = entry.filter(|e| e.token == token) else {
         return Ok(reply(TokenOutcome::Lost, String::new(), String::new()));

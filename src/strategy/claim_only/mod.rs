@@ -165,6 +165,7 @@ fn won(c: &Claim<'_>) -> ClaimReply {
         server_now: c.server_now,
         other_slot: None,
         fence: None,
+        released: None,
     }
 }
 
@@ -178,6 +179,7 @@ fn taken(c: &Claim<'_>, holder: Option<&RunEntry>) -> ClaimReply {
         server_now: c.server_now,
         other_slot: None,
         fence: None,
+        released: None,
     }
 }
 

@@ -67,6 +67,7 @@ fn decide(keys: &LeaseKeys, req: &ClaimRequest, look: Vec<Value>) -> Option<Clai
         server_now: now,
         other_slot: None,
         fence: None,
+        released: None,
     })
 }
 
