@@ -336,7 +336,13 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// A connection error's next step, by what went wrong.
 fn connection_hint(detail: &str) -> &'static str {
     let d = detail.to_ascii_lowercase();
-    if d.contains("noauth") || d.contains("wrongpass") || d.contains("authentication") {
+    if d.contains("db index is out of range") || d.contains("invalid db index") {
+        "no such database on this server: the URL's /N (or --db) must be below the server's `databases` setting (16 unless configured)"
+    } else if d.contains("causedasendentity") {
+        "the server presents a CA certificate as its own (self-signed, and its own CA), which TLS verification refuses: give the server a certificate signed by that CA and pass the CA with --tls-ca, or skip verification with --tls-insecure"
+    } else if d.contains("invalid peer certificate") || d.contains("unknownissuer") {
+        "the server's TLS certificate was not accepted: pass the CA that signed it with --tls-ca, and check that the host name in the URL is one the certificate names (or --tls-insecure to skip verification)"
+    } else if d.contains("noauth") || d.contains("wrongpass") || d.contains("authentication") {
         "the server wants a (different) password or user: check the URL's user:password, --password-file or $ANARCHON_REDIS_PASSWORD"
     } else if d.contains("refused") {
         "nothing listens there: check the host and port (--redis, $ANARCHON_REDIS_URL, --host/--port) and that the server runs"
@@ -366,6 +372,16 @@ fn with_article(kind: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connection_hints_name_the_cause() {
+        let db = "Redis server refused to switch database - Server(ResponseError): DB index is out of range";
+        assert!(connection_hint(db).contains("no such database"));
+        let ca = "invalid peer certificate: Other(OtherError(CaUsedAsEndEntity))";
+        assert!(connection_hint(ca).contains("--tls-ca"));
+        assert!(connection_hint(ca).contains("its own CA"));
+        assert!(connection_hint("Connection refused (os error 111)").contains("nothing listens"));
+    }
 
     #[test]
     fn exit_codes_are_distinct() {

@@ -93,6 +93,7 @@ impl GlobalArgs {
                     .map_err(|_| Error::usage("a password cannot be set on this URL"))?;
             }
         }
+        warn_of_password_in_argv(self.redis.as_deref());
         // Only --tls-insecure turns certificate checks off: a `#insecure` left in a URL from the
         // environment must not do it silently.
         if url.fragment().is_some() && !self.tls_insecure {
@@ -231,6 +232,28 @@ impl ExecArgs {
             // Only `run` waits for replicas; it sets this itself.
             replicas: None,
         })
+    }
+}
+
+/// A password in `--redis` is in anarchon's argv, which every user of the host can read with `ps`
+/// for the whole run (and the guard, forked without exec, carries the same argv): warn, once per
+/// process, as redis-cli does for `-a`, and say what to use instead.
+fn warn_of_password_in_argv(flag: Option<&str>) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let has_secret = flag
+        .and_then(|text| {
+            url::Url::parse(
+                &text
+                    .replace("+cluster://", "://")
+                    .replace("+sentinel://", "://"),
+            )
+            .ok()
+        })
+        .is_some_and(|u| u.password().is_some());
+    if has_secret && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "warning: a password in --redis is visible to every user of this host (ps) while anarchon runs\n  hint: use --password-file FILE or ANARCHON_REDIS_PASSWORD, or put the URL in ANARCHON_REDIS_URL"
+        );
     }
 }
 

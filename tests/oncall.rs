@@ -33,6 +33,8 @@ fn release_ends_a_stuck_run_and_records_who_and_why() {
     assert_eq!(json(&out)["runs"][0]["outcome"], "would_release");
     assert_eq!(s.in_progress("billing"), vec![60_000]);
 
+    // A holder that cannot be told (this one heartbeats by hand, under a 10-minute lease): --force
+    // ends the run at once instead of waiting for its lease to end.
     let out = s.cli(&[
         "release",
         "billing",
@@ -40,12 +42,14 @@ fn release_ends_a_stuck_run_and_records_who_and_why() {
         "hung on a lock, INC-1",
         "--by",
         "ops",
+        "--force",
         "--yes",
         "--json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     assert_eq!(v["runs"][0]["outcome"], "released");
+    assert_eq!(v["runs"][0]["ended_by"], "forced");
     assert_eq!(v["runs"][0]["runner"], "hung-host:1");
     assert!(s.in_progress("billing").is_empty());
     let ended = &s.results("billing")[0];
@@ -88,7 +92,7 @@ fn release_ends_a_stuck_run_and_records_who_and_why() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--slot"), "{}", stderr(&out));
     let out = s.cli(&[
-        "release", "two", "--slot", "120000", "--status", "failed", "--yes",
+        "release", "two", "--slot", "120000", "--status", "failed", "--force", "--yes",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(s.in_progress("two"), vec![60_000]);
@@ -121,7 +125,13 @@ fn release_stops_a_live_holders_command() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = child.wait_with_output().unwrap();
     assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("lease lost"), "{}", stderr(&out));
+    // It says what happened: released, not a lost lease (the release waited for it to stop).
+    assert!(
+        stderr(&out).contains("released the run"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("lease lost"), "{}", stderr(&out));
     wait_for(
         "the released command to be gone",
         Duration::from_secs(10),

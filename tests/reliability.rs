@@ -102,7 +102,7 @@ fn a_restart_without_persistence_loses_the_lease_and_stops_the_command() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(143), "{err}");
     assert!(
-        err.contains("lease lost") && err.contains("state is gone"),
+        err.contains("lease lost") && err.contains("lost its data"),
         "{err}"
     );
 }

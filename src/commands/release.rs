@@ -326,7 +326,7 @@ fn confirm(chosen: &[(String, ActiveRun)], status: &str) -> Result<()> {
     crate::commands::confirm(
         &format!("release {} runs", chosen.len()),
         &format!(
-            "End {} run(s) as {status}? A holder still alive loses its lease and its command is stopped.",
+            "End {} run(s) as {status}? A holder still alive is told to stop its command first.",
             chosen.len()
         ),
         "nothing was released",

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The randomized fault soak of tests/soak.rs, run longer: several hosts run one crontab line through
+# their own fault relays while a nemesis mixes kill -9, SIGSTOP, reply delays, black holes,
+# partitions, CLIENT PAUSE and `release`; the checker reports two copies at once, slots run more
+# than once (one after the other) and slots left without an ended attempt, for each store format.
+#
+# Usage: bench/soak.sh [SECONDS] [HOSTS] [SEED] [BASELINE_BINARY]
+#   SECONDS  chaos per store format (default 600), then a 12 s quiet spell
+#   HOSTS    hosts running the crontab line (default 3)
+#   SEED     the nemesis's seed (default 1): the same seed deals the same faults at the same times
+#   BASELINE_BINARY  another anarchon binary to soak in the same run first (e.g. the previous
+#            release, built into another target dir), for a before/after in one run
+# FORMATS=1,2 picks the store formats (default both). Reports, never fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_FORMAT=${1:-600}
+HOSTS=${2:-3}
+SEED=${3:-1}
+BASELINE=${4:-}
+FORMATS=${FORMATS:-1,2}
+
+cargo build --release --quiet --tests
+soak() { # label binary format
+  local label=$1 binary=$2 format=$3
+  echo "== $label, store format $format"
+  ANARCHON_SOAK_SECS=$SECONDS_PER_FORMAT ANARCHON_SOAK_HOSTS=$HOSTS ANARCHON_SOAK_SEED=$SEED \
+    ANARCHON_SOAK_REPORT_ONLY=1 ANARCHON_TEST_STORE_FORMAT=$format ANARCHON_SOAK_BINARY=$binary \
+    cargo test --release --quiet --test soak -- --nocapture 2>&1 | grep -A3 '^soak:'
+}
+for format in ${FORMATS//,/ }; do
+  [ -z "$BASELINE" ] || soak "baseline $BASELINE" "$(realpath "$BASELINE")" "$format"
+  soak "this build" "$(realpath target/release/anarchon)" "$format"
+done

@@ -1,0 +1,375 @@
+//! A randomized fault soak: several hosts run the same crontab line (`run --schedule '*/3 * * * *
+//! *' --lease 3s`, the default `--overlap forbid`), each through its own fault relay, while a
+//! nemesis mixes kill -9 of a wrapper, SIGSTOP of one for 1-5 s, reply delays, black holes and
+//! partitions of one host's network, server stalls (`CLIENT PAUSE` 1-5 s) and an operator's
+//! `release`. Then a quiet spell with no faults, in which the hosts finish what can be finished.
+//!
+//! The checker reads what the wrapped command itself did (it logs `<slot>/<attempt> <ms>` every
+//! 50 ms): it fails on two copies of the job at one instant, and reports the slots that ran more
+//! than once (one after the other: a takeover after a holder died mid-run) and the slots left
+//! without an ended attempt.
+//!
+//! In the suite it is bounded, with a fixed seed. `bench/soak.sh` runs it longer; the settings are
+//! environment variables: `ANARCHON_SOAK_SECS` (chaos, default 30), `ANARCHON_SOAK_HOSTS` (3),
+//! `ANARCHON_SOAK_SEED` (1), `ANARCHON_SOAK_BINARY` (another anarchon binary, for a baseline),
+//! `ANARCHON_SOAK_REPORT_ONLY=1` (report, never fail: for measuring a baseline).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use proptest::prelude::Rng;
+use proptest::test_runner::{RngAlgorithm, TestRng};
+
+use common::Server;
+use common::proxy::{Fault, FaultProxy};
+use common::ticker::{spans_of, ticker_as};
+
+const JOB: &str = "soak";
+const EVERY: Duration = Duration::from_secs(3);
+
+fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A host: its fault relay and the `anarchon run` processes it started that are still running.
+struct Host {
+    name: String,
+    proxy: FaultProxy,
+    running: Mutex<Vec<Child>>,
+}
+
+impl Host {
+    /// The pid of one of its running wrappers, picked with `pick`.
+    fn some_pid(&self, pick: u64) -> Option<u32> {
+        let mut running = self.running.lock().unwrap();
+        running.retain_mut(|c| c.try_wait().ok().flatten().is_none());
+        if running.is_empty() {
+            return None;
+        }
+        let i = usize::try_from(pick % running.len() as u64).unwrap_or(0);
+        Some(running[i].id())
+    }
+}
+
+fn binary() -> PathBuf {
+    std::env::var_os("ANARCHON_SOAK_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(common::anarchon_path)
+}
+
+fn signal(sig: &str, pid: u32) {
+    let _ = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// Sleeps until the next multiple of `EVERY` on this machine's clock: cron's moment.
+fn sleep_to_next_tick(stop: &AtomicBool) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let every = EVERY.as_millis();
+    let left = every - now.as_millis() % every;
+    let until = Instant::now() + Duration::from_millis(u64::try_from(left).unwrap() + 20);
+    while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// One host's crontab: at every tick, a new `anarchon run` of the job, as cron starts one whether
+/// or not the last is still there.
+/// Its stderr goes to `<dir>/<host>.err`.
+fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool) {
+    let err_log = dir.join(format!("{}.err", host.name));
+    while !stop.load(Ordering::Relaxed) {
+        sleep_to_next_tick(stop);
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let stderr = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&err_log)
+            .unwrap();
+        let child = Command::new(binary())
+            .env_remove("ANARCHON_REDIS_URL")
+            .env_remove("NO_COLOR")
+            .env("ANARCHON_REDIS_URL", &host.proxy.url)
+            .args([
+                "run",
+                "--job",
+                JOB,
+                "--schedule",
+                "*/3 * * * * *",
+                "--lease",
+                "3s",
+                "--kill-after",
+                "2s",
+                "--command-timeout",
+                "2s",
+                "--connect-timeout",
+                "1s",
+                "--runner",
+                &host.name,
+                "--shell",
+                "--",
+                &ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", 2_000, false),
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        host.running.lock().unwrap().push(child);
+    }
+}
+
+/// The faults the nemesis mixes.
+#[derive(Debug, Clone, Copy)]
+enum Nemesis {
+    Kill9,
+    Stop,
+    Delay,
+    BlackHole,
+    Partition,
+    ServerPause,
+    Release,
+}
+
+const FAULTS: [Nemesis; 7] = [
+    Nemesis::Kill9,
+    Nemesis::Stop,
+    Nemesis::Delay,
+    Nemesis::BlackHole,
+    Nemesis::Partition,
+    Nemesis::ServerPause,
+    Nemesis::Release,
+];
+
+/// Hits one fault at random every 1-2 s until `until`; each fault lasts 1-5 s and is undone by a
+/// thread of its own, so faults overlap. Returns how many of each it dealt.
+fn nemesis(
+    s: &Server,
+    hosts: &[Arc<Host>],
+    rng: &mut TestRng,
+    until: Instant,
+) -> BTreeMap<String, u32> {
+    let mut dealt: BTreeMap<String, u32> = BTreeMap::new();
+    let mut undo = Vec::new();
+    let release_waits = release_can_wait();
+    while Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(1_000 + rng.next_u64() % 1_000));
+        let fault = FAULTS[usize::try_from(rng.next_u64() % FAULTS.len() as u64).unwrap()];
+        let host = hosts[usize::try_from(rng.next_u64() % hosts.len() as u64).unwrap()].clone();
+        let lasts = Duration::from_millis(1_000 + rng.next_u64() % 4_000);
+        let pick = rng.next_u64();
+        let done = match fault {
+            Nemesis::Kill9 => host
+                .some_pid(pick)
+                .map(|pid| signal("-KILL", pid))
+                .is_some(),
+            Nemesis::Stop => match host.some_pid(pick) {
+                Some(pid) => {
+                    signal("-STOP", pid);
+                    undo.push(std::thread::spawn(move || {
+                        std::thread::sleep(lasts);
+                        signal("-CONT", pid);
+                    }));
+                    true
+                }
+                None => false,
+            },
+            Nemesis::Delay | Nemesis::BlackHole | Nemesis::Partition => {
+                host.proxy.set(match fault {
+                    Nemesis::Delay => {
+                        Fault::DelayReplies(Duration::from_millis(500 + pick % 3_500))
+                    }
+                    Nemesis::BlackHole => Fault::Stall,
+                    _ => Fault::Partition,
+                });
+                let host = host.clone();
+                undo.push(std::thread::spawn(move || {
+                    std::thread::sleep(lasts);
+                    host.proxy.set(Fault::Pass);
+                }));
+                true
+            }
+            Nemesis::ServerPause => {
+                let ms = lasts.as_millis().to_string();
+                let mut c = s.client();
+                redis::cmd("CLIENT")
+                    .arg("PAUSE")
+                    .arg(&ms)
+                    .query::<()>(&mut c)
+                    .is_ok()
+            }
+            Nemesis::Release => {
+                let mut release = Command::new(binary());
+                release
+                    .env("ANARCHON_REDIS_URL", &s.url)
+                    .args(["release", JOB, "--yes", "--reason", "soak"]);
+                if release_waits {
+                    release.arg("--no-wait");
+                }
+                release
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|st| st.success())
+            }
+        };
+        if done {
+            *dealt.entry(format!("{fault:?}")).or_default() += 1;
+        }
+    }
+    for u in undo {
+        let _ = u.join();
+    }
+    dealt
+}
+
+/// Whether the binary's release can return without waiting (this version's `--no-wait`): the
+/// nemesis must not block on it.
+fn release_can_wait() -> bool {
+    Command::new(binary())
+        .args(["release", "--help"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--no-wait"))
+}
+
+/// What the soak saw.
+#[derive(Debug, Default)]
+struct Verdict {
+    slots_run: usize,
+    /// Pairs of runs of the job whose spans intersect, with the time they ran together.
+    overlaps: Vec<(String, String, i64)>,
+    /// Slots whose command ran under more than one attempt, one after the other.
+    ran_more_than_once: Vec<i64>,
+    /// Slots still in progress after the quiet spell, their leases long expired.
+    left_unended: Vec<i64>,
+}
+
+fn check(s: &Server, log: &Path, quiet_from_ms: i64) -> Verdict {
+    let spans = spans_of::<String>(log);
+    let list: Vec<(&String, &(i64, i64))> = spans.iter().collect();
+    let mut verdict = Verdict::default();
+    for (i, (a, (a0, a1))) in list.iter().enumerate() {
+        for (b, (b0, b1)) in &list[i + 1..] {
+            let together = a1.min(b1) - a0.max(b0);
+            if together >= 0 {
+                verdict
+                    .overlaps
+                    .push(((*a).clone(), (*b).clone(), together));
+            }
+        }
+    }
+    let mut attempts: BTreeMap<i64, usize> = BTreeMap::new();
+    for id in spans.keys() {
+        if let Some((slot, _)) = id.split_once('/') {
+            *attempts.entry(slot.parse().unwrap()).or_default() += 1;
+        }
+    }
+    verdict.slots_run = attempts.len();
+    verdict.ran_more_than_once = attempts
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(slot, _)| slot)
+        .collect();
+    verdict.left_unended = s
+        .in_progress(JOB)
+        .into_iter()
+        .filter(|slot| *slot < quiet_from_ms)
+        .collect();
+    verdict
+}
+
+#[test]
+fn a_randomized_fault_soak_never_runs_two_copies_at_once() {
+    let secs = setting("ANARCHON_SOAK_SECS", 30);
+    let host_count = setting("ANARCHON_SOAK_HOSTS", 3);
+    let seed = setting("ANARCHON_SOAK_SEED", 1);
+    let report_only = std::env::var("ANARCHON_SOAK_REPORT_ONLY").is_ok_and(|v| v == "1");
+    let s = Server::start();
+    let log = s.dir.path().join("soak.log");
+    let hosts: Vec<Arc<Host>> = (0..host_count)
+        .map(|i| {
+            Arc::new(Host {
+                name: format!("h{i}"),
+                proxy: FaultProxy::start(s.port),
+                running: Mutex::new(Vec::new()),
+            })
+        })
+        .collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let crontabs: Vec<_> = hosts
+        .iter()
+        .map(|h| {
+            let (h, stop, log) = (h.clone(), stop.clone(), log.clone());
+            let dir = s.dir.path().to_path_buf();
+            std::thread::spawn(move || crontab(&dir, &h, &log, &stop))
+        })
+        .collect();
+
+    let mut seed_bytes = [0u8; 32];
+    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let mut rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes);
+    let dealt = nemesis(
+        &s,
+        &hosts,
+        &mut rng,
+        Instant::now() + Duration::from_secs(secs),
+    );
+    // The quiet spell: no faults; backups and the next slots finish what can be finished.
+    for h in &hosts {
+        h.proxy.set(Fault::Pass);
+    }
+    let quiet_from_ms = s.now_ms();
+    std::thread::sleep(Duration::from_secs(12));
+    stop.store(true, Ordering::Relaxed);
+    for c in crontabs {
+        c.join().unwrap();
+    }
+    for h in &hosts {
+        for mut child in h.running.lock().unwrap().drain(..) {
+            signal("-CONT", child.id());
+            let _ = child.wait();
+        }
+    }
+    let verdict = check(&s, &log, quiet_from_ms);
+    let together: i64 = verdict.overlaps.iter().map(|o| o.2).sum();
+    eprintln!(
+        "soak: {secs} s, {host_count} hosts, seed {seed}, store format {}: faults {dealt:?}\n  slots run {}, two copies at once {} ({} ms together){}\n  slots run more than once (one after the other) {}: {:?}\n  slots left without an ended attempt {}: {:?}",
+        Server::test_store_format(),
+        verdict.slots_run,
+        verdict.overlaps.len(),
+        together,
+        if verdict.overlaps.is_empty() {
+            String::new()
+        } else {
+            format!(": {:?}", verdict.overlaps)
+        },
+        verdict.ran_more_than_once.len(),
+        verdict.ran_more_than_once,
+        verdict.left_unended.len(),
+        verdict.left_unended,
+    );
+    if !report_only {
+        assert!(
+            verdict.overlaps.is_empty(),
+            "two copies at once: {:?} (hosts' stderr in {})",
+            verdict.overlaps,
+            s.dir.path().display()
+        );
+        assert!(verdict.slots_run > 0, "nothing ran");
+    }
+}
