@@ -5,7 +5,7 @@
 # than once (one after the other) and slots left without an ended attempt, for each store format.
 #
 # Usage: bench/soak.sh [SECONDS] [HOSTS] [SEED] [BASELINE_BINARY]
-#   SECONDS  chaos per store format (default 600), then a 12 s quiet spell
+#   SECONDS  chaos per store format (default 600), then a 9 s quiet spell
 #   HOSTS    hosts running the crontab line (default 3)
 #   SEED     the nemesis's seed (default 1): the same seed deals the same faults at the same times
 #   BASELINE_BINARY  another anarchon binary to soak in the same run first (e.g. the previous
@@ -19,7 +19,7 @@ SEED=${3:-1}
 BASELINE=${4:-}
 FORMATS=${FORMATS:-1,2}
 
-cargo build --release --quiet --tests
+cargo build --release --quiet --bin anarchon
 soak() { # label binary format
   local label=$1 binary=$2 format=$3
   echo "== $label, store format $format"

@@ -72,6 +72,11 @@ if not run.status then
       forget_release(KEYS[6], other)
     elseif o_end + lease_ms < now and (tonumber(o.attempt) >= max_attempts or other_ms < now - keep_ms) then
       end_run(other, o, 'interrupted', now, '{"reason":"lease expired"}')
+    elseif not allow_overlap and o_end <= now and other_ms < slot_ms then
+      -- An older run whose holder is gone, overtaken by this newer one: under forbid it could only
+      -- ever be superseded now (a takeover beside this run is refused), so it ends here, rather
+      -- than stay running with nobody to finish it.
+      end_run(other, o, 'interrupted', now, '{"reason":"lease expired","superseded_by":' .. slot .. '}')
     elseif o_end > now and other_ms < slot_ms and not overlapping then
       overlapping = pair
     end

@@ -474,3 +474,76 @@ fn port_alone_means_localhost_and_flags_beat_the_environment() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A server whose certificate is its own CA (self-signed, given to anarchon as --tls-ca): TLS
+/// verification refuses it, and the error says why and what to do, not "check the host and port".
+#[test]
+fn a_self_signed_ca_as_the_servers_certificate_is_named() {
+    let certs = tempfile::tempdir().unwrap();
+    make_certs(certs.path());
+    let p = |f: &str| certs.path().join(f).to_str().unwrap().to_string();
+    if !Server::start().has_config("tls-port") {
+        return common::skip("this server was built without TLS");
+    }
+    let port = tls_port();
+    let (ca, ca_key) = (p("ca.pem"), p("ca.key"));
+    let _s = Server::start_with(&[
+        "--tls-port",
+        &port.to_string(),
+        "--tls-cert-file",
+        &ca,
+        "--tls-key-file",
+        &ca_key,
+        "--tls-ca-cert-file",
+        &ca,
+        "--tls-auth-clients",
+        "no",
+    ]);
+    let out = common::anarchon()
+        .args([
+            "--redis",
+            &format!("rediss://127.0.0.1:{port}"),
+            "--tls-ca",
+            &ca,
+            "list",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("its own CA"), "{err}");
+    assert!(!err.contains("check the host and port"), "{err}");
+}
+
+/// A database the server does not have, and a password typed on the command line.
+#[test]
+fn a_missing_database_and_a_password_in_argv_are_named() {
+    let s = Server::start_with(&["--requirepass", "s3cret"]);
+    let out = common::anarchon()
+        .args([
+            "--redis",
+            &format!("redis://:s3cret@127.0.0.1:{}/99", s.port),
+            "list",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("no such database"), "{err}");
+    assert!(!err.contains("nothing listens"), "{err}");
+    // Warned once, with what to use instead; the password itself is never printed.
+    assert_eq!(err.matches("visible to every user").count(), 1, "{err}");
+    assert!(err.contains("--password-file"), "{err}");
+    assert!(!err.contains("s3cret"), "{err}");
+    // From the environment, not in argv: no warning.
+    let out = common::anarchon()
+        .env(
+            "ANARCHON_REDIS_URL",
+            format!("redis://:s3cret@127.0.0.1:{}", s.port),
+        )
+        .arg("list")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("visible"), "{}", stderr(&out));
+}

@@ -124,6 +124,8 @@ fn a_takeover_of_an_older_slot_never_runs_beside_a_newer_slots_run() {
     wait_for("slot N+1 to run", Duration::from_secs(10), || {
         logged(&log, &id(newer, 1))
     });
+    // Overtaken with nobody standing by: ended by N+1's claim, not left running.
+    assert_eq!(s.in_progress("sup"), vec![newer]);
     let late_backup = run_at(
         &s,
         &s.url,

@@ -97,6 +97,12 @@ if not run then
     elseif o.lease_end + lease_ms < now and (o.attempt >= max_attempts or other_ms < now - keep_ms) then
       record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
       redis.call('HDEL', KEYS[1], other)
+    elseif not allow_overlap and o.lease_end <= now and other_ms < slot_ms then
+      -- An older run whose holder is gone, overtaken by this newer one: under forbid it could only
+      -- ever be superseded now (a takeover beside this run is refused), so it ends here, rather
+      -- than stay in :live with nobody to finish it.
+      record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired","superseded_by":' .. slot .. '}')
+      redis.call('HDEL', KEYS[1], other)
     elseif o.lease_end > now and other_ms < slot_ms and (not overlapping_slot or other_ms < overlapping_slot) then
       overlapping, overlapping_slot = o, other_ms
     end

@@ -238,6 +238,27 @@ impl ReleaseRequest<'_> {
     }
 }
 
+/// Whether the released attempt's recorded result holds its holder's report (`command`): the
+/// holder stopped the command and finished, rather than a claim ending the run after its lease.
+async fn holder_reported(
+    conn: &mut crate::connection::Connection,
+    req: &ReleaseRequest<'_>,
+) -> bool {
+    let members: Vec<String> = conn
+        .query(
+            redis::cmd("ZRANGEBYSCORE")
+                .arg(&req.keys.results)
+                .arg(req.slot)
+                .arg(req.slot),
+        )
+        .await
+        .unwrap_or_default();
+    members
+        .iter()
+        .filter_map(|m| crate::store::read::ResultEntry::parse(&req.keys.results, m).ok())
+        .any(|r| r.attempt == Some(req.attempt) && r.result.get("command").is_some())
+}
+
 /// How often the release looks whether the released run has ended.
 const WAIT_POLL: Duration = Duration::from_millis(100);
 
@@ -288,8 +309,16 @@ async fn release_one(
         let reply = req.send(conn, force).await?;
         match reply.outcome {
             ReleaseOutcome::Releasing => continue,
-            // It ended meanwhile: its holder stopped the command and recorded the attempt.
-            ReleaseOutcome::None => break (ReleaseOutcome::Released, Some("holder")),
+            // It ended meanwhile: its holder stopped the command and recorded the attempt (its
+            // result then says how the command ended), or a claim ended it after its lease.
+            ReleaseOutcome::None => {
+                let how = if holder_reported(conn, req).await {
+                    "holder"
+                } else {
+                    "lease_expired"
+                };
+                break (ReleaseOutcome::Released, Some(how));
+            }
             ReleaseOutcome::Released if force => {
                 eprintln!(
                     "warning: {} kept renewing the lease of attempt {} after it was released (another scheduler, or an older anarchon that cannot hear a release): ended now, but its command may still be running",

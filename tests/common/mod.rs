@@ -472,6 +472,17 @@ pub fn wait_for_server_time(s: &Server, ms: i64) {
     );
 }
 
+/// Waits, when the server's clock is in the last `margin` of a minute, until the next minute has
+/// begun: a test that runs a minutely job and then judges its health must not straddle a minute's
+/// end (the next slot would fall due mid-test). A condition on the server's clock, not a sleep.
+pub fn wait_clear_of_the_minute_end(s: &Server, margin: Duration) {
+    let now = s.now_ms();
+    let into_minute = now.rem_euclid(60_000);
+    if into_minute >= 60_000 - i64::try_from(margin.as_millis()).unwrap_or(0) {
+        wait_for_server_time(s, now - into_minute + 60_000);
+    }
+}
+
 /// Waits until the lease of `job` @ `slot` (lease layout, prefix `cron:`) has ended by the
 /// server's clock.
 pub fn wait_for_lease_end(s: &Server, job: &str, slot: &str) {
