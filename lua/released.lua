@@ -16,6 +16,9 @@ end
 -- that never reports is ended by the next claim or release once its lease has expired.
 -- Returns the mark (nil when there is none), or nil and an error reply.
 local function release_mark(job_key, slot)
+  -- A caller that passes no job key (format 1's heartbeat and finish took five keys before marks
+  -- existed) cannot have marked runs.
+  if not job_key then return nil end
   local text = redis.pcall('HGET', job_key, release_field(slot))
   if type(text) == 'table' and text.err then
     return nil, redis.error_reply('ANARCHON_WRONGTYPE ' .. job_key .. ' another-type hash')

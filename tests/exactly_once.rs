@@ -86,6 +86,27 @@ fn results_of(s: &Server, job: &str, slot: i64) -> Vec<anarchon::store::read::Re
         .collect()
 }
 
+/// The lease of the item-0 tests: short, and a --kill-after far beyond it.
+const SHORT_LEASE: [&str; 4] = ["--lease", "2s", "--kill-after", "60s"];
+
+/// A holder of `job` @ `slot` that dies (kill -9) mid-command, its lease then expired: the guard
+/// stopped its command (which ignores SIGTERM) by the lease deadline.
+fn dead_holder(s: &Server, job: &str, slot: i64, log: &Path) {
+    let holder = started(s, job, slot, "a", log, &ticker(log, 60_000, true));
+    kill("-KILL", holder.id());
+    let _ = finished(holder);
+    wait_for_lease_end(s, job, &slot.to_string());
+}
+
+/// `anarchon run` of `job` @ `slot` as `name` with SHORT_LEASE, once its command has run.
+fn started(s: &Server, job: &str, slot: i64, name: &str, log: &Path, command: &str) -> Child {
+    let child = run_at(s, &s.url, job, slot, name, &SHORT_LEASE, command);
+    wait_for("the command to run", Duration::from_secs(10), || {
+        logged(log, &id(slot, 1)) || logged(log, &id(slot, 2))
+    });
+    child
+}
+
 /// Item 0. Slot N's holder dies and its lease lapses; slot N+1 is claimed meanwhile (no live lease
 /// blocks it); then a backup of slot N would take over as attempt 2 beside slot N+1's run. Under
 /// `--overlap forbid` the takeover is checked like a new run: slot N is superseded, ends
@@ -95,35 +116,8 @@ fn a_takeover_of_an_older_slot_never_runs_beside_a_newer_slots_run() {
     let s = Server::start();
     let log = log_in(&s, "sup.log");
     let newer = SLOT + 60_000;
-    let lease = ["--lease", "2s", "--kill-after", "60s"];
-    let holder = run_at(
-        &s,
-        &s.url,
-        "sup",
-        SLOT,
-        "a",
-        &lease,
-        &ticker(&log, 60_000, true),
-    );
-    wait_for("slot N to run", Duration::from_secs(10), || {
-        logged(&log, &id(SLOT, 1))
-    });
-    kill("-KILL", holder.id());
-    let _ = finished(holder);
-    wait_for_lease_end(&s, "sup", &SLOT.to_string());
-
-    let next = run_at(
-        &s,
-        &s.url,
-        "sup",
-        newer,
-        "c",
-        &lease,
-        &ticker(&log, 3_000, false),
-    );
-    wait_for("slot N+1 to run", Duration::from_secs(10), || {
-        logged(&log, &id(newer, 1))
-    });
+    dead_holder(&s, "sup", SLOT, &log);
+    let next = started(&s, "sup", newer, "c", &log, &ticker(&log, 3_000, false));
     // Overtaken with nobody standing by: ended by N+1's claim, not left running.
     assert_eq!(s.in_progress("sup"), vec![newer]);
     let late_backup = run_at(
@@ -132,7 +126,7 @@ fn a_takeover_of_an_older_slot_never_runs_beside_a_newer_slots_run() {
         "sup",
         SLOT,
         "b",
-        &lease,
+        &SHORT_LEASE,
         &ticker(&log, 500, false),
     );
     let out = finished(late_backup);
@@ -165,43 +159,17 @@ fn a_takeover_beside_an_older_live_run_answers_overlap() {
     let s = Server::start();
     let log = log_in(&s, "ovl.log");
     let newer = SLOT + 60_000;
-    // The newer slot first (--overlap allow lets it start beside nothing), its holder killed.
-    let lease = ["--lease", "2s", "--kill-after", "60s"];
-    let holder = run_at(
-        &s,
-        &s.url,
-        "ovl",
-        newer,
-        "a",
-        &lease,
-        &ticker(&log, 60_000, true),
-    );
-    wait_for("slot N+1 to run", Duration::from_secs(10), || {
-        logged(&log, &id(newer, 1))
-    });
-    kill("-KILL", holder.id());
-    let _ = finished(holder);
-    wait_for_lease_end(&s, "ovl", &newer.to_string());
-    // The older slot now runs (its claim is a new run; the newer one's lease has lapsed).
-    let older = run_at(
-        &s,
-        &s.url,
-        "ovl",
-        SLOT,
-        "c",
-        &lease,
-        &ticker(&log, 3_000, false),
-    );
-    wait_for("slot N to run", Duration::from_secs(10), || {
-        logged(&log, &id(SLOT, 1))
-    });
+    // The newer slot first, its holder dead; then the older slot runs (a new run: the newer one's
+    // lease has lapsed, and an older run is never superseded by it).
+    dead_holder(&s, "ovl", newer, &log);
+    let older = started(&s, "ovl", SLOT, "c", &log, &ticker(&log, 3_000, false));
     let backup = run_at(
         &s,
         &s.url,
         "ovl",
         newer,
         "b",
-        &lease,
+        &SHORT_LEASE,
         &ticker(&log, 500, false),
     );
     let out = finished(backup);
@@ -640,6 +608,9 @@ fn a_lost_store_stops_the_command_at_once_and_says_so() {
     let out = finished(holder);
     let err = stderr(&out);
     assert!(err.contains("lost its data"), "{err}");
+    // What comes next, truthfully: not "a backup takes over".
+    assert!(err.contains("another host may claim it again"), "{err}");
+    assert!(!err.contains("backup takes over"), "{err}");
     assert_eq!(out.status.code(), Some(137), "{err}");
     // A heartbeat every 3 s, then a second at most: not the 8 s the local deadline allowed.
     let last = spans_of::<String>(&log)[&id(SLOT, 1)].1;

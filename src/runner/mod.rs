@@ -43,7 +43,7 @@ use crate::strategy::lease::{ClaimOutcome, ClaimReply, ClaimRequest};
 use crate::strategy::{self, Strategy};
 use crate::time::rfc3339;
 use child::CommandSpec;
-use deadline::{BootTime, LeaseDeadline};
+use deadline::{BootTime, LeaseDeadline, Loss};
 use keeper::HeldLease;
 
 /// How to run one slot, beyond the claim itself.
@@ -306,10 +306,24 @@ async fn execute(
             "anarchon: {reason}; the command was stopped, and attempt {attempt} of {job} @ {} is recorded {status}",
             rfc3339(req.slot)
         ),
-        Recorded::LeaseLost(why) if stopped_for_lease => eprintln!(
-            "anarchon: the run's end was not recorded: the command was stopped because the lease was lost ({why}); attempt {attempt} of {job} @ {} ends interrupted when its lease ends, and a backup takes over if attempts remain",
-            rfc3339(req.slot)
-        ),
+        Recorded::LeaseLost(why) if stopped_for_lease => {
+            // What happens next depends on how the lease was lost: say only what is true.
+            let next = match &claimed {
+                Claimed::Lease(held) if held.deadline.loss() == Loss::StoreLost => {
+                    "the server no longer has the run, so another host may claim it again (a persistent server, appendonly yes, keeps claims across restarts)".to_string()
+                }
+                Claimed::Lease(held) if held.deadline.loss() == Loss::Taken => {
+                    "the run is no longer this host's".to_string()
+                }
+                _ => format!(
+                    "attempt {attempt} of {job} @ {} ends interrupted when its lease ends, and a backup takes over if attempts remain",
+                    rfc3339(req.slot)
+                ),
+            };
+            eprintln!(
+                "anarchon: the run's end was not recorded: the command was stopped because the lease was lost ({why}); {next}"
+            )
+        }
         Recorded::LeaseLost(why) => eprintln!(
             "error: the run's end was not recorded: {why}; this runner no longer held {job} @ {}",
             rfc3339(req.slot)
