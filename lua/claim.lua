@@ -64,6 +64,7 @@ if not run.status then
   if not trimmed then return err end
 
   local overlapping = nil
+  local overtaken = {}
   for _, pair in ipairs(others) do
     local other, o, mark = pair[1], pair[2], pair[3]
     local other_ms, o_end = tonumber(other), tonumber(o.lease_end)
@@ -73,10 +74,7 @@ if not run.status then
     elseif o_end + lease_ms < now and (tonumber(o.attempt) >= max_attempts or other_ms < now - keep_ms) then
       end_run(other, o, 'interrupted', now, '{"reason":"lease expired"}')
     elseif not allow_overlap and o_end <= now and other_ms < slot_ms then
-      -- An older run whose holder is gone, overtaken by this newer one: under forbid it could only
-      -- ever be superseded now (a takeover beside this run is refused), so it ends here, rather
-      -- than stay running with nobody to finish it.
-      end_run(other, o, 'interrupted', now, '{"reason":"lease expired","superseded_by":' .. slot .. '}')
+      overtaken[#overtaken + 1] = pair
     elseif o_end > now and other_ms < slot_ms and not overlapping then
       overlapping = pair
     end
@@ -84,6 +82,12 @@ if not run.status then
   if overlapping and not allow_overlap then
     local other, o = overlapping[1], overlapping[2]
     return reply('overlap', o.attempt, o.lease_end, o.runner, o.status, other)
+  end
+  -- Older runs whose holder is gone, overtaken by this one as it wins: under forbid a takeover of
+  -- them beside this run would be refused from now on (superseded), so they end here, rather than
+  -- stay running with nobody to finish them.
+  for _, pair in ipairs(overtaken) do
+    end_run(pair[1], pair[2], 'interrupted', now, '{"reason":"lease expired","superseded_by":' .. slot .. '}')
   end
   redis.call('HSET', KEYS[1],
     field(slot, 'status'), 'running', field(slot, 'attempt'), 1, field(slot, 'token'), token,

@@ -88,6 +88,7 @@ if not run then
     end
   end
   local overlapping, overlapping_slot = nil, nil
+  local overtaken = {}
   for other, o in pairs(live) do
     local other_ms = tonumber(other)
     if marks[other] then
@@ -98,11 +99,7 @@ if not run then
       record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
       redis.call('HDEL', KEYS[1], other)
     elseif not allow_overlap and o.lease_end <= now and other_ms < slot_ms then
-      -- An older run whose holder is gone, overtaken by this newer one: under forbid it could only
-      -- ever be superseded now (a takeover beside this run is refused), so it ends here, rather
-      -- than stay in :live with nobody to finish it.
-      record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired","superseded_by":' .. slot .. '}')
-      redis.call('HDEL', KEYS[1], other)
+      overtaken[#overtaken + 1] = other
     elseif o.lease_end > now and other_ms < slot_ms and (not overlapping_slot or other_ms < overlapping_slot) then
       overlapping, overlapping_slot = o, other_ms
     end
@@ -110,6 +107,14 @@ if not run then
   if overlapping and not allow_overlap then
     return reply('overlap', overlapping.attempt, overlapping.lease_end, overlapping.runner, 'running',
       int(overlapping_slot))
+  end
+  -- Older runs whose holder is gone, overtaken by this one as it wins: under forbid a takeover of
+  -- them beside this run would be refused from now on (superseded), so they end here, rather than
+  -- stay in :live with nobody to finish them.
+  for _, other in ipairs(overtaken) do
+    record_attempt(other, live[other], 'interrupted', now,
+      '{"reason":"lease expired","superseded_by":' .. slot .. '}')
+    redis.call('HDEL', KEYS[1], other)
   end
   local fence = next_fence()
   redis.call('HSET', KEYS[1], slot, encode_live({attempt = 1, token = token, runner = runner,
