@@ -10,7 +10,7 @@
 //! without an ended attempt.
 //!
 //! In the suite it is bounded, with a fixed seed. `bench/soak.sh` runs it longer; the settings are
-//! environment variables: `ANARCHON_SOAK_SECS` (chaos, default 20), `ANARCHON_SOAK_HOSTS` (3),
+//! environment variables: `ANARCHON_SOAK_SECS` (chaos, default 12), `ANARCHON_SOAK_HOSTS` (3),
 //! `ANARCHON_SOAK_SEED` (1), `ANARCHON_SOAK_BINARY` (another anarchon binary, for a baseline),
 //! `ANARCHON_SOAK_REPORT_ONLY=1` (report, never fail: for measuring a baseline).
 
@@ -295,7 +295,7 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64) -> Verdict {
 
 #[test]
 fn a_randomized_fault_soak_never_runs_two_copies_at_once() {
-    let secs = setting("ANARCHON_SOAK_SECS", 20);
+    let secs = setting("ANARCHON_SOAK_SECS", 12);
     let host_count = setting("ANARCHON_SOAK_HOSTS", 3);
     let seed = setting("ANARCHON_SOAK_SEED", 1);
     let report_only = std::env::var("ANARCHON_SOAK_REPORT_ONLY").is_ok_and(|v| v == "1");

@@ -8,9 +8,11 @@
 //! the whole group: a shell's children die with it instead of running on, orphaned, after the
 //! lease is gone. And like systemd's `KillMode=control-group`, when the command itself exits, what
 //! it left in its group (`cmd &` in a crontab script) is stopped before the run is recorded ended
-//! (`--leave-children` lets it run on): a child outliving the run would overlap the next one. A terminal's Ctrl-C reaches anarchon, which forwards it once. With
-//! `--foreground` the command stays in our group so it can read the terminal (a terminal's Ctrl-C
-//! then reaches it directly as well as forwarded), and only the command itself is signalled.
+//! (`--leave-children` lets it run on): a child outliving the run would overlap the next one.
+//!
+//! A terminal's Ctrl-C reaches anarchon, which forwards it once. With `--foreground` the command
+//! stays in our group so it can read the terminal (a terminal's Ctrl-C then reaches it directly as
+//! well as forwarded), and only the command itself is signalled.
 
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -58,6 +60,7 @@ pub struct CommandSpec {
     pub leave_children: bool,
 }
 
+/// For serde: a count of zero is left out of the JSON.
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
