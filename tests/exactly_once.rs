@@ -440,6 +440,42 @@ fn nix_gone(pid: u32) -> bool {
     }
 }
 
+/// A holder of `job` @ SLOT whose command runs a minute (ignoring SIGTERM when `stubborn`), and a
+/// second host standing by as its backup with a command of `backup_ms`, both connected.
+fn holder_and_backup(
+    s: &Server,
+    job: &str,
+    flags: &[&str],
+    log: &Path,
+    stubborn: bool,
+    backup_ms: u64,
+) -> (Child, Child) {
+    let holder = run_at(
+        s,
+        &s.url,
+        job,
+        SLOT,
+        "a",
+        flags,
+        &ticker(log, 60_000, stubborn),
+    );
+    wait_for("attempt 1", Duration::from_secs(10), || {
+        logged(log, &id(SLOT, 1))
+    });
+    let backup = run_at(
+        s,
+        &s.url,
+        job,
+        SLOT,
+        "b",
+        flags,
+        &ticker(log, backup_ms, false),
+    );
+    // This test's client, the holder's connection and the backup's.
+    common::wait_for_clients(s, 3);
+    (holder, backup)
+}
+
 /// Item 3. The server stalls longer than the lease (CLIENT PAUSE): a claim queued during the
 /// pause may win after its own local deadline has passed. It claims again with the same token
 /// instead of stopping at once, so the slot is finished by someone, once.
@@ -455,28 +491,7 @@ fn after_a_server_stall_longer_than_the_lease_the_slot_is_finished_once() {
         "--command-timeout",
         "20s",
     ];
-    let holder = run_at(
-        &s,
-        &s.url,
-        "stall",
-        SLOT,
-        "a",
-        &flags,
-        &ticker(&log, 60_000, false),
-    );
-    wait_for("attempt 1", Duration::from_secs(10), || {
-        logged(&log, &id(SLOT, 1))
-    });
-    let backup = run_at(
-        &s,
-        &s.url,
-        "stall",
-        SLOT,
-        "b",
-        &flags,
-        &ticker(&log, 1_000, false),
-    );
-    common::wait_for_clients(&s, 3);
+    let (holder, backup) = holder_and_backup(&s, "stall", &flags, &log, false, 1_000);
     // The backup looks again just after the holder's lease would end; pause across that moment.
     let _: () = s.cmd(&["CLIENT", "PAUSE", "6000"]);
     let holder = finished(holder);
@@ -503,28 +518,7 @@ fn a_standby_backup_rides_out_an_out_of_memory_server() {
     let s = Server::start();
     let log = log_in(&s, "oom.log");
     let flags = ["--lease", "2s", "--kill-after", "60s"];
-    let holder = run_at(
-        &s,
-        &s.url,
-        "oom",
-        SLOT,
-        "a",
-        &flags,
-        &ticker(&log, 60_000, true),
-    );
-    wait_for("attempt 1", Duration::from_secs(10), || {
-        logged(&log, &id(SLOT, 1))
-    });
-    let backup = run_at(
-        &s,
-        &s.url,
-        "oom",
-        SLOT,
-        "b",
-        &flags,
-        &ticker(&log, 500, false),
-    );
-    common::wait_for_clients(&s, 3);
+    let (holder, backup) = holder_and_backup(&s, "oom", &flags, &log, true, 500);
     let _: () = s.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
     let _: () = s.cmd(&["CONFIG", "SET", "maxmemory", "1"]);
     kill("-KILL", holder.id());
