@@ -97,10 +97,12 @@ def lua(name):
             return f.read()
     with open(os.path.join(SCRIPTS, "lib.lua")) as f:
         lib = f.read()
-    # Both formats' scripts include lua/pause.lua after their library, where it exists.
-    if os.path.exists(os.path.join(LUA, "pause.lua")):
-        with open(os.path.join(LUA, "pause.lua")) as f:
-            lib += "\n" + f.read()
+    # Both formats' scripts include lua/pause.lua and lua/released.lua after their library, where
+    # they exist.
+    for shared in ("pause.lua", "released.lua"):
+        if os.path.exists(os.path.join(LUA, shared)):
+            with open(os.path.join(LUA, shared)) as f:
+                lib += "\n" + f.read()
     with open(os.path.join(SCRIPTS, name)) as f:
         return lib + "\n" + f.read()
 

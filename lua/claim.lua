@@ -109,8 +109,14 @@ end
 
 local attempt, current_end = tonumber(run.attempt), tonumber(run.lease_end)
 
--- Released by an operator (release_mark): while its lease lives the holder may still be stopping
--- its command, so the run stays held (answered running below); once the lease has expired, or the
+-- Held by another token under a live lease: the answer of every losing host, given before
+-- anything else is read (a release mark changes nothing while the lease lives).
+if run.token ~= token and current_end > now then
+  return reply('running', attempt, current_end, run.runner, 'running', '')
+end
+
+-- Released by an operator (release_mark): while its lease lived the holder may still have been
+-- stopping its command, so the run stayed held (above); now that the lease has expired, or the
 -- holder itself asks again, it ends as the release said.
 local mark
 mark, err = release_mark(KEYS[6], slot)
@@ -128,10 +134,6 @@ if run.token == token then
   local renewed = math.max(current_end, lease_end)
   redis.call('HSET', KEYS[1], field(slot, 'lease_end'), renewed)
   return reply('won', attempt, renewed, run.runner, 'running', '')
-end
-
-if current_end > now then
-  return reply('running', attempt, current_end, run.runner, 'running', '')
 end
 
 -- The lease expired: its holder is gone. Under --overlap forbid a takeover is checked like a new

@@ -138,10 +138,10 @@ local function end_run(slot, run, status, now, result_json)
 end
 
 -- For a claim under --overlap forbid that would take over `slot` (its lease expired): another run
--- of the job in progress under a live lease, the newest if several. Returns its slot and run,
--- false when there is none, or nil and an error reply. A takeover is a run of the job like any other: it must not run
--- beside a newer slot's run, which the seed's flowchart (overlap checked for new runs only) would
--- let it do.
+-- of the job in progress under a live lease, the newest if several. A takeover is a run of the job
+-- like any other: it must not run beside a newer slot's run, which the seed's flowchart (overlap
+-- checked for new runs only) would let it do. Returns that run's slot and the run, false when
+-- there is none, or nil and an error reply.
 local function live_other_run(slot, now)
   local newest, newest_run = nil, nil
   for _, other in ipairs(redis.call('SMEMBERS', KEYS[2])) do

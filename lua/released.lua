@@ -8,9 +8,8 @@ local function release_field(slot)
 end
 
 -- An operator's release of a run in progress whose holder still has a live lease (`anarchon
--- release`): the job hash (KEYS[6] in format 1,
--- KEYS[3] in format 2) field released:<slot> holds {"status": interrupted|failed, "result":
--- {"released_by", "reason"}}. The run stays in progress under its lease, so nothing else can run
+-- release`): the job hash's (KEYS[6] in format 1, KEYS[3] in format 2) field released:<slot> holds
+-- {"status": interrupted|failed, "result": {"released_by", "reason"}}. The run stays in progress under its lease, so nothing else can run
 -- the job while its holder may still be running the command; the holder's next heartbeat answers
 -- released, it stops its command and its finish records the attempt with this status. A holder
 -- that never reports is ended by the next claim or release once its lease has expired.

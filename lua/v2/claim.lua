@@ -92,12 +92,12 @@ if not run then
   for other, o in pairs(live) do
     local other_ms = tonumber(other)
     if marks[other] then
-      record_attempt(other, o, marks[other].status, now, released_result(marks[other], nil))
-      redis.call('HDEL', KEYS[1], other)
+      err = end_live_run(other, o, marks[other].status, now, released_result(marks[other], nil))
+      if err then return err end
       forget_release(KEYS[3], other)
     elseif o.lease_end + lease_ms < now and (o.attempt >= max_attempts or other_ms < now - keep_ms) then
-      record_attempt(other, o, 'interrupted', now, '{"reason":"lease expired"}')
-      redis.call('HDEL', KEYS[1], other)
+      err = end_live_run(other, o, 'interrupted', now, '{"reason":"lease expired"}')
+      if err then return err end
     elseif not allow_overlap and o.lease_end <= now and other_ms < slot_ms then
       overtaken[#overtaken + 1] = other
     elseif o.lease_end > now and other_ms < slot_ms and (not overlapping_slot or other_ms < overlapping_slot) then
@@ -112,9 +112,9 @@ if not run then
   -- them beside this run would be refused from now on (superseded), so they end here, rather than
   -- stay in :live with nobody to finish them.
   for _, other in ipairs(overtaken) do
-    record_attempt(other, live[other], 'interrupted', now,
+    err = end_live_run(other, live[other], 'interrupted', now,
       '{"reason":"lease expired","superseded_by":' .. slot .. '}')
-    redis.call('HDEL', KEYS[1], other)
+    if err then return err end
   end
   local fence = next_fence()
   redis.call('HSET', KEYS[1], slot, encode_live({attempt = 1, token = token, runner = runner,
@@ -145,9 +145,8 @@ local mark
 mark, err = release_mark(KEYS[3], slot)
 if err then return err end
 if mark and (run.token == token or run.lease_end <= now) then
-  err = record_attempt(slot, run, mark.status, now, released_result(mark, nil))
+  err = end_live_run(slot, run, mark.status, now, released_result(mark, nil))
   if err then return err end
-  redis.call('HDEL', KEYS[1], slot)
   forget_release(KEYS[3], slot)
   return reply('done', run.attempt, run.lease_end, run.runner, mark.status, '')
 end
@@ -175,10 +174,9 @@ if not allow_overlap then
     end
   end
   if other and tonumber(other) > tonumber(slot) then
-    err = record_attempt(slot, run, 'interrupted', now,
+    err = end_live_run(slot, run, 'interrupted', now,
       '{"reason":"lease expired","superseded_by":' .. other .. '}')
     if err then return err end
-    redis.call('HDEL', KEYS[1], slot)
     return reply('done', run.attempt, run.lease_end, run.runner, 'interrupted', other)
   elseif other then
     return reply('overlap', o.attempt, o.lease_end, o.runner, 'running', other)

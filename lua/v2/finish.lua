@@ -25,9 +25,8 @@ if mark then
   status, result_json = mark.status, released_result(mark, result_json)
   released_by, reason = release_words(mark)
 end
-err = record_attempt(slot, run, status, now, result_json)
+err = end_live_run(slot, run, status, now, result_json)
 if err then return err end
-redis.call('HDEL', KEYS[1], slot)
 if mark then forget_release(KEYS[3], slot) end
 return {'ok', int(run.attempt), int(run.lease_end), run.runner, status, int(now), '', '', released_by,
   reason}

@@ -161,6 +161,15 @@ local function record_attempt(slot, run, status, ended_at, result_json)
   return err
 end
 
+-- Ends a run in progress: its attempt's :results member (as record_attempt), and its :live field
+-- gone. Returns an error reply (nothing written) or nil.
+local function end_live_run(slot, run, status, ended_at, result_json)
+  local err = record_attempt(slot, run, status, ended_at, result_json)
+  if err then return err end
+  redis.call('HDEL', KEYS[1], slot)
+  return nil
+end
+
 -- How an ended run ended: its last attempt's member (format 1 members read the same).
 -- Returns nil when the slot has no member, or the final attempt, or nil and an error reply.
 local STATUSES = {finished = true, failed = true, interrupted = true, skipped = true}

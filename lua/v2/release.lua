@@ -27,8 +27,7 @@ if run.lease_end > now and not force then
   end
   return {'releasing', int(run.attempt), run.runner, run.token, int(now), int(run.lease_end)}
 end
-err = record_attempt(slot, run, status, now, result_json)
+err = end_live_run(slot, run, status, now, result_json)
 if err then return err end
-redis.call('HDEL', KEYS[1], slot)
 if mark then forget_release(KEYS[3], slot) end
 return {'released', int(run.attempt), run.runner, run.token, int(now), int(run.lease_end)}
