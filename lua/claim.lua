@@ -13,7 +13,7 @@ local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
 local now = server_now_ms()
 local lease_end = now + lease_ms
-local keep_ms, stored_protect, trimmed_to, pause = read_job_limits(tonumber(ARGV[10]), now)
+local keep_ms, stored_protect, trimmed_to, pause, marks = read_job_limits(tonumber(ARGV[10]), now)
 if not keep_ms then return stored_protect end
 
 local function reply(outcome, attempt, end_ms, who, status, other)
@@ -62,6 +62,9 @@ if not run.status then
   local trimmed
   trimmed, err = plan_trim(now, tonumber(ARGV[8]), tonumber(ARGV[9]), keep_ms, 16, 1, '-inf', 0)
   if not trimmed then return err end
+  local compacted
+  compacted, err = plan_compaction(now, keep_ms, marks.compacted_to, 16)
+  if not compacted then return err end
 
   local overlapping = nil
   local overtaken = {}
@@ -89,10 +92,23 @@ if not run.status then
   for _, pair in ipairs(overtaken) do
     end_run(pair[1], pair[2], 'interrupted', now, '{"reason":"lease expired","superseded_by":' .. slot .. '}')
   end
-  redis.call('HSET', KEYS[1],
-    field(slot, 'status'), 'running', field(slot, 'attempt'), 1, field(slot, 'token'), token,
+  -- A scheduled run's kind is not written: absent means scheduled to every format 1 reader.
+  local fields = {field(slot, 'status'), 'running', field(slot, 'attempt'), 1, field(slot, 'token'), token,
     field(slot, 'runner'), runner, field(slot, 'lease_end'), lease_end, field(slot, 'claimed_at'), now,
-    field(slot, 'started_at'), now, field(slot, 'kind'), kind)
+    field(slot, 'started_at'), now}
+  if kind == 'manual' then
+    fields[#fields + 1] = field(slot, 'kind')
+    fields[#fields + 1] = kind
+  end
+  redis.call('HSET', KEYS[1], unpack(fields))
+  -- When the job's first claim reached the store (run --catch-up never catches up before it),
+  -- once; a job from before this field counts from its oldest run.
+  if not marks.first_seen then
+    local first = now
+    local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+    if oldest[2] and tonumber(oldest[2]) < first then first = tonumber(oldest[2]) end
+    redis.call('HSET', KEYS[6], 'first_seen', first)
+  end
   redis.call('SADD', KEYS[2], slot)
   redis.call('ZADD', KEYS[3], slot, slot)
   -- Record how late this claimant may still claim, so every other trimmer keeps such runs.
@@ -100,6 +116,7 @@ if not run.status then
     redis.call('HSET', KEYS[6], 'protect_ms', keep_ms)
   end
   apply_trim(trimmed)
+  apply_compaction(compacted)
   return reply('won', 1, lease_end, runner, 'running', '')
 end
 
@@ -159,6 +176,7 @@ if attempt < max_attempts then
   return reply('won', attempt + 1, lease_end, runner, 'running', '')
 end
 
-redis.call('HSET', KEYS[1], field(slot, 'status'), 'interrupted', field(slot, 'finished_at'), now)
+redis.call('HSET', KEYS[1], field(slot, 'status'), 'interrupted')
+drop_fields(slot, ENDED_DROPS)
 redis.call('SREM', KEYS[2], slot)
 return reply('done', attempt, current_end, run.runner, 'interrupted', '')

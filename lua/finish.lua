@@ -21,7 +21,8 @@ local function reply(outcome, recorded)
 end
 
 if not run.status or run.token ~= token or run.status ~= 'running' then
-  if run.status and run.token == token then
+  -- An ended run's state may have dropped its token (lib.lua, RUN_FIELDS): its members tell.
+  if run.status and run.status ~= 'running' or run.token == token then
     local recorded = own_result(KEYS[5], slot, token, result_json)
     if recorded then return reply('ok', recorded) end
   end

@@ -10,9 +10,20 @@ if not redis.REDIS_VERSION_NUM and redis.replicate_commands then pcall(redis.rep
 
 local EXPECTED_TYPES = {'hash', 'set', 'zset', 'stream', 'zset', 'hash'}
 
--- Every field a run has in the state hash, as "<slot>:<name>".
+-- Every field a run may have in the state hash, as "<slot>:<name>". What each stage of a run keeps
+-- (docs/store-format.md, "What a format 1 reader may rely on"):
+--   in progress: status, attempt, token, runner, lease_end, claimed_at, started_at (kind: manual runs);
+--   ended, while a late claim may still ask (its slot within keep-claimable): status, attempt,
+--     token, lease_end, claimed_at, started_at, the fields earlier anarchon releases check;
+--   ended, older: status alone, until trimming removes the run. The attempt's facts are its
+--     :results member and :runs entry all along. (finished_at and a scheduled kind are written
+--     by earlier releases only.)
 local RUN_FIELDS = {'status', 'attempt', 'token', 'runner', 'lease_end',
                     'claimed_at', 'started_at', 'finished_at', 'kind'}
+-- What an ended run's state drops at once (ENDED_DROPS), and at the claim horizon (COMPACT_DROPS).
+local ENDED_DROPS = {'runner', 'kind', 'finished_at'}
+local COMPACT_DROPS = {'attempt', 'token', 'lease_end', 'claimed_at', 'started_at', 'runner', 'kind',
+                       'finished_at'}
 
 -- Milliseconds since the epoch by the server's clock: leases never depend on a client's clock.
 local function server_now_ms()
@@ -68,12 +79,15 @@ local function validate_run(slot, run)
     return corrupt(KEYS[1], 'field ' .. field(slot, name) .. ' is ' .. tostring(run[name]) .. ', ' .. why)
   end
   if not STATUSES[run.status] then return bad('status', 'not running, finished, failed or interrupted') end
-  if not is_int(run.attempt) or tonumber(run.attempt) < 1 or tonumber(run.attempt) > 1000000 then
+  -- An ended run keeps fewer fields as it ages (RUN_FIELDS above); the ones it has must be sound.
+  local ended = run.status ~= 'running'
+  if not (ended and not run.attempt) and
+      (not is_int(run.attempt) or tonumber(run.attempt) < 1 or tonumber(run.attempt) > 1000000) then
     return bad('attempt', 'not an integer from 1 to 1000000')
   end
-  if not run.token or run.token == '' then return bad('token', 'not a token') end
+  if not (ended and not run.token) and (not run.token or run.token == '') then return bad('token', 'not a token') end
   for _, name in ipairs({'lease_end', 'claimed_at', 'started_at'}) do
-    if not is_int(run[name]) then return bad(name, 'not an integer') end
+    if not (ended and not run[name]) and not is_int(run[name]) then return bad(name, 'not an integer') end
   end
   if run.finished_at and not is_int(run.finished_at) then return bad('finished_at', 'not an integer') end
   if run.kind and not KINDS[run.kind] then return bad('kind', 'not scheduled or manual') end
@@ -97,8 +111,11 @@ local function record_attempt(slot, run, status, ended_at, result_json)
   local member = '{"slot":' .. slot .. ',"attempt":' .. run.attempt ..
     ',"token":' .. cjson.encode(run.token) .. ',"runner":' .. cjson.encode(run.runner or '') ..
     ',"status":' .. cjson.encode(status) .. ',"claimed_at":' .. (tonumber(run.claimed_at) or 'null') ..
-    ',"ended_at":' .. ended_at .. ',"result":' .. result_json .. '}'
-  redis.call('ZADD', KEYS[5], slot, member)
+    ',"ended_at":' .. ended_at
+  -- A manual run says so in its member (as format 2's do): its state drops `kind` as it ends.
+  -- Before "result", which ends every member (finish's idempotence reads it there).
+  if run.kind == 'manual' then member = member .. ',"kind":"manual"' end
+  redis.call('ZADD', KEYS[5], slot, member .. ',"result":' .. result_json .. '}')
 end
 
 -- What the job's claimants recorded in KEYS[6] (both fields optional, integers in ms):
@@ -112,7 +129,8 @@ end
 -- a trim horizon in the future, which would make every claim answer trimmed) is refused naming the
 -- field, and nothing is written. Returns protect, stored protect, trimmed_to and the pause fields,
 -- or nil and an error reply.
-local JOB_LIMITS = {'protect_ms', 'trimmed_to', 'paused_at', 'paused_until', 'resumed_at'}
+local JOB_LIMITS = {'protect_ms', 'trimmed_to', 'paused_at', 'paused_until', 'resumed_at',
+                    'compacted_to', 'first_seen'}
 local function read_job_limits(keep_ms, now)
   local v = redis.call('HMGET', KEYS[6], unpack(JOB_LIMITS))
   for i, name in ipairs(JOB_LIMITS) do
@@ -126,14 +144,50 @@ local function read_job_limits(keep_ms, now)
   local stored = tonumber(v[1])
   local protect = keep_ms
   if stored and stored > protect then protect = stored end
-  return protect, stored, tonumber(v[2]), {tonumber(v[3]), tonumber(v[4]), tonumber(v[5])}
+  return protect, stored, tonumber(v[2]), {tonumber(v[3]), tonumber(v[4]), tonumber(v[5])},
+    {compacted_to = tonumber(v[6]), first_seen = tonumber(v[7])}
 end
 
--- Ends a run in progress: its attempt recorded with `status` and `result_json`, its state ended,
--- out of :active. (A released run's caller also removes its mark: lua/released.lua.)
+-- Drops `names` of `slot`'s run from the state hash.
+local function drop_fields(slot, names)
+  local fields = {}
+  for i, name in ipairs(names) do fields[i] = field(slot, name) end
+  redis.call('HDEL', KEYS[1], unpack(fields))
+end
+
+-- Plans the compaction of ended runs whose slot is older than `now - keep_ms`: no claim that
+-- respects keep-claimable asks for them any more, so their state keeps only `status`, which is all
+-- a claim that follows the seed's flowchart reads of an ended run ("finished -> done"), for as long
+-- as the history keeps them. Walks :slots from the job's `compacted_to` (oldest first), at most
+-- `budget` runs, and stops at a run in progress (compacted once it has ended and a later claim
+-- walks again). Reads only, validating what it reads; returns the slots to compact, or nil and an
+-- error reply.
+local function plan_compaction(now, keep_ms, compacted_to, budget)
+  local from = compacted_to and ('(' .. compacted_to) or '-inf'
+  local page = redis.call('ZRANGEBYSCORE', KEYS[3], from, '(' .. (now - keep_ms), 'LIMIT', 0, budget)
+  local planned = {}
+  for _, s in ipairs(page) do
+    local e = validate_slot_member(KEYS[3], s)
+    if e then return nil, e end
+    if redis.call('SISMEMBER', KEYS[2], s) == 1 then break end
+    planned[#planned + 1] = s
+  end
+  return planned
+end
+
+local function apply_compaction(planned)
+  if #planned == 0 then return end
+  for _, s in ipairs(planned) do drop_fields(s, COMPACT_DROPS) end
+  redis.call('HSET', KEYS[6], 'compacted_to', planned[#planned])
+end
+
+-- Ends a run in progress: its attempt recorded with `status` and `result_json`, its state ended
+-- (the fields an ended run keeps, see RUN_FIELDS), out of :active. (A released run's caller also
+-- removes its mark: lua/released.lua.)
 local function end_run(slot, run, status, now, result_json)
   record_attempt(slot, run, status, now, result_json)
-  redis.call('HSET', KEYS[1], field(slot, 'status'), status, field(slot, 'finished_at'), now)
+  redis.call('HSET', KEYS[1], field(slot, 'status'), status)
+  drop_fields(slot, ENDED_DROPS)
   redis.call('SREM', KEYS[2], slot)
 end
 

@@ -271,12 +271,23 @@ pub enum Command {
     #[command(after_long_help = examples(&["anarchon resume billing"]))]
     Resume(ResumeArgs),
 
-    /// Convert the store to the newest format (format 1 to 2), safely while hosts claim.
+    /// Move the store to format 2 (anarchon's own layout): only if no format 1 reader shares it.
     ///
-    /// Upgrade every host first: an anarchon older than this one refuses a format 2 store (it
-    /// writes nothing, and its runs are skipped). The conversion costs one short script per job,
-    /// can be stopped and run again, and refuses to run twice at once. Asks for confirmation on a
-    /// terminal; scripts pass --yes.
+    /// Format 1 is the scheduler's own layout (RedisBackend's `redis-backend.md`) and the one a
+    /// new store is created in. Format 2 is read by this anarchon only: after the move, every
+    /// reader of format 1 under this prefix is locked out, writing nothing: the Node scheduler's
+    /// RedisBackend and ValkeyBackend instances refuse to start, and earlier anarchon releases exit
+    /// 91 (their runs are skipped). Move only a prefix that anarchon alone uses, after upgrading
+    /// every host.
+    ///
+    /// What format 2 buys (bench/server.sh, Redis 7.0, per run of an every-minute job; README,
+    /// "Store formats: which to use"): about half the memory per run of history (format 1 keeps a
+    /// run's state beside its history, format 2 only its history) and a few microseconds less
+    /// script time per run. Both run every run exactly once.
+    ///
+    /// A format 1 store is converted job by job while hosts claim (one short script per job; it can
+    /// be stopped and run again, and refuses to run twice at once); an empty prefix is marked
+    /// format 2. Asks for confirmation on a terminal; scripts pass --yes.
     #[command(
         after_long_help = examples(&["anarchon migrate --dry-run", "anarchon migrate --yes --json"])
     )]

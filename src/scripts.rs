@@ -10,8 +10,8 @@
 
 use std::sync::LazyLock;
 
-/// A script's source and its SHA1 (the name EVALSHA knows it by), and, for format 2's lease
-/// scripts, the same script as a function of [`v2::LIBRARY`] (the name FCALL knows it by).
+/// A script's source and its SHA1 (the name EVALSHA knows it by), and, for the lease scripts, the
+/// same script as a function of [`LIBRARY`] or [`v2::LIBRARY`] (the name FCALL knows it by).
 pub struct LuaScript {
     source: String,
     sha1: String,
@@ -183,17 +183,34 @@ impl FunctionLibrary {
     }
 }
 
+/// Store format 1's lease scripts: each is `lua/lib.lua` (with `lua/pause.lua` and
+/// `lua/released.lua`) followed by its own file, and a function of [`LIBRARY`] as format 2's are.
+const LIB: [&str; 3] = [
+    include_str!("../lua/lib.lua"),
+    include_str!("../lua/pause.lua"),
+    include_str!("../lua/released.lua"),
+];
+
+/// Every format 1 lease script, by file: one library of functions holds them all.
+const SCRIPTS: [(&str, &str); 6] = [
+    ("claim.lua", include_str!("../lua/claim.lua")),
+    ("heartbeat.lua", include_str!("../lua/heartbeat.lua")),
+    ("finish.lua", include_str!("../lua/finish.lua")),
+    ("trim.lua", include_str!("../lua/trim.lua")),
+    ("release.lua", include_str!("../lua/release.lua")),
+    ("skip.lua", include_str!("../lua/skip.lua")),
+];
+
+/// The format 1 lease scripts as a Redis Functions library (see [`FunctionLibrary`]).
+pub static LIBRARY: LazyLock<FunctionLibrary> =
+    LazyLock::new(|| FunctionLibrary::new(&LIB.join("\n"), &SCRIPTS));
+
 macro_rules! lease_script {
     ($file:literal) => {
         LazyLock::new(|| {
-            LuaScript::bundled(
-                &[
-                    include_str!("../lua/lib.lua"),
-                    include_str!("../lua/pause.lua"),
-                    include_str!("../lua/released.lua"),
-                ],
-                include_str!(concat!("../lua/", $file)),
-            )
+            let mut script = LuaScript::bundled(&LIB, include_str!(concat!("../lua/", $file)));
+            script.function = Some(LIBRARY.function($file));
+            script
         })
     };
 }
@@ -208,6 +225,8 @@ pub static FINISH: LazyLock<LuaScript> = lease_script!("finish.lua");
 pub static TRIM: LazyLock<LuaScript> = lease_script!("trim.lua");
 /// Ends a run in progress for an operator (`anarchon release`).
 pub static RELEASE: LazyLock<LuaScript> = lease_script!("release.lua");
+/// Records a missed run that `run --catch-up` will not run as skipped, once.
+pub static SKIP: LazyLock<LuaScript> = lease_script!("skip.lua");
 
 /// Each claim-only script is `lua/one_key.lua` followed by its own file.
 macro_rules! one_key_script {
@@ -300,6 +319,7 @@ pub fn all() -> Vec<(&'static str, &'static LuaScript)> {
         ("finish.lua", &*FINISH),
         ("trim.lua", &*TRIM),
         ("release.lua", &*RELEASE),
+        ("skip.lua", &*SKIP),
         ("claim_window.lua", &*CLAIM_WINDOW),
         ("finish_claim_only.lua", &*FINISH_CLAIM_ONLY),
         ("idmp_prepare.lua", &*IDMP_PREPARE),
@@ -326,6 +346,7 @@ pub fn write_all(dir: &std::path::Path) -> std::io::Result<()> {
         }
         std::fs::write(path, script.source())?;
     }
+    std::fs::write(dir.join("library.lua"), &LIBRARY.source)?;
     std::fs::write(dir.join("v2/library.lua"), &v2::LIBRARY.source)?;
     Ok(())
 }
@@ -352,23 +373,34 @@ mod tests {
     }
 
     #[test]
-    fn format_2_scripts_are_functions_of_one_library() {
-        let library = &*v2::LIBRARY;
-        assert!(
-            library
-                .source
-                .starts_with(&format!("#!lua name={}\n", library.name))
-        );
-        for script in [&*v2::CLAIM, &*v2::FINISH, &*v2::HEARTBEAT, &*v2::SKIP] {
-            let (function, lib) = script.function().unwrap();
-            assert_eq!(lib.name, library.name);
+    fn each_format_s_lease_scripts_are_functions_of_one_library() {
+        for (library, scripts) in [
+            (
+                &*super::LIBRARY,
+                [&*CLAIM, &*FINISH, &*HEARTBEAT, &*RELEASE],
+            ),
+            (
+                &*v2::LIBRARY,
+                [&*v2::CLAIM, &*v2::FINISH, &*v2::HEARTBEAT, &*v2::SKIP],
+            ),
+        ] {
             assert!(
-                library.source.contains(&format!("'{function}'")),
-                "{function}"
+                library
+                    .source
+                    .starts_with(&format!("#!lua name={}\n", library.name))
             );
+            for script in scripts {
+                let (function, lib) = script.function().unwrap();
+                assert_eq!(lib.name, library.name);
+                assert!(
+                    library.source.contains(&format!("'{function}'")),
+                    "{function}"
+                );
+            }
         }
-        // Format 1's scripts and the one-key ones stay scripts.
-        assert!(CLAIM.function().is_none() && REGISTER.function().is_none());
+        assert_ne!(super::LIBRARY.name, v2::LIBRARY.name);
+        // The one-key scripts stay scripts.
+        assert!(REGISTER.function().is_none() && CLAIM_WINDOW.function().is_none());
     }
 
     #[test]

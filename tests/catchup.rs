@@ -146,7 +146,14 @@ fn policy_latest_runs_one_and_records_the_others_as_skipped() {
             &line,
         ])
         .expect(81);
-    assert_eq!(json(&out)["status"], "skipped");
+    // Format 1 keeps a skipped slot's state as a final `interrupted`, the status every format 1
+    // reader knows (its :results member says skipped); format 2 answers from the member.
+    let status = if Server::test_store_format() == 1 {
+        "interrupted"
+    } else {
+        "skipped"
+    };
+    assert_eq!(json(&out)["status"], status);
     assert_eq!(ran(&s, "latest.log"), [current]);
 }
 

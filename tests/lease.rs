@@ -57,7 +57,8 @@ fn won(out: &Output) -> (String, i64) {
 #[test]
 fn a_won_claim_writes_the_documented_keys_in_format_2() {
     let s = Server::start();
-    let _: () = s.cmd(&["DEL", "cron:format"]);
+    // A store an operator moved to format 2 (`anarchon migrate` marks an empty prefix so).
+    let _: () = s.cmd(&["SET", "cron:format", "2"]);
     let slot = "2026-12-02T14:05:00Z";
     let out = claim(
         &s,
@@ -130,7 +131,8 @@ fn a_won_claim_writes_the_documented_keys_in_format_2() {
 #[test]
 fn a_won_claim_writes_the_documented_keys_in_format_1() {
     let s = Server::start();
-    let _: () = s.cmd(&["SET", "cron:format", "1"]);
+    // A store nobody wrote to yet: created in format 1, the seed's layout.
+    let _: () = s.cmd(&["DEL", "cron:format"]);
     let slot = "2026-12-02T14:05:00Z";
     let out = claim(
         &s,
@@ -161,7 +163,9 @@ fn a_won_claim_writes_the_documented_keys_in_format_1() {
     // How late a claimant may still claim (the claim's default protection, 1 h), for trimmers.
     let job: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:sync}:job"]);
     assert_eq!(job["protect_ms"], "3600000");
-    assert_eq!(job.len(), 1);
+    // When the job's first claim reached the store (run --catch-up catches up nothing before it).
+    assert_eq!(job["first_seen"], server_time.to_string());
+    assert_eq!(job.len(), 2);
     assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "1");
     assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:state"]), "hash");
     assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:active"]), "set");
@@ -172,11 +176,11 @@ fn a_won_claim_writes_the_documented_keys_in_format_1() {
     assert_eq!(f("attempt"), "1");
     assert_eq!(f("token"), token);
     assert_eq!(f("runner"), "host-a:1");
-    assert_eq!(f("kind"), "scheduled");
     assert_eq!(f("lease_end"), (server_time + 30_000).to_string());
     assert_eq!(f("claimed_at"), server_time.to_string());
     assert_eq!(f("started_at"), server_time.to_string());
-    assert_eq!(st.len(), 8, "{st:?}");
+    // A scheduled run's kind is not written (absent means scheduled), nor finished_at.
+    assert_eq!(st.len(), 7, "{st:?}");
     let active: Vec<String> = s.cmd(&["SMEMBERS", "{cron:sync}:active"]);
     assert_eq!(active, vec!["1796220300000"]);
     let slots: Vec<(String, i64)> =
@@ -519,7 +523,8 @@ fn a_newer_store_format_is_refused_and_nothing_is_written() {
     // An older or equal format is fine; another prefix has its own format key.
     let out = claim(&s, "sync", "now", &["--prefix", "other:"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(s.cmd::<String>(&["GET", "other:format"]), "2");
+    // A new store is created in format 1, the seed's layout.
+    assert_eq!(s.cmd::<String>(&["GET", "other:format"]), "1");
 }
 
 #[test]

@@ -289,11 +289,31 @@ fn a_second_migration_is_refused_while_one_runs() {
 }
 
 #[test]
-fn a_store_without_data_has_nothing_to_migrate() {
+fn an_empty_prefix_is_marked_format_2_only_by_migrate() {
     let s = Server::start();
     let _: () = s.cmd(&["DEL", "cron:format"]);
+    // A dry run says what it would do and writes nothing.
+    let out = s.cli(&["migrate", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("would mark the empty prefix"), "{said}");
+    assert!(s.keys().is_empty());
+    // Without --yes and no terminal to ask on: refused, nothing written.
+    let out = s.cli(&["migrate"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("RedisBackend"), "{}", stderr(&out));
+    assert!(s.keys().is_empty());
+
     let out = s.cli(&["migrate", "--yes", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json(&out)["from"], Value::Null);
-    assert!(s.keys().is_empty());
+    assert_eq!(json(&out)["to"], 2);
+    assert_eq!(s.keys(), vec!["cron:format"]);
+    assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "2");
+    // From then on the prefix's jobs are written in format 2.
+    let out = s.cli(&["run", "--job", "j", "--schedule", "* * * * *", "--", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(s.cmd::<String>(&["TYPE", "{cron:j}:live"]), "none");
+    assert_eq!(s.cmd::<String>(&["TYPE", "{cron:j}:state"]), "string");
+    assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "2");
 }

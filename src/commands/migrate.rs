@@ -37,48 +37,40 @@ pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
     validate_prefix(prefix)?;
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, prefix).await?;
-    let Some(from) = check.format else {
-        let report = Report {
-            prefix,
-            from: None,
-            to: 2,
-            dry_run: args.dry_run,
-            jobs_to_convert: &[],
-            converted: 0,
-            runs_moved: 0,
-            already: 0,
-            errors: &[],
-        };
-        return finish(
-            ctx,
-            &report,
-            "no anarchon data under this prefix: a new store is created in format 2",
-        );
-    };
-    let plan = migrate::plan(&mut conn, prefix).await?;
+    let from = check.format;
+    let mut plan = migrate::plan(&mut conn, prefix).await?;
+    let unreadable = std::mem::take(&mut plan.unreadable);
     let running: u64 = plan.to_convert.iter().map(|j| j.runs_in_progress).sum();
-    if args.dry_run || (from == 2 && plan.to_convert.is_empty()) {
-        let report = Report {
-            prefix,
-            from: Some(from),
-            to: 2,
-            dry_run: args.dry_run,
-            jobs_to_convert: &plan.to_convert,
-            converted: 0,
-            runs_moved: 0,
-            already: plan.already,
-            errors: &plan.unreadable,
-        };
-        let line = if plan.to_convert.is_empty() && from == 2 {
-            format!("the store under {prefix:?} is in format 2: nothing to convert")
+    let report = |converted, runs_moved, dry_run, errors| Report {
+        prefix,
+        from,
+        to: 2,
+        dry_run,
+        jobs_to_convert: &plan.to_convert,
+        converted,
+        runs_moved,
+        already: plan.already,
+        errors,
+    };
+    let empty = from.is_none() && plan.to_convert.is_empty() && plan.already == 0;
+    if from == Some(2) && plan.to_convert.is_empty() {
+        let line = format!("the store under {prefix:?} is in format 2: nothing to convert");
+        return finish(ctx, &report(0, 0, args.dry_run, &unreadable), &line);
+    }
+    if args.dry_run {
+        let line = if empty {
+            format!(
+                "would mark the empty prefix {prefix:?} as format 2 (a new store is created in format 1). Nothing was written."
+            )
         } else {
             format!(
-                "would move the store under {prefix:?} from format {from} to 2 and convert {} jobs ({running} runs in progress move to :live); {} jobs are in format 2 already. Nothing was written.",
+                "would move the store under {prefix:?} from format {} to 2 and convert {} jobs ({running} runs in progress move to :live); {} jobs are in format 2 already. Nothing was written.",
+                from.unwrap_or(1),
                 plan.to_convert.len(),
                 plan.already
             )
         };
-        return finish(ctx, &report, &line);
+        return finish(ctx, &report(0, 0, true, &unreadable), &line);
     }
     if !args.yes {
         confirm(prefix, &plan)?;
@@ -96,28 +88,23 @@ pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
             return Ok(ExitCode::Running);
         }
     };
-    let converted = convert(&mut conn, prefix, &plan, &lock, ctx.out.json).await;
+    let converted = convert(&mut conn, prefix, from, &plan, &lock, ctx.out.json).await;
     // Released even after a failure: a rerun goes on where this one stopped.
     let released = lock.release(&mut conn).await;
     let (converted, runs_moved, mut errors) = converted?;
     released?;
-    errors.extend(plan.unreadable);
-    let report = Report {
-        prefix,
-        from: Some(from),
-        to: 2,
-        dry_run: false,
-        jobs_to_convert: &plan.to_convert,
-        converted,
-        runs_moved,
-        already: plan.already,
-        errors: &errors,
+    errors.extend(unreadable);
+    let line = if empty {
+        format!(
+            "the empty prefix {prefix:?} is marked format 2: readers of format 1 (RedisBackend, earlier anarchon releases) refuse it"
+        )
+    } else {
+        format!(
+            "the store under {prefix:?} is in format 2: converted {converted} jobs ({runs_moved} runs in progress moved to :live), {} were in format 2 already",
+            plan.already
+        )
     };
-    let line = format!(
-        "the store under {prefix:?} is in format 2: converted {converted} jobs ({runs_moved} runs in progress moved to :live), {} were in format 2 already",
-        plan.already
-    );
-    finish(ctx, &report, &line)
+    finish(ctx, &report(converted, runs_moved, false, &errors), &line)
 }
 
 /// Switches the format key, then converts each job. Returns the jobs converted, the runs moved,
@@ -125,11 +112,18 @@ pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
 async fn convert(
     conn: &mut crate::connection::Connection,
     prefix: &str,
+    from: Option<u32>,
     plan: &Plan,
     lock: &migrate::MigrationLock,
     json: bool,
 ) -> Result<(usize, u64, Vec<Unreadable>)> {
-    migrate::switch_format(conn, prefix).await?;
+    if let migrate::Switch::Moved(found) = migrate::switch_format(conn, prefix, from).await? {
+        return Err(crate::error::Error::Other(format!(
+            "the format key {prefix}format changed while migrate ran (found {}, expected {}): nothing was converted; run migrate again",
+            found.map_or("none".to_string(), |f| f.to_string()),
+            from.map_or("none".to_string(), |f| f.to_string()),
+        )));
+    }
     let bar = (!json && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(plan.to_convert.len() as u64);
         if let Ok(style) =
@@ -172,15 +166,23 @@ async fn convert(
 }
 
 fn confirm(prefix: &str, plan: &Plan) -> Result<()> {
+    eprintln!("{LOCKED_OUT}");
     crate::commands::confirm(
         "migrate",
         &format!(
-            "Move the store under {prefix:?} to format 2 and convert {} jobs? Anarchons older than this one will refuse it afterwards.",
+            "Move the store under {prefix:?} to format 2 (converting {} jobs)?",
             plan.to_convert.len()
         ),
         "nothing was changed",
     )
 }
+
+/// What the move to format 2 costs the other readers of the store, said before it is confirmed.
+const LOCKED_OUT: &str = "Format 2 is read by this anarchon only. Afterwards every reader of format 1 under this prefix is locked out and writes nothing:
+  - the scheduler's RedisBackend / ValkeyBackend instances refuse to start (ANARCHON_STORE_FORMAT),
+  - earlier anarchon releases exit 91 and their runs are skipped.
+What it buys: about half the memory per run of history and slightly less script time per run
+(README, \"Store formats: which to use\"). Move only a prefix that anarchon alone uses.";
 
 fn finish(ctx: &Context, report: &Report, line: &str) -> Result<ExitCode> {
     if ctx.out.json {

@@ -1,8 +1,9 @@
 //! The format key, `<prefix>format`: which store format the data under a prefix is written in.
 //!
-//! A command that writes creates it (`SET NX`) and every command reads it first. A number newer than
-//! [`STORE_FORMAT`] means a newer anarchon wrote the data: we refuse before writing anything, since
-//! guessing at a layout we do not know could lose runs or run them twice.
+//! A command that writes creates it (`SET NX`, in [`NEW_STORE_FORMAT`]) and every command reads it
+//! first. A number newer than [`STORE_FORMAT`] means a newer anarchon wrote the data: we refuse
+//! before writing anything, since guessing at a layout we do not know could lose runs or run them
+//! twice.
 
 use redis::Value;
 
@@ -10,10 +11,15 @@ use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::store::keys::{LeaseFormat, format_key};
 
-/// The newest store format this build reads and writes; a new store is created in it. A store in
-/// format 1 is still read and written as format 1 until `anarchon migrate` converts it, so a fleet
-/// can upgrade host by host (format 1 anarchons refuse a format 2 store, writing nothing).
+/// The newest store format this build reads and writes. A store is in it only because an operator
+/// chose it (`anarchon migrate`): every reader of format 1 (the scheduler's RedisBackend, earlier
+/// anarchon releases) refuses a format 2 store, writing nothing.
 pub const STORE_FORMAT: u32 = 2;
+
+/// The format a store with no format key is created in: format 1, the seed's layout
+/// (`redis-backend.md`), which every scheduler sharing the store reads. Which format a shared store
+/// is in is the fleet's decision, never a side effect of whichever process writes first.
+pub const NEW_STORE_FORMAT: u32 = 1;
 
 /// What the first round trip of every command learns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,12 +31,14 @@ pub struct StoreCheck {
 }
 
 impl StoreCheck {
-    /// The format the lease layout's scripts must write in: format 1 while the format key says 1,
-    /// else format 2 (a store with no format key yet is created in format 2).
+    /// The format the lease layout's scripts must write in: format 2 when the format key says 2,
+    /// else format 1 (a store with no format key yet is created in format 1). [`judge`] refused
+    /// every other number before a check exists.
     pub fn lease_format(&self) -> LeaseFormat {
         match self.format {
-            Some(1) => LeaseFormat::V1,
-            _ => LeaseFormat::V2,
+            Some(2) => LeaseFormat::V2,
+            Some(1) | None => LeaseFormat::V1,
+            Some(other) => unreachable!("store format {other} passed the check"),
         }
     }
 }
@@ -86,7 +94,7 @@ fn format_reads(key: &str, create: bool) -> redis::Pipeline {
     if create {
         pipe.cmd("SET")
             .arg(key)
-            .arg(STORE_FORMAT)
+            .arg(NEW_STORE_FORMAT)
             .arg("NX")
             .ignore();
     }

@@ -98,24 +98,34 @@ impl MigrationLock {
 pub enum Switch {
     Switched,
     Already,
+    /// The key held another format than expected (a writer created it since it was read):
+    /// nothing was written.
+    Moved(Option<u32>),
 }
 
-/// Moves `<prefix>format` from 1 to 2 (or finds it at 2 already).
-pub async fn switch_format(conn: &mut Connection, prefix: &str) -> Result<Switch> {
+/// Moves `<prefix>format` from `from` to 2 (or finds it at 2 already). `from` None: the key must
+/// be absent (an empty prefix marked format 2); a writer that created it meanwhile (in format 1)
+/// makes this an error, and the caller plans again.
+pub async fn switch_format(
+    conn: &mut Connection,
+    prefix: &str,
+    from: Option<u32>,
+) -> Result<Switch> {
     let key = format_key(prefix);
+    let from = from.map(|f| f.to_string()).unwrap_or_default();
     let reply: String = conn
-        .eval(
-            &scripts::FORMAT_SWITCH,
-            &[&key],
-            &["1".to_string(), "2".to_string()],
-        )
+        .eval(&scripts::FORMAT_SWITCH, &[&key], &[from, "2".to_string()])
         .await?;
     match reply.as_str() {
         "switched" => Ok(Switch::Switched),
         "already" => Ok(Switch::Already),
+        "" => Ok(Switch::Moved(None)),
+        other if crate::store::format::parse_format(other).is_some() => {
+            Ok(Switch::Moved(crate::store::format::parse_format(other)))
+        }
         other => Err(Error::corrupt(
             &key,
-            format!("the store format is {other:?}: only format 1 is migrated to 2"),
+            format!("the store format is {other:?}, not a positive integer written plainly"),
         )),
     }
 }

@@ -17,7 +17,7 @@ use crate::store::keys::{JobKeys, LeaseFormat, LeaseKeys};
 use crate::store::pause::{self, Pause};
 use crate::store::read::{self, BATCH, ResultEntry, Unreadable, decode};
 use crate::store::registry::{self, Registry};
-use crate::store::state::decode_live;
+use crate::store::state::{decode_live, field_name};
 
 /// One job as monitoring sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -138,7 +138,47 @@ pub async fn read(
             }
         }
     }
+    read_format_1_leases(conn, prefix, &mut out).await?;
     Ok((out, bad))
+}
+
+/// Format 1 keeps a run's lease in its `:state` fields, which the first pipeline cannot name
+/// before it has read `:active`: one more pipeline, for the jobs with runs in progress only, reads
+/// each run's `lease_end` and `attempt`.
+async fn read_format_1_leases(
+    conn: &mut Connection,
+    prefix: &str,
+    jobs: &mut [Monitored],
+) -> Result<()> {
+    let wanted: Vec<(usize, usize, String)> = jobs
+        .iter()
+        .enumerate()
+        .flat_map(|(j, m)| {
+            m.in_progress
+                .iter()
+                .enumerate()
+                .filter(|(_, run)| run.lease_end.is_none())
+                .map(move |(r, _)| (j, r, m.job.clone()))
+        })
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let mut pipe = redis::pipe();
+    for (j, r, job) in &wanted {
+        let slot = jobs[*j].in_progress[*r].slot;
+        pipe.cmd("HMGET")
+            .arg(LeaseKeys::new(prefix, job).state)
+            .arg(field_name(slot, "lease_end"))
+            .arg(field_name(slot, "attempt"));
+    }
+    let replies: Vec<(Option<String>, Option<String>)> = conn.pipeline(&pipe).await?;
+    for ((j, r, _), (lease_end, attempt)) in wanted.into_iter().zip(replies) {
+        let run = &mut jobs[j].in_progress[r];
+        run.lease_end = lease_end.and_then(|v| v.parse().ok());
+        run.attempt = attempt.and_then(|v| v.parse().ok());
+    }
+    Ok(())
 }
 
 /// The job's results (both layouts keep one, score = slot).

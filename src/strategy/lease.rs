@@ -468,8 +468,6 @@ pub enum SkipOutcome {
     Claimed(String),
     /// The job is paused over this slot: the pause skipped it already.
     Paused,
-    /// A format 1 store has no place for a skipped run: not recorded (`anarchon migrate`).
-    NotRecorded,
 }
 
 /// Records `slot`, a scheduled run nobody claimed, as skipped with `reason` (`run --catch-up`'s
@@ -482,13 +480,14 @@ pub async fn skip(
     runner: &str,
     reason: &str,
 ) -> Result<SkipOutcome> {
-    if keys.format == LeaseFormat::V1 {
-        return Ok(SkipOutcome::NotRecorded);
-    }
     let args = [slot.to_string(), runner.to_string(), reason.to_string()];
-    let reply: Vec<String> = conn
-        .eval(&scripts::v2::SKIP, &keys.format_2(), &args)
-        .await?;
+    let reply: Vec<String> = match keys.format {
+        LeaseFormat::V1 => conn.eval(&scripts::SKIP, &keys.with_job(), &args).await?,
+        LeaseFormat::V2 => {
+            conn.eval(&scripts::v2::SKIP, &keys.format_2(), &args)
+                .await?
+        }
+    };
     match reply.first().map(String::as_str) {
         Some("skipped") => Ok(SkipOutcome::Skipped),
         Some("running" | "done") => Ok(SkipOutcome::Claimed(reply[1].clone())),

@@ -1,8 +1,9 @@
 //! What the store holds about a lease job, read with a real client in whichever store format the
 //! job is in (format 1: `:state` hash; format 2: `:live` + `:results`), so the tests of behaviour
-//! hold for both formats. The suite runs in format 2 (a new store's) unless
-//! `ANARCHON_TEST_STORE_FORMAT=1`, which creates every test store in format 1 (see
-//! [`super::Server::start_with`]); the tests of one format's data say so themselves.
+//! hold for both formats. The suite runs in format 1 (a new store's, the seed's layout) unless
+//! `ANARCHON_TEST_STORE_FORMAT=2`, which marks every test store format 2 first, as `anarchon
+//! migrate` does (see [`super::Server::start_with`]); the tests of one format's data say so
+//! themselves.
 
 use std::collections::BTreeMap;
 
@@ -44,12 +45,12 @@ fn key(job: &str, name: &str) -> String {
 }
 
 impl Server {
-    /// The store format a test store is created in (`ANARCHON_TEST_STORE_FORMAT`, default 2).
+    /// The store format a test store is in (`ANARCHON_TEST_STORE_FORMAT`, default 1).
     pub fn test_store_format() -> u32 {
         std::env::var("ANARCHON_TEST_STORE_FORMAT")
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or(2)
+            .unwrap_or(1)
     }
 
     /// Whether `job`'s data is in format 1 (its `:state` is a hash).
@@ -71,14 +72,60 @@ impl Server {
 
     /// Every run of `job` the store knows, by slot: in progress and ended.
     pub fn runs(&self, job: &str) -> BTreeMap<i64, RunView> {
+        let mut runs = self.ended_runs(job);
         if self.is_format_1(job) {
+            // Runs in progress have all their fields; an ended run keeps fewer as it ages
+            // (docs/store-format.md), its status always: the view takes the attempt's facts from
+            // its :results member, as format 2's does, and the status from the state.
             let fields: Vec<(String, String)> = self.cmd(&["HGETALL", &key(job, "state")]);
-            return decode_state("state", &fields)
-                .unwrap()
-                .into_iter()
-                .map(|(slot, r)| (slot, r.into()))
-                .collect();
+            let mut by_slot: BTreeMap<i64, Vec<(String, String)>> = BTreeMap::new();
+            for (name, value) in fields {
+                let slot = name.split_once(':').unwrap().0.parse().unwrap();
+                by_slot.entry(slot).or_default().push((name, value));
+            }
+            for (slot, fields) in by_slot {
+                let status = fields
+                    .iter()
+                    .find(|(name, _)| name.ends_with(":status"))
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_else(|| panic!("run {slot} of {job} has no status: {fields:?}"));
+                if status == "running" {
+                    let run = decode_state("state", &fields)
+                        .unwrap()
+                        .remove(&slot)
+                        .unwrap();
+                    runs.insert(slot, run.into());
+                } else {
+                    let full = decode_state("state", &fields)
+                        .ok()
+                        .and_then(|mut r| r.remove(&slot));
+                    let view = runs.entry(slot).or_insert_with(|| RunView {
+                        status: status.clone(),
+                        attempt: full.as_ref().map_or(1, |r| r.attempt),
+                        token: full.as_ref().map_or(String::new(), |r| r.token.clone()),
+                        runner: String::new(),
+                        kind: "scheduled".into(),
+                        lease_end: None,
+                        claimed_at: None,
+                    });
+                    view.status = status;
+                    if let Some(full) = full {
+                        view.lease_end = Some(full.lease_end);
+                    }
+                }
+            }
+            return runs;
         }
+        let live: Vec<(String, String)> = self.cmd(&["HGETALL", &key(job, "live")]);
+        for (field, value) in live {
+            let r = decode_live("live", &field, &value).unwrap();
+            runs.insert(r.slot, r.into());
+        }
+        runs
+    }
+
+    /// Each ended run of `job` as its highest attempt's :results member tells it.
+    fn ended_runs(&self, job: &str) -> BTreeMap<i64, RunView> {
         let mut runs = BTreeMap::new();
         for r in self.results(job) {
             runs.insert(
@@ -93,11 +140,6 @@ impl Server {
                     claimed_at: r.claimed_at,
                 },
             );
-        }
-        let live: Vec<(String, String)> = self.cmd(&["HGETALL", &key(job, "live")]);
-        for (field, value) in live {
-            let r = decode_live("live", &field, &value).unwrap();
-            runs.insert(r.slot, r.into());
         }
         runs
     }
