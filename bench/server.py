@@ -31,57 +31,12 @@ BIN = os.environ.get("BIN", "target/release/anarchon")
 QUICK = os.environ.get("QUICK") == "1"
 
 
-class Redis:
-    def __init__(self):
-        self.s = socket.create_connection(("127.0.0.1", PORT))
-        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = b""
+sys.path.insert(0, os.path.dirname(__file__))
+from resp import Redis as _Redis  # noqa: E402
 
-    @staticmethod
-    def encode(args):
-        out = [b"*%d\r\n" % len(args)]
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-        return b"".join(out)
 
-    def _line(self):
-        while b"\r\n" not in self.buf:
-            self.buf += self.s.recv(1 << 20)
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
-
-    def _reply(self):
-        line = self._line()
-        kind, rest = line[:1], line[1:]
-        if kind == b"+":
-            return rest.decode()
-        if kind == b"-":
-            return RuntimeError(rest.decode())
-        if kind == b":":
-            return int(rest)
-        if kind == b"$":
-            n = int(rest)
-            if n < 0:
-                return None
-            while len(self.buf) < n + 2:
-                self.buf += self.s.recv(1 << 20)
-            data, self.buf = self.buf[:n], self.buf[n + 2:]
-            return data.decode(errors="replace")
-        if kind == b"*":
-            n = int(rest)
-            return None if n < 0 else [self._reply() for _ in range(n)]
-        raise ValueError(line)
-
-    def pipeline(self, commands):
-        self.s.sendall(b"".join(self.encode(c) for c in commands))
-        return [self._reply() for _ in commands]
-
-    def cmd(self, *args):
-        r = self.pipeline([args])[0]
-        if isinstance(r, RuntimeError):
-            raise r
-        return r
+def Redis():
+    return _Redis(PORT)
 
 
 # Store format 2 (lua/v2/) when the scripts have it, else format 1 (an older version's lua/).

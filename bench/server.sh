@@ -11,3 +11,5 @@ source "$(dirname "$0")/common.sh"
 # ANARCHON_BIN: another build of the binary (a before/after of the operator paths).
 cargo run --release --quiet --example scripts -- "$WORK/scripts"
 BIN="${ANARCHON_BIN:-$BIN}" python3 bench/server.py "$PORT" "${1:-$WORK/scripts}"
+# Store formats 1 and 2 side by side (README, "Store formats: which to use").
+BIN="${ANARCHON_BIN:-$BIN}" python3 bench/formats.py "$PORT" "${1:-$WORK/scripts}"

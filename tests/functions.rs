@@ -28,10 +28,6 @@ fn run(s: &Server, url: &str, slot: &str) {
 #[test]
 fn lease_scripts_run_as_functions_where_the_server_has_them() {
     let s = Server::start();
-    if Server::test_store_format() == 1 {
-        common::skip("format 1 scripts always run by EVALSHA");
-        return;
-    }
     let has_functions = s.info_field("commandstats", "cmdstat_ping").is_some()
         && redis::cmd("FUNCTION")
             .arg("LIST")

@@ -1,0 +1,152 @@
+"""Store formats 1 and 2 side by side, on one server, interleaved (bench/server.sh runs it): the
+figures of README "Store formats: which to use", each against a baseline measured in the same run.
+
+- memory per run of history: an every-minute job whose slots are the last 400 minutes, each run
+  claimed and finished by the build's scripts as `anarchon run` does (keep-claimable 1 h, history
+  1000), then MEMORY USAGE of each key / 400;
+- script time per run: `anarchon run --slot S -- true`, each its own process as in a fleet, the
+  server's usec for FCALL/EVALSHA/EVAL (INFO commandstats) per run, against two empty EVALSHA
+  each sent by its own `redis-cli` process;
+- server CPU per run: the server's main thread CPU (INFO cpu) over the same runs, against
+  `redis-cli SET k v NX PX 30000` and `redis-cli DEL k`, each its own process.
+Rounds alternate the formats and the baselines; the median round is reported.
+
+Usage: formats.py PORT SCRIPTS_DIR (the build's scripts, `cargo run --example scripts`)."""
+import os
+import statistics
+import subprocess
+import sys
+
+sys.argv = [sys.argv[0], sys.argv[1], sys.argv[2]]
+PORT, LUA = int(sys.argv[1]), sys.argv[2]
+BIN = os.environ.get("BIN", "target/release/anarchon")
+ROUNDS = int(os.environ.get("ROUNDS", "5"))
+RUNS = int(os.environ.get("RUNS", "40"))
+
+sys.path.insert(0, os.path.dirname(__file__))
+from resp import Redis  # noqa: E402
+
+r = Redis(PORT)
+NAMES = {1: ("state", "active", "slots", "runs", "results", "job"),
+         2: ("live", "results", "job", "state", "active", "slots", "runs")}
+
+
+def load(fmt):
+    """The build's claim and finish of `fmt` as functions where the server has them."""
+    base = LUA if fmt == 1 else os.path.join(LUA, "v2")
+    with open(os.path.join(base, "library.lua")) as f:
+        name = r.cmd("FUNCTION", "LOAD", "REPLACE", f.read())
+    if isinstance(name, RuntimeError) or name is None:
+        shas = [r.cmd("SCRIPT", "LOAD", open(os.path.join(base, s)).read()) for s in ("claim.lua", "finish.lua")]
+        return "EVALSHA", shas[0], shas[1]
+    return "FCALL", f"{name}_claim", f"{name}_finish"
+
+
+SCRIPTS = {fmt: load(fmt) for fmt in (1, 2)}
+
+
+def keys(prefix, fmt, job):
+    return [f"{{{prefix}{job}}}:{k}" for k in NAMES[fmt]]
+
+
+def seed_every_minute(fmt, runs=400):
+    """`runs` finished runs of an every-minute job, slots the last `runs` minutes, oldest first."""
+    prefix = f"mem{fmt}:"
+    r.cmd("SET", f"{prefix}format", fmt)
+    verb, claim, finish = SCRIPTS[fmt]
+    now = int(r.cmd("TIME")[0]) * 1000
+    minute = now - now % 60000
+    k = keys(prefix, fmt, "job")
+    finish_keys = k[:6] if fmt == 1 else k
+    for i in range(runs, 0, -1):
+        slot, token = minute - 60000 * i, f"{i:032x}"
+        rep = r.pipeline([[verb, claim, len(k), *k, slot, token, "host-a:12345", 30000, 3, 0, "scheduled", 1000, 0, 3600000],
+                          [verb, finish, len(finish_keys), *finish_keys, slot, token, "finished",
+                           '{"duration_ms":3,"exit_code":0}']])
+        assert rep[0][0] == "won", rep
+    return {name.split(":")[-1]: (r.cmd("MEMORY", "USAGE", name, "SAMPLES", 0) or 0) / runs for name in k}
+
+
+def stats():
+    info = r.cmd("INFO", "commandstats")
+    calls, usec = {}, {}
+    for line in info.splitlines():
+        if line.startswith("cmdstat_"):
+            name, rest = line[len("cmdstat_"):].split(":", 1)
+            fields = dict(kv.split("=") for kv in rest.split(","))
+            calls[name], usec[name] = int(fields["calls"]), int(fields["usec"])
+    cpu = dict(line.split(":", 1) for line in r.cmd("INFO", "cpu").split() if ":" in line)
+    main = float(cpu.get("used_cpu_user_main_thread", cpu["used_cpu_user"])) + \
+        float(cpu.get("used_cpu_sys_main_thread", cpu["used_cpu_sys"]))
+    scripts = sum(usec.get(n, 0) for n in ("fcall", "evalsha", "eval", "fcall_ro", "evalsha_ro"))
+    return scripts, main * 1e6
+
+
+def measure(run_one, n):
+    """Script usec and server CPU usec per call of run_one over n calls."""
+    s0, c0 = stats()
+    for i in range(n):
+        run_one(i)
+    s1, c1 = stats()
+    return (s1 - s0) / n, (c1 - c0) / n
+
+
+def quiet(args):
+    subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+
+EMPTY = r.cmd("SCRIPT", "LOAD", "return 0")
+CLI = ["redis-cli", "-p", str(PORT)]
+
+
+def fleet_round(fmt, k):
+    prefix = f"fleet{fmt}:"
+    r.cmd("SET", f"{prefix}format", fmt)
+    env = dict(os.environ, ANARCHON_REDIS_URL=f"redis://127.0.0.1:{PORT}")
+    now = int(r.cmd("TIME")[0]) * 1000
+    minute = now - now % 60000
+
+    def one(i):
+        subprocess.run([BIN, "run", "--prefix", prefix, "--job", f"r{k}", "--slot", str(minute - 60000 * (RUNS - i)),
+                        "--max-late", "1h", "--", "true"], env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True)
+    return measure(one, RUNS)
+
+
+def floor_round():
+    script, _ = measure(lambda i: (quiet(CLI + ["EVALSHA", EMPTY, "0"]), quiet(CLI + ["EVALSHA", EMPTY, "0"])), RUNS)
+    _, cpu = measure(lambda i: (quiet(CLI + ["SET", f"lock{i}", "v", "NX", "PX", "30000"]),
+                                quiet(CLI + ["DEL", f"lock{i}"])), RUNS)
+    return script, cpu
+
+
+def main():
+    print(f"server: {r.cmd('INFO', 'server').split('redis_version:')[1].split()[0]}; "
+          f"{ROUNDS} rounds of {RUNS} `anarchon run` processes per format, interleaved with the baselines")
+    rounds = {1: [], 2: []}
+    for k in range(ROUNDS):
+        floor_script, floor_cpu = floor_round()
+        for fmt in (1, 2):
+            script, cpu = fleet_round(fmt, k)
+            rounds[fmt].append((script / floor_script, cpu / floor_cpu, script, cpu, floor_script, floor_cpu))
+    memory = {fmt: seed_every_minute(fmt) for fmt in (1, 2)}
+    print("| per `run -- true` | format 1 | format 2 |")
+    print("|---|---|---|")
+    total = {fmt: sum(memory[fmt].values()) for fmt in (1, 2)}
+    print(f"| memory per run of history (every-minute job, slots the last 400 minutes) | {total[1]:.0f} B | {total[2]:.0f} B |")
+    for fmt in (1, 2):
+        parts = ", ".join(f"{k} {v:.0f}" for k, v in memory[fmt].items() if v)
+        print(f"|   format {fmt} by key | {parts if fmt == 1 else ''} | {parts if fmt == 2 else ''} |")
+
+    def med(fmt, i):
+        return statistics.median(x[i] for x in rounds[fmt])
+    print(f"| script time per run vs two empty EVALSHA, each its own process | {med(1, 0):.1f}x ({med(1, 2):.1f} us) "
+          f"| {med(2, 0):.1f}x ({med(2, 2):.1f} us) |")
+    print(f"| server CPU per run vs redis-cli SET NX PX + redis-cli DEL | {med(1, 1):.2f}x ({med(1, 3):.0f} us) "
+          f"| {med(2, 1):.2f}x ({med(2, 3):.0f} us) |")
+    print(f"(baselines, median: two empty EVALSHA {statistics.median(x[4] for x in rounds[1]):.1f} us of script time; "
+          f"SET NX PX + DEL {statistics.median(x[5] for x in rounds[1]):.0f} us of server CPU; rounds: "
+          + "; ".join(f"format {f}: " + ", ".join(f"{x[0]:.1f}x/{x[1]:.2f}x" for x in rounds[f]) for f in (1, 2)) + ")")
+
+
+main()
