@@ -22,6 +22,8 @@ PORT, LUA = int(sys.argv[1]), sys.argv[2]
 BIN = os.environ.get("BIN", "target/release/anarchon")
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 RUNS = int(os.environ.get("RUNS", "40"))
+# The length of the tokens the memory part writes (anarchon's own: 32 hex characters).
+TOKEN_LEN = int(os.environ.get("TOKEN_LEN", "32"))
 
 sys.path.insert(0, os.path.dirname(__file__))
 from resp import Redis  # noqa: E402
@@ -34,8 +36,11 @@ NAMES = {1: ("state", "active", "slots", "runs", "results", "job"),
 def load(fmt):
     """The build's claim and finish of `fmt` as functions where the server has them."""
     base = LUA if fmt == 1 else os.path.join(LUA, "v2")
-    with open(os.path.join(base, "library.lua")) as f:
-        name = r.cmd("FUNCTION", "LOAD", "REPLACE", f.read())
+    name = None
+    # An earlier version's format 1 scripts have no library: they run by EVALSHA, as it ran them.
+    if os.path.exists(os.path.join(base, "library.lua")):
+        with open(os.path.join(base, "library.lua")) as f:
+            name = r.cmd("FUNCTION", "LOAD", "REPLACE", f.read())
     if isinstance(name, RuntimeError) or name is None:
         shas = [r.cmd("SCRIPT", "LOAD", open(os.path.join(base, s)).read()) for s in ("claim.lua", "finish.lua")]
         return "EVALSHA", shas[0], shas[1]
@@ -49,21 +54,28 @@ def keys(prefix, fmt, job):
     return [f"{{{prefix}{job}}}:{k}" for k in NAMES[fmt]]
 
 
-def seed_every_minute(fmt, runs=400):
-    """`runs` finished runs of an every-minute job, slots the last `runs` minutes, oldest first."""
-    prefix = f"mem{fmt}:"
+def seed(prefix, fmt, job, runs, before=0):
+    """`runs` finished runs of an every-minute job, oldest first, the newest `before` minutes
+    before this minute's slot, each claimed and finished by the build's scripts as `anarchon run`
+    does (keep-claimable 1 h, history 1000)."""
     r.cmd("SET", f"{prefix}format", fmt)
     verb, claim, finish = SCRIPTS[fmt]
     now = int(r.cmd("TIME")[0]) * 1000
     minute = now - now % 60000
-    k = keys(prefix, fmt, "job")
+    k = keys(prefix, fmt, job)
     finish_keys = k[:6] if fmt == 1 else k
-    for i in range(runs, 0, -1):
-        slot, token = minute - 60000 * i, f"{i:032x}"
+    for i in range(runs + before, before, -1):
+        slot, token = minute - 60000 * i, f"{i:032x}"[-TOKEN_LEN:]
         rep = r.pipeline([[verb, claim, len(k), *k, slot, token, "host-a:12345", 30000, 3, 0, "scheduled", 1000, 0, 3600000],
                           [verb, finish, len(finish_keys), *finish_keys, slot, token, "finished",
                            '{"duration_ms":3,"exit_code":0}']])
         assert rep[0][0] == "won", rep
+    return k
+
+
+def seed_every_minute(fmt, runs=400):
+    """Memory per run of an every-minute job whose slots are the last `runs` minutes."""
+    k = seed(f"mem{fmt}:", fmt, "job", runs)
     return {name.split(":")[-1]: (r.cmd("MEMORY", "USAGE", name, "SAMPLES", 0) or 0) / runs for name in k}
 
 
@@ -100,8 +112,10 @@ CLI = ["redis-cli", "-p", str(PORT)]
 
 
 def fleet_round(fmt, k):
+    """RUNS `anarchon run` processes of a job whose history is full (1,000 runs): each claim
+    trims and compacts as a fleet's steady state does."""
     prefix = f"fleet{fmt}:"
-    r.cmd("SET", f"{prefix}format", fmt)
+    seed(prefix, fmt, f"r{k}", 1000, before=RUNS)
     env = dict(os.environ, ANARCHON_REDIS_URL=f"redis://127.0.0.1:{PORT}")
     now = int(r.cmd("TIME")[0]) * 1000
     minute = now - now % 60000
@@ -121,6 +135,11 @@ def floor_round():
 
 
 def main():
+    if os.environ.get("ONLY") == "memory":
+        for fmt in (1, 2):
+            m = seed_every_minute(fmt, int(os.environ.get("HISTORY", "400")))
+            print(f"format {fmt}: {sum(m.values()):.0f} B per run: " + ", ".join(f"{k} {v:.0f}" for k, v in m.items() if v))
+        return
     print(f"server: {r.cmd('INFO', 'server').split('redis_version:')[1].split()[0]}; "
           f"{ROUNDS} rounds of {RUNS} `anarchon run` processes per format, interleaved with the baselines")
     rounds = {1: [], 2: []}

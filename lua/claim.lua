@@ -5,9 +5,9 @@
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot}, all strings;
 --   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
 --   older run; for a takeover superseded by a newer run (done, interrupted), other_slot is its slot.
-local err = check_key_types(6)
-if err then return err end
-
+-- :state, :job, and for a new run :active and :slots, are read first, through `checked` (lib.lua);
+-- the keys a path writes without reading are checked with TYPE on that path, before its first write.
+local err
 local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
 local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
@@ -20,9 +20,9 @@ local function reply(outcome, attempt, end_ms, who, status, other)
   return {outcome, tostring(attempt or ''), tostring(end_ms or ''), who or '', status or '', tostring(now), other or ''}
 end
 
-local run = read_run(slot)
-err = validate_run(slot, run)
-if err then return err end
+local run
+run, err = read_valid_run(slot)
+if not run then return err end
 
 if not run.status then
   -- Trimming removed runs up to trimmed_to: this one may have run already, so it must not run again.
@@ -41,13 +41,18 @@ if not run.status then
   -- Everything is read and checked before the first write.
   local slot_ms = tonumber(slot)
   local others = {}
-  for _, other in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local members
+  members, err = checked(2, 'SMEMBERS', KEYS[2])
+  if not members then return err end
+  local in_progress = {}
+  for _, other in ipairs(members) do
     err = validate_slot_member(KEYS[2], other)
     if err then return err end
+    in_progress[other] = true
     if other ~= slot then
-      local o = read_run(other)
-      err = validate_run(other, o)
-      if err then return err end
+      local o
+      o, err = read_valid_run(other)
+      if not o then return err end
       if o.status == 'running' then
         -- A released run whose lease has expired ends now, as its release asked.
         local mark = nil
@@ -59,12 +64,29 @@ if not run.status then
       end
     end
   end
-  local trimmed
-  trimmed, err = plan_trim(now, tonumber(ARGV[8]), tonumber(ARGV[9]), keep_ms, 16, 1, '-inf', 0)
-  if not trimmed then return err end
-  local compacted
-  compacted, err = plan_compaction(now, keep_ms, marks.compacted_to, 16)
-  if not compacted then return err end
+  -- History is trimmed, and old ended runs compacted, in batches, as format 2 trims: one claim in
+  -- every 1% of the history size (at most 16, at least 1) does each, for all that is due at once
+  -- (up to 16 runs), so most claims spend one ZCARD on both. The history may be over its size by
+  -- that many runs in between; with a TTL every claim looks for expired runs.
+  local history_size, ttl_ms = tonumber(ARGV[8]), tonumber(ARGV[9])
+  local count
+  count, err = checked(3, 'ZCARD', KEYS[3])
+  if not count then return err end
+  local batch = math.max(1, math.min(16, math.floor(history_size / 100)))
+  local trimmed, compacted = {}, {}
+  if ttl_ms > 0 or count + 1 - history_size >= batch then
+    trimmed, err = plan_trim(now, history_size, ttl_ms, keep_ms, 16, 1, '-inf', 0, in_progress)
+    if not trimmed then return err end
+  end
+  if count % batch == 0 then
+    compacted, err = plan_compaction(now, keep_ms, marks.compacted_to, 16, in_progress)
+    if not compacted then return err end
+  end
+  -- :runs and :results are written only when runs end or go (most new runs write neither).
+  if #trimmed > 0 or #others > 0 then
+    err = key_type_error(4) or key_type_error(5)
+    if err then return err end
+  end
 
   local overlapping = nil
   local overtaken = {}
@@ -132,6 +154,10 @@ if run.token ~= token and current_end > now then
   return reply('running', attempt, current_end, run.runner, 'running', '')
 end
 
+-- Every path from here may write :active, :runs and :results.
+err = check_written_types()
+if err then return err end
+
 -- Released by an operator (release_mark): while its lease lived the holder may still have been
 -- stopping its command, so the run stayed held (above); now that the lease has expired, or the
 -- holder itself asks again, it ends as the release said.
@@ -177,6 +203,5 @@ if attempt < max_attempts then
 end
 
 redis.call('HSET', KEYS[1], field(slot, 'status'), 'interrupted')
-drop_fields(slot, ENDED_DROPS)
 redis.call('SREM', KEYS[2], slot)
 return reply('done', attempt, current_end, run.runner, 'interrupted', '')

@@ -7,14 +7,15 @@
 --   (its reply lost or late) is answered ok again: finish is idempotent per token, as claim is.
 --   A run an operator released (lib.lua release_mark) is recorded with the release's status, and
 --   its result holds the release's and, under "command", this one.
-local err = check_key_types(5)
-if err then return err end
+-- :state is read first; :active, :results and :runs are checked as they are written (lib.lua
+-- finish_run).
+local err
 
 local slot, token, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = server_now_ms()
-local run = read_run(slot)
-err = validate_run(slot, run)
-if err then return err end
+local run
+run, err = read_valid_run(slot)
+if not run then return err end
 
 local function reply(outcome, recorded)
   return {outcome, tostring(run.attempt or ''), tostring(run.lease_end or ''), run.runner or '', recorded or run.status or '', tostring(now)}
@@ -33,11 +34,13 @@ local mark
 mark, err = release_mark(KEYS[6], slot)
 if err then return err end
 if mark then
-  end_run(slot, run, mark.status, now, released_result(mark, result_json))
+  err = finish_run(slot, run, mark.status, now, released_result(mark, result_json))
+  if err then return err end
   forget_release(KEYS[6], slot)
   local by, why = release_words(mark)
   return {'ok', tostring(run.attempt), tostring(run.lease_end), run.runner or '', mark.status,
     tostring(now), '', '', by, why}
 end
-end_run(slot, run, status, now, result_json)
+err = finish_run(slot, run, status, now, result_json)
+if err then return err end
 return reply('ok', status)

@@ -5,14 +5,13 @@
 --   outcome ok; lost when the run is gone, finished, or held by another token; released when an
 --   operator released it (lib.lua release_mark): the lease is not renewed, the holder must stop
 --   its command and finish, and the reply says who released it and why.
-local err = check_key_types(1)
-if err then return err end
+local err
 
 local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = server_now_ms()
-local run = read_run(slot)
-err = validate_run(slot, run)
-if err then return err end
+local run
+run, err = read_valid_run(slot)
+if not run then return err end
 
 local function reply(outcome, end_ms)
   return {outcome, tostring(run.attempt or ''), tostring(end_ms or ''), run.runner or '', run.status or '', tostring(now)}

@@ -12,16 +12,14 @@ local EXPECTED_TYPES = {'hash', 'set', 'zset', 'stream', 'zset', 'hash'}
 
 -- Every field a run may have in the state hash, as "<slot>:<name>". What each stage of a run keeps
 -- (docs/store-format.md, "What a format 1 reader may rely on"):
---   in progress: status, attempt, token, runner, lease_end, claimed_at, started_at (kind: manual runs);
---   ended, while a late claim may still ask (its slot within keep-claimable): status, attempt,
---     token, lease_end, claimed_at, started_at, the fields earlier anarchon releases check;
+--   in progress, and ended while a late claim may still ask (its slot within keep-claimable):
+--     status, attempt, token, runner, lease_end, claimed_at, started_at (kind: manual runs);
 --   ended, older: status alone, until trimming removes the run. The attempt's facts are its
 --     :results member and :runs entry all along. (finished_at and a scheduled kind are written
 --     by earlier releases only.)
 local RUN_FIELDS = {'status', 'attempt', 'token', 'runner', 'lease_end',
                     'claimed_at', 'started_at', 'finished_at', 'kind'}
--- What an ended run's state drops at once (ENDED_DROPS), and at the claim horizon (COMPACT_DROPS).
-local ENDED_DROPS = {'runner', 'kind', 'finished_at'}
+-- What an ended run's state drops at the claim horizon.
 local COMPACT_DROPS = {'attempt', 'token', 'lease_end', 'claimed_at', 'started_at', 'runner', 'kind',
                        'finished_at'}
 
@@ -31,31 +29,66 @@ local function server_now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+local function wrongtype(i, found)
+  return redis.error_reply('ANARCHON_WRONGTYPE ' .. KEYS[i] .. ' ' .. found .. ' ' .. EXPECTED_TYPES[i])
+end
+
 -- Refuses to touch keys that another program wrote with another type, naming the key.
--- Without this a WRONGTYPE error would not say which of the five keys is wrong.
+-- Without this a WRONGTYPE error would not say which of the keys is wrong.
+local function key_type_error(i)
+  local found = redis.call('TYPE', KEYS[i])
+  if type(found) == 'table' then found = found.ok end
+  if found ~= 'none' and found ~= EXPECTED_TYPES[i] then return wrongtype(i, found) end
+  return nil
+end
+
+-- The same for KEYS[1..count].
 local function check_key_types(count)
   for i = 1, count do
-    local found = redis.call('TYPE', KEYS[i])
-    if type(found) == 'table' then found = found.ok end
-    if found ~= 'none' and found ~= EXPECTED_TYPES[i] then
-      return redis.error_reply('ANARCHON_WRONGTYPE ' .. KEYS[i] .. ' ' .. found .. ' ' .. EXPECTED_TYPES[i])
-    end
+    local err = key_type_error(i)
+    if err then return err end
   end
   return nil
+end
+
+-- The same for KEYS[2], [4] and [5] (:active, :runs, :results), which claim and finish may write
+-- without reading them first; the first read of every other key goes through `checked`, which
+-- names a key of another type at no cost of an extra command.
+local function check_written_types()
+  return key_type_error(2) or key_type_error(4) or key_type_error(5)
+end
+
+-- redis.call(...) on KEYS[i], with a WRONGTYPE error turned into ANARCHON_WRONGTYPE naming the key:
+-- returns the reply, or nil and the error reply. Every script reads a key this way before its first
+-- write to it, so a key of another type is refused before anything is written.
+local function checked(i, ...)
+  local reply = redis.pcall(...)
+  if type(reply) == 'table' and reply.err then
+    if string.sub(reply.err, 1, 9) == 'WRONGTYPE' then
+      local found = redis.call('TYPE', KEYS[i])
+      if type(found) == 'table' then found = found.ok end
+      return nil, wrongtype(i, found)
+    end
+    return nil, reply
+  end
+  return reply
 end
 
 local function field(slot, name)
   return slot .. ':' .. name
 end
 
--- Reads one run's fields into a table (missing fields are false).
+-- Reads one run's fields into a table (missing fields are false); nil and an error reply when
+-- the state key is of another type.
 local function read_run(slot)
-  local names = {}
-  for i, name in ipairs(RUN_FIELDS) do names[i] = field(slot, name) end
-  local values = redis.call('HMGET', KEYS[1], unpack(names))
-  local run = {}
-  for i, name in ipairs(RUN_FIELDS) do run[name] = values[i] end
-  return run
+  local prefix = slot .. ':'
+  local values, err = checked(1, 'HMGET', KEYS[1], prefix .. 'status', prefix .. 'attempt',
+    prefix .. 'token', prefix .. 'runner', prefix .. 'lease_end', prefix .. 'claimed_at',
+    prefix .. 'started_at', prefix .. 'finished_at', prefix .. 'kind')
+  if not values then return nil, err end
+  return {status = values[1], attempt = values[2], token = values[3], runner = values[4],
+    lease_end = values[5], claimed_at = values[6], started_at = values[7], finished_at = values[8],
+    kind = values[9]}
 end
 
 local function corrupt(key, what)
@@ -70,28 +103,54 @@ end
 local STATUSES = {running = true, finished = true, failed = true, interrupted = true}
 local KINDS = {scheduled = true, manual = true}
 
+-- The error of validate_run: the field named, with its value and what is wrong.
+local function bad_field(slot, run, name, why)
+  return corrupt(KEYS[1], 'field ' .. field(slot, name) .. ' is ' .. tostring(run[name]) .. ', ' .. why)
+end
+
+-- Whether a time field is sound: an integer, or absent from an ended run (RUN_FIELDS above).
+local function sound_time(value, ended)
+  return (ended and not value) or is_int(value)
+end
+
 -- Checks every field of a run read with read_run before a script acts on it, so that garbage
 -- written by hand is refused (naming key and field) before anything is written: a script never
 -- writes first and fails after. A run with no status has no state. Returns an error reply or nil.
+-- An ended run keeps fewer fields as it ages (RUN_FIELDS above); the ones it has must be sound.
+-- (Written without closures or table literals: it runs for every run a script reads, and every
+-- allocation is garbage the server's Lua collector must walk later.)
 local function validate_run(slot, run)
-  if not run.status then return nil end
-  local function bad(name, why)
-    return corrupt(KEYS[1], 'field ' .. field(slot, name) .. ' is ' .. tostring(run[name]) .. ', ' .. why)
+  local status = run.status
+  if not status then return nil end
+  if not STATUSES[status] then
+    return bad_field(slot, run, 'status', 'not running, finished, failed or interrupted')
   end
-  if not STATUSES[run.status] then return bad('status', 'not running, finished, failed or interrupted') end
-  -- An ended run keeps fewer fields as it ages (RUN_FIELDS above); the ones it has must be sound.
-  local ended = run.status ~= 'running'
-  if not (ended and not run.attempt) and
-      (not is_int(run.attempt) or tonumber(run.attempt) < 1 or tonumber(run.attempt) > 1000000) then
-    return bad('attempt', 'not an integer from 1 to 1000000')
+  local ended = status ~= 'running'
+  local attempt = run.attempt
+  if not (ended and not attempt) and
+      (not is_int(attempt) or tonumber(attempt) < 1 or tonumber(attempt) > 1000000) then
+    return bad_field(slot, run, 'attempt', 'not an integer from 1 to 1000000')
   end
-  if not (ended and not run.token) and (not run.token or run.token == '') then return bad('token', 'not a token') end
-  for _, name in ipairs({'lease_end', 'claimed_at', 'started_at'}) do
-    if not (ended and not run[name]) and not is_int(run[name]) then return bad(name, 'not an integer') end
+  if not (ended and not run.token) and (not run.token or run.token == '') then
+    return bad_field(slot, run, 'token', 'not a token')
   end
-  if run.finished_at and not is_int(run.finished_at) then return bad('finished_at', 'not an integer') end
-  if run.kind and not KINDS[run.kind] then return bad('kind', 'not scheduled or manual') end
+  if not sound_time(run.lease_end, ended) then return bad_field(slot, run, 'lease_end', 'not an integer') end
+  if not sound_time(run.claimed_at, ended) then return bad_field(slot, run, 'claimed_at', 'not an integer') end
+  if not sound_time(run.started_at, ended) then return bad_field(slot, run, 'started_at', 'not an integer') end
+  if run.finished_at and not is_int(run.finished_at) then
+    return bad_field(slot, run, 'finished_at', 'not an integer')
+  end
+  if run.kind and not KINDS[run.kind] then return bad_field(slot, run, 'kind', 'not scheduled or manual') end
   return nil
+end
+
+-- read_run, then validate_run: the run, or nil and an error reply (nothing has been written).
+local function read_valid_run(slot)
+  local run, err = read_run(slot)
+  if not run then return nil, err end
+  err = validate_run(slot, run)
+  if err then return nil, err end
+  return run
 end
 
 -- A member of :active or :slots must be a slot: a decimal integer.
@@ -104,18 +163,34 @@ end
 
 -- Records the end of one attempt: an entry in the runs stream and a member in the results zset.
 -- result_json is JSON text validated by the client, or 'null'.
-local function record_attempt(slot, run, status, ended_at, result_json)
-  redis.call('XADD', KEYS[4], '*',
-    'slot', slot, 'attempt', run.attempt, 'token', run.token, 'runner', run.runner or '',
-    'status', status, 'claimed_at', run.claimed_at or '', 'ended_at', ended_at, 'kind', run.kind or 'scheduled')
+-- The :results member of an ended attempt (docs/store-format.md, ":results members").
+local function result_member(slot, run, status, ended_at, result_json)
   local member = '{"slot":' .. slot .. ',"attempt":' .. run.attempt ..
     ',"token":' .. cjson.encode(run.token) .. ',"runner":' .. cjson.encode(run.runner or '') ..
     ',"status":' .. cjson.encode(status) .. ',"claimed_at":' .. (tonumber(run.claimed_at) or 'null') ..
     ',"ended_at":' .. ended_at
-  -- A manual run says so in its member (as format 2's do): its state drops `kind` as it ends.
+  -- A manual run says so in its member (as format 2's do): its state drops `kind` in time.
   -- Before "result", which ends every member (finish's idempotence reads it there).
   if run.kind == 'manual' then member = member .. ',"kind":"manual"' end
-  redis.call('ZADD', KEYS[5], slot, member .. ',"result":' .. result_json .. '}')
+  return member .. ',"result":' .. result_json .. '}'
+end
+
+-- The :runs entry of an ended attempt, through `checked`: nil and an error reply for a :runs of
+-- another type (nothing written).
+local function add_run_entry(slot, run, status, ended_at)
+  local added, err = checked(4, 'XADD', KEYS[4], '*',
+    'slot', slot, 'attempt', run.attempt, 'token', run.token, 'runner', run.runner or '',
+    'status', status, 'claimed_at', run.claimed_at or '', 'ended_at', ended_at, 'kind', run.kind or 'scheduled')
+  if not added then return err end
+  return nil
+end
+
+-- Records the end of one attempt: an entry in the runs stream and a member in the results zset.
+-- result_json is JSON text validated by the client, or 'null'. For callers that checked the types
+-- of :runs and :results first.
+local function record_attempt(slot, run, status, ended_at, result_json)
+  add_run_entry(slot, run, status, ended_at)
+  redis.call('ZADD', KEYS[5], slot, result_member(slot, run, status, ended_at, result_json))
 end
 
 -- What the job's claimants recorded in KEYS[6] (both fields optional, integers in ms):
@@ -132,7 +207,8 @@ end
 local JOB_LIMITS = {'protect_ms', 'trimmed_to', 'paused_at', 'paused_until', 'resumed_at',
                     'compacted_to', 'first_seen'}
 local function read_job_limits(keep_ms, now)
-  local v = redis.call('HMGET', KEYS[6], unpack(JOB_LIMITS))
+  local v, err = checked(6, 'HMGET', KEYS[6], unpack(JOB_LIMITS))
+  if not v then return nil, err end
   for i, name in ipairs(JOB_LIMITS) do
     if v[i] and (not is_int(v[i]) or tonumber(v[i]) < 0) then
       return nil, corrupt(KEYS[6], 'field ' .. name .. ' is ' .. v[i] .. ', not a whole number of ms')
@@ -148,13 +224,6 @@ local function read_job_limits(keep_ms, now)
     {compacted_to = tonumber(v[6]), first_seen = tonumber(v[7])}
 end
 
--- Drops `names` of `slot`'s run from the state hash.
-local function drop_fields(slot, names)
-  local fields = {}
-  for i, name in ipairs(names) do fields[i] = field(slot, name) end
-  redis.call('HDEL', KEYS[1], unpack(fields))
-end
-
 -- Plans the compaction of ended runs whose slot is older than `now - keep_ms`: no claim that
 -- respects keep-claimable asks for them any more, so their state keeps only `status`, which is all
 -- a claim that follows the seed's flowchart reads of an ended run ("finished -> done"), for as long
@@ -162,14 +231,14 @@ end
 -- `budget` runs, and stops at a run in progress (compacted once it has ended and a later claim
 -- walks again). Reads only, validating what it reads; returns the slots to compact, or nil and an
 -- error reply.
-local function plan_compaction(now, keep_ms, compacted_to, budget)
+local function plan_compaction(now, keep_ms, compacted_to, budget, in_progress)
   local from = compacted_to and ('(' .. compacted_to) or '-inf'
   local page = redis.call('ZRANGEBYSCORE', KEYS[3], from, '(' .. (now - keep_ms), 'LIMIT', 0, budget)
   local planned = {}
   for _, s in ipairs(page) do
     local e = validate_slot_member(KEYS[3], s)
     if e then return nil, e end
-    if redis.call('SISMEMBER', KEYS[2], s) == 1 then break end
+    if in_progress[s] then break end
     planned[#planned + 1] = s
   end
   return planned
@@ -177,18 +246,51 @@ end
 
 local function apply_compaction(planned)
   if #planned == 0 then return end
-  for _, s in ipairs(planned) do drop_fields(s, COMPACT_DROPS) end
+  local names, n = {}, 0
+  for _, s in ipairs(planned) do
+    local prefix = s .. ':'
+    for i = 1, #COMPACT_DROPS do names[n + i] = prefix .. COMPACT_DROPS[i] end
+    n = n + #COMPACT_DROPS
+  end
+  redis.call('HDEL', KEYS[1], unpack(names))
   redis.call('HSET', KEYS[6], 'compacted_to', planned[#planned])
 end
 
 -- Ends a run in progress: its attempt recorded with `status` and `result_json`, its state ended
 -- (the fields an ended run keeps, see RUN_FIELDS), out of :active. (A released run's caller also
 -- removes its mark: lua/released.lua.)
+-- Ends a run in progress: its attempt recorded with `status` and `result_json`, its state ended,
+-- out of :active. Its other fields stay until the claim horizon (plan_compaction). For callers
+-- that checked the types of :active, :runs and :results first. (A released run's caller also
+-- removes its mark: lua/released.lua.)
 local function end_run(slot, run, status, now, result_json)
   record_attempt(slot, run, status, now, result_json)
   redis.call('HSET', KEYS[1], field(slot, 'status'), status)
-  drop_fields(slot, ENDED_DROPS)
   redis.call('SREM', KEYS[2], slot)
+end
+
+-- end_run for finish, which checks no key with TYPE: each of its writes to a key it has not read
+-- goes through `checked`, first the set, then the zset, then the stream, and one that meets a key of
+-- another type undoes the writes before it (a set member, a zset member: exactly) and returns the
+-- error reply, so nothing is written. Returns nil when the run ended.
+local function finish_run(slot, run, status, now, result_json)
+  local removed, err = checked(2, 'SREM', KEYS[2], slot)
+  if not removed then return err end
+  local member = result_member(slot, run, status, now, result_json)
+  local added
+  added, err = checked(5, 'ZADD', KEYS[5], slot, member)
+  if not added then
+    if removed == 1 then redis.call('SADD', KEYS[2], slot) end
+    return err
+  end
+  err = add_run_entry(slot, run, status, now)
+  if err then
+    if added == 1 then redis.call('ZREM', KEYS[5], member) end
+    if removed == 1 then redis.call('SADD', KEYS[2], slot) end
+    return err
+  end
+  redis.call('HSET', KEYS[1], field(slot, 'status'), status)
+  return nil
 end
 
 -- For a claim under --overlap forbid that would take over `slot` (its lease expired): another run
@@ -198,13 +300,15 @@ end
 -- there is none, or nil and an error reply.
 local function live_other_run(slot, now)
   local newest, newest_run = nil, nil
-  for _, other in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-    local err = validate_slot_member(KEYS[2], other)
+  local members, err = checked(2, 'SMEMBERS', KEYS[2])
+  if not members then return nil, err end
+  for _, other in ipairs(members) do
+    err = validate_slot_member(KEYS[2], other)
     if err then return nil, err end
     if other ~= slot then
-      local o = read_run(other)
-      err = validate_run(other, o)
-      if err then return nil, err end
+      local o
+      o, err = read_valid_run(other)
+      if not o then return nil, err end
       if o.status == 'running' and tonumber(o.lease_end) > now and
           (not newest or tonumber(other) > tonumber(newest)) then
         newest, newest_run = other, o
@@ -223,8 +327,10 @@ end
 -- no more than `budget` runs, so one call stays short; the caller goes on from the returned cursor.
 -- Reads only, and validates what it reads. Returns the slots to trim, whether the walk is complete,
 -- and the cursor to go on from; or nil and an error reply.
-local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cursor, already)
-  local need = redis.call('ZCARD', KEYS[3]) + adding - history_size - already
+local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cursor, already, in_progress)
+  local count, err = checked(3, 'ZCARD', KEYS[3])
+  if not count then return nil, err end
+  local need = count + adding - history_size - already
   local expire_before = nil
   if ttl_ms > 0 then expire_before = now - ttl_ms end
   local trimmed = {}
@@ -242,7 +348,11 @@ local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cur
       if need <= 0 and not expired then return trimmed, true, cursor end
       examined = examined + 1
       cursor = '(' .. s
-      if redis.call('SISMEMBER', KEYS[2], s) == 0 then
+      local running
+      if in_progress then running = in_progress[s] else running = redis.call('SISMEMBER', KEYS[2], s) == 1 end
+      if running then
+        trimmed.gap = true
+      else
         trimmed[#trimmed + 1] = s
         need = need - 1
       end
@@ -258,14 +368,22 @@ end
 -- where deleting entries one by one from a stream's head costs a scan of the head node per entry.
 local function apply_trim(trimmed)
   if #trimmed == 0 then return end
-  local names = {}
+  local names, n = {}, 0
   local newest = nil
   for _, s in ipairs(trimmed) do
-    for i, name in ipairs(RUN_FIELDS) do names[i] = field(s, name) end
-    redis.call('HDEL', KEYS[1], unpack(names))
-    redis.call('ZREM', KEYS[3], s)
-    redis.call('ZREMRANGEBYSCORE', KEYS[5], s, s)
+    local prefix = s .. ':'
+    for i = 1, #RUN_FIELDS do names[n + i] = prefix .. RUN_FIELDS[i] end
+    n = n + #RUN_FIELDS
     if not newest or tonumber(s) > newest then newest = tonumber(s) end
+  end
+  redis.call('HDEL', KEYS[1], unpack(names))
+  redis.call('ZREM', KEYS[3], unpack(trimmed))
+  -- The trimmed slots are the oldest in order; with no run in progress among them, their members
+  -- are one range of :results (a run in progress may have members of earlier attempts).
+  if trimmed.gap then
+    for _, s in ipairs(trimmed) do redis.call('ZREMRANGEBYSCORE', KEYS[5], s, s) end
+  else
+    redis.call('ZREMRANGEBYSCORE', KEYS[5], trimmed[1], trimmed[#trimmed])
   end
   redis.call('XTRIM', KEYS[4], 'MAXLEN', redis.call('ZCARD', KEYS[5]))
   local horizon = tonumber(redis.call('HGET', KEYS[6], 'trimmed_to'))

@@ -10,9 +10,9 @@ local err = check_key_types(5)
 if err then return err end
 local slot, expected, status, result_json, force = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5] == '1'
 local now = server_now_ms()
-local run = read_run(slot)
-err = validate_run(slot, run)
-if err then return err end
+local run
+run, err = read_valid_run(slot)
+if not run then return err end
 if run.status ~= 'running' then return {'none', '', '', '', tostring(now), ''} end
 if expected ~= '' and run.attempt ~= expected then
   return {'changed', run.attempt, run.runner or '', run.token, tostring(now), run.lease_end}

@@ -15,9 +15,9 @@ local slot, runner, reason = ARGV[1], ARGV[2], ARGV[3]
 local now = server_now_ms()
 local keep_ms, job_err, trimmed_to, pause = read_job_limits(0, now)
 if not keep_ms then return job_err end
-local run = read_run(slot)
-err = validate_run(slot, run)
-if err then return err end
+local run
+run, err = read_valid_run(slot)
+if not run then return err end
 if run.status == 'running' then return {'running', 'running', tostring(now)} end
 if run.status then return {'done', run.status, tostring(now)} end
 if trimmed_to and tonumber(slot) <= trimmed_to then return {'done', 'trimmed', tostring(now)} end

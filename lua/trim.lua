@@ -8,7 +8,8 @@
 local err = check_key_types(6)
 if err then return err end
 -- Never less protection than the job's claimants recorded (the client refuses a shorter --protect).
-local keep_ms = read_job_limits(tonumber(ARGV[3]))
+local keep_ms, job_err = read_job_limits(tonumber(ARGV[3]))
+if not keep_ms then return job_err end
 local trimmed, complete, cursor = plan_trim(server_now_ms(), tonumber(ARGV[1]), tonumber(ARGV[2]),
   keep_ms, tonumber(ARGV[4]), 0, ARGV[6], tonumber(ARGV[7]))
 if not trimmed then return complete end

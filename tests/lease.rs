@@ -742,3 +742,63 @@ fn help_documents_the_exit_codes() {
     assert!(text.contains("Exit codes"), "{text}");
     assert!(text.contains("82  running"), "{text}");
 }
+
+/// Format 1's finish checks no key with TYPE: it writes :active, :results and :runs in that order,
+/// each through a checked call, and one of another type undoes the writes before it. So a key of
+/// another type is still refused (92, naming it) with nothing written, and the run goes on.
+#[test]
+fn format_1_finish_refuses_a_key_of_another_type_and_writes_nothing() {
+    let s = Server::start();
+    let _: () = s.cmd(&["SET", "cron:format", "1"]);
+    let slot = "1796220300000";
+    let (token, _) = won(&claim(&s, "f", slot, &[]));
+    for (key, kind) in [
+        ("{cron:f}:active", "set"),
+        ("{cron:f}:results", "zset"),
+        ("{cron:f}:runs", "stream"),
+    ] {
+        let before: Vec<(String, String)> = s.cmd(&["HGETALL", "{cron:f}:state"]);
+        let saved: Option<Vec<u8>> = s.cmd(&["DUMP", key]);
+        let members: Vec<String> = s.cmd(&["SMEMBERS", "{cron:f}:active"]);
+        let _: () = s.cmd(&["DEL", key]);
+        let _: () = s.cmd(&["SET", key, "oops"]);
+        let out = s
+            .anarchon()
+            .args([
+                "finish", "f", "--slot", slot, "--token", &token, "--status", "ok",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(92), "{key}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(key) && err.contains(kind), "{err}");
+        // Nothing written: the state, :active and the stream/zset as they were.
+        let after: Vec<(String, String)> = s.cmd(&["HGETALL", "{cron:f}:state"]);
+        assert_eq!(before, after, "{key}");
+        let _: () = s.cmd(&["DEL", key]);
+        if let Some(dump) = saved {
+            let _: () = redis::cmd("RESTORE")
+                .arg(key)
+                .arg(0)
+                .arg(dump)
+                .query(&mut s.client())
+                .unwrap();
+        }
+        if key != "{cron:f}:active" {
+            let now: Vec<String> = s.cmd(&["SMEMBERS", "{cron:f}:active"]);
+            assert_eq!(members, now, "{key}: :active changed");
+        }
+        assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:f}:results"]), 0, "{key}");
+    }
+    // With the keys sound again, the finish is recorded once.
+    let out = s
+        .anarchon()
+        .args([
+            "finish", "f", "--slot", slot, "--token", &token, "--status", "ok",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:f}:results"]), 1);
+    assert_eq!(s.cmd::<i64>(&["XLEN", "{cron:f}:runs"]), 1);
+}
