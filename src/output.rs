@@ -60,7 +60,7 @@ impl Output {
     pub fn print_json_line<T: Serialize>(&self, value: &T) {
         match serde_json::to_string(value) {
             Ok(text) => write_line(&text),
-            Err(e) => eprintln!("error: cannot encode the JSON output: {e}"),
+            Err(e) => crate::errln!("error: cannot encode the JSON output: {e}"),
         }
     }
 
@@ -265,6 +265,33 @@ fn note_write_failure(written: std::io::Result<()>) {
 /// Why writing the output failed, if it did (a closed pipe does not count).
 pub fn write_failure() -> Option<&'static str> {
     WRITE_FAILURE.get().map(String::as_str)
+}
+
+/// Bytes for standard output as they are (generated completions, man pages), under the same rule
+/// as [`write_line`]: a closed pipe ends the output quietly, any other failure is kept for the exit.
+pub fn write_raw(bytes: &[u8]) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    note_write_failure(out.write_all(bytes).and_then(|()| out.flush()));
+}
+
+/// A line on standard error that never panics: `crate::errln!` panics when stderr cannot be written
+/// (`2>/dev/full`), and a message about a failure must not turn it into a crash (exit 101). When
+/// stderr itself is gone there is nobody left to tell: the exit code says it.
+pub fn error_line(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
+/// `crate::errln!` that never panics (see [`error_line`]): every message on stderr goes through it.
+#[macro_export]
+macro_rules! errln {
+    () => {
+        $crate::output::error_line("")
+    };
+    ($($arg:tt)*) => {
+        $crate::output::error_line(&format!($($arg)*))
+    };
 }
 
 /// `println!` for command output: a closed pipe ends the output quietly, a full disk is reported.

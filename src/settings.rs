@@ -97,7 +97,7 @@ impl GlobalArgs {
         // Only --tls-insecure turns certificate checks off: a `#insecure` left in a URL from the
         // environment must not do it silently.
         if url.fragment().is_some() && !self.tls_insecure {
-            eprintln!(
+            crate::errln!(
                 "warning: ignoring #{} in the Redis URL; only --tls-insecure turns off certificate checks",
                 url.fragment().unwrap_or_default()
             );
@@ -251,7 +251,7 @@ fn warn_of_password_in_argv(flag: Option<&str>) {
         })
         .is_some_and(|u| u.password().is_some());
     if has_secret && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        eprintln!(
+        crate::errln!(
             "warning: a password in --redis is visible to every user of this host (ps) while anarchon runs\n  hint: use --password-file FILE or ANARCHON_REDIS_PASSWORD, or put the URL in ANARCHON_REDIS_URL"
         );
     }

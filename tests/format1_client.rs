@@ -160,6 +160,20 @@ fn each_reads_what_the_other_wrote() {
     assert_eq!(inspect["active"][0]["slot"], theirs, "{inspect}");
     assert_eq!(inspect["active"][0]["runner"], "py-host:7", "{inspect}");
     assert_eq!(inspect["format"], 1);
+    assert!(
+        inspect["format_readers"]
+            .as_str()
+            .unwrap()
+            .contains("RedisBackend"),
+        "{inspect}"
+    );
+    let doctor = s.cli(&["doctor"]);
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        said.lines()
+            .any(|l| l.contains("cron:format = 1") && l.contains("RedisBackend")),
+        "{said}"
+    );
     let out = s
         .cli(&["claim", "mix", "--slot", &slot, "--json"])
         .expect(82);

@@ -696,4 +696,46 @@ fn a_closed_pipe_is_quiet_and_a_full_disk_is_an_error() {
         assert!(err.contains("cannot write the output"), "{args:?}: {err}");
         assert_ne!(code, Some(0), "{args:?}: {err}");
     }
+
+    // One rule for every kind of output: help, version and generated text too. A closed pipe is
+    // quiet and exits 0; a full disk exits 1; stderr full as well is still exit 1, never a panic.
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    for args in [
+        &["--help"][..],
+        &["--version"],
+        &["completions", "bash"],
+        &["man"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let (code, err) = run_into(args, Stdio::from(writer));
+        assert_eq!(
+            (code, err.as_str()),
+            (Some(0), ""),
+            "{args:?} into a closed pipe"
+        );
+        let (code, err) = run_into(args, Stdio::from(full()));
+        assert_eq!(code, Some(1), "{args:?} > /dev/full: {err}");
+        assert!(err.contains("cannot write the output"), "{args:?}: {err}");
+    }
+    for args in [&["list"][..], &["--help"], &["list", "--no-such-flag"]] {
+        let out = s
+            .anarchon_process()
+            .args(args)
+            .stdout(Stdio::from(full()))
+            .stderr(Stdio::from(full()))
+            .output()
+            .unwrap();
+        let expected = if args.len() == 2 { 2 } else { 1 };
+        assert_eq!(
+            out.status.code(),
+            Some(expected),
+            "{args:?} with stdout and stderr full"
+        );
+    }
 }

@@ -9,7 +9,7 @@ use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::output::Tone;
 use crate::server::{self, ServerInfo};
-use crate::store::format::{STORE_FORMAT, parse_time_reply};
+use crate::store::format::{STORE_FORMAT, parse_time_reply, readers};
 use crate::store::{format_key, validate_prefix};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -132,9 +132,9 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     let key = format_key(ctx.prefix());
     let found: Result<Option<String>> = conn.query(redis::cmd("GET").arg(&key)).await;
     checks.push(match found {
-        Ok(None) => check("format", Verdict::Ok, format!("{key} absent: no anarchon data under this prefix yet")),
+        Ok(None) => check("format", Verdict::Ok, format!("{key} absent: {}", readers(None))),
         Ok(Some(v)) => match crate::store::format::parse_format(&v).ok_or(()) {
-            Ok(n) if n <= STORE_FORMAT => check("format", Verdict::Ok, format!("{key} = {n}")),
+            Ok(n) if n <= STORE_FORMAT => check("format", Verdict::Ok, format!("{key} = {n}: {}", readers(Some(n)))),
             Ok(n) => check(
                 "format",
                 Verdict::Fail,

@@ -54,7 +54,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(ExitCode::Ok);
     }
     if entries.is_empty() {
-        eprintln!("no history for {job} matching these filters");
+        crate::errln!("no history for {job} matching these filters");
         return Ok(ExitCode::Ok);
     }
     let rows = entries

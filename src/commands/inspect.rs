@@ -26,6 +26,8 @@ pub struct JobDetail {
     pub prefix: String,
     /// The store format key's value (null when absent).
     pub format: Option<u32>,
+    /// What that format means for the other programs sharing the store, for people.
+    pub format_readers: &'static str,
     /// The format this lease job's data is in (1 until `migrate` or a claim converts it).
     pub job_format: Option<u32>,
     /// The job's pause, if it was ever paused (`anarchon pause`), and whether it is paused now.
@@ -109,6 +111,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         layout,
         prefix: ctx.prefix().to_string(),
         format: check.format,
+        format_readers: format::readers(check.format),
         job_format: job_format.map(LeaseFormat::number),
         paused: pause.as_ref().is_some_and(|p| p.is_paused(now)),
         pause,
@@ -141,6 +144,7 @@ fn print_text(ctx: &Context, d: &JobDetail) {
             _ => String::new(),
         }
     );
+    crate::outln!("format   {}", d.format_readers);
     match d.hash_slot {
         Some(slot) => crate::outln!("cluster  hash slot {slot} (the job's keys share a hash tag)"),
         None => {

@@ -171,11 +171,11 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(code);
     }
     if summaries.is_empty() && unreadable.is_empty() && args.unhealthy {
-        eprintln!("no job needs a person: none is late, missed, failing or expired");
+        crate::errln!("no job needs a person: none is late, missed, failing or expired");
         return Ok(ExitCode::Ok);
     }
     if summaries.is_empty() && unreadable.is_empty() {
-        eprintln!(
+        crate::errln!(
             "no jobs under prefix {:?}{}",
             ctx.prefix(),
             if args.pattern == "*" {
@@ -229,7 +229,7 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         )
     );
     for u in &unreadable {
-        eprintln!("error: job {} is unreadable: {}", u.job, u.error);
+        crate::errln!("error: job {} is unreadable: {}", u.job, u.error);
     }
     Ok(code)
 }
@@ -277,7 +277,7 @@ async fn list_active(
         return Ok(code);
     }
     if active.is_empty() {
-        eprintln!("no run in progress under prefix {:?}", ctx.prefix());
+        crate::errln!("no run in progress under prefix {:?}", ctx.prefix());
     } else {
         let rows = active
             .iter()
@@ -312,7 +312,7 @@ async fn list_active(
         );
     }
     for u in unreadable {
-        eprintln!("error: job {} is unreadable: {}", u.job, u.error);
+        crate::errln!("error: job {} is unreadable: {}", u.job, u.error);
     }
     Ok(code)
 }

@@ -87,7 +87,7 @@ async fn serve(addr: &str, ctx: &Context) -> Result<ExitCode> {
     let options = ctx.global.connect_options()?;
     let prefix: Arc<str> = Arc::from(ctx.prefix());
     let conn: Arc<Mutex<Option<Connection>>> = Arc::new(Mutex::new(None));
-    eprintln!(
+    crate::errln!(
         "anarchon: serving metrics on http://{}/metrics (Ctrl-C stops)",
         listener.local_addr().map_or(addr, |a| a)
     );

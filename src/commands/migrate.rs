@@ -80,7 +80,7 @@ pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
     let lock = match migrate::take_lock(&mut conn, prefix, &holder).await? {
         Ok(lock) => lock,
         Err(held) => {
-            eprintln!(
+            crate::errln!(
                 "error: another `anarchon migrate` is converting this store ({}; its lock {prefix}migrating lapses in {} unless renewed)\n  hint: wait for it to end; run this again afterwards to convert whatever is left",
                 held.holder,
                 crate::time::humanize(held.expires_in.as_millis() as u64)
@@ -166,7 +166,7 @@ async fn convert(
 }
 
 fn confirm(prefix: &str, plan: &Plan) -> Result<()> {
-    eprintln!("{LOCKED_OUT}");
+    crate::errln!("{LOCKED_OUT}");
     crate::commands::confirm(
         "migrate",
         &format!(
@@ -191,7 +191,7 @@ fn finish(ctx: &Context, report: &Report, line: &str) -> Result<ExitCode> {
     } else {
         crate::outln!("{line}");
         for e in report.errors {
-            eprintln!("error: job {}: {}", e.job, e.error.with_hint());
+            crate::errln!("error: job {}: {}", e.job, e.error.with_hint());
         }
     }
     Ok(if report.errors.is_empty() {

@@ -190,7 +190,7 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Completions(args) => generated(match (args.dir, args.shell, args.install) {
             (Some(dir), _, _) => crate::generate::write_completions(&dir),
             (None, Some(shell), true) => crate::generate::install_completion(shell).map(|path| {
-                eprintln!("installed {}", path.display());
+                crate::errln!("installed {}", path.display());
             }),
             (None, Some(shell), false) => write_stdout(&crate::generate::completion(shell)),
             (None, None, _) => Ok(()),
@@ -198,7 +198,7 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Man(args) => generated(match (args.dir, args.install) {
             (Some(dir), _) => crate::generate::write_man_pages(&dir),
             (None, true) => crate::generate::install_man_pages().map(|dir| {
-                eprintln!(
+                crate::errln!(
                     "installed the man pages in {} (try `man anarchon`)",
                     dir.display()
                 );
@@ -285,9 +285,11 @@ impl Interrupt {
     }
 }
 
+/// Generated text to stdout, under the output rule ([`crate::output::write_raw`]): a closed pipe
+/// (`completions bash | head -1`) ends it quietly, as every other command's output.
 fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    std::io::stdout().write_all(bytes)
+    crate::output::write_raw(bytes);
+    Ok(())
 }
 
 fn generated(written: std::io::Result<()>) -> Result<crate::error::ExitCode> {

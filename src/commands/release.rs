@@ -320,9 +320,10 @@ async fn release_one(
                 break (ReleaseOutcome::Released, Some(how));
             }
             ReleaseOutcome::Released if force => {
-                eprintln!(
+                crate::errln!(
                     "warning: {} kept renewing the lease of attempt {} after it was released (another scheduler, or an older anarchon that cannot hear a release): ended now, but its command may still be running",
-                    reply.runner, req.attempt
+                    reply.runner,
+                    req.attempt
                 );
                 break (ReleaseOutcome::Released, Some("forced"));
             }
@@ -343,7 +344,7 @@ fn lease_words(left_ms: i64) -> String {
 fn confirm(chosen: &[(String, ActiveRun)], status: &str) -> Result<()> {
     if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         for (job, run) in chosen {
-            eprintln!(
+            crate::errln!(
                 "  {job} @ {}: attempt {} held by {}, {}",
                 rfc3339(run.state.slot),
                 run.state.attempt,

@@ -136,7 +136,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         .as_ref()
         .and_then(crate::server::eviction_warning)
     {
-        eprintln!("anarchon: {warning}");
+        crate::errln!("anarchon: {warning}");
     }
     let now = check.server_now_ms;
     let current = match (&schedule, args.slot) {
@@ -153,7 +153,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     if registration.is_due(registry_read, now)
         && let Err(e) = registration.write(&mut conn).await
     {
-        eprintln!("anarchon: warning: the job registry was not updated: {e}");
+        crate::errln!("anarchon: warning: the job registry was not updated: {e}");
     }
     let target = Target {
         prefix: ctx.prefix(),
@@ -245,7 +245,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         ctx.out.print_json_line(&summary);
     } else if !args.exec.quiet && std::io::stderr().is_terminal() {
         if let (Some(first), Some(last)) = (skipped.first(), skipped.last()) {
-            eprintln!(
+            crate::errln!(
                 "anarchon: {}: {} missed run(s) from {} to {} not run ({}); recorded as skipped",
                 args.job,
                 skipped.len(),
@@ -255,7 +255,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
             );
         }
         for r in caught_up.iter().chain(std::iter::once(&report)) {
-            eprintln!("anarchon: {}", describe(r, now, args.max_late));
+            crate::errln!("anarchon: {}", describe(r, now, args.max_late));
         }
     }
     Ok(exit_code)

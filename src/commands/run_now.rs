@@ -43,7 +43,7 @@ pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
                 ctx.out.print_json_line(&report);
             } else if !opts.quiet && std::io::stderr().is_terminal() {
                 // A run that did not happen says why, as `run` does.
-                eprintln!(
+                crate::errln!(
                     "anarchon: {}",
                     crate::commands::run::describe(&report, now, std::time::Duration::ZERO)
                 );

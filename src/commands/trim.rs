@@ -142,7 +142,7 @@ async fn protection(
     }
     if !unknown.is_empty() {
         if !ctx.out.json {
-            eprintln!(
+            crate::errln!(
                 "note: the store does not say how late {} may be claimed (no claim by this anarchon version yet); protecting runs younger than {}",
                 if unknown.len() == 1 {
                     format!("job {}", unknown[0])
@@ -266,7 +266,7 @@ fn report(
     }
     crate::outln!("{verb} {total} runs in all");
     for u in &unreadable {
-        eprintln!("error: job {} was not trimmed: {}", u.job, u.error);
+        crate::errln!("error: job {} was not trimmed: {}", u.job, u.error);
     }
     Ok(code)
 }

@@ -60,7 +60,7 @@ pub async fn wait_as_backup(
         reply = match lease::claim(conn, keys, req).await {
             Ok(r) => {
                 if refusals > 0 && !quiet {
-                    eprintln!(
+                    crate::errln!(
                         "anarchon: standing by for {job} @ {}: Redis answers again",
                         rfc3339(req.slot)
                     );
@@ -74,7 +74,7 @@ pub async fn wait_as_backup(
             // holder dies, so it keeps standing by, backing off, and says so.
             Err(e) if e.is_transient() || e.can_pass() => {
                 if !quiet && refusals == 0 {
-                    eprintln!(
+                    crate::errln!(
                         "anarchon: standing by for {job} @ {}: {e}; retrying (every {} at most)",
                         rfc3339(req.slot),
                         humantime::format_duration(STANDBY_POLL_MAX)

@@ -126,7 +126,7 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     let mut signals = match Signals::install() {
         Ok(s) => Some(s),
         Err(e) => {
-            eprintln!(
+            crate::errln!(
                 "error: cannot install signal handlers ({e}); the command runs without forwarding"
             );
             None
@@ -140,7 +140,7 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     ) {
         Ok(g) => Some(g),
         Err(e) => {
-            eprintln!(
+            crate::errln!(
                 "warning: cannot start the guard process ({e}); if anarchon is killed, its command keeps running"
             );
             None
@@ -153,7 +153,7 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
                 g.done();
             }
             let name = spec.argv.first().cloned().unwrap_or_default();
-            eprintln!(
+            crate::errln!(
                 "error: cannot run {name:?}: {e}\n  hint: check the path and that it is executable, or pass --shell for a shell command line"
             );
             outcome.exit_code = Some(if e.kind() == std::io::ErrorKind::NotFound {
@@ -207,7 +207,7 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
                 }
                 if !outcome.timed_out && timeout_at.is_some_and(|at| now >= at) {
                     outcome.timed_out = true;
-                    eprintln!("anarchon: the command ran longer than --timeout; stopping it (SIGTERM, SIGKILL after {})", humantime::format_duration(spec.kill_after));
+                    crate::errln!("anarchon: the command ran longer than --timeout; stopping it (SIGTERM, SIGKILL after {})", humantime::format_duration(spec.kill_after));
                     kill_at = earliest(kill_at, now + spec.kill_after);
                     terminate(target, guard.as_mut(), &mut term_sent, kill_at);
                 }
@@ -227,7 +227,7 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
                         } else {
                             spec.kill_after
                         };
-                        eprintln!(
+                        crate::errln!(
                             "anarchon: {} ({reason}); stopping the command (SIGTERM, SIGKILL in {} at the latest)",
                             if outcome.released { "released" } else { "lease lost" },
                             humantime::format_duration(round_ms(kill_after.min(deadline.left())))
@@ -236,7 +236,7 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
                         kill_at = earliest(earliest(kill_at, now + kill_after), deadline);
                         terminate(target, guard.as_mut(), &mut term_sent, kill_at);
                     } else if !quiet {
-                        eprintln!("anarchon: lease lost ({reason}); the command keeps running (--on-lease-lost continue)");
+                        crate::errln!("anarchon: lease lost ({reason}); the command keeps running (--on-lease-lost continue)");
                     }
                 }
                 if kill_at.is_some_and(|at| now >= at) {
@@ -268,7 +268,7 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     {
         outcome.released = l.loss() == Loss::Released;
         outcome.lease_lost = !outcome.released;
-        eprintln!("anarchon: lease lost ({reason}); the command was stopped");
+        crate::errln!("anarchon: lease lost ({reason}); the command was stopped");
     }
     finish_outcome(outcome, status, copier, tail).await
 }
@@ -308,7 +308,7 @@ async fn stop_leftovers(
         kill_at = kill_at.min(d);
     }
     let pids: Vec<String> = left.iter().map(|p| p.to_string()).collect();
-    eprintln!(
+    crate::errln!(
         "anarchon: the command exited but left {} process(es) in its group (pid {}); stopping them (SIGTERM, SIGKILL in {} at the latest) before the run is recorded ended (--leave-children lets them run on)",
         left.len(),
         pids.join(", "),
@@ -453,7 +453,7 @@ async fn finish_outcome(
             outcome.signal = status.signal();
         }
         Err(e) => {
-            eprintln!("error: lost track of the command: {e}");
+            crate::errln!("error: lost track of the command: {e}");
             outcome.exit_code = Some(1);
         }
     }

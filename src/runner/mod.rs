@@ -180,7 +180,9 @@ async fn claim_with_retry(
         };
         // Worth a line for a person at a terminal, unless --quiet.
         if !quiet && std::io::stderr().is_terminal() {
-            eprintln!("anarchon: the claim got no answer ({error}); retrying with the same token");
+            crate::errln!(
+                "anarchon: the claim got no answer ({error}); retrying with the same token"
+            );
         }
         conn.pause_and_reconnect(&mut backoff, give_up).await;
     }
@@ -209,7 +211,7 @@ async fn with_time_to_run(
         && Instant::now() < give_up
     {
         if !opts.quiet {
-            eprintln!(
+            crate::errln!(
                 "anarchon: the claim of {} @ {} was answered {} after it was sent, too late to run under its lease; claiming again with the same token",
                 target.job,
                 rfc3339(req.slot),
@@ -302,7 +304,7 @@ async fn execute(
     }
     match &recorded {
         Recorded::Yes => {}
-        Recorded::Released { reason, status } => eprintln!(
+        Recorded::Released { reason, status } => crate::errln!(
             "anarchon: {reason}; the command was stopped, and attempt {attempt} of {job} @ {} is recorded {status}",
             rfc3339(req.slot)
         ),
@@ -320,19 +322,19 @@ async fn execute(
                     rfc3339(req.slot)
                 ),
             };
-            eprintln!(
+            crate::errln!(
                 "anarchon: the run's end was not recorded: the command was stopped because the lease was lost ({why}); {next}"
             )
         }
-        Recorded::LeaseLost(why) => eprintln!(
+        Recorded::LeaseLost(why) => crate::errln!(
             "error: the run's end was not recorded: {why}; this runner no longer held {job} @ {}",
             rfc3339(req.slot)
         ),
-        Recorded::Unreachable(why) => eprintln!(
+        Recorded::Unreachable(why) => crate::errln!(
             "error: the run's end was not recorded: {why}\n  hint: the lease will expire; a backup may run {job} @ {} again",
             rfc3339(req.slot)
         ),
-        Recorded::Refused { reason, .. } => eprintln!(
+        Recorded::Refused { reason, .. } => crate::errln!(
             "error: the run's end was not recorded: {reason}\n  hint: the lease will expire; a backup may run {job} @ {} again",
             rfc3339(req.slot)
         ),
@@ -384,7 +386,7 @@ async fn replicas_missing(
         _ => "a failover now could lose this result",
     };
     if !quiet || !wait.run_anyway || what != "claim" {
-        eprintln!(
+        crate::errln!(
             "anarchon: {} @ {}: {why}; {next}",
             target.job,
             rfc3339(req.slot)

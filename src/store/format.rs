@@ -21,6 +21,19 @@ pub const STORE_FORMAT: u32 = 2;
 /// is in is the fleet's decision, never a side effect of whichever process writes first.
 pub const NEW_STORE_FORMAT: u32 = 1;
 
+/// What a store's format means for the other programs that share it, for people (`doctor`,
+/// `inspect`): format 1 is the scheduler's own layout, format 2 anarchon's.
+pub fn readers(format: Option<u32>) -> &'static str {
+    match format {
+        None => "no format key yet: the first write creates format 1, which every scheduler reads",
+        Some(1) => "the scheduler's own layout: RedisBackend and every anarchon read it",
+        Some(2) => {
+            "anarchon's own layout (anarchon migrate): RedisBackend and anarchon releases before format 2 refuse it"
+        }
+        Some(_) => "newer than this anarchon reads: upgrade it",
+    }
+}
+
 /// What the first round trip of every command learns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreCheck {

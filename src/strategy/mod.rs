@@ -175,7 +175,7 @@ pub async fn claim(
             claim_only::trim_after_claim(conn, &keys, stream, &req.history, protect, server_now)
                 .await
         {
-            eprintln!("warning: {job}'s history was not trimmed: {e}");
+            crate::errln!("warning: {job}'s history was not trimmed: {e}");
         }
     }
     Ok(reply)
