@@ -255,11 +255,40 @@ pub fn write_line(text: &str) {
 /// Keeps why writing the output failed, for [`write_failure`]: a closed pipe (`| head`) is not a
 /// failure, it just ends the output.
 fn note_write_failure(written: std::io::Result<()>) {
-    if let Err(e) = written
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        let _ = WRITE_FAILURE.set(e.to_string());
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        Err(e) => {
+            let _ = WRITE_FAILURE.set(e.to_string());
+        }
+        Ok(()) => {}
     }
+}
+
+/// Set once a write found stdout's reader gone (`| head -3`).
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the output can go nowhere any more: its reader went away, or writing it failed. A live
+/// view (`--watch`, `--follow`) ends then, as `tail -f | head` does, instead of running on.
+pub fn output_gone() -> bool {
+    STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+        || write_failure().is_some()
+        || reader_gone()
+}
+
+/// Whether stdout's reader has gone, asked without writing (a live view may have nothing new to
+/// print for a long time): poll(2) reports POLLERR on a pipe whose reading end is closed, POLLHUP
+/// on a terminal that hung up. A file never reports either.
+fn reader_gone() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let stdout = std::io::stdout();
+    let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
+    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0)
+        && fds[0]
+            .revents()
+            .is_some_and(|r| r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP))
 }
 
 /// Why writing the output failed, if it did (a closed pipe does not count).

@@ -129,64 +129,87 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         }
         None => None,
     };
+    let mut outage = crate::commands::Outage::default();
+    let mut broken = false;
     loop {
-        let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
-        let now = check.server_now_ms;
-        let jobs = match &one {
-            Some(job) => vec![job.clone()],
-            None => {
-                let all = crate::store::discover::find_jobs(&mut conn, ctx.prefix(), "*").await?;
-                let (summaries, _) = crate::store::read::summarize(
-                    &mut conn,
-                    ctx.prefix(),
-                    &all,
-                    check.lease_format(),
-                )
-                .await?;
-                summaries
-                    .into_iter()
-                    .filter(|s| {
-                        let change = (s.last_result_at, s.in_progress, s.last_slot);
-                        last_change.insert(s.job.clone(), change) != Some(change)
-                    })
-                    .map(|s| crate::store::discover::JobRef {
-                        name: s.job,
-                        layout: s.layout,
-                    })
-                    .collect()
+        // A round: new entries printed, oldest first. A server that cannot be reached (a restart,
+        // a failover) is ridden out on a fresh connection (Outage); the reader gone ends it.
+        let round: Result<()> = async {
+            if broken {
+                conn = ctx.connect().await?;
             }
-        };
-        let mut new: Vec<(String, HistoryEntry)> = Vec::new();
-        for job in jobs {
-            let keys = JobKeys::new(job.layout, ctx.prefix(), &job.name, check.lease_format());
-            let filter = HistoryFilter {
-                since: None,
-                status: args.status.clone(),
-                last: if first { args.last } else { args.last.max(50) },
+            let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
+            let now = check.server_now_ms;
+            let jobs = match &one {
+                Some(job) => vec![job.clone()],
+                None => {
+                    let all =
+                        crate::store::discover::find_jobs(&mut conn, ctx.prefix(), "*").await?;
+                    let (summaries, _) = crate::store::read::summarize(
+                        &mut conn,
+                        ctx.prefix(),
+                        &all,
+                        check.lease_format(),
+                    )
+                    .await?;
+                    summaries
+                        .into_iter()
+                        .filter(|s| {
+                            let change = (s.last_result_at, s.in_progress, s.last_slot);
+                            last_change.insert(s.job.clone(), change) != Some(change)
+                        })
+                        .map(|s| crate::store::discover::JobRef {
+                            name: s.job,
+                            layout: s.layout,
+                        })
+                        .collect()
+                }
             };
-            for entry in read_history(&mut conn, &keys, &filter, now).await? {
-                let key = (
-                    job.name.clone(),
-                    entry.slot,
-                    entry.attempt,
-                    entry.token.clone(),
-                    entry.status.clone(),
-                );
-                if seen.insert(key) {
-                    new.push((job.name.clone(), entry));
+            let mut new: Vec<(String, HistoryEntry)> = Vec::new();
+            for job in jobs {
+                let keys = JobKeys::new(job.layout, ctx.prefix(), &job.name, check.lease_format());
+                let filter = HistoryFilter {
+                    since: None,
+                    status: args.status.clone(),
+                    last: if first { args.last } else { args.last.max(50) },
+                };
+                for entry in read_history(&mut conn, &keys, &filter, now).await? {
+                    let key = (
+                        job.name.clone(),
+                        entry.slot,
+                        entry.attempt,
+                        entry.token.clone(),
+                        entry.status.clone(),
+                    );
+                    if seen.insert(key) {
+                        new.push((job.name.clone(), entry));
+                    }
                 }
             }
+            // Oldest first, as a log reads.
+            new.sort_by_key(|(_, e)| (e.ended_at.or(e.claimed_at).unwrap_or(e.slot), e.slot));
+            if first && new.len() > args.last {
+                new.drain(..new.len() - args.last);
+            }
+            for (job, entry) in &new {
+                print_follow_line(ctx, job, entry);
+            }
+            Ok(())
         }
-        // Oldest first, as a log reads.
-        new.sort_by_key(|(_, e)| (e.ended_at.or(e.claimed_at).unwrap_or(e.slot), e.slot));
-        if first && new.len() > args.last {
-            new.drain(..new.len() - args.last);
-        }
-        for (job, entry) in &new {
-            print_follow_line(ctx, job, entry);
-        }
-        first = false;
-        if interrupt.sleep(args.watch.interval).await {
+        .await;
+        let wait = match round {
+            Ok(()) => {
+                broken = false;
+                outage.over();
+                first = false;
+                args.watch.interval
+            }
+            Err(e) => {
+                broken = true;
+                outage.failed(e, args.watch.interval)?
+            }
+        };
+        if crate::output::output_gone() || interrupt.sleep(wait).await {
             return Ok(ExitCode::Ok);
         }
     }

@@ -216,7 +216,9 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
 
 /// Runs a read command once, or with --watch again every --interval until Ctrl-C: on a terminal
 /// the screen is cleared and redrawn under a line saying when, piped each round follows a line
-/// with the time (like `watch` and `kubectl get -w`). An error ends the watch.
+/// with the time (like `watch` and `kubectl get -w`). The watch ends when its reader goes away
+/// (`| head -3`); a server that cannot be reached (a restart, a failover) is ridden out
+/// ([`Outage`]); any other error ends it.
 async fn watched<F, Fut>(
     watch: &crate::cli::WatchArgs,
     ctx: &Context,
@@ -230,6 +232,8 @@ where
         return run().await;
     }
     let mut interrupt = Interrupt::new()?;
+    let mut outage = Outage::default();
+    let mut code = crate::error::ExitCode::Ok;
     loop {
         let stamp = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S UTC");
         if ctx.out.tty && !ctx.out.json {
@@ -240,9 +244,62 @@ where
         } else if !ctx.out.json {
             crate::outln!("--- {stamp}");
         }
-        let code = run().await?;
-        if interrupt.sleep(watch.interval).await {
+        let wait = match run().await {
+            Ok(round) => {
+                code = round;
+                outage.over();
+                watch.interval
+            }
+            Err(e) => outage.failed(e, watch.interval)?,
+        };
+        if crate::output::output_gone() || interrupt.sleep(wait).await {
             return Ok(code);
+        }
+    }
+}
+
+/// A live view's server outage: a round that could not reach the server (a restart, a failover,
+/// a server loading its data) is said once on stderr and tried again, after 1 s, then twice as long
+/// each time up to the view's interval; the next round that succeeds says so. Any other error ends
+/// the view.
+#[derive(Default)]
+pub struct Outage {
+    since: Option<std::time::Instant>,
+    backoff: std::time::Duration,
+}
+
+impl Outage {
+    /// How long to wait before the next round after `error`, or the error when it ends the view.
+    pub fn failed(
+        &mut self,
+        error: Error,
+        interval: std::time::Duration,
+    ) -> Result<std::time::Duration> {
+        if !(error.is_transient() || error.can_pass()) {
+            return Err(error);
+        }
+        if self.since.is_none() {
+            crate::errln!(
+                "anarchon: {}; trying again until it answers (Ctrl-C to stop)",
+                error
+            );
+            self.since = Some(std::time::Instant::now());
+            self.backoff = std::time::Duration::from_secs(1);
+        } else {
+            self.backoff = (self.backoff * 2).min(interval.max(std::time::Duration::from_secs(1)));
+        }
+        Ok(self
+            .backoff
+            .min(interval.max(std::time::Duration::from_secs(1))))
+    }
+
+    /// A round succeeded: an outage, if there was one, is over.
+    pub fn over(&mut self) {
+        if let Some(since) = self.since.take() {
+            crate::errln!(
+                "anarchon: the server answers again (after {})",
+                crate::time::humanize(since.elapsed().as_millis() as u64)
+            );
         }
     }
 }
