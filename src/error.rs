@@ -342,8 +342,12 @@ fn connection_hint(detail: &str) -> &'static str {
         "the server presents a CA certificate as its own (self-signed, and its own CA), which TLS verification refuses: give the server a certificate signed by that CA and pass the CA with --tls-ca, or skip verification with --tls-insecure"
     } else if d.contains("invalid peer certificate") || d.contains("unknownissuer") {
         "the server's TLS certificate was not accepted: pass the CA that signed it with --tls-ca, and check that the host name in the URL is one the certificate names (or --tls-insecure to skip verification)"
-    } else if d.contains("noauth") || d.contains("wrongpass") || d.contains("authentication") {
-        "the server wants a (different) password or user: check the URL's user:password, --password-file or $ANARCHON_REDIS_PASSWORD"
+    } else if d.contains("no password set") {
+        "drop the password (from the URL, --password-file and $ANARCHON_REDIS_PASSWORD), or set one on the server (requirepass, or ACL SETUSER)"
+    } else if d.contains("noauth") {
+        "give the password with --password-file FILE or $ANARCHON_REDIS_PASSWORD (and a user name in the URL, redis://USER@host, for an ACL user)"
+    } else if d.contains("wrongpass") || d.contains("authentication") {
+        "check the password (--password-file, $ANARCHON_REDIS_PASSWORD or the URL's user:password) and, for an ACL user, the user name in the URL"
     } else if d.contains("refused") {
         "nothing listens there: check the host and port (--redis, $ANARCHON_REDIS_URL, --host/--port) and that the server runs"
     } else if d.contains("timed out") || d.contains("timeout") {

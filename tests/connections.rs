@@ -280,10 +280,28 @@ fn passwords_come_from_the_url_a_file_or_the_environment_and_are_never_printed()
         "{err}"
     );
     assert!(err.contains("***") && err.contains("password"), "{err}");
-    // No password at all.
+    assert!(err.contains("refused this user name and password"), "{err}");
+    // No password at all: said plainly, not as the client library's pipeline dump.
     let mut c = common::anarchon();
     c.args(["--redis", &plain]);
-    assert_eq!(claim(&mut c).status.code(), Some(90));
+    let out = claim(&mut c);
+    assert_eq!(out.status.code(), Some(90));
+    let err = stderr(&out);
+    assert!(err.contains("the server requires a password"), "{err}");
+    assert!(!err.contains("Pipeline failures"), "{err}");
+    assert!(err.contains("--password-file"), "{err}");
+    // A password sent to a server that has none.
+    let open = Server::start();
+    let mut c = common::anarchon();
+    c.args([
+        "--redis",
+        &format!("redis://:pa55word@127.0.0.1:{}", open.port),
+    ]);
+    let out = claim(&mut c);
+    assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("the server has no password set"), "{err}");
+    assert!(!err.contains("pa55word"), "{err}");
     // An unreadable password file is a usage error.
     let mut c = common::anarchon();
     c.args(["--redis", &plain, "--password-file", "/nonexistent/pw"]);

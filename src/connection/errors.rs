@@ -6,11 +6,29 @@ use redis::{ErrorKind, RedisError};
 use crate::error::Error;
 
 pub(super) fn connection_error(shown_url: &str, e: &RedisError, url: &str) -> Error {
+    let text = e.to_string();
     Error::Connection {
         url: shown_url.to_string(),
-        detail: redact_text(&e.to_string(), url),
+        detail: auth_words(&text).map_or_else(|| redact_text(&text, url), str::to_string),
     }
 }
+
+/// An authentication failure said plainly, instead of the client library's words (`Pipeline
+/// failures: [(Index 0, error: "NOAUTH"...`): None for any other error.
+pub(super) fn auth_words(text: &str) -> Option<&'static str> {
+    if text.contains("NOAUTH") {
+        Some("the server requires a password (NOAUTH), and none was given")
+    } else if text.contains("WRONGPASS") || text.contains("AuthenticationFailed") {
+        Some("the server refused this user name and password (WRONGPASS)")
+    } else {
+        None
+    }
+}
+
+/// What a refused password means when the server has none: said instead of `auth_words`' (which
+/// the server's refusal alone cannot tell apart).
+pub(super) const NO_PASSWORD_SET: &str =
+    "a password was given, but the server has no password set (AUTH refused)";
 
 /// Maps a Redis error: our scripts' own error codes first, then connection trouble, then the rest.
 pub fn map_redis_error(shown_url: &str, e: RedisError) -> Error {
@@ -59,7 +77,7 @@ pub fn map_redis_error(shown_url: &str, e: RedisError) -> Error {
     if is_connection {
         return Error::Connection {
             url: shown_url.to_string(),
-            detail: text,
+            detail: auth_words(&text).map_or(text, str::to_string),
         };
     }
     Error::Redis {

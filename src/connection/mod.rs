@@ -182,12 +182,24 @@ impl Connection {
             let config = AsyncConnectionConfig::new()
                 .set_connection_timeout(Some(options.connect_timeout))
                 .set_response_timeout(Some(options.command_timeout));
-            Link::Single(
-                client
-                    .get_multiplexed_async_connection_with_config(&config)
-                    .await
-                    .map_err(|e| connection_error(&shown_url, &e, &options.url))?,
-            )
+            match client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await
+            {
+                Ok(link) => Link::Single(link),
+                Err(e) => {
+                    let mut error = connection_error(&shown_url, &e, &options.url);
+                    if matches!(e.kind(), redis::ErrorKind::AuthenticationFailed)
+                        && server_has_no_password(&options.url, &config).await
+                    {
+                        error = Error::Connection {
+                            url: shown_url.clone(),
+                            detail: errors::NO_PASSWORD_SET.to_string(),
+                        };
+                    }
+                    return Err(error);
+                }
+            }
         };
         Ok(Connection {
             inner,
@@ -421,6 +433,32 @@ fn eval_cmd(verb: &str, script: &str, keys: &[&str], args: &[String]) -> redis::
     let mut cmd = redis::cmd(verb);
     cmd.arg(script).arg(keys.len()).arg(keys).arg(args);
     cmd
+}
+
+/// Whether a server that refused a password would take the same connection without one (it has
+/// no password set): one more connection, on the error path only, so the message can say so.
+async fn server_has_no_password(url: &str, config: &AsyncConnectionConfig) -> bool {
+    let Ok(mut bare) = url::Url::parse(url) else {
+        return false;
+    };
+    if bare.password().is_none() && bare.username().is_empty() {
+        return false;
+    }
+    let _ = bare.set_password(None);
+    let _ = bare.set_username("");
+    let Ok(client) = redis::Client::open(bare.as_str()) else {
+        return false;
+    };
+    match client
+        .get_multiplexed_async_connection_with_config(config)
+        .await
+    {
+        Ok(mut link) => redis::cmd("PING")
+            .query_async::<String>(&mut link)
+            .await
+            .is_ok(),
+        Err(_) => false,
+    }
 }
 
 #[cfg(test)]
