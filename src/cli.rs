@@ -685,7 +685,7 @@ pub struct HistoryArgs {
     #[arg(long, default_value_t = 50, value_name = "N")]
     pub last: usize,
 
-    /// Add a column with the first line each attempt left on stderr (or why it ended).
+    /// Add a column with the last line each attempt left on stderr (or why it ended).
     #[arg(long, short)]
     pub verbose: bool,
 

@@ -161,7 +161,7 @@ pub enum Error {
     Connection { url: String, detail: String },
 
     #[error(
-        "the store at {url} uses format {found} (key {key}), newer than format {supported} that this anarchon reads (ANARCHON_STORE_FORMAT)"
+        "the store at {url} uses format {found} (key {key}), newer than format {supported} that this anarchon reads (error ANARCHON_STORE_FORMAT)"
     )]
     StoreFormat {
         url: String,

@@ -76,7 +76,7 @@ pub fn write_completions(dir: &Path) -> io::Result<()> {
 }
 
 /// The environment anarchon reads, for the ENVIRONMENT section of every man page.
-const ENVIRONMENT: [(&str, &str); 7] = [
+const ENVIRONMENT: [(&str, &str); 8] = [
     (
         "ANARCHON_REDIS_URL",
         "The Redis URL when --redis, --host, --port and --db are not given.",
@@ -88,6 +88,10 @@ const ENVIRONMENT: [(&str, &str); 7] = [
     (
         "ANARCHON_REDIS_PASSWORD",
         "The password when the URL carries none and --password-file is not given. Never passed to the command of run.",
+    ),
+    (
+        "REDISCLI_AUTH",
+        "redis-cli's password variable: the password when ANARCHON_REDIS_PASSWORD is not set either. Never passed to the command of run.",
     ),
     (
         "ANARCHON_PREFIX",

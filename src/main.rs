@@ -4,6 +4,10 @@ use anarchon::cli::{Cli, Command};
 use anarchon::commands::{Context, dispatch};
 
 fn main() {
+    if let Some(said) = redis_cli_habit(std::env::args_os().skip(1)) {
+        anarchon::errln!("error: {said}");
+        std::process::exit(anarchon::error::ExitCode::Usage.code());
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => std::process::exit(clap_exit(&e)),
@@ -46,6 +50,17 @@ fn main() {
 /// exits 1, as a command whose output failed; a usage error exits 2 whether or not stderr took it.
 fn clap_exit(e: &clap::Error) -> i32 {
     let printed = e.print();
+    // `run --job x /bin/true`: the command's first word taken for an argument of run's.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if e.kind() == clap::error::ErrorKind::UnknownArgument
+        && matches!(args.first().map(String::as_str), Some("run" | "run-now"))
+        && !args.iter().any(|a| a == "--")
+    {
+        anarchon::errln!(
+            "  tip: the command goes after `--`, so that its own flags are not taken for anarchon's: anarchon {} ... -- COMMAND [ARGS]",
+            args[0]
+        );
+    }
     match printed {
         Err(failure) if !e.use_stderr() && failure.kind() != std::io::ErrorKind::BrokenPipe => {
             anarchon::errln!("error: cannot write the output: {failure}");
@@ -53,4 +68,39 @@ fn clap_exit(e: &clap::Error) -> i32 {
         }
         _ => e.exit_code(),
     }
+}
+
+/// redis-cli's connection flags, which mean something else here or nothing: said with what to type
+/// instead, before clap would print the help for `-h 127.0.0.1` (and exit 0, so that a script
+/// believes `anarchon -h host list` ran). Only anarchon's own arguments are looked at (up to `--`).
+fn redis_cli_habit(args: impl Iterator<Item = std::ffi::OsString>) -> Option<String> {
+    use clap::CommandFactory;
+    let args: Vec<String> = args
+        .map(|a| a.to_string_lossy().into_owned())
+        .take_while(|a| a != "--")
+        .collect();
+    let commands: Vec<String> = Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for (i, arg) in args.iter().enumerate() {
+        let value = args.get(i + 1).filter(|v| !v.starts_with('-'));
+        match (arg.as_str(), value) {
+            ("-h", Some(host)) if !commands.contains(host) => {
+                return Some(format!(
+                    "-h is --help here, not redis-cli's host\n  hint: type --host {host} (and --port, --db; or --redis redis://{host}:PORT)"
+                ));
+            }
+            ("-a", _) => {
+                return Some(
+                    "-a is redis-cli's password flag, which anarchon does not take: a password in the arguments is visible to every user of this host (ps)\n  hint: use --password-file FILE, or $ANARCHON_REDIS_PASSWORD (or redis-cli's $REDISCLI_AUTH)".to_string(),
+                );
+            }
+            ("-u", _) => {
+                return Some("-u is redis-cli's URL flag\n  hint: type --redis URL (or set $ANARCHON_REDIS_URL)".to_string());
+            }
+            _ => {}
+        }
+    }
+    None
 }

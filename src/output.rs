@@ -189,15 +189,16 @@ pub fn status_tone(status: &str) -> Tone {
     }
 }
 
-/// The first line of what a run left on stderr (or why it ended, when it did not run a command),
-/// for one table cell (`history -v`; `logs` shows all of it).
+/// The last line of what a run left on stderr (where programs put the error that ended them), or
+/// why it ended when it did not run a command, for one table cell (`history -v`; `logs` shows all
+/// of it).
 pub fn result_detail(result: &serde_json::Value) -> String {
     let text = result
         .get("stderr_tail")
         .or_else(|| result.get("spawn_error"))
         .or_else(|| result.get("reason"))
         .and_then(|v| v.as_str())
-        .and_then(|t| t.lines().find(|l| !l.trim().is_empty()))
+        .and_then(|t| t.lines().rev().find(|l| !l.trim().is_empty()))
         .unwrap_or("");
     if text.chars().count() > 60 {
         format!("{}…", text.chars().take(59).collect::<String>())

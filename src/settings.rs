@@ -86,7 +86,10 @@ impl GlobalArgs {
                         .unwrap_or_default()
                         .to_string(),
                 ),
-                None => std::env::var("ANARCHON_REDIS_PASSWORD").ok(),
+                // redis-cli's own variable too, as its users have it set already.
+                None => std::env::var("ANARCHON_REDIS_PASSWORD")
+                    .ok()
+                    .or_else(|| std::env::var("REDISCLI_AUTH").ok()),
             };
             if let Some(password) = password.filter(|p| !p.is_empty()) {
                 url.set_password(Some(&password))
@@ -260,7 +263,10 @@ fn warn_of_password_in_argv(flag: Option<&str>) {
 /// anarchon's own credentials in its environment, which the wrapped command must not inherit: the
 /// password variable always, the URL variables when they carry a user or password.
 fn credential_variables() -> Vec<String> {
-    let mut names = vec!["ANARCHON_REDIS_PASSWORD".to_string()];
+    let mut names = vec![
+        "ANARCHON_REDIS_PASSWORD".to_string(),
+        "REDISCLI_AUTH".to_string(),
+    ];
     for name in ["ANARCHON_REDIS_URL", "REDIS_URL"] {
         let has_userinfo = std::env::var(name).ok().is_some_and(|v| {
             url::Url::parse(&v).is_ok_and(|u| !u.username().is_empty() || u.password().is_some())

@@ -660,7 +660,7 @@ fn scripts_are_reloaded_after_script_flush() {
 
 #[test]
 fn the_lease_is_judged_by_the_server_clock_not_the_client_clock() {
-    if !common::have("faketime") {
+    if common::skewed_anarchon("+0").is_none() {
         assert!(
             std::env::var_os("CI").is_none(),
             "faketime is missing: .ci/run must install it"
@@ -672,9 +672,8 @@ fn the_lease_is_judged_by_the_server_clock_not_the_client_clock() {
     let (_, _) = won(&claim(&s, "j", "1796220300000", &["--lease", "30s"]));
     // A claimant whose clock is two hours ahead would think the 30 s lease long expired.
     for skew in ["+2h", "-2h"] {
-        let out = std::process::Command::new("faketime")
-            .args(["-f", skew])
-            .arg(common::anarchon_path())
+        let out = common::skewed_anarchon(skew)
+            .unwrap()
             .args([
                 "claim",
                 "j",
@@ -684,16 +683,13 @@ fn the_lease_is_judged_by_the_server_clock_not_the_client_clock() {
                 "--redis",
                 &s.url,
             ])
-            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(82), "{skew}: {}", stderr(&out));
         // `now` comes from the server too: the skewed client names the same minute.
-        let out = std::process::Command::new("faketime")
-            .args(["-f", skew])
-            .arg(common::anarchon_path())
+        let out = common::skewed_anarchon(skew)
+            .unwrap()
             .args(["claim", "k", "--slot", "now", "--json", "--redis", &s.url])
-            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
             .output()
             .unwrap();
         let slot = json(&out)["slot"].as_i64().unwrap();

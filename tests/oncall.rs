@@ -72,14 +72,12 @@ fn release_ends_a_stuck_run_and_records_who_and_why() {
         Some(0)
     );
 
-    // Nothing in progress: 85, with the next step.
+    // Nothing in progress: nothing to do (exit 0), with the next step.
     let out = s.cli(&["release", "billing", "--yes"]);
-    assert_eq!(out.status.code(), Some(85));
-    assert!(
-        stderr(&out).contains("no run of billing is in progress"),
-        "{}",
-        stderr(&out)
-    );
+    assert_eq!(out.status.code(), Some(0));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("no run of billing is in progress"), "{said}");
+    assert!(said.contains("anarchon history billing"), "{said}");
     // Two in progress: name one.
     claim(&s, "two", "60000", &["--lease", "10m"]);
     claim(
@@ -172,7 +170,11 @@ fn logs_shows_the_newest_failure_and_history_v_its_last_line() {
             .status
             .code()
     };
-    assert_eq!(run("60000", "echo 'disk full' >&2; exit 3"), Some(3));
+    // The error that ended it is the last line, as programs print it.
+    assert_eq!(
+        run("60000", "echo 'copying' >&2; echo 'disk full' >&2; exit 3"),
+        Some(3)
+    );
     assert_eq!(run("120000", "true"), Some(0));
     let out = s.cli(&["logs", "j"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -186,9 +188,16 @@ fn logs_shows_the_newest_failure_and_history_v_its_last_line() {
     let out = s.cli(&["logs", "j", "--last", "2", "--json"]);
     let v = json(&out);
     assert_eq!(v["entries"].as_array().unwrap().len(), 2);
-    assert_eq!(v["entries"][1]["result"]["stderr_tail"], "disk full\n");
+    assert_eq!(
+        v["entries"][1]["result"]["stderr_tail"],
+        "copying\ndisk full\n"
+    );
     let out = s.cli(&["history", "j", "-v"]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("disk full"));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains("disk full") && !text.contains("copying"),
+        "{text}"
+    );
 
     assert_eq!(run("180000", "true"), Some(0));
     let out = s.cli(&["logs", "ok-job"]);
@@ -206,7 +215,7 @@ fn a_token_prefix_from_a_table_stands_for_the_token() {
     let abbreviated = format!("{}…", &token[..8]);
     let out = s.cli(&["heartbeat", "t", "--slot", "60000", "--token", &abbreviated]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    // Too short to be sure: passed on as given, and the script answers lost.
+    // Too short to stand for the token: said so (a usage error), not "lost ... held by".
     let out = s.cli(&[
         "finish",
         "t",
@@ -216,6 +225,12 @@ fn a_token_prefix_from_a_table_stands_for_the_token() {
         &token[..5],
         "--status",
         "ok",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("shorter than 6"), "{}", stderr(&out));
+    // Five characters that are not the token's start: passed on, and the script answers lost.
+    let out = s.cli(&[
+        "finish", "t", "--slot", "60000", "--token", "zzzzz", "--status", "ok",
     ]);
     assert_eq!(out.status.code(), Some(83), "{}", stderr(&out));
     let out = s.cli(&[
@@ -429,4 +444,103 @@ fn list_watch_repeats_and_history_follow_prints_runs_as_they_end() {
     let line = all.wait_for("the new job's run", |l| l.contains(" b @ "));
     assert!(line.contains("finished"), "{line}");
     all.interrupt();
+}
+
+/// Small answers an on-call engineer meets: each says what happened and what to type.
+#[test]
+fn small_answers_say_what_happened_and_what_to_type() {
+    let s = Server::start();
+    s.cli(&["run", "--job", "sync", "--slot", "now", "--", "true"])
+        .expect(0);
+    let text = |out: &common::Ran| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+
+    // Releasing a job with nothing in progress: nothing to do, exit 0, said exactly.
+    let out = s.cli(&["release", "sync", "--yes"]).expect(0);
+    assert!(
+        text(&out).contains("no run of sync is in progress: nothing to release"),
+        "{}",
+        text(&out)
+    );
+    let out = s.cli(&["release", "--expired", "--all", "--yes"]).expect(0);
+    assert!(
+        text(&out).contains("more than 1m ago (--expired 1m)"),
+        "{}",
+        text(&out)
+    );
+    // A job that does not exist is still 85.
+    s.cli(&["release", "nosuch", "--yes"]).expect(85);
+
+    // A prefix without its separator: the jobs all start with ':'.
+    let out = s.cli(&["--prefix", "cron", "list"]).expect(0);
+    assert!(
+        text(&out).contains("did you mean --prefix cron:"),
+        "{}",
+        text(&out)
+    );
+    let out = s.cli(&["--prefix", "cron", "inspect", "sync"]).expect(85);
+    assert!(
+        text(&out).contains("did you mean --prefix cron:"),
+        "{}",
+        text(&out)
+    );
+
+    // redis-cli's habits: -h is help here, -a and -u do not exist; never a silent exit 0.
+    let port = s.port.to_string();
+    for (args, says) in [
+        (
+            vec!["-h", "127.0.0.1", "-p", &port, "list"],
+            "--host 127.0.0.1",
+        ),
+        (vec!["-a", "secret", "list"], "--password-file"),
+        (vec!["-u", &s.url, "list"], "--redis URL"),
+    ] {
+        let out = s.cli(&args).expect(2);
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // redis-cli's password variable is taken.
+    let locked = Server::start_with(&["--requirepass", "pa55"]);
+    let out = locked
+        .anarchon()
+        .env("REDISCLI_AUTH", "pa55")
+        .args(["list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    // A command without `--`: the tip says where it goes.
+    let out = s
+        .cli(&["run", "--job", "x", "--slot", "now", "/bin/true"])
+        .expect(2);
+    assert!(stderr(&out).contains("goes after `--`"), "{}", stderr(&out));
+
+    // Who paused, with $USER unset (cron, systemd): the account's name, not "unknown".
+    let out = s
+        .anarchon()
+        .env_remove("USER")
+        .args(["pause", "sync", "--for", "1m", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let by = json(&out)["paused_by"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!by.starts_with("unknown@") && by.contains('@'), "{by}");
+
+    // A dry run that trims nothing says what keeps the runs.
+    let out = s
+        .cli(&["trim", "sync", "--keep", "1", "--dry-run"])
+        .expect(0);
+    assert!(
+        text(&out).contains("younger than the protection"),
+        "{}",
+        text(&out)
+    );
 }

@@ -138,7 +138,7 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
             Ok(n) => check(
                 "format",
                 Verdict::Fail,
-                format!("{key} = {n}, newer than format {STORE_FORMAT} this anarchon reads (ANARCHON_STORE_FORMAT): upgrade"),
+                format!("{key} = {n}, newer than format {STORE_FORMAT} this anarchon reads (error ANARCHON_STORE_FORMAT): upgrade"),
             ),
             Err(_) => check("format", Verdict::Fail, format!("{key} = {v:?}, not a number")),
         },

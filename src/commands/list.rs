@@ -88,6 +88,12 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         .into_iter()
         .filter(|j| wanted.is_none_or(|layout| j.layout == layout))
         .collect();
+    let prefix = ctx.prefix();
+    if !prefix.is_empty() && !jobs.is_empty() && jobs.iter().all(|j| j.name.starts_with(':')) {
+        crate::errln!(
+            "warning: every job under prefix {prefix:?} starts with ':'\n  hint: did you mean --prefix {prefix}: (prefixes end with their separator)?"
+        );
+    }
     let (mut summaries, mut unreadable) =
         summarize(&mut conn, ctx.prefix(), &jobs, check.lease_format()).await?;
     let now = check.server_now_ms;

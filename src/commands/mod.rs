@@ -115,9 +115,19 @@ pub fn confirm(action: &str, prompt: &str, unchanged: &str) -> Result<()> {
     }
 }
 
-/// Who does an operator's action, as recorded with it: `$USER@host:pid`.
+/// Who does an operator's action, as recorded with it: `user@host:pid`, the user from `$USER`, or,
+/// where that is unset (cron, systemd, `env -i`), the account of this process's user id.
 pub fn default_by() -> String {
-    let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
+    let user = std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| {
+            nix::unistd::User::from_uid(nix::unistd::getuid())
+                .ok()
+                .flatten()
+                .map(|u| u.name)
+        })
+        .unwrap_or_else(|| format!("uid {}", nix::unistd::getuid()));
     format!("{user}@{}", crate::strategy::default_runner())
 }
 
@@ -132,14 +142,22 @@ pub async fn full_token(
     now: i64,
 ) -> Result<String> {
     let prefix = given.trim_end_matches('…');
-    if prefix.chars().count() < 6 || prefix.len() >= 32 {
+    if prefix.len() >= 32 {
         return Ok(given.to_string());
     }
     let active = crate::store::job::active_runs_for(conn, keys, now).await?;
-    Ok(active
+    let holder = active
         .into_iter()
-        .find(|a| a.state.slot == slot && a.state.token.starts_with(prefix))
-        .map_or_else(|| given.to_string(), |a| a.state.token))
+        .find(|a| a.state.slot == slot && a.state.token.starts_with(prefix));
+    match holder {
+        // Too short to stand for a token: say so, rather than let the script answer `lost`
+        // ("held by ...") for what is the holder's own token, cut.
+        Some(_) if prefix.chars().count() < 6 => Err(Error::usage(format!(
+            "--token {given:?} is shorter than 6 characters: it is the start of the run's token, but too short to stand for it\n  hint: give at least 6 characters of the token (or all of it)"
+        ))),
+        Some(run) => Ok(run.state.token),
+        None => Ok(given.to_string()),
+    }
 }
 
 /// The run a report is about, flattened into the JSON of `claim`, `heartbeat` and `finish`.

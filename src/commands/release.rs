@@ -54,6 +54,9 @@ struct Report {
     by: String,
     reason: Option<String>,
     runs: Vec<Released>,
+    /// Why nothing matched, for people (the JSON says it with an empty `runs`).
+    #[serde(skip)]
+    none_because: Option<String>,
 }
 
 pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
@@ -95,6 +98,13 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
         }
     };
     let mut chosen: Vec<(String, ActiveRun)> = Vec::new();
+    let mut none_because = args.expired.map(|grace| {
+        format!(
+            "no run in progress whose lease ended more than {} ago (--expired {}): nothing to release",
+            crate::time::humanize(millis(grace) as u64),
+            humantime::format_duration(grace)
+        )
+    });
     for job in &jobs {
         let keys = LeaseKeys::new(ctx.prefix(), job).with_format(check.lease_format());
         let active = active_runs_for(&mut conn, &keys, now).await?;
@@ -108,20 +118,19 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
             })
             .collect();
         if args.expired.is_none() {
-            // One job, one run: say exactly what is wrong when that is not what the store holds.
+            // One job, one run: nothing in progress is nothing to do (the run the operator meant
+            // has ended already), said exactly; exit 0, as releasing it again would be.
             if wanted.is_empty() {
-                return Err(Error::NotFound(
-                    match slot {
-                        Some(s) => format!(
-                            "{job} @ {} is not in progress\n  hint: `anarchon history {job}` shows how its runs ended",
-                            rfc3339(s)
-                        ),
-                        None => format!(
-                            "no run of {job} is in progress\n  hint: `anarchon history {job}` shows how its runs ended"
-                        ),
-                    }
-                    .into(),
-                ));
+                none_because = Some(match slot {
+                    Some(s) => format!(
+                        "{job} @ {} is not in progress: nothing to release\n  hint: `anarchon history {job}` shows how its runs ended",
+                        rfc3339(s)
+                    ),
+                    None => format!(
+                        "no run of {job} is in progress: nothing to release\n  hint: `anarchon history {job}` shows how its runs ended"
+                    ),
+                });
+                continue;
             }
             if wanted.len() > 1 {
                 let slots: Vec<String> = wanted.iter().map(|a| rfc3339(a.state.slot)).collect();
@@ -146,6 +155,7 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
         by: by.clone(),
         reason: args.reason.clone(),
         runs: Vec::new(),
+        none_because,
     };
     if !args.dry_run && !chosen.is_empty() && !args.yes {
         confirm(&chosen, status)?;
@@ -369,7 +379,13 @@ fn print(ctx: &Context, report: &Report) {
         return;
     }
     if report.runs.is_empty() {
-        crate::outln!("no run in progress matched: nothing to release");
+        crate::outln!(
+            "{}",
+            report
+                .none_because
+                .as_deref()
+                .unwrap_or("no run in progress matched: nothing to release")
+        );
         return;
     }
     for r in &report.runs {

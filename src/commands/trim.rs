@@ -265,6 +265,14 @@ fn report(
         crate::outln!("{verb} {} runs of {}{range}", j.trimmed, j.job);
     }
     crate::outln!("{verb} {total} runs in all");
+    if total == 0 {
+        // Say why: the history within --keep, or what is over it younger than the protection.
+        crate::outln!(
+            "  (runs are kept while they are among the newest {} of their job, in progress, or younger than the protection of {}, which a late claim could still ask for; see --keep, --protect)",
+            policy.size,
+            humantime::format_duration(policy.keep_claimable)
+        );
+    }
     for u in &unreadable {
         crate::errln!("error: job {} was not trimmed: {}", u.job, u.error);
     }

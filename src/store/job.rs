@@ -151,6 +151,18 @@ pub async fn require_job_or_new(
 
 /// A "no such job" error that suggests the nearest names.
 pub async fn not_found(conn: &mut Connection, prefix: &str, job: &str) -> Error {
+    // `--prefix cron` where the keys are `cron:...`: every job's name then starts with ':'.
+    if let Ok(jobs) = find_jobs(conn, prefix, &format!(":{job}")).await
+        && !jobs.is_empty()
+    {
+        return Error::NotFound(
+            format!(
+                "no job {job:?} under prefix {prefix:?}, but there is {:?}\n  hint: did you mean --prefix {prefix}: (prefixes end with their separator)?",
+                jobs[0].name
+            )
+            .into(),
+        );
+    }
     let mut near: Vec<(f64, String)> = match find_jobs(conn, prefix, "*").await {
         Ok(jobs) => jobs
             .into_iter()

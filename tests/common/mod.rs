@@ -302,6 +302,20 @@ impl Drop for Server {
 }
 
 /// libfaketime's library (Debian's faketime package), for [`Server::start_with_clock_at`].
+/// The binary as a `std::process::Command` whose clock is off by `skew` (`+2h`, `-90s`): libfaketime
+/// preloaded directly. (The `faketime` wrapper creates a named semaphore per process id, and fails
+/// with "sem_open: File exists" when an earlier one of the same id was left behind.) None when
+/// libfaketime is not installed.
+pub fn skewed_anarchon(skew: &str) -> Option<Process> {
+    let lib = libfaketime()?;
+    let mut cmd = Process::new(anarchon_path());
+    clean_env(&mut cmd);
+    cmd.env("LD_PRELOAD", lib)
+        .env("FAKETIME", skew)
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    Some(cmd)
+}
+
 fn libfaketime() -> Option<PathBuf> {
     std::fs::read_dir("/usr/lib")
         .ok()?
