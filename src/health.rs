@@ -185,9 +185,12 @@ pub fn judge(i: &Inputs) -> Health {
     };
     let missed_slots: Vec<i64> = due.iter().copied().filter(|s| !claimed(*s)).collect();
     let last_due = due.last().copied();
-    let late_seconds = missed_slots
-        .first()
-        .map_or(0, |slot| (i.now - slot).max(0) / 1000);
+    let late_seconds = match (i.schedule, last_due) {
+        (Some(s), Some(newest_due)) if !claimed(newest_due) => {
+            oldest_undecided(s, i, due_until).map_or(0, |slot| (i.now - slot).max(0) / 1000)
+        }
+        _ => 0,
+    };
     let running = i
         .in_progress
         .iter()
@@ -222,6 +225,32 @@ pub fn judge(i: &Inputs) -> Health {
         late_seconds,
         grace_ms,
     }
+}
+
+/// The oldest due slot after the newest one a claim, a result or a pause decided (or after the
+/// job was first seen): how late a job that stopped is, however long ago it stopped. (The missed
+/// slots above look at the newest [`DUE_LOOKBACK`] only, for a list; this is not capped.)
+fn oldest_undecided(schedule: &Schedule, i: &Inputs, due_until: i64) -> Option<i64> {
+    let newest_decided = i
+        .recent
+        .iter()
+        .map(|r| r.slot)
+        .chain(i.in_progress.iter().map(|r| r.slot))
+        .filter(|slot| *slot <= due_until)
+        .max();
+    let mut after = newest_decided.or(i.first_seen.map(|f| f - 1))?;
+    // Slots a pause covered were decided too (skipped by it): step over them, a bounded walk.
+    for _ in 0..100_000 {
+        let next = schedule.next_after(after)?;
+        if next > due_until {
+            return None;
+        }
+        if !i.pause.is_some_and(|p| p.is_paused(next)) {
+            return Some(next);
+        }
+        after = next;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -273,6 +302,12 @@ mod tests {
         assert_eq!(missed.state, HealthState::Missed);
         assert_eq!(missed.missed_slots, vec![T + MIN, T + 2 * MIN]);
         assert_eq!(missed.next_due, Some(T + 5 * MIN));
+        // Dead for 28 minutes: late counts from the first slot it missed, not from the newest
+        // few looked at for `missed` (an alert "late > 20m" must be able to fire).
+        let dead = judge_at(T + 29 * MIN + 1000, &recent);
+        assert_eq!(dead.state, HealthState::Missed);
+        assert_eq!(dead.missed_slots.len(), DUE_LOOKBACK);
+        assert_eq!(dead.late_seconds, 28 * 60 + 1);
     }
 
     #[test]

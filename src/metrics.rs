@@ -84,7 +84,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     (
         "anarchon_job_late_seconds",
-        "How long past its slot the oldest due, never claimed run of the job is (0: none).",
+        "How long past its slot the oldest due run is that nobody claimed since the newest one claimed, skipped or paused (0: none; not capped).",
     ),
     (
         "anarchon_job_missed_slots",

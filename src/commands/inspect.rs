@@ -199,12 +199,20 @@ fn print_text(ctx: &Context, d: &JobDetail) {
                 )
             })
             .collect();
+        // A host's time is written at most every HOST_REFRESH (a `run` writes nothing when it
+        // is fresh), so it says when the host was last seen to within that, not exactly.
         crate::outln!(
             "hosts    {}",
             if hosts.is_empty() {
                 "-".to_string()
             } else {
-                hosts.join(", ")
+                format!(
+                    "{} (last seen, to within {})",
+                    hosts.join(", "),
+                    crate::time::humanize(
+                        crate::time::millis(crate::store::registry::HOST_REFRESH) as u64
+                    )
+                )
             }
         );
     }
