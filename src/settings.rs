@@ -207,7 +207,13 @@ impl LeaseArgs {
 
 impl ExecArgs {
     /// Runner options for `command` under a lease of `lease`; checks the heartbeat fits the lease.
-    pub fn runner_options(&self, command: &[String], lease: Duration) -> Result<RunnerOptions> {
+    /// `json`: stdout carries the JSON document, so the command's stdout goes to stderr.
+    pub fn runner_options(
+        &self,
+        command: &[String],
+        lease: Duration,
+        json: bool,
+    ) -> Result<RunnerOptions> {
         let heartbeat = self.heartbeat.unwrap_or(lease / 3);
         if heartbeat >= lease {
             return Err(Error::usage(format!(
@@ -227,6 +233,7 @@ impl ExecArgs {
                 kill_after: self.kill_after,
                 stop_on_lease_lost: self.on_lease_lost != Some(LeaseLostAction::Continue),
                 leave_children: self.leave_children,
+                stdout_to_stderr: json,
             },
             heartbeat,
             // Only `run` waits as a backup; it sets this itself.

@@ -484,10 +484,14 @@ fn run_now_with_a_command_runs_it_like_run() {
         "echo $ANARCHON_JOB; exit 4",
     ]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("sync"));
-    let v: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    // Under --json stdout is the document alone (`| jq` parses it); the command's own stdout
+    // went to stderr.
+    let v: Value = json(&out);
+    assert!(
+        stderr(&out).lines().any(|l| l == "sync"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(v["outcome"], "ran");
     assert_eq!(v["status"], "failed");
     let slot = v["slot"].as_i64().unwrap();

@@ -761,3 +761,30 @@ fn a_successful_run_records_only_what_says_something() {
     assert_eq!(keys, vec!["duration_ms", "exit_code"], "{result:?}");
     assert_eq!(result["exit_code"], 0);
 }
+
+/// Under --json stdout is one JSON document: the command's own stdout goes to stderr, so that
+/// `run --json | jq` parses (it failed on the command's lines before).
+#[test]
+fn run_json_keeps_the_document_apart_from_the_command_output() {
+    let s = Server::start();
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "j",
+        "--slot",
+        "now",
+        "--json",
+        "--shell",
+        "--",
+        "echo from-stdout; echo from-stderr >&2",
+    ]);
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {}", out.dump()));
+    assert_eq!(doc["status"], "finished");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("from-stdout") && err.contains("from-stderr"),
+        "{err}"
+    );
+}

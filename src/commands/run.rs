@@ -85,7 +85,9 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         .transpose()
         .map_err(Error::usage)?;
     let lease_len = args.lease.lease_or_default();
-    let opts = args.exec.runner_options(&args.command, lease_len)?;
+    let opts = args
+        .exec
+        .runner_options(&args.command, lease_len, ctx.out.json)?;
     let replicas = match args.wait_replicas {
         Some(n) => Some(replica_wait(&args, n, lease_len, ctx)?),
         None => None,

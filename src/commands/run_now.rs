@@ -24,7 +24,10 @@ pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
         None
     } else {
         let lease = args.lease.lease_or_default();
-        Some(args.exec.runner_options(&args.command, lease)?)
+        Some(
+            args.exec
+                .runner_options(&args.command, lease, ctx.out.json)?,
+        )
     };
     let (mut conn, check) = ctx.open_for_write(strategy).await?;
     crate::store::job::require_job_or_new(&mut conn, ctx.prefix(), &args.job, args.new).await?;

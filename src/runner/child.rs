@@ -58,6 +58,9 @@ pub struct CommandSpec {
     pub stop_on_lease_lost: bool,
     /// Let what the command leaves in its process group run on after it exits.
     pub leave_children: bool,
+    /// Send the command's stdout to anarchon's stderr: under `--json` stdout is one JSON document
+    /// (`run --json | jq` must parse), so the command's own output goes beside the messages.
+    pub stdout_to_stderr: bool,
 }
 
 /// For serde: a count of zero is left out of the JSON.
@@ -408,7 +411,11 @@ fn spawn(spec: &CommandSpec, group: Option<Pid>) -> std::io::Result<Child> {
     }
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::inherit())
-        .stdout(Stdio::inherit())
+        .stdout(if spec.stdout_to_stderr {
+            Stdio::from(std::io::stderr())
+        } else {
+            Stdio::inherit()
+        })
         .stderr(Stdio::piped())
         .kill_on_drop(false);
     if !spec.foreground {
