@@ -25,9 +25,9 @@ function __fish_anarchon_using_subcommand
 end
 
 complete -c anarchon -n "__fish_anarchon_needs_command" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_needs_command" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_needs_command" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_needs_command" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_needs_command" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_needs_command" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_needs_command" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_needs_command" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -85,9 +85,9 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l runner -d 'W
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l history-size -d 'Keep about this many runs of history per job (the scheduler\'s historySize) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l history-ttl -d 'Also drop history older than this (the scheduler\'s historyTtlMs)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -120,9 +120,9 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l idmp-max
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l token -d 'The token `claim` printed' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l lease -d 'The new lease, from now by the server\'s clock' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -157,9 +157,9 @@ failed\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l result -d 'A result to record, as text' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l result-json -d 'A result to record, as JSON' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -215,9 +215,9 @@ continue\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l kill-after -d 'Grace between SIGTERM and SIGKILL when anarchon stops the command' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l timeout -d 'Stop the command after this long and record it as failed (exit 124)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -261,9 +261,9 @@ last-run\t'Newest run first'
 state\t'By state, then name (expired and failed first)'"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l interval -d 'How often --watch (and history --follow) reads the store again' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -294,9 +294,9 @@ script\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l last -d 'How many of the newest runs to show' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l interval -d 'How often --watch (and history --follow) reads the store again' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -331,9 +331,9 @@ skipped\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l last -d 'At most this many entries' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l interval -d 'How often --watch (and history --follow) reads the store again' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -365,9 +365,9 @@ script\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l slot -d 'Every ended attempt of this run' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l last -d 'The newest N ended attempts, whatever their status' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -396,9 +396,9 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l keep -d 'Keep
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l older-than -d 'Also remove runs whose slot is older than this' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l protect -d 'Never remove a run younger than this: a late claim could still ask for it [default: what the job\'s claimants recorded (max-late + catch-up + lease x attempts), or 24h when the store does not know; 1h for claim-only jobs]. Shorter than the recorded need is refused' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -429,9 +429,9 @@ failed\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l reason -d 'Why, recorded with the attempt (an incident number, a sentence)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l by -d 'Who releases, recorded with the attempt [default: $USER@host:pid]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -462,9 +462,9 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l for -d 'For 
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l reason -d 'Why, shown by `list` and `inspect`' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l by -d 'Who pauses [default: $USER@host:pid]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -486,9 +486,9 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l cluster -d '
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -510,9 +510,9 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l cluster -d 
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -555,9 +555,9 @@ continue\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l kill-after -d 'Grace between SIGTERM and SIGKILL when anarchon stops the command' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l timeout -d 'Stop the command after this long and record it as failed (exit 124)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -586,9 +586,9 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s h -l help 
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l grace -d 'How long after its slot a run may start before it counts as late [default: the job\'s --max-late + --jitter + 1m, from the job registry]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l failures -d 'CRITICAL once this many runs in a row failed (fewer: WARNING)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand check" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand check" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -612,9 +612,9 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l json -d 'Pri
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l listen -d 'Serve the metrics over HTTP at ADDR (host:port, or a port alone on 127.0.0.1) instead of printing them once [default address: 127.0.0.1:9464]. Bind 0.0.0.0 only on purpose' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -637,9 +637,9 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l json -d 'P
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l pings -d 'How many PINGs measure the latency' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -662,9 +662,9 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l json -d 'Pr
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l dir -d 'Write every shell\'s completions into this directory instead' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
@@ -688,9 +688,9 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l json -
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l dir -d 'Write anarchon.1 and one page per command into this directory instead' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l host -d 'Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like redis-cli\'s, win over $ANARCHON_REDIS_URL and $REDIS_URL' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s p -l port -d 'Port [default: 6379]; alone, on localhost' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s n -l db -d 'Database number [default: 0]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l user -d 'ACL user name (on any URL or --host)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F

@@ -33,8 +33,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "URL", help_heading = "Connection")]
     pub redis: Option<String>,
 
-    /// Host to connect to, instead of a URL [default: localhost]. --host, --port and --db, like
-    /// redis-cli's, win over $ANARCHON_REDIS_URL and $REDIS_URL.
+    /// Host to connect to [default: localhost, or the URL's]. --host, --port and --db, like
+    /// redis-cli's, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others.
     #[arg(
         long,
         global = true,
@@ -44,7 +44,7 @@ pub struct GlobalArgs {
     )]
     pub host: Option<String>,
 
-    /// Port [default: 6379]; alone, on localhost.
+    /// Port [default: 6379, or the URL's].
     #[arg(
         long,
         short = 'p',
@@ -55,7 +55,7 @@ pub struct GlobalArgs {
     )]
     pub port: Option<u16>,
 
-    /// Database number [default: 0].
+    /// Database number [default: 0, or the URL's].
     #[arg(
         long,
         short = 'n',

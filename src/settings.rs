@@ -32,18 +32,55 @@ impl GlobalArgs {
             .unwrap_or_else(|| "redis://localhost:6379".to_string())
     }
 
-    /// Everything needed to connect: the URL (built from --host and friends when given), the
-    /// password from --password-file or $ANARCHON_REDIS_PASSWORD when the URL has none, TLS, cluster.
-    pub fn connect_options(&self) -> Result<ConnectOptions> {
-        // A flag typed on the command line beats a URL from the environment, as with redis-cli;
-        // `--port 6380` alone means localhost.
-        let text = if self.host.is_some() || self.port.is_some() || self.db.is_some() {
+    /// The URL with --host, --port, --db (and --tls) in place of those parts of the URL from
+    /// $ANARCHON_REDIS_URL / $REDIS_URL, keeping its others (user, password, the rest), as
+    /// redis-cli's flags do: `-n 1` alone changes the database, not the server. A sentinel or
+    /// cluster URL is not merged into: the parts name one server there.
+    fn url_with_parts(&self) -> String {
+        let plain = || {
             crate::connection::url_for(
                 self.host.as_deref().unwrap_or("localhost"),
                 self.port,
                 self.db,
                 self.tls,
             )
+        };
+        let base = self.redis_url();
+        let Ok(mut url) = url::Url::parse(&base) else {
+            return plain();
+        };
+        if !matches!(url.scheme(), "redis" | "rediss") {
+            return plain();
+        }
+        if self.tls && url.scheme() == "redis" && url.set_scheme("rediss").is_err() {
+            return plain();
+        }
+        if let Some(host) = &self.host
+            && url.set_host(Some(host)).is_err()
+        {
+            return plain();
+        }
+        if url.port().is_none() && url.set_port(Some(6379)).is_err() {
+            return plain();
+        }
+        if let Some(port) = self.port
+            && url.set_port(Some(port)).is_err()
+        {
+            return plain();
+        }
+        if let Some(db) = self.db {
+            url.set_path(&format!("/{db}"));
+        }
+        url.to_string()
+    }
+
+    /// Everything needed to connect: the URL (built from --host and friends when given), the
+    /// password from --password-file or $ANARCHON_REDIS_PASSWORD when the URL has none, TLS, cluster.
+    pub fn connect_options(&self) -> Result<ConnectOptions> {
+        // A flag typed on the command line beats a URL from the environment, as with redis-cli;
+        // `--port 6380` alone means localhost.
+        let text = if self.host.is_some() || self.port.is_some() || self.db.is_some() {
+            self.url_with_parts()
         } else {
             self.redis_url()
         };

@@ -565,3 +565,30 @@ fn a_missing_database_and_a_password_in_argv_are_named() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains("visible"), "{}", stderr(&out));
 }
+
+/// `-n 1` or `-p` alone change that part of $ANARCHON_REDIS_URL and keep the others (host,
+/// password), as redis-cli's flags do, instead of replacing the whole URL with localhost's.
+#[test]
+fn host_port_and_db_flags_change_only_their_part_of_the_url() {
+    let s = Server::start_with(&["--requirepass", "pa55"]);
+    let env_url = format!("redis://:pa55@127.0.0.1:{}/0", s.port);
+    let ran = |args: &[&str]| {
+        common::anarchon()
+            .env("ANARCHON_REDIS_URL", &env_url)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // Database 3 of the same server, with the URL's password.
+    let out = ran(&["-n", "3", "claim", "db3", "--slot", "60000", "--new"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut c = redis::Client::open(format!("redis://:pa55@127.0.0.1:{}/3", s.port))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let format: Option<String> = redis::cmd("GET").arg("cron:format").query(&mut c).unwrap();
+    assert_eq!(format.as_deref(), Some("1"));
+    // The port alone: the URL's host and password go with it.
+    let out = ran(&["-p", &s.port.to_string(), "list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
