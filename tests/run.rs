@@ -383,13 +383,14 @@ fn overlap_is_skipped_unless_allowed() {
     assert_eq!(out.status.code(), Some(80));
     assert_eq!(json(&out)["outcome"], "overlap");
     assert!(!file.exists());
+    // (The refused slot is recorded skipped: a_slot_refused_by_overlap_is_recorded_skipped...)
     let out = run(
         &s,
         &[
             "--job",
             "ov",
             "--slot",
-            "120000",
+            "180000",
             "--overlap",
             "allow",
             "--shell",
@@ -786,5 +787,92 @@ fn run_json_keeps_the_document_apart_from_the_command_output() {
     assert!(
         err.contains("from-stdout") && err.contains("from-stderr"),
         "{err}"
+    );
+}
+
+/// A scheduled slot refused by `--overlap forbid` is recorded as skipped, with the run that held
+/// the job: history shows it, and no host runs it later (it is decided, not missed).
+#[test]
+fn a_slot_refused_by_overlap_is_recorded_skipped_and_never_run_later() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("ran");
+    let release = dir.path().join("release");
+    let minute = s.now_ms() / 60_000 * 60_000;
+    let (older, newer) = (
+        (minute - 120_000).to_string(),
+        (minute - 60_000).to_string(),
+    );
+    let line = format!(
+        "echo $ANARCHON_SLOT >> {}; while [ ! -f {} ]; do sleep 0.05; done",
+        log.display(),
+        release.display()
+    );
+    let mut holder = common::spawn_run(
+        &s,
+        &[
+            "--job",
+            "ov",
+            "--slot",
+            &older,
+            "--max-late",
+            "1h",
+            "--runner",
+            "holder:1",
+            "--shell",
+            "--",
+            &line,
+        ],
+    );
+    common::wait_for_line(&log);
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "ov",
+        "--slot",
+        &newer,
+        "--max-late",
+        "1h",
+        "--json",
+        "--shell",
+        "--",
+        &line,
+    ]);
+    assert_eq!(out.code(), Some(80), "{}", out.dump());
+    assert_eq!(out.json()["skip_recorded"], true, "{}", out.dump());
+    std::fs::write(&release, "").unwrap();
+    assert!(holder.wait().unwrap().success());
+
+    let history = s
+        .cli(&["history", "ov", "--status", "skipped", "--json"])
+        .expect(0)
+        .json();
+    let entries = history["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{history}");
+    assert_eq!(entries[0]["slot"].to_string(), newer);
+    let reason = entries[0]["result"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("--overlap forbid") && reason.contains("holder:1"),
+        "{reason}"
+    );
+    // Once the older run ended, the refused slot is decided: nobody runs it.
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "ov",
+        "--slot",
+        &newer,
+        "--max-late",
+        "1h",
+        "--shell",
+        "--",
+        &line,
+    ]);
+    assert_eq!(out.code(), Some(81), "{}", out.dump());
+    let ran = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        ran.lines().collect::<Vec<_>>(),
+        vec![older.as_str()],
+        "{ran}"
     );
 }

@@ -409,8 +409,14 @@ pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
             r.status, r.job
         ),
         SlotOutcome::Overlap => format!(
-            "{at}: an older run is still held by {}; skipped (--overlap allow runs it anyway; `anarchon release {}` ends a stuck one)",
-            r.runner, r.job
+            "{at}: an older run is still held by {}; skipped{} (--overlap allow runs it anyway; `anarchon release {}` ends a stuck one)",
+            r.runner,
+            if r.skip_recorded == Some(true) {
+                ", recorded as skipped"
+            } else {
+                ""
+            },
+            r.job
         ),
         SlotOutcome::Unreplicated => format!(
             "{at}: won, but too few replicas acknowledged the claim; the command did not start and the run is recorded failed (--if-unreplicated run starts it anyway)"

@@ -140,7 +140,36 @@ pub async fn run_slot(
     };
     let mut report = SlotReport::skipped(target.job, req.slot, outcome, Some(&reply));
     report.backup = backup;
+    if outcome == SlotOutcome::Overlap && req.kind == crate::store::RunKind::Scheduled {
+        report.skip_recorded = Some(record_overlap_skip(conn, target, &req, &reply).await?);
+    }
     Ok(report)
+}
+
+/// A scheduled slot that `--overlap forbid` refused is decided, not missed: it is recorded as
+/// skipped (the skip scripts of both formats, as catch-up's skips), with the run that held the job,
+/// so that history shows it and health does not count it missed. Only a slot no claim reached is
+/// recorded; whether it was is the answer.
+async fn record_overlap_skip(
+    conn: &mut Connection,
+    target: Target<'_>,
+    req: &ClaimRequest,
+    reply: &ClaimReply,
+) -> Result<bool> {
+    let holder = match reply.other_slot {
+        Some(other) => format!(
+            "the run of {} (attempt {}, {}) was still in progress",
+            crate::time::rfc3339(other),
+            reply.attempt.map_or("?".to_string(), |a| a.to_string()),
+            reply.runner
+        ),
+        None => "an older run was still in progress".to_string(),
+    };
+    let reason = format!("--overlap forbid: {holder}");
+    let outcome =
+        crate::strategy::lease::skip(conn, &target.lease_keys(), req.slot, &req.runner, &reason)
+            .await?;
+    Ok(outcome == crate::strategy::lease::SkipOutcome::Skipped)
 }
 
 /// How long a claim is retried through connection trouble (at least; a longer lease extends it).
@@ -356,6 +385,7 @@ async fn execute(
         command: Some(outcome),
         recorded: Some(recorded),
         fence: won.fence,
+        skip_recorded: None,
     }
 }
 
@@ -431,5 +461,6 @@ async fn not_started(
         command: None,
         recorded: Some(recorded),
         fence: won.fence,
+        skip_recorded: None,
     }
 }

@@ -61,6 +61,10 @@ pub struct SlotReport {
     /// The fencing token of our attempt when we ran it (store format 2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fence: Option<i64>,
+    /// For a scheduled slot refused by `--overlap forbid`: whether this host recorded it as
+    /// skipped (false: another host had, or a claim reached it meanwhile).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip_recorded: Option<bool>,
 }
 
 impl SlotReport {
@@ -77,6 +81,7 @@ impl SlotReport {
             command: None,
             recorded: None,
             fence: None,
+            skip_recorded: None,
         }
     }
 
