@@ -748,6 +748,14 @@ fn format_1_finish_refuses_a_key_of_another_type_and_writes_nothing() {
     let _: () = s.cmd(&["SET", "cron:format", "1"]);
     let slot = "1796220300000";
     let (token, _) = won(&claim(&s, "f", slot, &[]));
+    let finish = || {
+        s.anarchon()
+            .args([
+                "finish", "f", "--slot", slot, "--token", &token, "--status", "ok",
+            ])
+            .output()
+            .unwrap()
+    };
     for (key, kind) in [
         ("{cron:f}:active", "set"),
         ("{cron:f}:results", "zset"),
@@ -758,13 +766,7 @@ fn format_1_finish_refuses_a_key_of_another_type_and_writes_nothing() {
         let members: Vec<String> = s.cmd(&["SMEMBERS", "{cron:f}:active"]);
         let _: () = s.cmd(&["DEL", key]);
         let _: () = s.cmd(&["SET", key, "oops"]);
-        let out = s
-            .anarchon()
-            .args([
-                "finish", "f", "--slot", slot, "--token", &token, "--status", "ok",
-            ])
-            .output()
-            .unwrap();
+        let out = finish();
         assert_eq!(out.status.code(), Some(92), "{key}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(err.contains(key) && err.contains(kind), "{err}");
@@ -787,13 +789,7 @@ fn format_1_finish_refuses_a_key_of_another_type_and_writes_nothing() {
         assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:f}:results"]), 0, "{key}");
     }
     // With the keys sound again, the finish is recorded once.
-    let out = s
-        .anarchon()
-        .args([
-            "finish", "f", "--slot", slot, "--token", &token, "--status", "ok",
-        ])
-        .output()
-        .unwrap();
+    let out = finish();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:f}:results"]), 1);
     assert_eq!(s.cmd::<i64>(&["XLEN", "{cron:f}:runs"]), 1);

@@ -25,7 +25,7 @@ use super::{ClaimOutcome, ClaimReply, ClaimRequest};
 use crate::connection::Connection;
 use crate::error::Result;
 use crate::store::format::parse_time_reply;
-use crate::store::state::{decode_live, field_name};
+use crate::store::state::{RUN_FIELDS, decode_live, field_name};
 use crate::store::{LeaseFormat, LeaseKeys};
 
 /// The claim's answer when a look at the slot already decides it, else None (run the script).
@@ -45,7 +45,9 @@ pub async fn answer(
         LeaseFormat::V1 => {
             let mut read = redis::cmd("HMGET");
             read.arg(&keys.state);
-            for name in FORMAT_1_LOOK {
+            // Every field a run may have, in RUN_FIELDS' order: the script checks them all
+            // before it answers (lua/lib.lua `validate_run`), and so does the look.
+            for name in RUN_FIELDS {
                 read.arg(field_name(req.slot, name));
             }
             pipe.add_command(read);
@@ -86,21 +88,7 @@ fn decide(keys: &LeaseKeys, req: &ClaimRequest, look: Vec<Value>) -> Option<Clai
     })
 }
 
-/// The `:state` fields a format 1 look reads, in this order: all a run may have, since the script
-/// checks them all before it answers (lua/lib.lua `validate_run`), and so does the look.
-const FORMAT_1_LOOK: [&str; 9] = [
-    "status",
-    "attempt",
-    "token",
-    "runner",
-    "lease_end",
-    "claimed_at",
-    "started_at",
-    "finished_at",
-    "kind",
-];
-
-/// The answer a format 1 look `[HMGET of FORMAT_1_LOOK, TIME]` gives, if any.
+/// The answer a format 1 look `[HMGET of RUN_FIELDS, TIME]` gives, if any.
 fn decide_format_1(req: &ClaimRequest, look: Vec<Value>) -> Option<ClaimReply> {
     let [fields, time]: [Value; 2] = look.try_into().ok()?;
     let [
