@@ -112,7 +112,8 @@ def check_format(r):
 
 def main():
     url, command, job, *args = sys.argv[1:]
-    r = redis.Redis.from_url(url, decode_responses=True)
+    # RESP2: redis-py 8 speaks RESP3 (HELLO 3) by default, which Redis 5 does not know.
+    r = redis.Redis.from_url(url, decode_responses=True, protocol=2)
     if command == "claim":
         check_format(r)
         slot, token, runner, lease = args
