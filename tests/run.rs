@@ -825,19 +825,23 @@ fn a_slot_refused_by_overlap_is_recorded_skipped_and_never_run_later() {
         ],
     );
     common::wait_for_line(&log);
-    let out = s.cli(&[
-        "run",
-        "--job",
-        "ov",
-        "--slot",
-        &newer,
-        "--max-late",
-        "1h",
-        "--json",
-        "--shell",
-        "--",
-        &line,
-    ]);
+    // A run of the newer slot, as every host's crontab line sends it.
+    let run_newer = || {
+        s.cli(&[
+            "run",
+            "--job",
+            "ov",
+            "--slot",
+            &newer,
+            "--max-late",
+            "1h",
+            "--json",
+            "--shell",
+            "--",
+            &line,
+        ])
+    };
+    let out = run_newer();
     assert_eq!(out.code(), Some(80), "{}", out.dump());
     assert_eq!(out.json()["skip_recorded"], true, "{}", out.dump());
     std::fs::write(&release, "").unwrap();
@@ -856,18 +860,7 @@ fn a_slot_refused_by_overlap_is_recorded_skipped_and_never_run_later() {
         "{reason}"
     );
     // Once the older run ended, the refused slot is decided: nobody runs it.
-    let out = s.cli(&[
-        "run",
-        "--job",
-        "ov",
-        "--slot",
-        &newer,
-        "--max-late",
-        "1h",
-        "--shell",
-        "--",
-        &line,
-    ]);
+    let out = run_newer();
     assert_eq!(out.code(), Some(81), "{}", out.dump());
     let ran = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
