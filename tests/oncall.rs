@@ -459,36 +459,24 @@ fn small_answers_say_what_happened_and_what_to_type() {
             String::from_utf8_lossy(&out.stderr)
         )
     };
+    // What a command printed, on either stream, says `what`.
+    let says = |out: &common::Ran, what: &str| {
+        assert!(text(out).contains(what), "{what:?} not in:\n{}", text(out));
+    };
 
     // Releasing a job with nothing in progress: nothing to do, exit 0, said exactly.
     let out = s.cli(&["release", "sync", "--yes"]).expect(0);
-    assert!(
-        text(&out).contains("no run of sync is in progress: nothing to release"),
-        "{}",
-        text(&out)
-    );
+    says(&out, "no run of sync is in progress: nothing to release");
     let out = s.cli(&["release", "--expired", "--all", "--yes"]).expect(0);
-    assert!(
-        text(&out).contains("more than 1m ago (--expired 1m)"),
-        "{}",
-        text(&out)
-    );
+    says(&out, "more than 1m ago (--expired 1m)");
     // A job that does not exist is still 85.
     s.cli(&["release", "nosuch", "--yes"]).expect(85);
 
     // A prefix without its separator: the jobs all start with ':'.
     let out = s.cli(&["--prefix", "cron", "list"]).expect(0);
-    assert!(
-        text(&out).contains("did you mean --prefix cron:"),
-        "{}",
-        text(&out)
-    );
+    says(&out, "did you mean --prefix cron:");
     let out = s.cli(&["--prefix", "cron", "inspect", "sync"]).expect(85);
-    assert!(
-        text(&out).contains("did you mean --prefix cron:"),
-        "{}",
-        text(&out)
-    );
+    says(&out, "did you mean --prefix cron:");
 
     // redis-cli's habits: -h is help here, -a and -u do not exist; never a silent exit 0.
     let port = s.port.to_string();
@@ -538,9 +526,5 @@ fn small_answers_say_what_happened_and_what_to_type() {
     let out = s
         .cli(&["trim", "sync", "--keep", "1", "--dry-run"])
         .expect(0);
-    assert!(
-        text(&out).contains("younger than the protection"),
-        "{}",
-        text(&out)
-    );
+    says(&out, "younger than the protection");
 }

@@ -296,19 +296,19 @@ impl Outage {
         if !(error.is_transient() || error.can_pass()) {
             return Err(error);
         }
+        let first = std::time::Duration::from_secs(1);
+        let longest = interval.max(first);
         if self.since.is_none() {
             crate::errln!(
                 "anarchon: {}; trying again until it answers (Ctrl-C to stop)",
                 error
             );
             self.since = Some(std::time::Instant::now());
-            self.backoff = std::time::Duration::from_secs(1);
+            self.backoff = first;
         } else {
-            self.backoff = (self.backoff * 2).min(interval.max(std::time::Duration::from_secs(1)));
+            self.backoff = (self.backoff * 2).min(longest);
         }
-        Ok(self
-            .backoff
-            .min(interval.max(std::time::Duration::from_secs(1))))
+        Ok(self.backoff)
     }
 
     /// A round succeeded: an outage, if there was one, is over.
