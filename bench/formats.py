@@ -111,9 +111,10 @@ EMPTY = r.cmd("SCRIPT", "LOAD", "return 0")
 CLI = ["redis-cli", "-p", str(PORT)]
 
 
-def fleet_round(fmt, k):
+def fleet_round(fmt, k, before_runs=None):
     """RUNS `anarchon run` processes of a job whose history is full (1,000 runs): each claim
-    trims and compacts as a fleet's steady state does."""
+    trims and compacts as a fleet's steady state does. `before_runs` is called once the history
+    is in place, before the first process."""
     prefix = f"fleet{fmt}:"
     seed(prefix, fmt, f"r{k}", 1000, before=RUNS)
     env = dict(os.environ, ANARCHON_REDIS_URL=f"redis://127.0.0.1:{PORT}")
@@ -124,6 +125,8 @@ def fleet_round(fmt, k):
         subprocess.run([BIN, "run", "--prefix", prefix, "--job", f"r{k}", "--slot", str(minute - 60000 * (RUNS - i)),
                         "--max-late", "1h", "--", "true"], env=env, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, check=True)
+    if before_runs:
+        before_runs()
     return measure(one, RUNS)
 
 
@@ -134,7 +137,24 @@ def floor_round():
     return script, cpu
 
 
+def commands():
+    """Where the script time of one `run -- true` goes: each command's usec per run, inside the
+    scripts and out (INFO commandstats counts a script's own commands too), per format."""
+    for fmt in (1, 2):
+        fleet_round(fmt, f"calls{os.getpid()}", before_runs=lambda: r.cmd("CONFIG", "RESETSTAT"))
+        rows = []
+        for line in r.cmd("INFO", "commandstats").splitlines():
+            if line.startswith("cmdstat_"):
+                name, rest = line[len("cmdstat_"):].split(":", 1)
+                f = dict(kv.split("=") for kv in rest.split(","))
+                rows.append((int(f["usec"]) / RUNS, int(f["calls"]) / RUNS, name))
+        rows = [x for x in rows if not x[2].startswith(("config", "info"))]
+        print(f"format {fmt}: " + ", ".join(f"{n} {c:.1f}x {u:.1f}us" for u, c, n in sorted(rows, reverse=True)))
+
+
 def main():
+    if os.environ.get("ONLY") == "commands":
+        return commands()
     if os.environ.get("ONLY") == "memory":
         for fmt in (1, 2):
             m = seed_every_minute(fmt, int(os.environ.get("HISTORY", "400")))

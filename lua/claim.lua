@@ -40,11 +40,11 @@ if not run.status then
   -- could still ask for. Without this it would stay `running` for ever.
   -- Everything is read and checked before the first write.
   local slot_ms = tonumber(slot)
-  local others = {}
+  local others, in_progress = NOTHING, NOTHING
   local members
   members, err = checked(2, 'SMEMBERS', KEYS[2])
   if not members then return err end
-  local in_progress = {}
+  if #members > 0 then others, in_progress = {}, {} end
   for _, other in ipairs(members) do
     err = validate_slot_member(KEYS[2], other)
     if err then return err end
@@ -73,7 +73,7 @@ if not run.status then
   count, err = checked(3, 'ZCARD', KEYS[3])
   if not count then return err end
   local batch = math.max(1, math.min(16, math.floor(history_size / 100)))
-  local trimmed, compacted = {}, {}
+  local trimmed, compacted = NOTHING, NOTHING
   if ttl_ms > 0 or count + 1 - history_size >= batch then
     trimmed, err = plan_trim(now, history_size, ttl_ms, keep_ms, 16, 1, '-inf', 0, in_progress)
     if not trimmed then return err end
@@ -115,14 +115,16 @@ if not run.status then
     end_run(pair[1], pair[2], 'interrupted', now, '{"reason":"lease expired","superseded_by":' .. slot .. '}')
   end
   -- A scheduled run's kind is not written: absent means scheduled to every format 1 reader.
-  local fields = {field(slot, 'status'), 'running', field(slot, 'attempt'), 1, field(slot, 'token'), token,
-    field(slot, 'runner'), runner, field(slot, 'lease_end'), lease_end, field(slot, 'claimed_at'), now,
-    field(slot, 'started_at'), now}
+  -- (Two calls rather than a table of fields for unpack: one allocation less on every new run.)
+  local p = slot .. ':'
   if kind == 'manual' then
-    fields[#fields + 1] = field(slot, 'kind')
-    fields[#fields + 1] = kind
+    redis.call('HSET', KEYS[1], p .. 'status', 'running', p .. 'attempt', 1, p .. 'token', token,
+      p .. 'runner', runner, p .. 'lease_end', lease_end, p .. 'claimed_at', now, p .. 'started_at', now,
+      p .. 'kind', kind)
+  else
+    redis.call('HSET', KEYS[1], p .. 'status', 'running', p .. 'attempt', 1, p .. 'token', token,
+      p .. 'runner', runner, p .. 'lease_end', lease_end, p .. 'claimed_at', now, p .. 'started_at', now)
   end
-  redis.call('HSET', KEYS[1], unpack(fields))
   -- When the job's first claim reached the store (run --catch-up never catches up before it),
   -- once; a job from before this field counts from its oldest run.
   if not marks.first_seen then

@@ -74,21 +74,25 @@ local function checked(i, ...)
   return reply
 end
 
+-- An empty table that is never written to: the claim's common case (no other run in progress,
+-- nothing to trim) then allocates none, as every table is garbage the server's Lua must collect.
+local NOTHING = {}
+
 local function field(slot, name)
   return slot .. ':' .. name
 end
 
--- Reads one run's fields into a table (missing fields are false); nil and an error reply when
--- the state key is of another type.
+-- Reads the fields of one run the scripts act on into a table (missing fields are false); nil and
+-- an error reply when the state key is of another type. `started_at` and `finished_at` are written
+-- for other readers and never read here: on a cold server every field an HMGET returns costs a few
+-- µs (bench/formats.py, ONLY=commands), and finish reads one run per `anarchon run`.
 local function read_run(slot)
   local prefix = slot .. ':'
   local values, err = checked(1, 'HMGET', KEYS[1], prefix .. 'status', prefix .. 'attempt',
-    prefix .. 'token', prefix .. 'runner', prefix .. 'lease_end', prefix .. 'claimed_at',
-    prefix .. 'started_at', prefix .. 'finished_at', prefix .. 'kind')
+    prefix .. 'token', prefix .. 'runner', prefix .. 'lease_end', prefix .. 'claimed_at', prefix .. 'kind')
   if not values then return nil, err end
   return {status = values[1], attempt = values[2], token = values[3], runner = values[4],
-    lease_end = values[5], claimed_at = values[6], started_at = values[7], finished_at = values[8],
-    kind = values[9]}
+    lease_end = values[5], claimed_at = values[6], kind = values[7]}
 end
 
 local function corrupt(key, what)
@@ -136,10 +140,6 @@ local function validate_run(slot, run)
   end
   if not sound_time(run.lease_end, ended) then return bad_field(slot, run, 'lease_end', 'not an integer') end
   if not sound_time(run.claimed_at, ended) then return bad_field(slot, run, 'claimed_at', 'not an integer') end
-  if not sound_time(run.started_at, ended) then return bad_field(slot, run, 'started_at', 'not an integer') end
-  if run.finished_at and not is_int(run.finished_at) then
-    return bad_field(slot, run, 'finished_at', 'not an integer')
-  end
   if run.kind and not KINDS[run.kind] then return bad_field(slot, run, 'kind', 'not scheduled or manual') end
   return nil
 end
@@ -161,18 +161,28 @@ local function validate_slot_member(key, member)
   return nil
 end
 
--- Records the end of one attempt: an entry in the runs stream and a member in the results zset.
--- result_json is JSON text validated by the client, or 'null'.
--- The :results member of an ended attempt (docs/store-format.md, ":results members").
-local function result_member(slot, run, status, ended_at, result_json)
-  local member = '{"slot":' .. slot .. ',"attempt":' .. run.attempt ..
-    ',"token":' .. cjson.encode(run.token) .. ',"runner":' .. cjson.encode(run.runner or '') ..
-    ',"status":' .. cjson.encode(status) .. ',"claimed_at":' .. (tonumber(run.claimed_at) or 'null') ..
-    ',"ended_at":' .. ended_at
+-- Characters a JSON string must escape (and `/`, which cjson escapes): a text without them is
+-- quoted as it is.
+local JSON_ESCAPED = '[%c"\\/\128-\255]'
+
+-- `text` as it stands between the quotes of a JSON string, exactly as cjson.encode writes it. Tokens,
+-- runners and statuses almost never need escaping, and cjson allocates for every call, which a cold
+-- server pays for in every finish.
+local function json_inner(text)
+  if string.find(text, JSON_ESCAPED) then return string.sub(cjson.encode(text), 2, -2) end
+  return text
+end
+
+-- The :results member of an ended attempt (docs/store-format.md, ":results members"): the slot is
+-- its score. Built by one concatenation: every intermediate string is garbage for the server's Lua.
+local function result_member(run, status, ended_at, result_json)
   -- A manual run says so in its member (as format 2's do): its state drops `kind` in time.
   -- Before "result", which ends every member (finish's idempotence reads it there).
-  if run.kind == 'manual' then member = member .. ',"kind":"manual"' end
-  return member .. ',"result":' .. result_json .. '}'
+  local kind = ''
+  if run.kind == 'manual' then kind = ',"kind":"manual"' end
+  return '{"attempt":' .. run.attempt .. ',"token":"' .. json_inner(run.token) .. '","runner":"' ..
+    json_inner(run.runner or '') .. '","status":"' .. json_inner(status) .. '","claimed_at":' ..
+    (run.claimed_at or 'null') .. ',"ended_at":' .. ended_at .. kind .. ',"result":' .. result_json .. '}'
 end
 
 -- The :runs entry of an ended attempt, through `checked`: nil and an error reply for a :runs of
@@ -190,7 +200,7 @@ end
 -- of :runs and :results first.
 local function record_attempt(slot, run, status, ended_at, result_json)
   add_run_entry(slot, run, status, ended_at)
-  redis.call('ZADD', KEYS[5], slot, result_member(slot, run, status, ended_at, result_json))
+  redis.call('ZADD', KEYS[5], slot, result_member(run, status, ended_at, result_json))
 end
 
 -- What the job's claimants recorded in KEYS[6] (both fields optional, integers in ms):
@@ -276,7 +286,7 @@ end
 local function finish_run(slot, run, status, now, result_json)
   local removed, err = checked(2, 'SREM', KEYS[2], slot)
   if not removed then return err end
-  local member = result_member(slot, run, status, now, result_json)
+  local member = result_member(run, status, now, result_json)
   local added
   added, err = checked(5, 'ZADD', KEYS[5], slot, member)
   if not added then

@@ -28,7 +28,7 @@ redis.call('HSET', KEYS[1], field(slot, 'status'), 'interrupted', field(slot, 'a
   field(slot, 'token'), 'skip:' .. slot, field(slot, 'lease_end'), now, field(slot, 'claimed_at'), now,
   field(slot, 'started_at'), now)
 redis.call('ZADD', KEYS[3], slot, slot)
-redis.call('ZADD', KEYS[5], slot, '{"slot":' .. slot .. ',"attempt":0,"token":' ..
+redis.call('ZADD', KEYS[5], slot, '{"attempt":0,"token":' ..
   cjson.encode('skip:' .. slot) .. ',"runner":' .. cjson.encode(runner) ..
   ',"status":"skipped","claimed_at":' .. now .. ',"ended_at":' .. now .. ',"result":' ..
   cjson.encode({reason = reason}) .. '}')
