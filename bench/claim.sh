@@ -4,7 +4,7 @@
 source "$(dirname "$0")/common.sh"
 N=${1:-300}
 
-SHA=$(redis-cli -p "$PORT" script load "$(cat lua/lib.lua; echo; cat lua/claim.lua)")
+SHA=$(redis-cli -p "$PORT" script load "$(cat lua/lease/v1/lib.lua; echo; cat lua/lease/v1/claim.lua)")
 redis-cli -p "$PORT" set cron:format 1 >/dev/null
 K='{cron:cli}'
 cli_claim() {

@@ -26,7 +26,7 @@ RUNS = int(os.environ.get("RUNS", "40"))
 TOKEN_LEN = int(os.environ.get("TOKEN_LEN", "32"))
 
 sys.path.insert(0, os.path.dirname(__file__))
-from resp import Redis  # noqa: E402
+from resp import Redis, script_dirs  # noqa: E402
 
 r = Redis(PORT)
 NAMES = {1: ("state", "active", "slots", "runs", "results", "job"),
@@ -35,7 +35,7 @@ NAMES = {1: ("state", "active", "slots", "runs", "results", "job"),
 
 def load(fmt):
     """The build's claim and finish of `fmt` as functions where the server has them."""
-    base = LUA if fmt == 1 else os.path.join(LUA, "v2")
+    base = script_dirs(LUA)[fmt]
     name = None
     # An earlier version's format 1 scripts have no library: they run by EVALSHA, as it ran them.
     if os.path.exists(os.path.join(base, "library.lua")):

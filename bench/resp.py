@@ -54,3 +54,13 @@ class Redis:
         if isinstance(r, RuntimeError):
             raise r
         return r
+
+
+def script_dirs(lua):
+    """Where a scripts directory keeps each part: this layout (lua/lease/v1, lua/lease/v2,
+    lua/lease for what both formats share, lua/store) or an earlier version's (lua/, lua/v2/)."""
+    import os
+    if os.path.isdir(os.path.join(lua, "lease")):
+        return {1: os.path.join(lua, "lease", "v1"), 2: os.path.join(lua, "lease", "v2"),
+                "shared": os.path.join(lua, "lease"), "store": os.path.join(lua, "store")}
+    return {1: lua, 2: os.path.join(lua, "v2"), "shared": lua, "store": lua}

@@ -6,7 +6,7 @@ fn main() {
         eprintln!("usage: cargo run --example scripts -- DIR");
         std::process::exit(2);
     };
-    if let Err(e) = anarchon::scripts::write_all(std::path::Path::new(&dir)) {
+    if let Err(e) = anarchon::store::lease::write_scripts(std::path::Path::new(&dir)) {
         eprintln!("cannot write the scripts: {e}");
         std::process::exit(1);
     }

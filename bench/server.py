@@ -32,16 +32,17 @@ QUICK = os.environ.get("QUICK") == "1"
 
 
 sys.path.insert(0, os.path.dirname(__file__))
-from resp import Redis as _Redis  # noqa: E402
+from resp import Redis as _Redis, script_dirs  # noqa: E402
 
 
 def Redis():
     return _Redis(PORT)
 
 
-# Store format 2 (lua/v2/) when the scripts have it, else format 1 (an older version's lua/).
-FORMAT = 2 if os.path.exists(os.path.join(LUA, "v2", "claim.lua")) else 1
-SCRIPTS = os.path.join(LUA, "v2") if FORMAT == 2 else LUA
+# Store format 2 (lua/lease/v2/) when the scripts have it, else format 1 (an older version's lua/).
+DIRS = script_dirs(LUA)
+FORMAT = 2 if os.path.exists(os.path.join(DIRS[2], "claim.lua")) else 1
+SCRIPTS = DIRS[FORMAT]
 
 
 def lua(name):
@@ -52,11 +53,11 @@ def lua(name):
             return f.read()
     with open(os.path.join(SCRIPTS, "lib.lua")) as f:
         lib = f.read()
-    # Both formats' scripts include lua/pause.lua and lua/released.lua after their library, where
+    # Both formats' scripts include lua/lease/pause.lua and lua/lease/released.lua after their library, where
     # they exist.
     for shared in ("pause.lua", "released.lua"):
-        if os.path.exists(os.path.join(LUA, shared)):
-            with open(os.path.join(LUA, shared)) as f:
+        if os.path.exists(os.path.join(DIRS["shared"], shared)):
+            with open(os.path.join(DIRS["shared"], shared)) as f:
                 lib += "\n" + f.read()
     with open(os.path.join(SCRIPTS, name)) as f:
         return lib + "\n" + f.read()
@@ -243,8 +244,8 @@ while True:
 REGISTRY = [("schedule", "* * * * *"), ("tz", "UTC"), ("strategy", "lease"), ("lease_ms", ""),
             ("max_attempts", ""), ("max_late_ms", "60000"), ("catch_up_ms", "0"),
             ("catch_up_policy", "all"), ("jitter_ms", "0"), ("overlap", "forbid"), ("version", "bench")]
-REGISTER = r.cmd("SCRIPT", "LOAD", open(os.path.join(LUA, "register.lua")).read()) \
-    if os.path.exists(os.path.join(LUA, "register.lua")) else None
+REGISTER = r.cmd("SCRIPT", "LOAD", open(os.path.join(DIRS["store"], "register.lua")).read()) \
+    if os.path.exists(os.path.join(DIRS["store"], "register.lua")) else None
 # LOOK=0: claims as versions before the look sent them (every host runs the registry script and the
 # claim script); default: as this version does (plain reads first, scripts only when they decide).
 LOOK = FORMAT == 2 and os.environ.get("LOOK") != "0"

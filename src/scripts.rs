@@ -1,8 +1,11 @@
 //! The server-side Lua scripts, compiled into the binary from `lua/`.
 //!
-//! Each lease-layout script is `lua/lib.lua` (shared helpers) followed by its own file, so the
-//! helpers exist once. Redis runs a script atomically: the check and the write of a claim cannot be
-//! split by another client.
+//! The machinery ([`LuaScript`], [`FunctionLibrary`], [`bundle`]) and the scripts that belong to no
+//! lease store format: the claim-only layout's (`lua/claim_only/`) and the store's own
+//! (`lua/store/`: the job registry, `migrate`'s switch and lock). Each lease store format's scripts
+//! are defined by its module (`store::lease::v1`, `v2`) from `lua/lease/v1/`, `lua/lease/v2/`.
+//! Redis runs a script atomically: the check and the write of a claim cannot be split by another
+//! client.
 //!
 //! A script carries only the helpers it uses ([`bundle`]): Redis runs a script's whole text on
 //! every call, and each `local function` of a library is a closure built again each time (about
@@ -40,6 +43,20 @@ impl LuaScript {
     /// A library's helpers that `body` needs, followed by `body` (see [`bundle`]).
     fn bundled(library: &[&str], body: &str) -> Self {
         Self::new(bundle(&library.join("\n"), body))
+    }
+
+    /// A lease store format's script `file`: the helpers of `library` it uses, then `body`, and
+    /// the same as the function of `functions` that runs it (a store format module defines its
+    /// scripts with this: `store::lease::v1`).
+    pub fn in_library(
+        library: &[&str],
+        functions: &'static FunctionLibrary,
+        file: &str,
+        body: &str,
+    ) -> Self {
+        let mut script = Self::bundled(library, body);
+        script.function = Some(functions.function(file));
+        script
     }
 
     pub fn source(&self) -> &str {
@@ -152,7 +169,7 @@ impl FunctionLibrary {
     /// the helpers of `library` they use. Inside a function, KEYS and ARGV are arguments, not
     /// globals: the library keeps them in two locals of its own that each function sets first,
     /// so the scripts' text runs unchanged.
-    fn new(library: &str, scripts: &[(&str, &str)]) -> Self {
+    pub fn new(library: &str, scripts: &[(&str, &str)]) -> Self {
         let bodies: Vec<&str> = scripts.iter().map(|(_, body)| *body).collect();
         let mut text = String::from("local KEYS, ARGV\n");
         text.push_str(&helpers_for(library, &bodies.join("\n")));
@@ -183,58 +200,13 @@ impl FunctionLibrary {
     }
 }
 
-/// Store format 1's lease scripts: each is `lua/lib.lua` (with `lua/pause.lua` and
-/// `lua/released.lua`) followed by its own file, and a function of [`LIBRARY`] as format 2's are.
-const LIB: [&str; 3] = [
-    include_str!("../lua/lib.lua"),
-    include_str!("../lua/pause.lua"),
-    include_str!("../lua/released.lua"),
-];
-
-/// Every format 1 lease script, by file: one library of functions holds them all.
-const SCRIPTS: [(&str, &str); 6] = [
-    ("claim.lua", include_str!("../lua/claim.lua")),
-    ("heartbeat.lua", include_str!("../lua/heartbeat.lua")),
-    ("finish.lua", include_str!("../lua/finish.lua")),
-    ("trim.lua", include_str!("../lua/trim.lua")),
-    ("release.lua", include_str!("../lua/release.lua")),
-    ("skip.lua", include_str!("../lua/skip.lua")),
-];
-
-/// The format 1 lease scripts as a Redis Functions library (see [`FunctionLibrary`]).
-pub static LIBRARY: LazyLock<FunctionLibrary> =
-    LazyLock::new(|| FunctionLibrary::new(&LIB.join("\n"), &SCRIPTS));
-
-macro_rules! lease_script {
-    ($file:literal) => {
-        LazyLock::new(|| {
-            let mut script = LuaScript::bundled(&LIB, include_str!(concat!("../lua/", $file)));
-            script.function = Some(LIBRARY.function($file));
-            script
-        })
-    };
-}
-
-/// Claims a run: won / overlap / done / running.
-pub static CLAIM: LazyLock<LuaScript> = lease_script!("claim.lua");
-/// Extends the lease of the current attempt.
-pub static HEARTBEAT: LazyLock<LuaScript> = lease_script!("heartbeat.lua");
-/// Ends the current attempt as finished or failed.
-pub static FINISH: LazyLock<LuaScript> = lease_script!("finish.lua");
-/// Trims history on demand.
-pub static TRIM: LazyLock<LuaScript> = lease_script!("trim.lua");
-/// Ends a run in progress for an operator (`anarchon release`).
-pub static RELEASE: LazyLock<LuaScript> = lease_script!("release.lua");
-/// Records a missed run that `run --catch-up` will not run as skipped, once.
-pub static SKIP: LazyLock<LuaScript> = lease_script!("skip.lua");
-
-/// Each claim-only script is `lua/one_key.lua` followed by its own file.
+/// Each claim-only script is `lua/claim_only/one_key.lua` followed by its own file.
 macro_rules! one_key_script {
     ($file:literal) => {
         LazyLock::new(|| {
             LuaScript::bundled(
-                &[include_str!("../lua/one_key.lua")],
-                include_str!(concat!("../lua/", $file)),
+                &[include_str!("../lua/claim_only/one_key.lua")],
+                include_str!(concat!("../lua/claim_only/", $file)),
             )
         })
     };
@@ -249,106 +221,25 @@ pub static IDMP_PREPARE: LazyLock<LuaScript> = one_key_script!("idmp_prepare.lua
 
 /// `anarchon run`: records the job's settings and this host in the job registry, one key.
 pub static REGISTER: LazyLock<LuaScript> =
-    LazyLock::new(|| LuaScript::new(include_str!("../lua/register.lua")));
+    LazyLock::new(|| LuaScript::new(include_str!("../lua/store/register.lua")));
 /// `anarchon migrate`: the format key's switch, one key.
 pub static FORMAT_SWITCH: LazyLock<LuaScript> =
-    LazyLock::new(|| LuaScript::new(include_str!("../lua/format_switch.lua")));
+    LazyLock::new(|| LuaScript::new(include_str!("../lua/store/format_switch.lua")));
 /// `anarchon migrate`: the lock that keeps two migrations apart, one key.
 pub static MIGRATION_LOCK: LazyLock<LuaScript> =
-    LazyLock::new(|| LuaScript::new(include_str!("../lua/migration_lock.lua")));
+    LazyLock::new(|| LuaScript::new(include_str!("../lua/store/migration_lock.lua")));
 
-/// Store format 2's lease-layout scripts: each is `lua/v2/lib.lua` followed by its own file.
-pub mod v2 {
-    use super::{FunctionLibrary, LuaScript};
-    use std::sync::LazyLock;
-
-    const LIB: [&str; 3] = [
-        include_str!("../lua/v2/lib.lua"),
-        include_str!("../lua/pause.lua"),
-        include_str!("../lua/released.lua"),
-    ];
-
-    /// Every format 2 lease script, by file: one library of functions holds them all.
-    const SCRIPTS: [(&str, &str); 7] = [
-        ("claim.lua", include_str!("../lua/v2/claim.lua")),
-        ("heartbeat.lua", include_str!("../lua/v2/heartbeat.lua")),
-        ("finish.lua", include_str!("../lua/v2/finish.lua")),
-        ("trim.lua", include_str!("../lua/v2/trim.lua")),
-        ("release.lua", include_str!("../lua/v2/release.lua")),
-        ("convert.lua", include_str!("../lua/v2/convert.lua")),
-        ("skip.lua", include_str!("../lua/v2/skip.lua")),
-    ];
-
-    /// The format 2 lease scripts as a Redis Functions library (see [`FunctionLibrary`]).
-    pub static LIBRARY: LazyLock<FunctionLibrary> =
-        LazyLock::new(|| FunctionLibrary::new(&LIB.join("\n"), &SCRIPTS));
-
-    macro_rules! format_2_script {
-        ($file:literal) => {
-            LazyLock::new(|| {
-                let mut script =
-                    LuaScript::bundled(&LIB, include_str!(concat!("../lua/v2/", $file)));
-                script.function = Some(LIBRARY.function($file));
-                script
-            })
-        };
-    }
-
-    /// Claims a run: won / overlap / done / running.
-    pub static CLAIM: LazyLock<LuaScript> = format_2_script!("claim.lua");
-    /// Extends the lease of the current attempt.
-    pub static HEARTBEAT: LazyLock<LuaScript> = format_2_script!("heartbeat.lua");
-    /// Ends the current attempt as finished or failed.
-    pub static FINISH: LazyLock<LuaScript> = format_2_script!("finish.lua");
-    /// Trims history on demand.
-    pub static TRIM: LazyLock<LuaScript> = format_2_script!("trim.lua");
-    /// Ends a run in progress for an operator (`anarchon release`).
-    pub static RELEASE: LazyLock<LuaScript> = format_2_script!("release.lua");
-    /// Converts one format 1 job (`anarchon migrate`).
-    pub static CONVERT: LazyLock<LuaScript> = format_2_script!("convert.lua");
-    /// Records a missed run that `run --catch-up` will not run as skipped, once.
-    pub static SKIP: LazyLock<LuaScript> = format_2_script!("skip.lua");
-}
-
-/// Every script, by a file name: the lease layout's in both formats (format 2's under `v2/`), the
-/// claim-only layout's and migrate's.
+/// Every script that is not a lease store format's (those are in `store::lease::v1` and `v2`), by
+/// its file under `lua/`.
 pub fn all() -> Vec<(&'static str, &'static LuaScript)> {
     vec![
-        ("claim.lua", &*CLAIM),
-        ("heartbeat.lua", &*HEARTBEAT),
-        ("finish.lua", &*FINISH),
-        ("trim.lua", &*TRIM),
-        ("release.lua", &*RELEASE),
-        ("skip.lua", &*SKIP),
-        ("claim_window.lua", &*CLAIM_WINDOW),
-        ("finish_claim_only.lua", &*FINISH_CLAIM_ONLY),
-        ("idmp_prepare.lua", &*IDMP_PREPARE),
-        ("format_switch.lua", &*FORMAT_SWITCH),
-        ("migration_lock.lua", &*MIGRATION_LOCK),
-        ("register.lua", &*REGISTER),
-        ("v2/claim.lua", &*v2::CLAIM),
-        ("v2/heartbeat.lua", &*v2::HEARTBEAT),
-        ("v2/finish.lua", &*v2::FINISH),
-        ("v2/trim.lua", &*v2::TRIM),
-        ("v2/release.lua", &*v2::RELEASE),
-        ("v2/convert.lua", &*v2::CONVERT),
-        ("v2/skip.lua", &*v2::SKIP),
+        ("claim_only/claim_window.lua", &*CLAIM_WINDOW),
+        ("claim_only/finish_claim_only.lua", &*FINISH_CLAIM_ONLY),
+        ("claim_only/idmp_prepare.lua", &*IDMP_PREPARE),
+        ("store/format_switch.lua", &*FORMAT_SWITCH),
+        ("store/migration_lock.lua", &*MIGRATION_LOCK),
+        ("store/register.lua", &*REGISTER),
     ]
-}
-
-/// Writes every script into `dir` exactly as it is sent to the server (for review, and for
-/// `bench/server.sh`, which must measure what anarchon runs: `cargo run --example scripts DIR`).
-pub fn write_all(dir: &std::path::Path) -> std::io::Result<()> {
-    for (name, script) in all() {
-        let path = dir.join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(path, script.source())?;
-    }
-    std::fs::write(dir.join("library.lua"), &LIBRARY.source)?;
-    std::fs::write(dir.join("v2/library.lua"), &v2::LIBRARY.source)?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -370,57 +261,5 @@ mod tests {
     fn bundle_matches_whole_identifiers_only() {
         assert!(!bundle(LIBRARY, "return ab").contains("local function a()"));
         assert!(bundle(LIBRARY, "return unused()").contains("local B = {1}"));
-    }
-
-    #[test]
-    fn each_format_s_lease_scripts_are_functions_of_one_library() {
-        for (library, scripts) in [
-            (
-                &*super::LIBRARY,
-                [&*CLAIM, &*FINISH, &*HEARTBEAT, &*RELEASE],
-            ),
-            (
-                &*v2::LIBRARY,
-                [&*v2::CLAIM, &*v2::FINISH, &*v2::HEARTBEAT, &*v2::SKIP],
-            ),
-        ] {
-            assert!(
-                library
-                    .source
-                    .starts_with(&format!("#!lua name={}\n", library.name))
-            );
-            for script in scripts {
-                let (function, lib) = script.function().unwrap();
-                assert_eq!(lib.name, library.name);
-                assert!(
-                    library.source.contains(&format!("'{function}'")),
-                    "{function}"
-                );
-            }
-        }
-        assert_ne!(super::LIBRARY.name, v2::LIBRARY.name);
-        // The one-key scripts stay scripts.
-        assert!(REGISTER.function().is_none() && CLAIM_WINDOW.function().is_none());
-    }
-
-    #[test]
-    fn every_script_defines_each_helper_once_and_drops_some() {
-        for script in [
-            &*v2::CLAIM,
-            &*v2::FINISH,
-            &*v2::HEARTBEAT,
-            &*v2::TRIM,
-            &*CLAIM,
-            &*FINISH,
-        ] {
-            assert!(
-                script.source().contains("server_now_ms"),
-                "{}",
-                script.source()
-            );
-        }
-        assert!(!v2::FINISH.source().contains("local function plan_trim"));
-        assert!(v2::CLAIM.source().contains("local function plan_trim"));
-        assert!(v2::CLAIM.source().contains("local function paused"));
     }
 }

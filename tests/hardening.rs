@@ -611,19 +611,12 @@ fn one_unreadable_job_does_not_hide_the_others() {
 /// runs): a syntax error would otherwise surface in production first.
 #[test]
 fn every_script_compiles_on_the_server() {
-    use anarchon::scripts::*;
     let s = Server::start();
-    for script in [
-        &*CLAIM,
-        &*HEARTBEAT,
-        &*FINISH,
-        &*TRIM,
-        &*CLAIM_WINDOW,
-        &*FINISH_CLAIM_ONLY,
-        &*IDMP_PREPARE,
-    ] {
+    let every = anarchon::store::lease::every_script();
+    assert!(every.len() >= 19, "{} scripts", every.len());
+    for (name, script) in every {
         let sha: String = s.cmd(&["SCRIPT", "LOAD", script.source()]);
-        assert_eq!(sha, script.sha1());
+        assert_eq!(sha, script.sha1(), "{name}");
     }
 }
 

@@ -170,18 +170,24 @@ fn a_format_1_script_after_the_switch_is_refused_and_writes_nothing() {
         history: Default::default(),
     };
     for (script, keys) in [
-        (&*anarchon::scripts::CLAIM, keys.with_job().to_vec()),
-        (&*anarchon::scripts::FINISH, keys.all().to_vec()),
-        (&*anarchon::scripts::HEARTBEAT, vec![keys.state.as_str()]),
+        (
+            &*anarchon::store::lease::v1::CLAIM,
+            keys.with_job().to_vec(),
+        ),
+        (&*anarchon::store::lease::v1::FINISH, keys.all().to_vec()),
+        (
+            &*anarchon::store::lease::v1::HEARTBEAT,
+            vec![keys.state.as_str()],
+        ),
     ] {
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(script.source()).arg(keys.len());
         for k in &keys {
             cmd.arg(*k);
         }
-        if std::ptr::eq(script, &*anarchon::scripts::CLAIM) {
+        if std::ptr::eq(script, &*anarchon::store::lease::v1::CLAIM) {
             cmd.arg(anarchon::strategy::lease::claim_args(&req));
-        } else if std::ptr::eq(script, &*anarchon::scripts::FINISH) {
+        } else if std::ptr::eq(script, &*anarchon::store::lease::v1::FINISH) {
             cmd.arg(&["60000", token.as_str(), "finished", "null"][..]);
         } else {
             cmd.arg(&["60000", token.as_str(), "30000"][..]);

@@ -15,13 +15,12 @@ use serde_json::Value;
 /// pipelines: fast enough for thousands of runs. In the test store format (format 2 unless
 /// `ANARCHON_TEST_STORE_FORMAT=1`).
 fn seed(s: &Server, jobs: &[String], runs: i64, status: impl Fn(i64) -> &'static str) {
-    use anarchon::scripts;
+    use anarchon::store::LeaseFormat;
     let format = Server::test_store_format();
-    let (claim, finish) = if format == 1 {
-        (&*scripts::CLAIM, &*scripts::FINISH)
-    } else {
-        (&*scripts::v2::CLAIM, &*scripts::v2::FINISH)
-    };
+    let scripts = LeaseFormat::from_number(format)
+        .expect("a known format")
+        .scripts();
+    let (claim, finish) = (scripts.claim, scripts.finish);
     let (claim, finish) = (
         redis::Script::new(claim.source()),
         redis::Script::new(finish.source()),

@@ -4,8 +4,8 @@
 use anarchon::schedule::Schedule;
 use anarchon::store::discover::{Layout, classify_key};
 use anarchon::store::keys::{LeaseKeys, hash_slot, validate_job_name};
+use anarchon::store::lease::v1::decode_state;
 use anarchon::store::read::ResultEntry;
-use anarchon::store::state::decode_state;
 use anarchon::time::{SlotSpec, parse_duration, parse_since, parse_slot};
 use proptest::prelude::*;
 

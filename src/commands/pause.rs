@@ -1,5 +1,5 @@
 //! `anarchon pause` and `anarchon resume`: a job's pause, recorded in its `:job` hash where every
-//! claimant's claim script reads it (lua/pause.lua), so the whole fleet skips it atomically.
+//! claimant's claim script reads it (lua/lease/pause.lua), so the whole fleet skips it atomically.
 
 use serde::Serialize;
 

@@ -2,7 +2,7 @@
 //!
 //! For the 3 a.m. case: a holder hung (or its host is gone and nobody stands by), and the run blocks
 //! the next ones (overlap) or must be run again by hand. A holder whose lease is live may still be
-//! running the command, so the run is first only marked released (lua/released.lua): it stays held,
+//! running the command, so the run is first only marked released (lua/lease/released.lua): it stays held,
 //! nothing else can run the job, and the holder's next heartbeat answers `released`; `anarchon run`
 //! stops its command and records the attempt `interrupted` (or `failed`) with who released it and
 //! why. A holder that is gone cannot answer: its lease expires, and the run ends then. This command

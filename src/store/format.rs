@@ -14,12 +14,12 @@ use crate::store::keys::{LeaseFormat, format_key};
 /// The newest store format this build reads and writes. A store is in it only because an operator
 /// chose it (`anarchon migrate`): every reader of format 1 (the scheduler's RedisBackend, earlier
 /// anarchon releases) refuses a format 2 store, writing nothing.
-pub const STORE_FORMAT: u32 = 2;
+pub const STORE_FORMAT: u32 = LeaseFormat::NEWEST.number();
 
 /// The format a store with no format key is created in: format 1, the seed's layout
 /// (`redis-backend.md`), which every scheduler sharing the store reads. Which format a shared store
 /// is in is the fleet's decision, never a side effect of whichever process writes first.
-pub const NEW_STORE_FORMAT: u32 = 1;
+pub const NEW_STORE_FORMAT: u32 = LeaseFormat::NEW.number();
 
 /// What a store's format means for the other programs that share it, for people (`doctor`,
 /// `inspect`): format 1 is the scheduler's own layout, format 2 anarchon's.
@@ -41,18 +41,16 @@ pub struct StoreCheck {
     pub format: Option<u32>,
     /// The server's clock, ms since the epoch.
     pub server_now_ms: i64,
+    /// The lease format [`StoreCheck::format`] names (see [`StoreCheck::lease_format`]).
+    lease: LeaseFormat,
 }
 
 impl StoreCheck {
-    /// The format the lease layout's scripts must write in: format 2 when the format key says 2,
-    /// else format 1 (a store with no format key yet is created in format 1). [`judge`] refused
-    /// every other number before a check exists.
+    /// The format the lease layout's scripts must write in: the one the format key names, or
+    /// [`LeaseFormat::NEW`] for a store with no format key yet. [`judge`] refused every number
+    /// this build does not know before a check exists.
     pub fn lease_format(&self) -> LeaseFormat {
-        match self.format {
-            Some(2) => LeaseFormat::V2,
-            Some(1) | None => LeaseFormat::V1,
-            Some(other) => unreachable!("store format {other} passed the check"),
-        }
+        self.lease
     }
 }
 
@@ -152,17 +150,21 @@ fn judge(
             })
         })
         .transpose()?;
-    if let Some(found) = format.filter(|found| *found > STORE_FORMAT) {
-        return Err(Error::StoreFormat {
+    // A number this build does not know is refused here, where the format key is read: never
+    // mapped to the nearest known format.
+    let lease = match format {
+        None => LeaseFormat::NEW,
+        Some(found) => LeaseFormat::from_number(found).ok_or_else(|| Error::StoreFormat {
             url: conn.shown_url().to_string(),
             key,
             found: found.to_string(),
             supported: STORE_FORMAT,
-        });
-    }
+        })?,
+    };
     Ok(StoreCheck {
         format,
         server_now_ms,
+        lease,
     })
 }
 

@@ -10,7 +10,7 @@ use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::store::discover::{JobRef, Layout, find_jobs};
 use crate::store::read::{self, KeyInfo, ResultEntry, RunEntry};
-use crate::store::state::{RUN_FIELDS, RunState, decode_live, decode_state, field_name};
+use crate::store::state::RunState;
 use crate::store::{ClaimKeys, LeaseFormat, LeaseKeys};
 use crate::time::rfc3339;
 
@@ -206,19 +206,7 @@ pub async fn active_runs_in(
     format: LeaseFormat,
     now: i64,
 ) -> Result<Vec<ActiveRun>> {
-    let states = match format {
-        LeaseFormat::V1 => format_1_active_runs(conn, keys).await?,
-        LeaseFormat::V2 => {
-            let fields: Vec<(String, String)> = conn
-                .query(redis::cmd("HGETALL").arg(&keys.live))
-                .await
-                .map_err(|e| e.on_key(&keys.live, "hash"))?;
-            fields
-                .iter()
-                .map(|(field, value)| decode_live(&keys.live, field, value))
-                .collect::<Result<Vec<_>>>()?
-        }
-    };
+    let states = format.runs_in_progress(conn, keys).await?;
     let mut runs: Vec<ActiveRun> = states
         .into_iter()
         .map(|state| ActiveRun {
@@ -232,40 +220,6 @@ pub async fn active_runs_in(
         .collect();
     runs.sort_by_key(|r| std::cmp::Reverse(r.state.slot));
     Ok(runs)
-}
-
-/// Format 1: the runs in `:active`, each read from `:state`.
-async fn format_1_active_runs(conn: &mut Connection, keys: &LeaseKeys) -> Result<Vec<RunState>> {
-    let slots: Vec<String> = conn.query(redis::cmd("SMEMBERS").arg(&keys.active)).await?;
-    if let Some(bad) = slots.iter().find(|s| s.parse::<i64>().is_err()) {
-        return Err(Error::corrupt(
-            &keys.active,
-            format!("member {bad:?} is not a slot"),
-        ));
-    }
-    if slots.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut pipe = redis::pipe();
-    for slot in &slots {
-        let mut cmd = redis::cmd("HMGET");
-        cmd.arg(&keys.state);
-        for f in RUN_FIELDS {
-            cmd.arg(field_name(slot, f));
-        }
-        pipe.add_command(cmd);
-    }
-    let values = conn.replies(&pipe).await?;
-    let mut pairs = Vec::new();
-    for (slot, value) in slots.iter().zip(values) {
-        let fields: Vec<Option<String>> = read::decode(&keys.state, value)?;
-        for (name, v) in RUN_FIELDS.iter().zip(fields) {
-            if let Some(v) = v {
-                pairs.push((field_name(slot, name), v));
-            }
-        }
-    }
-    Ok(decode_state(&keys.state, &pairs)?.into_values().collect())
 }
 
 /// The newest `last` ended attempts of a format 2 lease job, from its `:results` (format 2 keeps no

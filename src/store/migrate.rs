@@ -6,7 +6,7 @@
 //!    is killed; it is renewed while it runs).
 //! 2. The format key moves from 1 to 2 in one script. From then on a format 1 anarchon refuses the
 //!    store (writing nothing), and this version writes format 2.
-//! 3. Each format 1 job is converted by one script (lua/v2/convert.lua): its runs in progress move
+//! 3. Each format 1 job is converted by one script (lua/lease/v2/convert.lua): its runs in progress move
 //!    to `:live`, its format 1 keys go, `:state` becomes the format 2 marker. A format 2 script that
 //!    meets a job not converted yet converts it first, so the order does not matter, and a format 1
 //!    script that read the format key before step 2 meets the marker and is refused.
@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::scripts;
 use crate::store::discover::{Layout, find_jobs};
 use crate::store::keys::format_key;
+use crate::store::lease::v2;
 use crate::store::read::{Unreadable, decode};
 use crate::store::{LeaseFormat, LeaseKeys};
 use crate::time::millis;
@@ -198,7 +199,7 @@ pub async fn plan(conn: &mut Connection, prefix: &str) -> Result<Plan> {
 pub async fn convert_job(conn: &mut Connection, prefix: &str, job: &str) -> Result<(bool, u64)> {
     let keys = LeaseKeys::new(prefix, job);
     let reply: Vec<String> = conn
-        .eval(&scripts::v2::CONVERT, &keys.format_2(), &[])
+        .eval(&v2::CONVERT, &v2::script_keys(&keys), &[])
         .await?;
     match reply.as_slice() {
         [done, moved] => Ok((done == "1", moved.parse().unwrap_or(0))),

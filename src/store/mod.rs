@@ -1,11 +1,14 @@
-//! Store formats 1 and 2: key names, the format key, and decoding what the keys hold.
+//! Store formats 1 and 2: key names, the format key, and decoding what the keys hold. Each lease
+//! store format is one module of [`lease`].
 //! docs/store-format.md is the prose version of this module.
 
+pub mod decode;
 pub mod discover;
 pub mod format;
 pub mod history;
 pub mod job;
 pub mod keys;
+pub mod lease;
 pub mod migrate;
 pub mod monitor;
 pub mod pause;

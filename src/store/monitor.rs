@@ -14,10 +14,11 @@ use crate::health::{self, Health, InProgress, RECENT_RESULTS};
 use crate::schedule::Schedule;
 use crate::store::discover::{JobRef, Layout};
 use crate::store::keys::{JobKeys, LeaseFormat, LeaseKeys};
+use crate::store::lease::v1::field_name;
+use crate::store::lease::v2::decode_live;
 use crate::store::pause::{self, Pause};
 use crate::store::read::{self, BATCH, ResultEntry, Unreadable, decode};
 use crate::store::registry::{self, Registry};
-use crate::store::state::{decode_live, field_name};
 
 /// One job as monitoring sees it.
 #[derive(Debug, Clone, Serialize)]

@@ -1,4 +1,4 @@
-//! A job's pause, as its `:job` hash records it (both formats; lua/pause.lua decides claims by
+//! A job's pause, as its `:job` hash records it (both formats; lua/lease/pause.lua decides claims by
 //! the same fields). All times are ms by the server's clock.
 
 use serde::Serialize;
@@ -32,7 +32,11 @@ impl Pause {
     /// Decodes HMGET of [`FIELDS`], naming the key on bad data.
     pub fn decode(key: &str, values: &[Option<String>]) -> Result<Self> {
         let int = |i: usize| {
-            crate::store::read::int_field(key, FIELDS[i], values.get(i).and_then(|v| v.as_deref()))
+            crate::store::decode::int_field(
+                key,
+                FIELDS[i],
+                values.get(i).and_then(|v| v.as_deref()),
+            )
         };
         Ok(Pause {
             paused_at: int(0)?,
@@ -44,7 +48,7 @@ impl Pause {
     }
 
     /// When the pause ends: at paused_until, or when it was resumed if that came first (None:
-    /// until resumed). The same rule as lua/pause.lua.
+    /// until resumed). The same rule as lua/lease/pause.lua.
     pub fn ends(&self) -> Option<i64> {
         match (self.paused_at, self.resumed_at, self.paused_until) {
             (Some(at), Some(resumed), until)
@@ -112,7 +116,7 @@ pub async fn write_pause(conn: &mut Connection, keys: &LeaseKeys, p: &Pause) -> 
         .map_err(|e| e.on_key(&keys.job, "hash"))
 }
 
-/// Ends the pause at `now` (the slots due during it stay skipped: lua/pause.lua).
+/// Ends the pause at `now` (the slots due during it stay skipped: lua/lease/pause.lua).
 pub async fn write_resume(conn: &mut Connection, keys: &LeaseKeys, now: i64) -> Result<()> {
     conn.query::<()>(redis::cmd("HSET").arg(&keys.job).arg("resumed_at").arg(now))
         .await

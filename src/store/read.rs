@@ -1,15 +1,17 @@
 //! Reading what the store holds about jobs, for the operator commands (list, inspect, history).
 //! Reads are pipelined: a batch of jobs costs a fixed number of round trips, not one per job.
 
-use redis::{FromRedisValue, Value};
+use redis::Value;
 use serde::{Deserialize, Serialize};
 
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::store::LeaseFormat;
+pub use crate::store::decode::{decode, int_field};
 use crate::store::discover::{JobRef, Layout};
 use crate::store::keys::{ClaimKeys, LeaseKeys};
-use crate::store::state::{decode_live, field_name};
+use crate::store::lease::v1::field_name;
+use crate::store::lease::v2::decode_live;
 
 /// How many jobs one pipeline covers.
 pub const BATCH: usize = 500;
@@ -122,17 +124,6 @@ impl RunEntry {
     }
 }
 
-/// A hash field that holds a decimal integer, as anarchon writes them: None when absent, an error
-/// naming the key and the field when it holds anything else.
-pub fn int_field(key: &str, field: &str, value: Option<&str>) -> Result<Option<i64>> {
-    value
-        .map(|v| {
-            v.parse::<i64>()
-                .map_err(|_| Error::corrupt(key, format!("field {field} is {v:?}, not an integer")))
-        })
-        .transpose()
-}
-
 /// When the store first saw a job: the `first_seen` its claims recorded in `:job` (`recorded`),
 /// or its oldest run `oldest` when that is older (a job from before the field, every format 1
 /// job). None for a job with neither.
@@ -146,25 +137,6 @@ pub fn first_seen(
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     })
-}
-
-/// Converts one reply of a pipeline, naming the key when it is not what the format promises.
-pub fn decode<T: FromRedisValue>(key: &str, value: Value) -> Result<T> {
-    if let Value::ServerError(e) = &value {
-        return Err(if e.code() == "WRONGTYPE" {
-            Error::WrongType {
-                key: key.to_string(),
-                found: "another type".into(),
-                expected: "the type docs/store-format.md gives".into(),
-            }
-        } else {
-            Error::redis(
-                Some(e.code()),
-                format!("{} on {key}", e.details().unwrap_or(e.code())),
-            )
-        });
-    }
-    T::from_redis_value(value).map_err(|e| Error::corrupt(key, e.to_string()))
 }
 
 /// Parses a stream reply (XRANGE/XREVRANGE) into entries.

@@ -87,7 +87,7 @@ pub fn host_of(runner: &str) -> &str {
 /// One run's record in the job registry: `settings`, and `host` as seen now. Most runs of a job
 /// change nothing, and every host of a fleet runs at the same minute, so it is read first, with one
 /// plain HMGET of the fields it would write ([`Registration::read`], which `run` sends in its first
-/// round trip), and written by lua/register.lua (which decides again, atomically, by the server's
+/// round trip), and written by lua/store/register.lua (which decides again, atomically, by the server's
 /// clock) only when a setting differs or the host's last-seen time is due ([`HOST_REFRESH`]).
 pub struct Registration<'a> {
     key: String,
@@ -139,7 +139,7 @@ impl<'a> Registration<'a> {
         changed || !seen_recently
     }
 
-    /// Writes what changed: one short script (lua/register.lua).
+    /// Writes what changed: one short script (lua/store/register.lua).
     pub async fn write(&self, conn: &mut Connection) -> Result<()> {
         let mut args = vec![self.host.to_string(), millis(HOST_REFRESH).to_string()];
         for (name, value) in self.settings.fields() {

@@ -8,8 +8,7 @@ use serde::Serialize;
 
 use crate::connection::Connection;
 use crate::error::{Error, Result};
-use crate::scripts::{self, LuaScript};
-use crate::store::{LeaseFormat, LeaseKeys, RunKind};
+use crate::store::{LeaseKeys, RunKind};
 use crate::time::millis;
 
 pub mod look;
@@ -159,7 +158,7 @@ pub enum FinishStatus {
     Failed,
 }
 
-/// The claim script's ARGV for `req`, in the order lua/claim.lua documents: the one place that
+/// The claim script's ARGV for `req`, in the order lua/lease/v1/claim.lua documents: the one place that
 /// knows it (the tests seed stores with it too).
 pub fn claim_args(req: &ClaimRequest) -> Vec<String> {
     vec![
@@ -188,14 +187,7 @@ pub async fn claim(
         return Ok(answer);
     }
     let args = claim_args(req);
-    let reply = eval_in_format(
-        conn,
-        keys,
-        (&scripts::CLAIM, &keys.with_job()),
-        &scripts::v2::CLAIM,
-        &args,
-    )
-    .await?;
+    let reply = keys.format.eval(conn, keys, |s| s.claim, &args).await?;
     parse_reply(&keys.state, &reply, |o| match o {
         "won" => Some(ClaimOutcome::Won),
         "overlap" => Some(ClaimOutcome::Overlap),
@@ -218,14 +210,7 @@ pub async fn heartbeat(
         token.to_string(),
         millis(lease).to_string(),
     ];
-    let reply = eval_in_format(
-        conn,
-        keys,
-        (&scripts::HEARTBEAT, &keys.with_job()),
-        &scripts::v2::HEARTBEAT,
-        &args,
-    )
-    .await?;
+    let reply = keys.format.eval(conn, keys, |s| s.heartbeat, &args).await?;
     parse_reply(&keys.state, &reply, token_outcome)
 }
 
@@ -248,14 +233,7 @@ pub async fn finish(
         status.to_string(),
         result_json.to_string(),
     ];
-    let reply = eval_in_format(
-        conn,
-        keys,
-        (&scripts::FINISH, &keys.with_job()),
-        &scripts::v2::FINISH,
-        &args,
-    )
-    .await?;
+    let reply = keys.format.eval(conn, keys, |s| s.finish, &args).await?;
     parse_reply(&keys.state, &reply, token_outcome)
 }
 
@@ -309,14 +287,7 @@ pub async fn release(
         result_json.to_string(),
         if force { "1" } else { "0" }.to_string(),
     ];
-    let reply = eval_in_format(
-        conn,
-        keys,
-        (&scripts::RELEASE, &keys.with_job()),
-        &scripts::v2::RELEASE,
-        &args,
-    )
-    .await?;
+    let reply = keys.format.eval(conn, keys, |s| s.release, &args).await?;
     let bad = || {
         Error::corrupt(
             &keys.state,
@@ -365,13 +336,7 @@ pub async fn trim(
             cursor.clone(),
             if dry_run { trimmed.len() } else { 0 }.to_string(),
         ];
-        let reply: Vec<String> = match keys.format {
-            LeaseFormat::V1 => conn.eval(&scripts::TRIM, &keys.with_job(), &args).await?,
-            LeaseFormat::V2 => {
-                conn.eval(&scripts::v2::TRIM, &keys.format_2(), &args)
-                    .await?
-            }
-        };
+        let reply = keys.format.eval(conn, keys, |s| s.trim, &args).await?;
         let [complete, next, slots @ ..] = reply.as_slice() else {
             return Err(Error::corrupt(
                 &keys.slots,
@@ -422,8 +387,8 @@ pub async fn recorded_protection(
         .transpose()
 }
 
-/// For each of `slots`, whether any claim of it ever reached the store (format 1: its state
-/// exists; format 2: it is in progress or has results), in one pipeline. `run --catch-up` uses it
+/// For each of `slots`, whether any claim of it ever reached the store (what that means is the
+/// format's: `LeaseFormat::queue_claimed`), in one pipeline. `run --catch-up` uses it
 /// to pick only runs no host ever claimed; the claim itself still decides atomically.
 pub async fn were_claimed(
     conn: &mut Connection,
@@ -434,29 +399,18 @@ pub async fn were_claimed(
         return Ok(Vec::new());
     }
     let mut pipe = redis::pipe();
+    let mut per_slot = 0;
     for slot in slots {
-        match keys.format {
-            LeaseFormat::V1 => {
-                let field = crate::store::state::field_name(*slot, "status");
-                pipe.cmd("HEXISTS").arg(&keys.state).arg(field);
-            }
-            LeaseFormat::V2 => {
-                pipe.cmd("HEXISTS").arg(&keys.live).arg(slot);
-                pipe.cmd("ZCOUNT").arg(&keys.results).arg(slot).arg(slot);
-            }
-        }
+        per_slot = keys.format.queue_claimed(&mut pipe, keys, *slot);
     }
     let replies: Vec<u64> = conn
         .pipeline(&pipe)
         .await
         .map_err(|e| e.on_key(&keys.state, "hash"))?;
-    Ok(match keys.format {
-        LeaseFormat::V1 => replies.iter().map(|n| *n > 0).collect(),
-        LeaseFormat::V2 => replies
-            .chunks(2)
-            .map(|c| c.iter().sum::<u64>() > 0)
-            .collect(),
-    })
+    Ok(replies
+        .chunks(per_slot)
+        .map(|c| c.iter().sum::<u64>() > 0)
+        .collect())
 }
 
 /// What [`skip`] found.
@@ -480,14 +434,8 @@ pub async fn skip(
     runner: &str,
     reason: &str,
 ) -> Result<SkipOutcome> {
-    let args = [slot.to_string(), runner.to_string(), reason.to_string()];
-    let reply: Vec<String> = match keys.format {
-        LeaseFormat::V1 => conn.eval(&scripts::SKIP, &keys.with_job(), &args).await?,
-        LeaseFormat::V2 => {
-            conn.eval(&scripts::v2::SKIP, &keys.format_2(), &args)
-                .await?
-        }
-    };
+    let args = vec![slot.to_string(), runner.to_string(), reason.to_string()];
+    let reply = keys.format.eval(conn, keys, |s| s.skip, &args).await?;
     match reply.first().map(String::as_str) {
         Some("skipped") => Ok(SkipOutcome::Skipped),
         Some("running" | "done") => Ok(SkipOutcome::Claimed(reply[1].clone())),
@@ -517,33 +465,6 @@ pub async fn first_seen(conn: &mut Connection, keys: &LeaseKeys) -> Result<Optio
         .map_err(|e| e.on_key(&keys.job, "hash"))?;
     let oldest = oldest.first().map(|(_, score)| *score as i64);
     crate::store::read::first_seen(&keys.job, recorded.as_deref(), oldest)
-}
-
-/// Runs a lease script in the format `keys` are written in: format 1's script on its keys, else
-/// format 2's on [`LeaseKeys::format_2`]. A format 1 script refused because the job was converted
-/// after this command read the format key ([`converted_since`]) wrote nothing, so the format 2
-/// script runs in its place.
-async fn eval_in_format(
-    conn: &mut Connection,
-    keys: &LeaseKeys,
-    (v1, v1_keys): (&LuaScript, &[&str]),
-    v2: &LuaScript,
-    args: &[String],
-) -> Result<Vec<String>> {
-    match keys.format {
-        LeaseFormat::V1 => match conn.eval(v1, v1_keys, args).await {
-            Err(e) if converted_since(&e, keys) => conn.eval(v2, &keys.format_2(), args).await,
-            other => other,
-        },
-        LeaseFormat::V2 => conn.eval(v2, &keys.format_2(), args).await,
-    }
-}
-
-/// Whether a format 1 script was refused because the job was converted to format 2 after this
-/// command read the format key (`anarchon migrate` ran meanwhile, or a long run outlived it): its
-/// `:state` is the format 2 marker string. The script wrote nothing; the format 2 one is right.
-fn converted_since(error: &Error, keys: &LeaseKeys) -> bool {
-    matches!(error, Error::WrongType { key, found, .. } if *key == keys.state && found == "string")
 }
 
 fn token_outcome(o: &str) -> Option<TokenOutcome> {

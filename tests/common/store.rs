@@ -7,8 +7,10 @@
 
 use std::collections::BTreeMap;
 
+use anarchon::store::RunState;
+use anarchon::store::lease::v1::decode_state;
+use anarchon::store::lease::v2::decode_live;
 use anarchon::store::read::ResultEntry;
-use anarchon::store::state::{RunState, decode_live, decode_state};
 
 use super::Server;
 

@@ -1,5 +1,5 @@
 //! Recording a claim-only run's result, once: the caller's token must be the claim's, and a run
-//! that has a result already keeps it (`lua/finish_claim_only.lua`).
+//! that has a result already keeps it (`lua/claim_only/finish_claim_only.lua`).
 
 use super::entry_for_slot;
 use crate::connection::Connection;

@@ -1,5 +1,5 @@
 -- claim(job, slot, token), store format 2: decides who runs one scheduled run.
--- KEYS: 1-7 as in lua/v2/lib.lua
+-- KEYS: 1-7 as in lua/lease/v2/lib.lua
 -- ARGV: 1 slot (ms), 2 token, 3 runner, 4 lease_ms, 5 max_attempts, 6 allow_overlap (0|1),
 --       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot, fence}, all strings;
@@ -138,7 +138,7 @@ if not run then
   return reply('won', 1, lease_end, runner, 'running', '', fence)
 end
 
--- Released by an operator (lua/released.lua): while its lease lives the holder may still be
+-- Released by an operator (lua/lease/released.lua): while its lease lives the holder may still be
 -- stopping its command, so the run stays held (answered running below); once the lease has
 -- expired, or the holder itself asks again, it ends as the release said.
 local mark

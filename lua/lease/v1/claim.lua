@@ -30,7 +30,7 @@ if not run.status then
     return reply('done', nil, nil, '', 'trimmed', '')
   end
   if kind == 'scheduled' then
-    -- Paused (lua/pause.lua): answered paused (lease_end: when the pause ends, empty until resumed).
+    -- Paused (lua/lease/pause.lua): answered paused (lease_end: when the pause ends, empty until resumed).
     local is_paused, ends = paused(tonumber(slot), now, pause[1], pause[2], pause[3])
     if is_paused then return reply('paused', nil, ends, '', 'paused', '') end
   end

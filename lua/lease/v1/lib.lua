@@ -268,11 +268,11 @@ end
 
 -- Ends a run in progress: its attempt recorded with `status` and `result_json`, its state ended
 -- (the fields an ended run keeps, see RUN_FIELDS), out of :active. (A released run's caller also
--- removes its mark: lua/released.lua.)
+-- removes its mark: lua/lease/released.lua.)
 -- Ends a run in progress: its attempt recorded with `status` and `result_json`, its state ended,
 -- out of :active. Its other fields stay until the claim horizon (plan_compaction). For callers
 -- that checked the types of :active, :runs and :results first. (A released run's caller also
--- removes its mark: lua/released.lua.)
+-- removes its mark: lua/lease/released.lua.)
 local function end_run(slot, run, status, now, result_json)
   record_attempt(slot, run, status, now, result_json)
   redis.call('HSET', KEYS[1], field(slot, 'status'), status)

@@ -1,11 +1,11 @@
 -- finish(job, slot, token), store format 2: ends the current attempt as finished or failed.
--- KEYS: 1-7 as in lua/v2/lib.lua
+-- KEYS: 1-7 as in lua/lease/v2/lib.lua
 -- ARGV: 1 slot, 2 token, 3 status (finished|failed), 4 result JSON text (validated by the client)
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now[, '', '', released_by, reason]}
 --   outcome ok (status: what was recorded), or lost when the run is gone, over, or held by another
 --   token (nothing is written). A finish sent again by the same token after its first was applied
 --   (its reply lost or late) is answered ok again: finish is idempotent per token, as claim is.
---   A run an operator released (lua/released.lua) is recorded with the release's status, and its
+--   A run an operator released (lua/lease/released.lua) is recorded with the release's status, and its
 --   result holds the release's and, under "command", this one.
 local slot, token, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = server_now_ms()

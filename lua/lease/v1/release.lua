@@ -1,5 +1,5 @@
 -- release(job, slot), store format 1: an operator ends a run in progress without its token (see
--- lua/v2/release.lua, which is the same for format 2).
+-- lua/lease/v2/release.lua, which is the same for format 2).
 -- KEYS: 1-6 as in lib.lua
 -- ARGV: 1 slot, 2 expected attempt ('' for any), 3 status (interrupted|failed),
 --       4 result JSON text (validated by the client), 5 force (1: end it now even under a live lease)

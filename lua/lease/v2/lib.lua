@@ -1,4 +1,4 @@
--- Store format 2, lease layout: shared helpers, prepended to every script in lua/v2/ (src/scripts.rs).
+-- Store format 2, lease layout: shared helpers, prepended to every script in lua/lease/v2/ (src/scripts.rs).
 -- docs/store-format.md ("Store format 2") is the prose version; keep the two in step.
 --
 -- KEYS, the same for every script:
@@ -203,7 +203,7 @@ end
 -- What the job hash (KEYS[3]) records, all optional: protect_ms, the longest time after its slot
 -- that any claimant may still claim a run; trimmed_to, the newest slot trimming ever removed (a
 -- claim of a run at or before it is refused); format, 2 once the job is in format 2; the pause
--- (lua/pause.lua); fence, the last fencing token given (0: none yet); first_seen, when the job's
+-- (lua/lease/pause.lua); fence, the last fencing token given (0: none yet); first_seen, when the job's
 -- first claim reached the store (`run --catch-up` never catches up a slot before it).
 -- Every integer field is checked before it is used: garbage written by hand (text, a fraction, an
 -- exponent, a negative fence, which would let fencing tokens go back, a trim horizon after `now`,

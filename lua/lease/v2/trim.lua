@@ -1,5 +1,5 @@
 -- trim(job), store format 2: history trimming on demand (`anarchon trim`), with the claim's rules.
--- KEYS: 1-7 as in lua/v2/lib.lua
+-- KEYS: 1-7 as in lua/lease/v2/lib.lua
 -- ARGV: 1 history_size, 2 history_ttl_ms (0 = none), 3 keep_ms, 4 budget (members looked at),
 --       5 dry_run (0|1), 6 cursor ('-inf', or '(<slot>' to go on after a slot: dry runs only),
 --       7 entries an earlier call of this dry run planned

@@ -1,10 +1,10 @@
 -- heartbeat(job, slot, token), store format 2: pushes the lease end forward, only for the current
 -- attempt's token.
--- KEYS: 1-7 as in lua/v2/lib.lua
+-- KEYS: 1-7 as in lua/lease/v2/lib.lua
 -- ARGV: 1 slot, 2 token, 3 lease_ms (0: the lease the attempt was claimed with)
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now[, '', '', released_by, reason]}
 --   outcome ok; lost when the run is gone, over, or held by another token; released when an
---   operator released it (lua/released.lua): the lease is not renewed, the holder must stop its
+--   operator released it (lua/lease/released.lua): the lease is not renewed, the holder must stop its
 --   command and finish, and the reply says who released it and why.
 local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = server_now_ms()

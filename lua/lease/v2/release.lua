@@ -1,10 +1,10 @@
 -- release(job, slot), store format 2: an operator ends a run in progress without its token (a
 -- stuck or hung holder). While the holder's lease lives, the run is only marked released
--- (lua/released.lua): it stays held, so nothing else runs the job until the holder, told by its
+-- (lua/lease/released.lua): it stays held, so nothing else runs the job until the holder, told by its
 -- next heartbeat, has stopped its command and recorded the attempt with `status`. A run whose lease
 -- has expired (its holder gone), or any run with `force`, ends at once: its current attempt is
 -- recorded with `status` and who released it and why.
--- KEYS: 1-7 as in lua/v2/lib.lua
+-- KEYS: 1-7 as in lua/lease/v2/lib.lua
 -- ARGV: 1 slot, 2 expected attempt ('' for any), 3 status (interrupted|failed),
 --       4 result JSON text (validated by the client), 5 force (1: end it now even under a live lease)
 -- Reply: {outcome, attempt, runner, token, server_now, lease_end}; outcome is released (ended now),

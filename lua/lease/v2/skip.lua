@@ -3,7 +3,7 @@
 -- claim runs it (a claim answers done, skipped), and history and health show it. Only a slot that
 -- nobody claimed: a run in progress or ended is answered as it is, and a paused slot is left alone
 -- (the pause skipped it already; it is not a missed run).
--- KEYS: 1-7 as in lua/v2/lib.lua
+-- KEYS: 1-7 as in lua/lease/v2/lib.lua
 -- ARGV: 1 slot, 2 runner (the host that decided), 3 reason
 -- Reply: {outcome, status, server_now}; outcome is skipped, running, done or paused.
 local slot, runner, reason = ARGV[1], ARGV[2], ARGV[3]

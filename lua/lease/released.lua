@@ -1,5 +1,5 @@
 -- An operator's release, and a finish sent twice: shared by both store formats' lease scripts
--- (src/scripts.rs appends it to lua/lib.lua and lua/v2/lib.lua). docs/store-format.md, "Releasing
+-- (src/scripts.rs appends it to lua/lease/v1/lib.lua and lua/lease/v2/lib.lua). docs/store-format.md, "Releasing
 -- a run in progress", is the prose version.
 
 -- The job hash field of a release mark.

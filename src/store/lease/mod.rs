@@ -1,0 +1,407 @@
+//! The lease layout (strategy `lease`) and its store formats, one module each: [`v1`] (the seed's
+//! layout, every scheduler reads it) and [`v2`] (anarchon's own, chosen by `anarchon migrate`).
+//!
+//! A format module owns all that differs between formats: its script KEYS order, its scripts
+//! (`lua/lease/v<N>/`), its decoders, the read a claim's look makes of a run, the read that tells
+//! whether a slot was ever claimed, and its runs in progress. Everything above asks a job's
+//! [`LeaseFormat`], whose methods are the only `match` on formats: adding a format is one module,
+//! one variant, one Lua folder, and the compiler lists every arm to write (README, "How to add a
+//! store format"). docs/store-format.md is the prose version.
+
+use redis::Value;
+use serde::Serialize;
+
+use crate::connection::Connection;
+use crate::error::{Error, Result};
+use crate::scripts::LuaScript;
+use crate::store::state::{RunState, RunStatus};
+
+pub mod v1;
+pub mod v2;
+
+/// Which store format a job's lease-layout keys are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum LeaseFormat {
+    /// The seed's layout: every run's state in `:state`, kept as long as the run's history.
+    V1,
+    /// Only runs in progress in `:live`; an ended run is its `:results` members.
+    V2,
+}
+
+impl LeaseFormat {
+    /// Every format this build reads and writes, oldest first.
+    pub const ALL: [LeaseFormat; 2] = [LeaseFormat::V1, LeaseFormat::V2];
+    /// The format a store with no format key is created in: the seed's, which every scheduler
+    /// sharing the store reads. Which format a shared store is in is the fleet's decision.
+    pub const NEW: LeaseFormat = LeaseFormat::V1;
+    /// The newest format this build reads and writes (`anarchon migrate` converts to it).
+    pub const NEWEST: LeaseFormat = LeaseFormat::V2;
+
+    /// Its number, as the format key holds it.
+    pub const fn number(self) -> u32 {
+        match self {
+            LeaseFormat::V1 => 1,
+            LeaseFormat::V2 => 2,
+        }
+    }
+
+    /// The format a format key's number names; None for one this build does not know, which the
+    /// format check refuses (`store::format`): never mapped to the nearest known one.
+    pub fn from_number(number: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.number() == number)
+    }
+
+    /// The type of a job's `:state` key in this format.
+    fn state_type(self) -> &'static str {
+        match self {
+            LeaseFormat::V1 => v1::STATE_TYPE,
+            LeaseFormat::V2 => v2::STATE_TYPE,
+        }
+    }
+
+    /// Which format a job's data is in, by its `:state` key's type: a hash is format 1 data (the
+    /// store may say 2 before `migrate` or a claim converted the job), the marker string format 2;
+    /// with neither (a job with no runs left, or written by hand), the store's format `store`.
+    pub fn of_job(state_type: &str, store: LeaseFormat) -> Self {
+        Self::ALL
+            .into_iter()
+            .find(|f| f.state_type() == state_type)
+            .unwrap_or(store)
+    }
+
+    /// This format's scripts.
+    pub fn scripts(self) -> Scripts {
+        match self {
+            LeaseFormat::V1 => v1::scripts(),
+            LeaseFormat::V2 => v2::scripts(),
+        }
+    }
+
+    /// The KEYS every script of this format takes, in its order.
+    pub fn script_keys(self, keys: &LeaseKeys) -> Vec<&str> {
+        match self {
+            LeaseFormat::V1 => v1::script_keys(keys),
+            LeaseFormat::V2 => v2::script_keys(keys),
+        }
+    }
+
+    /// The format a job was converted to after this command read the format key, when `error` (a
+    /// script of this format refused, writing nothing) says so; None when it was not.
+    fn converted_to(self, error: &Error, keys: &LeaseKeys) -> Option<LeaseFormat> {
+        match self {
+            LeaseFormat::V1 => v1::converted_since(error, keys).then_some(LeaseFormat::V2),
+            LeaseFormat::V2 => None,
+        }
+    }
+
+    /// Runs the script `pick` chooses of this format on `keys`. A script refused because the job
+    /// was converted meanwhile ([`LeaseFormat::converted_to`]) wrote nothing, so the converted
+    /// format's runs in its place.
+    pub async fn eval(
+        self,
+        conn: &mut Connection,
+        keys: &LeaseKeys,
+        pick: fn(&Scripts) -> &'static LuaScript,
+        args: &[String],
+    ) -> Result<Vec<String>> {
+        match conn
+            .eval(pick(&self.scripts()), &self.script_keys(keys), args)
+            .await
+        {
+            Err(e) => match self.converted_to(&e, keys) {
+                Some(newer) => {
+                    conn.eval(pick(&newer.scripts()), &newer.script_keys(keys), args)
+                        .await
+                }
+                None => Err(e),
+            },
+            ok => ok,
+        }
+    }
+
+    /// Queues the read a claim's look makes of `slot` (one command).
+    pub fn queue_look(self, pipe: &mut redis::Pipeline, keys: &LeaseKeys, slot: i64) {
+        match self {
+            LeaseFormat::V1 => v1::queue_look(pipe, keys, slot),
+            LeaseFormat::V2 => v2::queue_look(pipe, keys, slot),
+        }
+    }
+
+    /// The run the look's reply shows, when it is one the script would read the same way.
+    pub fn decode_look(self, keys: &LeaseKeys, slot: i64, reply: Value) -> Option<LookedRun> {
+        match self {
+            LeaseFormat::V1 => v1::decode_look(reply),
+            LeaseFormat::V2 => v2::decode_look(keys, slot, reply),
+        }
+    }
+
+    /// Queues the commands that tell whether any claim of `slot` ever reached the store; returns
+    /// how many (a slot was claimed when any of their integer replies is not 0).
+    pub fn queue_claimed(self, pipe: &mut redis::Pipeline, keys: &LeaseKeys, slot: i64) -> usize {
+        match self {
+            LeaseFormat::V1 => v1::queue_claimed(pipe, keys, slot),
+            LeaseFormat::V2 => v2::queue_claimed(pipe, keys, slot),
+        }
+    }
+
+    /// The job's runs in progress, in no order.
+    pub async fn runs_in_progress(
+        self,
+        conn: &mut Connection,
+        keys: &LeaseKeys,
+    ) -> Result<Vec<RunState>> {
+        match self {
+            LeaseFormat::V1 => v1::runs_in_progress(conn, keys).await,
+            LeaseFormat::V2 => v2::runs_in_progress(conn, keys).await,
+        }
+    }
+}
+
+/// One format's lease scripts, each as it is sent (the same operations in every format).
+pub struct Scripts {
+    pub claim: &'static LuaScript,
+    pub heartbeat: &'static LuaScript,
+    pub finish: &'static LuaScript,
+    pub trim: &'static LuaScript,
+    pub release: &'static LuaScript,
+    pub skip: &'static LuaScript,
+}
+
+/// A run as a claim's look read it, in any format: what the one rule of the look (strategy
+/// `lease::look`) needs. Fields an ended format 1 run no longer keeps are None.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookedRun {
+    pub status: RunStatus,
+    pub attempt: Option<u32>,
+    pub token: Option<String>,
+    pub runner: String,
+    pub lease_end: Option<i64>,
+}
+
+/// The keys of one job in the lease layout, and the store format its scripts write.
+///
+/// Format 1 keeps every run's state in `:state` (nine fields per run) with `:active` and `:slots`
+/// beside it; format 2 keeps only runs in progress, in `:live`, and turns `:state` into a marker
+/// string. `:runs`, `:results` and `:job` are shared. See docs/store-format.md.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseKeys {
+    pub state: String,
+    pub active: String,
+    pub slots: String,
+    pub runs: String,
+    pub results: String,
+    /// What the job's claimants recorded (how late they may claim, how far trimming went): a hash
+    /// that claim and trim read and write; readers of history may ignore it.
+    pub job: String,
+    /// Format 2: the runs in progress, one field per run.
+    pub live: String,
+    /// Which format's scripts write to these keys (the store's format key decides).
+    pub format: LeaseFormat,
+}
+
+impl LeaseKeys {
+    /// The suffixes after the hash tag: format 1's script order (KEYS[1..6]), then `:live`; the one
+    /// definition that key names and discovery share.
+    pub const SUFFIXES: [&'static str; 7] = [
+        ":state", ":active", ":slots", ":runs", ":results", ":job", ":live",
+    ];
+
+    /// Key names for `job` under `prefix`, for the format a new store is created in (change it
+    /// with [`LeaseKeys::with_format`]). The job name must have been validated.
+    pub fn new(prefix: &str, job: &str) -> Self {
+        let tag = format!("{{{prefix}{job}}}");
+        let [state, active, slots, runs, results, job, live] =
+            Self::SUFFIXES.map(|suffix| format!("{tag}{suffix}"));
+        LeaseKeys {
+            state,
+            active,
+            slots,
+            runs,
+            results,
+            job,
+            live,
+            format: LeaseFormat::NEW,
+        }
+    }
+
+    /// The same keys, written by `format`'s scripts.
+    pub fn with_format(mut self, format: LeaseFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Format 1's five history keys, in its script order (KEYS[1..5]).
+    pub fn all(&self) -> [&str; 5] {
+        [
+            &self.state,
+            &self.active,
+            &self.slots,
+            &self.runs,
+            &self.results,
+        ]
+    }
+
+    /// Format 1's five history keys and the job key (KEYS[1..6] of its claim and trim).
+    pub fn with_job(&self) -> [&str; 6] {
+        [
+            &self.state,
+            &self.active,
+            &self.slots,
+            &self.runs,
+            &self.results,
+            &self.job,
+        ]
+    }
+
+    /// Format 2's script order (KEYS[1..7], see lua/lease/v2/lib.lua): its own keys (`:state` holds its
+    /// marker), then the format 1 keys it converts a job from on first touch.
+    pub fn format_2(&self) -> [&str; 7] {
+        [
+            &self.live,
+            &self.results,
+            &self.job,
+            &self.state,
+            &self.active,
+            &self.slots,
+            &self.runs,
+        ]
+    }
+
+    /// Every key a job may have in either format, in [`LeaseKeys::SUFFIXES`] order.
+    pub fn every(&self) -> [&str; 7] {
+        [
+            &self.state,
+            &self.active,
+            &self.slots,
+            &self.runs,
+            &self.results,
+            &self.job,
+            &self.live,
+        ]
+    }
+
+    /// The Redis types each key of [`LeaseKeys::every`] may have (`:state` is a hash in format 1
+    /// and the marker string in format 2).
+    pub const TYPES: [&'static [&'static str]; 7] = [
+        &["hash", "string"],
+        &["set"],
+        &["zset"],
+        &["stream"],
+        &["zset"],
+        &["hash"],
+        &["hash"],
+    ];
+}
+
+/// Every script anarchon sends, by its path under `lua/`: each lease format's and the others
+/// (`scripts::all`).
+pub fn every_script() -> Vec<(String, &'static LuaScript)> {
+    let mut all: Vec<(String, &LuaScript)> = crate::scripts::all()
+        .into_iter()
+        .map(|(name, script)| (name.to_string(), script))
+        .collect();
+    for (format, files) in [("v1", v1::files()), ("v2", v2::files())] {
+        all.extend(
+            files
+                .into_iter()
+                .map(|(f, s)| (format!("lease/{format}/{f}"), s)),
+        );
+    }
+    all
+}
+
+/// Writes every script into `dir` exactly as it is sent to the server, by its path under `lua/`
+/// (for review, and for `bench/server.sh`, which must measure what anarchon runs: `cargo run
+/// --example scripts DIR`), and each format's library as `lease/v<N>/library.lua`.
+pub fn write_scripts(dir: &std::path::Path) -> std::io::Result<()> {
+    for (name, script) in every_script() {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, script.source())?;
+    }
+    std::fs::write(dir.join("lease/v1/library.lua"), &v1::LIBRARY.source)?;
+    std::fs::write(dir.join("lease/v2/library.lua"), &v2::LIBRARY.source)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_numbers_name_known_formats_only() {
+        for f in LeaseFormat::ALL {
+            assert_eq!(LeaseFormat::from_number(f.number()), Some(f));
+        }
+        assert_eq!(LeaseFormat::from_number(3), None);
+        assert_eq!(
+            LeaseFormat::of_job("hash", LeaseFormat::V2),
+            LeaseFormat::V1
+        );
+        assert_eq!(
+            LeaseFormat::of_job("string", LeaseFormat::V1),
+            LeaseFormat::V2
+        );
+        assert_eq!(
+            LeaseFormat::of_job("none", LeaseFormat::V2),
+            LeaseFormat::V2
+        );
+    }
+
+    #[test]
+    fn each_format_s_lease_scripts_are_functions_of_one_library() {
+        for (library, scripts) in [
+            (
+                &*v1::LIBRARY,
+                [&*v1::CLAIM, &*v1::FINISH, &*v1::HEARTBEAT, &*v1::RELEASE],
+            ),
+            (
+                &*v2::LIBRARY,
+                [&*v2::CLAIM, &*v2::FINISH, &*v2::HEARTBEAT, &*v2::SKIP],
+            ),
+        ] {
+            assert!(
+                library
+                    .source
+                    .starts_with(&format!("#!lua name={}\n", library.name))
+            );
+            for script in scripts {
+                let (function, lib) = script.function().unwrap();
+                assert_eq!(lib.name, library.name);
+                assert!(
+                    library.source.contains(&format!("'{function}'")),
+                    "{function}"
+                );
+            }
+        }
+        assert_ne!(v1::LIBRARY.name, v2::LIBRARY.name);
+        // The one-key scripts stay scripts.
+        assert!(
+            crate::scripts::REGISTER.function().is_none()
+                && crate::scripts::CLAIM_WINDOW.function().is_none()
+        );
+    }
+
+    #[test]
+    fn every_script_defines_each_helper_once_and_drops_some() {
+        for script in [
+            &*v2::CLAIM,
+            &*v2::FINISH,
+            &*v2::HEARTBEAT,
+            &*v2::TRIM,
+            &*v1::CLAIM,
+            &*v1::FINISH,
+        ] {
+            assert!(
+                script.source().contains("server_now_ms"),
+                "{}",
+                script.source()
+            );
+        }
+        assert!(!v2::FINISH.source().contains("local function plan_trim"));
+        assert!(v2::CLAIM.source().contains("local function plan_trim"));
+        assert!(v2::CLAIM.source().contains("local function paused"));
+    }
+}
