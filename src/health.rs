@@ -22,15 +22,14 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::schedule::Schedule;
+use crate::store::monitor::Monitored;
+pub use crate::store::monitor::{InProgress, RECENT_RESULTS};
 use crate::store::pause::Pause;
 use crate::store::read::ResultEntry;
 use crate::time::millis;
 
 /// How many of the newest due slots are looked at for `missed`.
 pub const DUE_LOOKBACK: usize = 10;
-
-/// How many of the newest results a health read fetches per job.
-pub const RECENT_RESULTS: usize = 16;
 
 /// Added to a job's `--max-late` + `--jitter` for the default grace.
 pub const GRACE_SLACK: Duration = Duration::from_secs(60);
@@ -67,15 +66,6 @@ impl HealthState {
             HealthState::Failing | HealthState::Late | HealthState::Missed
         )
     }
-}
-
-/// A run in progress: its slot and lease end (None when the layout does not say).
-#[derive(Debug, Clone, Copy)]
-pub struct InProgress {
-    pub slot: i64,
-    pub lease_end: Option<i64>,
-    /// The attempt holding it (None when the layout does not say).
-    pub attempt: Option<u32>,
 }
 
 /// What a health judgement reads.
@@ -251,6 +241,32 @@ fn oldest_undecided(schedule: &Schedule, i: &Inputs, due_until: i64) -> Option<i
         after = next;
     }
     None
+}
+
+/// What a job's monitoring data says of its health: judged here, above the store that read it.
+impl Monitored {
+    /// The grace after a slot before it counts as missed: `grace`, or the job's default.
+    pub fn grace(&self, grace: Option<Duration>) -> Duration {
+        grace.unwrap_or_else(|| {
+            let s = self.registry.as_ref().map(|r| &r.settings);
+            default_grace(s.map_or(0, |s| s.max_late_ms), s.map_or(0, |s| s.jitter_ms))
+        })
+    }
+
+    /// The job's health at `now` (see [`crate::health`]).
+    pub fn health(&self, now: i64, grace: Option<Duration>) -> Health {
+        let schedule = self.schedule();
+        judge(&Inputs {
+            now,
+            schedule: schedule.as_ref(),
+            grace: self.grace(grace),
+            first_seen: self.first_seen,
+            recent: &self.recent,
+            recent_is_all: self.recent_is_all,
+            in_progress: &self.in_progress,
+            pause: self.pause.as_ref(),
+        })
+    }
 }
 
 #[cfg(test)]

@@ -1,37 +1,41 @@
 //! anarchon: operator tool for the Redis/Valkey store of the anarchon distributed cron scheduler.
 //!
 //! The binary is a thin `main` over this crate, so every piece can be tested without a process.
-//! The layers, each using only those below it:
+//! The layers, each using only those below it (tests/architecture.rs checks every import):
 //!
 //! ```text
-//!  main ─► cli (clap: every flag, once) ─► settings (resolved once into plain settings)
-//!            │
-//!  commands (one module per subcommand) ─► output (tables, JSON, colour, closed pipes)
-//!            │
-//!  runner    run's command under a claim: guard, local lease deadline, keeper, backup, record
-//!            │
-//!  strategy  how one claimant wins: lease (claim, heartbeat, finish, trim) | claim-only
-//!            │
-//!  store     key names, the format key, discovery, decoding      scripts (lua/, compiled in)
-//!            │
+//!  main
+//!  commands    one module per subcommand: calls the store or a strategy, prints
+//!  settings · output · generate   flags resolved once into plain settings | tables, JSON, colour
+//!  cli         clap: every flag, once
+//!  runner · metrics   run's command under a claim (guard, deadline, keeper, backup, record) |
+//!              the Prometheus text
+//!  strategy · health  how one claimant wins: lease | claim-only | a job's health, judged
+//!  store       key names, the format key, discovery, decoding; one module per lease store
+//!              format (store::lease::v1, v2)
+//!  server      what kind of server it is
 //!  connection  single server, cluster or Sentinel; Redis errors become typed errors
+//!  time · scripts · schedule   durations and slots | the Lua machinery | cron expressions
+//!  error · lines               errors and exit codes | stdout and stderr that never panic
 //! ```
 //!
-//! Nothing under `store`, `strategy`, `runner` or `connection` imports `cli` (tests/architecture.rs).
+//! Nothing under `store`, `strategy`, `runner` or `connection` imports `cli`.
 //!
-//! - [`store`]: key names, the format key, discovery and decoding (store formats 1 and 2,
-//!   docs/store-format.md), and converting 1 to 2
-//! - [`scripts`]: the Lua scripts from `lua/`
+//! - [`store`]: key names, the format key, discovery and decoding (docs/store-format.md); each
+//!   lease store format is a module of [`store::lease`], which owns its scripts (`lua/lease/`)
+//! - [`scripts`]: the Lua machinery and the scripts of no lease format (`lua/claim_only/`,
+//!   `lua/store/`)
 //! - [`strategy`]: how one claimant wins: lease, and the claim-only stream-id, script, idmp
 //! - [`runner`]: `run`'s command under a lease: the guard, the local deadline, heartbeats,
 //!   backups, signals, the recorded end
+//! - [`health`]: a job's health from what `store::monitor` read; [`metrics`]: its Prometheus text
 //! - [`schedule`]: cron expressions to slots; [`time`]: durations, slots, timestamps
 //! - [`connection`]: the Redis/Valkey connection (single, cluster or Sentinel) and error mapping;
 //!   [`server`]: what kind of server it is
 //! - [`settings`]: the command line resolved into the plain settings the layers below take
 //! - [`commands`]: one module per subcommand; [`cli`] defines their flags; [`output`]: tables,
 //!   JSON, colour; [`generate`]: completions and man pages
-//! - [`error`]: errors and the exit-code table
+//! - [`error`]: errors and the exit-code table; [`lines`]: `outln!` and `errln!`
 
 pub mod cli;
 pub mod commands;
@@ -39,6 +43,7 @@ pub mod connection;
 pub mod error;
 pub mod generate;
 pub mod health;
+pub mod lines;
 pub mod metrics;
 pub mod output;
 pub mod runner;

@@ -1,7 +1,10 @@
-//! The layers stay apart: nothing under src/store, src/strategy, src/runner or src/connection
-//! knows the command line. The clap structs are resolved into plain settings once, in
-//! src/settings.rs (see the module map in src/lib.rs).
+//! The layering that src/lib.rs describes holds in the code: each module of the crate uses only
+//! modules of lower layers (and no sibling of its own layer), the modules of the store import each
+//! other without a circle, and nothing under src/store, src/strategy, src/runner or
+//! src/connection knows the command line (the clap structs are resolved into plain settings once,
+//! in src/settings.rs).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -11,6 +14,178 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
             rust_files(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
             out.push(path);
+        }
+    }
+}
+
+/// The layers of src/lib.rs, bottom first: a module may use the modules of every layer below its
+/// own. `lines` holds `outln!` and `errln!`, which every layer may use.
+const LAYERS: &[&[&str]] = &[
+    &["error", "lines"],
+    &["time", "scripts", "schedule"],
+    &["connection"],
+    &["server"],
+    &["store"],
+    &["strategy", "health"],
+    &["runner", "metrics"],
+    &["cli"],
+    &["settings", "output", "generate"],
+    &["commands"],
+    &["main"],
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+/// The source of `path` without its tests and comments: what it really imports.
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = match text.find("#[cfg(test)]") {
+        Some(at) => &text[..at],
+        None => &text[..],
+    };
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every `crate::<name>` (and `crate::<name>!` macro) a text names; `outln`/`errln` are `lines`'.
+fn crate_paths(text: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for (at, _) in text.match_indices("crate::") {
+        let rest = &text[at + "crate::".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let name = match name.as_str() {
+            "outln" | "errln" => "lines".to_string(),
+            _ => name,
+        };
+        if !name.is_empty() && !text[..at].ends_with('$') {
+            found.insert(name);
+        }
+    }
+    found
+}
+
+fn sources() -> Vec<(String, PathBuf)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files
+        .into_iter()
+        .map(|f| {
+            let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            let module = rel
+                .split('/')
+                .next()
+                .unwrap()
+                .trim_end_matches(".rs")
+                .to_string();
+            (module, f)
+        })
+        .collect()
+}
+
+#[test]
+fn each_module_uses_only_the_layers_below_it() {
+    let mut wrong = Vec::new();
+    let files = sources();
+    assert!(files.len() > 40, "the sources were found: {}", files.len());
+    for (module, file) in &files {
+        if module == "lib" {
+            continue;
+        }
+        let own = layer_of(module)
+            .unwrap_or_else(|| panic!("{module} is in no layer of LAYERS (src/lib.rs)"));
+        for used in crate_paths(&code(file)) {
+            if used == *module {
+                continue;
+            }
+            match layer_of(&used) {
+                Some(layer) if layer < own => {}
+                _ => wrong.push(format!(
+                    "{} ({module}, layer {own}) uses crate::{used} (layer {:?})",
+                    file.display(),
+                    layer_of(&used)
+                )),
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports that run up or across the layers:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_store_s_modules_import_each_other_without_a_circle() {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, file) in sources() {
+        if module != "store" {
+            continue;
+        }
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store");
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let own = rel
+            .split('/')
+            .next()
+            .unwrap()
+            .trim_end_matches(".rs")
+            .to_string();
+        let text = code(&file);
+        let uses = graph.entry(own.clone()).or_default();
+        for (at, _) in text.match_indices("crate::store::") {
+            let name: String = text[at + "crate::store::".len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            // `crate::store::{A, B}` names the store's re-exports (src/store/mod.rs), not a module.
+            if !name.is_empty() && name != own && name.chars().next().unwrap().is_lowercase() {
+                uses.insert(name);
+            }
+        }
+    }
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == node) {
+            let mut circle = path[at..].to_vec();
+            circle.push(node.to_string());
+            return Some(circle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(circle) = visit(next, graph, path, done) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    assert!(graph.len() > 8, "the store's modules were found: {graph:?}");
+    let mut done = BTreeSet::new();
+    for node in graph.keys() {
+        if let Some(circle) = visit(node, &graph, &mut Vec::new(), &mut done) {
+            panic!(
+                "the store's modules import each other in a circle: {}",
+                circle.join(" -> ")
+            );
         }
     }
 }

@@ -63,7 +63,13 @@ pub async fn execute(args: ClaimArgs, ctx: &Context) -> Result<ExitCode> {
     strategy.refuse_lease_options(&args.lease.given())?;
     ctx.lease_keys(job)?;
     let (mut conn, check) = ctx.open_for_write(strategy).await?;
-    crate::store::job::require_job_or_new(&mut conn, ctx.prefix(), job, args.new).await?;
+    crate::store::job::require_job_or_new(
+        &mut conn,
+        ctx.prefix(),
+        job,
+        super::may_create(args.new),
+    )
+    .await?;
     let slot = args.target.slot.resolve(check.server_now_ms);
     let req = args.lease.claim_request(slot, RunKind::Scheduled);
     let reply = strategy::claim(

@@ -372,3 +372,11 @@ fn generated(written: std::io::Result<()>) -> Result<crate::error::ExitCode> {
         .map(|()| crate::error::ExitCode::Ok)
         .map_err(|e| Error::Other(format!("cannot write: {e}")))
 }
+
+/// Whether a write command may create a job the store does not know yet: with `--new`, or when no
+/// person typed it at a terminal (a script or crontab names its jobs on purpose; a typo at a
+/// prompt would create a stray job).
+pub fn may_create(new: bool) -> bool {
+    use std::io::IsTerminal;
+    new || !std::io::stdin().is_terminal()
+}

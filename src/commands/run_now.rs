@@ -30,7 +30,13 @@ pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
         )
     };
     let (mut conn, check) = ctx.open_for_write(strategy).await?;
-    crate::store::job::require_job_or_new(&mut conn, ctx.prefix(), &args.job, args.new).await?;
+    crate::store::job::require_job_or_new(
+        &mut conn,
+        ctx.prefix(),
+        &args.job,
+        super::may_create(args.new),
+    )
+    .await?;
     let now = check.server_now_ms;
     let req = args.lease.claim_request(now, RunKind::Manual);
     match opts {

@@ -2,7 +2,6 @@
 //! results. Shared by `inspect`, `history` and `trim`.
 
 use std::collections::HashMap;
-use std::io::IsTerminal;
 
 use serde::Serialize;
 
@@ -127,14 +126,16 @@ pub async fn layouts_of(conn: &mut Connection, prefix: &str, job: &str) -> Resul
 }
 
 /// For a write command typed by a person: refuses a job the store does not know (a typo would
-/// create it), with the nearest names and `--new`.
+/// create it), with the nearest names and `--new`. `may_create`: the caller's word that a new job
+/// is meant (`--new`, or no person at a terminal typed it: the command decides that, not the
+/// store).
 pub async fn require_job_or_new(
     conn: &mut Connection,
     prefix: &str,
     job: &str,
-    new: bool,
+    may_create: bool,
 ) -> Result<()> {
-    if new || !std::io::stdin().is_terminal() || job_exists(conn, prefix, job).await? {
+    if may_create || job_exists(conn, prefix, job).await? {
         return Ok(());
     }
     Err(match not_found(conn, prefix, job).await {

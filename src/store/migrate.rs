@@ -54,7 +54,7 @@ pub async fn take_lock(
     holder: &str,
 ) -> Result<std::result::Result<MigrationLock, LockHolder>> {
     let key = format!("{prefix}migrating");
-    let token = crate::strategy::new_token();
+    let token = crate::store::token::new_token();
     let ttl = millis(LOCK_TTL).to_string();
     let reply = lock_op(conn, &key, ["take", &token, holder, &ttl]).await?;
     match reply.as_slice() {

@@ -15,6 +15,7 @@ pub mod pause;
 pub mod read;
 pub mod registry;
 pub mod state;
+pub mod token;
 
 pub use format::{STORE_FORMAT, StoreCheck};
 pub use keys::{

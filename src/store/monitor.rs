@@ -1,16 +1,13 @@
 //! What health needs of each job (the registry, the newest results, runs in progress, when the
 //! store first saw it, its pause), read for many jobs at once: one pipelined round trip per
 //! [`BATCH`] jobs, a fixed handful of reads per job whatever its history's size. `list`, `check`
-//! and `metrics` use it; the judgement itself is [`crate::health`].
-
-use std::time::Duration;
+//! and `metrics` use it; the judgement itself is `crate::health`'s, a layer above.
 
 use redis::Value;
 use serde::Serialize;
 
 use crate::connection::Connection;
 use crate::error::Result;
-use crate::health::{self, Health, InProgress, RECENT_RESULTS};
 use crate::schedule::Schedule;
 use crate::store::discover::{JobRef, Layout};
 use crate::store::keys::{JobKeys, LeaseFormat, LeaseKeys};
@@ -20,7 +17,19 @@ use crate::store::pause::{self, Pause};
 use crate::store::read::{self, BATCH, ResultEntry, Unreadable, decode};
 use crate::store::registry::{self, Registry};
 
-/// One job as monitoring sees it.
+/// How many of the newest results a health read fetches per job.
+pub const RECENT_RESULTS: usize = 16;
+
+/// A run in progress: its slot and lease end (None when the layout does not say).
+#[derive(Debug, Clone, Copy)]
+pub struct InProgress {
+    pub slot: i64,
+    pub lease_end: Option<i64>,
+    /// The attempt holding it (None when the layout does not say).
+    pub attempt: Option<u32>,
+}
+
+/// One job as monitoring sees it (its health is judged by `crate::health`, above the store).
 #[derive(Debug, Clone, Serialize)]
 pub struct Monitored {
     pub job: String,
@@ -46,29 +55,6 @@ impl Monitored {
     pub fn schedule(&self) -> Option<Schedule> {
         let r = self.registry.as_ref()?;
         Schedule::parse(r.settings.schedule.as_deref()?, &r.settings.tz).ok()
-    }
-
-    /// The grace after a slot before it counts as missed: `grace`, or the job's default.
-    pub fn grace(&self, grace: Option<Duration>) -> Duration {
-        grace.unwrap_or_else(|| {
-            let s = self.registry.as_ref().map(|r| &r.settings);
-            health::default_grace(s.map_or(0, |s| s.max_late_ms), s.map_or(0, |s| s.jitter_ms))
-        })
-    }
-
-    /// The job's health at `now` (see [`crate::health`]).
-    pub fn health(&self, now: i64, grace: Option<Duration>) -> Health {
-        let schedule = self.schedule();
-        health::judge(&health::Inputs {
-            now,
-            schedule: schedule.as_ref(),
-            grace: self.grace(grace),
-            first_seen: self.first_seen,
-            recent: &self.recent,
-            recent_is_all: self.recent_is_all,
-            in_progress: &self.in_progress,
-            pause: self.pause.as_ref(),
-        })
     }
 
     /// Final statuses of the fetched results, by status (`runs by final status` of `metrics`).
@@ -251,7 +237,7 @@ fn decode_one(
         );
     }
     // A job from before first_seen (and every format 1 job) counts from its oldest run fetched;
-    // slots older than the fetched results are never judged missed (health::Inputs::recent_is_all).
+    // slots older than the fetched results are never judged missed (`health::Inputs::recent_is_all`).
     let oldest = m.recent.iter().map(|r| r.slot).min();
     let recorded = job_fields.first().and_then(|v| v.as_deref());
     m.first_seen = read::first_seen(&k.job, recorded, oldest)?;

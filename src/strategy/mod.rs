@@ -63,10 +63,8 @@ impl Strategy {
     }
 }
 
-/// A fresh claim token: 128 random bits in hex. Only its holder can heartbeat or finish the run.
-pub fn new_token() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
-}
+/// A fresh claim token (`store::token`). Only its holder can heartbeat or finish the run.
+pub use crate::store::token::new_token;
 
 /// The default runner name, `host:pid`, so an operator can find the process that holds a lease.
 pub fn default_runner() -> String {

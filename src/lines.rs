@@ -1,0 +1,99 @@
+//! Standard output and error that never panic: every line the tool prints goes through here
+//! (`crate::outln!`, `crate::errln!`). A closed pipe ends the output quietly, a full disk is
+//! remembered for `main` to report. A leaf: it uses nothing of the crate, so every layer may print.
+
+/// The first failure to write stdout that was not a closed pipe (a full disk, an I/O error), for
+/// `main` to report once the command is done.
+static WRITE_FAILURE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Writes a line to stdout, as every command's output does (through [`outln!`](crate::outln)).
+/// A reader that went away (a closed pipe, `| head`) is no error: the rest of the output has
+/// nobody to read it, as with ripgrep or cat. Any other failure is remembered and reported by
+/// `main` at the end ([`write_failure`]), never as a panic.
+pub fn write_line(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    note_write_failure(writeln!(out, "{text}").and_then(|()| out.flush()));
+}
+
+/// Keeps why writing the output failed, for [`write_failure`]: a closed pipe (`| head`) is not a
+/// failure, it just ends the output.
+pub fn note_write_failure(written: std::io::Result<()>) {
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        Err(e) => {
+            let _ = WRITE_FAILURE.set(e.to_string());
+        }
+        Ok(()) => {}
+    }
+}
+
+/// Set once a write found stdout's reader gone (`| head -3`).
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the output can go nowhere any more: its reader went away, or writing it failed. A live
+/// view (`--watch`, `--follow`) ends then, as `tail -f | head` does, instead of running on.
+pub fn output_gone() -> bool {
+    STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+        || write_failure().is_some()
+        || reader_gone()
+}
+
+/// Whether stdout's reader has gone, asked without writing (a live view may have nothing new to
+/// print for a long time): poll(2) reports POLLERR on a pipe whose reading end is closed, POLLHUP
+/// on a terminal that hung up. A file never reports either.
+fn reader_gone() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let stdout = std::io::stdout();
+    let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
+    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0)
+        && fds[0]
+            .revents()
+            .is_some_and(|r| r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP))
+}
+
+/// Why writing the output failed, if it did (a closed pipe does not count).
+pub fn write_failure() -> Option<&'static str> {
+    WRITE_FAILURE.get().map(String::as_str)
+}
+
+/// Bytes for standard output as they are (generated completions, man pages), under the same rule
+/// as [`write_line`]: a closed pipe ends the output quietly, any other failure is kept for the exit.
+pub fn write_raw(bytes: &[u8]) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    note_write_failure(out.write_all(bytes).and_then(|()| out.flush()));
+}
+
+/// A line on standard error that never panics: `crate::errln!` panics when stderr cannot be written
+/// (`2>/dev/full`), and a message about a failure must not turn it into a crash (exit 101). When
+/// stderr itself is gone there is nobody left to tell: the exit code says it.
+pub fn error_line(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
+/// `crate::errln!` that never panics (see [`error_line`]): every message on stderr goes through it.
+#[macro_export]
+macro_rules! errln {
+    () => {
+        $crate::lines::error_line("")
+    };
+    ($($arg:tt)*) => {
+        $crate::lines::error_line(&format!($($arg)*))
+    };
+}
+
+/// `println!` for command output: a closed pipe ends the output quietly, a full disk is reported.
+#[macro_export]
+macro_rules! outln {
+    () => {
+        $crate::lines::write_line("")
+    };
+    ($($arg:tt)*) => {
+        $crate::lines::write_line(&format!($($arg)*))
+    };
+}
