@@ -136,7 +136,6 @@ fn examples(lines: &[&str]) -> String {
     text
 }
 
-/// `--time-format`.
 /// How many missed runs one `run --catch-up` runs, unless --catch-up-max says otherwise: enough
 /// for a few hours of an hourly job, few enough that a long outage of a minutely one does not
 /// start a flood.

@@ -2,8 +2,10 @@
 //! names ([`sentinel`]); its errors become [`Error`]s in [`errors`].
 //!
 //! Every command goes through [`Connection`]: it knows the (password-free) address for messages,
-//! applies the timeouts, runs Lua scripts with EVALSHA (falling back to EVAL on NOSCRIPT), and turns
-//! Redis errors into errors that name the key and say what to do next.
+//! applies the timeouts, runs Lua scripts (a lease store format's as a function of its library by
+//! FCALL, loading the library on first use; where a server has no Functions or an ACL denies them,
+//! and for every other script, by EVALSHA, falling back to EVAL on NOSCRIPT), and turns Redis
+//! errors into errors that name the key and say what to do next.
 
 use std::time::Duration;
 
