@@ -25,20 +25,21 @@ pub async fn execute(args: FinishArgs, ctx: &Context) -> Result<ExitCode> {
     } else {
         args.token.clone()
     };
-    let reply = strategy::finish(
-        &mut conn,
-        ctx.prefix(),
+    let target = strategy::Target {
+        prefix: ctx.prefix(),
         job,
         strategy,
-        check.lease_format(),
-        RunKind::Scheduled,
+        format: check.lease_format(),
+    };
+    let ending = strategy::Ending {
+        kind: RunKind::Scheduled,
         slot,
-        &token,
+        token: &token,
         status,
-        &result_json,
-        now,
-    )
-    .await?;
+        result_json: &result_json,
+        ended_at: now,
+    };
+    let reply = strategy::finish(&mut conn, target, &ending).await?;
     let report = TokenReport::new(job, slot, &reply);
     let attempt = reply
         .attempt

@@ -38,9 +38,8 @@ use tokio::time::Instant;
 
 use crate::connection::Connection;
 use crate::error::Result;
-use crate::store::{LeaseFormat, LeaseKeys};
+use crate::strategy;
 use crate::strategy::lease::{ClaimOutcome, ClaimReply, ClaimRequest};
-use crate::strategy::{self, Strategy};
 use crate::time::rfc3339;
 use child::CommandSpec;
 use deadline::{BootTime, LeaseDeadline, Loss};
@@ -86,20 +85,7 @@ pub enum Backup {
 }
 
 /// The job and strategy a slot is claimed under.
-#[derive(Debug, Clone, Copy)]
-pub struct Target<'a> {
-    pub prefix: &'a str,
-    pub job: &'a str,
-    pub strategy: Strategy,
-    /// The store format the lease scripts write in (the format key decides).
-    pub format: LeaseFormat,
-}
-
-impl Target<'_> {
-    fn lease_keys(&self) -> LeaseKeys {
-        LeaseKeys::new(self.prefix, self.job).with_format(self.format)
-    }
-}
+pub use crate::strategy::Target;
 
 /// Claims `req.slot` and, when won (now or later as a backup), runs the command under the claim.
 pub async fn run_slot(

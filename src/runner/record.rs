@@ -99,19 +99,15 @@ pub async fn record_result(
                 server_now,
             } => server_now + crate::time::millis(started.elapsed()),
         };
-        let finish = strategy::finish(
-            conn,
-            target.prefix,
-            target.job,
-            target.strategy,
-            target.format,
-            req.kind,
-            req.slot,
-            &req.token,
+        let ending = strategy::Ending {
+            kind: req.kind,
+            slot: req.slot,
+            token: &req.token,
             status,
-            result,
+            result_json: result,
             ended_at,
-        );
+        };
+        let finish = strategy::finish(conn, target, &ending);
         let error = match timeout(left.max(Duration::from_millis(100)), finish).await {
             Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => {
                 return match reply.released {

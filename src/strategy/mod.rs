@@ -72,41 +72,60 @@ pub fn default_runner() -> String {
     format!("{host}:{}", std::process::id())
 }
 
+/// The job a claimant works on, and how: everything a strategy needs to find its keys.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub prefix: &'a str,
+    pub job: &'a str,
+    pub strategy: Strategy,
+    /// The store format the lease scripts write in (the format key decides).
+    pub format: crate::store::LeaseFormat,
+}
+
+impl Target<'_> {
+    /// The job's keys in the lease layout, in its store format.
+    pub fn lease_keys(&self) -> crate::store::LeaseKeys {
+        crate::store::LeaseKeys::new(self.prefix, self.job).with_format(self.format)
+    }
+}
+
+/// How one attempt ended, as finish records it.
+#[derive(Debug, Clone, Copy)]
+pub struct Ending<'a> {
+    pub kind: crate::store::RunKind,
+    pub slot: i64,
+    /// The attempt's token: only its holder may record the end.
+    pub token: &'a str,
+    pub status: lease::FinishStatus,
+    /// JSON text (an object, or `null`).
+    pub result_json: &'a str,
+    /// The end time claim-only strategies record (they have no script to read the server's clock
+    /// at the end); the lease scripts read the server's.
+    pub ended_at: i64,
+}
+
 /// Ends a claimed run with any strategy: the one entry point for `finish` and the runner. The
 /// lease strategy checks the token and ends the attempt; the claim-only ones check the token against
-/// the claim entry and add the one result (`ended_at` is their end time: they have no script to
-/// read the server's clock at the end).
-#[allow(clippy::too_many_arguments)]
+/// the claim entry and add the one result.
 pub async fn finish(
     conn: &mut crate::connection::Connection,
-    prefix: &str,
-    job: &str,
-    strategy: Strategy,
-    format: crate::store::LeaseFormat,
-    kind: crate::store::RunKind,
-    slot: i64,
-    token: &str,
-    status: lease::FinishStatus,
-    result_json: &str,
-    ended_at: i64,
+    target: Target<'_>,
+    ending: &Ending<'_>,
 ) -> Result<lease::TokenReply> {
-    if strategy.has_leases() {
-        let keys = crate::store::LeaseKeys::new(prefix, job).with_format(format);
-        return lease::finish(conn, &keys, slot, token, status, result_json).await;
+    if target.strategy.has_leases() {
+        let keys = target.lease_keys();
+        return lease::finish(
+            conn,
+            &keys,
+            ending.slot,
+            ending.token,
+            ending.status,
+            ending.result_json,
+        )
+        .await;
     }
-    let keys = crate::store::ClaimKeys::new(prefix, job);
-    claim_only::finish(
-        conn,
-        &keys,
-        strategy,
-        kind,
-        slot,
-        token,
-        status,
-        result_json,
-        ended_at,
-    )
-    .await
+    let keys = crate::store::ClaimKeys::new(target.prefix, target.job);
+    claim_only::finish(conn, &keys, target.strategy, ending).await
 }
 
 /// Trims a job's history with its layout's rules: the one entry point for `anarchon trim`.
@@ -120,16 +139,7 @@ pub async fn trim(
     match keys {
         crate::store::JobKeys::Lease(k) => lease::trim(conn, k, policy, dry_run).await,
         crate::store::JobKeys::ClaimOnly(k) => {
-            claim_only::trim(
-                conn,
-                k,
-                policy.size,
-                policy.ttl,
-                policy.keep_claimable,
-                now,
-                dry_run,
-            )
-            .await
+            claim_only::trim(conn, k, policy, now, dry_run).await
         }
     }
 }

@@ -6,22 +6,24 @@ use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::scripts;
 use crate::store::{ClaimKeys, RunKind};
-use crate::strategy::Strategy;
 use crate::strategy::lease::{FinishStatus, ScriptReply, TokenOutcome, TokenReply};
+use crate::strategy::{Ending, Strategy};
 
-/// Records how a claimed run ended, if `token` is the claim's.
-#[allow(clippy::too_many_arguments)]
+/// Records how a claimed run ended, if `ending.token` is the claim's.
 pub async fn finish(
     conn: &mut Connection,
     keys: &ClaimKeys,
     strategy: Strategy,
-    kind: RunKind,
-    slot: i64,
-    token: &str,
-    status: FinishStatus,
-    result_json: &str,
-    server_now: i64,
+    ending: &Ending<'_>,
 ) -> Result<TokenReply> {
+    let Ending {
+        kind,
+        slot,
+        token,
+        status,
+        result_json,
+        ended_at: server_now,
+    } = *ending;
     let stream = if kind == RunKind::Manual {
         &keys.manual
     } else {

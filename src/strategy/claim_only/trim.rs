@@ -5,33 +5,51 @@ use crate::connection::Connection;
 use crate::error::Result;
 use crate::store::ClaimKeys;
 use crate::store::read;
+use crate::strategy::lease::HistoryPolicy;
 use crate::time::millis;
 
-/// Trims a claim-only job's history: its streams to about `keep` entries each and, with
-/// `older_than`, entries whose ID time is older than that; never an entry younger than `protect`
-/// (the script strategy looks back that far, and stream-id never forgets through its last ID
-/// anyway). Results of removed runs go with them. Returns the removed runs' slots.
-#[allow(clippy::too_many_arguments)]
+/// Trims a claim-only job's history: its streams to about `policy.size` entries each and, with a
+/// TTL, entries whose ID time is older than that; never an entry younger than
+/// `policy.keep_claimable` (the script strategy looks back that far, and stream-id never forgets
+/// through its last ID anyway). Results of removed runs go with them. Returns the removed runs'
+/// slots.
 pub async fn trim(
     conn: &mut Connection,
     keys: &ClaimKeys,
-    keep: u32,
-    older_than: Option<std::time::Duration>,
-    protect: std::time::Duration,
+    policy: &HistoryPolicy,
     now: i64,
     dry_run: bool,
 ) -> Result<Vec<i64>> {
     let mut removed = Vec::new();
     for stream in [&keys.runs, &keys.manual] {
         let len: u64 = conn.query(redis::cmd("XLEN").arg(stream)).await?;
-        removed.extend(
-            trim_stream(
-                conn, keys, stream, len, keep, older_than, protect, now, dry_run, 500,
-            )
-            .await?,
-        );
+        let rules = StreamTrim {
+            keep: policy.size,
+            older_than: policy.ttl,
+            protect: policy.keep_claimable,
+            now,
+            dry_run,
+            page_size: 500,
+        };
+        removed.extend(trim_stream(conn, keys, stream, len, &rules).await?);
     }
     Ok(removed)
+}
+
+/// What one stream's trimming keeps, and how it walks.
+struct StreamTrim {
+    /// About this many entries stay.
+    keep: u32,
+    /// Entries whose ID time is older than this go too.
+    older_than: Option<std::time::Duration>,
+    /// No entry younger than this goes.
+    protect: std::time::Duration,
+    /// The server's clock.
+    now: i64,
+    /// Only say what would go.
+    dry_run: bool,
+    /// Entries read per XRANGE.
+    page_size: usize,
 }
 
 /// Trims after a won claim, within the strategy's memory: the oldest entries of `stream` beyond the
@@ -42,7 +60,7 @@ pub async fn trim_after_claim(
     conn: &mut Connection,
     keys: &ClaimKeys,
     stream: &str,
-    history: &crate::strategy::lease::HistoryPolicy,
+    history: &HistoryPolicy,
     protect: std::time::Duration,
     now: i64,
 ) -> Result<()> {
@@ -50,35 +68,34 @@ pub async fn trim_after_claim(
     if len <= u64::from(history.size) && history.ttl.is_none() {
         return Ok(());
     }
-    trim_stream(
-        conn,
-        keys,
-        stream,
-        len,
-        history.size,
-        history.ttl,
+    let rules = StreamTrim {
+        keep: history.size,
+        older_than: history.ttl,
         protect,
         now,
-        false,
-        16,
-    )
-    .await
-    .map(|_| ())
+        dry_run: false,
+        page_size: 16,
+    };
+    trim_stream(conn, keys, stream, len, &rules)
+        .await
+        .map(|_| ())
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn trim_stream(
     conn: &mut Connection,
     keys: &ClaimKeys,
     stream: &str,
     len: u64,
-    keep: u32,
-    older_than: Option<std::time::Duration>,
-    protect: std::time::Duration,
-    now: i64,
-    dry_run: bool,
-    page_size: usize,
+    rules: &StreamTrim,
 ) -> Result<Vec<i64>> {
+    let StreamTrim {
+        keep,
+        older_than,
+        protect,
+        now,
+        dry_run,
+        page_size,
+    } = *rules;
     let protect_from = now - millis(protect);
     let expire_before = older_than.map(|d| now - millis(d));
     let mut removed = Vec::new();
