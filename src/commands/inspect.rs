@@ -132,6 +132,17 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
 }
 
 fn print_text(ctx: &Context, d: &JobDetail) {
+    print_keys(ctx, d);
+    print_registry(ctx, d);
+    print_health(ctx, d);
+    if d.layout == Layout::Lease {
+        print_active(ctx, d);
+    }
+    print_runs(ctx, d);
+}
+
+/// The job, its store format and what that means for other readers, and its keys.
+fn print_keys(ctx: &Context, d: &JobDetail) {
     let out = &ctx.out;
     crate::outln!(
         "job      {} ({} layout, prefix {:?}, store format {}{})",
@@ -167,7 +178,11 @@ fn print_text(ctx: &Context, d: &JobDetail) {
         "\n{}",
         out.table(&["KEY", "TYPE", "MEMORY", "HASH SLOT"], key_rows)
     );
+}
 
+/// What the job registry knows: the schedule and settings, and the hosts that run the job.
+fn print_registry(ctx: &Context, d: &JobDetail) {
+    let out = &ctx.out;
     if let Some(r) = &d.registry {
         crate::outln!(
             "schedule {} ({}), strategy {}, max-late {}{}",
@@ -216,6 +231,11 @@ fn print_text(ctx: &Context, d: &JobDetail) {
             }
         );
     }
+}
+
+/// The job's health, and its pause if it is paused.
+fn print_health(ctx: &Context, d: &JobDetail) {
+    let out = &ctx.out;
     if let Some(h) = &d.health {
         crate::outln!(
             "health   {}: next {}, last success {}, last failure {}{}",
@@ -242,56 +262,64 @@ fn print_text(ctx: &Context, d: &JobDetail) {
             d.job
         );
     }
-    if d.layout == Layout::Lease {
-        crate::outln!("\nactive runs: {}", d.active.len());
-        if !d.active.is_empty() {
-            let rows = d
-                .active
-                .iter()
-                .map(|a| {
-                    let left = crate::time::lease_left(a.lease_left_ms);
-                    // A holder that is hung looks different from a healthy one: how long it has
-                    // run, and how long ago its lease was last renewed (a heartbeat).
-                    let renewed = a.renewed_at.map_or("-".to_string(), |at| {
-                        format!("{} ago", humanize((d.server_time - at).max(0) as u64))
-                    });
-                    vec![
-                        out.time(a.state.slot),
-                        a.state.attempt.to_string(),
-                        out.token(&a.state.token),
-                        a.state.runner.clone(),
-                        humanize(a.running_for_ms.max(0) as u64),
-                        renewed,
-                        left,
-                        if a.lease_left_ms > 0 {
-                            "running"
-                        } else {
-                            "expired"
-                        }
-                        .to_string(),
-                        a.state.kind.as_str().to_string(),
-                    ]
-                })
-                .collect();
-            crate::outln!(
-                "{}",
-                out.table(
-                    &[
-                        "SLOT",
-                        "ATTEMPT",
-                        "TOKEN",
-                        "RUNNER",
-                        "RUNNING FOR",
-                        "RENEWED",
-                        "LEASE",
-                        "STATE",
-                        "KIND"
-                    ],
-                    rows
-                )
-            );
-        }
+}
+
+/// The runs in progress: who holds each, how long it has run, when its lease was last renewed.
+fn print_active(ctx: &Context, d: &JobDetail) {
+    let out = &ctx.out;
+    crate::outln!("\nactive runs: {}", d.active.len());
+    if !d.active.is_empty() {
+        let rows = d
+            .active
+            .iter()
+            .map(|a| {
+                let left = crate::time::lease_left(a.lease_left_ms);
+                // A holder that is hung looks different from a healthy one: how long it has
+                // run, and how long ago its lease was last renewed (a heartbeat).
+                let renewed = a.renewed_at.map_or("-".to_string(), |at| {
+                    format!("{} ago", humanize((d.server_time - at).max(0) as u64))
+                });
+                vec![
+                    out.time(a.state.slot),
+                    a.state.attempt.to_string(),
+                    out.token(&a.state.token),
+                    a.state.runner.clone(),
+                    humanize(a.running_for_ms.max(0) as u64),
+                    renewed,
+                    left,
+                    if a.lease_left_ms > 0 {
+                        "running"
+                    } else {
+                        "expired"
+                    }
+                    .to_string(),
+                    a.state.kind.as_str().to_string(),
+                ]
+            })
+            .collect();
+        crate::outln!(
+            "{}",
+            out.table(
+                &[
+                    "SLOT",
+                    "ATTEMPT",
+                    "TOKEN",
+                    "RUNNER",
+                    "RUNNING FOR",
+                    "RENEWED",
+                    "LEASE",
+                    "STATE",
+                    "KIND"
+                ],
+                rows
+            )
+        );
     }
+}
+
+/// The newest ended runs (and claims), newest first.
+fn print_runs(ctx: &Context, d: &JobDetail) {
+    let out = &ctx.out;
     crate::outln!("\nlast {} runs:", d.runs.len());
     if !d.runs.is_empty() {
         let rows = d

@@ -82,8 +82,63 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
     validate_prefix(ctx.prefix())?;
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
+    let jobs = matching_jobs(&mut conn, ctx, &args).await?;
+    let mut listing = Listing::read(&mut conn, ctx.prefix(), &jobs, &check).await?;
+    let now = check.server_now_ms;
+    listing.filter_and_sort(&args, now);
+    if args.active {
+        return list_active(
+            &mut conn,
+            ctx,
+            &listing.summaries,
+            &listing.unreadable,
+            &check,
+        )
+        .await;
+    }
+    // Bad data in one job never hides the others: everything readable is printed, then the exit
+    // code says that some data was bad.
+    let code = if listing.unreadable.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::StoreData
+    };
+    if ctx.out.json {
+        listing.print_json(ctx, &check);
+        return Ok(code);
+    }
+    if listing.summaries.is_empty() && listing.unreadable.is_empty() {
+        if args.unhealthy {
+            crate::errln!("no job needs a person: none is late, missed, failing or expired");
+        } else {
+            crate::errln!(
+                "no jobs under prefix {:?}{}",
+                ctx.prefix(),
+                if args.pattern == "*" {
+                    String::new()
+                } else {
+                    format!(" matching {:?}", args.pattern)
+                }
+            );
+        }
+        return Ok(ExitCode::Ok);
+    }
+    listing.print_table(ctx, args.sort, now);
+    for u in &listing.unreadable {
+        crate::errln!("error: job {} is unreadable: {}", u.job, u.error);
+    }
+    Ok(code)
+}
+
+/// The jobs under the prefix that match `--pattern` and `--strategy`; warns when every one starts
+/// with `:` (a prefix given without its separator).
+async fn matching_jobs(
+    conn: &mut Connection,
+    ctx: &Context,
+    args: &ListArgs,
+) -> Result<Vec<crate::store::discover::JobRef>> {
     let wanted = args.strategy.map(StrategyName::layout);
-    let jobs: Vec<_> = find_jobs(&mut conn, ctx.prefix(), &args.pattern)
+    let jobs: Vec<_> = find_jobs(conn, ctx.prefix(), &args.pattern)
         .await?
         .into_iter()
         .filter(|j| wanted.is_none_or(|layout| j.layout == layout))
@@ -94,150 +149,165 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
             "warning: every job under prefix {prefix:?} starts with ':'\n  hint: did you mean --prefix {prefix}: (prefixes end with their separator)?"
         );
     }
-    let (mut summaries, mut unreadable) =
-        summarize(&mut conn, ctx.prefix(), &jobs, check.lease_format()).await?;
-    let now = check.server_now_ms;
-    // Health: one more pipelined read per batch of jobs (registry, newest results, ...), each
-    // batch judged and let go before the next is read, so memory holds one batch of what health
-    // reads (up to 16 results per job), not the whole keyspace's.
-    let mut health: HashMap<(String, Layout), (Option<String>, Health)> = HashMap::new();
-    let mut bad = Vec::new();
-    for batch in jobs.chunks(crate::store::read::BATCH) {
-        let (monitored, unreadable_here) =
-            monitor::read(&mut conn, ctx.prefix(), batch, check.lease_format()).await?;
-        bad.extend(unreadable_here);
-        for m in monitored {
-            let schedule = m
-                .registry
-                .as_ref()
-                .and_then(|r| r.settings.schedule.clone());
-            let judged = m.health(now, None);
-            health.insert((m.job, m.layout), (schedule, judged));
+    Ok(jobs)
+}
+
+/// What `list` shows: each job's summary and health, and the jobs that could not be read.
+struct Listing {
+    summaries: Vec<JobSummary>,
+    unreadable: Vec<Unreadable>,
+    /// Each job's schedule (from the registry) and health, by job and layout.
+    health: HashMap<(String, Layout), (Option<String>, Health)>,
+}
+
+impl Listing {
+    /// Reads the summaries of `jobs`, then their health: one more pipelined read per batch of
+    /// jobs (registry, newest results, ...), each batch judged and let go before the next is
+    /// read, so memory holds one batch of what health reads (up to 16 results per job), not the
+    /// whole keyspace's.
+    async fn read(
+        conn: &mut Connection,
+        prefix: &str,
+        jobs: &[crate::store::discover::JobRef],
+        check: &StoreCheck,
+    ) -> Result<Self> {
+        let (mut summaries, mut unreadable) =
+            summarize(conn, prefix, jobs, check.lease_format()).await?;
+        let now = check.server_now_ms;
+        let mut health = HashMap::new();
+        let mut bad = Vec::new();
+        for batch in jobs.chunks(crate::store::read::BATCH) {
+            let (monitored, unreadable_here) =
+                monitor::read(conn, prefix, batch, check.lease_format()).await?;
+            bad.extend(unreadable_here);
+            for m in monitored {
+                let schedule = m
+                    .registry
+                    .as_ref()
+                    .and_then(|r| r.settings.schedule.clone());
+                let judged = m.health(now, None);
+                health.insert((m.job, m.layout), (schedule, judged));
+            }
+        }
+        for u in bad {
+            if !unreadable
+                .iter()
+                .any(|x| x.job == u.job && x.layout == u.layout)
+            {
+                summaries.retain(|s| !(s.job == u.job && s.layout == u.layout));
+                unreadable.push(u);
+            }
+        }
+        Ok(Listing {
+            summaries,
+            unreadable,
+            health,
+        })
+    }
+
+    fn health_of(&self, s: &JobSummary) -> Option<&(Option<String>, Health)> {
+        self.health.get(&(s.job.clone(), s.layout))
+    }
+
+    /// `--status`, `--unhealthy` and `--sort`.
+    fn filter_and_sort(&mut self, args: &ListArgs, now: i64) {
+        if let Some(wanted) = &args.status {
+            self.summaries
+                .retain(|s| s.state(now) == Some(wanted.as_str()));
+        }
+        if args.unhealthy {
+            let health = &self.health;
+            self.summaries.retain(|s| {
+                s.state(now) == Some("expired")
+                    || health
+                        .get(&(s.job.clone(), s.layout))
+                        .is_some_and(|(_, h)| h.state.needs_a_person())
+            });
+        }
+        let summaries = &mut self.summaries;
+        match args.sort {
+            ListSort::Name => summaries.sort_by(|a, b| a.job.cmp(&b.job)),
+            ListSort::LastRun => {
+                summaries.sort_by(|a, b| b.last_slot.cmp(&a.last_slot).then(a.job.cmp(&b.job)))
+            }
+            ListSort::State => summaries.sort_by(|a, b| {
+                state_rank(a.state(now))
+                    .cmp(&state_rank(b.state(now)))
+                    .then(a.job.cmp(&b.job))
+            }),
         }
     }
-    for u in bad {
-        if !unreadable
-            .iter()
-            .any(|x| x.job == u.job && x.layout == u.layout)
-        {
-            summaries.retain(|s| !(s.job == u.job && s.layout == u.layout));
-            unreadable.push(u);
-        }
-    }
-    let health_of = |s: &JobSummary| health.get(&(s.job.clone(), s.layout));
-    if let Some(wanted) = &args.status {
-        summaries.retain(|s| s.state(now) == Some(wanted.as_str()));
-    }
-    if args.unhealthy {
-        summaries.retain(|s| {
-            s.state(now) == Some("expired")
-                || health_of(s).is_some_and(|(_, h)| h.state.needs_a_person())
-        });
-    }
-    match args.sort {
-        ListSort::Name => summaries.sort_by(|a, b| a.job.cmp(&b.job)),
-        ListSort::LastRun => {
-            summaries.sort_by(|a, b| b.last_slot.cmp(&a.last_slot).then(a.job.cmp(&b.job)))
-        }
-        ListSort::State => summaries.sort_by(|a, b| {
-            state_rank(a.state(now))
-                .cmp(&state_rank(b.state(now)))
-                .then(a.job.cmp(&b.job))
-        }),
-    }
-    if args.active {
-        return list_active(&mut conn, ctx, &summaries, &unreadable, &check).await;
-    }
-    // Bad data in one job never hides the others: everything readable is printed, then the exit
-    // code says that some data was bad.
-    let code = if unreadable.is_empty() {
-        ExitCode::Ok
-    } else {
-        ExitCode::StoreData
-    };
-    if ctx.out.json {
+
+    fn print_json(&self, ctx: &Context, check: &StoreCheck) {
+        let now = check.server_now_ms;
         let report = ListReport {
             prefix: ctx.prefix(),
             server_time: now,
             format: check.format,
-            jobs: summaries
+            jobs: self
+                .summaries
                 .iter()
                 .map(|s| JobRow {
                     summary: s,
                     state: s.state(now),
                     last_slot_time: s.last_slot.map(rfc3339),
                     last_result_age_ms: s.last_result_at.map(|t| now - t),
-                    schedule: health_of(s).and_then(|(schedule, _)| schedule.as_deref()),
-                    health: health_of(s).map(|(_, h)| h),
+                    schedule: self
+                        .health_of(s)
+                        .and_then(|(schedule, _)| schedule.as_deref()),
+                    health: self.health_of(s).map(|(_, h)| h),
                 })
                 .collect(),
-            errors: &unreadable,
+            errors: &self.unreadable,
         };
         ctx.out.print_json(&report);
-        return Ok(code);
     }
-    if summaries.is_empty() && unreadable.is_empty() && args.unhealthy {
-        crate::errln!("no job needs a person: none is late, missed, failing or expired");
-        return Ok(ExitCode::Ok);
-    }
-    if summaries.is_empty() && unreadable.is_empty() {
-        crate::errln!(
-            "no jobs under prefix {:?}{}",
-            ctx.prefix(),
-            if args.pattern == "*" {
-                String::new()
-            } else {
-                format!(" matching {:?}", args.pattern)
-            }
+
+    fn print_table(&self, ctx: &Context, sort: ListSort, now: i64) {
+        let mut rows: Vec<Vec<String>> = self
+            .summaries
+            .iter()
+            .map(|s| {
+                let (schedule, h) = match self.health_of(s) {
+                    Some((schedule, h)) => (schedule.clone(), Some(h)),
+                    None => (None, None),
+                };
+                vec![
+                    match s.layout {
+                        Layout::Lease => s.job.clone(),
+                        Layout::ClaimOnly => format!("{} (claim-only)", s.job),
+                    },
+                    schedule.unwrap_or_else(|| "-".into()),
+                    h.map_or("-", |h| h.state.as_str()).to_string(),
+                    ctx.out.relative(h.and_then(|h| h.next_due), now),
+                    ctx.out.relative(h.and_then(|h| h.last_success), now),
+                    s.last_slot.map_or("-".to_string(), |t| ctx.out.time(t)),
+                    s.state(now).unwrap_or("-").to_string(),
+                    s.in_progress.to_string(),
+                    s.history_entries.to_string(),
+                ]
+            })
+            .collect();
+        rows.extend(self.unreadable.iter().map(|u| {
+            let mut row = vec!["-".to_string(); 9];
+            row[0] = u.job.clone();
+            row[2] = "unreadable".to_string();
+            row
+        }));
+        if sort == ListSort::Name {
+            rows.sort_by(|a, b| a[0].cmp(&b[0]));
+        }
+        crate::outln!(
+            "{}",
+            ctx.out.table(
+                &[
+                    "JOB", "SCHEDULE", "HEALTH", "NEXT", "LAST OK", "LAST RUN", "STATUS", "ACTIVE",
+                    "HISTORY"
+                ],
+                rows
+            )
         );
-        return Ok(ExitCode::Ok);
     }
-    let mut rows: Vec<Vec<String>> = summaries
-        .iter()
-        .map(|s| {
-            let (schedule, h) = match health_of(s) {
-                Some((schedule, h)) => (schedule.clone(), Some(h)),
-                None => (None, None),
-            };
-            vec![
-                match s.layout {
-                    Layout::Lease => s.job.clone(),
-                    Layout::ClaimOnly => format!("{} (claim-only)", s.job),
-                },
-                schedule.unwrap_or_else(|| "-".into()),
-                h.map_or("-", |h| h.state.as_str()).to_string(),
-                ctx.out.relative(h.and_then(|h| h.next_due), now),
-                ctx.out.relative(h.and_then(|h| h.last_success), now),
-                s.last_slot.map_or("-".to_string(), |t| ctx.out.time(t)),
-                s.state(now).unwrap_or("-").to_string(),
-                s.in_progress.to_string(),
-                s.history_entries.to_string(),
-            ]
-        })
-        .collect();
-    rows.extend(unreadable.iter().map(|u| {
-        let mut row = vec!["-".to_string(); 9];
-        row[0] = u.job.clone();
-        row[2] = "unreadable".to_string();
-        row
-    }));
-    if args.sort == ListSort::Name {
-        rows.sort_by(|a, b| a[0].cmp(&b[0]));
-    }
-    crate::outln!(
-        "{}",
-        ctx.out.table(
-            &[
-                "JOB", "SCHEDULE", "HEALTH", "NEXT", "LAST OK", "LAST RUN", "STATUS", "ACTIVE",
-                "HISTORY"
-            ],
-            rows
-        )
-    );
-    for u in &unreadable {
-        crate::errln!("error: job {} is unreadable: {}", u.job, u.error);
-    }
-    Ok(code)
 }
 
 /// `list --active`: every run in progress across the jobs (those whose summary counts one), read

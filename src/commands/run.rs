@@ -10,12 +10,13 @@ use serde::Serialize;
 
 use crate::cli::{CatchUpPolicy, IfUnreplicated, RunArgs};
 use crate::commands::Context;
+use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::runner::{
     Backup, ReplicaWait, RunnerOptions, SlotOutcome, SlotReport, Target, run_slot,
 };
 use crate::schedule::Schedule;
-use crate::store::{LeaseKeys, RunKind, registry};
+use crate::store::{LeaseKeys, RunKind, StoreCheck, registry};
 use crate::strategy::Strategy;
 use crate::strategy::lease::{self, ClaimRequest};
 use crate::time::{millis, rfc3339};
@@ -47,6 +48,195 @@ struct Skipped {
 pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     ctx.lease_keys(&args.job)?;
     let strategy = ctx.strategy(&args.strategy)?;
+    check_flags(&args, strategy)?;
+    let schedule = args
+        .schedule
+        .as_deref()
+        .map(|s| Schedule::parse(s, args.tz.as_deref().unwrap_or("UTC")))
+        .transpose()
+        .map_err(Error::usage)?;
+    let opts = runner_options(&args, ctx)?;
+    // A run's state must outlive every claim that may still ask for it, or it would run twice.
+    let catch_up = args.catch_up.unwrap_or(Duration::ZERO);
+    let keep_claimable = (args.max_late
+        + catch_up
+        + args.lease.lease_or_default() * args.lease.max_attempts_or_default())
+    .max(crate::strategy::lease::DEFAULT_KEEP_CLAIMABLE);
+    let request = |slot: i64| -> ClaimRequest {
+        let mut req = args.lease.claim_request(slot, RunKind::Scheduled);
+        req.history.keep_claimable = keep_claimable;
+        req
+    };
+    let runner = args.lease.runner();
+    let settings = registry_settings(&args, strategy, schedule.as_ref());
+    let registration = registry::Registration::new(
+        ctx.prefix(),
+        &args.job,
+        &settings,
+        registry::host_of(&runner),
+    );
+    let (mut conn, check, registry_read) = open_with_registry(ctx, strategy, &registration).await?;
+    let now = check.server_now_ms;
+    let current = match (&schedule, args.slot) {
+        (Some(s), _) => s.latest_at_or_before(now).ok_or_else(|| {
+            Error::usage(format!(
+                "--schedule {:?} has never fired before now",
+                s.source()
+            ))
+        })?,
+        (None, Some(slot)) => slot.resolve(now),
+        (None, None) => return Err(Error::usage("give --schedule or --slot")),
+    };
+    register_if_due(&mut conn, &registration, registry_read, now).await;
+    let target = Target {
+        prefix: ctx.prefix(),
+        job: &args.job,
+        strategy,
+        format: check.lease_format(),
+    };
+    let delay = jitter_delay(&args.job, current, args.jitter.unwrap_or(Duration::ZERO));
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    let keys = target.lease_keys();
+
+    // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.
+    let no_backup = RunnerOptions {
+        backup: Backup::No,
+        ..opts.clone()
+    };
+    let too_late = schedule.is_some() && now - current > millis(args.max_late);
+    let plan = plan_catch_up(&mut conn, &args, &keys, schedule.as_ref(), current, now).await?;
+    let mut caught_up = Vec::new();
+    for &slot in plan.to_run.iter().filter(|s| **s != current) {
+        caught_up.push(run_slot(&mut conn, target, request(slot), &no_backup, now).await?);
+    }
+    let (reason, skipped, current_missed) = (plan.reason, plan.skipped, plan.current_missed);
+
+    let report = if !too_late {
+        run_slot(&mut conn, target, request(current), &opts, now).await?
+    } else if current_missed {
+        run_slot(&mut conn, target, request(current), &no_backup, now).await?
+    } else {
+        SlotReport::too_late(&args.job, current)
+    };
+    let exit_code = exit_code(&args, &caught_up, &report);
+    let outcome = Outcome {
+        reason,
+        skipped,
+        caught_up,
+        report,
+        exit_code,
+    };
+    print_outcome(&args, ctx, &outcome, now);
+    Ok(exit_code)
+}
+
+/// What `--catch-up` found and decided before anything runs.
+struct CatchUpPlan {
+    /// The missed runs to run, oldest first (the current slot among them when it is missed).
+    to_run: Vec<i64>,
+    /// Those the policy does not run, recorded as skipped.
+    skipped: Vec<Skipped>,
+    /// Why they were skipped.
+    reason: String,
+    /// Whether the current slot is itself a missed run: too late, and nobody claimed it.
+    current_missed: bool,
+}
+
+/// `--catch-up`: the schedule's runs in the window that no host claimed ([`missed_runs`]); those
+/// the policy does not run are recorded as skipped here, so that no later claim runs them.
+async fn plan_catch_up(
+    conn: &mut Connection,
+    args: &RunArgs,
+    keys: &LeaseKeys,
+    schedule: Option<&Schedule>,
+    current: i64,
+    now: i64,
+) -> Result<CatchUpPlan> {
+    let catch_up = args.catch_up.unwrap_or(Duration::ZERO);
+    let too_late = schedule.is_some() && now - current > millis(args.max_late);
+    let missed = match schedule.filter(|_| !catch_up.is_zero()) {
+        Some(s) => missed_runs(conn, keys, s, now - millis(catch_up), current, too_late).await?,
+        None => Vec::new(),
+    };
+    // The current slot is among them only when it is too late and nobody claimed it.
+    let current_missed = missed.last() == Some(&current);
+    let (to_skip, to_run) =
+        missed.split_at(missed.len() - runs_to_catch_up(args, missed.len(), current_missed));
+    let reason = match args.catch_up_policy {
+        CatchUpPolicy::Latest => "--catch-up-policy latest".to_string(),
+        CatchUpPolicy::All => format!("over --catch-up-max {}", args.catch_up_max),
+    };
+    let runner = args.lease.runner();
+    let mut skipped = Vec::new();
+    for &slot in to_skip {
+        let outcome = lease::skip(conn, keys, slot, &runner, &reason).await?;
+        skipped.push(Skipped {
+            slot,
+            reason: reason.clone(),
+            recorded: outcome == lease::SkipOutcome::Skipped,
+        });
+    }
+    Ok(CatchUpPlan {
+        to_run: to_run.to_vec(),
+        skipped,
+        reason,
+        current_missed,
+    })
+}
+
+/// What one `run` did, slot by slot.
+struct Outcome {
+    /// Why the skipped runs were not run (the catch-up policy).
+    reason: String,
+    skipped: Vec<Skipped>,
+    caught_up: Vec<SlotReport>,
+    /// The current slot's.
+    report: SlotReport,
+    exit_code: i32,
+}
+
+/// What a run did: the JSON summary line, or on a terminal a line per missed run skipped and per
+/// slot (nothing with `--quiet`, or when stderr is a file: the command's output is the log there).
+fn print_outcome(args: &RunArgs, ctx: &Context, outcome: &Outcome, now: i64) {
+    let Outcome {
+        reason,
+        skipped,
+        caught_up,
+        report,
+        exit_code,
+    } = outcome;
+    let exit_code = *exit_code;
+    if ctx.out.json {
+        let summary = RunSummary {
+            current: report,
+            catch_up: caught_up,
+            skipped,
+            exit_code,
+        };
+        ctx.out.print_json_line(&summary);
+    } else if !args.exec.quiet && std::io::stderr().is_terminal() {
+        if let (Some(first), Some(last)) = (skipped.first(), skipped.last()) {
+            crate::errln!(
+                "anarchon: {}: {} missed run(s) from {} to {} not run ({}); recorded as skipped",
+                args.job,
+                skipped.len(),
+                rfc3339(first.slot),
+                rfc3339(last.slot),
+                reason
+            );
+        }
+        for r in caught_up.iter().chain(std::iter::once(report)) {
+            crate::errln!("anarchon: {}", describe(r, now, args.max_late));
+        }
+    }
+}
+
+/// Refuses flags that do not go together, before anything is read: lease-only flags under a
+/// claim-only strategy, a script window shorter than a claim may come late, and the schedule's
+/// flags without `--schedule`.
+fn check_flags(args: &RunArgs, strategy: Strategy) -> Result<()> {
     let mut lease_options = args.lease.given();
     lease_options.extend(args.exec.given());
     lease_options.extend([
@@ -78,21 +268,20 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
             }
         }
     }
-    let schedule = args
-        .schedule
-        .as_deref()
-        .map(|s| Schedule::parse(s, args.tz.as_deref().unwrap_or("UTC")))
-        .transpose()
-        .map_err(Error::usage)?;
+    Ok(())
+}
+
+/// How the command runs under its claim: the exec flags, replica acknowledgement and standing by.
+fn runner_options(args: &RunArgs, ctx: &Context) -> Result<RunnerOptions> {
     let lease_len = args.lease.lease_or_default();
     let opts = args
         .exec
         .runner_options(&args.command, lease_len, ctx.out.json)?;
     let replicas = match args.wait_replicas {
-        Some(n) => Some(replica_wait(&args, n, lease_len, ctx)?),
+        Some(n) => Some(replica_wait(args, n, lease_len, ctx)?),
         None => None,
     };
-    let opts = RunnerOptions {
+    Ok(RunnerOptions {
         replicas,
         backup: if args.no_backup {
             Backup::No
@@ -102,30 +291,18 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
             }
         },
         ..opts
-    };
-    // A run's state must outlive every claim that may still ask for it, or it would run twice.
-    let catch_up = args.catch_up.unwrap_or(Duration::ZERO);
-    let keep_claimable =
-        (args.max_late + catch_up + lease_len * args.lease.max_attempts_or_default())
-            .max(crate::strategy::lease::DEFAULT_KEEP_CLAIMABLE);
-    let request = |slot: i64| -> ClaimRequest {
-        let mut req = args.lease.claim_request(slot, RunKind::Scheduled);
-        req.history.keep_claimable = keep_claimable;
-        req
-    };
+    })
+}
 
-    // Monitoring's record of the job (the registry) is read in the format check's round trip, and
-    // written (a script) only when something changed: most runs add no round trip and no script.
-    let settings = registry_settings(&args, strategy, schedule.as_ref());
-    let runner = args.lease.runner();
-    let registration = registry::Registration::new(
-        ctx.prefix(),
-        &args.job,
-        &settings,
-        registry::host_of(&runner),
-    );
-    // The registry and the server's eviction policy ride the format check's round trip.
-    let (mut conn, check, reads) = ctx
+/// Connects and checks the format key; monitoring's record of the job (the registry) and the
+/// server's eviction policy are read in the same round trip (the registry's reply is returned for
+/// [`register_if_due`]), so most runs add no round trip.
+async fn open_with_registry(
+    ctx: &Context,
+    strategy: Strategy,
+    registration: &registry::Registration<'_>,
+) -> Result<(Connection, StoreCheck, Option<redis::Value>)> {
+    let (conn, check, reads) = ctx
         .open_for_write_and_read(
             strategy,
             &[registration.read(), crate::server::eviction_policy_read()],
@@ -140,87 +317,28 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     {
         crate::errln!("anarchon: {warning}");
     }
-    let now = check.server_now_ms;
-    let current = match (&schedule, args.slot) {
-        (Some(s), _) => s.latest_at_or_before(now).ok_or_else(|| {
-            Error::usage(format!(
-                "--schedule {:?} has never fired before now",
-                s.source()
-            ))
-        })?,
-        (None, Some(slot)) => slot.resolve(now),
-        (None, None) => return Err(Error::usage("give --schedule or --slot")),
-    };
-    // A failure here (a registry key of another type) must not keep the job from running.
+    Ok((conn, check, registry_read))
+}
+
+/// Writes the registry (a script) only when something changed since `registry_read`. A failure
+/// here (a registry key of another type) must not keep the job from running.
+async fn register_if_due(
+    conn: &mut Connection,
+    registration: &registry::Registration<'_>,
+    registry_read: Option<redis::Value>,
+    now: i64,
+) {
     if registration.is_due(registry_read, now)
-        && let Err(e) = registration.write(&mut conn).await
+        && let Err(e) = registration.write(conn).await
     {
         crate::errln!("anarchon: warning: the job registry was not updated: {e}");
     }
-    let target = Target {
-        prefix: ctx.prefix(),
-        job: &args.job,
-        strategy,
-        format: check.lease_format(),
-    };
-    let delay = jitter_delay(&args.job, current, jitter);
-    if !delay.is_zero() {
-        tokio::time::sleep(delay).await;
-    }
-    let keys = LeaseKeys::new(ctx.prefix(), &args.job).with_format(check.lease_format());
+}
 
-    // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.
-    let no_backup = RunnerOptions {
-        backup: Backup::No,
-        ..opts.clone()
-    };
-    let too_late = schedule.is_some() && now - current > millis(args.max_late);
-    let missed = match schedule.as_ref().filter(|_| !catch_up.is_zero()) {
-        Some(s) => {
-            missed_runs(
-                &mut conn,
-                &keys,
-                s,
-                now - millis(catch_up),
-                current,
-                too_late,
-            )
-            .await?
-        }
-        None => Vec::new(),
-    };
-    // The current slot is among them only when it is too late and nobody claimed it.
-    let current_missed = missed.last() == Some(&current);
-    let (to_skip, to_run) =
-        missed.split_at(missed.len() - runs_to_catch_up(&args, missed.len(), current_missed));
-    let mut skipped = Vec::new();
-    let reason = match args.catch_up_policy {
-        CatchUpPolicy::Latest => "--catch-up-policy latest".to_string(),
-        CatchUpPolicy::All => format!("over --catch-up-max {}", args.catch_up_max),
-    };
-    for &slot in to_skip {
-        let outcome = lease::skip(&mut conn, &keys, slot, &runner, &reason).await?;
-        skipped.push(Skipped {
-            slot,
-            reason: reason.clone(),
-            recorded: outcome == lease::SkipOutcome::Skipped,
-        });
-    }
-    let mut caught_up = Vec::new();
-    for &slot in to_run.iter().filter(|s| **s != current) {
-        caught_up.push(run_slot(&mut conn, target, request(slot), &no_backup, now).await?);
-    }
-
-    let report = if !too_late {
-        run_slot(&mut conn, target, request(current), &opts, now).await?
-    } else if current_missed {
-        run_slot(&mut conn, target, request(current), &no_backup, now).await?
-    } else {
-        SlotReport::too_late(&args.job, current)
-    };
-
-    // A failed catch-up run must not hide behind a successful current one.
-    let exit_code = caught_up
+/// The exit code of a `run`: a failed catch-up run must not hide behind a successful current one;
+/// `--skipped-ok` makes a slot another host ran, runs, overlaps or a pause skipped a success.
+fn exit_code(args: &RunArgs, caught_up: &[SlotReport], report: &SlotReport) -> i32 {
+    caught_up
         .iter()
         .filter(|r| r.outcome == SlotOutcome::Ran)
         .map(SlotReport::exit_code)
@@ -235,32 +353,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
                 0
             }
             _ => report.exit_code(),
-        });
-
-    if ctx.out.json {
-        let summary = RunSummary {
-            current: &report,
-            catch_up: &caught_up,
-            skipped: &skipped,
-            exit_code,
-        };
-        ctx.out.print_json_line(&summary);
-    } else if !args.exec.quiet && std::io::stderr().is_terminal() {
-        if let (Some(first), Some(last)) = (skipped.first(), skipped.last()) {
-            crate::errln!(
-                "anarchon: {}: {} missed run(s) from {} to {} not run ({}); recorded as skipped",
-                args.job,
-                skipped.len(),
-                rfc3339(first.slot),
-                rfc3339(last.slot),
-                reason
-            );
-        }
-        for r in caught_up.iter().chain(std::iter::once(&report)) {
-            crate::errln!("anarchon: {}", describe(r, now, args.max_late));
-        }
-    }
-    Ok(exit_code)
+        })
 }
 
 /// The schedule's runs in the catch-up window that no host claimed, oldest first: slots from
