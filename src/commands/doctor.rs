@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::cli::DoctorArgs;
 use crate::commands::Context;
+use crate::connection::Connection;
 use crate::error::{ExitCode, Result};
 use crate::output::Tone;
 use crate::server::{self, ServerInfo};
@@ -68,6 +69,42 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     }
 
     let info = server::detect(&mut conn).await?;
+    let mut strategies = vec!["lease", "stream-id", "script"];
+    if info.supports_idmp() {
+        strategies.push("idmp");
+    }
+    checks.extend(server_checks(&info));
+    checks.extend(store_checks(&mut conn, ctx.prefix()).await);
+    checks.extend(timing_checks(&mut conn, args.pings).await?);
+    let ok = checks.iter().all(|c| c.status != Verdict::Fail);
+    if ctx.out.json {
+        ctx.out.print_json(&DoctorReport {
+            url: conn.shown_url().to_string(),
+            server: info,
+            strategies,
+            checks,
+            ok,
+        });
+    } else {
+        for c in &checks {
+            let (word, tone) = match c.status {
+                Verdict::Ok => ("ok  ", Tone::Good),
+                Verdict::Warn => ("warn", Tone::Warn),
+                Verdict::Fail => ("fail", Tone::Bad),
+            };
+            crate::outln!("{} {:<11} {}", ctx.out.paint(word, tone), c.name, c.detail);
+        }
+    }
+    Ok(if ok {
+        ExitCode::Ok
+    } else {
+        ExitCode::CheckFailed
+    })
+}
+
+/// What the server is, and whether it suits the store: version, strategies, mode, eviction.
+fn server_checks(info: &ServerInfo) -> Vec<Check> {
+    let mut checks = Vec::new();
     checks.push(if info.supports_anarchon() {
         check(
             "server",
@@ -84,10 +121,6 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
             ),
         )
     });
-    let mut strategies = vec!["lease", "stream-id", "script"];
-    if info.supports_idmp() {
-        strategies.push("idmp");
-    }
     checks.push(check(
         "strategies",
         Verdict::Ok,
@@ -121,7 +154,13 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
         None => check("eviction", Verdict::Warn, "maxmemory-policy not reported"),
     });
 
-    let (aof, save) = server::read_persistence(&mut conn).await;
+    checks
+}
+
+/// Whether the store's data is safe here: persistence, the format key, scripting.
+async fn store_checks(conn: &mut Connection, prefix: &str) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let (aof, save) = server::read_persistence(conn).await;
     let (durable, words) = server::persistence_verdict(aof, save.as_deref());
     checks.push(check(
         "persistence",
@@ -129,7 +168,7 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
         words,
     ));
 
-    let key = format_key(ctx.prefix());
+    let key = format_key(prefix);
     let found: Result<Option<String>> = conn.query(redis::cmd("GET").arg(&key)).await;
     checks.push(match found {
         Ok(None) => check("format", Verdict::Ok, format!("{key} absent: {}", readers(None))),
@@ -152,7 +191,13 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
         Err(e) => check("scripting", Verdict::Fail, format!("{e}")),
     });
 
-    let (clock, latency) = clock_and_latency(&mut conn, usize::from(args.pings)).await?;
+    checks
+}
+
+/// This host's clock against the server's, and the round trip to it.
+async fn timing_checks(conn: &mut Connection, pings: u16) -> Result<Vec<Check>> {
+    let mut checks = Vec::new();
+    let (clock, latency) = clock_and_latency(conn, usize::from(pings)).await?;
     let skew = clock.abs();
     checks.push(check(
         "clock",
@@ -176,33 +221,10 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
         } else {
             Verdict::Warn
         },
-        format!("median round trip {median:.2} ms over {} PINGs", args.pings),
+        format!("median round trip {median:.2} ms over {} PINGs", pings),
     ));
 
-    let ok = checks.iter().all(|c| c.status != Verdict::Fail);
-    if ctx.out.json {
-        ctx.out.print_json(&DoctorReport {
-            url: conn.shown_url().to_string(),
-            server: info,
-            strategies,
-            checks,
-            ok,
-        });
-    } else {
-        for c in &checks {
-            let (word, tone) = match c.status {
-                Verdict::Ok => ("ok  ", Tone::Good),
-                Verdict::Warn => ("warn", Tone::Warn),
-                Verdict::Fail => ("fail", Tone::Bad),
-            };
-            crate::outln!("{} {:<11} {}", ctx.out.paint(word, tone), c.name, c.detail);
-        }
-    }
-    Ok(if ok {
-        ExitCode::Ok
-    } else {
-        ExitCode::CheckFailed
-    })
+    Ok(checks)
 }
 
 /// The client's clock minus the server's (ms, corrected by half a round trip), and the median

@@ -16,10 +16,11 @@ use serde::Serialize;
 
 use crate::cli::{ReleaseArgs, ReleaseStatusArg};
 use crate::commands::Context;
+use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
 use crate::store::discover::{JobRef, Layout, find_jobs};
 use crate::store::job::{ActiveRun, active_runs_for, locate_job};
-use crate::store::{LeaseKeys, validate_job_name, validate_prefix};
+use crate::store::{LeaseKeys, StoreCheck, validate_job_name, validate_prefix};
 use crate::strategy::Strategy;
 use crate::strategy::lease::{self, ReleaseOutcome};
 use crate::time::{millis, rfc3339};
@@ -65,85 +66,8 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
         validate_job_name(job)?;
     }
     let (mut conn, check) = ctx.open_for_write(Strategy::Lease).await?;
-    let now = check.server_now_ms;
-    let jobs: Vec<String> = match &args.job {
-        Some(job) => {
-            locate_job(&mut conn, ctx.prefix(), job, Some(Layout::Lease)).await?;
-            vec![job.clone()]
-        }
-        None => {
-            // Only jobs with runs in progress are read run by run: one pipelined summary of every
-            // job says which (as `list --active` does).
-            let lease_jobs: Vec<JobRef> = find_jobs(&mut conn, ctx.prefix(), "*")
-                .await?
-                .into_iter()
-                .filter(|j| j.layout == Layout::Lease)
-                .collect();
-            let (summaries, unreadable) = crate::store::read::summarize(
-                &mut conn,
-                ctx.prefix(),
-                &lease_jobs,
-                check.lease_format(),
-            )
-            .await?;
-            // A job whose data cannot be read stops the release, as reading its runs would.
-            if let Some(bad) = unreadable.into_iter().next() {
-                return Err(bad.error);
-            }
-            summaries
-                .into_iter()
-                .filter(|s| s.in_progress > 0)
-                .map(|s| s.job)
-                .collect()
-        }
-    };
-    let mut chosen: Vec<(String, ActiveRun)> = Vec::new();
-    let mut none_because = args.expired.map(|grace| {
-        format!(
-            "no run in progress whose lease ended more than {} ago (--expired {}): nothing to release",
-            crate::time::humanize(millis(grace) as u64),
-            humantime::format_duration(grace)
-        )
-    });
-    for job in &jobs {
-        let keys = LeaseKeys::new(ctx.prefix(), job).with_format(check.lease_format());
-        let active = active_runs_for(&mut conn, &keys, now).await?;
-        let slot = args.slot.map(|s| s.resolve(now));
-        let wanted: Vec<ActiveRun> = active
-            .into_iter()
-            .filter(|a| slot.is_none_or(|s| a.state.slot == s))
-            .filter(|a| {
-                args.expired
-                    .is_none_or(|grace| a.lease_left_ms < -millis(grace))
-            })
-            .collect();
-        if args.expired.is_none() {
-            // One job, one run: nothing in progress is nothing to do (the run the operator meant
-            // has ended already), said exactly; exit 0, as releasing it again would be.
-            if wanted.is_empty() {
-                none_because = Some(match slot {
-                    Some(s) => format!(
-                        "{job} @ {} is not in progress: nothing to release\n  hint: `anarchon history {job}` shows how its runs ended",
-                        rfc3339(s)
-                    ),
-                    None => format!(
-                        "no run of {job} is in progress: nothing to release\n  hint: `anarchon history {job}` shows how its runs ended"
-                    ),
-                });
-                continue;
-            }
-            if wanted.len() > 1 {
-                let slots: Vec<String> = wanted.iter().map(|a| rfc3339(a.state.slot)).collect();
-                return Err(Error::usage(format!(
-                    "{job} has {} runs in progress ({}); name one\n  hint: pass --slot",
-                    wanted.len(),
-                    slots.join(", ")
-                )));
-            }
-        }
-        chosen.extend(wanted.into_iter().map(|a| (job.clone(), a)));
-    }
-
+    let jobs = jobs_to_look_at(&mut conn, ctx, &args, &check).await?;
+    let (chosen, none_because) = choose_runs(&mut conn, ctx, &args, &check, &jobs).await?;
     let status = match args.status {
         ReleaseStatusArg::Interrupted => "interrupted",
         ReleaseStatusArg::Failed => "failed",
@@ -217,6 +141,109 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
             ExitCode::LeaseLost
         },
     )
+}
+
+/// The jobs whose runs `release` looks at: the one named, or with `--all` every lease job that
+/// has a run in progress (one pipelined summary of every job says which, as `list --active` does;
+/// only those are then read run by run).
+async fn jobs_to_look_at(
+    conn: &mut Connection,
+    ctx: &Context,
+    args: &ReleaseArgs,
+    check: &StoreCheck,
+) -> Result<Vec<String>> {
+    Ok(match &args.job {
+        Some(job) => {
+            locate_job(conn, ctx.prefix(), job, Some(Layout::Lease)).await?;
+            vec![job.clone()]
+        }
+        None => {
+            // Only jobs with runs in progress are read run by run: one pipelined summary of every
+            // job says which (as `list --active` does).
+            let lease_jobs: Vec<JobRef> = find_jobs(conn, ctx.prefix(), "*")
+                .await?
+                .into_iter()
+                .filter(|j| j.layout == Layout::Lease)
+                .collect();
+            let (summaries, unreadable) = crate::store::read::summarize(
+                conn,
+                ctx.prefix(),
+                &lease_jobs,
+                check.lease_format(),
+            )
+            .await?;
+            // A job whose data cannot be read stops the release, as reading its runs would.
+            if let Some(bad) = unreadable.into_iter().next() {
+                return Err(bad.error);
+            }
+            summaries
+                .into_iter()
+                .filter(|s| s.in_progress > 0)
+                .map(|s| s.job)
+                .collect()
+        }
+    })
+}
+
+/// The runs to release in `jobs`, as `--slot` and `--expired` choose them, and when there are
+/// none, why (said exactly: exit 0, as releasing an ended run again would be). Without
+/// `--expired`, one job with several runs in progress must be told which.
+async fn choose_runs(
+    conn: &mut Connection,
+    ctx: &Context,
+    args: &ReleaseArgs,
+    check: &StoreCheck,
+    jobs: &[String],
+) -> Result<(Vec<(String, ActiveRun)>, Option<String>)> {
+    let now = check.server_now_ms;
+    let mut chosen: Vec<(String, ActiveRun)> = Vec::new();
+    let mut none_because = args.expired.map(|grace| {
+        format!(
+            "no run in progress whose lease ended more than {} ago (--expired {}): nothing to release",
+            crate::time::humanize(millis(grace) as u64),
+            humantime::format_duration(grace)
+        )
+    });
+    for job in jobs {
+        let keys = LeaseKeys::new(ctx.prefix(), job).with_format(check.lease_format());
+        let active = active_runs_for(conn, &keys, now).await?;
+        let slot = args.slot.map(|s| s.resolve(now));
+        let wanted: Vec<ActiveRun> = active
+            .into_iter()
+            .filter(|a| slot.is_none_or(|s| a.state.slot == s))
+            .filter(|a| {
+                args.expired
+                    .is_none_or(|grace| a.lease_left_ms < -millis(grace))
+            })
+            .collect();
+        if args.expired.is_none() {
+            // One job, one run: nothing in progress is nothing to do (the run the operator meant
+            // has ended already), said exactly; exit 0, as releasing it again would be.
+            if wanted.is_empty() {
+                none_because = Some(match slot {
+                    Some(s) => format!(
+                        "{job} @ {} is not in progress: nothing to release\n  hint: `anarchon history {job}` shows how its runs ended",
+                        rfc3339(s)
+                    ),
+                    None => format!(
+                        "no run of {job} is in progress: nothing to release\n  hint: `anarchon history {job}` shows how its runs ended"
+                    ),
+                });
+                continue;
+            }
+            if wanted.len() > 1 {
+                let slots: Vec<String> = wanted.iter().map(|a| rfc3339(a.state.slot)).collect();
+                return Err(Error::usage(format!(
+                    "{job} has {} runs in progress ({}); name one\n  hint: pass --slot",
+                    wanted.len(),
+                    slots.join(", ")
+                )));
+            }
+        }
+        chosen.extend(wanted.into_iter().map(|a| (job.to_string(), a)));
+    }
+
+    Ok((chosen, none_because))
 }
 
 /// One run to release, as the operator saw it.
