@@ -145,7 +145,7 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
                 None => {
                     let all =
                         crate::store::discover::find_jobs(&mut conn, ctx.prefix(), "*").await?;
-                    let (summaries, _) = crate::store::read::summarize(
+                    let (summaries, _) = crate::store::monitor::summaries(
                         &mut conn,
                         ctx.prefix(),
                         &all,

@@ -15,7 +15,7 @@ use crate::store::discover::Layout;
 use crate::store::discover::find_jobs;
 use crate::store::job::{ActiveRun, active_runs_for};
 use crate::store::monitor;
-use crate::store::read::{JobSummary, Unreadable, summarize};
+use crate::store::read::{JobSummary, Unreadable};
 use crate::store::{format, validate_prefix};
 use crate::time::humanize;
 use crate::time::rfc3339;
@@ -161,41 +161,32 @@ struct Listing {
 }
 
 impl Listing {
-    /// Reads the summaries of `jobs`, then their health: one more pipelined read per batch of
-    /// jobs (registry, newest results, ...), each batch judged and let go before the next is
-    /// read, so memory holds one batch of what health reads (up to 16 results per job), not the
-    /// whole keyspace's.
+    /// Reads each job once (`store::monitor`: one pipelined read per batch of jobs, and one more
+    /// for format 1's runs in progress), its row and its health taken from the same read; each
+    /// batch is judged and let go before the next is read, so memory holds one batch of what
+    /// health reads (up to 16 results per job), not the whole keyspace's.
     async fn read(
         conn: &mut Connection,
         prefix: &str,
         jobs: &[crate::store::discover::JobRef],
         check: &StoreCheck,
     ) -> Result<Self> {
-        let (mut summaries, mut unreadable) =
-            summarize(conn, prefix, jobs, check.lease_format()).await?;
         let now = check.server_now_ms;
+        let mut summaries = Vec::with_capacity(jobs.len());
+        let mut unreadable = Vec::new();
         let mut health = HashMap::new();
-        let mut bad = Vec::new();
         for batch in jobs.chunks(crate::store::read::BATCH) {
             let (monitored, unreadable_here) =
                 monitor::read(conn, prefix, batch, check.lease_format()).await?;
-            bad.extend(unreadable_here);
+            unreadable.extend(unreadable_here);
             for m in monitored {
+                summaries.push(m.summary());
                 let schedule = m
                     .registry
                     .as_ref()
                     .and_then(|r| r.settings.schedule.clone());
                 let judged = m.health(now, None);
                 health.insert((m.job, m.layout), (schedule, judged));
-            }
-        }
-        for u in bad {
-            if !unreadable
-                .iter()
-                .any(|x| x.job == u.job && x.layout == u.layout)
-            {
-                summaries.retain(|s| !(s.job == u.job && s.layout == u.layout));
-                unreadable.push(u);
             }
         }
         Ok(Listing {

@@ -165,7 +165,7 @@ async fn jobs_to_look_at(
                 .into_iter()
                 .filter(|j| j.layout == Layout::Lease)
                 .collect();
-            let (summaries, unreadable) = crate::store::read::summarize(
+            let (summaries, unreadable) = crate::store::monitor::summaries(
                 conn,
                 ctx.prefix(),
                 &lease_jobs,

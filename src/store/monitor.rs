@@ -10,23 +10,33 @@ use crate::connection::Connection;
 use crate::error::Result;
 use crate::schedule::Schedule;
 use crate::store::discover::{JobRef, Layout};
-use crate::store::keys::{JobKeys, LeaseFormat, LeaseKeys};
+use crate::store::keys::{ClaimKeys, JobKeys, LeaseFormat, LeaseKeys};
 use crate::store::lease::v1::field_name;
 use crate::store::lease::v2::decode_live;
 use crate::store::pause::{self, Pause};
-use crate::store::read::{self, BATCH, ResultEntry, Unreadable, decode};
+use crate::store::read::{self, BATCH, JobSummary, ResultEntry, RunEntry, Unreadable, decode};
 use crate::store::registry::{self, Registry};
 
 /// How many of the newest results a health read fetches per job.
 pub const RECENT_RESULTS: usize = 16;
 
 /// A run in progress: its slot and lease end (None when the layout does not say).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct InProgress {
     pub slot: i64,
     pub lease_end: Option<i64>,
     /// The attempt holding it (None when the layout does not say).
     pub attempt: Option<u32>,
+    /// Who holds it (None when the layout does not say).
+    pub runner: Option<String>,
+}
+
+/// A claim-only job's claim streams: its newest claim and how many claims they hold.
+#[derive(Debug, Clone)]
+pub struct ClaimFeed {
+    pub newest: Option<RunEntry>,
+    /// Entries in `:runs` and `:manual`.
+    pub entries: u64,
 }
 
 /// One job as monitoring sees it (its health is judged by `crate::health`, above the store).
@@ -47,6 +57,9 @@ pub struct Monitored {
     pub pause: Option<Pause>,
     /// Results in the history (ended attempts).
     pub history_entries: u64,
+    /// A claim-only job's claims (None for a lease job).
+    #[serde(skip)]
+    pub claims: Option<ClaimFeed>,
 }
 
 impl Monitored {
@@ -55,6 +68,62 @@ impl Monitored {
     pub fn schedule(&self) -> Option<Schedule> {
         let r = self.registry.as_ref()?;
         Schedule::parse(r.settings.schedule.as_deref()?, &r.settings.tz).ok()
+    }
+
+    /// The job's row in `list`: its newest run (the newest in progress, or the newest ended one
+    /// when it is newer; a claim-only job's newest claim, `claimed` until it has a result), how
+    /// many are in progress, the history's size, the pause.
+    pub fn summary(&self) -> JobSummary {
+        let newest = self.recent.first();
+        let last_result_at = newest.and_then(|r| r.ended_at);
+        if let Some(claims) = &self.claims {
+            let last = claims.newest.as_ref();
+            let status = match (last, newest) {
+                (Some(l), Some(r)) if r.slot == l.slot => Some(r.status.clone()),
+                (Some(_), _) => Some("claimed".to_string()),
+                _ => None,
+            };
+            return JobSummary {
+                job: self.job.clone(),
+                layout: self.layout,
+                in_progress: 0,
+                last_slot: last.map(|l| l.slot),
+                last_status: status,
+                last_runner: last.map(|l| l.runner.clone()),
+                last_lease_end: None,
+                pause: None,
+                last_result_at,
+                history_entries: claims.entries,
+            };
+        }
+        let newest_live = self.in_progress.iter().max_by_key(|r| r.slot);
+        let (last_slot, last_status, last_runner, last_lease_end) = match (newest_live, newest) {
+            (Some(l), r) if r.is_none_or(|r| r.slot <= l.slot) => (
+                Some(l.slot),
+                Some("running".to_string()),
+                l.runner.clone(),
+                l.lease_end,
+            ),
+            (_, Some(r)) => (
+                Some(r.slot),
+                Some(r.status.clone()),
+                Some(r.runner.clone()),
+                None,
+            ),
+            (_, None) => (None, None, None, None),
+        };
+        JobSummary {
+            job: self.job.clone(),
+            layout: self.layout,
+            in_progress: self.in_progress.len() as u64,
+            last_slot,
+            last_status,
+            last_runner,
+            last_lease_end,
+            pause: self.pause.clone(),
+            last_result_at,
+            history_entries: self.history_entries,
+        }
     }
 
     /// Final statuses of the fetched results, by status (`runs by final status` of `metrics`).
@@ -68,8 +137,8 @@ impl Monitored {
 }
 
 /// Reads per job, in pipeline order.
-const LEASE_READS: usize = 7;
-const CLAIM_ONLY_READS: usize = 2;
+const LEASE_READS: usize = 9;
+const CLAIM_ONLY_READS: usize = 5;
 
 /// Every job's monitoring data; a job whose data cannot be decoded comes back in the second list
 /// (with its key and reason) and never hides the others.
@@ -94,6 +163,17 @@ pub async fn read(
                 .arg("LIMIT")
                 .arg(0)
                 .arg(RECENT_RESULTS);
+            if job.layout == Layout::ClaimOnly {
+                let k = ClaimKeys::new(prefix, &job.name);
+                pipe.cmd("XREVRANGE")
+                    .arg(&k.runs)
+                    .arg("+")
+                    .arg("-")
+                    .arg("COUNT")
+                    .arg(1);
+                pipe.cmd("XLEN").arg(&k.runs);
+                pipe.cmd("XLEN").arg(&k.manual);
+            }
             if job.layout == Layout::Lease {
                 let k = LeaseKeys::new(prefix, &job.name);
                 pipe.cmd("TYPE").arg(&k.state);
@@ -104,6 +184,10 @@ pub async fn read(
                     .arg(&k.job)
                     .arg("first_seen")
                     .arg(&pause::FIELDS[..]);
+                // Only their types matter here: a job whose history keys are of another type is
+                // refused, naming the key, as its reads would refuse it.
+                pipe.cmd("XLEN").arg(&k.runs);
+                pipe.cmd("ZCARD").arg(&k.slots);
             }
         }
         let mut values = conn.replies(&pipe).await?.into_iter();
@@ -129,9 +213,27 @@ pub async fn read(
     Ok((out, bad))
 }
 
+/// Every job's row in `list` ([`Monitored::summary`]), read [`BATCH`] jobs at a time; a job
+/// whose data cannot be decoded comes back in the second list.
+pub async fn summaries(
+    conn: &mut Connection,
+    prefix: &str,
+    jobs: &[JobRef],
+    store_format: LeaseFormat,
+) -> Result<(Vec<JobSummary>, Vec<Unreadable>)> {
+    let mut rows = Vec::with_capacity(jobs.len());
+    let mut bad = Vec::new();
+    for batch in jobs.chunks(BATCH) {
+        let (monitored, unreadable) = read(conn, prefix, batch, store_format).await?;
+        rows.extend(monitored.iter().map(Monitored::summary));
+        bad.extend(unreadable);
+    }
+    Ok((rows, bad))
+}
+
 /// Format 1 keeps a run's lease in its `:state` fields, which the first pipeline cannot name
 /// before it has read `:active`: one more pipeline, for the jobs with runs in progress only, reads
-/// each run's `lease_end` and `attempt`.
+/// each run's `lease_end`, `attempt` and `runner`.
 async fn read_format_1_leases(
     conn: &mut Connection,
     prefix: &str,
@@ -157,13 +259,16 @@ async fn read_format_1_leases(
         pipe.cmd("HMGET")
             .arg(LeaseKeys::new(prefix, job).state)
             .arg(field_name(slot, "lease_end"))
-            .arg(field_name(slot, "attempt"));
+            .arg(field_name(slot, "attempt"))
+            .arg(field_name(slot, "runner"));
     }
-    let replies: Vec<(Option<String>, Option<String>)> = conn.pipeline(&pipe).await?;
-    for ((j, r, _), (lease_end, attempt)) in wanted.into_iter().zip(replies) {
+    let replies: Vec<(Option<String>, Option<String>, Option<String>)> =
+        conn.pipeline(&pipe).await?;
+    for ((j, r, _), (lease_end, attempt, runner)) in wanted.into_iter().zip(replies) {
         let run = &mut jobs[j].in_progress[r];
         run.lease_end = lease_end.and_then(|v| v.parse().ok());
         run.attempt = attempt.and_then(|v| v.parse().ok());
+        run.runner = runner;
     }
     Ok(())
 }
@@ -203,9 +308,18 @@ fn decode_one(
         recent_is_all,
         in_progress: Vec::new(),
         pause: None,
+        claims: None,
     };
     if job.layout == Layout::ClaimOnly {
         m.first_seen = m.recent.iter().map(|r| r.slot).min();
+        let k = ClaimKeys::new(prefix, &job.name);
+        let newest = read::stream_entries(&k.runs, next())?.into_iter().next();
+        let runs: u64 = decode(&k.runs, next())?;
+        let manual: u64 = decode(&k.manual, next())?;
+        m.claims = Some(ClaimFeed {
+            newest,
+            entries: runs + manual,
+        });
         return Ok(m);
     }
     let k = LeaseKeys::new(prefix, &job.name);
@@ -214,6 +328,8 @@ fn decode_one(
     let active: Vec<String> = decode(&k.active, next())?;
     m.history_entries = decode(&k.results, next())?;
     let job_fields: Vec<Option<String>> = decode(&k.job, next())?;
+    let _: u64 = decode(&k.runs, next())?;
+    let _: u64 = decode(&k.slots, next())?;
     if LeaseFormat::of_job(&state_type, store_format) == LeaseFormat::V2 {
         for (field, value) in &live {
             let run = decode_live(&k.live, field, value)?;
@@ -221,6 +337,7 @@ fn decode_one(
                 slot: run.slot,
                 lease_end: Some(run.lease_end),
                 attempt: Some(run.attempt),
+                runner: Some(run.runner),
             });
         }
     } else {
@@ -233,6 +350,7 @@ fn decode_one(
                     slot,
                     lease_end: None,
                     attempt: None,
+                    runner: None,
                 }),
         );
     }
