@@ -184,10 +184,10 @@ pub async fn read(
                     .arg(&k.job)
                     .arg("first_seen")
                     .arg(&pause::FIELDS[..]);
-                // Only their types matter here: a job whose history keys are of another type is
-                // refused, naming the key, as its reads would refuse it.
+                // Checks only: a job whose history keys are of another type, or whose newest
+                // :slots member is no slot, is refused naming the key, as its reads would be.
                 pipe.cmd("XLEN").arg(&k.runs);
-                pipe.cmd("ZCARD").arg(&k.slots);
+                pipe.cmd("ZREVRANGE").arg(&k.slots).arg(0).arg(0);
             }
         }
         let mut values = conn.replies(&pipe).await?.into_iter();
@@ -329,7 +329,13 @@ fn decode_one(
     m.history_entries = decode(&k.results, next())?;
     let job_fields: Vec<Option<String>> = decode(&k.job, next())?;
     let _: u64 = decode(&k.runs, next())?;
-    let _: u64 = decode(&k.slots, next())?;
+    let newest_slot: Vec<String> = decode(&k.slots, next())?;
+    if let Some(bad) = newest_slot.iter().find(|s| s.parse::<i64>().is_err()) {
+        return Err(crate::error::Error::corrupt(
+            &k.slots,
+            format!("member {bad:?} is not a slot"),
+        ));
+    }
     if LeaseFormat::of_job(&state_type, store_format) == LeaseFormat::V2 {
         for (field, value) in &live {
             let run = decode_live(&k.live, field, value)?;
