@@ -53,8 +53,12 @@ impl Schedule {
         let text = expression.trim();
         let normalized = normalize(text)?;
         let inner = cron::Schedule::from_str(&normalized).map_err(|e| {
+            // The parser's message quotes its own 6-field form with a caret under it: its last
+            // line is the reason.
+            let reason = e.to_string();
+            let reason = reason.lines().last().unwrap_or_default().trim().to_string();
             format!(
-                "--schedule {text:?} is not a cron expression ({e}); write 5 fields like '*/5 * * * *', 6 with seconds first, or @hourly"
+                "--schedule {text:?} is not a cron expression ({reason}); write 5 fields like '*/5 * * * *', 6 with seconds first, or @hourly"
             )
         })?;
         let follows_local_clock = match normalized.split_whitespace().nth(2) {
@@ -268,8 +272,45 @@ fn normalize(text: &str) -> Result<String, String> {
             ));
         }
     }
+    check_ranges(&fields).map_err(|e| format!("--schedule {text:?}: {e}"))?;
     fields[5] = day_of_week_names(&fields[5]).map_err(|e| format!("--schedule {text:?}: {e}"))?;
     Ok(fields.join(" "))
+}
+
+/// The fields of a 6-field expression, their names and the values crontab allows.
+const FIELD_RANGES: [(&str, u32, u32); 6] = [
+    ("second", 0, 59),
+    ("minute", 0, 59),
+    ("hour", 0, 23),
+    ("day of month", 1, 31),
+    ("month", 1, 12),
+    ("day of week", 0, 7),
+];
+
+/// Refuses a number outside its field's range, naming the field and the range as crontab(5)
+/// gives them (the cron crate's own message names its internal 6-field form, points a caret at
+/// the wrong place, and says "Hours must be less than 23" of hour 24). Names (`MON`, `JAN`) and
+/// anything else that is not a number are left to the parser.
+fn check_ranges(fields: &[String]) -> Result<(), String> {
+    for (field, (name, low, high)) in fields.iter().zip(FIELD_RANGES) {
+        for item in field.split(',') {
+            let (range, step) = match item.split_once('/') {
+                Some((r, s)) => (r, Some(s)),
+                None => (item, None),
+            };
+            for bound in range.split('-') {
+                if let Ok(n) = bound.parse::<u32>()
+                    && !(low..=high).contains(&n)
+                {
+                    return Err(format!("{name} {n} is out of range ({low}-{high})"));
+                }
+            }
+            if let Some(Ok(0)) = step.map(str::parse::<u32>) {
+                return Err(format!("{name} step 0 never fires; use 1 or more"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `1-5` -> `MON-FRI`, `0,6` -> `SUN,SAT`, `5-7` -> `FRI-SAT,SUN`; `*`, steps and names pass through.
@@ -313,6 +354,27 @@ mod tests {
         DateTime::parse_from_rfc3339(rfc)
             .unwrap()
             .timestamp_millis()
+    }
+
+    #[test]
+    fn out_of_range_fields_are_named_with_crontab_s_ranges() {
+        for (expr, says) in [
+            ("0 25 * * *", "hour 25 is out of range (0-23)"),
+            ("60 * * * *", "minute 60 is out of range (0-59)"),
+            ("0 0 32 * *", "day of month 32 is out of range (1-31)"),
+            ("0 0 * 13 *", "month 13 is out of range (1-12)"),
+            ("0 0 * * 8", "day of week 8 is out of range (0-7)"),
+            ("0 1-24 * * *", "hour 24 is out of range (0-23)"),
+            ("*/0 * * * *", "minute step 0 never fires"),
+        ] {
+            let err = Schedule::parse(expr, "UTC").unwrap_err();
+            assert!(err.contains(says), "{expr}: {err}");
+            assert!(!err.contains('^') && !err.contains('\n'), "{expr}: {err}");
+        }
+        // The parser's own reasons keep only their last line: no internal form, no caret.
+        let err = Schedule::parse("a b c d e", "UTC").unwrap_err();
+        assert!(!err.contains('^') && !err.contains('\n'), "{err}");
+        assert!(Schedule::parse("0 23 * * 0-7", "UTC").is_ok());
     }
 
     #[test]

@@ -472,6 +472,13 @@ fn small_answers_say_what_happened_and_what_to_type() {
     // A job that does not exist is still 85.
     s.cli(&["release", "nosuch", "--yes"]).expect(85);
 
+    // A schedule field out of range is named with crontab's range, not the parser's internals.
+    let out = s
+        .cli(&["run", "--job", "sync", "--schedule", "0 25 * * *", "--", "true"])
+        .expect(2);
+    says(&out, "hour 25 is out of range (0-23)");
+    assert!(!text(&out).contains('^'), "{}", text(&out));
+
     // A prefix without its separator: the jobs all start with ':'.
     let out = s.cli(&["--prefix", "cron", "list"]).expect(0);
     says(&out, "did you mean --prefix cron:");
