@@ -474,7 +474,15 @@ fn small_answers_say_what_happened_and_what_to_type() {
 
     // A schedule field out of range is named with crontab's range, not the parser's internals.
     let out = s
-        .cli(&["run", "--job", "sync", "--schedule", "0 25 * * *", "--", "true"])
+        .cli(&[
+            "run",
+            "--job",
+            "sync",
+            "--schedule",
+            "0 25 * * *",
+            "--",
+            "true",
+        ])
         .expect(2);
     says(&out, "hour 25 is out of range (0-23)");
     assert!(!text(&out).contains('^'), "{}", text(&out));
@@ -534,4 +542,52 @@ fn small_answers_say_what_happened_and_what_to_type() {
         .cli(&["trim", "sync", "--keep", "1", "--dry-run"])
         .expect(0);
     says(&out, "younger than the protection");
+}
+
+/// `inspect --json`: every key the job has, its registry too; each run has the fields of a
+/// `history` entry (duration, fence in format 2) and a stream ID only where a stream holds it.
+#[test]
+fn inspect_shows_the_registry_key_and_runs_shaped_as_history_entries() {
+    let s = Server::start();
+    s.cli(&["run", "--job", "shape", "--slot", "60000", "--", "true"])
+        .expect(0);
+    let out = s.cli(&["inspect", "shape", "--json"]).expect(0);
+    let v = json(&out);
+    let keys: Vec<&str> = v["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["key"].as_str().unwrap())
+        .collect();
+    assert!(keys.contains(&"{cron:shape}:registry"), "{keys:?}");
+    let run = &v["runs"][0];
+    assert!(run["duration_ms"].as_i64().is_some_and(|d| d >= 0), "{run}");
+    let history = json(&s.cli(&["history", "shape", "--json"]).expect(0));
+    let entry = &history["entries"][0];
+    for field in [
+        "slot",
+        "attempt",
+        "status",
+        "runner",
+        "claimed_at",
+        "ended_at",
+        "duration_ms",
+    ] {
+        assert_eq!(run[field], entry[field], "{field}: {run} / {entry}");
+    }
+    if Server::test_store_format() == 2 {
+        assert!(run.get("id").is_none(), "{run}");
+        assert_eq!(run["fence"], entry["fence"], "{run}");
+    } else {
+        assert!(
+            run["id"].as_str().is_some_and(|id| id.contains('-')),
+            "{run}"
+        );
+    }
+    let text = s.cli(&["inspect", "shape"]).expect(0);
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("{cron:shape}:registry"),
+        "{}",
+        String::from_utf8_lossy(&text.stdout)
+    );
 }

@@ -82,7 +82,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
             .filter(|p| p.paused_at.is_some()),
         Layout::ClaimOnly => None,
     };
-    let runs = if job_format == Some(LeaseFormat::V2) {
+    let runs = if job_format.is_some_and(|f| !f.keeps_run_stream()) {
         recent_results(&mut conn, job_keys.results(), args.last).await?
     } else {
         runs_with_results(

@@ -35,7 +35,20 @@ pub struct RunWithResult {
     #[serde(flatten)]
     pub entry: RunEntry,
     pub slot_time: String,
+    /// ended_at - claimed_at, as `history` gives it (null while either is unknown).
+    pub duration_ms: Option<i64>,
+    /// The attempt's fencing token (store format 2), as `history` gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fence: Option<i64>,
     pub result: Option<serde_json::Value>,
+}
+
+/// ended_at - claimed_at, when both are known.
+fn duration(claimed_at: Option<i64>, ended_at: Option<i64>) -> Option<i64> {
+    match (claimed_at, ended_at) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    }
 }
 
 /// Which layout of `job` to read, with its keys' types and sizes: `wanted` if given, else
@@ -48,12 +61,17 @@ pub async fn locate_job(
 ) -> Result<(Layout, Vec<KeyInfo>)> {
     let lease_keys = LeaseKeys::new(prefix, job);
     let claim_keys = ClaimKeys::new(prefix, job);
+    let registry_key = crate::store::registry::registry_key(prefix, job);
     let mut all: Vec<&str> = lease_keys.every().to_vec();
     all.extend(claim_keys.all());
-    let infos = read::key_infos(conn, &all).await?;
+    all.push(&registry_key);
+    let mut infos = read::key_infos(conn, &all).await?;
+    // The registry (what `run` recorded of the job) belongs to no layout: shown, never a job.
+    let registry = infos.pop();
     let lease_count = LeaseKeys::SUFFIXES.len();
     read::check_types(&infos[..lease_count], &LeaseKeys::TYPES)?;
     read::check_types(&infos[lease_count..], &ClaimKeys::TYPES)?;
+    read::check_types(registry.as_slice(), &[&["hash"]])?;
     // The :job hash alone is no job (it is what claimants recorded).
     let exists = |infos: &[KeyInfo]| {
         infos
@@ -76,6 +94,7 @@ pub async fn locate_job(
     // Absent keys are not (a format 2 job has none of format 1's, and the reverse).
     let mut keys: Vec<KeyInfo> = mine.iter().filter(|i| i.kind != "none").cloned().collect();
     keys.extend(other.iter().filter(|i| i.kind != "none").cloned());
+    keys.extend(registry.filter(|i| i.kind != "none"));
     Ok((layout, keys))
 }
 
@@ -235,6 +254,8 @@ pub async fn recent_results(
         .into_iter()
         .map(|r| RunWithResult {
             slot_time: rfc3339(r.slot),
+            duration_ms: duration(r.claimed_at, r.ended_at),
+            fence: r.fence,
             entry: RunEntry {
                 id: String::new(),
                 slot: r.slot,
@@ -310,6 +331,8 @@ pub async fn runs_with_results(
             }
             RunWithResult {
                 slot_time: rfc3339(entry.slot),
+                duration_ms: duration(entry.claimed_at, entry.ended_at),
+                fence: result.as_ref().and_then(|r| r.fence),
                 entry,
                 result: result.map(|r| r.result),
             }

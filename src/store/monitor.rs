@@ -275,7 +275,8 @@ async fn read_format_1_leases(
 
 /// The job's results (both layouts keep one, score = slot).
 fn results_key(prefix: &str, job: &JobRef) -> String {
-    JobKeys::new(job.layout, prefix, &job.name, LeaseFormat::V2)
+    // The results key is the same in every format.
+    JobKeys::new(job.layout, prefix, &job.name, LeaseFormat::NEW)
         .results()
         .to_string()
 }
@@ -336,29 +337,35 @@ fn decode_one(
             format!("member {bad:?} is not a slot"),
         ));
     }
-    if LeaseFormat::of_job(&state_type, store_format) == LeaseFormat::V2 {
-        for (field, value) in &live {
-            let run = decode_live(&k.live, field, value)?;
-            m.in_progress.push(InProgress {
-                slot: run.slot,
-                lease_end: Some(run.lease_end),
-                attempt: Some(run.attempt),
-                runner: Some(run.runner),
-            });
+    // Where a format keeps its runs in progress (both were read: the job's own format is only
+    // known from the reply to TYPE).
+    match LeaseFormat::of_job(&state_type, store_format) {
+        LeaseFormat::V2 => {
+            for (field, value) in &live {
+                let run = decode_live(&k.live, field, value)?;
+                m.in_progress.push(InProgress {
+                    slot: run.slot,
+                    lease_end: Some(run.lease_end),
+                    attempt: Some(run.attempt),
+                    runner: Some(run.runner),
+                });
+            }
         }
-    } else {
-        // Format 1: the runs in progress are :active's members (their leases are in :state).
-        m.in_progress.extend(
-            active
-                .iter()
-                .filter_map(|s| s.parse().ok())
-                .map(|slot| InProgress {
-                    slot,
-                    lease_end: None,
-                    attempt: None,
-                    runner: None,
-                }),
-        );
+        LeaseFormat::V1 => {
+            // Format 1: the runs in progress are :active's members (their leases are in :state).
+            m.in_progress
+                .extend(
+                    active
+                        .iter()
+                        .filter_map(|s| s.parse().ok())
+                        .map(|slot| InProgress {
+                            slot,
+                            lease_end: None,
+                            attempt: None,
+                            runner: None,
+                        }),
+                );
+        }
     }
     // A job from before first_seen (and every format 1 job) counts from its oldest run fetched;
     // slots older than the fetched results are never judged missed (`health::Inputs::recent_is_all`).

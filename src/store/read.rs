@@ -73,6 +73,9 @@ fn clip(text: &str) -> String {
 /// One entry of a `:runs` stream: an ended attempt (lease layout) or a claim (claim-only layout).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunEntry {
+    /// The stream entry's ID; absent for a run read from `:results` alone (format 2 keeps no
+    /// stream).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub id: String,
     pub slot: i64,
     pub attempt: Option<u32>,

@@ -69,6 +69,15 @@ impl LeaseFormat {
             .unwrap_or(store)
     }
 
+    /// Whether the format keeps a stream of ended attempts (`:runs`) beside `:results`: readers
+    /// list its entries with their results. Format 2 keeps none: its results hold everything.
+    pub fn keeps_run_stream(self) -> bool {
+        match self {
+            LeaseFormat::V1 => true,
+            LeaseFormat::V2 => false,
+        }
+    }
+
     /// This format's scripts.
     pub fn scripts(self) -> Scripts {
         match self {
