@@ -212,6 +212,49 @@ pub fn install_completion(shell: Shell) -> io::Result<std::path::PathBuf> {
     Ok(path)
 }
 
+/// Whether `man` will find pages installed under `dir` (`.../man/man1`), and if not, the line to
+/// add to a shell profile. Asks man-db's `manpath`, which derives the search path from `$MANPATH`
+/// and `$PATH` (a `~/.local/bin` on `PATH` brings `~/.local/share/man`); without `manpath` there
+/// is nothing to ask, and nothing is claimed.
+pub fn man_pages_hint(dir: &Path) -> Option<String> {
+    let root = dir.parent()?;
+    let out = std::process::Command::new("manpath")
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let found = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .split(':')
+        .any(|d| Path::new(d) == root);
+    (!found).then(|| {
+        format!(
+            "man will not find them: {} is not on your manual path. Add to your shell profile:\n  export MANPATH=\"{}:$MANPATH\"\n(the colon keeps the system's pages: an empty entry stands for them)",
+            root.display(),
+            root.display()
+        )
+    })
+}
+
+/// Whether `shell` will load completions installed at `path`, and if not, what to add.
+pub fn completion_hint(shell: Shell, path: &Path) -> Option<String> {
+    match shell {
+        // bash loads per-user completions only through the bash-completion package's loader.
+        Shell::Bash => (!Path::new("/usr/share/bash-completion/bash_completion").exists()).then(|| {
+            format!(
+                "bash loads it through the bash-completion package, which is not installed here (apt-get install bash-completion); or add to ~/.bashrc:\n  source {}",
+                path.display()
+            )
+        }),
+        // zsh's default fpath has no per-user directory.
+        Shell::Zsh => Some(format!(
+            "unless your ~/.zshrc has it already, add before compinit:\n  fpath=({} $fpath)",
+            path.parent().map_or(String::new(), |p| p.display().to_string())
+        )),
+        // fish reads ~/.config/fish/completions by default.
+        _ => None,
+    }
+}
+
 /// Installs the man pages where `man` finds them for this user; returns the directory.
 pub fn install_man_pages() -> io::Result<std::path::PathBuf> {
     let dir = user_dir("XDG_DATA_HOME", ".local/share")?.join("man/man1");

@@ -128,6 +128,38 @@ fn completions_and_man_pages_install_for_the_user() {
             .exists(),
         "{said}"
     );
+    // Whether `man` will find them is asked, not assumed: man-db's manpath, with a MANPATH that
+    // leaves the directory out and then one that has it.
+    let manpath_exists = std::process::Command::new("manpath").output().is_ok();
+    let man_dir = home.path().join(".local/share/man");
+    let with_manpath = |manpath: &str| {
+        let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_anarchon"))
+            .args(["man", "--install"])
+            .env("HOME", home.path())
+            .env("MANPATH", manpath)
+            .env_remove("XDG_DATA_HOME")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    if manpath_exists {
+        let said = with_manpath("/usr/share/man");
+        assert!(
+            said.contains("man will not find them")
+                && said.contains(&format!(
+                    "export MANPATH=\"{}:$MANPATH\"",
+                    man_dir.display()
+                )),
+            "{said}"
+        );
+        let said = with_manpath(&format!("{}:/usr/share/man", man_dir.display()));
+        assert!(said.contains("try `man anarchon`"), "{said}");
+    } else {
+        common::skip("no manpath here: whether man finds the pages is not asked");
+    }
+    // zsh has no per-user directory on its default fpath: the line to add is printed.
+    let said = run(&["completions", "zsh", "--install"]);
+    assert!(said.contains("fpath=("), "{said}");
 }
 
 /// Bash completes job names from the store for the commands that take one.

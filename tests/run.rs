@@ -869,3 +869,56 @@ fn a_slot_refused_by_overlap_is_recorded_skipped_and_never_run_later() {
         "{ran}"
     );
 }
+
+/// The README's crontab recipe under cron's own environment: `PATH=/usr/bin:/bin`, no variable of
+/// a login shell, no terminal. With the binary's full path and the connection in the crontab's
+/// environment line, the slot runs and anarchon prints nothing of its own (so cron mails only the
+/// command's output); with a line naming no server it names the address it tried and exits 90.
+#[test]
+fn the_crontab_recipe_works_in_cron_s_environment() {
+    let s = Server::start();
+    let password = s.dir.path().join("redis.pass");
+    std::fs::write(&password, "\n").unwrap();
+    let cron = |url: Option<&str>| -> Output {
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", s.dir.path())
+            .env("SHELL", "/bin/sh")
+            .current_dir(s.dir.path())
+            .stdin(std::process::Stdio::null())
+            .arg("-c")
+            .arg(format!(
+                "{} run --job sync --schedule '* * * * *' --max-late 1h --password-file {} -- echo synced",
+                common::anarchon_path().display(),
+                password.display()
+            ));
+        if let Some(url) = url {
+            cmd.env("ANARCHON_REDIS_URL", url);
+        }
+        cmd.output().unwrap()
+    };
+    let out = cron(Some(&s.url));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "synced\n");
+    assert_eq!(stderr(&out), "", "cron would mail this");
+    // A second host's line for the same slot: nothing runs, nothing printed, exit 81.
+    let out = cron(Some(&s.url));
+    assert_eq!(out.status.code(), Some(81), "{}", stderr(&out));
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "{}",
+        stderr(&out)
+    );
+    // A line that names no server listening (a typo): the address, named, and exit 90. (Not the
+    // line left out: that is localhost:6379, which may be a real server on this machine.)
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("redis://127.0.0.1:{closed}");
+    let out = cron(Some(&url));
+    assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&url), "{}", stderr(&out));
+}

@@ -209,20 +209,30 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
             (Some(dir), _, _) => crate::generate::write_completions(&dir),
             (None, Some(shell), true) => crate::generate::install_completion(shell).map(|path| {
                 crate::errln!("installed {}", path.display());
+                if let Some(hint) = crate::generate::completion_hint(shell, &path) {
+                    crate::errln!("{hint}");
+                }
             }),
             (None, Some(shell), false) => write_stdout(&crate::generate::completion(shell)),
             (None, None, _) => Ok(()),
         })?,
-        Command::Man(args) => generated(match (args.dir, args.install) {
-            (Some(dir), _) => crate::generate::write_man_pages(&dir),
-            (None, true) => crate::generate::install_man_pages().map(|dir| {
-                crate::errln!(
-                    "installed the man pages in {} (try `man anarchon`)",
-                    dir.display()
-                );
-            }),
-            (None, false) => crate::generate::man_page().and_then(|page| write_stdout(&page)),
-        })?,
+        Command::Man(args) => {
+            generated(match (args.dir, args.install) {
+                (Some(dir), _) => crate::generate::write_man_pages(&dir),
+                (None, true) => crate::generate::install_man_pages().map(|dir| {
+                    match crate::generate::man_pages_hint(&dir) {
+                        None => crate::errln!(
+                            "installed the man pages in {} (try `man anarchon`)",
+                            dir.display()
+                        ),
+                        Some(hint) => {
+                            crate::errln!("installed the man pages in {}\n{hint}", dir.display())
+                        }
+                    }
+                }),
+                (None, false) => crate::generate::man_page().and_then(|page| write_stdout(&page)),
+            })?
+        }
         Command::RunNow(args) => return run_now::execute(args, ctx).await,
         // `check` exits as a monitoring plugin: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
         Command::Check(args) => return check::execute(args, ctx).await,
