@@ -1278,7 +1278,7 @@ _anarchon() {
                     return 0
                     ;;
                 --sort)
-                    COMPREPLY=($(compgen -W "name last-run state" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "name last-run state health" -- "${cur}"))
                     return 0
                     ;;
                 --interval)

@@ -258,7 +258,8 @@ interrupted\t''
 claimed\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l sort -d 'Order of the rows' -r -f -a "name\t'By job name'
 last-run\t'Newest run first'
-state\t'By state, then name (expired and failed first)'"
+state\t'By state, then name (expired and failed first)'
+health\t'By health, then name: what needs a person first (missed, failing, late)'"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l interval -d 'How often --watch (and history --follow) reads the store again' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r

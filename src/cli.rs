@@ -639,6 +639,8 @@ pub enum ListSort {
     LastRun,
     /// By state, then name (expired and failed first).
     State,
+    /// By health, then name: what needs a person first (missed, failing, late).
+    Health,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -82,43 +82,47 @@ impl Output {
 impl Output {
     /// A table: bordered on a terminal, plain aligned columns when piped (for grep and awk).
     pub fn table(&self, header: &[&str], rows: Vec<Vec<String>>) -> String {
-        use comfy_table::{ContentArrangement, Table, presets};
+        use comfy_table::{Table, presets};
         let mut table = Table::new();
-        if self.tty {
-            table.load_preset(presets::UTF8_FULL_CONDENSED);
-            // Wrap to the terminal's width, but only a width worth wrapping to: a terminal that
-            // reports none (0 columns, as under some multiplexers) would squeeze every cell to a
-            // letter.
-            if table.width().is_some_and(|w| w >= 40) {
-                table.set_content_arrangement(ContentArrangement::Dynamic);
+        // Borderless, as kubectl and gh print: columns two spaces apart, one row per line.
+        table.load_preset(presets::NOTHING);
+        let mut gap: u16 = 2;
+        let rows = match table.width().map(usize::from).filter(|_| self.tty) {
+            // A terminal's width is kept by cutting the columns that can be cut (never a pid,
+            // a token's digits or a time), then by narrower gaps. A terminal that reports no
+            // width worth fitting (0 columns, as under some multiplexers) gets the whole table.
+            Some(width) if width >= 40 => {
+                let (rows, fitted_gap) = fit_to_width(header, rows, width);
+                gap = fitted_gap;
+                rows
             }
-        } else {
-            table.load_preset(presets::NOTHING);
-        }
+            _ => rows,
+        };
         table.set_header(header.iter().map(|h| h.to_string()));
-        // A STATUS or STATE column is coloured by what it says (failed red, running yellow...),
-        // through comfy-table's own styling, which keeps the widths right.
-        let status_column = header.iter().position(|h| *h == "STATUS" || *h == "STATE");
+        // A STATUS, STATE or HEALTH column is coloured by what it says (failed red, running
+        // yellow, missed red...), through comfy-table's own styling, which keeps the widths right.
+        let tone_of = |column: usize, text: &str| match header.get(column).copied() {
+            Some("STATUS" | "STATE") => Some(match status_tone(text) {
+                Tone::Warn if text == "expired" => Tone::Bad,
+                tone => tone,
+            }),
+            Some("HEALTH") => Some(health_tone(text)),
+            _ => None,
+        };
         for row in rows {
             let cells = row.into_iter().enumerate().map(|(i, text)| {
                 let cell = comfy_table::Cell::new(&text);
-                match (self.color, status_column == Some(i)) {
-                    (true, true) => match status_tone(&text) {
-                        Tone::Good => cell.fg(comfy_table::Color::Green),
-                        Tone::Bad => cell.fg(comfy_table::Color::Red),
-                        Tone::Warn if text == "expired" => cell.fg(comfy_table::Color::Red),
-                        Tone::Warn => cell.fg(comfy_table::Color::Yellow),
-                        Tone::Dim => cell,
-                    },
-                    _ => cell,
+                match tone_of(i, &text).filter(|_| self.color) {
+                    Some(Tone::Good) => cell.fg(comfy_table::Color::Green),
+                    Some(Tone::Bad) => cell.fg(comfy_table::Color::Red),
+                    Some(Tone::Warn) => cell.fg(comfy_table::Color::Yellow),
+                    Some(Tone::Dim) | None => cell,
                 }
             });
             table.add_row(cells.collect::<Vec<_>>());
         }
-        if !self.tty {
-            for column in table.column_iter_mut() {
-                column.set_padding((0, 2));
-            }
+        for column in table.column_iter_mut() {
+            column.set_padding((0, gap));
         }
         let text = table.to_string();
         // Plain mode pads the last column too; trailing blanks only get in the way of scripts.
@@ -180,6 +184,72 @@ impl Output {
 }
 
 /// The tone a run status is painted in.
+/// The columns of a table that may be cut to fit a terminal (with `…`): names and free text.
+/// Every other column (times, pids, attempts, tokens, counts, kinds) is shown whole.
+const CUTTABLE: [&str; 5] = ["JOB", "SCHEDULE", "RESULT", "KEY", "REASON"];
+
+/// `rows` cut to fit `width` terminal columns, in steps that keep the most: the cuttable columns
+/// cut to no less than 16 characters (the widest first, each cut cell ending in `…`); then the
+/// gap between columns narrowed from two spaces to one; then the cuttable columns cut to 8.
+/// Returns the rows and the gap. A table that still does not fit is left as it is then: its lines
+/// run past the edge rather than wrap a cell over several lines.
+fn fit_to_width(
+    header: &[&str],
+    mut rows: Vec<Vec<String>>,
+    width: usize,
+) -> (Vec<Vec<String>>, u16) {
+    let len = |s: &str| s.chars().count();
+    let widths = |rows: &[Vec<String>]| -> Vec<usize> {
+        header
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                rows.iter()
+                    .filter_map(|r| r.get(i))
+                    .map(|c| len(c))
+                    .chain([len(h)])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect()
+    };
+    let total = |widths: &[usize], gap: usize| {
+        widths.iter().sum::<usize>() + gap * widths.len().saturating_sub(1)
+    };
+    for (floor, gap) in [(16, 2), (16, 1), (8, 1)] {
+        let mut w = widths(&rows);
+        while total(&w, gap) > width {
+            let widest = (0..header.len())
+                .filter(|&i| CUTTABLE.contains(&header[i]) && w[i] > floor.max(len(header[i])))
+                .max_by_key(|&i| w[i]);
+            let Some(i) = widest else { break };
+            let to = w[i]
+                .saturating_sub(total(&w, gap) - width)
+                .max(floor.max(len(header[i])));
+            for row in &mut rows {
+                if let Some(cell) = row.get_mut(i).filter(|c| len(c) > to) {
+                    *cell = format!("{}…", cell.chars().take(to - 1).collect::<String>());
+                }
+            }
+            w = widths(&rows);
+        }
+        if total(&w, gap) <= width {
+            return (rows, gap as u16);
+        }
+    }
+    (rows, 1)
+}
+
+/// How a HEALTH column's word is coloured: what needs a person red or yellow, a healthy job green.
+pub fn health_tone(health: &str) -> Tone {
+    match health {
+        "ok" => Tone::Good,
+        "missed" | "failing" => Tone::Bad,
+        "late" | "running" => Tone::Warn,
+        _ => Tone::Dim,
+    }
+}
+
 pub fn status_tone(status: &str) -> Tone {
     match status {
         "finished" => Tone::Good,

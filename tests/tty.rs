@@ -139,9 +139,10 @@ fn tables_colours_and_relative_times_on_a_terminal() {
     assert_eq!(out.status.code(), Some(0));
 
     let shown = text(&on_tty(&s, "list", "", &[]));
+    // Borderless, as kubectl and gh print tables.
     assert!(
-        shown.contains('│') || shown.contains('┆') || shown.contains('|'),
-        "no table borders: {shown}"
+        !shown.contains('│') && !shown.contains('┆') && !shown.contains("──"),
+        "table borders: {shown}"
     );
     assert!(shown.contains(" ago"), "no relative time: {shown}");
     // The STATUS column is coloured by what it says.
@@ -149,7 +150,9 @@ fn tables_colours_and_relative_times_on_a_terminal() {
         shown.contains("\x1b["),
         "no colour on a terminal: {shown:?}"
     );
-    // Compact times (UTC, whole seconds) so a row fits a 100-column terminal.
+    // Compact times (UTC, whole seconds) so a row fits a 100-column terminal (list's own times
+    // are relative there; its --active view shows slots).
+    let shown = text(&on_tty(&s, "list --active", "", &[]));
     let compact = regex_lite_compact(&shown);
     assert!(compact, "no compact time: {shown}");
     assert!(
@@ -164,6 +167,36 @@ fn tables_colours_and_relative_times_on_a_terminal() {
             .count()
             >= 2,
         "one line per run at 100 columns: {shown}"
+    );
+
+    // At 80 columns a row stays one line: a long job name is cut with `…`, the runner's pid and
+    // the times are whole, and HEALTH is coloured as STATUS is.
+    let long = "nightly-warehouse-export-to-the-reporting-cluster";
+    seed_runs(&s, long, 1);
+    let shown = text(&on_tty(&s, "list", "", &[("COLUMNS", "80")]));
+    let plain = strip_ansi(&shown);
+    for line in plain.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "wider than 80: {line:?}\n{plain}"
+        );
+    }
+    let rows: Vec<&str> = plain.lines().filter(|l| l.starts_with("nightly")).collect();
+    assert_eq!(rows.len(), 1, "{plain}");
+    assert!(rows[0].contains('…') && !rows[0].contains(long), "{plain}");
+    assert!(
+        plain.lines().any(|l| l.starts_with("billing")),
+        "billing's row begins a line: {plain}"
+    );
+    let shown = text(&on_tty(&s, "list --active", "", &[("COLUMNS", "80")]));
+    assert!(
+        strip_ansi(&shown).contains("host-a:1 "),
+        "a pid cut: {shown}"
+    );
+    let shown = text(&on_tty(&s, "list --sort health", "", &[]));
+    assert!(
+        shown.contains("\x1b[") && shown.contains("HEALTH"),
+        "{shown:?}"
     );
 
     // A terminal that reports no width still gets a readable table.
@@ -314,4 +347,22 @@ fn time_format_chooses_how_times_are_shown() {
     assert!(piped(&["history", "t", "--time-format", "relative"]).contains(" ago"));
     let shown = text(&on_tty(&s, "history t --time-format rfc3339", "", &[]));
     assert!(shown.contains(".000Z"), "{shown}");
+}
+
+/// `text` without its colour codes (ESC [ ... m).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

@@ -64,6 +64,21 @@ struct ActiveRow {
     state: &'static str,
 }
 
+/// The order of health for `--sort health`: what needs a person first, unreadable health last.
+fn health_rank(health: Option<crate::health::HealthState>) -> u8 {
+    use crate::health::HealthState;
+    match health {
+        Some(HealthState::Missed) => 0,
+        Some(HealthState::Failing) => 1,
+        Some(HealthState::Late) => 2,
+        Some(HealthState::Unknown) => 3,
+        Some(HealthState::Running) => 4,
+        Some(HealthState::Paused) => 5,
+        Some(HealthState::Ok) => 6,
+        None => 7,
+    }
+}
+
 /// The order of the states for `--sort state`: what needs a person first.
 fn state_rank(state: Option<&str>) -> u8 {
     match state {
@@ -226,6 +241,13 @@ impl Listing {
                     .cmp(&state_rank(b.state(now)))
                     .then(a.job.cmp(&b.job))
             }),
+            ListSort::Health => {
+                let health = &self.health;
+                let rank = |s: &JobSummary| {
+                    health_rank(health.get(&(s.job.clone(), s.layout)).map(|(_, h)| h.state))
+                };
+                summaries.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.job.cmp(&b.job)))
+            }
         }
     }
 
@@ -272,7 +294,8 @@ impl Listing {
                     h.map_or("-", |h| h.state.as_str()).to_string(),
                     ctx.out.relative(h.and_then(|h| h.next_due), now),
                     ctx.out.relative(h.and_then(|h| h.last_success), now),
-                    s.last_slot.map_or("-".to_string(), |t| ctx.out.time(t)),
+                    // Relative on a terminal, as NEXT and LAST OK are: a row fits 80 columns.
+                    ctx.out.relative(s.last_slot, now),
                     s.state(now).unwrap_or("-").to_string(),
                     s.in_progress.to_string(),
                     s.history_entries.to_string(),
