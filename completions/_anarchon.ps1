@@ -289,7 +289,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
         'anarchon;history' {
             [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]')
             [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only runs whose slot is at or after this: a duration ago (6h) or a time (RFC 3339, ms)')
-            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'Only attempts with this status')
+            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'Only attempts with this status (`expired`: still marked running, its lease ended, as `list` and `inspect` say)')
             [CompletionResult]::new('--last', '--last', [CompletionResultType]::ParameterName, 'At most this many entries')
             [CompletionResult]::new('--interval', '--interval', [CompletionResultType]::ParameterName, 'How often --watch (and history --follow) reads the store again')
             [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')

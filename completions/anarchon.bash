@@ -1094,7 +1094,7 @@ _anarchon() {
                     return 0
                     ;;
                 --status)
-                    COMPREPLY=($(compgen -W "running finished failed interrupted skipped" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "running expired finished failed interrupted skipped" -- "${cur}"))
                     return 0
                     ;;
                 --last)

@@ -279,7 +279,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;history'= {
             cand --strategy 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]'
             cand --since 'Only runs whose slot is at or after this: a duration ago (6h) or a time (RFC 3339, ms)'
-            cand --status 'Only attempts with this status'
+            cand --status 'Only attempts with this status (`expired`: still marked running, its lease ended, as `list` and `inspect` say)'
             cand --last 'At most this many entries'
             cand --interval 'How often --watch (and history --follow) reads the store again'
             cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'

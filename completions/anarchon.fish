@@ -324,7 +324,8 @@ stream-id\t''
 idmp\t''
 script\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l since -d 'Only runs whose slot is at or after this: a duration ago (6h) or a time (RFC 3339, ms)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l status -d 'Only attempts with this status' -r -f -a "running\t''
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l status -d 'Only attempts with this status (`expired`: still marked running, its lease ended, as `list` and `inspect` say)' -r -f -a "running\t''
+expired\t''
 finished\t''
 failed\t''
 interrupted\t''

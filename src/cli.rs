@@ -678,8 +678,9 @@ pub struct HistoryArgs {
     #[arg(long, value_parser = crate::time::parse_since, value_name = "DURATION|TIME")]
     pub since: Option<crate::time::Since>,
 
-    /// Only attempts with this status.
-    #[arg(long, value_parser = ["running", "finished", "failed", "interrupted", "skipped"], value_name = "STATUS")]
+    /// Only attempts with this status (`expired`: still marked running, its lease ended, as
+    /// `list` and `inspect` say).
+    #[arg(long, value_parser = ["running", "expired", "finished", "failed", "interrupted", "skipped"], value_name = "STATUS")]
     pub status: Option<String>,
 
     /// At most this many entries.

@@ -102,10 +102,7 @@ impl Output {
         // A STATUS, STATE or HEALTH column is coloured by what it says (failed red, running
         // yellow, missed red...), through comfy-table's own styling, which keeps the widths right.
         let tone_of = |column: usize, text: &str| match header.get(column).copied() {
-            Some("STATUS" | "STATE") => Some(match status_tone(text) {
-                Tone::Warn if text == "expired" => Tone::Bad,
-                tone => tone,
-            }),
+            Some("STATUS" | "STATE") => Some(status_tone(text)),
             Some("HEALTH") => Some(health_tone(text)),
             _ => None,
         };
@@ -253,7 +250,7 @@ pub fn health_tone(health: &str) -> Tone {
 pub fn status_tone(status: &str) -> Tone {
     match status {
         "finished" => Tone::Good,
-        "failed" | "interrupted" => Tone::Bad,
+        "failed" | "interrupted" | "expired" => Tone::Bad,
         "running" => Tone::Warn,
         _ => Tone::Dim,
     }

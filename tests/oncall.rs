@@ -591,3 +591,56 @@ fn inspect_shows_the_registry_key_and_runs_shaped_as_history_entries() {
         String::from_utf8_lossy(&text.stdout)
     );
 }
+
+/// One word for a run still marked running whose lease has ended, everywhere: `history` says
+/// `expired` as `list` and `inspect` do, and `--status` tells the two apart.
+#[test]
+fn an_abandoned_claim_is_expired_in_history_as_in_list() {
+    let s = Server::start();
+    s.cli(&[
+        "claim", "gone", "--slot", "60000", "--lease", "1s", "--runner", "dead:1",
+    ])
+    .expect(0);
+    s.cli(&[
+        "claim",
+        "gone",
+        "--slot",
+        "120000",
+        "--lease",
+        "1h",
+        "--runner",
+        "alive:2",
+        "--overlap",
+        "allow",
+    ])
+    .expect(0);
+    wait_for("the first lease to end", Duration::from_secs(10), || {
+        json(&s.cli(&["list", "--active", "--json"]).expect(0))["active"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|r| r["state"] == "expired"))
+    });
+    let history = json(&s.cli(&["history", "gone", "--json"]).expect(0));
+    let status_of = |slot: i64| {
+        history["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["slot"] == slot)
+            .map(|e| e["status"].as_str().unwrap().to_string())
+    };
+    assert_eq!(status_of(60000).as_deref(), Some("expired"), "{history}");
+    assert_eq!(status_of(120000).as_deref(), Some("running"), "{history}");
+    let only = |status: &str| {
+        json(
+            &s.cli(&["history", "gone", "--status", status, "--json"])
+                .expect(0),
+        )["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["slot"].as_i64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(only("expired"), vec![60000]);
+    assert_eq!(only("running"), vec![120000]);
+}

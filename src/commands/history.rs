@@ -234,7 +234,7 @@ fn print_follow_line(ctx: &Context, job: &str, e: &HistoryEntry) {
         ctx.out
             .paint(&e.status, crate::output::status_tone(&e.status)),
         e.runner,
-        if e.status == "running" {
+        if e.status == "running" || e.status == "expired" {
             String::new()
         } else {
             result_summary(Some(&e.result))

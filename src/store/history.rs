@@ -98,16 +98,22 @@ pub async fn read_history(
                 .filter(|e| wanted(&e.status)),
         );
     }
-    // Runs in progress first: they are the newest news.
-    if let (JobKeys::Lease(lease_keys), true) = (keys, wanted("running")) {
+    // Runs in progress first: they are the newest news. One whose lease has ended is `expired`,
+    // the word `list` and `inspect` use for it (its holder died or hangs; nobody took it over).
+    if let (JobKeys::Lease(lease_keys), true) = (keys, wanted("running") || wanted("expired")) {
         let detail = active_runs_for(conn, lease_keys, now).await?;
         for a in detail {
-            if filter.since.is_none_or(|s| a.state.slot >= s) {
+            let status = if a.lease_left_ms > 0 {
+                "running"
+            } else {
+                "expired"
+            };
+            if filter.since.is_none_or(|s| a.state.slot >= s) && wanted(status) {
                 entries.push(HistoryEntry {
                     slot: a.state.slot,
                     slot_time: rfc3339(a.state.slot),
                     attempt: Some(a.state.attempt),
-                    status: "running".into(),
+                    status: status.into(),
                     runner: a.state.runner,
                     token: a.state.token,
                     claimed_at: Some(a.state.claimed_at),
