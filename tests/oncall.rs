@@ -644,3 +644,35 @@ fn an_abandoned_claim_is_expired_in_history_as_in_list() {
     assert_eq!(only("expired"), vec![60000]);
     assert_eq!(only("running"), vec![120000]);
 }
+
+/// `inspect` shows the newest failure's last stderr lines, as `systemctl status` shows a unit's
+/// last log lines, and points at `logs` for the rest.
+#[test]
+fn inspect_shows_the_last_lines_a_failure_left() {
+    let s = Server::start();
+    s.cli(&[
+        "run",
+        "--job",
+        "etl",
+        "--slot",
+        "60000",
+        "--",
+        "sh",
+        "-c",
+        "for i in 1 2 3 4 5 6 7; do echo \"step $i\" >&2; done; exit 3",
+    ])
+    .expect(3);
+    let out = s.cli(&["inspect", "etl"]).expect(0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("exit 3") && text.contains("`anarchon logs etl` for all"),
+        "{text}"
+    );
+    for shown in ["step 3", "step 7"] {
+        assert!(text.contains(shown), "{shown}: {text}");
+    }
+    assert!(
+        !text.contains("step 2"),
+        "more than the last 5 lines: {text}"
+    );
+}

@@ -135,6 +135,7 @@ fn print_text(ctx: &Context, d: &JobDetail) {
     print_keys(ctx, d);
     print_registry(ctx, d);
     print_health(ctx, d);
+    print_last_failure(ctx, d);
     if d.layout == Layout::Lease {
         print_active(ctx, d);
     }
@@ -261,6 +262,45 @@ fn print_health(ctx: &Context, d: &JobDetail) {
             p.paused_at.map_or("-".to_string(), |t| out.time(t)),
             d.job
         );
+    }
+}
+
+/// The newest failed run among those shown and the last lines it left on stderr, as `systemctl
+/// status` shows a unit's last log lines: what an on-call engineer reads first. `logs` has all.
+fn print_last_failure(ctx: &Context, d: &JobDetail) {
+    const LINES: usize = 5;
+    let Some(run) = d
+        .runs
+        .iter()
+        .find(|r| matches!(r.entry.status.as_deref(), Some("failed" | "interrupted")))
+    else {
+        return;
+    };
+    let stderr = run
+        .result
+        .as_ref()
+        .and_then(|r| r.get("stderr_tail"))
+        .and_then(|t| t.as_str())
+        .unwrap_or("");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    crate::outln!(
+        "failed   {} attempt {} on {}: {}{}",
+        ctx.out.time(run.entry.slot),
+        run.entry.attempt.map_or("-".to_string(), |a| a.to_string()),
+        run.entry.runner,
+        result_summary(run.result.as_ref()),
+        if lines.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; its last {} line(s) of stderr (`anarchon logs {}` for all):",
+                lines.len().min(LINES),
+                d.job
+            )
+        }
+    );
+    for line in &lines[lines.len().saturating_sub(LINES)..] {
+        crate::outln!("           {line}");
     }
 }
 
