@@ -76,6 +76,9 @@ _anarchon() {
             anarchon,trim)
                 cmd="anarchon__subcmd__trim"
                 ;;
+            anarchon,wait)
+                cmd="anarchon__subcmd__wait"
+                ;;
             anarchon__subcmd__help,check)
                 cmd="anarchon__subcmd__help__subcmd__check"
                 ;;
@@ -136,6 +139,9 @@ _anarchon() {
             anarchon__subcmd__help,trim)
                 cmd="anarchon__subcmd__help__subcmd__trim"
                 ;;
+            anarchon__subcmd__help,wait)
+                cmd="anarchon__subcmd__help__subcmd__wait"
+                ;;
             *)
                 ;;
         esac
@@ -143,7 +149,7 @@ _anarchon() {
 
     case "${cmd}" in
         anarchon)
-            opts="-p -n -h -V --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help --version claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help"
+            opts="-p -n -h -V --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help --version claim heartbeat finish run list inspect history logs wait trim release pause resume migrate run-now check metrics doctor completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -785,7 +791,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__help)
-            opts="claim heartbeat finish run list inspect history logs trim release pause resume migrate run-now check metrics doctor completions man help"
+            opts="claim heartbeat finish run list inspect history logs wait trim release pause resume migrate run-now check metrics doctor completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1065,6 +1071,20 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__help__subcmd__trim)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        anarchon__subcmd__help__subcmd__wait)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2258,6 +2278,96 @@ _anarchon() {
                     return 0
                     ;;
                 --protect)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --redis)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prefix)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backend)
+                    COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --time-format)
+                    COMPREPLY=($(compgen -W "auto compact rfc3339 relative" -- "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --command-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        anarchon__subcmd__wait)
+            opts="-p -n -h --strategy --slot --timeout --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --strategy)
+                    COMPREPLY=($(compgen -W "lease stream-id idmp script" -- "${cur}"))
+                    return 0
+                    ;;
+                --slot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

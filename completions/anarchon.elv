@@ -49,6 +49,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand inspect 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
             cand history 'Show a job''s attempts and results, newest first'
             cand logs 'Show what a job''s runs left behind: stderr tail, exit code or signal, timeout, duration'
+            cand wait 'Wait for a run to end and exit with how it ended, as `gh run watch --exit-status`'
             cand trim 'Trim a job''s history (or every job''s) with the scheduler''s rules'
             cand release 'Stop a run in progress without its token (a hung or vanished holder), safely'
             cand pause 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until'
@@ -315,6 +316,33 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --strategy 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]'
             cand --slot 'Every ended attempt of this run'
             cand --last 'The newest N ended attempts, whatever their status'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
+            cand -p 'Port [default: 6379, or the URL''s]'
+            cand --port 'Port [default: 6379, or the URL''s]'
+            cand -n 'Database number [default: 0, or the URL''s]'
+            cand --db 'Database number [default: 0, or the URL''s]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see README)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'anarchon;wait'= {
+            cand --strategy 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]'
+            cand --slot 'The run to wait for [default: the newest in progress]'
+            cand --timeout 'Give up after this long (exit 124) [default: wait as long as it takes]'
+            cand --interval 'How often the store is read while waiting'
             cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
             cand -p 'Port [default: 6379, or the URL''s]'
@@ -654,6 +682,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand inspect 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
             cand history 'Show a job''s attempts and results, newest first'
             cand logs 'Show what a job''s runs left behind: stderr tail, exit code or signal, timeout, duration'
+            cand wait 'Wait for a run to end and exit with how it ended, as `gh run watch --exit-status`'
             cand trim 'Trim a job''s history (or every job''s) with the scheduler''s rules'
             cand release 'Stop a run in progress without its token (a hung or vanished holder), safely'
             cand pause 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until'
@@ -682,6 +711,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;help;history'= {
         }
         &'anarchon;help;logs'= {
+        }
+        &'anarchon;help;wait'= {
         }
         &'anarchon;help;trim'= {
         }

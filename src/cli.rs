@@ -229,6 +229,18 @@ pub enum Command {
     )]
     Logs(LogsArgs),
 
+    /// Wait for a run to end and exit with how it ended, as `gh run watch --exit-status`.
+    ///
+    /// Waits for the job's newest run in progress (or the run of --slot, also one not claimed
+    /// yet), including takeovers by backups, then prints how it ended and exits 0 when it
+    /// finished or was skipped, with the command's exit code when it failed (1 when there is
+    /// none, or it was interrupted), and 124 at --timeout. A job with no run in progress reports
+    /// its newest ended run at once.
+    #[command(
+        after_long_help = examples(&["anarchon wait billing && echo the run succeeded", "anarchon wait billing --slot 2026-12-02T03:00:00Z --timeout 1h"])
+    )]
+    Wait(WaitArgs),
+
     /// Trim a job's history (or every job's) with the scheduler's rules.
     ///
     /// Never removes a run in progress or one younger than --protect, which a late claim could
@@ -698,6 +710,28 @@ pub struct HistoryArgs {
 
     #[command(flatten)]
     pub watch: WatchArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// The job's name.
+    pub job: String,
+
+    /// Which layout to read: lease, or a claim-only strategy [default: whichever exists].
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Option<StrategyName>,
+
+    /// The run to wait for [default: the newest in progress].
+    #[arg(long, value_parser = parse_slot, value_name = "SLOT")]
+    pub slot: Option<SlotSpec>,
+
+    /// Give up after this long (exit 124) [default: wait as long as it takes].
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
+
+    /// How often the store is read while waiting.
+    #[arg(long, value_parser = parse_duration, default_value = "1s", value_name = "DURATION")]
+    pub interval: Duration,
 }
 
 #[derive(Debug, Args)]

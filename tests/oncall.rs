@@ -676,3 +676,53 @@ fn inspect_shows_the_last_lines_a_failure_left() {
         "more than the last 5 lines: {text}"
     );
 }
+
+/// `anarchon wait JOB` follows the run in progress to its end and exits with how it ended (the
+/// command's exit code when it failed), as `gh run watch --exit-status`; the run's own file says
+/// it had ended when `wait` returned. With nothing in progress it reports the newest ended run at
+/// once; `--timeout` gives up with 124.
+#[test]
+fn wait_exits_with_how_the_run_ended() {
+    let s = Server::start();
+    let gate = s.dir.path().join("go");
+    let ended = s.dir.path().join("ended");
+    let script = format!(
+        "while [ ! -e {} ]; do sleep 0.05; done; touch {}; exit 4",
+        gate.display(),
+        ended.display()
+    );
+    let mut holder = spawn_run(
+        &s,
+        &["--job", "w", "--slot", "60000", "--", "sh", "-c", &script],
+    );
+    wait_for_claim(&s, "w", "60000");
+    // Still running: a short --timeout gives up.
+    let out = s
+        .cli(&["wait", "w", "--timeout", "300ms", "--interval", "100ms"])
+        .expect(124);
+    assert!(stderr(&out).contains("has not ended"), "{}", stderr(&out));
+    let waiter = s
+        .anarchon_process()
+        .args(["wait", "w", "--interval", "100ms"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::fs::write(&gate, "").unwrap();
+    let out = waiter.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(ended.exists(), "wait returned before the command ended");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("failed as attempt 1") && said.contains("(exit 4)"),
+        "{said}"
+    );
+    assert_eq!(holder.wait().unwrap().code(), Some(4));
+    // Nothing in progress: the newest ended run, at once; a finished one exits 0.
+    s.cli(&["wait", "w"]).expect(4);
+    s.cli(&["run", "--job", "w", "--slot", "120000", "--", "true"])
+        .expect(0);
+    let out = s.cli(&["wait", "w", "--json"]).expect(0);
+    assert_eq!(json(&out)["run"]["status"], "finished");
+    s.cli(&["wait", "nosuch"]).expect(85);
+}

@@ -17,6 +17,7 @@ pub mod release;
 pub mod run;
 pub mod run_now;
 pub mod trim;
+pub mod wait;
 
 use crate::cli::{Command, GlobalArgs, StrategyArgs};
 use crate::connection::Connection;
@@ -200,6 +201,8 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Trim(args) => trim::execute(args, ctx).await?,
         Command::Migrate(args) => migrate::execute(args, ctx).await?,
         Command::Logs(args) => logs::execute(args, ctx).await?,
+        // `wait` exits with the run's own outcome (the command's exit code when it failed).
+        Command::Wait(args) => return wait::execute(args, ctx).await,
         Command::Release(args) => release::execute(args, ctx).await?,
         Command::Pause(args) => pause::pause(args, ctx).await?,
         Command::Resume(args) => pause::resume(args, ctx).await?,

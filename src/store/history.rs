@@ -22,7 +22,7 @@ pub struct HistoryFilter {
 }
 
 /// One line of history: an ended attempt (from `:results`) or a run in progress.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct HistoryEntry {
     pub slot: i64,
     pub slot_time: String,

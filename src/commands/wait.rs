@@ -1,0 +1,144 @@
+//! `anarchon wait JOB`: waits for a run to end and exits with how it ended, as `gh run watch
+//! --exit-status` does for a CI run, so a script or a person can chain on it (`anarchon wait
+//! billing && notify`). It only reads: the store is read every `--interval`.
+
+use std::io::IsTerminal;
+use std::time::Instant;
+
+use crate::cli::{StrategyName, WaitArgs};
+use crate::commands::Context;
+use crate::error::{ExitCode, Result};
+use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
+use crate::store::job::locate_job;
+use crate::store::{JobKeys, format};
+use crate::time::humanize;
+
+/// Where the awaited run is.
+enum Seen {
+    /// Not claimed yet, or in progress (running, or expired until a backup takes it over).
+    Waiting(Option<HistoryEntry>),
+    /// Ended: its newest attempt.
+    Ended(HistoryEntry),
+}
+
+pub async fn execute(args: WaitArgs, ctx: &Context) -> Result<i32> {
+    ctx.lease_keys(&args.job)?;
+    let mut conn = ctx.connect().await?;
+    let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
+    let (layout, _) = locate_job(
+        &mut conn,
+        ctx.prefix(),
+        &args.job,
+        args.strategy.map(StrategyName::layout),
+    )
+    .await?;
+    let keys = JobKeys::new(layout, ctx.prefix(), &args.job, check.lease_format());
+    let started = Instant::now();
+    let mut slot = args.slot.map(|s| s.resolve(check.server_now_ms));
+    let mut told = false;
+    loop {
+        let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
+        let seen = look(&mut conn, &keys, &mut slot, check.server_now_ms).await?;
+        match seen {
+            Seen::Ended(entry) => return Ok(report(ctx, &args.job, &entry)),
+            Seen::Waiting(entry) => {
+                if !told && !ctx.out.json && std::io::stderr().is_terminal() {
+                    told = true;
+                    crate::errln!("{}", waiting_line(&args.job, slot, entry.as_ref()));
+                }
+            }
+        }
+        if args.timeout.is_some_and(|t| started.elapsed() >= t) {
+            crate::errln!(
+                "error: {} @ {} has not ended after {} (--timeout)",
+                args.job,
+                slot.map_or("-".to_string(), crate::time::rfc3339),
+                humantime::format_duration(args.timeout.unwrap_or_default())
+            );
+            return Ok(ExitCode::Timeout.code());
+        }
+        tokio::time::sleep(args.interval).await;
+    }
+}
+
+/// Reads the awaited run: the run of `slot`, or (the first time, `slot` None) the newest run in
+/// progress, whose slot is then kept; with none in progress, the newest ended run.
+async fn look(
+    conn: &mut crate::connection::Connection,
+    keys: &JobKeys,
+    slot: &mut Option<i64>,
+    now: i64,
+) -> Result<Seen> {
+    let filter = HistoryFilter {
+        since: *slot,
+        status: None,
+        last: 100,
+    };
+    let entries = read_history(conn, keys, &filter, now).await?;
+    let in_progress =
+        |e: &HistoryEntry| matches!(e.status.as_str(), "running" | "expired" | "claimed");
+    let target = match *slot {
+        Some(s) => s,
+        None => match entries.iter().find(|e| in_progress(e)).or(entries.first()) {
+            Some(e) => {
+                *slot = Some(e.slot);
+                e.slot
+            }
+            None => return Ok(Seen::Waiting(None)),
+        },
+    };
+    let of_slot: Vec<&HistoryEntry> = entries.iter().filter(|e| e.slot == target).collect();
+    if let Some(running) = of_slot.iter().find(|e| in_progress(e)) {
+        return Ok(Seen::Waiting(Some((*running).clone())));
+    }
+    Ok(match of_slot.iter().max_by_key(|e| e.attempt) {
+        Some(ended) => Seen::Ended((*ended).clone()),
+        None => Seen::Waiting(None),
+    })
+}
+
+fn waiting_line(job: &str, slot: Option<i64>, entry: Option<&HistoryEntry>) -> String {
+    let slot = slot.map_or("its next run".to_string(), crate::time::rfc3339);
+    match entry {
+        Some(e) => format!(
+            "waiting for {job} @ {slot}: {} as attempt {} on {}",
+            e.status,
+            e.attempt.map_or("-".to_string(), |a| a.to_string()),
+            e.runner
+        ),
+        None => format!("waiting for {job} @ {slot}: not claimed yet"),
+    }
+}
+
+/// Prints how the run ended and returns the exit code: 0 finished or skipped; the command's exit
+/// code when it failed with one, else 1.
+fn report(ctx: &Context, job: &str, e: &HistoryEntry) -> i32 {
+    let exit_code = e.result.get("exit_code").and_then(|c| c.as_i64());
+    let code = match e.status.as_str() {
+        "finished" | "skipped" => 0,
+        _ => exit_code
+            .filter(|c| (1..=255).contains(c))
+            .map_or(1, |c| c as i32),
+    };
+    if ctx.out.json {
+        ctx.out.print_json(&serde_json::json!({
+            "job": job,
+            "run": e,
+            "exit_code": code,
+        }));
+    } else {
+        crate::outln!(
+            "{job} @ {}: {} as attempt {} on {}{}{}",
+            e.slot_time,
+            e.status,
+            e.attempt.map_or("-".to_string(), |a| a.to_string()),
+            e.runner,
+            exit_code.map_or(String::new(), |c| format!(" (exit {c})")),
+            e.duration_ms.map_or(String::new(), |d| format!(
+                " after {}",
+                humanize(d.max(0) as u64)
+            ))
+        );
+    }
+    code
+}
