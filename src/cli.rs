@@ -788,6 +788,13 @@ pub struct ExecArgs {
     #[arg(long, conflicts_with = "foreground")]
     pub leave_children: bool,
 
+    /// Keep the last 4 KiB of the command's stdout in its result (`stdout_tail`, shown by `logs`
+    /// and `history -v`), as its stderr is always kept: for jobs that report on stdout. The
+    /// command's stdout then goes through a pipe (it is still printed as it comes), so a command
+    /// that asks whether its stdout is a terminal hears no.
+    #[arg(long, conflicts_with = "foreground")]
+    pub keep_stdout: bool,
+
     /// No progress or notes on stderr; errors and lost leases are still reported.
     #[arg(long, short)]
     pub quiet: bool,

@@ -271,6 +271,7 @@ impl ExecArgs {
                 stop_on_lease_lost: self.on_lease_lost != Some(LeaseLostAction::Continue),
                 leave_children: self.leave_children,
                 stdout_to_stderr: json,
+                keep_stdout: self.keep_stdout,
             },
             heartbeat,
             // Only `run` waits as a backup; it sets this itself.

@@ -726,3 +726,58 @@ fn wait_exits_with_how_the_run_ended() {
     assert_eq!(json(&out)["run"]["status"], "finished");
     s.cli(&["wait", "nosuch"]).expect(85);
 }
+
+/// `run --keep-stdout` keeps the last 4 KiB of the command's stdout in its result, as stderr's
+/// always is, still printing it as it comes; `logs` shows it. Without the flag nothing of stdout
+/// is stored.
+#[test]
+fn keep_stdout_stores_a_bounded_tail_of_what_the_command_printed() {
+    let s = Server::start();
+    let script =
+        "i=0; while [ $i -lt 600 ]; do echo \"row $i of the report\"; i=$((i+1)); done; echo done";
+    let out = s
+        .cli(&[
+            "run",
+            "--job",
+            "rep",
+            "--slot",
+            "60000",
+            "--keep-stdout",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+        .expect(0);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("row 0 of the report\n"));
+    let history = json(&s.cli(&["history", "rep", "--json"]).expect(0));
+    let tail = history["entries"][0]["result"]["stdout_tail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        tail.len() <= 4096 && tail.ends_with("done\n"),
+        "{} bytes",
+        tail.len()
+    );
+    assert!(
+        !tail.contains("row 0 of"),
+        "the tail is bounded: {}",
+        tail.len()
+    );
+    let logs = s.cli(&["logs", "rep", "--last", "1"]).expect(0);
+    let text = String::from_utf8_lossy(&logs.stdout);
+    assert!(
+        text.contains("stdout (its last 4 KiB):") && text.contains("    done"),
+        "{text}"
+    );
+    s.cli(&[
+        "run", "--job", "rep", "--slot", "120000", "--", "echo", "hi",
+    ])
+    .expect(0);
+    let history = json(&s.cli(&["history", "rep", "--json"]).expect(0));
+    assert!(
+        history["entries"][0]["result"].get("stdout_tail").is_none(),
+        "{history}"
+    );
+}

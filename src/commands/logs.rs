@@ -138,6 +138,13 @@ fn print_entry(ctx: &Context, job: &str, e: &HistoryEntry, now: i64) {
     if r.get("lease_lost").and_then(|v| v.as_bool()) == Some(true) {
         crate::outln!("  the lease was lost while it ran");
     }
+    // Kept only with `run --keep-stdout`.
+    if let Some(tail) = r.get("stdout_tail").and_then(|v| v.as_str()) {
+        crate::outln!("  stdout (its last 4 KiB):");
+        for line in tail.lines() {
+            crate::outln!("    {line}");
+        }
+    }
     match r.get("stderr_tail").and_then(|v| v.as_str()) {
         Some(tail) if !tail.is_empty() => {
             crate::outln!("  stderr (its last 4 KiB):");

@@ -61,6 +61,9 @@ pub struct CommandSpec {
     /// Send the command's stdout to anarchon's stderr: under `--json` stdout is one JSON document
     /// (`run --json | jq` must parse), so the command's own output goes beside the messages.
     pub stdout_to_stderr: bool,
+    /// Keep the last [`STDERR_TAIL_BYTES`] of the command's stdout too (`--keep-stdout`): its
+    /// stdout is then a pipe that anarchon copies on as it comes.
+    pub keep_stdout: bool,
 }
 
 /// For serde: a count of zero is left out of the JSON.
@@ -89,6 +92,8 @@ pub struct CommandOutcome {
     pub forwarded_signal: Option<i32>,
     /// The last 4 KiB of its stderr.
     pub stderr_tail: String,
+    /// The last 4 KiB of its stdout, with `--keep-stdout` (else empty).
+    pub stdout_tail: String,
     /// Set when it could not be started at all.
     pub spawn_error: Option<String>,
 }
@@ -187,6 +192,12 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     }
     let tail = Tail::default();
     let copier = tokio::spawn(pass_through_stderr(child.stderr.take(), tail.clone()));
+    let out_tail = Tail::default();
+    let out_copier = tokio::spawn(pass_through_stdout(
+        child.stdout.take(),
+        out_tail.clone(),
+        spec.stdout_to_stderr,
+    ));
 
     let timeout_at = spec.timeout.map(|t| started_boot + t);
     let mut kill_at: Option<BootTime> = None;
@@ -273,6 +284,9 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
         outcome.lease_lost = !outcome.released;
         crate::errln!("anarchon: lease lost ({reason}); the command was stopped");
     }
+    let _ = tokio::time::timeout(STDERR_DRAIN, out_copier).await;
+    outcome.stdout_tail =
+        String::from_utf8_lossy(&out_tail.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
     finish_outcome(outcome, status, copier, tail).await
 }
 
@@ -411,7 +425,9 @@ fn spawn(spec: &CommandSpec, group: Option<Pid>) -> std::io::Result<Child> {
     }
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::inherit())
-        .stdout(if spec.stdout_to_stderr {
+        .stdout(if spec.keep_stdout {
+            Stdio::piped()
+        } else if spec.stdout_to_stderr {
             Stdio::from(std::io::stderr())
         } else {
             Stdio::inherit()
@@ -486,6 +502,38 @@ async fn pass_through_stderr(stderr: Option<ChildStderr>, tail: Tail) {
     let mut buf = [0u8; 8192];
     loop {
         match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let _ = ours.write_all(&buf[..n]).await;
+                let _ = ours.flush().await;
+                push_tail(
+                    &mut tail.lock().unwrap_or_else(|e| e.into_inner()),
+                    &buf[..n],
+                );
+            }
+        }
+    }
+}
+
+/// With `--keep-stdout`: copies the command's stdout to ours (to our stderr under `--json`) as it
+/// comes, keeping the last [`STDERR_TAIL_BYTES`] in `tail`. A closed reader of ours does not stop
+/// the copy: the command must not be killed by a pipe it never chose.
+async fn pass_through_stdout(
+    stdout: Option<tokio::process::ChildStdout>,
+    tail: Tail,
+    to_stderr: bool,
+) {
+    let Some(mut stdout) = stdout else {
+        return;
+    };
+    let mut ours: std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>> = if to_stderr {
+        Box::pin(tokio::io::stderr())
+    } else {
+        Box::pin(tokio::io::stdout())
+    };
+    let mut buf = [0u8; 8192];
+    loop {
+        match stdout.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
                 let _ = ours.write_all(&buf[..n]).await;

@@ -41,6 +41,9 @@ fn result_json(outcome: &CommandOutcome) -> String {
     if outcome.children_stopped > 0 {
         result.insert("children_stopped".into(), outcome.children_stopped.into());
     }
+    if !outcome.stdout_tail.is_empty() {
+        result.insert("stdout_tail".into(), outcome.stdout_tail.clone().into());
+    }
     if !outcome.stderr_tail.is_empty() {
         result.insert("stderr_tail".into(), outcome.stderr_tail.clone().into());
     }
