@@ -289,6 +289,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             break
         }
         'anarchon;history' {
+            [CompletionResult]::new('--runner', '--runner', [CompletionResultType]::ParameterName, 'Only attempts this runner ran: a runner name (`host-b:977`) or a host (`host-b`)')
             [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]')
             [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only runs whose slot is at or after this: a duration ago (6h) or a time (RFC 3339, ms)')
             [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'Only attempts with this status (`expired`: still marked running, its lease ended, as `list` and `inspect` say)')
@@ -309,7 +310,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)')
             [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
             [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
-            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'With --follow: every job under the prefix (jobs that appear later too)')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Every job under the prefix, newest first with a JOB column (with --follow: jobs that appear later too). Combine with --since, --status and --runner: "what failed on host-b in the last hour"')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Add a column with the last line each attempt left on stderr (or why it ended)')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Add a column with the last line each attempt left on stderr (or why it ended)')
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Then print each attempt as it ends, until interrupted (like `tail -f`; the store is read every --interval)')

@@ -1099,12 +1099,16 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__history)
-            opts="-v -f -w -p -n -h --all --strategy --since --status --last --verbose --follow --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-v -f -w -p -n -h --all --runner --strategy --since --status --last --verbose --follow --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --runner)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --strategy)
                     COMPREPLY=($(compgen -W "lease stream-id idmp script" -- "${cur}"))
                     return 0

@@ -279,6 +279,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'anarchon;history'= {
+            cand --runner 'Only attempts this runner ran: a runner name (`host-b:977`) or a host (`host-b`)'
             cand --strategy 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]'
             cand --since 'Only runs whose slot is at or after this: a duration ago (6h) or a time (RFC 3339, ms)'
             cand --status 'Only attempts with this status (`expired`: still marked running, its lease ended, as `list` and `inspect` say)'
@@ -299,7 +300,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
             cand --connect-timeout 'Give up connecting after this long'
             cand --command-timeout 'Give up waiting for one reply after this long'
-            cand --all 'With --follow: every job under the prefix (jobs that appear later too)'
+            cand --all 'Every job under the prefix, newest first with a JOB column (with --follow: jobs that appear later too). Combine with --since, --status and --runner: "what failed on host-b in the last hour"'
             cand -v 'Add a column with the last line each attempt left on stderr (or why it ended)'
             cand --verbose 'Add a column with the last line each attempt left on stderr (or why it ended)'
             cand -f 'Then print each attempt as it ends, until interrupted (like `tail -f`; the store is read every --interval)'

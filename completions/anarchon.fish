@@ -321,6 +321,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls-insecu
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l runner -d 'Only attempts this runner ran: a runner name (`host-b:977`) or a host (`host-b`)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l strategy -d 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]' -r -f -a "lease\t''
 stream-id\t''
 idmp\t''
@@ -353,7 +354,7 @@ rfc3339\t''
 relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l command-timeout -d 'Give up waiting for one reply after this long' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l all -d 'With --follow: every job under the prefix (jobs that appear later too)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l all -d 'Every job under the prefix, newest first with a JOB column (with --follow: jobs that appear later too). Combine with --since, --status and --runner: "what failed on host-b in the last hour"'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s v -l verbose -d 'Add a column with the last line each attempt left on stderr (or why it ended)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s f -l follow -d 'Then print each attempt as it ends, until interrupted (like `tail -f`; the store is read every --interval)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'

@@ -674,13 +674,19 @@ pub struct InspectArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct HistoryArgs {
-    /// The job's name (or --follow --all).
+    /// The job's name (or --all).
     #[arg(required_unless_present = "all", conflicts_with = "all")]
     pub job: Option<String>,
 
-    /// With --follow: every job under the prefix (jobs that appear later too).
-    #[arg(long, requires = "follow")]
+    /// Every job under the prefix, newest first with a JOB column (with --follow: jobs that
+    /// appear later too). Combine with --since, --status and --runner: "what failed on host-b
+    /// in the last hour".
+    #[arg(long)]
     pub all: bool,
+
+    /// Only attempts this runner ran: a runner name (`host-b:977`) or a host (`host-b`).
+    #[arg(long, value_name = "RUNNER|HOST")]
+    pub runner: Option<String>,
 
     /// Which layout to read: lease, or a claim-only strategy [default: whichever exists].
     #[arg(long, value_enum, value_name = "STRATEGY")]

@@ -781,3 +781,66 @@ fn keep_stdout_stores_a_bounded_tail_of_what_the_command_printed() {
         "{history}"
     );
 }
+
+/// `history --all` answers "what failed on host-b in the last hour" across jobs: every job's
+/// attempts merged newest first with their job, filtered by --since, --status and --runner (a
+/// runner name or its host).
+#[test]
+fn history_across_jobs_by_runner_status_and_time() {
+    let s = Server::start();
+    let now = json(
+        &s.cli(&["claim", "probe", "--slot", "now", "--json"])
+            .expect(0),
+    )["slot"]
+        .as_i64()
+        .unwrap();
+    let ran = |job: &str, slot: i64, runner: &str, code: &str| {
+        s.cli(&[
+            "run",
+            "--job",
+            job,
+            "--slot",
+            &slot.to_string(),
+            "--runner",
+            runner,
+            "--",
+            "sh",
+            "-c",
+            &format!("exit {code}"),
+        ]);
+    };
+    ran("a", now - 7_200_000, "host-b:1", "1"); // two hours ago
+    ran("a", now - 600_000, "host-b:2", "1");
+    ran("b", now - 300_000, "host-b:3", "0");
+    ran("c", now - 200_000, "host-a:4", "1");
+    let entries = |args: &[&str]| {
+        let mut all = vec!["history", "--all", "--json"];
+        all.extend(args);
+        json(&s.cli(&all).expect(0))["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["job"].as_str().unwrap().to_string(),
+                    e["runner"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        entries(&["--status", "failed", "--runner", "host-b", "--since", "1h"]),
+        vec![("a".to_string(), "host-b:2".to_string())]
+    );
+    assert_eq!(entries(&["--status", "failed"]).len(), 3);
+    assert_eq!(entries(&["--runner", "host-a:4"]).len(), 1);
+    // Newest first across jobs.
+    let newest = entries(&["--last", "2", "--status", "failed"]);
+    assert_eq!(newest[0].0, "c", "{newest:?}");
+    let text = s.cli(&["history", "--all", "--since", "1h"]).expect(0);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.starts_with("JOB") && text.contains("host-a:4"),
+        "{text}"
+    );
+}

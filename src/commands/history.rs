@@ -20,8 +20,21 @@ struct HistoryReport<'a> {
     entries: Vec<HistoryEntry>,
 }
 
+/// Whether `entry` was run by `runner`: that runner name, or any runner of that host.
+fn ran_on(entry: &HistoryEntry, runner: Option<&str>) -> bool {
+    runner.is_none_or(|r| {
+        entry.runner == r
+            || entry
+                .runner
+                .strip_prefix(r)
+                .is_some_and(|rest| rest.starts_with(':'))
+    })
+}
+
 pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
-    // Without --follow a job is required (clap: --all needs --follow).
+    if args.all {
+        return across_jobs(args, ctx).await;
+    }
     let job = args.job.clone().unwrap_or_default();
     ctx.lease_keys(&job)?;
     let mut conn = ctx.connect().await?;
@@ -42,7 +55,11 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         status: args.status.clone(),
         last: args.last,
     };
-    let entries = read_history(&mut conn, &keys, &filter, now).await?;
+    let entries: Vec<HistoryEntry> = read_history(&mut conn, &keys, &filter, now)
+        .await?
+        .into_iter()
+        .filter(|e| ran_on(e, args.runner.as_deref()))
+        .collect();
 
     if ctx.out.json {
         ctx.out.print_json(&HistoryReport {
@@ -82,9 +99,93 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         "SLOT", "ATTEMPT", "STATUS", "RUNNER", "ENDED", "TOOK", "RESULT",
     ];
     if args.verbose {
-        header.push("STDERR (FIRST LINE)");
+        header.push("STDERR (LAST LINE)");
     }
     crate::outln!("{}", ctx.out.table(&header, rows));
+    Ok(ExitCode::Ok)
+}
+
+/// `history --all --json`.
+#[derive(Debug, Serialize)]
+struct AcrossReport<'a> {
+    server_time: i64,
+    since: Option<i64>,
+    entries: Vec<FollowLine<'a>>,
+}
+
+/// `history --all`: every job's attempts merged, newest slot first, at most `--last` in all,
+/// with the same filters as one job's (each job read with them, so no job is read whole).
+async fn across_jobs(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
+    crate::store::validate_prefix(ctx.prefix())?;
+    let mut conn = ctx.connect().await?;
+    let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
+    let now = check.server_now_ms;
+    let since = args.since.map(|s| s.resolve(now));
+    let filter = HistoryFilter {
+        since,
+        status: args.status.clone(),
+        last: args.last,
+    };
+    let wanted = args.strategy.map(StrategyName::layout);
+    let mut all: Vec<(String, HistoryEntry)> = Vec::new();
+    for job in crate::store::discover::find_jobs(&mut conn, ctx.prefix(), "*").await? {
+        if wanted.is_some_and(|layout| job.layout != layout) {
+            continue;
+        }
+        let keys = JobKeys::new(job.layout, ctx.prefix(), &job.name, check.lease_format());
+        for entry in read_history(&mut conn, &keys, &filter, now).await? {
+            if ran_on(&entry, args.runner.as_deref()) {
+                all.push((job.name.clone(), entry));
+            }
+        }
+    }
+    all.sort_by(|a, b| (b.1.slot, b.1.attempt, &a.0).cmp(&(a.1.slot, a.1.attempt, &b.0)));
+    all.truncate(args.last);
+    if ctx.out.json {
+        ctx.out.print_json(&AcrossReport {
+            server_time: now,
+            since,
+            entries: all
+                .iter()
+                .map(|(job, entry)| FollowLine { job, entry })
+                .collect(),
+        });
+        return Ok(ExitCode::Ok);
+    }
+    if all.is_empty() {
+        crate::errln!(
+            "no history under prefix {:?} matching these filters",
+            ctx.prefix()
+        );
+        return Ok(ExitCode::Ok);
+    }
+    let rows = all
+        .iter()
+        .map(|(job, e)| {
+            vec![
+                job.clone(),
+                ctx.out.time(e.slot),
+                e.attempt
+                    .filter(|a| *a > 0)
+                    .map_or("-".into(), |a| a.to_string()),
+                e.status.clone(),
+                e.runner.clone(),
+                ctx.out.when(e.ended_at, now),
+                e.duration_ms
+                    .map_or("-".into(), |d| humanize(d.max(0) as u64)),
+                result_summary(Some(&e.result)),
+            ]
+        })
+        .collect();
+    crate::outln!(
+        "{}",
+        ctx.out.table(
+            &[
+                "JOB", "SLOT", "ATTEMPT", "STATUS", "RUNNER", "ENDED", "TOOK", "RESULT"
+            ],
+            rows
+        )
+    );
     Ok(ExitCode::Ok)
 }
 
@@ -169,11 +270,14 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
             for job in jobs {
                 let keys = JobKeys::new(job.layout, ctx.prefix(), &job.name, check.lease_format());
                 let filter = HistoryFilter {
-                    since: None,
+                    since: args.since.map(|s| s.resolve(now)),
                     status: args.status.clone(),
                     last: if first { args.last } else { args.last.max(50) },
                 };
                 for entry in read_history(&mut conn, &keys, &filter, now).await? {
+                    if !ran_on(&entry, args.runner.as_deref()) {
+                        continue;
+                    }
                     let key = (
                         job.name.clone(),
                         entry.slot,
