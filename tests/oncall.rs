@@ -844,3 +844,55 @@ fn history_across_jobs_by_runner_status_and_time() {
         "{text}"
     );
 }
+
+/// A manual claim of an old slot does not move the job's health floor back before the store first
+/// saw it: the slots between were never due, so the job is not suddenly missed.
+#[test]
+fn a_manual_claim_of_an_old_slot_leaves_health_alone() {
+    let s = Server::start();
+    s.cli(&[
+        "run",
+        "--job",
+        "floor",
+        "--schedule",
+        "* * * * *",
+        "--max-late",
+        "1h",
+        "--",
+        "true",
+    ])
+    .expect(0);
+    let health = |s: &Server| {
+        json(&s.cli(&["list", "--json"]).expect(0))["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["job"] == "floor")
+            .map(|j| j["health"]["state"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    let before = health(&s);
+    assert!(before == "ok" || before == "running", "{before}");
+    // An operator claims and finishes a run of three hours ago by hand.
+    let now = json(&s.cli(&["list", "--json"]).expect(0))["server_time"]
+        .as_i64()
+        .unwrap();
+    let old_slot = (now - 3 * 3_600_000) / 60_000 * 60_000;
+    let out = s.cli(&["claim", "floor", "--slot", &old_slot.to_string(), "--json"]);
+    let won = json(&out);
+    assert_eq!(won["outcome"], "won", "{won}");
+    {
+        s.cli(&[
+            "finish",
+            "floor",
+            "--slot",
+            &won["slot"].to_string(),
+            "--token",
+            won["token"].as_str().unwrap(),
+            "--status",
+            "ok",
+        ])
+        .expect(0);
+    }
+    assert_eq!(health(&s), before, "the old slot moved the health floor");
+}

@@ -123,19 +123,19 @@ impl RunEntry {
     }
 }
 
-/// When the store first saw a job: the `first_seen` its claims recorded in `:job` (`recorded`),
-/// or its oldest run `oldest` when that is older (a job from before the field, every format 1
-/// job). None for a job with neither.
+/// When the store first saw a job: the `first_seen` its claims recorded in `:job` (`recorded`:
+/// the first claim records the older of its time and the job's oldest run then), else its oldest
+/// run `oldest` (a job no claim of this version touched yet). A run claimed later for an older
+/// slot (a manual `claim`, a backfill) does not move it back: those slots were asked for, not
+/// due, and health must not start counting every slot since then as missed. None for a job with
+/// neither.
 pub fn first_seen(
     job_key: &str,
     recorded: Option<&str>,
     oldest: Option<i64>,
 ) -> Result<Option<i64>> {
     let recorded = int_field(job_key, "first_seen", recorded)?;
-    Ok(match (recorded, oldest) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    })
+    Ok(recorded.or(oldest))
 }
 
 /// Parses a stream reply (XRANGE/XREVRANGE) into entries.
