@@ -183,6 +183,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --runner 'Who is claiming, recorded in the run (default host:pid)'
             cand --history-size 'Keep about this many runs of history per job (the scheduler''s historySize) [default: 1000]'
             cand --history-ttl 'Also drop history older than this (the scheduler''s historyTtlMs)'
+            cand --on-failure 'After an attempt this host ran fails (failed, interrupted, timed out), run CMD through /bin/sh with the run''s facts in its environment: ANARCHON_JOB, ANARCHON_SLOT, ANARCHON_SLOT_TIME, ANARCHON_ATTEMPT, ANARCHON_RUNNER, ANARCHON_STATUS, ANARCHON_EXIT_CODE, ANARCHON_SIGNAL, ANARCHON_TIMED_OUT and ANARCHON_STDERR_TAIL (a file with the last 4 KiB of its stderr). Only the host that ran it notifies; the hook''s own failure is reported and never changes the run''s result or exit code'
+            cand --on-failure-timeout 'How long --on-failure may run before it is killed'
             cand --backup-for 'Stand by as a backup for at most this long [default: as long as the run is held and has attempts left]. A backup follows the holder''s lease and takes over the moment it expires'
             cand --heartbeat 'Heartbeat interval while the command runs (default: a third of --lease)'
             cand --on-lease-lost 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]'

@@ -579,6 +579,19 @@ pub struct RunArgs {
     #[arg(long)]
     pub skipped_ok: bool,
 
+    /// After an attempt this host ran fails (failed, interrupted, timed out), run CMD through
+    /// /bin/sh with the run's facts in its environment: ANARCHON_JOB, ANARCHON_SLOT,
+    /// ANARCHON_SLOT_TIME, ANARCHON_ATTEMPT, ANARCHON_RUNNER, ANARCHON_STATUS,
+    /// ANARCHON_EXIT_CODE, ANARCHON_SIGNAL, ANARCHON_TIMED_OUT and ANARCHON_STDERR_TAIL (a file
+    /// with the last 4 KiB of its stderr). Only the host that ran it notifies; the hook's own
+    /// failure is reported and never changes the run's result or exit code.
+    #[arg(long, value_name = "CMD")]
+    pub on_failure: Option<String>,
+
+    /// How long --on-failure may run before it is killed.
+    #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "DURATION", requires = "on_failure")]
+    pub on_failure_timeout: Duration,
+
     /// Stand by as a backup for at most this long [default: as long as the run is held and has
     /// attempts left]. A backup follows the holder's lease and takes over the moment it expires.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", conflicts_with = "no_backup")]

@@ -922,3 +922,115 @@ fn the_crontab_recipe_works_in_cron_s_environment() {
     assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
     assert!(stderr(&out).contains(&url), "{}", stderr(&out));
 }
+
+/// `run --on-failure CMD`: after a failed attempt, only the host that ran it runs CMD, with the
+/// run's facts in its environment and the stderr tail in a file; a hook that fails or hangs is
+/// reported and bounded, and never changes the run's exit code. A run that succeeds runs no hook.
+#[test]
+fn on_failure_notifies_once_from_the_host_that_ran_the_attempt() {
+    let s = Server::start();
+    let log = s.dir.path().join("notified");
+    let hook = format!(
+        "echo \"$ANARCHON_JOB $ANARCHON_SLOT $ANARCHON_STATUS $ANARCHON_EXIT_CODE $ANARCHON_RUNNER $(tail -n 1 \"$ANARCHON_STDERR_TAIL\")\" >> {}",
+        log.display()
+    );
+    let command = "echo working >&2; sleep 0.5; echo disk full >&2; exit 3";
+    let hosts: Vec<_> = ["host-a:1", "host-b:2"]
+        .iter()
+        .map(|runner| {
+            spawn_run(
+                &s,
+                &[
+                    "--job",
+                    "n",
+                    "--slot",
+                    "60000",
+                    "--runner",
+                    runner,
+                    "--no-backup",
+                    "--on-failure",
+                    &hook,
+                    "--",
+                    "sh",
+                    "-c",
+                    command,
+                ],
+            )
+        })
+        .collect();
+    let codes: Vec<i32> = hosts
+        .into_iter()
+        .map(|h| h.wait_with_output().unwrap().status.code().unwrap())
+        .collect();
+    let mut sorted = codes.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        vec![3, 82],
+        "the runner's code and the loser's: {codes:?}"
+    );
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = lines.lines().collect();
+    assert_eq!(lines.len(), 1, "notified once: {lines:?}");
+    let fields: Vec<&str> = lines[0].splitn(6, ' ').collect();
+    assert_eq!(&fields[..4], &["n", "60000", "failed", "3"], "{lines:?}");
+    assert!(fields[4].starts_with("host-"), "{lines:?}");
+    assert_eq!(fields[5], "disk full", "{lines:?}");
+
+    // A hook that fails, and one that hangs past its timeout: said, bounded, the code unchanged.
+    let out = run(
+        &s,
+        &[
+            "--job",
+            "n",
+            "--slot",
+            "120000",
+            "--on-failure",
+            "exit 9",
+            "--",
+            "sh",
+            "-c",
+            "exit 4",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(4));
+    assert!(
+        stderr(&out).contains("--on-failure ended with"),
+        "{}",
+        stderr(&out)
+    );
+    let started = Instant::now();
+    let out = run(
+        &s,
+        &[
+            "--job",
+            "n",
+            "--slot",
+            "180000",
+            "--on-failure",
+            "sleep 30",
+            "--on-failure-timeout",
+            "300ms",
+            "--",
+            "false",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("was killed"), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(20));
+    // Success: no hook.
+    run(
+        &s,
+        &[
+            "--job",
+            "n",
+            "--slot",
+            "240000",
+            "--on-failure",
+            &hook,
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
+}

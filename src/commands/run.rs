@@ -121,6 +121,19 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         SlotReport::too_late(&args.job, current)
     };
     let exit_code = exit_code(&args, &caught_up, &report);
+    if let Some(command) = &args.on_failure {
+        let hook = crate::runner::notify::OnFailure {
+            command: command.clone(),
+            timeout: args.on_failure_timeout,
+        };
+        for r in caught_up.iter().chain([&report]) {
+            if crate::runner::notify::failed_here(r)
+                && let Some(problem) = crate::runner::notify::run_hook(&hook, r).await
+            {
+                crate::errln!("anarchon: {}: {problem}", args.job);
+            }
+        }
+    }
     let outcome = Outcome {
         reason,
         skipped,

@@ -23,6 +23,7 @@ pub mod child;
 pub mod deadline;
 pub mod guard;
 pub mod keeper;
+pub mod notify;
 pub mod record;
 pub mod report;
 
