@@ -4,12 +4,10 @@
 
 use serde::Serialize;
 
-use crate::cli::{LogsArgs, StrategyName};
+use crate::cli::LogsArgs;
 use crate::commands::Context;
 use crate::error::{Error, ExitCode, Result};
 use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
-use crate::store::job::locate_job;
-use crate::store::{JobKeys, format};
 use crate::time::humanize;
 
 #[derive(Debug, Serialize)]
@@ -20,18 +18,8 @@ struct LogsReport<'a> {
 }
 
 pub async fn execute(args: LogsArgs, ctx: &Context) -> Result<ExitCode> {
-    ctx.lease_keys(&args.job)?;
-    let mut conn = ctx.connect().await?;
-    let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
+    let (mut conn, check, keys) = ctx.open_job(&args.job, args.strategy).await?;
     let now = check.server_now_ms;
-    let (layout, _) = locate_job(
-        &mut conn,
-        ctx.prefix(),
-        &args.job,
-        args.strategy.map(StrategyName::layout),
-    )
-    .await?;
-    let keys = JobKeys::new(layout, ctx.prefix(), &args.job, check.lease_format());
     let slot = args.slot.map(|s| s.resolve(now));
     // The newest failure unless a slot or a count is given; ended attempts only (a run in progress
     // has no result yet).

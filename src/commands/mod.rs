@@ -92,6 +92,28 @@ impl Context {
         validate_job_name(job)?;
         Ok(LeaseKeys::new(self.prefix(), job))
     }
+
+    /// The opening of a command that reads one job: its name checked, a connection, the format
+    /// check, and the job's keys in the layout it has (`strategy` picks one when it has both); a
+    /// job the store does not know is refused there, with near names.
+    pub async fn open_job(
+        &self,
+        job: &str,
+        strategy: Option<crate::cli::StrategyName>,
+    ) -> Result<(Connection, crate::store::StoreCheck, crate::store::JobKeys)> {
+        self.lease_keys(job)?;
+        let mut conn = self.connect().await?;
+        let check = crate::store::format::check_for_read(&mut conn, self.prefix()).await?;
+        let (layout, _) = crate::store::job::locate_job(
+            &mut conn,
+            self.prefix(),
+            job,
+            strategy.map(crate::cli::StrategyName::layout),
+        )
+        .await?;
+        let keys = crate::store::JobKeys::new(layout, self.prefix(), job, check.lease_format());
+        Ok((conn, check, keys))
+    }
 }
 
 /// Asks a person before a command changes the store (`trim`, `release`, `migrate`). Without a

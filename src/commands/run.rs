@@ -121,19 +121,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         SlotReport::too_late(&args.job, current)
     };
     let exit_code = exit_code(&args, &caught_up, &report);
-    if let Some(command) = &args.on_failure {
-        let hook = crate::runner::notify::OnFailure {
-            command: command.clone(),
-            timeout: args.on_failure_timeout,
-        };
-        for r in caught_up.iter().chain([&report]) {
-            if crate::runner::notify::failed_here(r)
-                && let Some(problem) = crate::runner::notify::run_hook(&hook, r).await
-            {
-                crate::errln!("anarchon: {}: {problem}", args.job);
-            }
-        }
-    }
+    notify_failures(&args, caught_up.iter().chain([&report])).await;
     let outcome = Outcome {
         reason,
         skipped,
@@ -143,6 +131,23 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     };
     print_outcome(&args, ctx, &outcome, now);
     Ok(exit_code)
+}
+
+/// `--on-failure`: the hook for each attempt this host ran that failed; a hook's own trouble is
+/// said on stderr and changes nothing else.
+async fn notify_failures(args: &RunArgs, reports: impl Iterator<Item = &SlotReport>) {
+    let Some(command) = &args.on_failure else {
+        return;
+    };
+    let hook = crate::runner::notify::OnFailure {
+        command: command.clone(),
+        timeout: args.on_failure_timeout,
+    };
+    for r in reports.filter(|r| crate::runner::notify::failed_here(r)) {
+        if let Some(problem) = crate::runner::notify::run_hook(&hook, r).await {
+            crate::errln!("anarchon: {}: {problem}", args.job);
+        }
+    }
 }
 
 /// What `--catch-up` found and decided before anything runs.

@@ -5,11 +5,10 @@
 use std::io::IsTerminal;
 use std::time::Instant;
 
-use crate::cli::{StrategyName, WaitArgs};
+use crate::cli::WaitArgs;
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
-use crate::store::job::locate_job;
 use crate::store::{JobKeys, format};
 use crate::time::humanize;
 
@@ -22,17 +21,7 @@ enum Seen {
 }
 
 pub async fn execute(args: WaitArgs, ctx: &Context) -> Result<i32> {
-    ctx.lease_keys(&args.job)?;
-    let mut conn = ctx.connect().await?;
-    let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
-    let (layout, _) = locate_job(
-        &mut conn,
-        ctx.prefix(),
-        &args.job,
-        args.strategy.map(StrategyName::layout),
-    )
-    .await?;
-    let keys = JobKeys::new(layout, ctx.prefix(), &args.job, check.lease_format());
+    let (mut conn, check, keys) = ctx.open_job(&args.job, args.strategy).await?;
     let started = Instant::now();
     let mut slot = args.slot.map(|s| s.resolve(check.server_now_ms));
     let mut told = false;
