@@ -77,18 +77,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     let rows = entries
         .iter()
         .map(|e| {
-            let mut row = vec![
-                ctx.out.time(e.slot),
-                e.attempt
-                    .filter(|a| *a > 0)
-                    .map_or("-".into(), |a| a.to_string()),
-                e.status.clone(),
-                e.runner.clone(),
-                ctx.out.when(e.ended_at, now),
-                e.duration_ms
-                    .map_or("-".into(), |d| humanize(d.max(0) as u64)),
-                result_summary(Some(&e.result)),
-            ];
+            let mut row = history_row(ctx, e, now);
             if args.verbose {
                 row.push(crate::output::result_detail(&e.result));
             }
@@ -103,6 +92,22 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     }
     crate::outln!("{}", ctx.out.table(&header, rows));
     Ok(ExitCode::Ok)
+}
+
+/// One attempt as a row of the history table: SLOT, ATTEMPT, STATUS, RUNNER, ENDED, TOOK, RESULT.
+fn history_row(ctx: &Context, e: &HistoryEntry, now: i64) -> Vec<String> {
+    vec![
+        ctx.out.time(e.slot),
+        e.attempt
+            .filter(|a| *a > 0)
+            .map_or("-".into(), |a| a.to_string()),
+        e.status.clone(),
+        e.runner.clone(),
+        ctx.out.when(e.ended_at, now),
+        e.duration_ms
+            .map_or("-".into(), |d| humanize(d.max(0) as u64)),
+        result_summary(Some(&e.result)),
+    ]
 }
 
 /// `history --all --json`.
@@ -162,19 +167,9 @@ async fn across_jobs(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     let rows = all
         .iter()
         .map(|(job, e)| {
-            vec![
-                job.clone(),
-                ctx.out.time(e.slot),
-                e.attempt
-                    .filter(|a| *a > 0)
-                    .map_or("-".into(), |a| a.to_string()),
-                e.status.clone(),
-                e.runner.clone(),
-                ctx.out.when(e.ended_at, now),
-                e.duration_ms
-                    .map_or("-".into(), |d| humanize(d.max(0) as u64)),
-                result_summary(Some(&e.result)),
-            ]
+            let mut row = vec![job.clone()];
+            row.extend(history_row(ctx, e, now));
+            row
         })
         .collect();
     crate::outln!(

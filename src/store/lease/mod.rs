@@ -8,6 +8,8 @@
 //! one variant, one Lua folder, and the compiler lists every arm to write (README, "How to add a
 //! store format"). docs/store-format.md is the prose version.
 
+use std::sync::LazyLock;
+
 use redis::Value;
 use serde::Serialize;
 
@@ -110,7 +112,7 @@ impl LeaseFormat {
         self,
         conn: &mut Connection,
         keys: &LeaseKeys,
-        pick: fn(&Scripts) -> &'static LuaScript,
+        pick: fn(&Scripts) -> &'static LazyLock<LuaScript>,
         args: &[String],
     ) -> Result<Vec<String>> {
         match conn
@@ -166,14 +168,16 @@ impl LeaseFormat {
     }
 }
 
-/// One format's lease scripts, each as it is sent (the same operations in every format).
+/// One format's lease scripts, each as it is sent (the same operations in every format). Each is
+/// built (its helpers bundled) the first time it is used, not when the set is named: a `run`
+/// process sends claim and finish only.
 pub struct Scripts {
-    pub claim: &'static LuaScript,
-    pub heartbeat: &'static LuaScript,
-    pub finish: &'static LuaScript,
-    pub trim: &'static LuaScript,
-    pub release: &'static LuaScript,
-    pub skip: &'static LuaScript,
+    pub claim: &'static LazyLock<LuaScript>,
+    pub heartbeat: &'static LazyLock<LuaScript>,
+    pub finish: &'static LazyLock<LuaScript>,
+    pub trim: &'static LazyLock<LuaScript>,
+    pub release: &'static LazyLock<LuaScript>,
+    pub skip: &'static LazyLock<LuaScript>,
 }
 
 /// A run as a claim's look read it, in any format: what the one rule of the look (strategy

@@ -96,12 +96,12 @@ pub(super) fn scripts() -> Scripts {
 pub(super) fn files() -> Vec<(&'static str, &'static LuaScript)> {
     let s = scripts();
     vec![
-        ("claim.lua", s.claim),
-        ("heartbeat.lua", s.heartbeat),
-        ("finish.lua", s.finish),
-        ("trim.lua", s.trim),
-        ("release.lua", s.release),
-        ("skip.lua", s.skip),
+        ("claim.lua", &**s.claim),
+        ("heartbeat.lua", &**s.heartbeat),
+        ("finish.lua", &**s.finish),
+        ("trim.lua", &**s.trim),
+        ("release.lua", &**s.release),
+        ("skip.lua", &**s.skip),
     ]
 }
 

@@ -101,13 +101,13 @@ pub(super) fn scripts() -> Scripts {
 pub(super) fn files() -> Vec<(&'static str, &'static LuaScript)> {
     let s = scripts();
     vec![
-        ("claim.lua", s.claim),
-        ("heartbeat.lua", s.heartbeat),
-        ("finish.lua", s.finish),
-        ("trim.lua", s.trim),
-        ("release.lua", s.release),
+        ("claim.lua", &**s.claim),
+        ("heartbeat.lua", &**s.heartbeat),
+        ("finish.lua", &**s.finish),
+        ("trim.lua", &**s.trim),
+        ("release.lua", &**s.release),
         ("convert.lua", &CONVERT),
-        ("skip.lua", s.skip),
+        ("skip.lua", &**s.skip),
     ]
 }
 
