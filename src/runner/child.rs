@@ -495,45 +495,39 @@ type Tail = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
 /// Copies the command's stderr to ours as it comes, keeping the last [`STDERR_TAIL_BYTES`] in
 /// `tail`.
 async fn pass_through_stderr(stderr: Option<ChildStderr>, tail: Tail) {
-    let Some(mut stderr) = stderr else {
-        return;
-    };
-    let mut ours = tokio::io::stderr();
-    let mut buf = [0u8; 8192];
-    loop {
-        match stderr.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let _ = ours.write_all(&buf[..n]).await;
-                let _ = ours.flush().await;
-                push_tail(
-                    &mut tail.lock().unwrap_or_else(|e| e.into_inner()),
-                    &buf[..n],
-                );
-            }
-        }
+    if let Some(stderr) = stderr {
+        pass_through(stderr, Box::pin(tokio::io::stderr()), tail).await;
     }
 }
 
-/// With `--keep-stdout`: copies the command's stdout to ours (to our stderr under `--json`) as it
-/// comes, keeping the last [`STDERR_TAIL_BYTES`] in `tail`. A closed reader of ours does not stop
-/// the copy: the command must not be killed by a pipe it never chose.
+/// With `--keep-stdout`: the same for the command's stdout, to ours (to our stderr under `--json`).
 async fn pass_through_stdout(
     stdout: Option<tokio::process::ChildStdout>,
     tail: Tail,
     to_stderr: bool,
 ) {
-    let Some(mut stdout) = stdout else {
+    let Some(stdout) = stdout else {
         return;
     };
-    let mut ours: std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>> = if to_stderr {
+    let ours: std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>> = if to_stderr {
         Box::pin(tokio::io::stderr())
     } else {
         Box::pin(tokio::io::stdout())
     };
+    pass_through(stdout, ours, tail).await;
+}
+
+/// Copies one of the command's streams to ours as it comes, keeping its last
+/// [`STDERR_TAIL_BYTES`] in `tail`. A reader of ours that went away does not stop the copy: the
+/// command must not be killed by a pipe it never chose.
+async fn pass_through(
+    mut from: impl tokio::io::AsyncRead + Unpin,
+    mut ours: std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>,
+    tail: Tail,
+) {
     let mut buf = [0u8; 8192];
     loop {
-        match stdout.read(&mut buf).await {
+        match from.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
                 let _ = ours.write_all(&buf[..n]).await;
