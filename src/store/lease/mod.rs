@@ -180,6 +180,20 @@ pub struct Scripts {
     pub skip: &'static LazyLock<LuaScript>,
 }
 
+impl Scripts {
+    /// Each script by its file name (as under `lua/lease/v<N>/`).
+    pub fn files(&self) -> [(&'static str, &'static LuaScript); 6] {
+        [
+            ("claim.lua", &**self.claim),
+            ("heartbeat.lua", &**self.heartbeat),
+            ("finish.lua", &**self.finish),
+            ("trim.lua", &**self.trim),
+            ("release.lua", &**self.release),
+            ("skip.lua", &**self.skip),
+        ]
+    }
+}
+
 /// A run as a claim's look read it, in any format: what the one rule of the look (strategy
 /// `lease::look`) needs. Fields an ended format 1 run no longer keeps are None.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -313,13 +327,18 @@ pub fn every_script() -> Vec<(String, &'static LuaScript)> {
         .into_iter()
         .map(|(name, script)| (name.to_string(), script))
         .collect();
-    for (format, files) in [("v1", v1::files()), ("v2", v2::files())] {
+    for format in LeaseFormat::ALL {
+        let dir = format!("lease/v{}", format.number());
         all.extend(
-            files
+            format
+                .scripts()
+                .files()
                 .into_iter()
-                .map(|(f, s)| (format!("lease/{format}/{f}"), s)),
+                .map(|(f, s)| (format!("{dir}/{f}"), s)),
         );
     }
+    // Beyond the operations every format has: format 2's conversion of a format 1 job.
+    all.push(("lease/v2/convert.lua".to_string(), &v2::CONVERT));
     all
 }
 

@@ -92,19 +92,6 @@ pub(super) fn scripts() -> Scripts {
     }
 }
 
-/// Every format 1 script by its file under `lua/lease/v1/`, for `write_scripts`.
-pub(super) fn files() -> Vec<(&'static str, &'static LuaScript)> {
-    let s = scripts();
-    vec![
-        ("claim.lua", &**s.claim),
-        ("heartbeat.lua", &**s.heartbeat),
-        ("finish.lua", &**s.finish),
-        ("trim.lua", &**s.trim),
-        ("release.lua", &**s.release),
-        ("skip.lua", &**s.skip),
-    ]
-}
-
 /// Whether a format 1 script was refused because the job was converted to format 2 after this
 /// command read the format key (`anarchon migrate` ran meanwhile, or a long run outlived it): its
 /// `:state` is the format 2 marker string. The script wrote nothing.

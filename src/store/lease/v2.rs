@@ -97,20 +97,6 @@ pub(super) fn scripts() -> Scripts {
     }
 }
 
-/// Every format 2 script by its file under `lua/lease/v2/`, for `write_scripts`.
-pub(super) fn files() -> Vec<(&'static str, &'static LuaScript)> {
-    let s = scripts();
-    vec![
-        ("claim.lua", &**s.claim),
-        ("heartbeat.lua", &**s.heartbeat),
-        ("finish.lua", &**s.finish),
-        ("trim.lua", &**s.trim),
-        ("release.lua", &**s.release),
-        ("convert.lua", &CONVERT),
-        ("skip.lua", &**s.skip),
-    ]
-}
-
 /// The look's read of `slot`: its `:live` field.
 pub(super) fn queue_look(pipe: &mut redis::Pipeline, keys: &LeaseKeys, slot: i64) {
     pipe.cmd("HGET").arg(&keys.live).arg(slot);
