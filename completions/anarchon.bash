@@ -340,7 +340,7 @@ _anarchon() {
                     return 0
                     ;;
                 --overlap)
-                    COMPREPLY=($(compgen -W "forbid allow" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "forbid allow replace buffer" -- "${cur}"))
                     return 0
                     ;;
                 --runner)
@@ -2030,7 +2030,7 @@ _anarchon() {
                     return 0
                     ;;
                 --overlap)
-                    COMPREPLY=($(compgen -W "forbid allow" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "forbid allow replace buffer" -- "${cur}"))
                     return 0
                     ;;
                 --runner)
@@ -2172,7 +2172,7 @@ _anarchon() {
                     return 0
                     ;;
                 --overlap)
-                    COMPREPLY=($(compgen -W "forbid allow" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "forbid allow replace buffer" -- "${cur}"))
                     return 0
                     ;;
                 --runner)

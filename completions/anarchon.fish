@@ -80,8 +80,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l idmp-duratio
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l idmp-max-size -d 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l lease -d 'How long a claim holds the run without a heartbeat [default: 30s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l max-attempts -d 'Attempts in all: after a holder\'s lease expires, a new claim takes attempt+1 until this many [default: 3]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l overlap -d 'forbid: answer overlap while an older run of the job holds a live lease; allow: do not check [default: forbid]' -r -f -a "forbid\t''
-allow\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l overlap -d 'What a slot does while an older run of the job holds a live lease: forbid (skip it), allow (run both), replace (stop the older one first), buffer (run it when the older one ends) [default: forbid]' -r -f -a "forbid\t'Skip the new slot while an older run holds the job (recorded skipped)'
+allow\t'Run the new slot beside the older run'
+replace\t'Stop the older run (as `anarchon release` does), then run the new slot (`run` only)'
+buffer\t'Run the new slot as soon as the older run ends, within --max-late; one slot waits at most, a further one is recorded skipped (`run` only)'"
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l runner -d 'Who is claiming, recorded in the run (default host:pid)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l history-size -d 'Keep about this many runs of history per job (the scheduler\'s historySize) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l history-ttl -d 'Also drop history older than this (the scheduler\'s historyTtlMs)' -r
@@ -204,8 +206,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l idmp-duration 
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l idmp-max-size -d 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l lease -d 'How long a claim holds the run without a heartbeat [default: 30s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l max-attempts -d 'Attempts in all: after a holder\'s lease expires, a new claim takes attempt+1 until this many [default: 3]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l overlap -d 'forbid: answer overlap while an older run of the job holds a live lease; allow: do not check [default: forbid]' -r -f -a "forbid\t''
-allow\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l overlap -d 'What a slot does while an older run of the job holds a live lease: forbid (skip it), allow (run both), replace (stop the older one first), buffer (run it when the older one ends) [default: forbid]' -r -f -a "forbid\t'Skip the new slot while an older run holds the job (recorded skipped)'
+allow\t'Run the new slot beside the older run'
+replace\t'Stop the older run (as `anarchon release` does), then run the new slot (`run` only)'
+buffer\t'Run the new slot as soon as the older run ends, within --max-late; one slot waits at most, a further one is recorded skipped (`run` only)'"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l runner -d 'Who is claiming, recorded in the run (default host:pid)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l history-size -d 'Keep about this many runs of history per job (the scheduler\'s historySize) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l history-ttl -d 'Also drop history older than this (the scheduler\'s historyTtlMs)' -r
@@ -582,8 +586,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l idmp-durat
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l idmp-max-size -d 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l lease -d 'How long a claim holds the run without a heartbeat [default: 30s]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l max-attempts -d 'Attempts in all: after a holder\'s lease expires, a new claim takes attempt+1 until this many [default: 3]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l overlap -d 'forbid: answer overlap while an older run of the job holds a live lease; allow: do not check [default: forbid]' -r -f -a "forbid\t''
-allow\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l overlap -d 'What a slot does while an older run of the job holds a live lease: forbid (skip it), allow (run both), replace (stop the older one first), buffer (run it when the older one ends) [default: forbid]' -r -f -a "forbid\t'Skip the new slot while an older run holds the job (recorded skipped)'
+allow\t'Run the new slot beside the older run'
+replace\t'Stop the older run (as `anarchon release` does), then run the new slot (`run` only)'
+buffer\t'Run the new slot as soon as the older run ends, within --max-late; one slot waits at most, a further one is recorded skipped (`run` only)'"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l runner -d 'Who is claiming, recorded in the run (default host:pid)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l history-size -d 'Keep about this many runs of history per job (the scheduler\'s historySize) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l history-ttl -d 'Also drop history older than this (the scheduler\'s historyTtlMs)' -r

@@ -375,8 +375,9 @@ pub struct LeaseArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000), value_name = "N")]
     pub max_attempts: Option<u32>,
 
-    /// forbid: answer overlap while an older run of the job holds a live lease; allow: do not
-    /// check [default: forbid].
+    /// What a slot does while an older run of the job holds a live lease: forbid (skip it), allow
+    /// (run both), replace (stop the older one first), buffer (run it when the older one ends)
+    /// [default: forbid].
     #[arg(long, value_enum, value_name = "MODE")]
     pub overlap: Option<Overlap>,
 
@@ -432,8 +433,15 @@ pub enum Backend {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Overlap {
+    /// Skip the new slot while an older run holds the job (recorded skipped).
     Forbid,
+    /// Run the new slot beside the older run.
     Allow,
+    /// Stop the older run (as `anarchon release` does), then run the new slot (`run` only).
+    Replace,
+    /// Run the new slot as soon as the older run ends, within --max-late; one slot waits at
+    /// most, a further one is recorded skipped (`run` only).
+    Buffer,
 }
 
 #[derive(Debug, Args)]

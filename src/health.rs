@@ -117,6 +117,12 @@ fn is_failure(status: &str) -> bool {
     matches!(status, "failed" | "interrupted")
 }
 
+/// A failed or interrupted run, but not one `run --overlap replace` stopped on purpose for a newer
+/// slot (its result has `replaced_by`): the policy did what it was asked.
+fn failed(r: &ResultEntry) -> bool {
+    is_failure(&r.status) && r.result.get("replaced_by").is_none()
+}
+
 /// Judges one job (see the module doc).
 pub fn judge(i: &Inputs) -> Health {
     // Ended runs, newest first, a slot's final attempt only; skipped runs did not run.
@@ -134,16 +140,16 @@ pub fn judge(i: &Inputs) -> Health {
             _ => ended.push(r),
         }
     }
-    let failed_in_a_row = ended.iter().take_while(|r| is_failure(&r.status)).count() as u32;
-    let newest_ended_at = |pred: &dyn Fn(&str) -> bool| {
+    let failed_in_a_row = ended.iter().take_while(|r| failed(r)).count() as u32;
+    let newest_ended_at = |pred: &dyn Fn(&ResultEntry) -> bool| {
         i.recent
             .iter()
-            .filter(|r| pred(&r.status))
+            .filter(|r| pred(r))
             .filter_map(|r| r.ended_at)
             .max()
     };
-    let last_success = newest_ended_at(&|s| s == "finished");
-    let last_failure = newest_ended_at(&is_failure);
+    let last_success = newest_ended_at(&|r| r.status == "finished");
+    let last_failure = newest_ended_at(&failed);
     let (last_duration_ms, last_exit_code) = ended.first().map_or((None, None), |r| {
         (
             r.result.get("duration_ms").and_then(|v| v.as_i64()),
@@ -338,6 +344,15 @@ mod tests {
         recent[0] = result(T, "skipped");
         recent[1] = result(T - MIN, "finished");
         assert_eq!(judge_at(T + MIN, &recent).state, HealthState::Ok);
+        // A run `--overlap replace` stopped for the next slot is the policy at work.
+        let mut replaced = result(T, "interrupted");
+        replaced.result = serde_json::json!({"reason": "replaced by ...", "replaced_by": T + MIN});
+        recent[0] = replaced;
+        let h = judge_at(T + MIN, &recent);
+        assert_eq!(
+            (h.state, h.failed_in_a_row, h.last_failure),
+            (HealthState::Ok, 0, None)
+        );
     }
 
     #[test]

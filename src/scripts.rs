@@ -2,7 +2,7 @@
 //!
 //! The machinery ([`LuaScript`], [`FunctionLibrary`], [`bundle`]) and the scripts that belong to no
 //! lease store format: the claim-only layout's (`lua/claim_only/`) and the store's own
-//! (`lua/store/`: the job registry, `migrate`'s switch and lock). Each lease store format's scripts
+//! (`lua/store/`: the job registry, `migrate`'s switch and lock, `run --overlap buffer`'s place). Each lease store format's scripts
 //! are defined by its module (`store::lease::v1`, `v2`) from `lua/lease/v1/`, `lua/lease/v2/`.
 //! Redis runs a script atomically: the check and the write of a claim cannot be split by another
 //! client.
@@ -222,6 +222,9 @@ pub static IDMP_PREPARE: LazyLock<LuaScript> = one_key_script!("idmp_prepare.lua
 /// `anarchon run`: records the job's settings and this host in the job registry, one key.
 pub static REGISTER: LazyLock<LuaScript> =
     LazyLock::new(|| LuaScript::new(include_str!("../lua/store/register.lua")));
+/// `run --overlap buffer`: the one slot of a job that may wait for an older run, one key.
+pub static OVERLAP_BUFFER: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("../lua/store/overlap_buffer.lua")));
 /// `anarchon migrate`: the format key's switch, one key.
 pub static FORMAT_SWITCH: LazyLock<LuaScript> =
     LazyLock::new(|| LuaScript::new(include_str!("../lua/store/format_switch.lua")));
@@ -239,6 +242,7 @@ pub fn all() -> Vec<(&'static str, &'static LuaScript)> {
         ("store/format_switch.lua", &*FORMAT_SWITCH),
         ("store/migration_lock.lua", &*MIGRATION_LOCK),
         ("store/register.lua", &*REGISTER),
+        ("store/overlap_buffer.lua", &*OVERLAP_BUFFER),
     ]
 }
 

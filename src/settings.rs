@@ -233,6 +233,22 @@ impl LeaseArgs {
         ]
     }
 
+    /// `--overlap replace` and `buffer` act on a scheduled slot that an older run holds, by
+    /// waiting; `claim` answers at once and `run-now` is a manual run: both refuse them.
+    pub fn refuse_waiting_overlap(&self, command: &str) -> Result<()> {
+        match self.overlap {
+            Some(mode @ (Overlap::Replace | Overlap::Buffer)) => Err(Error::usage(format!(
+                "--overlap {} works with `anarchon run` (scheduled slots) only; `{command}` takes forbid or allow",
+                if mode == Overlap::Replace {
+                    "replace"
+                } else {
+                    "buffer"
+                }
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     pub fn lease_or_default(&self) -> Duration {
         self.lease.unwrap_or(DEFAULT_LEASE)
     }
@@ -273,6 +289,7 @@ impl ExecArgs {
                 stdout_to_stderr: json,
                 keep_stdout: self.keep_stdout,
             },
+            on_overlap: crate::runner::overlap::OnOverlap::Skip,
             heartbeat,
             // Only `run` waits as a backup; it sets this itself.
             backup: Backup::No,

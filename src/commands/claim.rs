@@ -58,6 +58,7 @@ impl<'a> ClaimReport<'a> {
 }
 
 pub async fn execute(args: ClaimArgs, ctx: &Context) -> Result<ExitCode> {
+    args.lease.refuse_waiting_overlap("claim")?;
     let job = args.target.job.as_str();
     let strategy = ctx.strategy(&args.strategy)?;
     strategy.refuse_lease_options(&args.lease.given())?;

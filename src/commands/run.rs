@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{CatchUpPolicy, IfUnreplicated, RunArgs};
+use crate::cli::{CatchUpPolicy, IfUnreplicated, Overlap, RunArgs};
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{Error, Result};
+use crate::runner::overlap::OnOverlap;
 use crate::runner::{
     Backup, ReplicaWait, RunnerOptions, SlotOutcome, SlotReport, Target, run_slot,
 };
@@ -299,8 +300,16 @@ fn runner_options(args: &RunArgs, ctx: &Context) -> Result<RunnerOptions> {
         Some(n) => Some(replica_wait(args, n, lease_len, ctx)?),
         None => None,
     };
+    let on_overlap = match args.lease.overlap {
+        Some(Overlap::Replace) => OnOverlap::Replace,
+        Some(Overlap::Buffer) => OnOverlap::Buffer {
+            max_late: args.max_late,
+        },
+        _ => OnOverlap::Skip,
+    };
     Ok(RunnerOptions {
         replicas,
+        on_overlap,
         backup: if args.no_backup {
             Backup::No
         } else {
@@ -432,8 +441,10 @@ fn registry_settings(
         .to_string(),
         jitter_ms: args.jitter.map_or(0, millis),
         overlap: match args.lease.overlap {
-            Some(crate::cli::Overlap::Allow) => "allow",
-            _ => "forbid",
+            Some(Overlap::Allow) => "allow",
+            Some(Overlap::Replace) => "replace",
+            Some(Overlap::Buffer) => "buffer",
+            Some(Overlap::Forbid) | None => "forbid",
         }
         .to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -499,7 +510,7 @@ pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
     let at = format!("{} @ {}", r.job, rfc3339(r.slot));
     match r.outcome {
         SlotOutcome::Ran => format!(
-            "{at}: {} as attempt {}{} (exit {})",
+            "{at}: {} as attempt {}{}{} (exit {})",
             r.status,
             r.attempt.unwrap_or(1),
             if r.backup {
@@ -507,6 +518,7 @@ pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
             } else {
                 ""
             },
+            waited_for_older(r),
             r.exit_code()
         ),
         SlotOutcome::Running => format!(
@@ -520,13 +532,15 @@ pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
             r.status, r.job
         ),
         SlotOutcome::Overlap => format!(
-            "{at}: an older run is still held by {}; skipped{} (--overlap allow runs it anyway; `anarchon release {}` ends a stuck one)",
-            r.runner,
+            "{at}: skipped{} ({}; --overlap allow runs it anyway; `anarchon release {}` ends a stuck one)",
             if r.skip_recorded == Some(true) {
                 ", recorded as skipped"
             } else {
                 ""
             },
+            r.skip_reason
+                .clone()
+                .unwrap_or_else(|| format!("an older run is still held by {}", r.runner)),
             r.job
         ),
         SlotOutcome::Unreplicated => format!(
@@ -541,6 +555,21 @@ pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
             (now - r.slot) / 1000,
             humantime::format_duration(max_late)
         ),
+    }
+}
+
+/// ", after replacing the run of X" / ", after waiting 12s for the run of X" (`--overlap`).
+fn waited_for_older(r: &SlotReport) -> String {
+    let Some(w) = &r.overlap else {
+        return String::new();
+    };
+    let older = w.older_slot.map_or("an older run".to_string(), |s| {
+        format!("the run of {} ({})", rfc3339(s), w.older_runner)
+    });
+    let waited = crate::time::humanize(w.waited_ms);
+    match w.policy {
+        "replace" => format!(", after stopping {older} ({waited})"),
+        _ => format!(", after waiting {waited} for {older}"),
     }
 }
 

@@ -15,6 +15,7 @@ use crate::store::RunKind;
 use crate::strategy;
 
 pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
+    args.lease.refuse_waiting_overlap("run-now")?;
     ctx.lease_keys(&args.job)?;
     let strategy = ctx.strategy(&args.strategy)?;
     let mut lease_options = args.lease.given();

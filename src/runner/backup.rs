@@ -35,9 +35,7 @@ pub async fn wait_as_backup(
         bar
     });
     let mut sent = BootTime::now();
-    let mut backoff = Duration::from_millis(100);
-    // Failed looks in a row: the first is reported, and the recovery.
-    let mut refusals = 0u32;
+    let mut trouble = Trouble::default();
     while reply.outcome == ClaimOutcome::Running && give_up.is_none_or(|g| Instant::now() < g) {
         let left_ms = reply.lease_end.unwrap_or(reply.server_now) - reply.server_now;
         if let Some(bar) = &spinner {
@@ -57,40 +55,70 @@ pub async fn wait_as_backup(
         };
         sleep(nap).await;
         sent = BootTime::now();
-        reply = match lease::claim(conn, keys, req).await {
-            Ok(r) => {
-                if refusals > 0 && !quiet {
-                    crate::errln!(
-                        "anarchon: standing by for {job} @ {}: Redis answers again",
-                        rfc3339(req.slot)
-                    );
-                }
-                refusals = 0;
-                backoff = Duration::from_millis(100);
-                r
-            }
-            // Trouble that passes (the connection, OOM at maxmemory, LOADING, BUSY, READONLY
-            // after a failover): a backup that gave up would leave nobody to take over when the
-            // holder dies, so it keeps standing by, backing off, and says so.
-            Err(e) if e.is_transient() || e.can_pass() => {
-                if !quiet && refusals == 0 {
-                    crate::errln!(
-                        "anarchon: standing by for {job} @ {}: {e}; retrying (every {} at most)",
-                        rfc3339(req.slot),
-                        humantime::format_duration(STANDBY_POLL_MAX)
-                    );
-                }
-                refusals += 1;
-                sleep(backoff).await;
-                backoff = (backoff * 2).min(STANDBY_POLL_MAX);
-                let _ = timeout(Duration::from_secs(1), conn.reconnect()).await;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
+        let what = format!("standing by for {job} @ {}", rfc3339(req.slot));
+        if let Some(r) = trouble.claim(conn, keys, req, &what, quiet).await? {
+            reply = r;
+        }
     }
     if let Some(bar) = spinner {
         bar.finish_and_clear();
     }
     Ok((reply, sent))
+}
+
+/// Claims again while waiting (as a backup, or for an older run under `--overlap buffer` or
+/// `replace`), riding out trouble that passes: the connection, OOM at maxmemory, LOADING, BUSY,
+/// READONLY after a failover. A waiter that gave up would leave nobody to take over when the holder
+/// dies (or the slot unrun), so it keeps waiting, backing off, and says so once, and the recovery.
+#[derive(Debug)]
+pub struct Trouble {
+    /// Failed claims in a row.
+    refusals: u32,
+    backoff: Duration,
+}
+
+impl Default for Trouble {
+    fn default() -> Self {
+        Trouble {
+            refusals: 0,
+            backoff: Duration::from_millis(100),
+        }
+    }
+}
+
+impl Trouble {
+    /// The claim's reply, or None after trouble that passes (backed off; the caller loops).
+    /// `what`: what the waiter is doing, for its lines on stderr.
+    pub async fn claim(
+        &mut self,
+        conn: &mut Connection,
+        keys: &LeaseKeys,
+        req: &ClaimRequest,
+        what: &str,
+        quiet: bool,
+    ) -> Result<Option<ClaimReply>> {
+        match lease::claim(conn, keys, req).await {
+            Ok(r) => {
+                if self.refusals > 0 && !quiet {
+                    crate::errln!("anarchon: {what}: Redis answers again");
+                }
+                *self = Trouble::default();
+                Ok(Some(r))
+            }
+            Err(e) if e.is_transient() || e.can_pass() => {
+                if !quiet && self.refusals == 0 {
+                    crate::errln!(
+                        "anarchon: {what}: {e}; retrying (every {} at most)",
+                        humantime::format_duration(STANDBY_POLL_MAX)
+                    );
+                }
+                self.refusals += 1;
+                sleep(self.backoff).await;
+                self.backoff = (self.backoff * 2).min(STANDBY_POLL_MAX);
+                let _ = timeout(Duration::from_secs(1), conn.reconnect()).await;
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
 }

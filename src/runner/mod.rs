@@ -24,6 +24,7 @@ pub mod deadline;
 pub mod guard;
 pub mod keeper;
 pub mod notify;
+pub mod overlap;
 pub mod record;
 pub mod report;
 
@@ -58,6 +59,8 @@ pub struct RunnerOptions {
     pub quiet: bool,
     /// Wait for replicas to hold a won claim before the command starts (`--wait-replicas`).
     pub replicas: Option<ReplicaWait>,
+    /// What a scheduled slot does when an older run still holds the job (`--overlap`).
+    pub on_overlap: overlap::OnOverlap,
 }
 
 /// `run --wait-replicas N`: after winning, `WAIT` until N replicas acknowledged the claim (and the
@@ -98,6 +101,17 @@ pub async fn run_slot(
 ) -> Result<SlotReport> {
     let (mut reply, mut sent) =
         claim_with_retry(conn, target, &req, server_now, opts.quiet).await?;
+    // A scheduled slot refused by an older run: skipped, or (replace, buffer) claimed again once
+    // that run has ended. A manual run (run-now) answers at once.
+    let mut overlap = None;
+    if reply.outcome == ClaimOutcome::Overlap && req.kind == crate::store::RunKind::Scheduled {
+        let settled =
+            overlap::settle(conn, target, &req, reply, opts.on_overlap, opts.quiet).await?;
+        if settled.wait.is_some() {
+            sent = settled.sent;
+        }
+        (reply, overlap) = (settled.reply, Some((settled.skip_reason, settled.wait)));
+    }
     let mut backup = false;
     // Only the lease strategy answers running; the others cannot tell running from done.
     if let (ClaimOutcome::Running, Backup::Standby { limit }) = (reply.outcome, opts.backup) {
@@ -116,9 +130,12 @@ pub async fn run_slot(
     if reply.outcome == ClaimOutcome::Won && target.strategy.has_leases() {
         (reply, sent) = with_time_to_run(conn, target, &req, reply, sent, opts).await?;
     }
+    let (skip_reason, wait) = overlap.unwrap_or_default();
     let outcome = match reply.outcome {
         ClaimOutcome::Won => {
-            return Ok(execute(conn, target, &req, &reply, sent, backup, opts).await);
+            let mut report = execute(conn, target, &req, &reply, sent, backup, opts).await;
+            report.overlap = wait;
+            return Ok(report);
         }
         ClaimOutcome::Overlap => SlotOutcome::Overlap,
         ClaimOutcome::Done => SlotOutcome::Done,
@@ -127,34 +144,27 @@ pub async fn run_slot(
     };
     let mut report = SlotReport::skipped(target.job, req.slot, outcome, Some(&reply));
     report.backup = backup;
+    report.overlap = wait;
     if outcome == SlotOutcome::Overlap && req.kind == crate::store::RunKind::Scheduled {
-        report.skip_recorded = Some(record_overlap_skip(conn, target, &req, &reply).await?);
+        report.skip_recorded = Some(record_overlap_skip(conn, target, &req, &skip_reason).await?);
+        report.skip_reason = Some(skip_reason);
     }
     Ok(report)
 }
 
-/// A scheduled slot that `--overlap forbid` refused is decided, not missed: it is recorded as
-/// skipped (the skip scripts of both formats, as catch-up's skips), with the run that held the job,
-/// so that history shows it and health does not count it missed. Only a slot no claim reached is
-/// recorded; whether it was is the answer.
+/// A scheduled slot that `--overlap` refused (forbid, or replace and buffer when they gave up) is
+/// decided, not missed: it is recorded as skipped (the skip scripts of both formats, as catch-up's
+/// skips) with `reason`, which names the run that held the job, so that history shows it and
+/// health does not count it missed. Only a slot no claim reached is recorded; whether it was is
+/// the answer.
 async fn record_overlap_skip(
     conn: &mut Connection,
     target: Target<'_>,
     req: &ClaimRequest,
-    reply: &ClaimReply,
+    reason: &str,
 ) -> Result<bool> {
-    let holder = match reply.other_slot {
-        Some(other) => format!(
-            "the run of {} (attempt {}, {}) was still in progress",
-            crate::time::rfc3339(other),
-            reply.attempt.map_or("?".to_string(), |a| a.to_string()),
-            reply.runner
-        ),
-        None => "an older run was still in progress".to_string(),
-    };
-    let reason = format!("--overlap forbid: {holder}");
     let outcome =
-        crate::strategy::lease::skip(conn, &target.lease_keys(), req.slot, &req.runner, &reason)
+        crate::strategy::lease::skip(conn, &target.lease_keys(), req.slot, &req.runner, reason)
             .await?;
     Ok(outcome == crate::strategy::lease::SkipOutcome::Skipped)
 }
@@ -373,6 +383,8 @@ async fn execute(
         recorded: Some(recorded),
         fence: won.fence,
         skip_recorded: None,
+        skip_reason: None,
+        overlap: None,
     }
 }
 
@@ -449,5 +461,7 @@ async fn not_started(
         recorded: Some(recorded),
         fence: won.fence,
         skip_recorded: None,
+        skip_reason: None,
+        overlap: None,
     }
 }

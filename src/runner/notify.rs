@@ -18,7 +18,14 @@ pub struct OnFailure {
 
 /// Whether `report` is an attempt this host ran that did not succeed.
 pub fn failed_here(report: &SlotReport) -> bool {
-    report.outcome == SlotOutcome::Ran && report.exit_code() != 0
+    report.outcome == SlotOutcome::Ran && report.exit_code() != 0 && !replaced(report)
+}
+
+/// Whether the attempt was stopped by `--overlap replace` for a newer slot (the release's reason
+/// says so: docs/store-format.md, "Overlap policies"): the policy at work, not a failure to report.
+fn replaced(report: &SlotReport) -> bool {
+    matches!(&report.recorded, Some(crate::runner::Recorded::Released { reason, .. })
+        if reason.ends_with(crate::runner::overlap::REPLACE_REASON_END))
 }
 
 /// Runs the hook for a failed `report` and returns what went wrong with the hook itself, if

@@ -65,6 +65,12 @@ pub struct SlotReport {
     /// skipped (false: another host had, or a claim reached it meanwhile).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_recorded: Option<bool>,
+    /// Why an overlapping slot was skipped (the reason recorded with it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
+    /// `--overlap replace` or `buffer`: the older run this slot waited for, and how long.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<crate::runner::overlap::OverlapWait>,
 }
 
 impl SlotReport {
@@ -82,6 +88,8 @@ impl SlotReport {
             recorded: None,
             fence: None,
             skip_recorded: None,
+            skip_reason: None,
+            overlap: None,
         }
     }
 

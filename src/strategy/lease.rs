@@ -447,6 +447,52 @@ pub async fn skip(
     }
 }
 
+/// What [`hold_buffer`] answered: whether this slot is the job's one waiting slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BufferPlace {
+    /// This slot waits for the older run (the place was free, had lapsed, or was this slot's).
+    Held,
+    /// Another slot (this one) waits already: `--overlap buffer` keeps one at most.
+    Taken(i64),
+}
+
+/// `run --overlap buffer`: takes the job's one waiting place for `slot` until `until` (server
+/// ms; the place lapses then, so a host that died waiting does not block later slots), unless
+/// another slot holds it (lua/store/overlap_buffer.lua). Hosts of the same slot all hold it.
+pub async fn hold_buffer(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+    until: i64,
+) -> Result<BufferPlace> {
+    let args = ["hold".to_string(), slot.to_string(), until.to_string()];
+    let reply: Vec<String> = conn
+        .eval(&crate::scripts::OVERLAP_BUFFER, &[keys.job.as_str()], &args)
+        .await?;
+    match reply.as_slice() {
+        [answer, _] if answer == "buffered" => Ok(BufferPlace::Held),
+        [answer, other] if answer == "full" => {
+            other.parse().map(BufferPlace::Taken).map_err(|_| {
+                Error::corrupt(&keys.job, format!("the buffer script answered {reply:?}"))
+            })
+        }
+        _ => Err(Error::corrupt(
+            &keys.job,
+            format!("the buffer script answered {reply:?}"),
+        )),
+    }
+}
+
+/// Gives up `slot`'s waiting place (it was claimed, or waited too long): a later slot may wait.
+/// The place of another slot is left alone.
+pub async fn free_buffer(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<()> {
+    let args = ["free".to_string(), slot.to_string(), String::new()];
+    let _: Vec<String> = conn
+        .eval(&crate::scripts::OVERLAP_BUFFER, &[keys.job.as_str()], &args)
+        .await?;
+    Ok(())
+}
+
 /// When the job's first claim reached the store (`first_seen` in the job hash), or, for a job from
 /// before that field (and every format 1 job), its oldest run in history; None for a job the store
 /// has never seen. `run --catch-up` never catches up a slot before it: a first deployment must not

@@ -1,0 +1,315 @@
+//! What a host does when its scheduled slot's claim answers `overlap` (an older run of the job
+//! still holds a live lease), by `run --overlap`:
+//!
+//! - `forbid` (the default): nothing more; the slot is recorded skipped.
+//! - `replace`: the older run is released, as `anarchon release` does (its holder stops the
+//!   command at its next heartbeat and records the attempt `interrupted`, "replaced by" this slot;
+//!   a holder that is gone is ended when its lease expires), and then this slot is claimed.
+//! - `buffer`: this slot takes the job's one waiting place (BufferOne) and claims again as soon as
+//!   the older run has ended, until `--max-late` after the slot; a slot that finds another one
+//!   waiting is recorded skipped.
+//!
+//! Neither ever runs two copies: every host still wins only through the claim script, which
+//! answers `overlap` for as long as the older run holds its lease. The scripts claim as under
+//! `forbid`; replace and buffer only decide how long a host keeps asking.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::time::{Instant, sleep};
+
+use crate::connection::Connection;
+use crate::error::Result;
+use crate::runner::backup::Trouble;
+use crate::runner::deadline::BootTime;
+use crate::store::LeaseKeys;
+use crate::strategy::Target;
+use crate::strategy::lease::{self, BufferPlace, ClaimOutcome, ClaimReply, ClaimRequest};
+use crate::time::{humanize, millis, rfc3339};
+
+/// `run --overlap`, beyond the claim: what a host does after an `overlap` answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnOverlap {
+    /// Record the slot skipped (`forbid`; `allow` never gets the answer).
+    Skip,
+    /// Stop the older run, then run this slot.
+    Replace,
+    /// Wait for the older run to end, at most until `max_late` after the slot; one slot at most.
+    Buffer { max_late: Duration },
+}
+
+/// How long a buffered slot waits between claims at most: the older run's end is noticed within
+/// this (each claim of a waiting host is one script that writes nothing).
+const BUFFER_POLL_MAX: Duration = Duration::from_secs(1);
+
+/// How often a replacing host looks whether the released run has ended.
+const REPLACE_POLL: Duration = Duration::from_millis(100);
+
+/// After the released run's lease has ended, how long a replacing host still waits before it gives
+/// up: the next claim ends such a run at once, so this only covers a holder that keeps renewing
+/// its lease (one that cannot hear a release: another scheduler, an older anarchon).
+const REPLACE_SLACK: Duration = Duration::from_secs(2);
+
+/// How the reason of a run that `--overlap replace` released ends ("replaced by <slot> (--overlap
+/// replace)"): how its holder tells the policy's work from an operator's release.
+pub const REPLACE_REASON_END: &str = " (--overlap replace)";
+
+/// What waiting for the older run came to, for the slot's report (`run --json`: `overlap`).
+#[derive(Debug, Clone, Serialize)]
+pub struct OverlapWait {
+    /// replace or buffer.
+    pub policy: &'static str,
+    /// The older run waited for (or stopped), and its holder.
+    pub older_slot: Option<i64>,
+    pub older_runner: String,
+    /// How long this host waited for it.
+    pub waited_ms: u64,
+}
+
+/// Where waiting left the slot: the last claim's reply, when it was sent, and for a slot still
+/// not claimed, why (the reason its skip is recorded with).
+pub struct Settled {
+    pub reply: ClaimReply,
+    pub sent: BootTime,
+    pub skip_reason: String,
+    pub wait: Option<OverlapWait>,
+}
+
+/// The reason a slot refused by `--overlap forbid` is recorded skipped with.
+pub fn forbid_reason(reply: &ClaimReply) -> String {
+    format!(
+        "--overlap forbid: {} was still in progress",
+        older_run(reply)
+    )
+}
+
+/// Acts on an `overlap` answer by `policy` (see the module's doc).
+pub async fn settle(
+    conn: &mut Connection,
+    target: Target<'_>,
+    req: &ClaimRequest,
+    reply: ClaimReply,
+    policy: OnOverlap,
+    quiet: bool,
+) -> Result<Settled> {
+    let started = Instant::now();
+    let keys = &target.lease_keys();
+    let job = target.job;
+    let older_slot = reply.other_slot;
+    let older_runner = reply.runner.clone();
+    let mut settled = match policy {
+        OnOverlap::Skip => {
+            return Ok(Settled {
+                skip_reason: forbid_reason(&reply),
+                reply,
+                sent: BootTime::now(),
+                wait: None,
+            });
+        }
+        OnOverlap::Replace => replace(conn, keys, job, req, reply, quiet).await?,
+        OnOverlap::Buffer { max_late } => {
+            buffer(conn, keys, job, req, reply, max_late, quiet).await?
+        }
+    };
+    settled.wait = Some(OverlapWait {
+        policy: match policy {
+            OnOverlap::Replace => "replace",
+            _ => "buffer",
+        },
+        older_slot,
+        older_runner,
+        waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    });
+    Ok(settled)
+}
+
+/// `--overlap replace`: releases the older run (each one the claim names, in turn) and claims
+/// again until the claim is decided; gives up, for a skip, when a released run outlives its lease
+/// by [`REPLACE_SLACK`] (its holder keeps renewing it and cannot hear a release).
+async fn replace(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    job: &str,
+    req: &ClaimRequest,
+    mut reply: ClaimReply,
+    quiet: bool,
+) -> Result<Settled> {
+    let what = format!("replacing the older run of {job} @ {}", rfc3339(req.slot));
+    let result = serde_json::json!({
+        "released_by": req.runner,
+        "reason": format!("replaced by {}{REPLACE_REASON_END}", rfc3339(req.slot)),
+        "replaced_by": req.slot,
+    })
+    .to_string();
+    let spinner = spinner(quiet);
+    let mut sent = BootTime::now();
+    let mut trouble = Trouble::default();
+    // Each released (slot, attempt) and when waiting for it ends.
+    let mut released: Vec<((i64, Option<u32>), Instant)> = Vec::new();
+    while reply.outcome == ClaimOutcome::Overlap {
+        let Some(older) = reply.other_slot else { break };
+        let key = (older, reply.attempt);
+        let give_up = match released.iter().find(|(k, _)| *k == key) {
+            Some((_, at)) => *at,
+            None => {
+                let marked = lease::release(
+                    conn,
+                    keys,
+                    older,
+                    reply.attempt,
+                    "interrupted",
+                    &result,
+                    false,
+                )
+                .await?;
+                let left = marked
+                    .lease_end
+                    .map_or(0, |end| end - marked.server_now)
+                    .max(0);
+                let at =
+                    Instant::now() + Duration::from_millis(left.unsigned_abs()) + REPLACE_SLACK;
+                if let Some(bar) = &spinner {
+                    bar.set_message(format!(
+                        "{what}: waiting for {} to stop attempt {} of {} (its lease ends in {})",
+                        marked.runner,
+                        reply.attempt.unwrap_or(0),
+                        rfc3339(older),
+                        humanize(left.unsigned_abs())
+                    ));
+                }
+                released.push((key, at));
+                at
+            }
+        };
+        if Instant::now() >= give_up {
+            let skip_reason = format!(
+                "--overlap replace: {} was released but did not end (its holder keeps renewing its lease)",
+                older_run(&reply)
+            );
+            finish_spinner(spinner);
+            return Ok(Settled {
+                reply,
+                sent,
+                skip_reason,
+                wait: None,
+            });
+        }
+        sleep(REPLACE_POLL).await;
+        sent = BootTime::now();
+        if let Some(r) = trouble.claim(conn, keys, req, &what, quiet).await? {
+            reply = r;
+        }
+    }
+    finish_spinner(spinner);
+    Ok(Settled {
+        reply,
+        sent,
+        skip_reason: String::new(),
+        wait: None,
+    })
+}
+
+/// `--overlap buffer`: holds the job's one waiting place and claims again, just after the older
+/// run's lease would end and at least every [`BUFFER_POLL_MAX`], until the claim is decided or
+/// `max_late` after the slot has passed; then gives the place up.
+async fn buffer(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    job: &str,
+    req: &ClaimRequest,
+    mut reply: ClaimReply,
+    max_late: Duration,
+    quiet: bool,
+) -> Result<Settled> {
+    let until = req.slot + millis(max_late);
+    let first_older = older_run(&reply);
+    let skip = |reply: ClaimReply, sent: BootTime, skip_reason: String| Settled {
+        reply,
+        sent,
+        skip_reason,
+        wait: None,
+    };
+    if reply.server_now >= until {
+        let reason = format!(
+            "--overlap buffer: {first_older} was in progress past --max-late {}",
+            humantime::format_duration(max_late)
+        );
+        return Ok(skip(reply, BootTime::now(), reason));
+    }
+    if let BufferPlace::Taken(other) = lease::hold_buffer(conn, keys, req.slot, until).await? {
+        let reason = format!(
+            "--overlap buffer: the run of {} already waits for {first_older} (one waits at most)",
+            rfc3339(other)
+        );
+        return Ok(skip(reply, BootTime::now(), reason));
+    }
+    let what = format!("{job} @ {} waits for an older run", rfc3339(req.slot));
+    let spinner = spinner(quiet);
+    let mut sent = BootTime::now();
+    let mut trouble = Trouble::default();
+    while reply.outcome == ClaimOutcome::Overlap && reply.server_now < until {
+        let lease_left = reply.lease_end.unwrap_or(reply.server_now) - reply.server_now;
+        if let Some(bar) = &spinner {
+            bar.set_message(format!(
+                "{what}: {} (lease ends in {}); runs when it ends, until {}",
+                older_run(&reply),
+                humanize(lease_left.max(0).unsigned_abs()),
+                rfc3339(until)
+            ));
+        }
+        let nap = Duration::from_millis((lease_left + 25).max(0).unsigned_abs())
+            .clamp(Duration::from_millis(25), BUFFER_POLL_MAX)
+            .min(Duration::from_millis(
+                (until - reply.server_now).max(1).unsigned_abs(),
+            ));
+        sleep(nap).await;
+        sent = BootTime::now();
+        if let Some(r) = trouble.claim(conn, keys, req, &what, quiet).await? {
+            reply = r;
+        }
+    }
+    finish_spinner(spinner);
+    // The place is this slot's no longer: it was claimed (here or elsewhere) or waited too long.
+    if let Err(e) = lease::free_buffer(conn, keys, req.slot).await
+        && !quiet
+    {
+        crate::errln!(
+            "anarchon: {what}: its waiting place was not given up ({e}); it lapses at {}",
+            rfc3339(until)
+        );
+    }
+    let skip_reason = format!(
+        "--overlap buffer: {} was still in progress at --max-late {}",
+        older_run(&reply),
+        humantime::format_duration(max_late)
+    );
+    Ok(skip(reply, sent, skip_reason))
+}
+
+/// "the run of <slot> (attempt N, runner)", for the older run an overlap answer names.
+fn older_run(reply: &ClaimReply) -> String {
+    match reply.other_slot {
+        Some(other) => format!(
+            "the run of {} (attempt {}, {})",
+            rfc3339(other),
+            reply.attempt.map_or("?".to_string(), |a| a.to_string()),
+            reply.runner
+        ),
+        None => "an older run".to_string(),
+    }
+}
+
+fn spinner(quiet: bool) -> Option<indicatif::ProgressBar> {
+    (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    })
+}
+
+fn finish_spinner(spinner: Option<indicatif::ProgressBar>) {
+    if let Some(bar) = spinner {
+        bar.finish_and_clear();
+    }
+}

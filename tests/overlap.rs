@@ -1,0 +1,354 @@
+//! `run --overlap replace` and `--overlap buffer`: several hosts (processes) run the newer slot of
+//! a job while an older run still holds it. The wrapped commands' own logs (each slot's ticker) are
+//! the ground truth: never two copies at once, and the newer slot runs once.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::Server;
+use common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
+
+/// `anarchon run` of `slot` on one host, with a short lease so that a release is heard quickly.
+fn run_args<'a>(slot: &'a str, policy: &'a str, runner: &'a str, line: &'a str) -> Vec<&'a str> {
+    vec![
+        "--job",
+        "ov",
+        "--slot",
+        slot,
+        "--max-late",
+        "1h",
+        "--lease",
+        "3s",
+        "--overlap",
+        policy,
+        "--runner",
+        runner,
+        "--json",
+        "--shell",
+        "--",
+        line,
+    ]
+}
+
+/// Two slots a minute apart, both in the past: the older and the newer run of the job.
+fn two_slots(s: &Server) -> (String, String) {
+    let minute = s.now_ms() / 60_000 * 60_000;
+    (
+        (minute - 120_000).to_string(),
+        (minute - 60_000).to_string(),
+    )
+}
+
+fn wait_for_ticks(log: &Path, slot: &str) {
+    common::wait_for(
+        &format!("slot {slot}'s command to start"),
+        Duration::from_secs(10),
+        || spans_of::<i64>(log).contains_key(&slot.parse().unwrap()),
+    );
+}
+
+fn json_of(child: std::process::Output) -> (i32, serde_json::Value) {
+    let doc = serde_json::from_slice(&child.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not one JSON document ({e}): {} / {}",
+            String::from_utf8_lossy(&child.stdout),
+            String::from_utf8_lossy(&child.stderr)
+        )
+    });
+    (child.status.code().unwrap_or(-1), doc)
+}
+
+/// replace: the newer slot's hosts release the older run; its holder stops the command and
+/// records the attempt interrupted, "replaced by" the newer slot; then exactly one host runs the
+/// newer slot, after the older command has stopped.
+#[test]
+fn replace_stops_the_older_run_before_one_host_runs_the_newer_slot() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("ticks");
+    let (older, newer) = two_slots(&s);
+    let long = ticker_as(&log, "$ANARCHON_SLOT", 120_000, false);
+    let short = ticker_as(&log, "$ANARCHON_SLOT", 600, false);
+    // Its --on-failure hook must stay quiet: being replaced is the policy at work, not a failure.
+    let hook = dir.path().join("hook-ran");
+    let hook_line = format!("touch {}", hook.display());
+    let mut holder_args = run_args(&older, "forbid", "old-host:1", &long);
+    holder_args.splice(0..0, ["--on-failure", hook_line.as_str()]);
+    let holder = common::spawn_run(&s, &holder_args);
+    wait_for_ticks(&log, &older);
+
+    let hosts: Vec<_> = (1..=3)
+        .map(|i| {
+            let runner = format!("new-host:{i}");
+            common::spawn_run(&s, &run_args(&newer, "replace", &runner, &short))
+        })
+        .collect();
+    let results: Vec<_> = hosts
+        .into_iter()
+        .map(|h| json_of(h.wait_with_output().unwrap()))
+        .collect();
+    let holder = holder.wait_with_output().unwrap();
+
+    // The older run's holder heard the release, stopped its command and recorded it.
+    let (_, old_doc) = json_of(holder);
+    assert_eq!(old_doc["status"], "interrupted", "{old_doc}");
+    assert!(!hook.exists(), "the replaced run's hook ran");
+    let old_results: Vec<_> = s
+        .results("ov")
+        .into_iter()
+        .filter(|r| r.slot.to_string() == older)
+        .collect();
+    assert_eq!(old_results.len(), 1, "{old_results:?}");
+    assert_eq!(old_results[0].status, "interrupted", "{old_results:?}");
+    let history = s.cli(&["history", "ov", "--json"]).expect(0).json();
+    let old_entry = history["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["slot"].as_i64() == older.parse().ok())
+        .unwrap_or_else(|| panic!("{history}"));
+    let reason = old_entry["result"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("replaced by"), "{old_entry}");
+
+    // One host ran the newer slot; the others stood by and found it done.
+    let ran: Vec<_> = results
+        .iter()
+        .filter(|(_, d)| d["outcome"] == "ran")
+        .collect();
+    assert_eq!(ran.len(), 1, "{results:?}");
+    assert_eq!(ran[0].0, 0, "{results:?}");
+    assert_eq!(ran[0].1["overlap"]["policy"], "replace", "{results:?}");
+    assert_eq!(ran[0].1["overlap"]["older_slot"].to_string(), older);
+    for (code, doc) in results.iter().filter(|(_, d)| d["outcome"] != "ran") {
+        assert!(
+            doc["outcome"] == "done" && *code == 81,
+            "a loser of the newer slot: {code} {doc}"
+        );
+    }
+    // What the commands did: the older stopped long before its 120 s, then the newer ran once.
+    let spans = assert_no_two_spans_overlap::<i64>(&log);
+    let (old_span, new_span) = (
+        spans[&older.parse::<i64>().unwrap()],
+        spans[&newer.parse::<i64>().unwrap()],
+    );
+    assert!(old_span.1 < new_span.0, "{spans:?}");
+    assert!(old_span.1 - old_span.0 < 60_000, "{spans:?}");
+}
+
+/// buffer: the newer slot's hosts wait while the older run goes on; a third slot that finds one
+/// waiting is recorded skipped; when the older run ends, exactly one host runs the newer slot.
+#[test]
+fn buffer_runs_the_waiting_slot_once_when_the_older_run_ends_and_skips_a_third() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("ticks");
+    let go = dir.path().join("go");
+    let minute = s.now_ms() / 60_000 * 60_000;
+    let (older, newer, third) = (
+        (minute - 180_000).to_string(),
+        (minute - 120_000).to_string(),
+        (minute - 60_000).to_string(),
+    );
+    // The older run ticks until the test lets it end.
+    let held = format!(
+        "while [ ! -f {go} ]; do echo \"$ANARCHON_SLOT $(date +%s%3N)\" >> {log}; sleep 0.05; done",
+        go = go.display(),
+        log = log.display()
+    );
+    let short = ticker_as(&log, "$ANARCHON_SLOT", 600, false);
+    let holder = common::spawn_run(&s, &run_args(&older, "buffer", "old-host:1", &held));
+    wait_for_ticks(&log, &older);
+
+    let hosts: Vec<_> = (1..=2)
+        .map(|i| {
+            let runner = format!("new-host:{i}");
+            common::spawn_run(&s, &run_args(&newer, "buffer", &runner, &short))
+        })
+        .collect();
+    common::wait_for(
+        "the newer slot to take the waiting place",
+        Duration::from_secs(10),
+        || {
+            let place: Option<String> = s.cmd(&["HGET", "{cron:ov}:job", "buffered"]);
+            place.is_some_and(|p| p.starts_with(&format!("{newer}:")))
+        },
+    );
+    // A third slot while one waits: skipped, and recorded so.
+    let out = s.cli(
+        &[
+            &["run"][..],
+            &run_args(&third, "buffer", "late-host:1", &short),
+        ]
+        .concat(),
+    );
+    let (code, doc) = (out.code(), out.json());
+    assert_eq!(code, Some(80), "{doc}");
+    assert_eq!(doc["skip_recorded"], true, "{doc}");
+    let reason = doc["skip_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("already waits"), "{doc}");
+
+    std::fs::write(&go, "").unwrap();
+    let results: Vec<_> = hosts
+        .into_iter()
+        .map(|h| json_of(h.wait_with_output().unwrap()))
+        .collect();
+    assert!(holder.wait_with_output().unwrap().status.success());
+    let ran: Vec<_> = results
+        .iter()
+        .filter(|(_, d)| d["outcome"] == "ran")
+        .collect();
+    assert_eq!(ran.len(), 1, "{results:?}");
+    assert_eq!(ran[0].0, 0, "{results:?}");
+    assert_eq!(ran[0].1["overlap"]["policy"], "buffer", "{results:?}");
+    let spans = assert_no_two_spans_overlap::<i64>(&log);
+    assert_eq!(spans.len(), 2, "the third slot never ran: {spans:?}");
+    assert!(
+        spans[&older.parse::<i64>().unwrap()].1 < spans[&newer.parse::<i64>().unwrap()].0,
+        "{spans:?}"
+    );
+    // The place is given up, and history tells the story.
+    let place: Option<String> = s.cmd(&["HGET", "{cron:ov}:job", "buffered"]);
+    assert_eq!(place, None);
+    let history = s
+        .cli(&["history", "ov", "--status", "skipped", "--json"])
+        .expect(0)
+        .json();
+    let skipped = history["entries"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{history}");
+    assert_eq!(skipped[0]["slot"].to_string(), third);
+    // The third slot is decided: a later run of it does nothing.
+    let again = s.cli(
+        &[
+            &["run"][..],
+            &run_args(&third, "buffer", "late-host:2", &short),
+        ]
+        .concat(),
+    );
+    assert_eq!(again.code(), Some(81), "{}", again.dump());
+}
+
+/// buffer: a slot whose older run outlasts its --max-late gives up waiting and is recorded
+/// skipped with the reason; it gives its place up for later slots.
+#[test]
+fn buffer_gives_up_at_max_late_and_records_the_skip() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("ticks");
+    let (older, _) = two_slots(&s);
+    let long = ticker_as(&log, "$ANARCHON_SLOT", 120_000, false);
+    let mut holder = common::spawn_run(&s, &run_args(&older, "forbid", "old-host:1", &long));
+    wait_for_ticks(&log, &older);
+    // The newer slot is now: a 2-second --max-late lets it wait about that long.
+    let newer = s.now_ms().to_string();
+    let mut args = [
+        &["run"][..],
+        &run_args(&newer, "buffer", "new-host:1", "true"),
+    ]
+    .concat();
+    args[6] = "2s";
+    let out = s.cli(&args);
+    let doc = out.json();
+    assert_eq!(out.code(), Some(80), "{doc}");
+    assert_eq!(doc["skip_recorded"], true, "{doc}");
+    assert!(
+        doc["skip_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("--max-late")),
+        "{doc}"
+    );
+    assert!(
+        doc["overlap"]["waited_ms"].as_u64().unwrap() >= 1000,
+        "{doc}"
+    );
+    let place: Option<String> = s.cmd(&["HGET", "{cron:ov}:job", "buffered"]);
+    assert_eq!(place, None);
+    let spans = spans_of::<i64>(&log);
+    assert_eq!(spans.len(), 1, "only the older slot ran: {spans:?}");
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(i32::try_from(holder.id()).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let _ = holder.wait();
+}
+
+/// The waiting policies are for scheduled slots: `claim` and `run-now` refuse them, saying which
+/// they take.
+#[test]
+fn claim_and_run_now_refuse_the_waiting_policies() {
+    let s = Server::start();
+    let out = s.cli(&[
+        "run-now",
+        "ov",
+        "--new",
+        "--overlap",
+        "buffer",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(
+        out.dump().contains("works with `anarchon run`"),
+        "{}",
+        out.dump()
+    );
+    let out = s.cli(&[
+        "claim",
+        "ov",
+        "--new",
+        "--slot",
+        "now",
+        "--overlap",
+        "replace",
+    ]);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+}
+
+/// replace, when the older run's holder is gone (its wrapper killed with SIGKILL; its guard stops
+/// the command): nobody hears the release, so the newer slot runs once the older lease has ended,
+/// and never beside the older command.
+#[test]
+fn replace_of_a_dead_holder_waits_for_its_lease() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("ticks");
+    let (older, newer) = two_slots(&s);
+    let long = ticker_as(&log, "$ANARCHON_SLOT", 120_000, true);
+    let mut holder = common::spawn_run(&s, &run_args(&older, "forbid", "old-host:1", &long));
+    wait_for_ticks(&log, &older);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(holder.id()).unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let _ = holder.wait();
+
+    let short = ticker_as(&log, "$ANARCHON_SLOT", 300, false);
+    let hosts: Vec<_> = (1..=2)
+        .map(|i| {
+            let runner = format!("new-host:{i}");
+            common::spawn_run(&s, &run_args(&newer, "replace", &runner, &short))
+        })
+        .collect();
+    let results: Vec<_> = hosts
+        .into_iter()
+        .map(|h| json_of(h.wait_with_output().unwrap()))
+        .collect();
+    let ran = results
+        .iter()
+        .filter(|(_, d)| d["outcome"] == "ran")
+        .count();
+    assert_eq!(ran, 1, "{results:?}");
+    let spans = assert_no_two_spans_overlap::<i64>(&log);
+    assert!(
+        spans[&older.parse::<i64>().unwrap()].1 < spans[&newer.parse::<i64>().unwrap()].0,
+        "{spans:?}"
+    );
+    let old = s
+        .results("ov")
+        .into_iter()
+        .find(|r| r.slot.to_string() == older)
+        .expect("the older run ended");
+    assert_eq!(old.status, "interrupted", "{old:?}");
+}
