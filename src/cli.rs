@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::time::{SlotSpec, parse_duration, parse_slot};
+use crate::time::{SlotSpec, TimeRange, parse_duration, parse_slot, parse_time_range};
 
 /// Operator tool for the Redis/Valkey store of the anarchon distributed cron scheduler.
 ///
@@ -198,7 +198,7 @@ pub enum Command {
     /// anarchon exits with the command's exit code (128+N for signal N), so cron mail and
     /// monitoring see the truth; a skipped run exits with its own code (80-84).
     #[command(after_long_help = examples(&["*/5 * * * *  anarchon run --job sync --schedule '*/5 * * * *' -- /usr/local/bin/sync.sh --full", "anarchon run --job report --slot now --timeout 10m -- ./report.sh", "anarchon run --job backup --schedule '@daily' --catch-up 6h --shell -- 'pg_dump db | gzip > /backups/db.gz'"]))]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
 
     /// List every job under the prefix: layout, runs in progress, last run, last result, history.
     ///
@@ -545,6 +545,26 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub catch_up: Option<Duration>,
 
+    /// Instead of the current slot, run every slot of --schedule from FROM to TO (both included;
+    /// each `now`, ms, RFC 3339, or a duration ago: `6h..now`) that never ran, oldest first, one at
+    /// a time, each claimed like any run: several hosts backfilling one range run each slot once.
+    /// Slots before the job was first seen are run too (you asked for them).
+    #[arg(long, value_parser = parse_time_range, value_name = "FROM..TO", requires = "schedule", conflicts_with_all = ["catch_up", "slot", "jitter"])]
+    pub backfill: Option<TimeRange>,
+
+    /// With --backfill: run at most this many slots (the oldest); say how many were left.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000), value_name = "N", requires = "backfill")]
+    pub backfill_max: u32,
+
+    /// With --backfill: also run slots a policy recorded skipped (--catch-up-policy, --overlap),
+    /// as long as nothing ever ran them.
+    #[arg(long, requires = "backfill")]
+    pub include_skipped: bool,
+
+    /// With --backfill: list the range's slots and what would become of each; run nothing.
+    #[arg(long, requires = "backfill")]
+    pub dry_run: bool,
+
     /// After winning, wait until N replicas hold the claim (Redis WAIT) before starting the
     /// command, and again for the result after it ends: narrows the window in which a failover
     /// loses a claim and another host runs the slot again.
@@ -608,8 +628,12 @@ pub struct RunArgs {
     #[command(flatten)]
     pub exec: ExecArgs,
 
-    /// The command and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    /// The command and its arguments, after `--` (not needed for --backfill --dry-run).
+    #[arg(
+        last = true,
+        required_unless_present = "dry_run",
+        value_name = "COMMAND"
+    )]
     pub command: Vec<String>,
 }
 

@@ -86,6 +86,53 @@ pub fn parse_slot(text: &str) -> Result<SlotSpec, String> {
         .and_then(check_slot_range)
 }
 
+/// One end of a time range (`run --backfill FROM..TO`): a slot (`now` is the server's clock, to
+/// the millisecond), or a duration before now (`6h`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RangeEnd {
+    Slot(SlotSpec),
+    Ago(Duration),
+}
+
+impl RangeEnd {
+    /// The time this end names, by the server's clock.
+    pub fn resolve(self, server_now_ms: i64) -> i64 {
+        match self {
+            RangeEnd::Slot(SlotSpec::Now) => server_now_ms,
+            RangeEnd::Slot(spec) => spec.resolve(server_now_ms),
+            RangeEnd::Ago(d) => server_now_ms.saturating_sub(crate::time::millis(d)),
+        }
+    }
+}
+
+/// `FROM..TO`, both ends included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeRange {
+    pub from: RangeEnd,
+    pub to: RangeEnd,
+}
+
+/// Parses `FROM..TO`: each end `now`, ms since the epoch, RFC 3339, or a duration ago (`6h`).
+pub fn parse_time_range(text: &str) -> Result<TimeRange, String> {
+    let Some((from, to)) = text.split_once("..") else {
+        return Err(format!(
+            "{text:?} is not a range; give FROM..TO, each `now`, ms, RFC 3339 or a duration ago (`2026-12-01T00:00:00Z..now`, `6h..1h`)"
+        ));
+    };
+    let end = |part: &str| -> Result<RangeEnd, String> {
+        match parse_slot(part) {
+            Ok(spec) => Ok(RangeEnd::Slot(spec)),
+            Err(slot_error) => parse_duration(part)
+                .map(RangeEnd::Ago)
+                .map_err(|_| format!("{slot_error}, or a duration ago (6h)")),
+        }
+    };
+    Ok(TimeRange {
+        from: end(from)?,
+        to: end(to)?,
+    })
+}
+
 /// The last slot accepted: 9999-12-31T23:59:59.999Z. Later ones print badly and, with a lease
 /// added, approach what a Lua number holds exactly.
 pub const MAX_SLOT: i64 = 253_402_300_799_999;
@@ -151,6 +198,24 @@ pub fn humanize(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_takes_slots_and_durations_ago() {
+        let now = 1_796_220_345_678;
+        let r = parse_time_range("6h..now").unwrap();
+        assert_eq!(r.from.resolve(now), now - 6 * 3_600_000);
+        assert_eq!(
+            r.to.resolve(now),
+            now,
+            "`now` ends a range at the clock, not its minute"
+        );
+        let r = parse_time_range("2026-12-01T00:00:00Z..1796220300000").unwrap();
+        assert_eq!(r.from.resolve(now), 1_796_083_200_000);
+        assert_eq!(r.to.resolve(now), 1_796_220_300_000);
+        for bad in ["6h", "x..now", "now..", "..now"] {
+            assert!(parse_time_range(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn durations() {

@@ -366,3 +366,22 @@ fn strip_ansi(text: &str) -> String {
     }
     out
 }
+
+/// `run --backfill` on a terminal: a progress bar over the slots, a line per slot, and a summary.
+#[test]
+fn a_backfill_on_a_terminal_shows_its_progress_and_each_slot() {
+    let s = Server::start();
+    let minute = s.now_ms() / 60_000 * 60_000;
+    let range = format!("{}..{}", minute - 180_000, minute - 60_000);
+    let out = on_tty(
+        &s,
+        &format!("run --job bf --schedule '* * * * *' --backfill {range} -- sleep 0.3"),
+        "",
+        &[],
+    );
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("backfilling bf"), "{shown}");
+    assert_eq!(shown.matches("finished as attempt 1").count(), 3, "{shown}");
+    assert!(shown.contains("3 run here"), "{shown}");
+}

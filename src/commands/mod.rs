@@ -262,7 +262,7 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         // `check` exits as a monitoring plugin: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
         Command::Check(args) => return check::execute(args, ctx).await,
         // `run` passes on its command's own exit code.
-        Command::Run(args) => return run::execute(args, ctx).await,
+        Command::Run(args) => return run::execute(*args, ctx).await,
     };
     Ok(code.code())
 }

@@ -37,6 +37,9 @@ pub enum OnOverlap {
     Replace,
     /// Wait for the older run to end, at most until `max_late` after the slot; one slot at most.
     Buffer { max_late: Duration },
+    /// Wait for the older run to end, however long (`run --backfill`: an operator asked for each
+    /// slot, so none is skipped for an overlap).
+    Wait,
 }
 
 /// How long a buffered slot waits between claims at most: the older run's end is noticed within
@@ -111,11 +114,22 @@ pub async fn settle(
         OnOverlap::Buffer { max_late } => {
             buffer(conn, keys, job, req, reply, max_late, quiet).await?
         }
+        OnOverlap::Wait => {
+            let what = format!("{job} @ {} waits for an older run", rfc3339(req.slot));
+            let (reply, sent) = wait_for_older(conn, keys, &what, req, reply, None, quiet).await?;
+            Settled {
+                reply,
+                sent,
+                skip_reason: String::new(),
+                wait: None,
+            }
+        }
     };
     settled.wait = Some(OverlapWait {
         policy: match policy {
             OnOverlap::Replace => "replace",
-            _ => "buffer",
+            OnOverlap::Wait => "wait",
+            OnOverlap::Buffer { .. } | OnOverlap::Skip => "buffer",
         },
         older_slot,
         older_runner,
@@ -218,7 +232,7 @@ async fn buffer(
     keys: &LeaseKeys,
     job: &str,
     req: &ClaimRequest,
-    mut reply: ClaimReply,
+    reply: ClaimReply,
     max_late: Duration,
     quiet: bool,
 ) -> Result<Settled> {
@@ -245,31 +259,7 @@ async fn buffer(
         return Ok(skip(reply, BootTime::now(), reason));
     }
     let what = format!("{job} @ {} waits for an older run", rfc3339(req.slot));
-    let spinner = spinner(quiet);
-    let mut sent = BootTime::now();
-    let mut trouble = Trouble::default();
-    while reply.outcome == ClaimOutcome::Overlap && reply.server_now < until {
-        let lease_left = reply.lease_end.unwrap_or(reply.server_now) - reply.server_now;
-        if let Some(bar) = &spinner {
-            bar.set_message(format!(
-                "{what}: {} (lease ends in {}); runs when it ends, until {}",
-                older_run(&reply),
-                humanize(lease_left.max(0).unsigned_abs()),
-                rfc3339(until)
-            ));
-        }
-        let nap = Duration::from_millis((lease_left + 25).max(0).unsigned_abs())
-            .clamp(Duration::from_millis(25), BUFFER_POLL_MAX)
-            .min(Duration::from_millis(
-                (until - reply.server_now).max(1).unsigned_abs(),
-            ));
-        sleep(nap).await;
-        sent = BootTime::now();
-        if let Some(r) = trouble.claim(conn, keys, req, &what, quiet).await? {
-            reply = r;
-        }
-    }
-    finish_spinner(spinner);
+    let (reply, sent) = wait_for_older(conn, keys, &what, req, reply, Some(until), quiet).await?;
     // The place is this slot's no longer: it was claimed (here or elsewhere) or waited too long.
     if let Err(e) = lease::free_buffer(conn, keys, req.slot).await
         && !quiet
@@ -285,6 +275,48 @@ async fn buffer(
         humantime::format_duration(max_late)
     );
     Ok(skip(reply, sent, skip_reason))
+}
+
+/// Claims again, just after the older run's lease would end and at least every
+/// [`BUFFER_POLL_MAX`], while the answer is `overlap` and (when given) the server's clock is before
+/// `until`. Returns the last reply and when its claim was sent.
+async fn wait_for_older(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    what: &str,
+    req: &ClaimRequest,
+    mut reply: ClaimReply,
+    until: Option<i64>,
+    quiet: bool,
+) -> Result<(ClaimReply, BootTime)> {
+    let spinner = spinner(quiet);
+    let mut sent = BootTime::now();
+    let mut trouble = Trouble::default();
+    while reply.outcome == ClaimOutcome::Overlap && until.is_none_or(|u| reply.server_now < u) {
+        let lease_left = reply.lease_end.unwrap_or(reply.server_now) - reply.server_now;
+        if let Some(bar) = &spinner {
+            bar.set_message(format!(
+                "{what}: {} (lease ends in {}); runs when it ends{}",
+                older_run(&reply),
+                humanize(lease_left.max(0).unsigned_abs()),
+                until.map_or(String::new(), |u| format!(", until {}", rfc3339(u)))
+            ));
+        }
+        let mut nap = Duration::from_millis((lease_left + 25).max(0).unsigned_abs())
+            .clamp(Duration::from_millis(25), BUFFER_POLL_MAX);
+        if let Some(u) = until {
+            nap = nap.min(Duration::from_millis(
+                (u - reply.server_now).max(1).unsigned_abs(),
+            ));
+        }
+        sleep(nap).await;
+        sent = BootTime::now();
+        if let Some(r) = trouble.claim(conn, keys, req, what, quiet).await? {
+            reply = r;
+        }
+    }
+    finish_spinner(spinner);
+    Ok((reply, sent))
 }
 
 /// "the run of <slot> (attempt N, runner)", for the older run an overlap answer names.

@@ -447,6 +447,90 @@ pub async fn skip(
     }
 }
 
+/// Takes back the skip of `slot` (a scheduled run nobody ran, recorded skipped by [`skip`]) so
+/// that the next claim runs it: `run --backfill --include-skipped`. Only a slot whose whole
+/// history is that skip; true when it was taken back, false when the slot is not such a skip (in
+/// progress, ran, or never recorded).
+pub async fn unskip(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<bool> {
+    let reply = keys
+        .format
+        .eval(conn, keys, |s| s.unskip, &[slot.to_string()])
+        .await?;
+    match reply.first().map(String::as_str) {
+        Some("unskipped") => Ok(true),
+        Some("not_skipped") => Ok(false),
+        _ => Err(Error::corrupt(
+            &keys.job,
+            format!("the unskip script answered {reply:?}"),
+        )),
+    }
+}
+
+/// What became of each of `slots` (sorted, oldest first), as `run --backfill` needs to know:
+/// `running` for a run in progress; the final attempt's status for an ended one (`skipped` for a
+/// skip); `claimed` for one the store knows was claimed but whose history is gone (trimmed or
+/// compacted); None for a slot no claim ever reached. Three reads: the runs in progress, the
+/// `:results` members in the range, and the claim marks of the rest.
+pub async fn slot_statuses(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slots: &[i64],
+) -> Result<Vec<Option<String>>> {
+    let (Some(first), Some(last)) = (slots.first(), slots.last()) else {
+        return Ok(Vec::new());
+    };
+    let in_progress: std::collections::HashSet<i64> = keys
+        .format
+        .runs_in_progress(conn, keys)
+        .await?
+        .into_iter()
+        .map(|r| r.slot)
+        .collect();
+    let members: Vec<(String, String)> = conn
+        .query(
+            redis::cmd("ZRANGEBYSCORE")
+                .arg(&keys.results)
+                .arg(first)
+                .arg(last)
+                .arg("WITHSCORES"),
+        )
+        .await
+        .map_err(|e| e.on_key(&keys.results, "zset"))?;
+    let mut ended: std::collections::HashMap<i64, (u32, String)> = Default::default();
+    for (member, score) in &members {
+        let r = crate::store::read::ResultEntry::parse_scored(&keys.results, member, score)?;
+        let attempt = r.attempt.unwrap_or(0);
+        match ended.get(&r.slot) {
+            Some((a, _)) if *a > attempt => {}
+            _ => {
+                ended.insert(r.slot, (attempt, r.status));
+            }
+        }
+    }
+    let unknown: Vec<i64> = slots
+        .iter()
+        .copied()
+        .filter(|s| !in_progress.contains(s) && !ended.contains_key(s))
+        .collect();
+    let claimed: std::collections::HashSet<i64> = unknown
+        .iter()
+        .zip(were_claimed(conn, keys, &unknown).await?)
+        .filter_map(|(slot, claimed)| claimed.then_some(*slot))
+        .collect();
+    Ok(slots
+        .iter()
+        .map(|slot| {
+            if in_progress.contains(slot) {
+                Some("running".to_string())
+            } else if let Some((_, status)) = ended.get(slot) {
+                Some(status.clone())
+            } else {
+                claimed.contains(slot).then(|| "claimed".to_string())
+            }
+        })
+        .collect())
+}
+
 /// What [`hold_buffer`] answered: whether this slot is the job's one waiting slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BufferPlace {

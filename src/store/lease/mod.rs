@@ -178,11 +178,13 @@ pub struct Scripts {
     pub trim: &'static LazyLock<LuaScript>,
     pub release: &'static LazyLock<LuaScript>,
     pub skip: &'static LazyLock<LuaScript>,
+    /// Takes a skip back (`run --backfill --include-skipped`).
+    pub unskip: &'static LazyLock<LuaScript>,
 }
 
 impl Scripts {
     /// Each script by its file name (as under `lua/lease/v<N>/`).
-    pub fn files(&self) -> [(&'static str, &'static LuaScript); 6] {
+    pub fn files(&self) -> [(&'static str, &'static LuaScript); 7] {
         [
             ("claim.lua", &**self.claim),
             ("heartbeat.lua", &**self.heartbeat),
@@ -190,6 +192,7 @@ impl Scripts {
             ("trim.lua", &**self.trim),
             ("release.lua", &**self.release),
             ("skip.lua", &**self.skip),
+            ("unskip.lua", &**self.unskip),
         ]
     }
 }

@@ -33,7 +33,7 @@ const LIB: [&str; 3] = [
 ];
 
 /// Every format 1 script, by file: one library of functions holds them all.
-const FILES: [(&str, &str); 6] = [
+const FILES: [(&str, &str); 7] = [
     ("claim.lua", include_str!("../../../lua/lease/v1/claim.lua")),
     (
         "heartbeat.lua",
@@ -49,6 +49,10 @@ const FILES: [(&str, &str); 6] = [
         include_str!("../../../lua/lease/v1/release.lua"),
     ),
     ("skip.lua", include_str!("../../../lua/lease/v1/skip.lua")),
+    (
+        "unskip.lua",
+        include_str!("../../../lua/lease/v1/unskip.lua"),
+    ),
 ];
 
 /// The format 1 scripts as a Redis Functions library (see [`FunctionLibrary`]).
@@ -80,6 +84,8 @@ pub static TRIM: LazyLock<LuaScript> = script!("trim.lua");
 pub static RELEASE: LazyLock<LuaScript> = script!("release.lua");
 /// Records a missed run that `run --catch-up` will not run as skipped, once.
 pub static SKIP: LazyLock<LuaScript> = script!("skip.lua");
+/// Takes a skip back, for `run --backfill --include-skipped`.
+pub static UNSKIP: LazyLock<LuaScript> = script!("unskip.lua");
 
 pub(super) fn scripts() -> Scripts {
     Scripts {
@@ -89,6 +95,7 @@ pub(super) fn scripts() -> Scripts {
         trim: &TRIM,
         release: &RELEASE,
         skip: &SKIP,
+        unskip: &UNSKIP,
     }
 }
 

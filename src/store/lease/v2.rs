@@ -32,7 +32,7 @@ const LIB: [&str; 3] = [
 ];
 
 /// Every format 2 script, by file: one library of functions holds them all.
-const FILES: [(&str, &str); 7] = [
+const FILES: [(&str, &str); 8] = [
     ("claim.lua", include_str!("../../../lua/lease/v2/claim.lua")),
     (
         "heartbeat.lua",
@@ -52,6 +52,10 @@ const FILES: [(&str, &str); 7] = [
         include_str!("../../../lua/lease/v2/convert.lua"),
     ),
     ("skip.lua", include_str!("../../../lua/lease/v2/skip.lua")),
+    (
+        "unskip.lua",
+        include_str!("../../../lua/lease/v2/unskip.lua"),
+    ),
 ];
 
 /// The format 2 scripts as a Redis Functions library (see [`FunctionLibrary`]).
@@ -85,6 +89,8 @@ pub static RELEASE: LazyLock<LuaScript> = script!("release.lua");
 pub static CONVERT: LazyLock<LuaScript> = script!("convert.lua");
 /// Records a missed run that `run --catch-up` will not run as skipped, once.
 pub static SKIP: LazyLock<LuaScript> = script!("skip.lua");
+/// Takes a skip back, for `run --backfill --include-skipped`.
+pub static UNSKIP: LazyLock<LuaScript> = script!("unskip.lua");
 
 pub(super) fn scripts() -> Scripts {
     Scripts {
@@ -94,6 +100,7 @@ pub(super) fn scripts() -> Scripts {
         trim: &TRIM,
         release: &RELEASE,
         skip: &SKIP,
+        unskip: &UNSKIP,
     }
 }
 

@@ -3,6 +3,8 @@
 //! The slot comes from the schedule evaluated at the *server's* clock, so hosts whose clocks
 //! disagree still name the same run. Then [`crate::runner::run_slot`] claims it and runs the command.
 
+mod backfill;
+
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -88,13 +90,27 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         (None, Some(slot)) => slot.resolve(now),
         (None, None) => return Err(Error::usage("give --schedule or --slot")),
     };
-    register_if_due(&mut conn, &registration, registry_read, now).await;
+    // A backfill is an operator's one-off, not the crontab line whose settings monitoring reads.
+    if args.backfill.is_none() {
+        register_if_due(&mut conn, &registration, registry_read, now).await;
+    }
     let target = Target {
         prefix: ctx.prefix(),
         job: &args.job,
         strategy,
         format: check.lease_format(),
     };
+    if let (Some(range), Some(schedule)) = (args.backfill, &schedule) {
+        let backfill = backfill::Backfill {
+            target,
+            schedule,
+            range,
+            opts,
+            request: &request,
+            now,
+        };
+        return backfill::execute(&mut conn, ctx, &args, backfill).await;
+    }
     let delay = jitter_delay(&args.job, current, args.jitter.unwrap_or(Duration::ZERO));
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
@@ -260,6 +276,7 @@ fn check_flags(args: &RunArgs, strategy: Strategy) -> Result<()> {
     lease_options.extend(args.exec.given());
     lease_options.extend([
         ("--catch-up", args.catch_up.is_some()),
+        ("--backfill", args.backfill.is_some()),
         ("--no-backup", args.no_backup),
         ("--backup-for", args.backup_for.is_some()),
     ]);

@@ -1,0 +1,317 @@
+//! `anarchon run --backfill FROM..TO`: runs the schedule's slots in a past range that never ran,
+//! oldest first, one at a time (Temporal's Backfill).
+//!
+//! Each slot is claimed like any run, so several hosts backfilling one range run each slot once:
+//! a host that finds a slot held stands by as its backup and moves on when it has ended, so the
+//! hosts go through the range together. A slot an older run still overlaps waits for it (the
+//! operator asked for every slot; none is skipped for an overlap). Slots a policy recorded skipped
+//! are run only with `--include-skipped`: their skip is taken back first (`unskip`, only for a slot
+//! nothing ever ran), then they are claimed as new.
+
+use std::io::IsTerminal;
+
+use serde::Serialize;
+
+use crate::cli::RunArgs;
+use crate::commands::Context;
+use crate::connection::Connection;
+use crate::error::{Error, ExitCode, Result};
+use crate::runner::overlap::OnOverlap;
+use crate::runner::{RunnerOptions, SlotOutcome, SlotReport, Target, run_slot};
+use crate::schedule::Schedule;
+use crate::strategy::lease::{self, ClaimRequest};
+use crate::time::{TimeRange, rfc3339};
+
+/// The most slots of the schedule one range may hold (a guard against `* * * * * *` over years).
+const MAX_SLOTS_IN_RANGE: usize = 100_000;
+
+/// What a backfill decides for one slot of the range before anything runs.
+#[derive(Debug, Clone, Serialize)]
+struct Planned {
+    slot: i64,
+    slot_time: String,
+    /// What the store says of it: null (never claimed), running, finished, failed, interrupted,
+    /// skipped, or claimed (its history is gone).
+    status: Option<String>,
+    /// run, or why not: done (it ran or runs), skipped (a policy skipped it; --include-skipped
+    /// runs it), over_max (beyond --backfill-max).
+    action: &'static str,
+}
+
+/// `run --backfill --json`: one document.
+#[derive(Debug, Serialize)]
+struct Summary<'a> {
+    job: &'a str,
+    from: i64,
+    from_time: String,
+    to: i64,
+    to_time: String,
+    dry_run: bool,
+    slots: &'a [Planned],
+    /// The slots run (or claimed elsewhere meanwhile), one report each; empty on a dry run.
+    runs: &'a [SlotReport],
+    /// Slots that would run but are beyond --backfill-max.
+    left_over: usize,
+    exit_code: i32,
+}
+
+/// The range's slots, what the store says of each, and which to run.
+struct Plan {
+    from: i64,
+    to: i64,
+    slots: Vec<Planned>,
+}
+
+impl Plan {
+    fn to_run(&self) -> impl Iterator<Item = &Planned> {
+        self.slots.iter().filter(|p| p.action == "run")
+    }
+
+    fn left_over(&self) -> usize {
+        self.slots.iter().filter(|p| p.action == "over_max").count()
+    }
+}
+
+/// How a backfill runs: the job, and a claim request for each slot.
+pub struct Backfill<'a> {
+    pub target: Target<'a>,
+    pub schedule: &'a Schedule,
+    pub range: TimeRange,
+    pub opts: RunnerOptions,
+    pub request: &'a dyn Fn(i64) -> ClaimRequest,
+    pub now: i64,
+}
+
+/// Plans the range and (unless --dry-run) runs it; returns the exit code: the first failing run's,
+/// 87 when the job is paused, else 0.
+pub async fn execute(
+    conn: &mut Connection,
+    ctx: &Context,
+    args: &RunArgs,
+    backfill: Backfill<'_>,
+) -> Result<i32> {
+    let plan = plan(conn, args, &backfill).await?;
+    if args.dry_run {
+        print(ctx, args, &backfill, &plan, &[], 0);
+        return Ok(0);
+    }
+    let opts = RunnerOptions {
+        on_overlap: OnOverlap::Wait,
+        ..backfill.opts.clone()
+    };
+    let keys = backfill.target.lease_keys();
+    let slots: Vec<&Planned> = plan.to_run().collect();
+    let bar = progress_bar(ctx, args, slots.len());
+    let mut runs = Vec::new();
+    for planned in slots {
+        if let Some(bar) = &bar {
+            bar.set_message(format!("running {}", planned.slot_time));
+        }
+        if planned.status.as_deref() == Some("skipped") {
+            // False: it changed meanwhile (another host took it back and ran it); the claim
+            // below answers as it is.
+            lease::unskip(conn, &keys, planned.slot).await?;
+        }
+        let req = (backfill.request)(planned.slot);
+        let report = run_slot(conn, backfill.target, req, &opts, backfill.now).await?;
+        let line = format!(
+            "anarchon: {}",
+            super::describe(&report, backfill.now, args.max_late)
+        );
+        match &bar {
+            Some(bar) => {
+                bar.inc(1);
+                bar.println(line);
+            }
+            None if !ctx.out.json && !args.exec.quiet => crate::errln!("{line}"),
+            None => {}
+        }
+        let paused = report.outcome == SlotOutcome::Paused;
+        runs.push(report);
+        if paused {
+            break;
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let exit_code = exit_code(&runs);
+    print(ctx, args, &backfill, &plan, &runs, exit_code);
+    Ok(exit_code)
+}
+
+/// The schedule's slots in the range, oldest first, and what the store says of each.
+async fn plan(conn: &mut Connection, args: &RunArgs, b: &Backfill<'_>) -> Result<Plan> {
+    let from = b.range.from.resolve(b.now);
+    let to = b.range.to.resolve(b.now).min(b.now);
+    if from > to {
+        return Err(Error::usage(format!(
+            "--backfill starts at {} after it ends at {} (a range's end past now is now)",
+            rfc3339(from),
+            rfc3339(to)
+        )));
+    }
+    let mut slots = Vec::new();
+    let mut after = from - 1;
+    while let Some(slot) = b.schedule.next_after(after).filter(|s| *s <= to) {
+        if slots.len() == MAX_SLOTS_IN_RANGE {
+            return Err(Error::usage(format!(
+                "--backfill {}..{} holds more than {MAX_SLOTS_IN_RANGE} slots of {:?}; give a shorter range",
+                rfc3339(from),
+                rfc3339(to),
+                b.schedule.source()
+            )));
+        }
+        slots.push(slot);
+        after = slot;
+    }
+    let keys = b.target.lease_keys();
+    let statuses = lease::slot_statuses(conn, &keys, &slots).await?;
+    let mut to_run = 0usize;
+    let planned = slots
+        .into_iter()
+        .zip(statuses)
+        .map(|(slot, status)| {
+            let action = match status.as_deref() {
+                None => "run",
+                Some("skipped") if args.include_skipped => "run",
+                Some("skipped") => "skipped",
+                Some(_) => "done",
+            };
+            let action = if action == "run" {
+                to_run += 1;
+                if to_run > args.backfill_max as usize {
+                    "over_max"
+                } else {
+                    "run"
+                }
+            } else {
+                action
+            };
+            Planned {
+                slot,
+                slot_time: rfc3339(slot),
+                status,
+                action,
+            }
+        })
+        .collect();
+    Ok(Plan {
+        from,
+        to,
+        slots: planned,
+    })
+}
+
+/// The first failing run's exit code; 87 when the job was paused; else 0 (slots another host ran
+/// meanwhile count as done: the range is backfilled either way).
+fn exit_code(runs: &[SlotReport]) -> i32 {
+    runs.iter()
+        .filter(|r| r.outcome == SlotOutcome::Ran)
+        .map(SlotReport::exit_code)
+        .find(|code| *code != 0)
+        .or_else(|| {
+            runs.iter()
+                .any(|r| r.outcome == SlotOutcome::Paused)
+                .then(|| ExitCode::Paused.code())
+        })
+        .unwrap_or(0)
+}
+
+/// A bar over the slots to run, on a terminal (not with --json or --quiet).
+fn progress_bar(ctx: &Context, args: &RunArgs, len: usize) -> Option<indicatif::ProgressBar> {
+    if ctx.out.json || args.exec.quiet || !std::io::stderr().is_terminal() || len == 0 {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(len as u64);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix(format!("backfilling {}", args.job));
+    Some(bar)
+}
+
+/// The plan (dry run) or what ran: the JSON document, or lines for a person.
+fn print(
+    ctx: &Context,
+    args: &RunArgs,
+    b: &Backfill<'_>,
+    plan: &Plan,
+    runs: &[SlotReport],
+    exit_code: i32,
+) {
+    let left_over = plan.left_over();
+    if ctx.out.json {
+        ctx.out.print_json_line(&Summary {
+            job: &args.job,
+            from: plan.from,
+            from_time: rfc3339(plan.from),
+            to: plan.to,
+            to_time: rfc3339(plan.to),
+            dry_run: args.dry_run,
+            slots: &plan.slots,
+            runs,
+            left_over,
+            exit_code,
+        });
+        return;
+    }
+    if args.exec.quiet && !args.dry_run {
+        return;
+    }
+    let count = |action: &str| plan.slots.iter().filter(|p| p.action == action).count();
+    let range = format!("{}..{}", rfc3339(plan.from), rfc3339(plan.to));
+    if args.dry_run {
+        crate::outln!(
+            "{} slot(s) of {:?} in {range}: {} would run, {} ran or run already, {} skipped by a policy{}",
+            plan.slots.len(),
+            b.schedule.source(),
+            count("run"),
+            count("done"),
+            count("skipped"),
+            if left_over > 0 {
+                format!(", {left_over} over --backfill-max {}", args.backfill_max)
+            } else {
+                String::new()
+            }
+        );
+        for p in &plan.slots {
+            let status = p.status.as_deref().unwrap_or("never run");
+            let what = match p.action {
+                "run" => "would run",
+                "done" => "left alone",
+                "skipped" => "left alone (--include-skipped runs it)",
+                _ => "not this time (--backfill-max)",
+            };
+            crate::outln!("{}  {status:<12} {what}", p.slot_time);
+        }
+        return;
+    }
+    let ran = runs
+        .iter()
+        .filter(|r| r.outcome == SlotOutcome::Ran)
+        .count();
+    crate::errln!(
+        "anarchon: {}: backfilled {range}: {ran} run here, {} by another host or already decided{}{}",
+        args.job,
+        runs.len() - ran,
+        if count("skipped") > 0 {
+            format!(
+                ", {} skipped by a policy left alone (--include-skipped runs them)",
+                count("skipped")
+            )
+        } else {
+            String::new()
+        },
+        if left_over > 0 {
+            format!(
+                "; {left_over} more not run (--backfill-max {})",
+                args.backfill_max
+            )
+        } else {
+            String::new()
+        }
+    );
+}
