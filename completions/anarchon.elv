@@ -186,6 +186,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --history-size 'Keep about this many runs of history per job (the scheduler''s historySize) [default: 1000]'
             cand --history-ttl 'Also drop history older than this (the scheduler''s historyTtlMs)'
             cand --on-failure 'After an attempt this host ran fails (failed, interrupted, timed out), run CMD through /bin/sh with the run''s facts in its environment: ANARCHON_JOB, ANARCHON_SLOT, ANARCHON_SLOT_TIME, ANARCHON_ATTEMPT, ANARCHON_RUNNER, ANARCHON_STATUS, ANARCHON_EXIT_CODE, ANARCHON_SIGNAL, ANARCHON_TIMED_OUT and ANARCHON_STDERR_TAIL (a file with the last 4 KiB of its stderr). Only the host that ran it notifies; the hook''s own failure is reported and never changes the run''s result or exit code'
+            cand --ping 'Ping a dead man''s switch (the Healthchecks.io protocol) for each attempt this host runs: URL/start when the command starts, URL when it finished, URL/fail when it failed (with its stderr tail). Hosts that do not run the slot do not ping'
+            cand --ping-timeout 'How long one --ping may take in all, retries included; the run never waits longer'
             cand --on-failure-timeout 'How long --on-failure may run before it is killed'
             cand --backup-for 'Stand by as a backup for at most this long [default: as long as the run is held and has attempts left]. A backup follows the holder''s lease and takes over the moment it expires'
             cand --heartbeat 'Heartbeat interval while the command runs (default: a third of --lease)'

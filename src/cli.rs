@@ -361,6 +361,17 @@ pub struct JobSlot {
     pub slot: SlotSpec,
 }
 
+/// `--ping URL`: an http or https URL.
+fn parse_ping_url(text: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("{text:?} is not a URL ({e})"))?;
+    match url.scheme() {
+        "http" | "https" => Ok(url),
+        other => Err(format!(
+            "{other}:// is not HTTP; give an http:// or https:// URL (https://hc-ping.com/<uuid>)"
+        )),
+    }
+}
+
 /// How a claim behaves; shared by every command that claims. Every flag here except --runner is
 /// a lease option: the claim-only strategies refuse them, so they have no default in clap (the
 /// defaults below are applied by [`LeaseArgs`]'s methods once the strategy is known).
@@ -615,6 +626,16 @@ pub struct RunArgs {
     /// failure is reported and never changes the run's result or exit code.
     #[arg(long, value_name = "CMD")]
     pub on_failure: Option<String>,
+
+    /// Ping a dead man's switch (the Healthchecks.io protocol) for each attempt this host runs:
+    /// URL/start when the command starts, URL when it finished, URL/fail when it failed (with its
+    /// stderr tail). Hosts that do not run the slot do not ping.
+    #[arg(long, value_parser = parse_ping_url, value_name = "URL")]
+    pub ping: Option<url::Url>,
+
+    /// How long one --ping may take in all, retries included; the run never waits longer.
+    #[arg(long, value_parser = parse_duration, default_value = "10s", value_name = "DURATION", requires = "ping")]
+    pub ping_timeout: Duration,
 
     /// How long --on-failure may run before it is killed.
     #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "DURATION", requires = "on_failure")]

@@ -290,6 +290,7 @@ impl ExecArgs {
                 keep_stdout: self.keep_stdout,
             },
             on_overlap: crate::runner::overlap::OnOverlap::Skip,
+            ping: None,
             heartbeat,
             // Only `run` waits as a backup; it sets this itself.
             backup: Backup::No,

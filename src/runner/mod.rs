@@ -25,6 +25,7 @@ pub mod guard;
 pub mod keeper;
 pub mod notify;
 pub mod overlap;
+pub mod ping;
 pub mod record;
 pub mod report;
 
@@ -61,6 +62,8 @@ pub struct RunnerOptions {
     pub replicas: Option<ReplicaWait>,
     /// What a scheduled slot does when an older run still holds the job (`--overlap`).
     pub on_overlap: overlap::OnOverlap,
+    /// A dead man's switch to tell of each attempt this host runs (`--ping`).
+    pub ping: Option<ping::Ping>,
 }
 
 /// `run --wait-replicas N`: after winning, `WAIT` until N replicas acknowledged the claim (and the
@@ -133,8 +136,14 @@ pub async fn run_slot(
     let (skip_reason, wait) = overlap.unwrap_or_default();
     let outcome = match reply.outcome {
         ClaimOutcome::Won => {
+            let started = opts.ping.as_ref().map(|p| p.start(&req.token));
             let mut report = execute(conn, target, &req, &reply, sent, backup, opts).await;
             report.overlap = wait;
+            if let (Some(ping), Some(started)) = (&opts.ping, started)
+                && let Some(problem) = ping.end(&report, started).await
+            {
+                crate::errln!("anarchon: {}: {problem}", target.job);
+            }
             return Ok(report);
         }
         ClaimOutcome::Overlap => SlotOutcome::Overlap,

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod http;
 pub mod proxy;
 pub mod store;
 pub mod ticker;

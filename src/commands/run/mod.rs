@@ -324,9 +324,14 @@ fn runner_options(args: &RunArgs, ctx: &Context) -> Result<RunnerOptions> {
         },
         _ => OnOverlap::Skip,
     };
+    let ping = args.ping.clone().map(|url| crate::runner::ping::Ping {
+        url,
+        timeout: args.ping_timeout,
+    });
     Ok(RunnerOptions {
         replicas,
         on_overlap,
+        ping,
         backup: if args.no_backup {
             Backup::No
         } else {
