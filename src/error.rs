@@ -86,7 +86,7 @@ impl ExitCode {
             ExitCode::StoreFormat => "newer store format",
             ExitCode::StoreData => "wrong key type / bad data",
             ExitCode::Unsupported => "server lacks a feature",
-            ExitCode::Overlap => "overlap: an older run still holds a live lease",
+            ExitCode::Overlap => "overlap: another run of the job still holds a live lease",
             ExitCode::Done => "done: this run is over already",
             ExitCode::Running => "running: another runner holds a live lease",
             ExitCode::LeaseLost => "lease lost: the token is no longer current",

@@ -418,9 +418,14 @@ fn overlap_is_refused_while_an_older_run_holds_a_live_lease() {
     // Nothing was written for the refused run.
     assert!(!state(&s, "j").contains_key("120000:status"));
 
-    // --overlap allow skips the check; an older slot is never an overlap of a newer one.
+    // --overlap allow skips the check.
     won(&claim(&s, "j", "120000", &["--overlap", "allow"]));
-    won(&claim(&s, "j", "30000", &[]));
+    // A late claim of an older slot meets the newer runs in progress: under forbid no new run
+    // starts beside a live one, older or newer (the oldest is named).
+    let out = claim(&s, "j", "30000", &[]);
+    assert_eq!(out.status.code(), Some(80), "{}", stderr(&out));
+    assert_eq!(json(&out)["blocking_slot"], 60000);
+    won(&claim(&s, "j", "30000", &["--overlap", "allow"]));
 }
 
 #[test]

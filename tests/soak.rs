@@ -89,7 +89,14 @@ fn sleep_to_next_tick(stop: &AtomicBool) {
 /// One host's crontab: at every tick, a new `anarchon run` of the job, as cron starts one whether
 /// or not the last is still there.
 /// Its stderr goes to `<dir>/<host>.err`.
-fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool) {
+/// The crontab line's `--overlap` policy and how long its command runs.
+#[derive(Debug, Clone, Copy)]
+struct Line {
+    overlap: &'static str,
+    run_ms: u64,
+}
+
+fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, line: Line) {
     let err_log = dir.join(format!("{}.err", host.name));
     while !stop.load(Ordering::Relaxed) {
         sleep_to_next_tick(stop);
@@ -121,9 +128,11 @@ fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool) {
                 "1s",
                 "--runner",
                 &host.name,
+                "--overlap",
+                line.overlap,
                 "--shell",
                 "--",
-                &ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", 2_000, false),
+                &ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", line.run_ms, false),
             ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -295,6 +304,34 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64) -> Verdict {
 
 #[test]
 fn a_randomized_fault_soak_never_runs_two_copies_at_once() {
+    let overlap = match std::env::var("ANARCHON_SOAK_OVERLAP").as_deref() {
+        Ok("replace") => "replace",
+        Ok("buffer") => "buffer",
+        _ => "forbid",
+    };
+    soak(Line {
+        overlap,
+        run_ms: setting("ANARCHON_SOAK_RUN_MS", 2_000),
+    });
+}
+
+/// The same under `--overlap replace` and `buffer`, with runs longer than the interval, so that
+/// every slot meets a run in progress: replaced runs are stopped before the next starts, buffered
+/// ones start after the older ends, faults or not.
+#[test]
+fn a_fault_soak_under_replace_and_buffer_never_runs_two_copies_at_once() {
+    if std::env::var_os("ANARCHON_SOAK_OVERLAP").is_some() {
+        return; // bench/soak.sh runs one policy at a time, through the test above
+    }
+    for overlap in ["replace", "buffer"] {
+        soak(Line {
+            overlap,
+            run_ms: 4_000,
+        });
+    }
+}
+
+fn soak(line: Line) {
     let secs = setting("ANARCHON_SOAK_SECS", 12);
     let host_count = setting("ANARCHON_SOAK_HOSTS", 3);
     let seed = setting("ANARCHON_SOAK_SEED", 1);
@@ -316,7 +353,7 @@ fn a_randomized_fault_soak_never_runs_two_copies_at_once() {
         .map(|h| {
             let (h, stop, log) = (h.clone(), stop.clone(), log.clone());
             let dir = s.dir.path().to_path_buf();
-            std::thread::spawn(move || crontab(&dir, &h, &log, &stop))
+            std::thread::spawn(move || crontab(&dir, &h, &log, &stop, line))
         })
         .collect();
 
@@ -349,7 +386,8 @@ fn a_randomized_fault_soak_never_runs_two_copies_at_once() {
     let verdict = check(&s, &log, quiet_from_ms);
     let together: i64 = verdict.overlaps.iter().map(|o| o.2).sum();
     eprintln!(
-        "soak: {secs} s, {host_count} hosts, seed {seed}, store format {}: faults {dealt:?}\n  slots run {}, two copies at once {} ({} ms together){}\n  slots run more than once (one after the other) {}: {:?}\n  slots left without an ended attempt {}: {:?}",
+        "soak: {secs} s, {host_count} hosts, seed {seed}, --overlap {}, store format {}: faults {dealt:?}\n  slots run {}, two copies at once {} ({} ms together){}\n  slots run more than once (one after the other) {}: {:?}\n  slots left without an ended attempt {}: {:?}",
+        line.overlap,
         Server::test_store_format(),
         verdict.slots_run,
         verdict.overlaps.len(),

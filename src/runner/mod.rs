@@ -102,6 +102,22 @@ pub async fn run_slot(
     opts: &RunnerOptions,
     server_now: i64,
 ) -> Result<SlotReport> {
+    // BufferOne: while a slot waits for an older run, a newer one is skipped, even in the moment
+    // the older run has ended and the waiting slot not yet claimed (it would win that race).
+    if let (overlap::OnOverlap::Buffer { .. }, crate::store::RunKind::Scheduled) =
+        (opts.on_overlap, req.kind)
+        && let Some(waiting) =
+            strategy::lease::waiting_slot(conn, &target.lease_keys(), req.slot, server_now).await?
+    {
+        let reason = format!(
+            "--overlap buffer: the run of {} already waits for an older run (one waits at most)",
+            rfc3339(waiting)
+        );
+        let mut report = SlotReport::skipped(target.job, req.slot, SlotOutcome::Overlap, None);
+        report.skip_recorded = Some(record_overlap_skip(conn, target, &req, &reason).await?);
+        report.skip_reason = Some(reason);
+        return Ok(report);
+    }
     let (mut reply, mut sent) =
         claim_with_retry(conn, target, &req, server_now, opts.quiet).await?;
     // A scheduled slot refused by an older run: skipped, or (replace, buffer) claimed again once

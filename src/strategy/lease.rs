@@ -567,6 +567,31 @@ pub async fn hold_buffer(
     }
 }
 
+/// The slot that holds the job's waiting place (`--overlap buffer`) at `now` (server ms), unless
+/// the place is free, lapsed, or `slot`'s own. One HGET.
+pub async fn waiting_slot(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+    now: i64,
+) -> Result<Option<i64>> {
+    let held: Option<String> = conn
+        .query(redis::cmd("HGET").arg(&keys.job).arg("buffered"))
+        .await
+        .map_err(|e| e.on_key(&keys.job, "hash"))?;
+    let Some(held) = held else { return Ok(None) };
+    let parsed = held
+        .split_once(':')
+        .and_then(|(s, u)| Some((s.parse::<i64>().ok()?, u.parse::<i64>().ok()?)));
+    let Some((waiting, until)) = parsed else {
+        return Err(Error::corrupt(
+            &keys.job,
+            format!("field buffered is {held:?}, not <slot>:<until>"),
+        ));
+    };
+    Ok((waiting != slot && until > now).then_some(waiting))
+}
+
 /// Gives up `slot`'s waiting place (it was claimed, or waited too long): a later slot may wait.
 /// The place of another slot is left alone.
 pub async fn free_buffer(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<()> {

@@ -4,7 +4,7 @@
 --       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot}, all strings;
 --   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
---   older run; for a takeover superseded by a newer run (done, interrupted), other_slot is its slot.
+--   other run in progress (older, or newer for a late claim); for a takeover superseded by a newer run (done, interrupted), other_slot is its slot.
 -- :state, :job, and for a new run :active and :slots, are read first, through `checked` (lib.lua);
 -- the keys a path writes without reading are checked with TYPE on that path, before its first write.
 local err
@@ -100,7 +100,9 @@ if not run.status then
       end_run(other, o, 'interrupted', now, '{"reason":"lease expired"}')
     elseif not allow_overlap and o_end <= now and other_ms < slot_ms then
       overtaken[#overtaken + 1] = pair
-    elseif o_end > now and other_ms < slot_ms and not overlapping then
+    elseif o_end > now and (not overlapping or other_ms < tonumber(overlapping[1])) then
+      -- Older or newer: under forbid a new run never starts beside a live one. (A newer one is
+      -- live when this claim comes late: a host that stalled, a buffered or backfilled slot.)
       overlapping = pair
     end
   end

@@ -4,7 +4,7 @@
 --       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot, fence}, all strings;
 --   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
---   older run; for a takeover superseded by a newer run (done, interrupted), other_slot is its slot.
+--   other run in progress (older, or newer for a late claim); for a takeover superseded by a newer run (done, interrupted), other_slot is its slot.
 --   fence: the won attempt's fencing token (lib.lua next_fence), empty otherwise.
 local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
 local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -100,7 +100,9 @@ if not run then
       if err then return err end
     elseif not allow_overlap and o.lease_end <= now and other_ms < slot_ms then
       overtaken[#overtaken + 1] = other
-    elseif o.lease_end > now and other_ms < slot_ms and (not overlapping_slot or other_ms < overlapping_slot) then
+    elseif o.lease_end > now and (not overlapping_slot or other_ms < overlapping_slot) then
+      -- Older or newer: under forbid a new run never starts beside a live one. (A newer one is
+      -- live when this claim comes late: a host that stalled, a buffered or backfilled slot.)
       overlapping, overlapping_slot = o, other_ms
     end
   end
