@@ -34,7 +34,7 @@ pub const DUE_LOOKBACK: usize = 10;
 /// Added to a job's `--max-late` + `--jitter` for the default grace.
 pub const GRACE_SLACK: Duration = Duration::from_secs(60);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum HealthState {
     Ok,
@@ -85,7 +85,7 @@ pub struct Inputs<'a> {
 }
 
 /// A job's health.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Health {
     pub state: HealthState,
     /// The next slot of the schedule after now.

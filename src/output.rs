@@ -238,6 +238,25 @@ fn fit_to_width(
 }
 
 /// How a HEALTH column's word is coloured: what needs a person red or yellow, a healthy job green.
+/// The server's clock in a `--json` document: `server_time` (ms) and its RFC 3339 twin
+/// (`server_time_rfc3339`: the name `server_time_time` would not read). Flattened into reports.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ServerClock {
+    /// The server's clock when the command read the store, ms since the epoch.
+    pub server_time: i64,
+    /// The same, RFC 3339.
+    pub server_time_rfc3339: String,
+}
+
+impl ServerClock {
+    pub fn at(ms: i64) -> Self {
+        ServerClock {
+            server_time: ms,
+            server_time_rfc3339: crate::time::rfc3339(ms),
+        }
+    }
+}
+
 pub fn health_tone(health: &str) -> Tone {
     match health {
         "ok" => Tone::Good,

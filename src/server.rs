@@ -8,14 +8,14 @@ use serde::Serialize;
 use crate::connection::Connection;
 use crate::error::Result;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ServerKind {
     Redis,
     Valkey,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ServerInfo {
     pub kind: ServerKind,
     /// The product's own version (valkey_version on Valkey).

@@ -26,7 +26,7 @@ use crate::store::{format, monitor, validate_job_name, validate_prefix};
 use crate::time::{humanize, rfc3339};
 
 /// A monitoring plugin's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Status {
     Ok,
@@ -67,7 +67,7 @@ impl Status {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct JobCheck {
     job: String,
     status: Status,
@@ -80,12 +80,17 @@ struct JobCheck {
     perf: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct CheckReport {
     status: Status,
     exit_code: i32,
-    server_time: i64,
+    /// The server's clock (absent when it could not be asked: then `error` says why).
+    #[serde(flatten)]
+    clock: Option<crate::output::ServerClock>,
     jobs: Vec<JobCheck>,
+    /// Why the check could not be made (status UNKNOWN, exit code 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
 }
 
 /// Runs the check; any error (Redis unreachable, a newer store) is UNKNOWN, as a plugin must say.
@@ -97,9 +102,13 @@ pub async fn execute(args: CheckArgs, ctx: &Context) -> Result<i32> {
             let text = e.to_string();
             let first = text.lines().next().unwrap_or_default();
             if ctx.out.json {
-                ctx.out.print_json(&serde_json::json!({
-                    "status": "UNKNOWN", "exit_code": 3, "error": text,
-                }));
+                ctx.out.print_json(&CheckReport {
+                    status: Status::Unknown,
+                    exit_code: Status::Unknown.code(),
+                    clock: None,
+                    jobs: Vec::new(),
+                    error: Some(text.clone()),
+                });
             } else {
                 crate::outln!("ANARCHON UNKNOWN - {first}");
             }
@@ -181,8 +190,9 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
         ctx.out.print_json(&CheckReport {
             status: worst,
             exit_code: worst.code(),
-            server_time: now,
+            clock: Some(crate::output::ServerClock::at(now)),
             jobs: checks,
+            error: None,
         });
         return Ok(worst.code());
     }
@@ -267,4 +277,9 @@ fn perf_data(h: &Health, failures: u32) -> String {
         out.push(format!("duration={:.3}s;;;0", d as f64 / 1000.0));
     }
     out.join(" ")
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![("check", crate::commands::output_schema::<CheckReport>())]
 }

@@ -15,7 +15,7 @@ use crate::strategy::{
 use crate::time::{relative, rfc3339};
 
 /// `claim --json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ClaimReport<'a> {
     #[serde(flatten)]
     pub run: RunRef<'a>,
@@ -32,7 +32,8 @@ pub struct ClaimReport<'a> {
     pub lease_end_time: Option<String>,
     /// For overlap: the older run that still holds a live lease.
     pub blocking_slot: Option<i64>,
-    pub server_time: i64,
+    #[serde(flatten)]
+    pub clock: crate::output::ServerClock,
     /// When won in store format 2: the attempt's fencing token (ANARCHON_FENCE for `run`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fence: Option<i64>,
@@ -51,7 +52,7 @@ impl<'a> ClaimReport<'a> {
             lease_end: reply.lease_end,
             lease_end_time: reply.lease_end.map(rfc3339),
             blocking_slot: reply.other_slot,
-            server_time: reply.server_now,
+            clock: crate::output::ServerClock::at(reply.server_now),
             fence: reply.fence,
         }
     }
@@ -109,7 +110,7 @@ pub fn print_claim(ctx: &Context, report: &ClaimReport) {
 fn print_text(ctx: &Context, r: &ClaimReport) {
     let out = &ctx.out;
     let lease = |end: Option<i64>| match end {
-        Some(end) => format!("{} ({})", rfc3339(end), relative(end, r.server_time)),
+        Some(end) => format!("{} ({})", rfc3339(end), relative(end, r.clock.server_time)),
         None => "-".to_string(),
     };
     let attempt = r
@@ -191,4 +192,12 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
             );
         }
     }
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![(
+        "claim",
+        crate::commands::output_schema::<ClaimReport<'static>>(),
+    )]
 }

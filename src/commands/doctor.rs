@@ -13,7 +13,7 @@ use crate::server::{self, ServerInfo};
 use crate::store::format::{STORE_FORMAT, parse_time_reply, readers};
 use crate::store::{format_key, validate_prefix};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Ok,
@@ -21,14 +21,14 @@ pub enum Verdict {
     Fail,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Check {
     pub name: &'static str,
     pub status: Verdict,
     pub detail: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct DoctorReport {
     url: String,
     server: ServerInfo,
@@ -247,4 +247,9 @@ async fn clock_and_latency(
     }
     samples.sort();
     Ok((client - server, samples[samples.len() / 2]))
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![("doctor", crate::commands::output_schema::<DoctorReport>())]
 }

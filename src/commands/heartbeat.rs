@@ -10,7 +10,7 @@ use crate::strategy::lease::{self, TokenOutcome, TokenReply};
 use crate::time::{relative, rfc3339};
 
 /// `heartbeat --json` and `finish --json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct TokenReport<'a> {
     #[serde(flatten)]
     pub run: RunRef<'a>,
@@ -21,7 +21,8 @@ pub struct TokenReport<'a> {
     pub runner: &'a str,
     pub lease_end: Option<i64>,
     pub lease_end_time: Option<String>,
-    pub server_time: i64,
+    #[serde(flatten)]
+    pub clock: crate::output::ServerClock,
     /// Why the token no longer holds the run (text output only).
     #[serde(skip)]
     pub lost_reason: String,
@@ -37,7 +38,7 @@ impl<'a> TokenReport<'a> {
             runner: &reply.runner,
             lease_end: reply.lease_end,
             lease_end_time: reply.lease_end.map(rfc3339),
-            server_time: reply.server_now,
+            clock: crate::output::ServerClock::at(reply.server_now),
             lost_reason: reply.lost_reason(),
         }
     }
@@ -110,4 +111,18 @@ pub async fn execute(args: HeartbeatArgs, ctx: &Context) -> Result<ExitCode> {
     };
     report.print(ctx, &ok_line);
     Ok(report.exit_code())
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![
+        (
+            "heartbeat",
+            crate::commands::output_schema::<TokenReport<'static>>(),
+        ),
+        (
+            "finish",
+            crate::commands::output_schema::<TokenReport<'static>>(),
+        ),
+    ]
 }

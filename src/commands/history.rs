@@ -12,10 +12,11 @@ use crate::store::job::locate_job;
 use crate::store::{JobKeys, format};
 use crate::time::humanize;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct HistoryReport<'a> {
     job: &'a str,
-    server_time: i64,
+    #[serde(flatten)]
+    clock: crate::output::ServerClock,
     since: Option<i64>,
     entries: Vec<HistoryEntry>,
 }
@@ -64,7 +65,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     if ctx.out.json {
         ctx.out.print_json(&HistoryReport {
             job: &job,
-            server_time: now,
+            clock: crate::output::ServerClock::at(now),
             since,
             entries,
         });
@@ -111,9 +112,10 @@ fn history_row(ctx: &Context, e: &HistoryEntry, now: i64) -> Vec<String> {
 }
 
 /// `history --all --json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct AcrossReport<'a> {
-    server_time: i64,
+    #[serde(flatten)]
+    clock: crate::output::ServerClock,
     since: Option<i64>,
     entries: Vec<FollowLine<'a>>,
 }
@@ -148,7 +150,7 @@ async fn across_jobs(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     all.truncate(args.last);
     if ctx.out.json {
         ctx.out.print_json(&AcrossReport {
-            server_time: now,
+            clock: crate::output::ServerClock::at(now),
             since,
             entries: all
                 .iter()
@@ -185,7 +187,7 @@ async fn across_jobs(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
 }
 
 /// One line of `history --follow`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct FollowLine<'a> {
     job: &'a str,
     #[serde(flatten)]
@@ -344,4 +346,22 @@ fn print_follow_line(ctx: &Context, job: &str, e: &HistoryEntry) {
             format!("  {detail}")
         }
     );
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![
+        (
+            "history",
+            crate::commands::output_schema::<HistoryReport<'static>>(),
+        ),
+        (
+            "history-all",
+            crate::commands::output_schema::<AcrossReport<'static>>(),
+        ),
+        (
+            "history-follow",
+            crate::commands::output_schema::<FollowLine<'static>>(),
+        ),
+    ]
 }

@@ -19,7 +19,7 @@ use crate::store::read::KeyInfo;
 use crate::time::humanize;
 
 /// `inspect --json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct JobDetail {
     pub job: String,
     pub layout: Layout,
@@ -34,7 +34,8 @@ pub struct JobDetail {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pause: Option<crate::store::pause::Pause>,
     pub paused: bool,
-    pub server_time: i64,
+    #[serde(flatten)]
+    pub clock: crate::output::ServerClock,
     /// Redis Cluster hash slot of the job's keys when they share one (the lease layout's hash
     /// tag); null for the claim-only layout, whose keys each have their own (see `keys`).
     pub hash_slot: Option<u16>,
@@ -115,7 +116,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         job_format: job_format.map(LeaseFormat::number),
         paused: pause.as_ref().is_some_and(|p| p.is_paused(now)),
         pause,
-        server_time: now,
+        clock: crate::output::ServerClock::at(now),
         hash_slot: (layout == Layout::Lease).then(|| hash_slot(&lease_keys.state)),
         keys,
         active,
@@ -211,7 +212,7 @@ fn print_registry(ctx: &Context, d: &JobDetail) {
                 format!(
                     "{} ({})",
                     h.host,
-                    out.relative(Some(h.last_seen), d.server_time)
+                    out.relative(Some(h.last_seen), d.clock.server_time)
                 )
             })
             .collect();
@@ -241,9 +242,9 @@ fn print_health(ctx: &Context, d: &JobDetail) {
         crate::outln!(
             "health   {}: next {}, last success {}, last failure {}{}",
             h.state.as_str(),
-            out.relative(h.next_due, d.server_time),
-            out.relative(h.last_success, d.server_time),
-            out.relative(h.last_failure, d.server_time),
+            out.relative(h.next_due, d.clock.server_time),
+            out.relative(h.last_success, d.clock.server_time),
+            out.relative(h.last_failure, d.clock.server_time),
             if h.missed_slots.is_empty() {
                 String::new()
             } else {
@@ -317,7 +318,7 @@ fn print_active(ctx: &Context, d: &JobDetail) {
                 // A holder that is hung looks different from a healthy one: how long it has
                 // run, and how long ago its lease was last renewed (a heartbeat).
                 let renewed = a.renewed_at.map_or("-".to_string(), |at| {
-                    format!("{} ago", humanize((d.server_time - at).max(0) as u64))
+                    format!("{} ago", humanize((d.clock.server_time - at).max(0) as u64))
                 });
                 vec![
                     out.time(a.state.slot),
@@ -378,7 +379,7 @@ fn print_runs(ctx: &Context, d: &JobDetail) {
                         .map_or("-".to_string(), |a| a.to_string()),
                     e.status.clone().unwrap_or_else(|| "claimed".into()),
                     e.runner.clone(),
-                    out.when(e.ended_at.or(e.claimed_at), d.server_time),
+                    out.when(e.ended_at.or(e.claimed_at), d.clock.server_time),
                     duration,
                     result_summary(r.result.as_ref()),
                 ]
@@ -394,4 +395,9 @@ fn print_runs(ctx: &Context, d: &JobDetail) {
             )
         );
     }
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![("inspect", crate::commands::output_schema::<JobDetail>())]
 }

@@ -21,10 +21,11 @@ use crate::time::humanize;
 use crate::time::rfc3339;
 
 /// `list --json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct ListReport<'a> {
     prefix: &'a str,
-    server_time: i64,
+    #[serde(flatten)]
+    clock: crate::output::ServerClock,
     /// The store format found (null: no anarchon data under this prefix).
     format: Option<u32>,
     jobs: Vec<JobRow<'a>>,
@@ -32,13 +33,15 @@ struct ListReport<'a> {
     errors: &'a [Unreadable],
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct JobRow<'a> {
     #[serde(flatten)]
     summary: &'a JobSummary,
     /// The newest run's state: its status, or `expired` (marked running, lease ended).
     state: Option<&'a str>,
     last_slot_time: Option<String>,
+    /// `last_result_at` as RFC 3339.
+    last_result_at_time: Option<String>,
     last_result_age_ms: Option<i64>,
     /// The schedule the job registry knows (null: unknown).
     schedule: Option<&'a str>,
@@ -47,20 +50,22 @@ struct JobRow<'a> {
 }
 
 /// `list --active --json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct ActiveReport<'a> {
     prefix: &'a str,
-    server_time: i64,
+    #[serde(flatten)]
+    clock: crate::output::ServerClock,
     active: Vec<ActiveRow>,
     errors: &'a [Unreadable],
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct ActiveRow {
     job: String,
     #[serde(flatten)]
     run: ActiveRun,
-    /// `running`, or `expired` when the lease has ended.
+    /// What the run is now: `running`, or `expired` when its lease has ended (`status` is the
+    /// store's, `running` until the run ends or a backup takes it over).
     state: &'static str,
 }
 
@@ -255,7 +260,7 @@ impl Listing {
         let now = check.server_now_ms;
         let report = ListReport {
             prefix: ctx.prefix(),
-            server_time: now,
+            clock: crate::output::ServerClock::at(now),
             format: check.format,
             jobs: self
                 .summaries
@@ -264,6 +269,7 @@ impl Listing {
                     summary: s,
                     state: s.state(now),
                     last_slot_time: s.last_slot.map(rfc3339),
+                    last_result_at_time: s.last_result_at.map(rfc3339),
                     last_result_age_ms: s.last_result_at.map(|t| now - t),
                     schedule: self
                         .health_of(s)
@@ -360,7 +366,7 @@ async fn list_active(
     if ctx.out.json {
         ctx.out.print_json(&ActiveReport {
             prefix: ctx.prefix(),
-            server_time: now,
+            clock: crate::output::ServerClock::at(now),
             active,
             errors: unreadable,
         });
@@ -405,4 +411,18 @@ async fn list_active(
         crate::errln!("error: job {} is unreadable: {}", u.job, u.error);
     }
     Ok(code)
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![
+        (
+            "list",
+            crate::commands::output_schema::<ListReport<'static>>(),
+        ),
+        (
+            "list-active",
+            crate::commands::output_schema::<ActiveReport<'static>>(),
+        ),
+    ]
 }

@@ -10,10 +10,11 @@ use crate::error::{Error, ExitCode, Result};
 use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
 use crate::time::humanize;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct LogsReport<'a> {
     job: &'a str,
-    server_time: i64,
+    #[serde(flatten)]
+    clock: crate::output::ServerClock,
     entries: Vec<HistoryEntry>,
 }
 
@@ -67,7 +68,7 @@ pub async fn execute(args: LogsArgs, ctx: &Context) -> Result<ExitCode> {
     if ctx.out.json {
         ctx.out.print_json(&LogsReport {
             job: &args.job,
-            server_time: now,
+            clock: crate::output::ServerClock::at(now),
             entries,
         });
         return Ok(ExitCode::Ok);
@@ -146,4 +147,12 @@ fn print_entry(ctx: &Context, job: &str, e: &HistoryEntry, now: i64) {
         _ if !r.is_null() && r.get("reason").is_none() => crate::outln!("  result: {r}"),
         _ => {}
     }
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![(
+        "logs",
+        crate::commands::output_schema::<LogsReport<'static>>(),
+    )]
 }

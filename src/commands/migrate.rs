@@ -14,7 +14,7 @@ use crate::store::read::Unreadable;
 use crate::store::{format, validate_prefix};
 
 /// `migrate --json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct Report<'a> {
     prefix: &'a str,
     /// The format found before (null: no anarchon data).
@@ -199,4 +199,12 @@ fn finish(ctx: &Context, report: &Report, line: &str) -> Result<ExitCode> {
     } else {
         ExitCode::StoreData
     })
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![(
+        "migrate",
+        crate::commands::output_schema::<Report<'static>>(),
+    )]
 }

@@ -184,7 +184,7 @@ pub async fn full_token(
 }
 
 /// The run a report is about, flattened into the JSON of `claim`, `heartbeat` and `finish`.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct RunRef<'a> {
     pub job: &'a str,
     pub slot: i64,
@@ -414,4 +414,34 @@ fn generated(written: std::io::Result<()>) -> Result<crate::error::ExitCode> {
 pub fn may_create(new: bool) -> bool {
     use std::io::IsTerminal;
     new || !std::io::stdin().is_terminal()
+}
+/// The JSON Schema of what `T` serializes to (fields skipped when empty are not required).
+pub(crate) fn output_schema<T: schemars::JsonSchema>() -> schemars::Schema {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+}
+
+/// Every command's `--json` output as a JSON Schema, by file name under `docs/schemas/`
+/// (`<name>.schema.json`): generated from the types that serialize it, so the schema cannot drift
+/// from the output; tests/schemas.rs keeps the committed files current and validates real output.
+pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    [
+        check::json_schemas(),
+        claim::json_schemas(),
+        doctor::json_schemas(),
+        heartbeat::json_schemas(),
+        history::json_schemas(),
+        inspect::json_schemas(),
+        list::json_schemas(),
+        logs::json_schemas(),
+        migrate::json_schemas(),
+        pause::json_schemas(),
+        release::json_schemas(),
+        run::json_schemas(),
+        trim::json_schemas(),
+        wait::json_schemas(),
+    ]
+    .concat()
 }

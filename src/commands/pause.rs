@@ -12,7 +12,7 @@ use crate::store::pause::{self, Pause};
 use crate::strategy::Strategy;
 use crate::time::{millis, rfc3339};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct PauseReport<'a> {
     job: &'a str,
     #[serde(flatten)]
@@ -79,4 +79,18 @@ fn report(ctx: &Context, job: &str, p: &Pause, now: i64) {
     } else {
         crate::outln!("{job} is resumed: its next scheduled run is claimed as usual");
     }
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![
+        (
+            "pause",
+            crate::commands::output_schema::<PauseReport<'static>>(),
+        ),
+        (
+            "resume",
+            crate::commands::output_schema::<PauseReport<'static>>(),
+        ),
+    ]
 }

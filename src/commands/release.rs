@@ -26,7 +26,7 @@ use crate::strategy::lease::{self, ReleaseOutcome};
 use crate::time::{millis, rfc3339};
 
 /// One run `release` ends (or, with --dry-run, would).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct Released {
     job: String,
     slot: i64,
@@ -48,7 +48,7 @@ struct Released {
     waited_ms: Option<u64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct Report {
     dry_run: bool,
     status: &'static str,
@@ -459,4 +459,9 @@ fn print(ctx: &Context, report: &Report) {
             report.by
         );
     }
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![("release", crate::commands::output_schema::<Report>())]
 }

@@ -20,7 +20,7 @@ use crate::strategy;
 use crate::strategy::lease::{self, HistoryPolicy};
 use crate::time::{millis, rfc3339};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct TrimReport<'a> {
     dry_run: bool,
     keep: u32,
@@ -33,7 +33,7 @@ struct TrimReport<'a> {
     errors: &'a [Unreadable],
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct JobTrim {
     job: String,
     layout: Layout,
@@ -277,4 +277,12 @@ fn report(
         crate::errln!("error: job {} was not trimmed: {}", u.job, u.error);
     }
     Ok(code)
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![(
+        "trim",
+        crate::commands::output_schema::<TrimReport<'static>>(),
+    )]
 }

@@ -12,6 +12,17 @@ use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
 use crate::store::{JobKeys, format};
 use crate::time::humanize;
 
+/// `wait --json`: how the awaited run ended.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+struct WaitReport {
+    job: String,
+    /// Its newest attempt, as `history` shows it.
+    run: HistoryEntry,
+    /// What `wait` exits with: 0 finished or skipped; the command's exit code when it failed with
+    /// one, else 1.
+    exit_code: i32,
+}
+
 /// Where the awaited run is.
 enum Seen {
     /// Not claimed yet, or in progress (running, or expired until a backup takes it over).
@@ -110,11 +121,11 @@ fn report(ctx: &Context, job: &str, e: &HistoryEntry) -> i32 {
             .map_or(1, |c| c as i32),
     };
     if ctx.out.json {
-        ctx.out.print_json(&serde_json::json!({
-            "job": job,
-            "run": e,
-            "exit_code": code,
-        }));
+        ctx.out.print_json(&WaitReport {
+            job: job.to_string(),
+            run: e.clone(),
+            exit_code: code,
+        });
     } else {
         crate::outln!(
             "{job} @ {}: {} as attempt {} on {}{}{}",
@@ -130,4 +141,9 @@ fn report(ctx: &Context, job: &str, e: &HistoryEntry) -> i32 {
         );
     }
     code
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![("wait", crate::commands::output_schema::<WaitReport>())]
 }

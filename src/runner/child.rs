@@ -72,7 +72,7 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// How the command ended.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct CommandOutcome {
     /// The exit code, when it exited normally.
     pub exit_code: Option<i32>,

@@ -59,7 +59,7 @@ const REPLACE_SLACK: Duration = Duration::from_secs(2);
 pub const REPLACE_REASON_END: &str = " (--overlap replace)";
 
 /// What waiting for the older run came to, for the slot's report (`run --json`: `overlap`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct OverlapWait {
     /// replace or buffer.
     pub policy: &'static str,

@@ -8,7 +8,7 @@ use crate::strategy::lease::ClaimReply;
 use crate::time::rfc3339;
 
 /// What became of one slot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SlotOutcome {
     /// We won it and ran the command.
@@ -26,7 +26,7 @@ pub enum SlotOutcome {
 }
 
 /// Whether the end of the run reached the store.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "state", content = "detail")]
 pub enum Recorded {
     /// finished / failed is stored.
@@ -43,7 +43,7 @@ pub enum Recorded {
 }
 
 /// The summary of one slot (`run --json` prints it).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SlotReport {
     pub job: String,
     pub slot: i64,

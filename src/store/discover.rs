@@ -9,7 +9,9 @@ use crate::error::Result;
 use crate::store::ClaimKeys;
 
 /// Which key layout a job uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layout {
     /// `{<prefix><job>}:state` ... (strategy lease).
@@ -28,7 +30,7 @@ impl Layout {
 }
 
 /// A job found in the store.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 pub struct JobRef {
     pub name: String,
     pub layout: Layout,

@@ -22,7 +22,7 @@ pub struct HistoryFilter {
 }
 
 /// One line of history: an ended attempt (from `:results`) or a run in progress.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct HistoryEntry {
     pub slot: i64,
     pub slot_time: String,
@@ -31,7 +31,11 @@ pub struct HistoryEntry {
     pub runner: String,
     pub token: String,
     pub claimed_at: Option<i64>,
+    /// `claimed_at` as RFC 3339.
+    pub claimed_at_time: Option<String>,
     pub ended_at: Option<i64>,
+    /// `ended_at` as RFC 3339.
+    pub ended_at_time: Option<String>,
     pub duration_ms: Option<i64>,
     pub result: serde_json::Value,
     /// The attempt's fencing token (store format 2).
@@ -53,7 +57,9 @@ impl From<ResultEntry> for HistoryEntry {
                 _ => None,
             },
             claimed_at: r.claimed_at,
+            claimed_at_time: r.claimed_at.map(rfc3339),
             ended_at: r.ended_at,
+            ended_at_time: r.ended_at.map(rfc3339),
             result: r.result,
             fence: r.fence,
         }
@@ -90,7 +96,9 @@ pub async fn read_history(
                     runner: r.entry.runner,
                     token: r.entry.token,
                     claimed_at: r.entry.claimed_at,
+                    claimed_at_time: r.entry.claimed_at.map(rfc3339),
                     ended_at: r.entry.ended_at,
+                    ended_at_time: r.entry.ended_at.map(rfc3339),
                     duration_ms: r.entry.ended_at.zip(r.entry.claimed_at).map(|(b, a)| b - a),
                     result: r.result.unwrap_or_default(),
                     fence: None,
@@ -117,7 +125,9 @@ pub async fn read_history(
                     runner: a.state.runner,
                     token: a.state.token,
                     claimed_at: Some(a.state.claimed_at),
+                    claimed_at_time: Some(rfc3339(a.state.claimed_at)),
                     ended_at: None,
+                    ended_at_time: None,
                     duration_ms: None,
                     result: serde_json::Value::Null,
                     fence: a.state.fence,

@@ -14,12 +14,14 @@ use crate::store::{ClaimKeys, LeaseFormat, LeaseKeys};
 use crate::time::rfc3339;
 
 /// A run in progress, with its lease measured against the server's clock.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ActiveRun {
     #[serde(flatten)]
     pub state: RunState,
     pub slot_time: String,
     pub lease_end_time: String,
+    /// `claimed_at` as RFC 3339.
+    pub claimed_at_time: String,
     /// Milliseconds the lease still lives by the server's clock (negative: expired).
     pub lease_left_ms: i64,
     /// Since attempt 1 was claimed, by the server's clock.
@@ -30,11 +32,15 @@ pub struct ActiveRun {
 }
 
 /// An entry of a run stream, with its result when there is one.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct RunWithResult {
     #[serde(flatten)]
     pub entry: RunEntry,
     pub slot_time: String,
+    /// `claimed_at` as RFC 3339.
+    pub claimed_at_time: Option<String>,
+    /// `ended_at` as RFC 3339.
+    pub ended_at_time: Option<String>,
     /// ended_at - claimed_at, as `history` gives it (null while either is unknown).
     pub duration_ms: Option<i64>,
     /// The attempt's fencing token (store format 2), as `history` gives it.
@@ -232,6 +238,7 @@ pub async fn active_runs_in(
         .map(|state| ActiveRun {
             slot_time: rfc3339(state.slot),
             lease_end_time: rfc3339(state.lease_end),
+            claimed_at_time: rfc3339(state.claimed_at),
             lease_left_ms: state.lease_end - now,
             running_for_ms: now - state.started_at,
             renewed_at: state.lease_ms.map(|ms| state.lease_end - ms),
@@ -254,6 +261,8 @@ pub async fn recent_results(
         .into_iter()
         .map(|r| RunWithResult {
             slot_time: rfc3339(r.slot),
+            claimed_at_time: r.claimed_at.map(rfc3339),
+            ended_at_time: r.ended_at.map(rfc3339),
             duration_ms: duration(r.claimed_at, r.ended_at),
             fence: r.fence,
             entry: RunEntry {
@@ -331,6 +340,8 @@ pub async fn runs_with_results(
             }
             RunWithResult {
                 slot_time: rfc3339(entry.slot),
+                claimed_at_time: entry.claimed_at.map(rfc3339),
+                ended_at_time: entry.ended_at.map(rfc3339),
                 duration_ms: duration(entry.claimed_at, entry.ended_at),
                 fence: result.as_ref().and_then(|r| r.fence),
                 entry,

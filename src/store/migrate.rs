@@ -132,7 +132,7 @@ pub async fn switch_format(
 }
 
 /// A lease job still in format 1.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct JobToConvert {
     pub job: String,
     /// Its runs in progress (they move to `:live`).

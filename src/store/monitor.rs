@@ -40,7 +40,7 @@ pub struct ClaimFeed {
 }
 
 /// One job as monitoring sees it (its health is judged by `crate::health`, above the store).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Monitored {
     pub job: String,
     pub layout: Layout,

@@ -18,7 +18,7 @@ pub const FIELDS: [&str; 5] = [
 ];
 
 /// A job's pause (all None: never paused).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Pause {
     pub paused_at: Option<i64>,
     /// None: until resumed.

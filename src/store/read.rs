@@ -14,7 +14,7 @@ pub const BATCH: usize = 500;
 
 /// One member of `:results` (see docs/store-format.md). Format 1 members hold their slot; format 2
 /// ones leave it to the score, which [`ResultEntry::parse_scored`] fills in.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct ResultEntry {
     #[serde(default)]
     pub slot: i64,
@@ -71,7 +71,7 @@ fn clip(text: &str) -> String {
 }
 
 /// One entry of a `:runs` stream: an ended attempt (lease layout) or a claim (claim-only layout).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RunEntry {
     /// The stream entry's ID; absent for a run read from `:results` alone (format 2 keeps no
     /// stream).
@@ -147,7 +147,7 @@ pub fn stream_entries(key: &str, value: Value) -> Result<Vec<RunEntry>> {
 }
 
 /// One row of `anarchon list`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct JobSummary {
     pub job: String,
     pub layout: Layout,
@@ -190,6 +190,28 @@ pub struct Unreadable {
     pub error: Error,
 }
 
+/// The shape [`Unreadable`] serializes to, for its JSON Schema.
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+struct UnreadableShape {
+    job: String,
+    layout: Layout,
+    /// The key that could not be read (when the error names one).
+    key: Option<String>,
+    /// What is wrong with it, and what to do.
+    error: String,
+}
+
+impl schemars::JsonSchema for Unreadable {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Unreadable".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        UnreadableShape::json_schema(generator)
+    }
+}
+
 impl Serialize for Unreadable {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
@@ -203,7 +225,7 @@ impl Serialize for Unreadable {
 }
 
 /// A key of a job, as `inspect` shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct KeyInfo {
     pub key: String,
     /// `none` when the key does not exist.

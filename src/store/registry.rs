@@ -23,7 +23,7 @@ pub fn registry_key(prefix: &str, job: &str) -> String {
 }
 
 /// What `run` records of a job. Empty texts and absent numbers are written as empty strings.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct JobSettings {
     /// The cron expression as given (None: runs of explicit `--slot`s only).
     pub schedule: Option<String>,
@@ -63,7 +63,7 @@ impl JobSettings {
 }
 
 /// The registry as read.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Registry {
     #[serde(flatten)]
     pub settings: JobSettings,
@@ -73,7 +73,7 @@ pub struct Registry {
     pub hosts: Vec<SeenHost>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SeenHost {
     pub host: String,
     pub last_seen: i64,

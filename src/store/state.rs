@@ -7,7 +7,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 /// Where a run is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     /// Claimed; the holder of `token` runs it while its lease lives.
@@ -53,7 +53,7 @@ impl fmt::Display for RunStatus {
 }
 
 /// Whether a run came from the schedule or from `run-now`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RunKind {
     Scheduled,
@@ -70,7 +70,7 @@ impl RunKind {
 }
 
 /// One run as the state hash records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RunState {
     /// The run's scheduled time, ms since the epoch; it names the run.
     pub slot: i64,

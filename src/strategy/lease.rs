@@ -61,7 +61,7 @@ pub struct ClaimRequest {
 }
 
 /// The answer of the claim script.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ClaimOutcome {
     /// We hold the lease for `attempt`.
@@ -118,7 +118,7 @@ impl std::fmt::Display for Released {
 pub type ClaimReply = ScriptReply<ClaimOutcome>;
 
 /// The answer of heartbeat and finish.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TokenOutcome {
     /// Done with our token.
@@ -238,7 +238,7 @@ pub async fn finish(
 }
 
 /// What `release` did to a run in progress.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ReleaseOutcome {
     /// Its attempt was recorded and the run ended.

@@ -26,8 +26,8 @@ use crate::time::{TimeRange, rfc3339};
 const MAX_SLOTS_IN_RANGE: usize = 100_000;
 
 /// What a backfill decides for one slot of the range before anything runs.
-#[derive(Debug, Clone, Serialize)]
-struct Planned {
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub(super) struct Planned {
     slot: i64,
     slot_time: String,
     /// What the store says of it: null (never claimed), running, finished, failed, interrupted,
@@ -39,8 +39,8 @@ struct Planned {
 }
 
 /// `run --backfill --json`: one document.
-#[derive(Debug, Serialize)]
-struct Summary<'a> {
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub(super) struct Summary<'a> {
     job: &'a str,
     from: i64,
     from_time: String,

@@ -29,7 +29,7 @@ use crate::time::{millis, rfc3339};
 const MAX_CATCH_UP_SLOTS: usize = 1000;
 
 /// `run --json`: one line, the current slot's report plus the caught-up and skipped ones.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct RunSummary<'a> {
     #[serde(flatten)]
     current: &'a SlotReport,
@@ -39,9 +39,10 @@ struct RunSummary<'a> {
 }
 
 /// A missed run the catch-up policy did not run.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct Skipped {
     slot: i64,
+    slot_time: String,
     reason: String,
     /// Whether the store now records it as skipped (false: another host claimed it meanwhile, the
     /// job is paused over it, or a format 1 store, which has no place for it).
@@ -209,6 +210,7 @@ async fn plan_catch_up(
         let outcome = lease::skip(conn, keys, slot, &runner, &reason).await?;
         skipped.push(Skipped {
             slot,
+            slot_time: rfc3339(slot),
             reason: reason.clone(),
             recorded: outcome == lease::SkipOutcome::Skipped,
         });
@@ -593,6 +595,21 @@ fn waited_for_older(r: &SlotReport) -> String {
         "replace" => format!(", after stopping {older} ({waited})"),
         _ => format!(", after waiting {waited} for {older}"),
     }
+}
+
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![
+        (
+            "run",
+            crate::commands::output_schema::<RunSummary<'static>>(),
+        ),
+        (
+            "run-backfill",
+            crate::commands::output_schema::<backfill::Summary<'static>>(),
+        ),
+        ("run-now", crate::commands::output_schema::<SlotReport>()),
+    ]
 }
 
 #[cfg(test)]

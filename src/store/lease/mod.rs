@@ -22,7 +22,7 @@ pub mod v1;
 pub mod v2;
 
 /// Which store format a job's lease-layout keys are written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub enum LeaseFormat {
     /// The seed's layout: every run's state in `:state`, kept as long as the run's history.
     V1,
