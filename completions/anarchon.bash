@@ -149,7 +149,7 @@ _anarchon() {
 
     case "${cmd}" in
         anarchon)
-            opts="-p -n -h -V --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help --version claim heartbeat finish run list inspect history logs wait trim release pause resume migrate run-now check metrics doctor completions man help"
+            opts="-p -n -o -h -V --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help --version claim heartbeat finish run list inspect history logs wait trim release pause resume migrate run-now check metrics doctor completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -199,6 +199,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -223,7 +231,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__check)
-            opts="-p -n -h --all --grace --failures --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --all --grace --failures --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -281,6 +289,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -305,7 +321,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__claim)
-            opts="-p -n -h --slot --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --new --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --slot --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --new --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -399,6 +415,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -423,7 +447,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__completions)
-            opts="-p -n -h --dir --install --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help bash elvish fish powershell zsh"
+            opts="-p -n -o -h --dir --install --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -477,6 +501,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -501,7 +533,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__doctor)
-            opts="-p -n -h --pings --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --pings --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -555,6 +587,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -579,7 +619,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__finish)
-            opts="-p -n -h --slot --strategy --window --idmp-duration --idmp-max-size --token --status --result --result-json --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --slot --strategy --window --idmp-duration --idmp-max-size --token --status --result --result-json --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -665,6 +705,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -689,7 +737,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__heartbeat)
-            opts="-p -n -h --slot --strategy --window --idmp-duration --idmp-max-size --token --lease --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --slot --strategy --window --idmp-duration --idmp-max-size --token --lease --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -765,6 +813,14 @@ _anarchon() {
                     ;;
                 --backend)
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1099,7 +1155,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__history)
-            opts="-v -f -w -p -n -h --all --runner --strategy --since --status --last --verbose --follow --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-v -f -w -p -n -o -h --all --runner --strategy --since --status --last --verbose --follow --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1173,6 +1229,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1197,7 +1261,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__inspect)
-            opts="-w -p -n -h --strategy --last --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-w -p -n -o -h --strategy --last --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1259,6 +1323,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1283,7 +1355,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__list)
-            opts="-w -p -n -h --pattern --strategy --active --status --unhealthy --sort --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-w -p -n -o -h --pattern --strategy --active --status --unhealthy --sort --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1353,6 +1425,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1377,7 +1457,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__logs)
-            opts="-p -n -h --strategy --slot --last --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --strategy --slot --last --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1439,6 +1519,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1463,7 +1551,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__man)
-            opts="-p -n -h --dir --install --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --dir --install --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1517,6 +1605,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1541,7 +1637,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__metrics)
-            opts="-p -n -h --listen --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --listen --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1595,6 +1691,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1619,7 +1723,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__migrate)
-            opts="-y -p -n -h --dry-run --yes --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-y -p -n -o -h --dry-run --yes --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1669,6 +1773,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1693,7 +1805,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__pause)
-            opts="-p -n -h --until --for --reason --by --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --until --for --reason --by --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1759,6 +1871,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1783,7 +1903,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__release)
-            opts="-y -p -n -h --slot --expired --all --status --reason --by --dry-run --no-wait --force --yes --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-y -p -n -o -h --slot --expired --all --status --reason --by --dry-run --no-wait --force --yes --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1853,6 +1973,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1877,7 +2005,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__resume)
-            opts="-p -n -h --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1927,6 +2055,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1951,7 +2087,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__run)
-            opts="-q -p -n -h --job --schedule --tz --slot --max-late --jitter --catch-up --backfill --backfill-max --include-skipped --dry-run --wait-replicas --wait-timeout --if-unreplicated --catch-up-policy --catch-up-max --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --no-backup --skipped-ok --on-failure --ping --ping-timeout --on-failure-timeout --backup-for --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --leave-children --keep-stdout --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-q -p -n -o -h --job --schedule --tz --slot --max-late --jitter --catch-up --backfill --backfill-max --include-skipped --dry-run --wait-replicas --wait-timeout --if-unreplicated --catch-up-policy --catch-up-max --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --no-backup --skipped-ok --on-failure --ping --ping-timeout --on-failure-timeout --backup-for --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --leave-children --keep-stdout --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2133,6 +2269,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -2157,7 +2301,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__run__subcmd__now)
-            opts="-q -p -n -h --new --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --leave-children --keep-stdout --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-q -p -n -o -h --new --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --leave-children --keep-stdout --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2263,6 +2407,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -2287,7 +2439,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__trim)
-            opts="-y -p -n -h --all --strategy --keep --older-than --protect --dry-run --yes --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-y -p -n -o -h --all --strategy --keep --older-than --protect --dry-run --yes --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2353,6 +2505,14 @@ _anarchon() {
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -2377,7 +2537,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__wait)
-            opts="-p -n -h --strategy --slot --timeout --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --strategy --slot --timeout --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2441,6 +2601,14 @@ _anarchon() {
                     ;;
                 --backend)
                     COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
                     return 0
                     ;;
                 --color)

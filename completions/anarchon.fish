@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_anarchon_global_optspecs
-    string join \n redis= host= p/port= n/db= user= password-file= tls tls-ca= tls-insecure cluster prefix= backend= json color= time-format= connect-timeout= command-timeout= h/help V/version
+    string join \n redis= host= p/port= n/db= user= password-file= tls tls-ca= tls-insecure cluster prefix= backend= json o/output= no-headers color= time-format= connect-timeout= command-timeout= h/help V/version
 end
 
 function __fish_anarchon_needs_command
@@ -34,6 +34,10 @@ complete -c anarchon -n "__fish_anarchon_needs_command" -l tls-ca -d 'Trust this
 complete -c anarchon -n "__fish_anarchon_needs_command" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_needs_command" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_needs_command" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_needs_command" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -47,6 +51,7 @@ complete -c anarchon -n "__fish_anarchon_needs_command" -l tls -d 'Connect with 
 complete -c anarchon -n "__fish_anarchon_needs_command" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_needs_command" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_needs_command" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_needs_command" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_needs_command" -s V -l version -d 'Print version'
 complete -c anarchon -n "__fish_anarchon_needs_command" -f -a "claim" -d 'Claim one run of a job: exactly one caller wins it'
@@ -97,6 +102,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l tls-ca -d 'T
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -111,6 +120,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l tls -d 'Conn
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l slot -d 'The run: `now` (this minute by the server\'s clock), ms since the epoch, or RFC 3339' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l strategy -d 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)' -r -f -a "lease\t''
@@ -132,6 +142,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l tls-ca -
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -145,6 +159,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l tls -d '
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand heartbeat" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l slot -d 'The run: `now` (this minute by the server\'s clock), ms since the epoch, or RFC 3339' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l strategy -d 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)' -r -f -a "lease\t''
@@ -169,6 +184,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l tls-ca -d '
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -182,6 +201,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l tls -d 'Con
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand finish" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l job -d 'The job\'s name (at most 200 bytes; no braces or control characters)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l schedule -d 'Cron schedule the crontab line follows: 5 fields, 6 with seconds first, or @hourly style. The run is its latest fire time at or before the Redis server\'s clock' -r
@@ -235,6 +255,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tls-ca -d 'Tru
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -257,6 +281,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tls -d 'Connec
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l pattern -d 'Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l strategy -d 'Only jobs of this strategy\'s layout: lease, or any claim-only one [default: both layouts]' -r -f -a "lease\t''
@@ -285,6 +310,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls-ca -d 'Tr
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -301,6 +330,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls -d 'Conne
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l strategy -d 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]' -r -f -a "lease\t''
 stream-id\t''
@@ -318,6 +348,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls-ca -d 
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -332,6 +366,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls -d 'Co
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l runner -d 'Only attempts this runner ran: a runner name (`host-b:977`) or a host (`host-b`)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l strategy -d 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]' -r -f -a "lease\t''
@@ -357,6 +392,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls-ca -d 
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -374,6 +413,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls -d 'Co
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l strategy -d 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]' -r -f -a "lease\t''
 stream-id\t''
@@ -391,6 +431,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l tls-ca -d 'Tr
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -404,6 +448,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l tls -d 'Conne
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand logs" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand wait" -l strategy -d 'Which layout to read: lease, or a claim-only strategy [default: whichever exists]' -r -f -a "lease\t''
 stream-id\t''
@@ -422,6 +467,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand wait" -l tls-ca -d 'Tr
 complete -c anarchon -n "__fish_anarchon_using_subcommand wait" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand wait" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand wait" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand wait" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -435,6 +484,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand wait" -l tls -d 'Conne
 complete -c anarchon -n "__fish_anarchon_using_subcommand wait" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand wait" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand wait" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand wait" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand wait" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l strategy -d 'Which layout to trim for JOB: lease, or a claim-only strategy [default: whichever exists]' -r -f -a "lease\t''
 stream-id\t''
@@ -453,6 +503,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l tls-ca -d 'Tr
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -469,6 +523,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l tls -d 'Conne
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l slot -d 'The run to release [default: the job\'s one run in progress]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l expired -d 'Release only runs whose lease expired more than DURATION ago (every such run of the job, or of every job with --all): holders that died with nobody standing by' -r
@@ -486,6 +541,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l tls-ca -d 
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -504,6 +563,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l tls -d 'Co
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l until -d 'Until this time (RFC 3339, or ms since the epoch) [default: until `resume`]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l for -d 'For this long from now, by the server\'s clock' -r
@@ -519,6 +579,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l tls-ca -d 'T
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -532,6 +596,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l tls -d 'Conn
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
@@ -543,6 +608,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l tls-ca -d '
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -556,6 +625,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l tls -d 'Con
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
@@ -567,6 +637,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l tls-ca -d 
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -582,6 +656,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l tls -d 'Co
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l strategy -d 'lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script: claim-only strategies that only decide who runs (see README)' -r -f -a "lease\t''
 stream-id\t''
@@ -614,6 +689,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l tls-ca -d 
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -633,6 +712,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l tls -d 'Co
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l grace -d 'How long after its slot a run may start before it counts as late [default: the job\'s --max-late + --jitter + 1m, from the job registry]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l failures -d 'CRITICAL once this many runs in a row failed (fewer: WARNING)' -r
@@ -646,6 +726,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l tls-ca -d 'T
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -660,6 +744,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l tls -d 'Conn
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand check" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l listen -d 'Serve the metrics over HTTP at ADDR (host:port, or a port alone on 127.0.0.1) instead of printing them once [default address: 127.0.0.1:9464]. Bind 0.0.0.0 only on purpose' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
@@ -672,6 +757,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l tls-ca -d 
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -685,6 +774,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l tls -d 'Co
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand metrics" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l pings -d 'How many PINGs measure the latency' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
@@ -697,6 +787,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l tls-ca -d '
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -710,6 +804,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l tls -d 'Con
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l dir -d 'Write every shell\'s completions into this directory instead' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
@@ -722,6 +817,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls-ca
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -736,6 +835,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls -d
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l dir -d 'Write anarchon.1 and one page per command into this directory instead' -r -F
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
@@ -748,6 +848,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-ca -d 'Tru
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
 valkey\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
+json\t''
+wide\t''
+name\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -762,6 +866,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls -d 'Connec
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l json -d 'Print one JSON document instead of text (stable shape, see README)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs wait trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "claim" -d 'Claim one run of a job: exactly one caller wins it'
 complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run list inspect history logs wait trim release pause resume migrate run-now check metrics doctor completions man help" -f -a "heartbeat" -d 'Push the lease of a run you hold forward (only with the current attempt\'s token)'

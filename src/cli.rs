@@ -108,6 +108,22 @@ pub struct GlobalArgs {
     #[arg(long, global = true, help_heading = "Output")]
     pub json: bool,
 
+    /// Output format, as kubectl's -o: table (default), json (as --json), wide (tables are never
+    /// cut to the terminal's width), name (only each row's first column: job names for `list`).
+    #[arg(
+        long,
+        short = 'o',
+        global = true,
+        value_enum,
+        value_name = "FORMAT",
+        help_heading = "Output"
+    )]
+    pub output: Option<OutputFormat>,
+
+    /// Print tables without their header row (for scripts, as kubectl --no-headers).
+    #[arg(long, global = true, help_heading = "Output")]
+    pub no_headers: bool,
+
     /// When to use colour: auto (a terminal without NO_COLOR), always, never.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
     pub color: ColorChoice,
@@ -157,6 +173,14 @@ pub enum CatchUpPolicy {
     All,
     /// Only the newest due run, if it was missed; the older ones are skipped.
     Latest,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Table,
+    Json,
+    Wide,
+    Name,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

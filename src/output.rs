@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 
 use serde::Serialize;
 
-use crate::cli::{ColorChoice, GlobalArgs, TimeFormat};
+use crate::cli::{ColorChoice, GlobalArgs, OutputFormat, TimeFormat};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Output {
@@ -15,6 +15,21 @@ pub struct Output {
     pub tty: bool,
     /// How times are shown (`--time-format`).
     pub time_format: TimeFormat,
+    /// Whether tables have their header row (`--no-headers`).
+    pub headers: bool,
+    /// How tables are cut (`-o wide`, `-o name`).
+    pub tables: TableStyle,
+}
+
+/// How a table is printed (`-o`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableStyle {
+    /// Every column; on a terminal, the cuttable ones cut to fit its width.
+    Fitted,
+    /// Every column, whole (`-o wide`).
+    Wide,
+    /// Only each row's first column (`-o name`).
+    Names,
 }
 
 /// A colour for a word of output.
@@ -36,10 +51,16 @@ impl Output {
             ColorChoice::Auto => tty && !no_color,
         };
         Output {
-            json: global.json,
+            json: global.json || global.output == Some(OutputFormat::Json),
             color,
             tty,
             time_format: global.time_format,
+            headers: !global.no_headers,
+            tables: match global.output {
+                Some(OutputFormat::Wide) => TableStyle::Wide,
+                Some(OutputFormat::Name) => TableStyle::Names,
+                _ => TableStyle::Fitted,
+            },
         }
     }
 
@@ -83,11 +104,19 @@ impl Output {
     /// A table: bordered on a terminal, plain aligned columns when piped (for grep and awk).
     pub fn table(&self, header: &[&str], rows: Vec<Vec<String>>) -> String {
         use comfy_table::{Table, presets};
+        if self.tables == TableStyle::Names {
+            return rows
+                .into_iter()
+                .filter_map(|row| row.into_iter().next())
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
         let mut table = Table::new();
         // Borderless, as kubectl and gh print: columns two spaces apart, one row per line.
         table.load_preset(presets::NOTHING);
         let mut gap: u16 = 2;
-        let rows = match table.width().map(usize::from).filter(|_| self.tty) {
+        let fit = self.tty && self.tables == TableStyle::Fitted;
+        let rows = match table.width().map(usize::from).filter(|_| fit) {
             // A terminal's width is kept by cutting the columns that can be cut (never a pid,
             // a token's digits or a time), then by narrower gaps. A terminal that reports no
             // width worth fitting (0 columns, as under some multiplexers) gets the whole table.
@@ -98,7 +127,9 @@ impl Output {
             }
             _ => rows,
         };
-        table.set_header(header.iter().map(|h| h.to_string()));
+        if self.headers {
+            table.set_header(header.iter().map(|h| h.to_string()));
+        }
         // A STATUS, STATE or HEALTH column is coloured by what it says (failed red, running
         // yellow, missed red...), through comfy-table's own styling, which keeps the widths right.
         let tone_of = |column: usize, text: &str| match header.get(column).copied() {

@@ -896,3 +896,27 @@ fn a_manual_claim_of_an_old_slot_leaves_health_alone() {
     }
     assert_eq!(health(&s), before, "the old slot moved the health floor");
 }
+
+/// kubectl's habits: `-o name` prints job names alone, `--no-headers` drops the header row,
+/// `-o json` is `--json`.
+#[test]
+fn output_formats_as_kubectl_users_type_them() {
+    let s = Server::start();
+    for job in ["beta", "alpha"] {
+        s.cli(&["run", "--job", job, "--slot", "now", "--", "true"])
+            .expect(0);
+    }
+    let names = s.cli(&["list", "-o", "name"]).expect(0);
+    assert_eq!(String::from_utf8_lossy(&names.stdout), "alpha\nbeta\n");
+    let table = s.cli(&["list"]).expect(0);
+    let bare = s.cli(&["list", "--no-headers"]).expect(0);
+    let (table, bare) = (
+        String::from_utf8_lossy(&table.stdout).to_string(),
+        String::from_utf8_lossy(&bare.stdout).to_string(),
+    );
+    assert!(table.starts_with("JOB"), "{table}");
+    assert_eq!(bare.lines().count(), 2, "{bare}");
+    assert!(bare.starts_with("alpha"), "{bare}");
+    let json = s.cli(&["list", "-o", "json"]).expect(0).json();
+    assert_eq!(json["jobs"].as_array().unwrap().len(), 2);
+}

@@ -385,3 +385,16 @@ fn a_backfill_on_a_terminal_shows_its_progress_and_each_slot() {
     assert_eq!(shown.matches("finished as attempt 1").count(), 3, "{shown}");
     assert!(shown.contains("3 run here"), "{shown}");
 }
+
+/// `-o wide` on an 80-column terminal: nothing is cut (the default cuts to fit).
+#[test]
+fn wide_output_is_never_cut_to_the_terminal() {
+    let s = Server::start();
+    let long = "a-job-name-long-enough-to-be-cut-on-an-eighty-column-terminal-x";
+    s.cli(&["run", "--job", long, "--slot", "now", "--", "true"])
+        .expect(0);
+    let narrow = text(&on_tty(&s, "list", "", &[("COLUMNS", "80")]));
+    assert!(!narrow.contains(long), "cut by default: {narrow}");
+    let wide = text(&on_tty(&s, "list -o wide", "", &[("COLUMNS", "80")]));
+    assert!(wide.contains(long), "{wide}");
+}
