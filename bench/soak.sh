@@ -10,7 +10,9 @@
 #   SEED     the nemesis's seed (default 1): the same seed deals the same faults at the same times
 #   BASELINE_BINARY  another anarchon binary to soak in the same run first (e.g. the previous
 #            release, built into another target dir), for a before/after in one run
-# FORMATS=1,2 picks the store formats (default both). Reports, never fails.
+# FORMATS=1,2 picks the store formats (default both); OVERLAPS=forbid,replace,buffer the crontab
+# line's --overlap policies (default all three; replace and buffer run 4 s commands every 3 s, so
+# that every slot meets a run in progress). Reports, never fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_FORMAT=${1:-600}
@@ -18,16 +20,20 @@ HOSTS=${2:-3}
 SEED=${3:-1}
 BASELINE=${4:-}
 FORMATS=${FORMATS:-1,2}
+OVERLAPS=${OVERLAPS:-forbid,replace,buffer}
 
 cargo build --release --quiet --bin anarchon
-soak() { # label binary format
-  local label=$1 binary=$2 format=$3
-  echo "== $label, store format $format"
-  ANARCHON_SOAK_SECS=$SECONDS_PER_FORMAT ANARCHON_SOAK_HOSTS=$HOSTS ANARCHON_SOAK_SEED=$SEED \
+soak() { # label binary format overlap
+  local label=$1 binary=$2 format=$3 overlap=$4 run_ms=2000
+  [ "$overlap" = forbid ] || run_ms=4000
+  echo "== $label, store format $format, --overlap $overlap"
+  ANARCHON_SOAK_OVERLAP=$overlap ANARCHON_SOAK_RUN_MS=$run_ms ANARCHON_SOAK_SECS=$SECONDS_PER_FORMAT ANARCHON_SOAK_HOSTS=$HOSTS ANARCHON_SOAK_SEED=$SEED \
     ANARCHON_SOAK_REPORT_ONLY=1 ANARCHON_TEST_STORE_FORMAT=$format ANARCHON_SOAK_BINARY=$binary \
     cargo test --release --quiet --test soak -- --nocapture 2>&1 | grep -A3 '^soak:'
 }
 for format in ${FORMATS//,/ }; do
-  [ -z "$BASELINE" ] || soak "baseline $BASELINE" "$(realpath "$BASELINE")" "$format"
-  soak "this build" "$(realpath target/release/anarchon)" "$format"
+  for overlap in ${OVERLAPS//,/ }; do
+    [ -z "$BASELINE" ] || soak "baseline $BASELINE" "$(realpath "$BASELINE")" "$format" "$overlap"
+    soak "this build" "$(realpath target/release/anarchon)" "$format" "$overlap"
+  done
 done
