@@ -145,8 +145,7 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
             jobs.extend(found);
         }
     }
-    let (monitored, unreadable) =
-        monitor::read(&mut conn, ctx.prefix(), &jobs, store.lease_format()).await?;
+    let (monitored, unreadable) = monitor::read(&mut conn, ctx.prefix(), &jobs, &store).await?;
     for m in &monitored {
         let health = m.health(now, args.grace);
         let status = status_of(&health, args.failures);

@@ -25,12 +25,7 @@ pub async fn execute(args: FinishArgs, ctx: &Context) -> Result<ExitCode> {
     } else {
         args.token.clone()
     };
-    let target = strategy::Target {
-        prefix: ctx.prefix(),
-        job,
-        strategy,
-        format: check.lease_format(),
-    };
+    let target = strategy::Target::new(ctx.prefix(), job, strategy, &check);
     let ending = strategy::Ending {
         kind: RunKind::Scheduled,
         slot,

@@ -7,9 +7,9 @@ use crate::cli::StrategyName;
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::output::result_summary;
+use crate::store::format;
 use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
 use crate::store::job::locate_job;
-use crate::store::{JobKeys, format};
 use crate::time::humanize;
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -50,7 +50,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         args.strategy.map(StrategyName::layout),
     )
     .await?;
-    let keys = JobKeys::new(layout, ctx.prefix(), &job, check.lease_format());
+    let keys = check.job_keys(layout, ctx.prefix(), &job);
     let filter = HistoryFilter {
         since,
         status: args.status.clone(),
@@ -139,7 +139,7 @@ async fn across_jobs(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         if wanted.is_some_and(|layout| job.layout != layout) {
             continue;
         }
-        let keys = JobKeys::new(job.layout, ctx.prefix(), &job.name, check.lease_format());
+        let keys = check.job_keys(job.layout, ctx.prefix(), &job.name);
         for entry in read_history(&mut conn, &keys, &filter, now).await? {
             if ran_on(&entry, args.runner.as_deref()) {
                 all.push((job.name.clone(), entry));
@@ -243,13 +243,9 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
                 None => {
                     let all =
                         crate::store::discover::find_jobs(&mut conn, ctx.prefix(), "*").await?;
-                    let (summaries, _) = crate::store::monitor::summaries(
-                        &mut conn,
-                        ctx.prefix(),
-                        &all,
-                        check.lease_format(),
-                    )
-                    .await?;
+                    let (summaries, _) =
+                        crate::store::monitor::summaries(&mut conn, ctx.prefix(), &all, &check)
+                            .await?;
                     summaries
                         .into_iter()
                         .filter(|s| {
@@ -265,7 +261,7 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
             };
             let mut new: Vec<(String, HistoryEntry)> = Vec::new();
             for job in jobs {
-                let keys = JobKeys::new(job.layout, ctx.prefix(), &job.name, check.lease_format());
+                let keys = check.job_keys(job.layout, ctx.prefix(), &job.name);
                 let filter = HistoryFilter {
                     since: args.since.map(|s| s.resolve(now)),
                     status: args.status.clone(),

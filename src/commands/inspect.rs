@@ -7,7 +7,6 @@ use crate::cli::StrategyName;
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::output::result_summary;
-use crate::store::JobKeys;
 use crate::store::LeaseFormat;
 use crate::store::discover::Layout;
 use crate::store::format;
@@ -62,7 +61,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
     )
     .await?;
     let now = check.server_now_ms;
-    let job_keys = JobKeys::new(layout, ctx.prefix(), &args.job, check.lease_format());
+    let job_keys = check.job_keys(layout, ctx.prefix(), &args.job);
     let lease_keys = lease_keys.with_format(check.lease_format());
     // The job's own format, from the type of its :state that locate_job read.
     let job_format = (layout == Layout::Lease).then(|| {
@@ -102,7 +101,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         &mut conn,
         ctx.prefix(),
         std::slice::from_ref(&job_ref),
-        check.lease_format(),
+        &check,
     )
     .await?;
     let health = monitored.first().map(|m| m.health(now, None));

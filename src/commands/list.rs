@@ -6,7 +6,6 @@ use crate::cli::{ListArgs, ListSort, StrategyName};
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{ExitCode, Result};
-use crate::store::LeaseKeys;
 use crate::store::StoreCheck;
 use std::collections::HashMap;
 
@@ -196,8 +195,7 @@ impl Listing {
         let mut unreadable = Vec::new();
         let mut health = HashMap::new();
         for batch in jobs.chunks(crate::store::read::BATCH) {
-            let (monitored, unreadable_here) =
-                monitor::read(conn, prefix, batch, check.lease_format()).await?;
+            let (monitored, unreadable_here) = monitor::read(conn, prefix, batch, check).await?;
             unreadable.extend(unreadable_here);
             for m in monitored {
                 summaries.push(m.summary());
@@ -345,7 +343,7 @@ async fn list_active(
         .iter()
         .filter(|s| s.layout == Layout::Lease && s.in_progress > 0)
     {
-        let keys = LeaseKeys::new(ctx.prefix(), &s.job).with_format(check.lease_format());
+        let keys = check.lease_keys(ctx.prefix(), &s.job);
         for run in active_runs_for(conn, &keys, now).await? {
             active.push(ActiveRow {
                 job: s.job.clone(),

@@ -40,7 +40,7 @@ async fn scrape(conn: &mut Connection, prefix: &str) -> Result<String> {
     let started = Instant::now();
     let check = format::check_for_read(conn, prefix).await?;
     let jobs = find_jobs(conn, prefix, "*").await?;
-    let (monitored, unreadable) = monitor::read(conn, prefix, &jobs, check.lease_format()).await?;
+    let (monitored, unreadable) = monitor::read(conn, prefix, &jobs, &check).await?;
     let now = check.server_now_ms;
     let judged: Vec<_> = monitored
         .into_iter()

@@ -111,7 +111,7 @@ impl Context {
             strategy.map(crate::cli::StrategyName::layout),
         )
         .await?;
-        let keys = crate::store::JobKeys::new(layout, self.prefix(), job, check.lease_format());
+        let keys = check.job_keys(layout, self.prefix(), job);
         Ok((conn, check, keys))
     }
 }

@@ -97,7 +97,7 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
         let (outcome, ended_by, waited_ms) = if args.dry_run {
             ("would_release".to_string(), None, None)
         } else {
-            let keys = LeaseKeys::new(ctx.prefix(), &job).with_format(check.lease_format());
+            let keys = check.lease_keys(ctx.prefix(), &job);
             let request = ReleaseRequest {
                 keys: &keys,
                 slot: run.state.slot,
@@ -165,13 +165,8 @@ async fn jobs_to_look_at(
                 .into_iter()
                 .filter(|j| j.layout == Layout::Lease)
                 .collect();
-            let (summaries, unreadable) = crate::store::monitor::summaries(
-                conn,
-                ctx.prefix(),
-                &lease_jobs,
-                check.lease_format(),
-            )
-            .await?;
+            let (summaries, unreadable) =
+                crate::store::monitor::summaries(conn, ctx.prefix(), &lease_jobs, check).await?;
             // A job whose data cannot be read stops the release, as reading its runs would.
             if let Some(bad) = unreadable.into_iter().next() {
                 return Err(bad.error);
@@ -205,7 +200,7 @@ async fn choose_runs(
         )
     });
     for job in jobs {
-        let keys = LeaseKeys::new(ctx.prefix(), job).with_format(check.lease_format());
+        let keys = check.lease_keys(ctx.prefix(), job);
         let active = active_runs_for(conn, &keys, now).await?;
         let slot = args.slot.map(|s| s.resolve(now));
         let wanted: Vec<ActiveRun> = active

@@ -42,12 +42,7 @@ pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
     let req = args.lease.claim_request(now, RunKind::Manual);
     match opts {
         Some(opts) => {
-            let target = Target {
-                prefix: ctx.prefix(),
-                job: &args.job,
-                strategy,
-                format: check.lease_format(),
-            };
+            let target = Target::new(ctx.prefix(), &args.job, strategy, &check);
             let report = run_slot(&mut conn, target, req, &opts, now).await?;
             if ctx.out.json {
                 ctx.out.print_json_line(&report);

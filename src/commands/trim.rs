@@ -15,7 +15,7 @@ use crate::error::{Error, ExitCode, Result};
 use crate::store::discover::{JobRef, Layout, find_jobs};
 use crate::store::job::locate_job;
 use crate::store::read::Unreadable;
-use crate::store::{JobKeys, LeaseKeys, format, validate_job_name, validate_prefix};
+use crate::store::{LeaseKeys, format, validate_job_name, validate_prefix};
 use crate::strategy;
 use crate::strategy::lease::{self, HistoryPolicy};
 use crate::time::{millis, rfc3339};
@@ -194,7 +194,7 @@ async fn trim_all(
     let mut out = Vec::with_capacity(jobs.len());
     let mut unreadable = Vec::new();
     for job in jobs {
-        let keys = JobKeys::new(job.layout, ctx.prefix(), &job.name, check.lease_format());
+        let keys = check.job_keys(job.layout, ctx.prefix(), &job.name);
         let trimmed = strategy::trim(conn, &keys, policy, now, dry_run).await;
         if let Some(bar) = &bar {
             bar.set_message(job.name.clone());

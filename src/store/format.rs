@@ -52,6 +52,22 @@ impl StoreCheck {
     pub fn lease_format(&self) -> LeaseFormat {
         self.lease
     }
+
+    /// The keys of lease job `job` under `prefix`, for this store's format: how commands name a
+    /// job's keys, so that none carries the format around itself.
+    pub fn lease_keys(&self, prefix: &str, job: &str) -> crate::store::LeaseKeys {
+        crate::store::LeaseKeys::new(prefix, job).with_format(self.lease)
+    }
+
+    /// The keys of `job` in `layout` under `prefix`, for this store's format.
+    pub fn job_keys(
+        &self,
+        layout: crate::store::discover::Layout,
+        prefix: &str,
+        job: &str,
+    ) -> crate::store::JobKeys {
+        crate::store::JobKeys::new(layout, prefix, job, self.lease)
+    }
 }
 
 /// For commands that write: creates the format key if absent, then checks it, in one round trip.

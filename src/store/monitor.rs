@@ -146,8 +146,9 @@ pub async fn read(
     conn: &mut Connection,
     prefix: &str,
     jobs: &[JobRef],
-    store_format: LeaseFormat,
+    store: &crate::store::StoreCheck,
 ) -> Result<(Vec<Monitored>, Vec<Unreadable>)> {
+    let store_format = store.lease_format();
     let mut out = Vec::with_capacity(jobs.len());
     let mut bad = Vec::new();
     for batch in jobs.chunks(BATCH) {
@@ -219,12 +220,12 @@ pub async fn summaries(
     conn: &mut Connection,
     prefix: &str,
     jobs: &[JobRef],
-    store_format: LeaseFormat,
+    store: &crate::store::StoreCheck,
 ) -> Result<(Vec<JobSummary>, Vec<Unreadable>)> {
     let mut rows = Vec::with_capacity(jobs.len());
     let mut bad = Vec::new();
     for batch in jobs.chunks(BATCH) {
-        let (monitored, unreadable) = read(conn, prefix, batch, store_format).await?;
+        let (monitored, unreadable) = read(conn, prefix, batch, store).await?;
         rows.extend(monitored.iter().map(Monitored::summary));
         bad.extend(unreadable);
     }

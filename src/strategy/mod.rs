@@ -82,7 +82,22 @@ pub struct Target<'a> {
     pub format: crate::store::LeaseFormat,
 }
 
-impl Target<'_> {
+impl<'a> Target<'a> {
+    /// `job` under `prefix`, claimed with `strategy`, in the format `store` found.
+    pub fn new(
+        prefix: &'a str,
+        job: &'a str,
+        strategy: Strategy,
+        store: &crate::store::StoreCheck,
+    ) -> Self {
+        Target {
+            prefix,
+            job,
+            strategy,
+            format: store.lease_format(),
+        }
+    }
+
     /// The job's keys in the lease layout, in its store format.
     pub fn lease_keys(&self) -> crate::store::LeaseKeys {
         crate::store::LeaseKeys::new(self.prefix, self.job).with_format(self.format)

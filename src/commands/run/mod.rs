@@ -95,12 +95,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     if args.backfill.is_none() {
         register_if_due(&mut conn, &registration, registry_read, now).await;
     }
-    let target = Target {
-        prefix: ctx.prefix(),
-        job: &args.job,
-        strategy,
-        format: check.lease_format(),
-    };
+    let target = Target::new(ctx.prefix(), &args.job, strategy, &check);
     if let (Some(range), Some(schedule)) = (args.backfill, &schedule) {
         let backfill = backfill::Backfill {
             target,
