@@ -115,6 +115,52 @@ fn roff_text(line: &str) -> String {
     }
 }
 
+/// The SYNOPSIS, as git's pages write it: the command, `[GLOBAL OPTIONS]` (the connection and
+/// output flags every command takes, listed under OPTIONS), its required flags with their values,
+/// `[OPTIONS]`, then its arguments. clap_mangen's own interleaves global and command flags in
+/// one long list and shows a required flag as `<--job>`.
+fn synopsis(cmd: &clap::Command) -> String {
+    let name = cmd
+        .get_bin_name()
+        .unwrap_or(cmd.get_name())
+        .replace('-', "\\-");
+    let mut parts = vec![format!("\\fB{name}\\fR")];
+    let visible = || cmd.get_arguments().filter(|a| !a.is_hide_set());
+    if visible().any(|a| a.is_global_set()) {
+        parts.push("[\\fIGLOBAL OPTIONS\\fR]".to_string());
+    }
+    let value_of = |a: &clap::Arg| {
+        a.get_value_names()
+            .and_then(|v| v.first())
+            .map_or_else(|| a.get_id().to_string().to_uppercase(), |v| v.to_string())
+    };
+    for a in visible().filter(|a| a.is_required_set() && a.get_long().is_some()) {
+        let long = a.get_long().unwrap_or_default().replace('-', "\\-");
+        parts.push(format!("\\fB\\-\\-{long}\\fR \\fI{}\\fR", value_of(a)));
+    }
+    if visible().any(|a| !a.is_global_set() && !a.is_positional() && !a.is_required_set()) {
+        parts.push("[\\fIOPTIONS\\fR]".to_string());
+    }
+    for a in visible().filter(|a| a.is_positional()) {
+        let many = matches!(a.get_num_args(), Some(r) if r.max_values() > 1);
+        let text = format!("\\fI{}\\fR{}", value_of(a), if many { "..." } else { "" });
+        let text = if a.is_last_set() {
+            format!("\\-\\- {text}")
+        } else {
+            text
+        };
+        parts.push(if a.is_required_set() {
+            text
+        } else {
+            format!("[{text}]")
+        });
+    }
+    if cmd.has_subcommands() {
+        parts.push("<\\fISUBCOMMAND\\fR>".to_string());
+    }
+    format!(".SH SYNOPSIS\n{}\n", parts.join(" "))
+}
+
 /// One man page: clap_mangen's sections (name, synopsis, description, options, subcommands), then
 /// EXAMPLES (from the command's `Examples:` help), EXIT STATUS and ENVIRONMENT, which clap has no
 /// place for.
@@ -122,7 +168,7 @@ fn render_page(cmd: &clap::Command, out: &mut Vec<u8>) -> io::Result<()> {
     let man = clap_mangen::Man::new(cmd.clone());
     man.render_title(out)?;
     man.render_name_section(out)?;
-    man.render_synopsis_section(out)?;
+    out.extend_from_slice(synopsis(cmd).as_bytes());
     man.render_description_section(out)?;
     if cmd.get_arguments().any(|a| !a.is_hide_set()) {
         man.render_options_section(out)?;

@@ -193,3 +193,20 @@ fn bash_completes_job_names_from_the_store() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The SYNOPSIS reads as git's do: global options apart, a required flag with its value.
+#[test]
+fn man_synopsis_keeps_global_options_apart_and_shows_required_values() {
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("man/anarchon-run.1"))
+            .unwrap();
+    let synopsis = page
+        .lines()
+        .skip_while(|l| *l != ".SH SYNOPSIS")
+        .nth(1)
+        .unwrap();
+    assert_eq!(
+        synopsis,
+        r"\fBanarchon run\fR [\fIGLOBAL OPTIONS\fR] \fB\-\-job\fR \fIJOB\fR [\fIOPTIONS\fR] [\-\- \fICOMMAND\fR...]"
+    );
+}
