@@ -102,8 +102,13 @@ pub struct Health {
     pub failed_in_a_row: u32,
     /// Due slots nobody claimed, among the newest [`DUE_LOOKBACK`], oldest first.
     pub missed_slots: Vec<i64>,
-    /// How long past its slot the oldest of them is (0 when none), in seconds.
+    /// How long past its slot the oldest undecided due slot is (0 when none), in ms: the age of
+    /// the first slot missed since the last one decided, uncapped.
+    pub late_ms: i64,
+    /// The same in whole seconds (as the Prometheus gauge `anarchon_job_late_seconds`).
     pub late_seconds: i64,
+    /// How long after its slot a run may start before it counts late, in ms (--max-late +
+    /// --jitter + 60 s by default; `check --grace` sets it).
     pub grace_ms: i64,
 }
 
@@ -181,12 +186,13 @@ pub fn judge(i: &Inputs) -> Health {
     };
     let missed_slots: Vec<i64> = due.iter().copied().filter(|s| !claimed(*s)).collect();
     let last_due = due.last().copied();
-    let late_seconds = match (i.schedule, last_due) {
+    let late_ms = match (i.schedule, last_due) {
         (Some(s), Some(newest_due)) if !claimed(newest_due) => {
-            oldest_undecided(s, i, due_until).map_or(0, |slot| (i.now - slot).max(0) / 1000)
+            oldest_undecided(s, i, due_until).map_or(0, |slot| (i.now - slot).max(0))
         }
         _ => 0,
     };
+    let late_seconds = late_ms / 1000;
     let running = i
         .in_progress
         .iter()
@@ -218,6 +224,7 @@ pub fn judge(i: &Inputs) -> Health {
         last_exit_code,
         failed_in_a_row,
         missed_slots,
+        late_ms,
         late_seconds,
         grace_ms,
     }
