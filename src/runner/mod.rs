@@ -102,20 +102,7 @@ pub async fn run_slot(
     opts: &RunnerOptions,
     server_now: i64,
 ) -> Result<SlotReport> {
-    // BufferOne: while a slot waits for an older run, a newer one is skipped, even in the moment
-    // the older run has ended and the waiting slot not yet claimed (it would win that race).
-    if let (overlap::OnOverlap::Buffer { .. }, crate::store::RunKind::Scheduled) =
-        (opts.on_overlap, req.kind)
-        && let Some(waiting) =
-            strategy::lease::waiting_slot(conn, &target.lease_keys(), req.slot, server_now).await?
-    {
-        let reason = format!(
-            "--overlap buffer: the run of {} already waits for an older run (one waits at most)",
-            rfc3339(waiting)
-        );
-        let mut report = SlotReport::skipped(target.job, req.slot, SlotOutcome::Overlap, None);
-        report.skip_recorded = Some(record_overlap_skip(conn, target, &req, &reason).await?);
-        report.skip_reason = Some(reason);
+    if let Some(report) = skip_behind_a_waiting_slot(conn, target, &req, opts, server_now).await? {
         return Ok(report);
     }
     let (mut reply, mut sent) =
@@ -175,6 +162,36 @@ pub async fn run_slot(
         report.skip_reason = Some(skip_reason);
     }
     Ok(report)
+}
+
+/// BufferOne (`--overlap buffer`): while another slot waits for an older run, this one is
+/// skipped and recorded so, even in the moment the older run has ended and the waiting slot is
+/// not claimed yet (this slot would win that race and start first). None: claim as usual.
+async fn skip_behind_a_waiting_slot(
+    conn: &mut Connection,
+    target: Target<'_>,
+    req: &ClaimRequest,
+    opts: &RunnerOptions,
+    server_now: i64,
+) -> Result<Option<SlotReport>> {
+    if !matches!(opts.on_overlap, overlap::OnOverlap::Buffer { .. })
+        || req.kind != crate::store::RunKind::Scheduled
+    {
+        return Ok(None);
+    }
+    let keys = target.lease_keys();
+    let Some(waiting) = strategy::lease::waiting_slot(conn, &keys, req.slot, server_now).await?
+    else {
+        return Ok(None);
+    };
+    let reason = format!(
+        "--overlap buffer: the run of {} already waits for an older run (one waits at most)",
+        rfc3339(waiting)
+    );
+    let mut report = SlotReport::skipped(target.job, req.slot, SlotOutcome::Overlap, None);
+    report.skip_recorded = Some(record_overlap_skip(conn, target, req, &reason).await?);
+    report.skip_reason = Some(reason);
+    Ok(Some(report))
 }
 
 /// A scheduled slot that `--overlap` refused (forbid, or replace and buffer when they gave up) is

@@ -167,31 +167,8 @@ async fn replace(
         let give_up = match released.iter().find(|(k, _)| *k == key) {
             Some((_, at)) => *at,
             None => {
-                let marked = lease::release(
-                    conn,
-                    keys,
-                    older,
-                    reply.attempt,
-                    "interrupted",
-                    &result,
-                    false,
-                )
-                .await?;
-                let left = marked
-                    .lease_end
-                    .map_or(0, |end| end - marked.server_now)
-                    .max(0);
                 let at =
-                    Instant::now() + Duration::from_millis(left.unsigned_abs()) + REPLACE_SLACK;
-                if let Some(bar) = &spinner {
-                    bar.set_message(format!(
-                        "{what}: waiting for {} to stop attempt {} of {} (its lease ends in {})",
-                        marked.runner,
-                        reply.attempt.unwrap_or(0),
-                        rfc3339(older),
-                        humanize(left.unsigned_abs())
-                    ));
-                }
+                    release_older(conn, keys, &reply, &result, &what, spinner.as_ref()).await?;
                 released.push((key, at));
                 at
             }
@@ -222,6 +199,44 @@ async fn replace(
         skip_reason: String::new(),
         wait: None,
     })
+}
+
+/// Releases the older run an overlap answer names (as `anarchon release` marks it, with
+/// `result`); returns when to stop waiting for it: its lease end as the release saw it, plus
+/// [`REPLACE_SLACK`].
+async fn release_older(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    reply: &ClaimReply,
+    result: &str,
+    what: &str,
+    spinner: Option<&indicatif::ProgressBar>,
+) -> Result<Instant> {
+    let older = reply.other_slot.unwrap_or_default();
+    let marked = lease::release(
+        conn,
+        keys,
+        older,
+        reply.attempt,
+        "interrupted",
+        result,
+        false,
+    )
+    .await?;
+    let left = marked
+        .lease_end
+        .map_or(0, |end| end - marked.server_now)
+        .max(0);
+    if let Some(bar) = spinner {
+        bar.set_message(format!(
+            "{what}: waiting for {} to stop attempt {} of {} (its lease ends in {})",
+            marked.runner,
+            reply.attempt.unwrap_or(0),
+            rfc3339(older),
+            humanize(left.unsigned_abs())
+        ));
+    }
+    Ok(Instant::now() + Duration::from_millis(left.unsigned_abs()) + REPLACE_SLACK)
 }
 
 /// `--overlap buffer`: holds the job's one waiting place and claims again, just after the older

@@ -264,29 +264,7 @@ fn print(
     let count = |action: &str| plan.slots.iter().filter(|p| p.action == action).count();
     let range = format!("{}..{}", rfc3339(plan.from), rfc3339(plan.to));
     if args.dry_run {
-        crate::outln!(
-            "{} slot(s) of {:?} in {range}: {} would run, {} ran or run already, {} skipped by a policy{}",
-            plan.slots.len(),
-            b.schedule.source(),
-            count("run"),
-            count("done"),
-            count("skipped"),
-            if left_over > 0 {
-                format!(", {left_over} over --backfill-max {}", args.backfill_max)
-            } else {
-                String::new()
-            }
-        );
-        for p in &plan.slots {
-            let status = p.status.as_deref().unwrap_or("never run");
-            let what = match p.action {
-                "run" => "would run",
-                "done" => "left alone",
-                "skipped" => "left alone (--include-skipped runs it)",
-                _ => "not this time (--backfill-max)",
-            };
-            crate::outln!("{}  {status:<12} {what}", p.slot_time);
-        }
+        print_plan(args, b, plan, &range);
         return;
     }
     let ran = runs
@@ -314,4 +292,33 @@ fn print(
             String::new()
         }
     );
+}
+
+/// `--dry-run` for a person: a summary line, then a line per slot of the range.
+fn print_plan(args: &RunArgs, b: &Backfill<'_>, plan: &Plan, range: &str) {
+    let count = |action: &str| plan.slots.iter().filter(|p| p.action == action).count();
+    let left_over = plan.left_over();
+    crate::outln!(
+        "{} slot(s) of {:?} in {range}: {} would run, {} ran or run already, {} skipped by a policy{}",
+        plan.slots.len(),
+        b.schedule.source(),
+        count("run"),
+        count("done"),
+        count("skipped"),
+        if left_over > 0 {
+            format!(", {left_over} over --backfill-max {}", args.backfill_max)
+        } else {
+            String::new()
+        }
+    );
+    for p in &plan.slots {
+        let status = p.status.as_deref().unwrap_or("never run");
+        let what = match p.action {
+            "run" => "would run",
+            "done" => "left alone",
+            "skipped" => "left alone (--include-skipped runs it)",
+            _ => "not this time (--backfill-max)",
+        };
+        crate::outln!("{}  {status:<12} {what}", p.slot_time);
+    }
 }

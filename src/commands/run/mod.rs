@@ -60,41 +60,15 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         .transpose()
         .map_err(Error::usage)?;
     let opts = runner_options(&args, ctx)?;
-    // A run's state must outlive every claim that may still ask for it, or it would run twice.
-    let catch_up = args.catch_up.unwrap_or(Duration::ZERO);
-    let keep_claimable = (args.max_late
-        + catch_up
-        + args.lease.lease_or_default() * args.lease.max_attempts_or_default())
-    .max(crate::strategy::lease::DEFAULT_KEEP_CLAIMABLE);
+    let keep_claimable = keep_claimable(&args);
     let request = |slot: i64| -> ClaimRequest {
         let mut req = args.lease.claim_request(slot, RunKind::Scheduled);
         req.history.keep_claimable = keep_claimable;
         req
     };
-    let runner = args.lease.runner();
-    let settings = registry_settings(&args, strategy, schedule.as_ref());
-    let registration = registry::Registration::new(
-        ctx.prefix(),
-        &args.job,
-        &settings,
-        registry::host_of(&runner),
-    );
-    let (mut conn, check, registry_read) = open_with_registry(ctx, strategy, &registration).await?;
+    let (mut conn, check) = open_and_register(ctx, &args, strategy, schedule.as_ref()).await?;
     let now = check.server_now_ms;
-    let current = match (&schedule, args.slot) {
-        (Some(s), _) => s.latest_at_or_before(now).ok_or_else(|| {
-            Error::usage(format!(
-                "--schedule {:?} has never fired before now",
-                s.source()
-            ))
-        })?,
-        (None, Some(slot)) => slot.resolve(now),
-        (None, None) => return Err(Error::usage("give --schedule or --slot")),
-    };
-    // A backfill is an operator's one-off, not the crontab line whose settings monitoring reads.
-    if args.backfill.is_none() {
-        register_if_due(&mut conn, &registration, registry_read, now).await;
-    }
+    let current = current_slot(&args, schedule.as_ref(), now)?;
     let target = Target::new(ctx.prefix(), &args.job, strategy, &check);
     if let (Some(range), Some(schedule)) = (args.backfill, &schedule) {
         let backfill = backfill::Backfill {
@@ -144,6 +118,30 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     };
     print_outcome(&args, ctx, &outcome, now);
     Ok(exit_code)
+}
+
+/// How long after its slot a run's state must be kept: it must outlive every claim that may still
+/// ask for it (--max-late, --catch-up, and every attempt's lease), or it would run twice.
+fn keep_claimable(args: &RunArgs) -> Duration {
+    (args.max_late
+        + args.catch_up.unwrap_or(Duration::ZERO)
+        + args.lease.lease_or_default() * args.lease.max_attempts_or_default())
+    .max(crate::strategy::lease::DEFAULT_KEEP_CLAIMABLE)
+}
+
+/// The slot this `run` is for: the schedule's latest fire time at or before the server's clock,
+/// or `--slot`.
+fn current_slot(args: &RunArgs, schedule: Option<&Schedule>, now: i64) -> Result<i64> {
+    match (schedule, args.slot) {
+        (Some(s), _) => s.latest_at_or_before(now).ok_or_else(|| {
+            Error::usage(format!(
+                "--schedule {:?} has never fired before now",
+                s.source()
+            ))
+        }),
+        (None, Some(slot)) => Ok(slot.resolve(now)),
+        (None, None) => Err(Error::usage("give --schedule or --slot")),
+    }
 }
 
 /// `--on-failure`: the hook for each attempt this host ran that failed; a hook's own trouble is
@@ -338,6 +336,30 @@ fn runner_options(args: &RunArgs, ctx: &Context) -> Result<RunnerOptions> {
         },
         ..opts
     })
+}
+
+/// Connects, checks the format key and records the job in the registry when due ([`register_if_due`];
+/// not for a backfill: an operator's one-off is not the crontab line whose settings monitoring
+/// reads).
+async fn open_and_register(
+    ctx: &Context,
+    args: &RunArgs,
+    strategy: Strategy,
+    schedule: Option<&Schedule>,
+) -> Result<(Connection, StoreCheck)> {
+    let settings = registry_settings(args, strategy, schedule);
+    let runner = args.lease.runner();
+    let registration = registry::Registration::new(
+        ctx.prefix(),
+        &args.job,
+        &settings,
+        registry::host_of(&runner),
+    );
+    let (mut conn, check, registry_read) = open_with_registry(ctx, strategy, &registration).await?;
+    if args.backfill.is_none() {
+        register_if_due(&mut conn, &registration, registry_read, check.server_now_ms).await;
+    }
+    Ok((conn, check))
 }
 
 /// Connects and checks the format key; monitoring's record of the job (the registry) and the
