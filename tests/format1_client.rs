@@ -77,13 +77,36 @@ fn every_writing_command_leaves_a_fresh_store_in_format_1_for_other_readers() {
     s.cli(&["pause", "lx", "--for", "1m"]).expect(85);
     let format: Option<String> = s.cmd(&["GET", "cron:format"]);
     assert_ne!(format.as_deref(), Some("2"));
-    let commands: [&[&str]; 4] = [
+    let commands: [&[&str]; 6] = [
         &[
             "run",
             "--job",
             "lx",
             "--schedule",
             "* * * * *",
+            "--",
+            "true",
+        ],
+        &[
+            "run",
+            "--job",
+            "lx",
+            "--schedule",
+            "* * * * *",
+            "--overlap",
+            "buffer",
+            "--",
+            "true",
+        ],
+        &[
+            "run",
+            "--job",
+            "lx",
+            "--schedule",
+            "* * * * *",
+            "--backfill",
+            "3m..now",
+            "--include-skipped",
             "--",
             "true",
         ],
