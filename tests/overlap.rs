@@ -175,6 +175,15 @@ fn buffer_runs_the_waiting_slot_once_when_the_older_run_ends_and_skips_a_third()
             place.is_some_and(|p| p.starts_with(&format!("{newer}:")))
         },
     );
+    // On-call sees who waits, and until when.
+    let detail = s.cli(&["inspect", "ov", "--json"]).expect(0).json();
+    assert_eq!(detail["waiting"]["slot"].to_string(), newer, "{detail}");
+    let shown = s.cli(&["inspect", "ov"]).expect(0);
+    assert!(
+        String::from_utf8_lossy(&shown.stdout).contains("waiting  the run of"),
+        "{}",
+        shown.dump()
+    );
     // A third slot while one waits: skipped, and recorded so.
     let out = s.cli(
         &[

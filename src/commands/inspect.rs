@@ -33,6 +33,9 @@ pub struct JobDetail {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pause: Option<crate::store::pause::Pause>,
     pub paused: bool,
+    /// The slot that waits for an older run to end (`run --overlap buffer`), if one does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<Waiting>,
     #[serde(flatten)]
     pub clock: crate::output::ServerClock,
     /// Redis Cluster hash slot of the job's keys when they share one (the lease layout's hash
@@ -47,6 +50,16 @@ pub struct JobDetail {
     pub registry: Option<crate::store::registry::Registry>,
     /// Whether the job is healthy (src/health.rs).
     pub health: Option<crate::health::Health>,
+}
+
+/// A slot waiting for an older run under `--overlap buffer`.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Waiting {
+    pub slot: i64,
+    pub slot_time: String,
+    /// When it stops waiting (its `--max-late`), server clock.
+    pub until: i64,
+    pub until_time: String,
 }
 
 pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
@@ -82,6 +95,17 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
             .filter(|p| p.paused_at.is_some()),
         Layout::ClaimOnly => None,
     };
+    let waiting = match layout {
+        Layout::Lease => crate::strategy::lease::waiting_place(&mut conn, &lease_keys, now)
+            .await?
+            .map(|(slot, until)| Waiting {
+                slot,
+                slot_time: crate::time::rfc3339(slot),
+                until,
+                until_time: crate::time::rfc3339(until),
+            }),
+        Layout::ClaimOnly => None,
+    };
     let runs = if job_format.is_some_and(|f| !f.keeps_run_stream()) {
         recent_results(&mut conn, job_keys.results(), args.last).await?
     } else {
@@ -115,6 +139,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         job_format: job_format.map(LeaseFormat::number),
         paused: pause.as_ref().is_some_and(|p| p.is_paused(now)),
         pause,
+        waiting,
         clock: crate::output::ServerClock::at(now),
         hash_slot: (layout == Layout::Lease).then(|| hash_slot(&lease_keys.state)),
         keys,
@@ -261,6 +286,13 @@ fn print_health(ctx: &Context, d: &JobDetail) {
             p.describe(),
             p.paused_at.map_or("-".to_string(), |t| out.time(t)),
             d.job
+        );
+    }
+    if let Some(w) = &d.waiting {
+        crate::outln!(
+            "waiting  the run of {} waits for the run in progress to end (--overlap buffer), until {}",
+            out.time(w.slot),
+            out.time(w.until)
         );
     }
 }

@@ -567,14 +567,13 @@ pub async fn hold_buffer(
     }
 }
 
-/// The slot that holds the job's waiting place (`--overlap buffer`) at `now` (server ms), unless
-/// the place is free, lapsed, or `slot`'s own. One HGET.
-pub async fn waiting_slot(
+/// The job's waiting place (`--overlap buffer`) at `now` (server ms): the slot that holds it and
+/// until when, unless it is free or lapsed. One HGET.
+pub async fn waiting_place(
     conn: &mut Connection,
     keys: &LeaseKeys,
-    slot: i64,
     now: i64,
-) -> Result<Option<i64>> {
+) -> Result<Option<(i64, i64)>> {
     let held: Option<String> = conn
         .query(redis::cmd("HGET").arg(&keys.job).arg("buffered"))
         .await
@@ -589,7 +588,21 @@ pub async fn waiting_slot(
             format!("field buffered is {held:?}, not <slot>:<until>"),
         ));
     };
-    Ok((waiting != slot && until > now).then_some(waiting))
+    Ok((until > now).then_some((waiting, until)))
+}
+
+/// The slot that holds the job's waiting place at `now`, unless the place is free, lapsed, or
+/// `slot`'s own.
+pub async fn waiting_slot(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+    now: i64,
+) -> Result<Option<i64>> {
+    Ok(waiting_place(conn, keys, now)
+        .await?
+        .map(|(waiting, _)| waiting)
+        .filter(|waiting| *waiting != slot))
 }
 
 /// Gives up `slot`'s waiting place (it was claimed, or waited too long): a later slot may wait.
