@@ -63,7 +63,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     (
         "anarchon_job_recent_runs",
-        "The job's newest results (at most 16) by final status.",
+        "The job's newest results (at most 16) by final status (replaced: interrupted by --overlap replace).",
     ),
     (
         "anarchon_job_history_runs",

@@ -111,6 +111,18 @@ fn replace_stops_the_older_run_before_one_host_runs_the_newer_slot() {
         .unwrap_or_else(|| panic!("{history}"));
     let reason = old_entry["result"]["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("replaced by"), "{old_entry}");
+    assert_eq!(
+        old_entry["result"]["replaced_by"].to_string(),
+        newer,
+        "{old_entry}"
+    );
+    // Metrics tell a replaced run from one interrupted by trouble.
+    let metrics = s.cli(&["metrics"]).expect(0);
+    let metrics = String::from_utf8_lossy(&metrics.stdout).to_string();
+    assert!(
+        metrics.contains(r#"anarchon_job_recent_runs{job="ov",status="replaced"} 1"#),
+        "{metrics}"
+    );
 
     // One host ran the newer slot; the others stood by and found it done.
     let ran: Vec<_> = results
@@ -360,4 +372,5 @@ fn replace_of_a_dead_holder_waits_for_its_lease() {
         .find(|r| r.slot.to_string() == older)
         .expect("the older run ended");
     assert_eq!(old.status, "interrupted", "{old:?}");
+    assert_eq!(old.result["replaced_by"].to_string(), newer, "{old:?}");
 }

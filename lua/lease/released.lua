@@ -42,6 +42,11 @@ local function released_result(mark, command_json)
   local result = mark.result
   local text = '{"released_by":' .. cjson.encode(tostring(result.released_by or '')) ..
     ',"reason":' .. cjson.encode(tostring(result.reason or 'released by an operator'))
+  -- `run --overlap replace` names the newer slot the run made way for (health and metrics tell
+  -- such a run from one interrupted by trouble).
+  if type(result.replaced_by) == 'number' then
+    text = text .. ',"replaced_by":' .. string.format('%.0f', result.replaced_by)
+  end
   if command_json then
     text = text .. ',"command":' .. command_json
   else

@@ -130,7 +130,14 @@ impl Monitored {
     pub fn counts_by_status(&self) -> Vec<(String, u64)> {
         let mut counts: std::collections::BTreeMap<String, u64> = Default::default();
         for r in &self.recent {
-            *counts.entry(r.status.clone()).or_default() += 1;
+            // A run `--overlap replace` stopped for a newer slot is told apart from one that
+            // was interrupted by trouble: the policy at work, not an alert.
+            let status = if r.status == "interrupted" && r.result.get("replaced_by").is_some() {
+                "replaced".to_string()
+            } else {
+                r.status.clone()
+            };
+            *counts.entry(status).or_default() += 1;
         }
         counts.into_iter().collect()
     }
