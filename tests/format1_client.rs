@@ -243,7 +243,18 @@ fn anarchon_and_the_format_1_client_race_for_the_same_slots_and_one_wins_each() 
             let line = format!("echo '{slot} anarchon-{host}' >> {log_text}");
             racers.push(
                 s.anarchon_process()
-                    .args(["run", "--job", "race", "--slot", &slot, "--max-late", "1h"])
+                    // No standing by: the race is who wins (a loser would wait up to 5 s for a
+                    // winner from the other client to end, per slot).
+                    .args([
+                        "run",
+                        "--job",
+                        "race",
+                        "--slot",
+                        &slot,
+                        "--max-late",
+                        "1h",
+                        "--no-backup",
+                    ])
                     .args([
                         "--runner",
                         &format!("anarchon-{host}:1"),
