@@ -374,3 +374,31 @@ fn replace_of_a_dead_holder_waits_for_its_lease() {
     assert_eq!(old.status, "interrupted", "{old:?}");
     assert_eq!(old.result["replaced_by"].to_string(), newer, "{old:?}");
 }
+
+/// A late claim (a host that stalled past the next slot) meets a *newer* run in progress: replace
+/// does not stop it and buffer does not wait for it; the late slot is skipped, as under forbid.
+#[test]
+fn a_late_slot_neither_replaces_nor_waits_for_a_newer_run() {
+    let s = Server::start();
+    let (older, newer) = two_slots(&s);
+    s.cli(&[
+        "claim", "ov", "--slot", &newer, "--new", "--runner", "newer:1", "--lease", "5m",
+    ])
+    .expect(0);
+    let even_older = (older.parse::<i64>().unwrap() - 60_000).to_string();
+    for (policy, late) in [("replace", &older), ("buffer", &even_older)] {
+        let out = s.cli(&[&["run"][..], &run_args(late, policy, "late:1", "true")].concat());
+        let doc = out.json();
+        assert_eq!(out.code(), Some(80), "{policy}: {doc}");
+        let reason = doc["skip_reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("a newer run"), "{policy}: {doc}");
+    }
+    // The newer run was left alone: still held by its claimant, no release mark.
+    let run = s.run("ov", &newer).expect("the newer run");
+    assert_eq!(
+        (run.status.as_str(), run.runner.as_str()),
+        ("running", "newer:1")
+    );
+    let mark: Option<String> = s.cmd(&["HGET", "{cron:ov}:job", &format!("released:{newer}")]);
+    assert_eq!(mark, None);
+}

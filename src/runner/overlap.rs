@@ -110,12 +110,25 @@ pub async fn settle(
                 wait: None,
             });
         }
+        // Replace and buffer act on *older* runs. A newer one in progress means this claim came
+        // late (a host that stalled past the next slot): it is skipped, as under forbid.
+        OnOverlap::Replace | OnOverlap::Buffer { .. } if newer_holds(&reply, req) => {
+            return Ok(Settled {
+                skip_reason: newer_reason(policy, &reply),
+                reply,
+                sent: BootTime::now(),
+                wait: None,
+            });
+        }
         OnOverlap::Replace => replace(conn, keys, job, req, reply, quiet).await?,
         OnOverlap::Buffer { max_late } => {
             buffer(conn, keys, job, req, reply, max_late, quiet).await?
         }
         OnOverlap::Wait => {
-            let what = format!("{job} @ {} waits for an older run", rfc3339(req.slot));
+            let what = format!(
+                "{job} @ {} waits for the run in progress",
+                rfc3339(req.slot)
+            );
             let (reply, sent) = wait_for_older(conn, keys, &what, req, reply, None, quiet).await?;
             Settled {
                 reply,
@@ -163,6 +176,15 @@ async fn replace(
     let mut released: Vec<((i64, Option<u32>), Instant)> = Vec::new();
     while reply.outcome == ClaimOutcome::Overlap {
         let Some(older) = reply.other_slot else { break };
+        if newer_holds(&reply, req) {
+            finish_spinner(spinner);
+            return Ok(Settled {
+                skip_reason: newer_reason(OnOverlap::Replace, &reply),
+                reply,
+                sent,
+                wait: None,
+            });
+        }
         let key = (older, reply.attempt);
         let give_up = match released.iter().find(|(k, _)| *k == key) {
             Some((_, at)) => *at,
@@ -273,7 +295,10 @@ async fn buffer(
         );
         return Ok(skip(reply, BootTime::now(), reason));
     }
-    let what = format!("{job} @ {} waits for an older run", rfc3339(req.slot));
+    let what = format!(
+        "{job} @ {} waits for the run in progress",
+        rfc3339(req.slot)
+    );
     let (reply, sent) = wait_for_older(conn, keys, &what, req, reply, Some(until), quiet).await?;
     // The place is this slot's no longer: it was claimed (here or elsewhere) or waited too long.
     if let Err(e) = lease::free_buffer(conn, keys, req.slot).await
@@ -284,11 +309,15 @@ async fn buffer(
             rfc3339(until)
         );
     }
-    let skip_reason = format!(
-        "--overlap buffer: {} was still in progress at --max-late {}",
-        older_run(&reply),
-        humantime::format_duration(max_late)
-    );
+    let skip_reason = if newer_holds(&reply, req) {
+        newer_reason(OnOverlap::Buffer { max_late }, &reply)
+    } else {
+        format!(
+            "--overlap buffer: {} was still in progress at --max-late {}",
+            older_run(&reply),
+            humantime::format_duration(max_late)
+        )
+    };
     Ok(skip(reply, sent, skip_reason))
 }
 
@@ -307,7 +336,12 @@ async fn wait_for_older(
     let spinner = spinner(quiet);
     let mut sent = BootTime::now();
     let mut trouble = Trouble::default();
-    while reply.outcome == ClaimOutcome::Overlap && until.is_none_or(|u| reply.server_now < u) {
+    // With a deadline (buffer) only an older run is waited for; a backfill waits for any.
+    let waits_for = |reply: &ClaimReply| until.is_none() || !newer_holds(reply, req);
+    while reply.outcome == ClaimOutcome::Overlap
+        && until.is_none_or(|u| reply.server_now < u)
+        && waits_for(&reply)
+    {
         let lease_left = reply.lease_end.unwrap_or(reply.server_now) - reply.server_now;
         if let Some(bar) = &spinner {
             bar.set_message(format!(
@@ -334,7 +368,26 @@ async fn wait_for_older(
     Ok((reply, sent))
 }
 
-/// "the run of <slot> (attempt N, runner)", for the older run an overlap answer names.
+/// Whether the run in progress an overlap answer names is newer than this slot (the claim came
+/// late, after the next slot was claimed).
+fn newer_holds(reply: &ClaimReply, req: &ClaimRequest) -> bool {
+    reply.other_slot.is_some_and(|other| other > req.slot)
+}
+
+/// Why a late slot is skipped under replace or buffer: those act on older runs only.
+fn newer_reason(policy: OnOverlap, reply: &ClaimReply) -> String {
+    let name = if policy == OnOverlap::Replace {
+        "replace"
+    } else {
+        "buffer"
+    };
+    format!(
+        "--overlap {name}: a newer run, {}, was in progress (this slot's claim came late; it neither stops nor waits for a newer run)",
+        older_run(reply)
+    )
+}
+
+/// "the run of <slot> (attempt N, runner)", for the run an overlap answer names.
 fn older_run(reply: &ClaimReply) -> String {
     match reply.other_slot {
         Some(other) => format!(
