@@ -61,7 +61,7 @@ pub const REPLACE_REASON_END: &str = " (--overlap replace)";
 /// What waiting for the older run came to, for the slot's report (`run --json`: `overlap`).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct OverlapWait {
-    /// replace or buffer.
+    /// replace, buffer, or wait (a backfilled slot that waited for the run in progress).
     pub policy: &'static str,
     /// The older run waited for (or stopped), and its holder.
     pub older_slot: Option<i64>,
