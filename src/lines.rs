@@ -97,3 +97,14 @@ macro_rules! outln {
         $crate::lines::write_line(&format!($($arg)*))
     };
 }
+
+/// A spinner on stderr while anarchon waits (a backup standing by, a release, an overlap), only
+/// when stderr is a terminal and not `hidden` (`--quiet`, `--json`); it draws itself every 120 ms.
+pub fn stderr_spinner(hidden: bool) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    (!hidden && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        bar
+    })
+}

@@ -323,16 +323,13 @@ async fn release_one(
         .max(0);
     let override_at =
         started + Duration::from_millis(u64::try_from(lease_left).unwrap_or(0) + 1000);
-    let spinner = (!json && std::io::stderr().is_terminal()).then(|| {
-        let bar = indicatif::ProgressBar::new_spinner();
-        bar.enable_steady_tick(Duration::from_millis(120));
+    let spinner = crate::lines::stderr_spinner(json).inspect(|bar| {
         bar.set_message(format!(
             "waiting for {} to stop attempt {} (its lease ends in {})",
             first.runner,
             req.attempt,
             crate::time::humanize(u64::try_from(lease_left).unwrap_or(0))
         ));
-        bar
     });
     let waited = || Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
     let ended = loop {

@@ -1,6 +1,5 @@
 //! Standing by as a backup: following the holder's lease and taking over the moment it expires.
 
-use std::io::IsTerminal;
 use std::time::Duration;
 
 use tokio::time::{Instant, sleep, timeout};
@@ -29,11 +28,7 @@ pub async fn wait_as_backup(
     quiet: bool,
 ) -> Result<(ClaimReply, BootTime)> {
     let give_up = limit.map(|l| Instant::now() + l);
-    let spinner = (!quiet && std::io::stderr().is_terminal()).then(|| {
-        let bar = indicatif::ProgressBar::new_spinner();
-        bar.enable_steady_tick(Duration::from_millis(120));
-        bar
-    });
+    let spinner = crate::lines::stderr_spinner(quiet);
     let mut sent = BootTime::now();
     let mut trouble = Trouble::default();
     while reply.outcome == ClaimOutcome::Running && give_up.is_none_or(|g| Instant::now() < g) {

@@ -13,7 +13,6 @@
 //! answers `overlap` for as long as the older run holds its lease. The scripts claim as under
 //! `forbid`; replace and buffer only decide how long a host keeps asking.
 
-use std::io::IsTerminal;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -169,7 +168,7 @@ async fn replace(
         "replaced_by": req.slot,
     })
     .to_string();
-    let spinner = spinner(quiet);
+    let spinner = crate::lines::stderr_spinner(quiet);
     let mut sent = BootTime::now();
     let mut trouble = Trouble::default();
     // Each released (slot, attempt) and when waiting for it ends.
@@ -333,7 +332,7 @@ async fn wait_for_older(
     until: Option<i64>,
     quiet: bool,
 ) -> Result<(ClaimReply, BootTime)> {
-    let spinner = spinner(quiet);
+    let spinner = crate::lines::stderr_spinner(quiet);
     let mut sent = BootTime::now();
     let mut trouble = Trouble::default();
     // With a deadline (buffer) only an older run is waited for; a backfill waits for any.
@@ -398,14 +397,6 @@ fn older_run(reply: &ClaimReply) -> String {
         ),
         None => "an older run".to_string(),
     }
-}
-
-fn spinner(quiet: bool) -> Option<indicatif::ProgressBar> {
-    (!quiet && std::io::stderr().is_terminal()).then(|| {
-        let bar = indicatif::ProgressBar::new_spinner();
-        bar.enable_steady_tick(Duration::from_millis(120));
-        bar
-    })
 }
 
 fn finish_spinner(spinner: Option<indicatif::ProgressBar>) {
