@@ -31,6 +31,8 @@ pub struct Ping {
 /// The `start` ping in flight: its end ping waits for it, so the service sees them in order.
 pub struct Started {
     rid: String,
+    /// One client for both pings (its TLS roots are read once), or why it could not be made.
+    client: Result<reqwest::Client, String>,
     sent: Option<JoinHandle<Option<String>>>,
 }
 
@@ -41,11 +43,19 @@ impl Ping {
         let rid = run_id(token);
         let url = self.url_for(Some("start"), &rid);
         let timeout = self.timeout;
-        let sent = tokio::spawn(async move { send(url, String::new(), timeout).await });
-        Started {
-            rid,
-            sent: Some(sent),
-        }
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| {
+                format!(
+                    "--ping {}: cannot make an HTTP client: {e}",
+                    shown_url(&url)
+                )
+            });
+        let sent = client.clone().ok().map(|client| {
+            tokio::spawn(async move { send(&client, url, String::new(), timeout).await })
+        });
+        Started { rid, client, sent }
     }
 
     /// Sends the run's end (`URL` or `URL/fail`) once the start ping is done; returns what went
@@ -57,7 +67,10 @@ impl Ping {
         };
         let failed = report.outcome != SlotOutcome::Ran || report.exit_code() != 0;
         let url = self.url_for(failed.then_some("fail"), &started.rid);
-        let end_problem = send(url, body(report), self.timeout).await;
+        let end_problem = match &started.client {
+            Ok(client) => send(client, url, body(report), self.timeout).await,
+            Err(why) => Some(why.clone()),
+        };
         match (start_problem, end_problem) {
             (None, None) => None,
             (Some(p), None) | (None, Some(p)) => Some(p),
@@ -108,12 +121,13 @@ fn body(report: &SlotReport) -> String {
 
 /// POSTs `body` to `url`, retrying trouble that may pass, within `limit` in all. Returns what went
 /// wrong, or None.
-async fn send(url: url::Url, body: String, limit: Duration) -> Option<String> {
+async fn send(
+    client: &reqwest::Client,
+    url: url::Url,
+    body: String,
+    limit: Duration,
+) -> Option<String> {
     let shown = shown_url(&url);
-    let client = match reqwest::Client::builder().timeout(limit).build() {
-        Ok(client) => client,
-        Err(e) => return Some(format!("--ping {shown}: cannot make an HTTP client: {e}")),
-    };
     let give_up = Instant::now() + limit;
     let tries = async {
         let mut last = String::new();
