@@ -123,9 +123,9 @@ fn is_failure(status: &str) -> bool {
 }
 
 /// A failed or interrupted run, but not one `run --overlap replace` stopped on purpose for a newer
-/// slot (its result has `replaced_by`): the policy did what it was asked.
+/// slot ([`ResultEntry::was_replaced`]): the policy did what it was asked.
 fn failed(r: &ResultEntry) -> bool {
-    is_failure(&r.status) && r.result.get("replaced_by").is_none()
+    is_failure(&r.status) && !r.was_replaced()
 }
 
 /// Judges one job (see the module doc).

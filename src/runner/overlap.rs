@@ -78,8 +78,30 @@ pub struct Settled {
     pub wait: Option<OverlapWait>,
 }
 
+impl Settled {
+    /// The claim is decided (won, running elsewhere, done, paused): nothing to record here.
+    fn decided(reply: ClaimReply, sent: BootTime) -> Self {
+        Settled {
+            reply,
+            sent,
+            skip_reason: String::new(),
+            wait: None,
+        }
+    }
+
+    /// Still refused: the slot is recorded skipped with `reason`.
+    fn skipped(reply: ClaimReply, sent: BootTime, reason: String) -> Self {
+        Settled {
+            reply,
+            sent,
+            skip_reason: reason,
+            wait: None,
+        }
+    }
+}
+
 /// The reason a slot refused by `--overlap forbid` is recorded skipped with.
-pub fn forbid_reason(reply: &ClaimReply) -> String {
+fn forbid_reason(reply: &ClaimReply) -> String {
     format!(
         "--overlap forbid: {} was still in progress",
         older_run(reply)
@@ -102,22 +124,14 @@ pub async fn settle(
     let older_runner = reply.runner.clone();
     let mut settled = match policy {
         OnOverlap::Skip => {
-            return Ok(Settled {
-                skip_reason: forbid_reason(&reply),
-                reply,
-                sent: BootTime::now(),
-                wait: None,
-            });
+            let reason = forbid_reason(&reply);
+            return Ok(Settled::skipped(reply, BootTime::now(), reason));
         }
         // Replace and buffer act on *older* runs. A newer one in progress means this claim came
         // late (a host that stalled past the next slot): it is skipped, as under forbid.
         OnOverlap::Replace | OnOverlap::Buffer { .. } if newer_holds(&reply, req) => {
-            return Ok(Settled {
-                skip_reason: newer_reason(policy, &reply),
-                reply,
-                sent: BootTime::now(),
-                wait: None,
-            });
+            let reason = newer_reason(policy, &reply);
+            return Ok(Settled::skipped(reply, BootTime::now(), reason));
         }
         OnOverlap::Replace => replace(conn, keys, job, req, reply, quiet).await?,
         OnOverlap::Buffer { max_late } => {
@@ -129,12 +143,7 @@ pub async fn settle(
                 rfc3339(req.slot)
             );
             let (reply, sent) = wait_for_older(conn, keys, &what, req, reply, None, quiet).await?;
-            Settled {
-                reply,
-                sent,
-                skip_reason: String::new(),
-                wait: None,
-            }
+            Settled::decided(reply, sent)
         }
     };
     settled.wait = Some(OverlapWait {
@@ -177,12 +186,8 @@ async fn replace(
         let Some(older) = reply.other_slot else { break };
         if newer_holds(&reply, req) {
             finish_spinner(spinner);
-            return Ok(Settled {
-                skip_reason: newer_reason(OnOverlap::Replace, &reply),
-                reply,
-                sent,
-                wait: None,
-            });
+            let reason = newer_reason(OnOverlap::Replace, &reply);
+            return Ok(Settled::skipped(reply, sent, reason));
         }
         let key = (older, reply.attempt);
         let give_up = match released.iter().find(|(k, _)| *k == key) {
@@ -200,12 +205,7 @@ async fn replace(
                 older_run(&reply)
             );
             finish_spinner(spinner);
-            return Ok(Settled {
-                reply,
-                sent,
-                skip_reason,
-                wait: None,
-            });
+            return Ok(Settled::skipped(reply, sent, skip_reason));
         }
         sleep(REPLACE_POLL).await;
         sent = BootTime::now();
@@ -214,12 +214,7 @@ async fn replace(
         }
     }
     finish_spinner(spinner);
-    Ok(Settled {
-        reply,
-        sent,
-        skip_reason: String::new(),
-        wait: None,
-    })
+    Ok(Settled::decided(reply, sent))
 }
 
 /// Releases the older run an overlap answer names (as `anarchon release` marks it, with
@@ -274,25 +269,19 @@ async fn buffer(
 ) -> Result<Settled> {
     let until = req.slot + millis(max_late);
     let first_older = older_run(&reply);
-    let skip = |reply: ClaimReply, sent: BootTime, skip_reason: String| Settled {
-        reply,
-        sent,
-        skip_reason,
-        wait: None,
-    };
     if reply.server_now >= until {
         let reason = format!(
             "--overlap buffer: {first_older} was in progress past --max-late {}",
             humantime::format_duration(max_late)
         );
-        return Ok(skip(reply, BootTime::now(), reason));
+        return Ok(Settled::skipped(reply, BootTime::now(), reason));
     }
     if let BufferPlace::Taken(other) = lease::hold_buffer(conn, keys, req.slot, until).await? {
         let reason = format!(
             "--overlap buffer: the run of {} already waits for {first_older} (one waits at most)",
             rfc3339(other)
         );
-        return Ok(skip(reply, BootTime::now(), reason));
+        return Ok(Settled::skipped(reply, BootTime::now(), reason));
     }
     let what = format!(
         "{job} @ {} waits for the run in progress",
@@ -317,7 +306,7 @@ async fn buffer(
             humantime::format_duration(max_late)
         )
     };
-    Ok(skip(reply, sent, skip_reason))
+    Ok(Settled::skipped(reply, sent, skip_reason))
 }
 
 /// Claims again, just after the older run's lease would end and at least every

@@ -132,7 +132,7 @@ impl Monitored {
         for r in &self.recent {
             // A run `--overlap replace` stopped for a newer slot is told apart from one that
             // was interrupted by trouble: the policy at work, not an alert.
-            let status = if r.status == "interrupted" && r.result.get("replaced_by").is_some() {
+            let status = if r.was_replaced() {
                 "replaced".to_string()
             } else {
                 r.status.clone()

@@ -40,6 +40,13 @@ pub struct ResultEntry {
 }
 
 impl ResultEntry {
+    /// Whether `run --overlap replace` stopped this attempt for a newer slot: interrupted, its
+    /// result naming `replaced_by` (lua/lease/released.lua). The policy at work, not trouble:
+    /// health and metrics tell it apart from other interrupted runs.
+    pub fn was_replaced(&self) -> bool {
+        self.status == "interrupted" && self.result.get("replaced_by").is_some()
+    }
+
     /// A member read WITHSCORES: its slot is the score.
     pub fn parse_scored(key: &str, member: &str, score: &str) -> Result<Self> {
         let mut entry = Self::parse(key, member)?;

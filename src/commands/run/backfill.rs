@@ -206,10 +206,7 @@ async fn plan(conn: &mut Connection, args: &RunArgs, b: &Backfill<'_>) -> Result
 /// The first failing run's exit code; 87 when the job was paused; else 0 (slots another host ran
 /// meanwhile count as done: the range is backfilled either way).
 fn exit_code(runs: &[SlotReport]) -> i32 {
-    runs.iter()
-        .filter(|r| r.outcome == SlotOutcome::Ran)
-        .map(SlotReport::exit_code)
-        .find(|code| *code != 0)
+    super::first_failure(runs)
         .or_else(|| {
             runs.iter()
                 .any(|r| r.outcome == SlotOutcome::Paused)

@@ -406,22 +406,24 @@ async fn register_if_due(
 /// The exit code of a `run`: a failed catch-up run must not hide behind a successful current one;
 /// `--skipped-ok` makes a slot another host ran, runs, overlaps or a pause skipped a success.
 fn exit_code(args: &RunArgs, caught_up: &[SlotReport], report: &SlotReport) -> i32 {
-    caught_up
+    first_failure(caught_up).unwrap_or_else(|| match report.outcome {
+        SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::Overlap | SlotOutcome::Paused
+            if args.skipped_ok =>
+        {
+            0
+        }
+        _ => report.exit_code(),
+    })
+}
+
+/// The exit code of the first slot this host ran that did not succeed, if any (a failed run must not
+/// hide behind later ones that succeeded).
+fn first_failure(reports: &[SlotReport]) -> Option<i32> {
+    reports
         .iter()
         .filter(|r| r.outcome == SlotOutcome::Ran)
         .map(SlotReport::exit_code)
         .find(|code| *code != 0)
-        .unwrap_or_else(|| match report.outcome {
-            SlotOutcome::Done
-            | SlotOutcome::Running
-            | SlotOutcome::Overlap
-            | SlotOutcome::Paused
-                if args.skipped_ok =>
-            {
-                0
-            }
-            _ => report.exit_code(),
-        })
 }
 
 /// The schedule's runs in the catch-up window that no host claimed, oldest first: slots from
