@@ -141,10 +141,54 @@ pub struct Scrape {
 
 /// The exposition text of one scrape.
 pub fn render(scrape: &Scrape, jobs: &[(Monitored, Health)], unreadable: &[Unreadable]) -> String {
-    let mut samples: Vec<(&str, String, f64)> = Vec::new();
-    let mut add = |name: &'static str, labels: String, value: f64| {
-        samples.push((name, labels, value));
-    };
+    let mut samples = Samples::default();
+    store_samples(&mut samples, scrape, jobs.len(), unreadable);
+    for (m, h) in jobs {
+        job_samples(&mut samples, scrape, m, h);
+    }
+    samples.exposition()
+}
+
+/// The samples of one scrape, in the order they were added: (family, labels, value).
+#[derive(Default)]
+struct Samples(Vec<(&'static str, String, f64)>);
+
+impl Samples {
+    fn add(&mut self, name: &'static str, labels: String, value: f64) {
+        self.0.push((name, labels, value));
+    }
+
+    /// The text exposition: grouped by family, in FAMILIES' order, each with its HELP and TYPE.
+    fn exposition(&self) -> String {
+        let mut out = String::new();
+        for (name, help) in FAMILIES {
+            let family: Vec<_> = self.0.iter().filter(|(n, _, _)| n == name).collect();
+            if family.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} gauge");
+            for (_, labels, value) in family {
+                if labels.is_empty() {
+                    let _ = writeln!(out, "{name} {}", number(*value));
+                } else {
+                    let _ = writeln!(out, "{name}{{{labels}}} {}", number(*value));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The store's own samples: up, format, server time, job counts, the scrape's duration, and one
+/// per job that could not be read.
+fn store_samples(
+    samples: &mut Samples,
+    scrape: &Scrape,
+    readable: usize,
+    unreadable: &[Unreadable],
+) {
+    let mut add = |name: &'static str, labels: String, value: f64| samples.add(name, labels, value);
     add("anarchon_up", String::new(), f64::from(u8::from(scrape.up)));
     if scrape.up {
         add(
@@ -160,7 +204,7 @@ pub fn render(scrape: &Scrape, jobs: &[(Monitored, Health)], unreadable: &[Unrea
         add(
             "anarchon_jobs",
             String::new(),
-            (jobs.len() + unreadable.len()) as f64,
+            (readable + unreadable.len()) as f64,
         );
         add(
             "anarchon_scrape_errors",
@@ -184,121 +228,77 @@ pub fn render(scrape: &Scrape, jobs: &[(Monitored, Health)], unreadable: &[Unrea
             1.0,
         );
     }
-    for (m, h) in jobs {
-        let job = format!("job=\"{}\"", label(&m.job));
-        for state in STATES {
-            add(
-                "anarchon_job_health",
-                format!("{job},state=\"{}\"", state.as_str()),
-                f64::from(u8::from(h.state == state)),
-            );
+}
+
+/// One job's samples: its health, last results, runs in progress, lateness and pause.
+fn job_samples(samples: &mut Samples, scrape: &Scrape, m: &Monitored, h: &Health) {
+    let job = format!("job=\"{}\"", label(&m.job));
+    // A sample labelled with the job alone, when there is a value.
+    let mut gauge = |name: &'static str, value: Option<f64>| {
+        if let Some(v) = value {
+            samples.add(name, job.clone(), v);
         }
-        if let Some(t) = h.last_success {
-            add(
-                "anarchon_job_last_success_timestamp_seconds",
-                job.clone(),
-                seconds(t),
-            );
-        }
-        if let Some(t) = h.last_failure {
-            add(
-                "anarchon_job_last_failure_timestamp_seconds",
-                job.clone(),
-                seconds(t),
-            );
-        }
-        if let Some(d) = h.last_duration_ms {
-            add(
-                "anarchon_job_last_duration_seconds",
-                job.clone(),
-                seconds(d),
-            );
-        }
-        if let Some(c) = h.last_exit_code {
-            add("anarchon_job_last_exit_code", job.clone(), c as f64);
-        }
-        for (status, n) in m.counts_by_status() {
-            add(
-                "anarchon_job_recent_runs",
-                format!("{job},status=\"{}\"", label(&status)),
-                n as f64,
-            );
-        }
-        add(
-            "anarchon_job_history_runs",
-            job.clone(),
-            m.history_entries as f64,
-        );
-        add(
-            "anarchon_job_active_runs",
-            job.clone(),
-            m.in_progress.len() as f64,
-        );
-        if let Some(end) = m.in_progress.iter().filter_map(|r| r.lease_end).min() {
-            add(
-                "anarchon_job_lease_remaining_seconds",
-                job.clone(),
-                seconds(end - scrape.server_now),
-            );
-        }
-        if let Some(a) = m
-            .in_progress
-            .iter()
-            .max_by_key(|r| r.slot)
-            .and_then(|r| r.attempt)
-        {
-            add("anarchon_job_attempt", job.clone(), f64::from(a));
-        }
-        if let Some(t) = h.next_due {
-            add(
-                "anarchon_job_next_due_timestamp_seconds",
-                job.clone(),
-                seconds(t),
-            );
-        }
-        add(
-            "anarchon_job_late_seconds",
-            job.clone(),
-            h.late_seconds as f64,
-        );
-        add(
-            "anarchon_job_missed_slots",
-            job.clone(),
-            h.missed_slots.len() as f64,
-        );
-        add(
-            "anarchon_job_failed_in_a_row",
-            job.clone(),
-            f64::from(h.failed_in_a_row),
-        );
-        let paused = m
-            .pause
-            .as_ref()
-            .is_some_and(|p| p.is_paused(scrape.server_now));
-        add(
-            "anarchon_job_paused",
-            job.clone(),
-            f64::from(u8::from(paused)),
+    };
+    gauge(
+        "anarchon_job_last_success_timestamp_seconds",
+        h.last_success.map(seconds),
+    );
+    gauge(
+        "anarchon_job_last_failure_timestamp_seconds",
+        h.last_failure.map(seconds),
+    );
+    gauge(
+        "anarchon_job_last_duration_seconds",
+        h.last_duration_ms.map(seconds),
+    );
+    gauge(
+        "anarchon_job_last_exit_code",
+        h.last_exit_code.map(|c| c as f64),
+    );
+    gauge("anarchon_job_history_runs", Some(m.history_entries as f64));
+    gauge("anarchon_job_active_runs", Some(m.in_progress.len() as f64));
+    let lease_end = m.in_progress.iter().filter_map(|r| r.lease_end).min();
+    gauge(
+        "anarchon_job_lease_remaining_seconds",
+        lease_end.map(|end| seconds(end - scrape.server_now)),
+    );
+    let newest = m.in_progress.iter().max_by_key(|r| r.slot);
+    gauge(
+        "anarchon_job_attempt",
+        newest.and_then(|r| r.attempt).map(f64::from),
+    );
+    gauge(
+        "anarchon_job_next_due_timestamp_seconds",
+        h.next_due.map(seconds),
+    );
+    gauge("anarchon_job_late_seconds", Some(h.late_seconds as f64));
+    gauge(
+        "anarchon_job_missed_slots",
+        Some(h.missed_slots.len() as f64),
+    );
+    gauge(
+        "anarchon_job_failed_in_a_row",
+        Some(f64::from(h.failed_in_a_row)),
+    );
+    let paused = m
+        .pause
+        .as_ref()
+        .is_some_and(|p| p.is_paused(scrape.server_now));
+    gauge("anarchon_job_paused", Some(f64::from(u8::from(paused))));
+    for state in STATES {
+        samples.add(
+            "anarchon_job_health",
+            format!("{job},state=\"{}\"", state.as_str()),
+            f64::from(u8::from(h.state == state)),
         );
     }
-    // Grouped by family, in FAMILIES' order, each with its HELP and TYPE.
-    let mut out = String::new();
-    for (name, help) in FAMILIES {
-        let family: Vec<_> = samples.iter().filter(|(n, _, _)| n == name).collect();
-        if family.is_empty() {
-            continue;
-        }
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} gauge");
-        for (_, labels, value) in family {
-            if labels.is_empty() {
-                let _ = writeln!(out, "{name} {}", number(*value));
-            } else {
-                let _ = writeln!(out, "{name}{{{labels}}} {}", number(*value));
-            }
-        }
+    for (status, n) in m.counts_by_status() {
+        samples.add(
+            "anarchon_job_recent_runs",
+            format!("{job},status=\"{}\"", label(&status)),
+            n as f64,
+        );
     }
-    out
 }
 
 #[cfg(test)]

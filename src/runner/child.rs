@@ -141,36 +141,14 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
         }
     };
     let grace = lease.map(|l| stop_grace(l.lease(), spec.kill_after));
-    let mut guard = match Guard::start(
-        !spec.foreground,
-        spec.kill_after,
-        grace.unwrap_or(Duration::ZERO),
-    ) {
-        Ok(g) => Some(g),
-        Err(e) => {
-            crate::errln!(
-                "warning: cannot start the guard process ({e}); if anarchon is killed, its command keeps running"
-            );
-            None
-        }
-    };
+    let mut guard = start_guard(spec, grace);
     let mut child = match spawn(spec, guard.as_ref().map(Guard::group)) {
         Ok(child) => child,
         Err(e) => {
             if let Some(g) = guard {
                 g.done();
             }
-            let name = spec.argv.first().cloned().unwrap_or_default();
-            crate::errln!(
-                "error: cannot run {name:?}: {e}\n  hint: check the path and that it is executable, or pass --shell for a shell command line"
-            );
-            outcome.exit_code = Some(if e.kind() == std::io::ErrorKind::NotFound {
-                127
-            } else {
-                126
-            });
-            outcome.spawn_error = Some(e.to_string());
-            return outcome;
+            return not_started(spec, &e);
         }
     };
     let target = child.id().map(|id| Target {
@@ -199,65 +177,24 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
         spec.stdout_to_stderr,
     ));
 
-    let timeout_at = spec.timeout.map(|t| started_boot + t);
-    let mut kill_at: Option<BootTime> = None;
-    let mut lease_handled = false;
-    // One SIGTERM per command, whatever asks for it (--timeout, the lease, a release); the guard
-    // is told, so it sends none of its own.
-    let mut term_sent = false;
+    let mut watch = Watch {
+        spec,
+        lease,
+        grace,
+        quiet,
+        target,
+        timeout_at: spec.timeout.map(|t| started_boot + t),
+        kill_at: None,
+        lease_handled: false,
+        term_sent: false,
+    };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-
     let status = loop {
         tokio::select! {
             status = child.wait() => break status,
             sig = recv(&mut signals) => forward(target, sig, &mut outcome),
-            _ = tick.tick() => {
-                let now = BootTime::now();
-                // The guard enforces the deadline too (if this process is stopped), unless the
-                // command is to outlive a lost lease.
-                if let (Some(g), Some(l), true) = (guard.as_mut(), lease, spec.stop_on_lease_lost) {
-                    g.deadline(l.deadline());
-                }
-                if !outcome.timed_out && timeout_at.is_some_and(|at| now >= at) {
-                    outcome.timed_out = true;
-                    crate::errln!("anarchon: the command ran longer than --timeout; stopping it (SIGTERM, SIGKILL after {})", humantime::format_duration(spec.kill_after));
-                    kill_at = earliest(kill_at, now + spec.kill_after);
-                    terminate(target, guard.as_mut(), &mut term_sent, kill_at);
-                }
-                if let (Some(l), Some(grace), false) = (lease, grace, lease_handled)
-                    && let Some(reason) = l.lost_reason(grace)
-                {
-                    lease_handled = true;
-                    let loss = l.loss();
-                    // A release is an operator's stop: it stops the command even under
-                    // --on-lease-lost continue, and the run is recorded, not left to expire.
-                    outcome.released = loss == Loss::Released;
-                    outcome.lease_lost = !outcome.released;
-                    if spec.stop_on_lease_lost || outcome.released {
-                        let deadline = l.deadline();
-                        let kill_after = if loss == Loss::StoreLost {
-                            spec.kill_after.min(STORE_LOST_GRACE)
-                        } else {
-                            spec.kill_after
-                        };
-                        crate::errln!(
-                            "anarchon: {} ({reason}); stopping the command (SIGTERM, SIGKILL in {} at the latest)",
-                            if outcome.released { "released" } else { "lease lost" },
-                            humantime::format_duration(round_ms(kill_after.min(deadline.left())))
-                        );
-                        // Gone before the lease can end on the server, whatever --kill-after says.
-                        kill_at = earliest(earliest(kill_at, now + kill_after), deadline);
-                        terminate(target, guard.as_mut(), &mut term_sent, kill_at);
-                    } else if !quiet {
-                        crate::errln!("anarchon: lease lost ({reason}); the command keeps running (--on-lease-lost continue)");
-                    }
-                }
-                if kill_at.is_some_and(|at| now >= at) {
-                    send(target, Signal::SIGKILL);
-                    kill_at = None;
-                }
-            }
+            _ = tick.tick() => watch.tick(guard.as_mut(), &mut outcome),
         }
     };
     // The run lasted until the command itself exited: what it left behind is not its duration.
@@ -271,23 +208,163 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     if let Some(g) = guard {
         g.done();
     }
-    // The guard may have stopped the command for the lease while this process could not look
-    // (a command that traps SIGTERM exits with a code of its own). One that succeeded is recorded.
     let succeeded = status.as_ref().is_ok_and(|s| s.success());
-    if let (Some(l), Some(grace), false) = (lease, grace, succeeded)
-        && spec.stop_on_lease_lost
-        && !outcome.lease_lost
-        && !outcome.released
-        && let Some(reason) = l.lost_reason(grace)
-    {
-        outcome.released = l.loss() == Loss::Released;
-        outcome.lease_lost = !outcome.released;
-        crate::errln!("anarchon: lease lost ({reason}); the command was stopped");
-    }
+    watch.note_loss_after_exit(succeeded, &mut outcome);
     let _ = tokio::time::timeout(STDERR_DRAIN, out_copier).await;
     outcome.stdout_tail =
         String::from_utf8_lossy(&out_tail.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
     finish_outcome(outcome, status, copier, tail).await
+}
+
+/// The guard process that stops the command if anarchon dies ([`crate::runner::guard`]), or
+/// none, with a warning, when it cannot be started.
+fn start_guard(spec: &CommandSpec, grace: Option<Duration>) -> Option<Guard> {
+    match Guard::start(
+        !spec.foreground,
+        spec.kill_after,
+        grace.unwrap_or(Duration::ZERO),
+    ) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            crate::errln!(
+                "warning: cannot start the guard process ({e}); if anarchon is killed, its command keeps running"
+            );
+            None
+        }
+    }
+}
+
+/// The outcome of a command that could not be started: 127 when it is not there, 126 otherwise
+/// (as a shell does), with the error said on stderr.
+fn not_started(spec: &CommandSpec, e: &std::io::Error) -> CommandOutcome {
+    let name = spec.argv.first().cloned().unwrap_or_default();
+    crate::errln!(
+        "error: cannot run {name:?}: {e}\n  hint: check the path and that it is executable, or pass --shell for a shell command line"
+    );
+    CommandOutcome {
+        exit_code: Some(if e.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        }),
+        spawn_error: Some(e.to_string()),
+        ..CommandOutcome::default()
+    }
+}
+
+/// What the watch loop keeps between ticks: the deadlines it polices and what it has done.
+struct Watch<'a> {
+    spec: &'a CommandSpec,
+    lease: Option<&'a LeaseDeadline>,
+    /// How long before the lease's local deadline the command is stopped (with a lease).
+    grace: Option<Duration>,
+    quiet: bool,
+    target: Option<Target>,
+    timeout_at: Option<BootTime>,
+    /// When the command gets SIGKILL, once it has been asked to stop.
+    kill_at: Option<BootTime>,
+    /// The lease's loss has been acted on (once).
+    lease_handled: bool,
+    /// One SIGTERM per command, whatever asks for it (--timeout, the lease, a release); the guard
+    /// is told, so it sends none of its own.
+    term_sent: bool,
+}
+
+impl Watch<'_> {
+    /// One look at the clock: --timeout, the lease, and the SIGKILL moment.
+    fn tick(&mut self, mut guard: Option<&mut Guard>, outcome: &mut CommandOutcome) {
+        let spec = self.spec;
+        let now = BootTime::now();
+        // The guard enforces the deadline too (if this process is stopped), unless the command is
+        // to outlive a lost lease.
+        if let (Some(g), Some(l), true) =
+            (guard.as_deref_mut(), self.lease, spec.stop_on_lease_lost)
+        {
+            g.deadline(l.deadline());
+        }
+        if !outcome.timed_out && self.timeout_at.is_some_and(|at| now >= at) {
+            outcome.timed_out = true;
+            crate::errln!(
+                "anarchon: the command ran longer than --timeout; stopping it (SIGTERM, SIGKILL after {})",
+                humantime::format_duration(spec.kill_after)
+            );
+            self.kill_at = earliest(self.kill_at, now + spec.kill_after);
+            terminate(
+                self.target,
+                guard.as_deref_mut(),
+                &mut self.term_sent,
+                self.kill_at,
+            );
+        }
+        self.check_lease(now, guard, outcome);
+        if self.kill_at.is_some_and(|at| now >= at) {
+            send(self.target, Signal::SIGKILL);
+            self.kill_at = None;
+        }
+    }
+
+    /// Acts, once, on a lease that is lost or released: stops the command (a release even under
+    /// --on-lease-lost continue), or says it keeps running.
+    fn check_lease(
+        &mut self,
+        now: BootTime,
+        guard: Option<&mut Guard>,
+        outcome: &mut CommandOutcome,
+    ) {
+        let spec = self.spec;
+        let (Some(l), Some(grace), false) = (self.lease, self.grace, self.lease_handled) else {
+            return;
+        };
+        let Some(reason) = l.lost_reason(grace) else {
+            return;
+        };
+        self.lease_handled = true;
+        let loss = l.loss();
+        // A release is an operator's stop: it stops the command even under --on-lease-lost
+        // continue, and the run is recorded, not left to expire.
+        outcome.released = loss == Loss::Released;
+        outcome.lease_lost = !outcome.released;
+        if spec.stop_on_lease_lost || outcome.released {
+            let deadline = l.deadline();
+            let kill_after = if loss == Loss::StoreLost {
+                spec.kill_after.min(STORE_LOST_GRACE)
+            } else {
+                spec.kill_after
+            };
+            crate::errln!(
+                "anarchon: {} ({reason}); stopping the command (SIGTERM, SIGKILL in {} at the latest)",
+                if outcome.released {
+                    "released"
+                } else {
+                    "lease lost"
+                },
+                humantime::format_duration(round_ms(kill_after.min(deadline.left())))
+            );
+            // Gone before the lease can end on the server, whatever --kill-after says.
+            self.kill_at = earliest(earliest(self.kill_at, now + kill_after), deadline);
+            terminate(self.target, guard, &mut self.term_sent, self.kill_at);
+        } else if !self.quiet {
+            crate::errln!(
+                "anarchon: lease lost ({reason}); the command keeps running (--on-lease-lost continue)"
+            );
+        }
+    }
+
+    /// After the command exited: the guard may have stopped it for the lease while this process
+    /// could not look (a command that traps SIGTERM exits with a code of its own). One that
+    /// succeeded is recorded as it is.
+    fn note_loss_after_exit(&self, succeeded: bool, outcome: &mut CommandOutcome) {
+        if let (Some(l), Some(grace), false) = (self.lease, self.grace, succeeded)
+            && self.spec.stop_on_lease_lost
+            && !outcome.lease_lost
+            && !outcome.released
+            && let Some(reason) = l.lost_reason(grace)
+        {
+            outcome.released = l.loss() == Loss::Released;
+            outcome.lease_lost = !outcome.released;
+            crate::errln!("anarchon: lease lost ({reason}); the command was stopped");
+        }
+    }
 }
 
 /// Sends the command its one SIGTERM (unless it had it already) and tells the guard, which then

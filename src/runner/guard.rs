@@ -151,6 +151,21 @@ fn guard_main(
     kill_after_ns: u64,
     grace_ns: u64,
 ) -> ! {
+    let (me, pipe) = become_guard(read_fd, parent_write, parent_read, ready_fd, group);
+    let orders = wait_for_trouble(pipe, grace_ns);
+    stop_command(me, group, &orders, kill_after_ns)
+}
+
+/// The guard's setup in the forked child: its own process group (to lead the command's), signals
+/// ignored, its pid sent back on the ready pipe, every other descriptor closed. Returns its pid
+/// and the pipe from anarchon.
+fn become_guard(
+    read_fd: RawFd,
+    parent_write: RawFd,
+    parent_read: RawFd,
+    ready_fd: RawFd,
+    group: bool,
+) -> (Pid, RawFd) {
     let _ = nix::unistd::close(parent_write);
     let _ = nix::unistd::close(parent_read);
     if group {
@@ -187,11 +202,24 @@ fn guard_main(
     unsafe {
         nix::libc::prctl(nix::libc::PR_SET_NAME, c"anarchon-guard".as_ptr());
     }
+    (me, pipe)
+}
 
-    let mut deadline: Option<u64> = None;
-    let mut command: Option<Pid> = None;
-    // Set once anarchon has sent the SIGTERM: when the SIGKILL is due.
-    let mut stopping: Option<u64> = None;
+/// What anarchon told the guard so far.
+#[derive(Default, Clone, Copy)]
+struct Orders {
+    /// The lease's local deadline (boot clock, ns).
+    deadline: Option<u64>,
+    /// The command's pid.
+    command: Option<Pid>,
+    /// Set once anarchon has sent the SIGTERM: when the SIGKILL is due.
+    stopping: Option<u64>,
+}
+
+/// Reads anarchon's messages until anarchon is gone (end-of-file) or a deadline passes without
+/// word from it; exits the process when anarchon says it is done. Returns what it was told.
+fn wait_for_trouble(pipe: RawFd, grace_ns: u64) -> Orders {
+    let mut orders = Orders::default();
     let mut message = [0u8; 9];
     let mut filled = 0usize;
     loop {
@@ -199,7 +227,7 @@ fn guard_main(
         // anarchon's own moment to act being the whole grace before it): if anarchon has not moved
         // it by then, anarchon is stopped or starved, and the command must stop all the same.
         // Once anarchon has sent its SIGTERM, until the SIGKILL is due.
-        let wake_at = match (stopping, deadline) {
+        let wake_at = match (orders.stopping, orders.deadline) {
             (Some(kill_at), Some(d)) => Some(kill_at.min(d)),
             (Some(kill_at), None) => Some(kill_at),
             (None, Some(d)) => Some(d.saturating_sub(grace_ns / 2)),
@@ -249,14 +277,23 @@ fn guard_main(
         let value = u64::from_le_bytes(value);
         match message[0] {
             DONE => exit(0),
-            DEADLINE => deadline = Some(value),
-            WATCH_PID => command = i32::try_from(value).ok().map(Pid::from_raw),
-            STOPPING => stopping = Some(value),
+            DEADLINE => orders.deadline = Some(value),
+            WATCH_PID => orders.command = i32::try_from(value).ok().map(Pid::from_raw),
+            STOPPING => orders.stopping = Some(value),
             _ => {}
         }
     }
+    orders
+}
 
-    // anarchon died, or let the lease deadline come near, with the command still running: stop it.
+/// anarchon died, or let the lease deadline come near, with the command still running: stop it
+/// (SIGTERM unless anarchon sent it, SIGKILL when due), then exit.
+fn stop_command(me: Pid, group: bool, orders: &Orders, kill_after_ns: u64) -> ! {
+    let Orders {
+        deadline,
+        command,
+        stopping,
+    } = *orders;
     let stop = |sig: Signal| {
         let _ = match (group, command) {
             (true, _) => killpg(me, sig),

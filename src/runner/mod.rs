@@ -309,39 +309,8 @@ async fn execute(
         Some(wait) => replicas_missing(conn, wait, target, req, "claim", opts.quiet).await,
         None => None,
     };
-    let (claimed, keeper) = if target.strategy.has_leases() {
-        let held = HeldLease {
-            keys: target.lease_keys(),
-            slot: req.slot,
-            token: req.token.clone(),
-            deadline: LeaseDeadline::new(req.lease, sent),
-        };
-        let keeper = tokio::spawn(keeper::keep(conn.clone(), held.clone(), opts.heartbeat));
-        (Claimed::Lease(Box::new(held)), Some(keeper))
-    } else {
-        let started = Instant::now();
-        (
-            Claimed::ClaimOnly {
-                started,
-                server_now: won.server_now,
-            },
-            None,
-        )
-    };
-
-    let mut spec = opts.command.clone();
-    spec.env.extend([
-        ("ANARCHON_JOB".to_string(), job.to_string()),
-        ("ANARCHON_SLOT".to_string(), req.slot.to_string()),
-        ("ANARCHON_ATTEMPT".to_string(), attempt.to_string()),
-        ("ANARCHON_RUNNER".to_string(), req.runner.clone()),
-    ]);
-    // The fencing token (store format 2): pass it to the system the command writes to, which
-    // refuses a write carrying a lower one than it has seen (README, "Fencing tokens").
-    if let Some(fence) = won.fence {
-        spec.env
-            .push(("ANARCHON_FENCE".to_string(), fence.to_string()));
-    }
+    let (claimed, keeper) = hold(conn, target, req, won, sent, opts);
+    let spec = command_spec(opts, job, req, attempt, won.fence);
     let deadline = match &claimed {
         Claimed::Lease(held) => Some(&held.deadline),
         Claimed::ClaimOnly { .. } => None,
@@ -370,43 +339,14 @@ async fn execute(
     if let (Recorded::Yes, Some(wait)) = (&recorded, &opts.replicas) {
         replicas_missing(conn, wait, target, req, "result", opts.quiet).await;
     }
-    match &recorded {
-        Recorded::Yes => {}
-        Recorded::Released { reason, status } => crate::errln!(
-            "anarchon: {reason}; the command was stopped, and attempt {attempt} of {job} @ {} is recorded {status}",
-            rfc3339(req.slot)
-        ),
-        Recorded::LeaseLost(why) if stopped_for_lease => {
-            // What happens next depends on how the lease was lost: say only what is true.
-            let next = match &claimed {
-                Claimed::Lease(held) if held.deadline.loss() == Loss::StoreLost => {
-                    "the server no longer has the run, so another host may claim it again (a persistent server, appendonly yes, keeps claims across restarts)".to_string()
-                }
-                Claimed::Lease(held) if held.deadline.loss() == Loss::Taken => {
-                    "the run is no longer this host's".to_string()
-                }
-                _ => format!(
-                    "attempt {attempt} of {job} @ {} ends interrupted when its lease ends, and a backup takes over if attempts remain",
-                    rfc3339(req.slot)
-                ),
-            };
-            crate::errln!(
-                "anarchon: the run's end was not recorded: the command was stopped because the lease was lost ({why}); {next}"
-            )
-        }
-        Recorded::LeaseLost(why) => crate::errln!(
-            "error: the run's end was not recorded: {why}; this runner no longer held {job} @ {}",
-            rfc3339(req.slot)
-        ),
-        Recorded::Unreachable(why) => crate::errln!(
-            "error: the run's end was not recorded: {why}\n  hint: the lease will expire; a backup may run {job} @ {} again",
-            rfc3339(req.slot)
-        ),
-        Recorded::Refused { reason, .. } => crate::errln!(
-            "error: the run's end was not recorded: {reason}\n  hint: the lease will expire; a backup may run {job} @ {} again",
-            rfc3339(req.slot)
-        ),
-    }
+    say_recorded(
+        &recorded,
+        &claimed,
+        stopped_for_lease,
+        job,
+        attempt,
+        req.slot,
+    );
     SlotReport {
         job: job.to_string(),
         slot: req.slot,
@@ -427,6 +367,110 @@ async fn execute(
         skip_recorded: None,
         skip_reason: None,
         overlap: None,
+    }
+}
+
+/// The run as this host holds it: with a lease, the keeper that heartbeats it (started here);
+/// claim-only, when it started.
+fn hold(
+    conn: &Connection,
+    target: Target<'_>,
+    req: &ClaimRequest,
+    won: &ClaimReply,
+    sent: BootTime,
+    opts: &RunnerOptions,
+) -> (Claimed, Option<tokio::task::JoinHandle<()>>) {
+    if target.strategy.has_leases() {
+        let held = HeldLease {
+            keys: target.lease_keys(),
+            slot: req.slot,
+            token: req.token.clone(),
+            deadline: LeaseDeadline::new(req.lease, sent),
+        };
+        let keeper = tokio::spawn(keeper::keep(conn.clone(), held.clone(), opts.heartbeat));
+        (Claimed::Lease(Box::new(held)), Some(keeper))
+    } else {
+        let started = Instant::now();
+        (
+            Claimed::ClaimOnly {
+                started,
+                server_now: won.server_now,
+            },
+            None,
+        )
+    }
+}
+
+/// The command as it runs for this attempt: the options' command with the run's facts in its
+/// environment.
+fn command_spec(
+    opts: &RunnerOptions,
+    job: &str,
+    req: &ClaimRequest,
+    attempt: u32,
+    fence: Option<i64>,
+) -> child::CommandSpec {
+    let mut spec = opts.command.clone();
+    spec.env.extend([
+        ("ANARCHON_JOB".to_string(), job.to_string()),
+        ("ANARCHON_SLOT".to_string(), req.slot.to_string()),
+        ("ANARCHON_ATTEMPT".to_string(), attempt.to_string()),
+        ("ANARCHON_RUNNER".to_string(), req.runner.clone()),
+    ]);
+    // The fencing token (store format 2): pass it to the system the command writes to, which
+    // refuses a write carrying a lower one than it has seen (README, "Fencing tokens").
+    if let Some(fence) = fence {
+        spec.env
+            .push(("ANARCHON_FENCE".to_string(), fence.to_string()));
+    }
+    spec
+}
+
+/// Says on stderr what became of the run's end when it was not simply recorded.
+fn say_recorded(
+    recorded: &Recorded,
+    claimed: &Claimed,
+    stopped_for_lease: bool,
+    job: &str,
+    attempt: u32,
+    slot: i64,
+) {
+    match recorded {
+        Recorded::Yes => {}
+        Recorded::Released { reason, status } => crate::errln!(
+            "anarchon: {reason}; the command was stopped, and attempt {attempt} of {job} @ {} is recorded {status}",
+            rfc3339(slot)
+        ),
+        Recorded::LeaseLost(why) if stopped_for_lease => {
+            // What happens next depends on how the lease was lost: say only what is true.
+            let next = match claimed {
+                Claimed::Lease(held) if held.deadline.loss() == Loss::StoreLost => {
+                    "the server no longer has the run, so another host may claim it again (a persistent server, appendonly yes, keeps claims across restarts)".to_string()
+                }
+                Claimed::Lease(held) if held.deadline.loss() == Loss::Taken => {
+                    "the run is no longer this host's".to_string()
+                }
+                _ => format!(
+                    "attempt {attempt} of {job} @ {} ends interrupted when its lease ends, and a backup takes over if attempts remain",
+                    rfc3339(slot)
+                ),
+            };
+            crate::errln!(
+                "anarchon: the run's end was not recorded: the command was stopped because the lease was lost ({why}); {next}"
+            )
+        }
+        Recorded::LeaseLost(why) => crate::errln!(
+            "error: the run's end was not recorded: {why}; this runner no longer held {job} @ {}",
+            rfc3339(slot)
+        ),
+        Recorded::Unreachable(why) => crate::errln!(
+            "error: the run's end was not recorded: {why}\n  hint: the lease will expire; a backup may run {job} @ {} again",
+            rfc3339(slot)
+        ),
+        Recorded::Refused { reason, .. } => crate::errln!(
+            "error: the run's end was not recorded: {reason}\n  hint: the lease will expire; a backup may run {job} @ {} again",
+            rfc3339(slot)
+        ),
     }
 }
 
