@@ -130,21 +130,7 @@ fn failed(r: &ResultEntry) -> bool {
 
 /// Judges one job (see the module doc).
 pub fn judge(i: &Inputs) -> Health {
-    // Ended runs, newest first, a slot's final attempt only; skipped runs did not run.
-    let mut ended: Vec<&ResultEntry> = Vec::new();
-    for r in i.recent {
-        if r.status == "skipped" {
-            continue;
-        }
-        match ended.last() {
-            Some(last) if last.slot == r.slot => {
-                if r.attempt > last.attempt {
-                    *ended.last_mut().unwrap() = r;
-                }
-            }
-            _ => ended.push(r),
-        }
-    }
+    let ended = final_attempts(i.recent);
     let failed_in_a_row = ended.iter().take_while(|r| failed(r)).count() as u32;
     let newest_ended_at = |pred: &dyn Fn(&ResultEntry) -> bool| {
         i.recent
@@ -164,18 +150,7 @@ pub fn judge(i: &Inputs) -> Health {
 
     let grace_ms = millis(i.grace);
     let due_until = i.now - grace_ms;
-    let (next_due, due) = match i.schedule {
-        Some(s) => {
-            let since = i.first_seen.unwrap_or(i64::MAX);
-            let due = if since <= due_until {
-                s.newest_between(since - 1, due_until, DUE_LOOKBACK)
-            } else {
-                Vec::new()
-            };
-            (s.next_after(i.now), due)
-        }
-        None => (None, Vec::new()),
-    };
+    let (next_due, due) = due_slots(i, due_until);
     let oldest_known = i.recent.iter().map(|r| r.slot).min();
     let claimed = |slot: i64| {
         i.recent.iter().any(|r| r.slot == slot)
@@ -197,7 +172,67 @@ pub fn judge(i: &Inputs) -> Health {
         .in_progress
         .iter()
         .any(|r| r.lease_end.is_none_or(|end| end > i.now));
-    let state = if i.pause.is_some_and(|p| p.is_paused(i.now)) {
+    let state = state_of(i, &missed_slots, last_due, running, failed_in_a_row);
+    Health {
+        state,
+        next_due,
+        last_due,
+        last_success,
+        last_failure,
+        last_duration_ms,
+        last_exit_code,
+        failed_in_a_row,
+        missed_slots,
+        late_ms,
+        late_seconds,
+        grace_ms,
+    }
+}
+
+/// Ended runs, newest first, a slot's final attempt only; skipped runs did not run.
+fn final_attempts(recent: &[ResultEntry]) -> Vec<&ResultEntry> {
+    let mut ended: Vec<&ResultEntry> = Vec::new();
+    for r in recent {
+        if r.status == "skipped" {
+            continue;
+        }
+        match ended.last() {
+            Some(last) if last.slot == r.slot => {
+                if r.attempt > last.attempt {
+                    *ended.last_mut().unwrap() = r;
+                }
+            }
+            _ => ended.push(r),
+        }
+    }
+    ended
+}
+
+/// The schedule's next slot after now, and its slots due by `due_until` since the job was first
+/// seen (the newest [`DUE_LOOKBACK`]); none without a schedule.
+fn due_slots(i: &Inputs, due_until: i64) -> (Option<i64>, Vec<i64>) {
+    let Some(s) = i.schedule else {
+        return (None, Vec::new());
+    };
+    let since = i.first_seen.unwrap_or(i64::MAX);
+    let due = if since <= due_until {
+        s.newest_between(since - 1, due_until, DUE_LOOKBACK)
+    } else {
+        Vec::new()
+    };
+    (s.next_after(i.now), due)
+}
+
+/// The verdict, in order of what an operator must hear first: paused, then (without a schedule)
+/// running or unknown, then missed, late, running, failing, ok.
+fn state_of(
+    i: &Inputs,
+    missed_slots: &[i64],
+    last_due: Option<i64>,
+    running: bool,
+    failed_in_a_row: u32,
+) -> HealthState {
+    if i.pause.is_some_and(|p| p.is_paused(i.now)) {
         HealthState::Paused
     } else if i.schedule.is_none() && running {
         HealthState::Running
@@ -213,20 +248,6 @@ pub fn judge(i: &Inputs) -> Health {
         HealthState::Failing
     } else {
         HealthState::Ok
-    };
-    Health {
-        state,
-        next_due,
-        last_due,
-        last_success,
-        last_failure,
-        last_duration_ms,
-        last_exit_code,
-        failed_in_a_row,
-        missed_slots,
-        late_ms,
-        late_seconds,
-        grace_ms,
     }
 }
 

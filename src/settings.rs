@@ -76,6 +76,29 @@ impl GlobalArgs {
 
     /// Everything needed to connect: the URL (built from --host and friends when given), the
     /// password from --password-file or $ANARCHON_REDIS_PASSWORD when the URL has none, TLS, cluster.
+    /// The password from `--password-file` (its first line), else from the environment
+    /// (`ANARCHON_REDIS_PASSWORD`, or redis-cli's own `REDISCLI_AUTH`, as its users have it set).
+    fn password(&self) -> Result<Option<String>> {
+        Ok(match &self.password_file {
+            Some(path) => Some(
+                std::fs::read_to_string(path)
+                    .map_err(|e| {
+                        Error::usage(format!(
+                            "cannot read --password-file {}: {e}",
+                            path.display()
+                        ))
+                    })?
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
+            None => std::env::var("ANARCHON_REDIS_PASSWORD")
+                .ok()
+                .or_else(|| std::env::var("REDISCLI_AUTH").ok()),
+        })
+    }
+
     pub fn connect_options(&self) -> Result<ConnectOptions> {
         // A flag typed on the command line beats a URL from the environment, as with redis-cli;
         // `--port 6380` alone means localhost.
@@ -108,30 +131,11 @@ impl GlobalArgs {
             url.set_username(user)
                 .map_err(|_| Error::usage("--user cannot be set on this URL"))?;
         }
-        if url.password().is_none() {
-            let password = match &self.password_file {
-                Some(path) => Some(
-                    std::fs::read_to_string(path)
-                        .map_err(|e| {
-                            Error::usage(format!(
-                                "cannot read --password-file {}: {e}",
-                                path.display()
-                            ))
-                        })?
-                        .lines()
-                        .next()
-                        .unwrap_or_default()
-                        .to_string(),
-                ),
-                // redis-cli's own variable too, as its users have it set already.
-                None => std::env::var("ANARCHON_REDIS_PASSWORD")
-                    .ok()
-                    .or_else(|| std::env::var("REDISCLI_AUTH").ok()),
-            };
-            if let Some(password) = password.filter(|p| !p.is_empty()) {
-                url.set_password(Some(&password))
-                    .map_err(|_| Error::usage("a password cannot be set on this URL"))?;
-            }
+        if url.password().is_none()
+            && let Some(password) = self.password()?.filter(|p| !p.is_empty())
+        {
+            url.set_password(Some(&password))
+                .map_err(|_| Error::usage("a password cannot be set on this URL"))?;
         }
         warn_of_password_in_argv(self.redis.as_deref());
         // Only --tls-insecure turns certificate checks off: a `#insecure` left in a URL from the

@@ -18,9 +18,10 @@ use serde::Serialize;
 
 use crate::cli::CheckArgs;
 use crate::commands::Context;
+use crate::connection::Connection;
 use crate::error::Result;
 use crate::health::{Health, HealthState};
-use crate::store::discover::find_jobs;
+use crate::store::discover::{JobRef, find_jobs};
 use crate::store::job::layouts_of;
 use crate::store::{format, monitor, validate_job_name, validate_prefix};
 use crate::time::{humanize, rfc3339};
@@ -125,26 +126,8 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
     let mut conn = ctx.connect().await?;
     let store = format::check_for_read(&mut conn, ctx.prefix()).await?;
     let now = store.server_now_ms;
-    let mut jobs = Vec::new();
     let mut checks = Vec::new();
-    if args.jobs.is_empty() {
-        jobs = find_jobs(&mut conn, ctx.prefix(), "*").await?;
-    } else {
-        for name in &args.jobs {
-            let found = layouts_of(&mut conn, ctx.prefix(), name).await?;
-            if found.is_empty() {
-                checks.push(JobCheck {
-                    job: name.clone(),
-                    status: Status::Unknown,
-                    state: "not found".into(),
-                    summary: format!("no job {name:?} under prefix {:?}", ctx.prefix()),
-                    health: None,
-                    perf: String::new(),
-                });
-            }
-            jobs.extend(found);
-        }
-    }
+    let jobs = named_jobs(&mut conn, args, ctx, &mut checks).await?;
     let (monitored, unreadable) = monitor::read(&mut conn, ctx.prefix(), &jobs, &store).await?;
     for m in &monitored {
         let health = m.health(now, args.grace);
@@ -159,20 +142,14 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
         });
     }
     for u in &unreadable {
-        checks.push(JobCheck {
-            job: u.job.clone(),
-            status: Status::Unknown,
-            state: "unreadable".into(),
-            summary: u
-                .error
-                .to_string()
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string(),
-            health: None,
-            perf: String::new(),
-        });
+        let first_line = u
+            .error
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        checks.push(JobCheck::unknown(&u.job, "unreadable", first_line));
     }
     checks.sort_by(|a, b| {
         b.status
@@ -193,12 +170,41 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
             jobs: checks,
             error: None,
         });
-        return Ok(worst.code());
+    } else {
+        print_plugin_lines(ctx, &checks);
     }
+    Ok(worst.code())
+}
+
+/// The jobs to check: the ones named (each found in its layouts; one not found is UNKNOWN in
+/// `checks`), or every job under the prefix.
+async fn named_jobs(
+    conn: &mut Connection,
+    args: &CheckArgs,
+    ctx: &Context,
+    checks: &mut Vec<JobCheck>,
+) -> Result<Vec<JobRef>> {
+    if args.jobs.is_empty() {
+        return find_jobs(conn, ctx.prefix(), "*").await;
+    }
+    let mut jobs = Vec::new();
+    for name in &args.jobs {
+        let found = layouts_of(conn, ctx.prefix(), name).await?;
+        if found.is_empty() {
+            let why = format!("no job {name:?} under prefix {:?}", ctx.prefix());
+            checks.push(JobCheck::unknown(name, "not found", why));
+        }
+        jobs.extend(found);
+    }
+    Ok(jobs)
+}
+
+/// The plugin's lines: one per job, `ANARCHON <STATUS> - <job>: <summary> | <perfdata>`.
+fn print_plugin_lines(ctx: &Context, checks: &[JobCheck]) {
     if checks.is_empty() {
         crate::outln!("ANARCHON UNKNOWN - no jobs under prefix {:?}", ctx.prefix());
     }
-    for c in &checks {
+    for c in checks {
         let perf = if c.perf.is_empty() {
             String::new()
         } else {
@@ -211,7 +217,20 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
             c.summary
         );
     }
-    Ok(worst.code())
+}
+
+impl JobCheck {
+    /// A job whose health cannot be told (not found, unreadable): UNKNOWN, with why.
+    fn unknown(job: &str, state: &str, summary: String) -> Self {
+        JobCheck {
+            job: job.to_string(),
+            status: Status::Unknown,
+            state: state.into(),
+            summary,
+            health: None,
+            perf: String::new(),
+        }
+    }
 }
 
 /// The plugin status of a job's health (see the module doc).

@@ -125,14 +125,17 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
                 r.run.slot_time,
                 r.run.slot
             );
-            crate::outln!("  attempt  {attempt}");
-            crate::outln!("  token    {}", r.token.unwrap_or("-"));
-            crate::outln!("  runner   {}", r.runner);
-            crate::outln!("  lease    until {}", lease(r.lease_end));
-            if let Some(fence) = r.fence {
-                crate::outln!("  fence    {fence}");
-            }
+            print_won_fields(r, &attempt, &lease(r.lease_end));
         }
+        _ => print_not_won(ctx, r, &attempt, &lease(r.lease_end)),
+    }
+}
+
+/// Why a claim did not win: held, overlapping, paused, or over.
+fn print_not_won(ctx: &Context, r: &ClaimReport, attempt: &str, lease: &str) {
+    let out = &ctx.out;
+    match r.outcome {
+        ClaimOutcome::Won => {} // print_text's
         ClaimOutcome::Running => {
             crate::outln!(
                 "{} {} @ {}: held by {}, attempt {attempt}, lease until {}",
@@ -140,18 +143,23 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
                 r.run.job,
                 r.run.slot_time,
                 r.runner,
-                lease(r.lease_end)
+                lease
             );
         }
         ClaimOutcome::Overlap => {
-            let older = r.blocking_slot.map_or("-".to_string(), rfc3339);
+            // Older, or newer for a late claim: under forbid no run starts beside a live one.
+            let which = match r.blocking_slot {
+                Some(other) if other > r.run.slot => "newer",
+                _ => "older",
+            };
+            let other = r.blocking_slot.map_or("-".to_string(), rfc3339);
             crate::outln!(
-                "{} {} @ {}: the older run {older} is still held by {}, lease until {}",
+                "{} {} @ {}: the {which} run {other} is still held by {}, lease until {}",
                 out.paint("overlap", Tone::Warn),
                 r.run.job,
                 r.run.slot_time,
                 r.runner,
-                lease(r.lease_end)
+                lease
             );
         }
         ClaimOutcome::Paused => {
@@ -191,6 +199,17 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
                 if r.runner.is_empty() { "-" } else { r.runner }
             );
         }
+    }
+}
+
+/// A won claim's facts, one per line: what `heartbeat` and `finish` need.
+fn print_won_fields(r: &ClaimReport, attempt: &str, lease: &str) {
+    crate::outln!("  attempt  {attempt}");
+    crate::outln!("  token    {}", r.token.unwrap_or("-"));
+    crate::outln!("  runner   {}", r.runner);
+    crate::outln!("  lease    until {lease}");
+    if let Some(fence) = r.fence {
+        crate::outln!("  fence    {fence}");
     }
 }
 

@@ -1,10 +1,13 @@
 //! `anarchon history JOB [--since D|T] [--status S] [--last N]`: attempts and results, newest first.
 
+use std::collections::{HashMap, HashSet};
+
 use serde::Serialize;
 
 use crate::cli::HistoryArgs;
 use crate::cli::StrategyName;
 use crate::commands::Context;
+use crate::connection::Connection;
 use crate::error::{ExitCode, Result};
 use crate::output::result_summary;
 use crate::store::format;
@@ -199,16 +202,11 @@ struct FollowLine<'a> {
 /// stream to block on, and a poll of each job's newest results costs a few reads. With --all,
 /// one pipelined read of every job's summary says which jobs changed; only those are read.
 pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
-    use std::collections::{HashMap, HashSet};
-
     crate::store::validate_prefix(ctx.prefix())?;
     if let Some(job) = &args.job {
         ctx.lease_keys(job)?;
     }
     let mut conn = ctx.connect().await?;
-    let mut seen: HashSet<(String, i64, Option<u32>, String, String)> = HashSet::new();
-    let mut last_change: HashMap<String, (Option<i64>, u64, Option<i64>)> = HashMap::new();
-    let mut first = true;
     let mut interrupt = crate::commands::Interrupt::new()?;
     // One job: found once (its layout does not change while we follow it).
     let one = match &args.job {
@@ -227,6 +225,13 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         }
         None => None,
     };
+    let mut follower = Follower {
+        args: &args,
+        one,
+        seen: HashSet::new(),
+        last_change: HashMap::new(),
+        first: true,
+    };
     let mut outage = crate::commands::Outage::default();
     let mut broken = false;
     loop {
@@ -236,69 +241,14 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
             if broken {
                 conn = ctx.connect().await?;
             }
-            let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
-            let now = check.server_now_ms;
-            let jobs = match &one {
-                Some(job) => vec![job.clone()],
-                None => {
-                    let all =
-                        crate::store::discover::find_jobs(&mut conn, ctx.prefix(), "*").await?;
-                    let (summaries, _) =
-                        crate::store::monitor::summaries(&mut conn, ctx.prefix(), &all, &check)
-                            .await?;
-                    summaries
-                        .into_iter()
-                        .filter(|s| {
-                            let change = (s.last_result_at, s.in_progress, s.last_slot);
-                            last_change.insert(s.job.clone(), change) != Some(change)
-                        })
-                        .map(|s| crate::store::discover::JobRef {
-                            name: s.job,
-                            layout: s.layout,
-                        })
-                        .collect()
-                }
-            };
-            let mut new: Vec<(String, HistoryEntry)> = Vec::new();
-            for job in jobs {
-                let keys = check.job_keys(job.layout, ctx.prefix(), &job.name);
-                let filter = HistoryFilter {
-                    since: args.since.map(|s| s.resolve(now)),
-                    status: args.status.clone(),
-                    last: if first { args.last } else { args.last.max(50) },
-                };
-                for entry in read_history(&mut conn, &keys, &filter, now).await? {
-                    if !ran_on(&entry, args.runner.as_deref()) {
-                        continue;
-                    }
-                    let key = (
-                        job.name.clone(),
-                        entry.slot,
-                        entry.attempt,
-                        entry.token.clone(),
-                        entry.status.clone(),
-                    );
-                    if seen.insert(key) {
-                        new.push((job.name.clone(), entry));
-                    }
-                }
-            }
-            // Oldest first, as a log reads.
-            new.sort_by_key(|(_, e)| (e.ended_at.or(e.claimed_at).unwrap_or(e.slot), e.slot));
-            if first && new.len() > args.last {
-                new.drain(..new.len() - args.last);
-            }
-            for (job, entry) in &new {
-                print_follow_line(ctx, job, entry);
-            }
-            Ok(())
+            follower.round(&mut conn, ctx).await
         }
         .await;
         let wait = match round {
             Ok(()) => {
                 broken = false;
                 outage.over();
-                first = false;
+                follower.first = false;
                 args.watch.interval
             }
             Err(e) => {
@@ -309,6 +259,92 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         if crate::output::output_gone() || interrupt.sleep(wait).await {
             return Ok(ExitCode::Ok);
         }
+    }
+}
+
+/// What `history --follow` remembers between rounds.
+struct Follower<'a> {
+    args: &'a HistoryArgs,
+    /// The one job followed (`--job`); else every job whose history changed.
+    one: Option<crate::store::discover::JobRef>,
+    /// Entries printed already: job, slot, attempt, token, status.
+    seen: HashSet<(String, i64, Option<u32>, String, String)>,
+    /// Per job, what changes when its history does: last result, runs in progress, newest slot.
+    last_change: HashMap<String, (Option<i64>, u64, Option<i64>)>,
+    /// The first round prints at most `--last` entries.
+    first: bool,
+}
+
+impl Follower<'_> {
+    /// One round: the new entries of the jobs that changed, printed oldest first.
+    async fn round(&mut self, conn: &mut Connection, ctx: &Context) -> Result<()> {
+        let args = self.args;
+        let check = format::check_for_read(conn, ctx.prefix()).await?;
+        let now = check.server_now_ms;
+        let jobs = match &self.one {
+            Some(job) => vec![job.clone()],
+            None => self.changed_jobs(conn, ctx, &check).await?,
+        };
+        let mut new: Vec<(String, HistoryEntry)> = Vec::new();
+        for job in jobs {
+            let keys = check.job_keys(job.layout, ctx.prefix(), &job.name);
+            let filter = HistoryFilter {
+                since: args.since.map(|s| s.resolve(now)),
+                status: args.status.clone(),
+                last: if self.first {
+                    args.last
+                } else {
+                    args.last.max(50)
+                },
+            };
+            for entry in read_history(conn, &keys, &filter, now).await? {
+                if !ran_on(&entry, args.runner.as_deref()) {
+                    continue;
+                }
+                let key = (
+                    job.name.clone(),
+                    entry.slot,
+                    entry.attempt,
+                    entry.token.clone(),
+                    entry.status.clone(),
+                );
+                if self.seen.insert(key) {
+                    new.push((job.name.clone(), entry));
+                }
+            }
+        }
+        // Oldest first, as a log reads.
+        new.sort_by_key(|(_, e)| (e.ended_at.or(e.claimed_at).unwrap_or(e.slot), e.slot));
+        if self.first && new.len() > args.last {
+            new.drain(..new.len() - args.last);
+        }
+        for (job, entry) in &new {
+            print_follow_line(ctx, job, entry);
+        }
+        Ok(())
+    }
+
+    /// The jobs whose summary changed since the last round (all of them in the first).
+    async fn changed_jobs(
+        &mut self,
+        conn: &mut Connection,
+        ctx: &Context,
+        check: &crate::store::StoreCheck,
+    ) -> Result<Vec<crate::store::discover::JobRef>> {
+        let all = crate::store::discover::find_jobs(conn, ctx.prefix(), "*").await?;
+        let (summaries, _) =
+            crate::store::monitor::summaries(conn, ctx.prefix(), &all, check).await?;
+        Ok(summaries
+            .into_iter()
+            .filter(|s| {
+                let change = (s.last_result_at, s.in_progress, s.last_slot);
+                self.last_change.insert(s.job.clone(), change) != Some(change)
+            })
+            .map(|s| crate::store::discover::JobRef {
+                name: s.job,
+                layout: s.layout,
+            })
+            .collect())
     }
 }
 

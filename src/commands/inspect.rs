@@ -84,28 +84,12 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
             .map_or("none", |k| k.kind.as_str());
         LeaseFormat::of_job(state_type, check.lease_format())
     });
-    let active = match job_format {
-        Some(format) => active_runs_in(&mut conn, &lease_keys, format, now).await?,
-        None => Vec::new(),
+    let lease = match job_format {
+        Some(format) => LeaseParts::read(&mut conn, &lease_keys, format, now).await?,
+        None => LeaseParts::default(),
     };
     // Format 1 lease jobs and claim-only ones list their streams' entries; format 2 keeps no
     // stream, its results hold everything.
-    let pause = match layout {
-        Layout::Lease => Some(crate::store::pause::read_pause(&mut conn, &lease_keys).await?)
-            .filter(|p| p.paused_at.is_some()),
-        Layout::ClaimOnly => None,
-    };
-    let waiting = match layout {
-        Layout::Lease => crate::strategy::lease::waiting_place(&mut conn, &lease_keys, now)
-            .await?
-            .map(|(slot, until)| Waiting {
-                slot,
-                slot_time: crate::time::rfc3339(slot),
-                until,
-                until_time: crate::time::rfc3339(until),
-            }),
-        Layout::ClaimOnly => None,
-    };
     let runs = if job_format.is_some_and(|f| !f.keeps_run_stream()) {
         recent_results(&mut conn, job_keys.results(), args.last).await?
     } else {
@@ -137,13 +121,13 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         format: check.format,
         format_readers: format::readers(check.format),
         job_format: job_format.map(LeaseFormat::number),
-        paused: pause.as_ref().is_some_and(|p| p.is_paused(now)),
-        pause,
-        waiting,
+        paused: lease.pause.as_ref().is_some_and(|p| p.is_paused(now)),
+        pause: lease.pause,
+        waiting: lease.waiting,
         clock: crate::output::ServerClock::at(now),
         hash_slot: (layout == Layout::Lease).then(|| hash_slot(&lease_keys.state)),
         keys,
-        active,
+        active: lease.active,
         runs,
         registry,
         health,
@@ -154,6 +138,41 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         print_text(ctx, &detail);
     }
     Ok(ExitCode::Ok)
+}
+
+/// What only a lease job has: its runs in progress, its pause, and a slot waiting under
+/// `--overlap buffer`.
+#[derive(Default)]
+struct LeaseParts {
+    active: Vec<ActiveRun>,
+    pause: Option<crate::store::pause::Pause>,
+    waiting: Option<Waiting>,
+}
+
+impl LeaseParts {
+    async fn read(
+        conn: &mut crate::connection::Connection,
+        keys: &crate::store::LeaseKeys,
+        format: LeaseFormat,
+        now: i64,
+    ) -> Result<Self> {
+        let active = active_runs_in(conn, keys, format, now).await?;
+        let pause = Some(crate::store::pause::read_pause(conn, keys).await?)
+            .filter(|p| p.paused_at.is_some());
+        let waiting = crate::strategy::lease::waiting_place(conn, keys, now)
+            .await?
+            .map(|(slot, until)| Waiting {
+                slot,
+                slot_time: crate::time::rfc3339(slot),
+                until,
+                until_time: crate::time::rfc3339(until),
+            });
+        Ok(LeaseParts {
+            active,
+            pause,
+            waiting,
+        })
+    }
 }
 
 fn print_text(ctx: &Context, d: &JobDetail) {

@@ -84,15 +84,7 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
     if !args.dry_run && !chosen.is_empty() && !args.yes {
         confirm(&chosen, status)?;
     }
-    let result = serde_json::json!({
-        "released_by": by,
-        "reason": args.reason.clone().unwrap_or_else(|| if args.expired.is_some() {
-            "lease expired".to_string()
-        } else {
-            "released by an operator".to_string()
-        }),
-    })
-    .to_string();
+    let result = release_result(&by, &args);
     for (job, run) in chosen {
         let (outcome, ended_by, waited_ms) = if args.dry_run {
             ("would_release".to_string(), None, None)
@@ -107,13 +99,7 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
             };
             let (outcome, ended_by, waited) =
                 release_one(&mut conn, &request, &args, ctx.out.json).await?;
-            let words = match outcome {
-                ReleaseOutcome::Released => "released",
-                ReleaseOutcome::Releasing => "releasing",
-                ReleaseOutcome::None => "none",
-                ReleaseOutcome::Changed => "changed",
-            };
-            (words.to_string(), ended_by, waited)
+            (outcome_word(outcome).to_string(), ended_by, waited)
         };
         report.runs.push(Released {
             ended_by,
@@ -141,6 +127,28 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
             ExitCode::LeaseLost
         },
     )
+}
+
+/// The result a released attempt is recorded with: who released it and why.
+fn release_result(by: &str, args: &ReleaseArgs) -> String {
+    let reason = args.reason.clone().unwrap_or_else(|| {
+        if args.expired.is_some() {
+            "lease expired".to_string()
+        } else {
+            "released by an operator".to_string()
+        }
+    });
+    serde_json::json!({ "released_by": by, "reason": reason }).to_string()
+}
+
+/// The report's word for a release's outcome.
+fn outcome_word(outcome: ReleaseOutcome) -> &'static str {
+    match outcome {
+        ReleaseOutcome::Released => "released",
+        ReleaseOutcome::Releasing => "releasing",
+        ReleaseOutcome::None => "none",
+        ReleaseOutcome::Changed => "changed",
+    }
 }
 
 /// The jobs whose runs `release` looks at: the one named, or with `--all` every lease job that

@@ -159,23 +159,9 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
         group: !spec.foreground,
     });
     if let Some(g) = guard.as_mut() {
-        if let Some(id) = child.id() {
-            g.watch(id);
-        }
-        // From the start, not only from the first tick: the guard must know the deadline even if
-        // this process is stopped right now.
-        if let (Some(l), true) = (lease, spec.stop_on_lease_lost) {
-            g.deadline(l.deadline());
-        }
+        brief_guard(g, &child, spec, lease);
     }
-    let tail = Tail::default();
-    let copier = tokio::spawn(pass_through_stderr(child.stderr.take(), tail.clone()));
-    let out_tail = Tail::default();
-    let out_copier = tokio::spawn(pass_through_stdout(
-        child.stdout.take(),
-        out_tail.clone(),
-        spec.stdout_to_stderr,
-    ));
+    let copiers = Copiers::start(&mut child, spec);
 
     let mut watch = Watch {
         spec,
@@ -210,10 +196,45 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     }
     let succeeded = status.as_ref().is_ok_and(|s| s.success());
     watch.note_loss_after_exit(succeeded, &mut outcome);
-    let _ = tokio::time::timeout(STDERR_DRAIN, out_copier).await;
-    outcome.stdout_tail =
-        String::from_utf8_lossy(&out_tail.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
-    finish_outcome(outcome, status, copier, tail).await
+    let _ = tokio::time::timeout(STDERR_DRAIN, copiers.stdout).await;
+    outcome.stdout_tail = String::from_utf8_lossy(
+        &copiers
+            .stdout_tail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()),
+    )
+    .into_owned();
+    finish_outcome(outcome, status, copiers.stderr, copiers.stderr_tail).await
+}
+
+/// The tasks that pass the command's stderr (and stdout, when piped) through, keeping their tails.
+struct Copiers {
+    stderr: tokio::task::JoinHandle<()>,
+    stderr_tail: Tail,
+    stdout: tokio::task::JoinHandle<()>,
+    stdout_tail: Tail,
+}
+
+impl Copiers {
+    fn start(child: &mut Child, spec: &CommandSpec) -> Self {
+        let stderr_tail = Tail::default();
+        let stderr = tokio::spawn(pass_through_stderr(
+            child.stderr.take(),
+            stderr_tail.clone(),
+        ));
+        let stdout_tail = Tail::default();
+        let stdout = tokio::spawn(pass_through_stdout(
+            child.stdout.take(),
+            stdout_tail.clone(),
+            spec.stdout_to_stderr,
+        ));
+        Copiers {
+            stderr,
+            stderr_tail,
+            stdout,
+            stdout_tail,
+        }
+    }
 }
 
 /// The guard process that stops the command if anarchon dies ([`crate::runner::guard`]), or
@@ -231,6 +252,22 @@ fn start_guard(spec: &CommandSpec, grace: Option<Duration>) -> Option<Guard> {
             );
             None
         }
+    }
+}
+
+/// Tells the guard the command's pid and, from the start rather than from the first tick, the
+/// lease deadline: the guard must know it even if this process is stopped right now.
+fn brief_guard(
+    guard: &mut Guard,
+    child: &Child,
+    spec: &CommandSpec,
+    lease: Option<&LeaseDeadline>,
+) {
+    if let Some(id) = child.id() {
+        guard.watch(id);
+    }
+    if let (Some(l), true) = (lease, spec.stop_on_lease_lost) {
+        guard.deadline(l.deadline());
     }
 }
 

@@ -66,6 +66,18 @@ impl From<ResultEntry> for HistoryEntry {
     }
 }
 
+impl HistoryFilter {
+    /// Whether an entry of `status` is wanted (`--status`).
+    fn wants(&self, status: &str) -> bool {
+        self.status.as_deref().is_none_or(|s| s == status)
+    }
+
+    /// Whether a run of `slot` is wanted (`--since`).
+    fn wants_slot(&self, slot: i64) -> bool {
+        self.since.is_none_or(|s| slot >= s)
+    }
+}
+
 /// Reads `keys`' history as `filter` asks, newest first. `now`: the server's clock.
 pub async fn read_history(
     conn: &mut Connection,
@@ -73,72 +85,106 @@ pub async fn read_history(
     filter: &HistoryFilter,
     now: i64,
 ) -> Result<Vec<HistoryEntry>> {
-    let wanted = |status: &str| filter.status.as_deref().is_none_or(|s| s == status);
-    let mut entries: Vec<HistoryEntry> = Vec::new();
-    if let JobKeys::ClaimOnly(claim_keys) = keys {
-        // Claims that have no result yet are history too ("claimed"): read the streams.
-        let scan = (filter.last * 4).max(1000);
-        let runs = runs_with_results(
-            conn,
-            &[&claim_keys.runs, &claim_keys.manual],
-            &claim_keys.results,
-            scan,
-        )
-        .await?;
-        entries.extend(
-            runs.into_iter()
-                .filter(|r| filter.since.is_none_or(|s| r.entry.slot >= s))
-                .map(|r| HistoryEntry {
-                    slot: r.entry.slot,
-                    slot_time: r.slot_time,
-                    attempt: None,
-                    status: r.entry.status.unwrap_or_default(),
-                    runner: r.entry.runner,
-                    token: r.entry.token,
-                    claimed_at: r.entry.claimed_at,
-                    claimed_at_time: r.entry.claimed_at.map(rfc3339),
-                    ended_at: r.entry.ended_at,
-                    ended_at_time: r.entry.ended_at.map(rfc3339),
-                    duration_ms: r.entry.ended_at.zip(r.entry.claimed_at).map(|(b, a)| b - a),
-                    result: r.result.unwrap_or_default(),
-                    fence: None,
-                })
-                .filter(|e| wanted(&e.status)),
-        );
+    let mut entries = match keys {
+        JobKeys::ClaimOnly(claim_keys) => claims(conn, claim_keys, filter).await?,
+        JobKeys::Lease(lease_keys) => {
+            let mut entries = in_progress(conn, lease_keys, filter, now).await?;
+            ended_attempts(conn, lease_keys, filter, &mut entries).await?;
+            entries
+        }
+    };
+    entries.truncate(filter.last);
+    Ok(entries)
+}
+
+/// A claim-only job's history: its claims, with their results. Claims that have no result yet are
+/// history too ("claimed"): the streams are read, not only `:results`.
+async fn claims(
+    conn: &mut Connection,
+    claim_keys: &crate::store::ClaimKeys,
+    filter: &HistoryFilter,
+) -> Result<Vec<HistoryEntry>> {
+    let scan = (filter.last * 4).max(1000);
+    let runs = runs_with_results(
+        conn,
+        &[&claim_keys.runs, &claim_keys.manual],
+        &claim_keys.results,
+        scan,
+    )
+    .await?;
+    Ok(runs
+        .into_iter()
+        .filter(|r| filter.wants_slot(r.entry.slot))
+        .map(|r| HistoryEntry {
+            slot: r.entry.slot,
+            slot_time: r.slot_time,
+            attempt: None,
+            status: r.entry.status.unwrap_or_default(),
+            runner: r.entry.runner,
+            token: r.entry.token,
+            claimed_at: r.entry.claimed_at,
+            claimed_at_time: r.entry.claimed_at.map(rfc3339),
+            ended_at: r.entry.ended_at,
+            ended_at_time: r.entry.ended_at.map(rfc3339),
+            duration_ms: r.entry.ended_at.zip(r.entry.claimed_at).map(|(b, a)| b - a),
+            result: r.result.unwrap_or_default(),
+            fence: None,
+        })
+        .filter(|e| filter.wants(&e.status))
+        .collect())
+}
+
+/// A lease job's runs in progress, first in its history: they are the newest news. One whose
+/// lease has ended is `expired`, the word `list` and `inspect` use for it (its holder died or
+/// hangs; nobody took it over).
+async fn in_progress(
+    conn: &mut Connection,
+    lease_keys: &crate::store::LeaseKeys,
+    filter: &HistoryFilter,
+    now: i64,
+) -> Result<Vec<HistoryEntry>> {
+    let mut entries = Vec::new();
+    if !(filter.wants("running") || filter.wants("expired")) {
+        return Ok(entries);
     }
-    // Runs in progress first: they are the newest news. One whose lease has ended is `expired`,
-    // the word `list` and `inspect` use for it (its holder died or hangs; nobody took it over).
-    if let (JobKeys::Lease(lease_keys), true) = (keys, wanted("running") || wanted("expired")) {
-        let detail = active_runs_for(conn, lease_keys, now).await?;
-        for a in detail {
-            let status = if a.lease_left_ms > 0 {
-                "running"
-            } else {
-                "expired"
-            };
-            if filter.since.is_none_or(|s| a.state.slot >= s) && wanted(status) {
-                entries.push(HistoryEntry {
-                    slot: a.state.slot,
-                    slot_time: rfc3339(a.state.slot),
-                    attempt: Some(a.state.attempt),
-                    status: status.into(),
-                    runner: a.state.runner,
-                    token: a.state.token,
-                    claimed_at: Some(a.state.claimed_at),
-                    claimed_at_time: Some(rfc3339(a.state.claimed_at)),
-                    ended_at: None,
-                    ended_at_time: None,
-                    duration_ms: None,
-                    result: serde_json::Value::Null,
-                    fence: a.state.fence,
-                });
-            }
+    for a in active_runs_for(conn, lease_keys, now).await? {
+        let status = if a.lease_left_ms > 0 {
+            "running"
+        } else {
+            "expired"
+        };
+        if filter.wants_slot(a.state.slot) && filter.wants(status) {
+            entries.push(HistoryEntry {
+                slot: a.state.slot,
+                slot_time: rfc3339(a.state.slot),
+                attempt: Some(a.state.attempt),
+                status: status.into(),
+                runner: a.state.runner,
+                token: a.state.token,
+                claimed_at: Some(a.state.claimed_at),
+                claimed_at_time: Some(rfc3339(a.state.claimed_at)),
+                ended_at: None,
+                ended_at_time: None,
+                duration_ms: None,
+                result: serde_json::Value::Null,
+                fence: a.state.fence,
+            });
         }
     }
-    // Then ended attempts, a page at a time until --last are found.
+    Ok(entries)
+}
+
+/// A lease job's ended attempts, from `:results`, a page at a time until `--last` entries are
+/// found, appended to `entries`.
+async fn ended_attempts(
+    conn: &mut Connection,
+    lease_keys: &crate::store::LeaseKeys,
+    filter: &HistoryFilter,
+    entries: &mut Vec<HistoryEntry>,
+) -> Result<()> {
     let page = 500;
     let mut offset = 0;
-    while let (JobKeys::Lease(lease_keys), true) = (keys, entries.len() < filter.last) {
+    while entries.len() < filter.last {
         let batch = read::results_page(
             conn,
             &lease_keys.results,
@@ -153,13 +199,12 @@ pub async fn read_history(
         entries.extend(
             batch
                 .into_iter()
-                .filter(|r| wanted(&r.status))
+                .filter(|r| filter.wants(&r.status))
                 .map(HistoryEntry::from),
         );
         if done {
             break;
         }
     }
-    entries.truncate(filter.last);
-    Ok(entries)
+    Ok(())
 }

@@ -296,7 +296,7 @@ fn decode_one(
     store_format: LeaseFormat,
 ) -> Result<Monitored> {
     let mut replies = replies.into_iter();
-    let mut next = || replies.next().unwrap_or(Value::Nil);
+    let mut next = move || replies.next().unwrap_or(Value::Nil);
     let registry_key = registry::registry_key(prefix, &job.name);
     let fields: Vec<(String, String)> = decode(&registry_key, next())?;
     let registry = registry::decode(&registry_key, &fields)?;
@@ -319,19 +319,36 @@ fn decode_one(
         pause: None,
         claims: None,
     };
-    if job.layout == Layout::ClaimOnly {
-        m.first_seen = m.recent.iter().map(|r| r.slot).min();
-        let k = ClaimKeys::new(prefix, &job.name);
-        let newest = read::stream_entries(&k.runs, next())?.into_iter().next();
-        let runs: u64 = decode(&k.runs, next())?;
-        let manual: u64 = decode(&k.manual, next())?;
-        m.claims = Some(ClaimFeed {
-            newest,
-            entries: runs + manual,
-        });
-        return Ok(m);
+    match job.layout {
+        Layout::ClaimOnly => decode_claims(prefix, &mut m, &mut next)?,
+        Layout::Lease => decode_lease(prefix, &mut m, &mut next, store_format)?,
     }
-    let k = LeaseKeys::new(prefix, &job.name);
+    Ok(m)
+}
+
+/// The rest of a claim-only job's replies: its newest claim and the streams' lengths.
+fn decode_claims(prefix: &str, m: &mut Monitored, next: &mut impl FnMut() -> Value) -> Result<()> {
+    m.first_seen = m.recent.iter().map(|r| r.slot).min();
+    let k = ClaimKeys::new(prefix, &m.job);
+    let newest = read::stream_entries(&k.runs, next())?.into_iter().next();
+    let runs: u64 = decode(&k.runs, next())?;
+    let manual: u64 = decode(&k.manual, next())?;
+    m.claims = Some(ClaimFeed {
+        newest,
+        entries: runs + manual,
+    });
+    Ok(())
+}
+
+/// The rest of a lease job's replies ([`LEASE_READS`]): its runs in progress in its own format,
+/// the history's size, first_seen and the pause, and the checks of `:runs` and `:slots`.
+fn decode_lease(
+    prefix: &str,
+    m: &mut Monitored,
+    next: &mut impl FnMut() -> Value,
+    store_format: LeaseFormat,
+) -> Result<()> {
+    let k = LeaseKeys::new(prefix, &m.job);
     let state_type: String = decode(&k.state, next())?;
     let live: Vec<(String, String)> = decode(&k.live, next())?;
     let active: Vec<String> = decode(&k.active, next())?;
@@ -382,5 +399,5 @@ fn decode_one(
     m.first_seen = read::first_seen(&k.job, recorded, oldest)?;
     let pause = Pause::decode(&k.job, &job_fields[1.min(job_fields.len())..])?;
     m.pause = pause.paused_at.is_some().then_some(pause);
-    Ok(m)
+    Ok(())
 }

@@ -4,7 +4,7 @@
 use crate::connection::Connection;
 use crate::error::Result;
 use crate::store::ClaimKeys;
-use crate::store::read;
+use crate::store::read::{self, RunEntry};
 use crate::strategy::lease::HistoryPolicy;
 use crate::time::millis;
 
@@ -99,70 +99,79 @@ async fn trim_stream(
     let protect_from = now - millis(protect);
     let expire_before = older_than.map(|d| now - millis(d));
     let mut removed = Vec::new();
-    {
-        // The newest entry always stays (stream-id refuses slots up to it).
-        let mut excess = len.saturating_sub(u64::from(keep.max(1)));
-        let mut left = len.saturating_sub(1);
-        let mut cursor = "-".to_string();
-        'walk: loop {
-            let value: redis::Value = conn
-                .query(
-                    redis::cmd("XRANGE")
-                        .arg(stream)
-                        .arg(&cursor)
-                        .arg("+")
-                        .arg("COUNT")
-                        .arg(page_size),
-                )
-                .await?;
-            let page = read::stream_entries(stream, value)?;
-            if page.is_empty() {
+    // The newest entry always stays (stream-id refuses slots up to it).
+    let mut excess = len.saturating_sub(u64::from(keep.max(1)));
+    let mut left = len.saturating_sub(1);
+    let mut cursor = "-".to_string();
+    'walk: loop {
+        let value: redis::Value = conn
+            .query(
+                redis::cmd("XRANGE")
+                    .arg(stream)
+                    .arg(&cursor)
+                    .arg("+")
+                    .arg("COUNT")
+                    .arg(page_size),
+            )
+            .await?;
+        let page = read::stream_entries(stream, value)?;
+        if page.is_empty() {
+            break;
+        }
+        let mut doomed = Vec::new();
+        for e in &page {
+            let id_ms: i64 =
+                e.id.split('-')
+                    .next()
+                    .and_then(|ms| ms.parse().ok())
+                    .unwrap_or(i64::MAX);
+            let expired = expire_before.is_some_and(|t| id_ms < t);
+            if (excess == 0 && !expired) || id_ms >= protect_from || left == 0 {
                 break;
             }
-            let mut doomed = Vec::new();
-            for e in &page {
-                let id_ms: i64 =
-                    e.id.split('-')
-                        .next()
-                        .and_then(|ms| ms.parse().ok())
-                        .unwrap_or(i64::MAX);
-                let expired = expire_before.is_some_and(|t| id_ms < t);
-                if (excess == 0 && !expired) || id_ms >= protect_from || left == 0 {
-                    break;
-                }
-                doomed.push(e);
-                excess = excess.saturating_sub(1);
-                left -= 1;
-            }
-            let complete = doomed.len() == page.len();
-            if !dry_run && !doomed.is_empty() {
-                let mut del = redis::cmd("XDEL");
-                del.arg(stream);
-                for e in &doomed {
-                    del.arg(&e.id);
-                }
-                let mut pipe = redis::pipe();
-                pipe.add_command(del);
-                for e in &doomed {
-                    pipe.cmd("ZREMRANGEBYSCORE")
-                        .arg(&keys.results)
-                        .arg(e.slot)
-                        .arg(e.slot);
-                }
-                for reply in conn.replies(&pipe).await? {
-                    read::decode::<i64>(&keys.results, reply)?;
-                }
-            }
-            removed.extend(doomed.iter().map(|e| e.slot));
-            if !complete {
-                break 'walk;
-            }
-            cursor = page
-                .last()
-                .map_or("0-0".to_string(), |e| next_stream_id(&e.id));
+            doomed.push(e);
+            excess = excess.saturating_sub(1);
+            left -= 1;
         }
+        let complete = doomed.len() == page.len();
+        if !dry_run && !doomed.is_empty() {
+            delete_claims(conn, keys, stream, &doomed).await?;
+        }
+        removed.extend(doomed.iter().map(|e| e.slot));
+        if !complete {
+            break 'walk;
+        }
+        cursor = page
+            .last()
+            .map_or("0-0".to_string(), |e| next_stream_id(&e.id));
     }
     Ok(removed)
+}
+
+/// Deletes claim entries from `stream` and their results, in one round trip.
+async fn delete_claims(
+    conn: &mut Connection,
+    keys: &ClaimKeys,
+    stream: &str,
+    doomed: &[&RunEntry],
+) -> Result<()> {
+    let mut del = redis::cmd("XDEL");
+    del.arg(stream);
+    for e in doomed {
+        del.arg(&e.id);
+    }
+    let mut pipe = redis::pipe();
+    pipe.add_command(del);
+    for e in doomed {
+        pipe.cmd("ZREMRANGEBYSCORE")
+            .arg(&keys.results)
+            .arg(e.slot)
+            .arg(e.slot);
+    }
+    for reply in conn.replies(&pipe).await? {
+        read::decode::<i64>(&keys.results, reply)?;
+    }
+    Ok(())
 }
 
 /// The smallest stream ID after `id` (`XRANGE (id` needs Redis 6.2; this works on 5).
