@@ -12,8 +12,8 @@ use crate::connection::ConnectOptions;
 use crate::error::{Error, Result};
 use crate::runner::child::CommandSpec;
 use crate::runner::{Backup, RunnerOptions};
+use crate::store::Layout;
 use crate::store::RunKind;
-use crate::store::discover::Layout;
 use crate::strategy::lease::{ClaimRequest, DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, HistoryPolicy};
 use crate::strategy::{Strategy, default_runner, new_token};
 
@@ -222,7 +222,7 @@ impl StrategyName {
     pub fn layout(self) -> Layout {
         match self {
             StrategyName::Lease => Layout::Lease,
-            _ => Layout::ClaimOnly,
+            StrategyName::StreamId | StrategyName::Idmp | StrategyName::Script => Layout::ClaimOnly,
         }
     }
 }

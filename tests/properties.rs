@@ -2,7 +2,8 @@
 //! value or an error that names what is wrong, never a panic.
 
 use anarchon::schedule::Schedule;
-use anarchon::store::discover::{Layout, classify_key};
+use anarchon::store::Layout;
+use anarchon::store::discover::classify_key;
 use anarchon::store::keys::{LeaseKeys, hash_slot, validate_job_name};
 use anarchon::store::lease::v1::decode_state;
 use anarchon::store::read::ResultEntry;

@@ -74,16 +74,8 @@ pub async fn execute(args: ClaimArgs, ctx: &Context) -> Result<ExitCode> {
     .await?;
     let slot = args.target.slot.resolve(check.server_now_ms);
     let req = args.lease.claim_request(slot, RunKind::Scheduled);
-    let reply = strategy::claim(
-        &mut conn,
-        ctx.prefix(),
-        job,
-        strategy,
-        check.lease_format(),
-        &req,
-        check.server_now_ms,
-    )
-    .await?;
+    let target = strategy::Target::new(ctx.prefix(), job, strategy, &check);
+    let reply = strategy::claim(&mut conn, target, &req, check.server_now_ms).await?;
     print_claim(ctx, &ClaimReport::new(job, &req, &reply));
     Ok(exit_code(reply.outcome))
 }

@@ -20,7 +20,7 @@ pub async fn execute(args: FinishArgs, ctx: &Context) -> Result<ExitCode> {
     let now = check.server_now_ms;
     let slot = args.target.slot.resolve(now);
     let token = if strategy.has_leases() {
-        let keys = ctx.lease_keys(job)?.with_format(check.lease_format());
+        let keys = check.lease_keys(ctx.prefix(), job);
         crate::commands::full_token(&mut conn, &keys, slot, &args.token, now).await?
     } else {
         args.token.clone()

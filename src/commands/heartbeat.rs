@@ -85,7 +85,7 @@ impl<'a> TokenReport<'a> {
 
 pub async fn execute(args: HeartbeatArgs, ctx: &Context) -> Result<ExitCode> {
     let job = args.target.job.as_str();
-    let keys = ctx.lease_keys(job)?;
+    ctx.lease_keys(job)?;
     let strategy = ctx.strategy(&args.strategy)?;
     if !strategy.has_leases() {
         return Err(Error::usage(format!(
@@ -95,7 +95,7 @@ pub async fn execute(args: HeartbeatArgs, ctx: &Context) -> Result<ExitCode> {
     }
     let (mut conn, check) = ctx.open_for_write(strategy).await?;
     let slot = args.target.slot.resolve(check.server_now_ms);
-    let keys = keys.with_format(check.lease_format());
+    let keys = check.lease_keys(ctx.prefix(), job);
     let token =
         crate::commands::full_token(&mut conn, &keys, slot, &args.token, check.server_now_ms)
             .await?;

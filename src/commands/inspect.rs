@@ -7,8 +7,8 @@ use crate::cli::StrategyName;
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::output::result_summary;
+use crate::store::Layout;
 use crate::store::LeaseFormat;
-use crate::store::discover::Layout;
 use crate::store::format;
 use crate::store::job::{
     ActiveRun, RunWithResult, active_runs_in, locate_job, recent_results, runs_with_results,
@@ -63,7 +63,7 @@ pub struct Waiting {
 }
 
 pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
-    let lease_keys = ctx.lease_keys(&args.job)?;
+    ctx.lease_keys(&args.job)?;
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
     let (layout, keys) = locate_job(
@@ -75,7 +75,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
     .await?;
     let now = check.server_now_ms;
     let job_keys = check.job_keys(layout, ctx.prefix(), &args.job);
-    let lease_keys = lease_keys.with_format(check.lease_format());
+    let lease_keys = check.lease_keys(ctx.prefix(), &args.job);
     // The job's own format, from the type of its :state that locate_job read.
     let job_format = (layout == Layout::Lease).then(|| {
         let state_type = keys

@@ -10,7 +10,7 @@ use crate::store::StoreCheck;
 use std::collections::HashMap;
 
 use crate::health::Health;
-use crate::store::discover::Layout;
+use crate::store::Layout;
 use crate::store::discover::find_jobs;
 use crate::store::job::{ActiveRun, active_runs_for};
 use crate::store::monitor;

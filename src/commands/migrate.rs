@@ -149,7 +149,7 @@ async fn convert(
             Ok((false, _)) => {}
             Err(error) if error.key().is_some() => errors.push(Unreadable {
                 job: job.job.clone(),
-                layout: crate::store::discover::Layout::Lease,
+                layout: crate::store::Layout::Lease,
                 error,
             }),
             Err(e) => return Err(e),

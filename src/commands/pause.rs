@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::cli::{PauseArgs, ResumeArgs};
 use crate::commands::Context;
 use crate::error::{Error, ExitCode, Result};
-use crate::store::discover::Layout;
+use crate::store::Layout;
 use crate::store::job::locate_job;
 use crate::store::pause::{self, Pause};
 use crate::strategy::Strategy;

@@ -56,16 +56,8 @@ pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
             Ok(report.exit_code())
         }
         None => {
-            let reply = strategy::claim(
-                &mut conn,
-                ctx.prefix(),
-                &args.job,
-                strategy,
-                check.lease_format(),
-                &req,
-                now,
-            )
-            .await?;
+            let target = strategy::Target::new(ctx.prefix(), &args.job, strategy, &check);
+            let reply = strategy::claim(&mut conn, target, &req, now).await?;
             print_claim(ctx, &ClaimReport::new(&args.job, &req, &reply));
             Ok(exit_code(reply.outcome).code())
         }

@@ -231,17 +231,7 @@ async fn claim_with_retry(
     let mut backoff = Duration::from_millis(100);
     loop {
         let sent = BootTime::now();
-        let error = match strategy::claim(
-            conn,
-            target.prefix,
-            target.job,
-            target.strategy,
-            target.format,
-            req,
-            server_now,
-        )
-        .await
-        {
+        let error = match strategy::claim(conn, target, req, server_now).await {
             Ok(reply) => return Ok((reply, sent)),
             Err(e) if idempotent && e.is_transient() && Instant::now() < give_up => e,
             Err(e) => return Err(e),

@@ -6,28 +6,7 @@ use serde::Serialize;
 
 use crate::connection::Connection;
 use crate::error::Result;
-use crate::store::ClaimKeys;
-
-/// Which key layout a job uses.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Layout {
-    /// `{<prefix><job>}:state` ... (strategy lease).
-    Lease,
-    /// `<prefix><job>:runs` ... (strategies stream-id, idmp, script).
-    ClaimOnly,
-}
-
-impl Layout {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layout::Lease => "lease",
-            Layout::ClaimOnly => "claim-only",
-        }
-    }
-}
+use crate::store::{ClaimKeys, Layout};
 
 /// A job found in the store.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]

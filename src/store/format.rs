@@ -62,7 +62,7 @@ impl StoreCheck {
     /// The keys of `job` in `layout` under `prefix`, for this store's format.
     pub fn job_keys(
         &self,
-        layout: crate::store::discover::Layout,
+        layout: crate::store::Layout,
         prefix: &str,
         job: &str,
     ) -> crate::store::JobKeys {

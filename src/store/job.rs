@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use crate::connection::Connection;
 use crate::error::{Error, Result};
-use crate::store::discover::{JobRef, Layout, find_jobs};
+use crate::store::Layout;
+use crate::store::discover::{JobRef, find_jobs};
 use crate::store::read::{self, KeyInfo, ResultEntry, RunEntry};
 use crate::store::state::RunState;
 use crate::store::{ClaimKeys, LeaseFormat, LeaseKeys};

@@ -99,19 +99,12 @@ pub enum JobKeys {
 impl JobKeys {
     /// `format`: which format's scripts write to a lease job (readers need not care: they look at
     /// each job's own keys).
-    pub fn new(
-        layout: crate::store::discover::Layout,
-        prefix: &str,
-        job: &str,
-        format: LeaseFormat,
-    ) -> Self {
+    pub fn new(layout: crate::store::Layout, prefix: &str, job: &str, format: LeaseFormat) -> Self {
         match layout {
-            crate::store::discover::Layout::Lease => {
+            crate::store::Layout::Lease => {
                 JobKeys::Lease(LeaseKeys::new(prefix, job).with_format(format))
             }
-            crate::store::discover::Layout::ClaimOnly => {
-                JobKeys::ClaimOnly(ClaimKeys::new(prefix, job))
-            }
+            crate::store::Layout::ClaimOnly => JobKeys::ClaimOnly(ClaimKeys::new(prefix, job)),
         }
     }
 

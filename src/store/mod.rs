@@ -8,6 +8,7 @@ pub mod format;
 pub mod history;
 pub mod job;
 pub mod keys;
+pub mod layout;
 pub mod lease;
 pub mod migrate;
 pub mod monitor;
@@ -22,4 +23,5 @@ pub use keys::{
     ClaimKeys, DEFAULT_PREFIX, JobKeys, LeaseFormat, LeaseKeys, format_key, validate_job_name,
     validate_prefix,
 };
+pub use layout::Layout;
 pub use state::{RunKind, RunState, RunStatus};

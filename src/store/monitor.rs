@@ -9,27 +9,16 @@ use serde::Serialize;
 use crate::connection::Connection;
 use crate::error::Result;
 use crate::schedule::Schedule;
-use crate::store::discover::{JobRef, Layout};
+use crate::store::Layout;
+use crate::store::discover::JobRef;
 use crate::store::keys::{ClaimKeys, JobKeys, LeaseFormat, LeaseKeys};
-use crate::store::lease::v1::field_name;
-use crate::store::lease::v2::decode_live;
+pub use crate::store::lease::InProgress;
 use crate::store::pause::{self, Pause};
 use crate::store::read::{self, BATCH, JobSummary, ResultEntry, RunEntry, Unreadable, decode};
 use crate::store::registry::{self, Registry};
 
 /// How many of the newest results a health read fetches per job.
 pub const RECENT_RESULTS: usize = 16;
-
-/// A run in progress: its slot and lease end (None when the layout does not say).
-#[derive(Debug, Clone)]
-pub struct InProgress {
-    pub slot: i64,
-    pub lease_end: Option<i64>,
-    /// The attempt holding it (None when the layout does not say).
-    pub attempt: Option<u32>,
-    /// Who holds it (None when the layout does not say).
-    pub runner: Option<String>,
-}
 
 /// A claim-only job's claim streams: its newest claim and how many claims they hold.
 #[derive(Debug, Clone)]
@@ -217,7 +206,7 @@ pub async fn read(
             }
         }
     }
-    read_format_1_leases(conn, prefix, &mut out).await?;
+    read_unknown_leases(conn, prefix, &mut out).await?;
     Ok((out, bad))
 }
 
@@ -239,46 +228,25 @@ pub async fn summaries(
     Ok((rows, bad))
 }
 
-/// Format 1 keeps a run's lease in its `:state` fields, which the first pipeline cannot name
-/// before it has read `:active`: one more pipeline, for the jobs with runs in progress only, reads
-/// each run's `lease_end`, `attempt` and `runner`.
-async fn read_format_1_leases(
+/// A format whose runs in progress do not say their lease in the first pipeline (format 1 keeps
+/// it in `:state` fields, which cannot be named before `:active` is read): one more pipeline, for
+/// such runs only, reads each run's lease end, attempt and runner.
+async fn read_unknown_leases(
     conn: &mut Connection,
     prefix: &str,
     jobs: &mut [Monitored],
 ) -> Result<()> {
-    let wanted: Vec<(usize, usize, String)> = jobs
-        .iter()
-        .enumerate()
-        .flat_map(|(j, m)| {
+    let mut wanted: Vec<(String, &mut InProgress)> = jobs
+        .iter_mut()
+        .flat_map(|m| {
+            let job = m.job.clone();
             m.in_progress
-                .iter()
-                .enumerate()
-                .filter(|(_, run)| run.lease_end.is_none())
-                .map(move |(r, _)| (j, r, m.job.clone()))
+                .iter_mut()
+                .filter(|run| run.lease_end.is_none())
+                .map(move |run| (job.clone(), run))
         })
         .collect();
-    if wanted.is_empty() {
-        return Ok(());
-    }
-    let mut pipe = redis::pipe();
-    for (j, r, job) in &wanted {
-        let slot = jobs[*j].in_progress[*r].slot;
-        pipe.cmd("HMGET")
-            .arg(LeaseKeys::new(prefix, job).state)
-            .arg(field_name(slot, "lease_end"))
-            .arg(field_name(slot, "attempt"))
-            .arg(field_name(slot, "runner"));
-    }
-    let replies: Vec<(Option<String>, Option<String>, Option<String>)> =
-        conn.pipeline(&pipe).await?;
-    for ((j, r, _), (lease_end, attempt, runner)) in wanted.into_iter().zip(replies) {
-        let run = &mut jobs[j].in_progress[r];
-        run.lease_end = lease_end.and_then(|v| v.parse().ok());
-        run.attempt = attempt.and_then(|v| v.parse().ok());
-        run.runner = runner;
-    }
-    Ok(())
+    crate::store::lease::read_leases(conn, prefix, &mut wanted).await
 }
 
 /// The job's results (both layouts keep one, score = slot).
@@ -364,34 +332,8 @@ fn decode_lease(
     }
     // Where a format keeps its runs in progress (both were read: the job's own format is only
     // known from the reply to TYPE).
-    match LeaseFormat::of_job(&state_type, store_format) {
-        LeaseFormat::V2 => {
-            for (field, value) in &live {
-                let run = decode_live(&k.live, field, value)?;
-                m.in_progress.push(InProgress {
-                    slot: run.slot,
-                    lease_end: Some(run.lease_end),
-                    attempt: Some(run.attempt),
-                    runner: Some(run.runner),
-                });
-            }
-        }
-        LeaseFormat::V1 => {
-            // Format 1: the runs in progress are :active's members (their leases are in :state).
-            m.in_progress
-                .extend(
-                    active
-                        .iter()
-                        .filter_map(|s| s.parse().ok())
-                        .map(|slot| InProgress {
-                            slot,
-                            lease_end: None,
-                            attempt: None,
-                            runner: None,
-                        }),
-                );
-        }
-    }
+    m.in_progress =
+        LeaseFormat::of_job(&state_type, store_format).in_progress_from(&k.live, &live, &active)?;
     // A job from before first_seen (and every format 1 job) counts from its oldest run fetched;
     // slots older than the fetched results are never judged missed (`health::Inputs::recent_is_all`).
     let oldest = m.recent.iter().map(|r| r.slot).min();

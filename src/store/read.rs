@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::connection::Connection;
 use crate::error::{Error, Result};
+use crate::store::Layout;
 pub use crate::store::decode::{decode, int_field};
-use crate::store::discover::Layout;
 
 /// How many jobs one pipeline covers.
 pub const BATCH: usize = 500;

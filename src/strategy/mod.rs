@@ -44,8 +44,19 @@ impl Strategy {
         }
     }
 
+    /// The key layout the strategy writes: lease for `lease`, claim-only for the others.
+    pub fn layout(self) -> crate::store::Layout {
+        match self {
+            Strategy::Lease => crate::store::Layout::Lease,
+            Strategy::StreamId | Strategy::Idmp { .. } | Strategy::Script { .. } => {
+                crate::store::Layout::ClaimOnly
+            }
+        }
+    }
+
+    /// Whether runs of this strategy hold leases (its layout is the lease layout).
     pub fn has_leases(self) -> bool {
-        self == Strategy::Lease
+        self.layout() == crate::store::Layout::Lease
     }
 
     /// Refuses lease options (given as `(flag, given)`) for a strategy without leases.
@@ -162,16 +173,18 @@ pub async fn trim(
 /// Claims `req.slot` of `job` with any strategy: the one entry point for claim, run and run-now.
 pub async fn claim(
     conn: &mut crate::connection::Connection,
-    prefix: &str,
-    job: &str,
-    strategy: Strategy,
-    format: crate::store::LeaseFormat,
+    target: Target<'_>,
     req: &lease::ClaimRequest,
     server_now: i64,
 ) -> Result<lease::ClaimReply> {
+    let Target {
+        prefix,
+        job,
+        strategy,
+        ..
+    } = target;
     if strategy.has_leases() {
-        let keys = crate::store::LeaseKeys::new(prefix, job).with_format(format);
-        return lease::claim(conn, &keys, req).await;
+        return lease::claim(conn, &target.lease_keys(), req).await;
     }
     let c = claim_only::Claim {
         slot: req.slot,

@@ -30,6 +30,31 @@ pub enum LeaseFormat {
     V2,
 }
 
+/// A run in progress: its slot and lease end (None when the layout does not say).
+#[derive(Debug, Clone)]
+pub struct InProgress {
+    pub slot: i64,
+    pub lease_end: Option<i64>,
+    /// The attempt holding it (None when the layout does not say).
+    pub attempt: Option<u32>,
+    /// Who holds it (None when the layout does not say).
+    pub runner: Option<String>,
+}
+
+/// Completes runs in progress whose lease the first read could not name
+/// ([`LeaseFormat::in_progress_from`] of format 1): one pipelined read of each run's lease end,
+/// attempt and runner. `runs`: each run with its job's name.
+pub async fn read_leases(
+    conn: &mut Connection,
+    prefix: &str,
+    runs: &mut [(String, &mut InProgress)],
+) -> Result<()> {
+    if runs.is_empty() {
+        return Ok(());
+    }
+    v1::read_leases(conn, prefix, runs).await
+}
+
 impl LeaseFormat {
     /// Every format this build reads and writes, oldest first.
     pub const ALL: [LeaseFormat; 2] = [LeaseFormat::V1, LeaseFormat::V2];
@@ -69,6 +94,21 @@ impl LeaseFormat {
             .into_iter()
             .find(|f| f.state_type() == state_type)
             .unwrap_or(store)
+    }
+
+    /// A job's runs in progress from what the monitor read of its `:live` hash and `:active` set
+    /// (both are read: the job's own format is known only from the same pipeline's TYPE).
+    /// Format 2's are whole; format 1's name their slot alone, and [`read_leases`] completes them.
+    pub fn in_progress_from(
+        self,
+        live_key: &str,
+        live: &[(String, String)],
+        active: &[String],
+    ) -> Result<Vec<InProgress>> {
+        match self {
+            LeaseFormat::V1 => Ok(v1::in_progress_from(active)),
+            LeaseFormat::V2 => v2::in_progress_from(live_key, live),
+        }
     }
 
     /// Whether the format keeps a stream of ended attempts (`:runs`) beside `:results`: readers

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use redis::Value;
 
-use super::{LeaseKeys, LookedRun, Scripts};
+use super::{InProgress, LeaseKeys, LookedRun, Scripts};
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::scripts::{FunctionLibrary, LuaScript};
@@ -254,6 +254,46 @@ pub const RUN_FIELDS: [&str; 9] = [
 ];
 
 /// The state hash's field for one attribute of one run: `<slot>:<attribute>`.
+/// The runs in progress a job's `:active` members name: slots alone, their leases in `:state`
+/// ([`read_leases`]).
+pub fn in_progress_from(active: &[String]) -> Vec<InProgress> {
+    active
+        .iter()
+        .filter_map(|s| s.parse().ok())
+        .map(|slot| InProgress {
+            slot,
+            lease_end: None,
+            attempt: None,
+            runner: None,
+        })
+        .collect()
+}
+
+/// Reads the lease end, attempt and runner of each run in progress from its job's `:state`, in
+/// one pipeline.
+pub async fn read_leases(
+    conn: &mut Connection,
+    prefix: &str,
+    runs: &mut [(String, &mut InProgress)],
+) -> Result<()> {
+    let mut pipe = redis::pipe();
+    for (job, run) in runs.iter() {
+        pipe.cmd("HMGET")
+            .arg(LeaseKeys::new(prefix, job).state)
+            .arg(field_name(run.slot, "lease_end"))
+            .arg(field_name(run.slot, "attempt"))
+            .arg(field_name(run.slot, "runner"));
+    }
+    let replies: Vec<(Option<String>, Option<String>, Option<String>)> =
+        conn.pipeline(&pipe).await?;
+    for ((_, run), (lease_end, attempt, runner)) in runs.iter_mut().zip(replies) {
+        run.lease_end = lease_end.and_then(|v| v.parse().ok());
+        run.attempt = attempt.and_then(|v| v.parse().ok());
+        run.runner = runner;
+    }
+    Ok(())
+}
+
 pub fn field_name(slot: impl std::fmt::Display, attribute: &str) -> String {
     format!("{slot}:{attribute}")
 }

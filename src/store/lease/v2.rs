@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use redis::Value;
 
-use super::{LeaseKeys, LookedRun, Scripts};
+use super::{InProgress, LeaseKeys, LookedRun, Scripts};
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::scripts::{FunctionLibrary, LuaScript};
@@ -142,6 +142,21 @@ pub(super) async fn runs_in_progress(
     fields
         .iter()
         .map(|(field, value)| decode_live(&keys.live, field, value))
+        .collect()
+}
+
+/// The runs in progress a job's `:live` hash holds, whole.
+pub fn in_progress_from(live_key: &str, live: &[(String, String)]) -> Result<Vec<InProgress>> {
+    live.iter()
+        .map(|(field, value)| {
+            let run = decode_live(live_key, field, value)?;
+            Ok(InProgress {
+                slot: run.slot,
+                lease_end: Some(run.lease_end),
+                attempt: Some(run.attempt),
+                runner: Some(run.runner),
+            })
+        })
         .collect()
 }
 
