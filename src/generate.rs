@@ -1,5 +1,5 @@
 //! Shell completions and man pages, generated from the clap definitions in [`crate::cli`].
-//! The files in `completions/` and `man/` are these functions' output; tests/generated.rs fails
+//! The files in `completions/` and `man/` are these functions' output; tests/it/generated.rs fails
 //! when they are stale (regenerate with `anarchon completions --dir completions` and
 //! `anarchon man --dir man`).
 

@@ -1,7 +1,7 @@
 //! anarchon: operator tool for the Redis/Valkey store of the anarchon distributed cron scheduler.
 //!
 //! The binary is a thin `main` over this crate, so every piece can be tested without a process.
-//! The layers, each using only those below it (tests/architecture.rs checks every import):
+//! The layers, each using only those below it (tests/it/architecture.rs checks every import):
 //!
 //! ```text
 //!  main

@@ -6,7 +6,7 @@
 //!
 //! A job whose data cannot be read is one `anarchon_job_unreadable{job,key}` sample, never a
 //! failed scrape. docs/monitoring/ holds a Grafana dashboard and alert rules built on these names
-//! (tests/monitoring.rs checks that they use only what this exports).
+//! (tests/it/monitoring.rs checks that they use only what this exports).
 
 use std::fmt::Write;
 

@@ -297,7 +297,7 @@ fn perf_data(h: &Health, failures: u32) -> String {
     out.join(" ")
 }
 
-/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     vec![("check", crate::commands::output_schema::<CheckReport>())]
 }

@@ -205,7 +205,7 @@ fn print_won_fields(r: &ClaimReport, attempt: &str, lease: &str) {
     }
 }
 
-/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     vec![(
         "claim",

@@ -249,7 +249,7 @@ async fn clock_and_latency(
     Ok((client - server, samples[samples.len() / 2]))
 }
 
-/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     vec![("doctor", crate::commands::output_schema::<DoctorReport>())]
 }

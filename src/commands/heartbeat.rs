@@ -113,7 +113,7 @@ pub async fn execute(args: HeartbeatArgs, ctx: &Context) -> Result<ExitCode> {
     Ok(report.exit_code())
 }
 
-/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     vec![
         (

@@ -380,7 +380,7 @@ fn print_follow_line(ctx: &Context, job: &str, e: &HistoryEntry) {
     );
 }
 
-/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     vec![
         (

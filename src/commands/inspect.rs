@@ -447,7 +447,7 @@ fn print_runs(ctx: &Context, d: &JobDetail) {
     }
 }
 
-/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     vec![("inspect", crate::commands::output_schema::<JobDetail>())]
 }

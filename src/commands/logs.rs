@@ -149,7 +149,7 @@ fn print_entry(ctx: &Context, job: &str, e: &HistoryEntry, now: i64) {
     }
 }
 
-/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     vec![(
         "logs",

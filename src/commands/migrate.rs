@@ -201,7 +201,7 @@ fn finish(ctx: &Context, report: &Report, line: &str) -> Result<ExitCode> {
     })
 }
 
-/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     vec![(
         "migrate",

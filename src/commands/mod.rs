@@ -425,7 +425,7 @@ pub(crate) fn output_schema<T: schemars::JsonSchema>() -> schemars::Schema {
 
 /// Every command's `--json` output as a JSON Schema, by file name under `docs/schemas/`
 /// (`<name>.schema.json`): generated from the types that serialize it, so the schema cannot drift
-/// from the output; tests/schemas.rs keeps the committed files current and validates real output.
+/// from the output; tests/it/schemas.rs keeps the committed files current and validates real output.
 pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     [
         check::json_schemas(),

@@ -462,7 +462,7 @@ fn print(ctx: &Context, report: &Report) {
     }
 }
 
-/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     vec![("release", crate::commands::output_schema::<Report>())]
 }

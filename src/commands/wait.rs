@@ -143,7 +143,7 @@ fn report(ctx: &Context, job: &str, e: &HistoryEntry) -> i32 {
     code
 }
 
-/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/schemas.rs).
+/// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     vec![("wait", crate::commands::output_schema::<WaitReport>())]
 }

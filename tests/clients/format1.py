@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An independent client of store format 1, written from docs/store-format.md alone (not from
-anarchon's code): the lease layout as the seed's RedisBackend describes it. tests/format1_client.rs
+anarchon's code): the lease layout as the seed's RedisBackend describes it. tests/it/format1_client.rs
 races it against `anarchon claim` and `anarchon run` on the same slots.
 
     format1.py URL claim JOB SLOT TOKEN RUNNER LEASE_MS   -> {"outcome", "attempt", "status"}

@@ -1,11 +1,10 @@
 //! The on-call toolkit: breaking a stuck lease (`release`), reading a failure (`logs`,
 //! `history -v`), tokens pasted from a table.
 
-mod common;
-
+use crate::common;
 use std::time::Duration;
 
-use common::{Server, json, spawn_run, stderr, wait_for, wait_for_claim, wait_for_line};
+use crate::common::{Server, json, spawn_run, stderr, wait_for, wait_for_claim, wait_for_line};
 
 fn claim(s: &Server, job: &str, slot: &str, extra: &[&str]) -> String {
     let mut args = vec!["claim", job, "--slot", slot, "--json"];

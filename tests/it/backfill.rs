@@ -2,10 +2,9 @@
 //! one at a time, each claimed like any run. Several hosts (processes) backfill one range at once;
 //! the commands' own logs show each slot ran once and never two at a time.
 
-mod common;
-
-use common::Server;
-use common::ticker::{assert_no_two_spans_overlap, ticker_as};
+use crate::common;
+use crate::common::Server;
+use crate::common::ticker::{assert_no_two_spans_overlap, ticker_as};
 
 fn backfill_args<'a>(range: &'a str, runner: &'a str, line: &'a str) -> Vec<&'a str> {
     vec![

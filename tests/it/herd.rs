@@ -4,11 +4,10 @@
 //! count of script calls (INFO commandstats), and that the command still ran exactly once by what
 //! the command itself wrote.
 
-mod common;
-
+use crate::common;
 use std::path::Path;
 
-use common::Server;
+use crate::common::Server;
 
 /// Every script run so far, by any verb.
 fn scripts_run(s: &Server) -> u64 {

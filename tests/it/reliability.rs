@@ -2,13 +2,11 @@
 //! garbage in the store. Each ends with a clear error and exit code, no double run, and no lost
 //! record the server acknowledged.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
-use common::{Server, json, spawn_run, stderr, wait_for, wait_for_claim};
+use crate::common::{Server, json, spawn_run, stderr, wait_for, wait_for_claim};
 
 const SLOT: &str = "1796220300000";
 

@@ -1,12 +1,11 @@
 //! Connecting: TLS with a throwaway CA, ACL users, passwords, timeouts, and Redis Cluster.
 
-mod common;
-
+use crate::common;
 use std::path::Path;
 use std::process::{Command as Process, Output};
 use std::time::{Duration, Instant};
 
-use common::{Server, json, stderr};
+use crate::common::{Server, json, stderr};
 
 fn openssl(dir: &Path, args: &[&str]) {
     let status = Process::new("openssl")

@@ -1,9 +1,8 @@
 //! `anarchon pause` / `resume`: every host's `run` skips a paused job (exit 87), atomically in the
 //! claim script; the slots due during a pause stay skipped; manual runs go on.
 
-mod common;
-
-use common::{Server, json, stderr};
+use crate::common;
+use crate::common::{Server, json, stderr};
 
 fn run(s: &Server, job: &str, slot: &str, extra: &[&str]) -> Option<i32> {
     let mut args = vec!["run", "--job", job, "--slot", slot];

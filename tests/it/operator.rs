@@ -1,14 +1,13 @@
 //! Operator commands (list, inspect, history, trim, run-now, doctor) against data written by the
 //! lease scripts themselves and by `run`.
 
-mod common;
-
+use crate::common;
 use std::time::Duration;
 
 use anarchon::store::RunKind;
 use anarchon::strategy::lease::{ClaimRequest, HistoryPolicy, claim_args};
 
-use common::{Server, json, stderr};
+use crate::common::{Server, json, stderr};
 use serde_json::Value;
 
 /// Writes `count` finished runs per job straight through the real claim and finish scripts, in

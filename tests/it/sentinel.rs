@@ -1,12 +1,11 @@
 //! `redis+sentinel://`: anarchon asks a real Sentinel for the primary of a primary+replica pair on
 //! loopback, and after `SENTINEL FAILOVER` its claims go to the new primary.
 
-mod common;
-
+use crate::common;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{Server, json, server_binary, stderr, wait_for};
+use crate::common::{Server, json, server_binary, stderr, wait_for};
 
 /// A Sentinel process (the server binary with `--sentinel`) watching `master` on `primary_port`.
 struct Sentinel {

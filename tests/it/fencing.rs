@@ -2,9 +2,8 @@
 //! every earlier won claim's, assigned in the claim script, kept with the attempt, and given to
 //! the command as ANARCHON_FENCE.
 
-mod common;
-
-use common::{Server, json, stderr};
+use crate::common;
+use crate::common::{Server, json, stderr};
 
 fn claim(s: &Server, job: &str, slot: &str, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["claim", job, "--slot", slot, "--json", "--overlap", "allow"];

@@ -2,8 +2,7 @@
 //! Regenerate after changing a flag: `cargo run -- completions --dir completions` and
 //! `cargo run -- man --dir man` (or run this test with UPDATE_GENERATED=1).
 
-mod common;
-
+use crate::common;
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -2,12 +2,11 @@
 //! real pseudo-terminal, so tables, colours, abbreviations and the trim confirmation show as they
 //! would for an operator.
 
-mod common;
-
+use crate::common;
 use std::io::{Read, Write};
 use std::process::{Command, Output, Stdio};
 
-use common::Server;
+use crate::common::Server;
 
 /// Runs `anarchon ARGS` on a pseudo-terminal, typing `input`; returns what the terminal showed.
 fn on_tty(s: &Server, args: &str, input: &str, env: &[(&str, &str)]) -> Output {

@@ -3,12 +3,10 @@
 //! alone, in Python with redis-py) shares a job with anarchon: they race for the same slots and
 //! exactly one wins each, and each reads what the other wrote.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use common::{Server, json, stderr};
+use crate::common::{Server, json, stderr};
 use serde_json::Value;
 
 /// Runs the independent client; its stdout is JSON.

@@ -3,9 +3,7 @@
 //! due run and records the others as skipped; a first deployment catches up nothing from before
 //! the store first saw the job. What ran is what the command itself wrote down.
 
-mod common;
-
-use common::{Server, json};
+use crate::common::{Server, json};
 
 const FIVE_MIN: i64 = 300_000;
 

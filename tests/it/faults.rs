@@ -1,21 +1,19 @@
 //! Exactly once under faults: a killed wrapper, slow, stalled and partitioned networks, lost
 //! replies, and trimming against catch-up. Real processes and a real server; network faults go
-//! through the loopback fault proxy (tests/common/proxy.rs).
+//! through the loopback fault proxy (tests/it/common/proxy.rs).
 //!
 //! The wrapped command writes its own log: one line `<attempt> <ms>` every 50 ms while it runs.
 //! "Never two copies at once" is checked on that log: the time spans of different attempts never
 //! overlap, whatever the exit codes say.
-
-mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output};
 use std::time::Duration;
 
-use common::proxy::{Fault, FaultProxy};
-use common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
-use common::{Server, json, stderr, wait_for, wait_for_claim};
+use crate::common::proxy::{Fault, FaultProxy};
+use crate::common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
+use crate::common::{Server, json, stderr, wait_for, wait_for_claim};
 
 const SLOT: &str = "1796220300000";
 

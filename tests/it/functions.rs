@@ -2,9 +2,8 @@
 //! Valkey): their library is loaded on first use, again after FUNCTION FLUSH or a restart, and a
 //! server without Functions, or an ACL that denies them, gets the same scripts by EVALSHA.
 
-mod common;
-
-use common::{Server, stderr};
+use crate::common;
+use crate::common::{Server, stderr};
 
 fn libraries(s: &Server) -> usize {
     let list: redis::Value = s.cmd(&["FUNCTION", "LIST", "LIBRARYNAME", "anarchon_*"]);

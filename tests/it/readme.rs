@@ -13,13 +13,12 @@
 //! once stands for the same real value in the commands after it (the token `claim` printed is the
 //! one `heartbeat` is given). A line ending in `...` matches any line that starts the same way.
 
-mod common;
-
+use crate::common;
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use common::Server;
+use crate::common::Server;
 use regex::Regex;
 
 /// One ```console block and the marker above it.

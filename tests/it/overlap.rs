@@ -2,13 +2,12 @@
 //! a job while an older run still holds it. The wrapped commands' own logs (each slot's ticker) are
 //! the ground truth: never two copies at once, and the newer slot runs once.
 
-mod common;
-
+use crate::common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::Server;
-use common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
+use crate::common::Server;
+use crate::common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
 
 /// `anarchon run` of `slot` on one host, with a short lease so that a release is heard quickly.
 fn run_args<'a>(slot: &'a str, policy: &'a str, runner: &'a str, line: &'a str) -> Vec<&'a str> {

@@ -14,8 +14,7 @@
 //! `ANARCHON_SOAK_SEED` (1), `ANARCHON_SOAK_BINARY` (another anarchon binary, for a baseline),
 //! `ANARCHON_SOAK_REPORT_ONLY=1` (report, never fail: for measuring a baseline).
 
-mod common;
-
+use crate::common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -26,9 +25,9 @@ use std::time::{Duration, Instant};
 use proptest::prelude::Rng;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 
-use common::Server;
-use common::proxy::{Fault, FaultProxy};
-use common::ticker::{spans_of, ticker_as};
+use crate::common::Server;
+use crate::common::proxy::{Fault, FaultProxy};
+use crate::common::ticker::{spans_of, ticker_as};
 
 const JOB: &str = "soak";
 const EVERY: Duration = Duration::from_secs(3);

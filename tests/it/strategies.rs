@@ -1,11 +1,10 @@
 //! The claim-only strategies (stream-id, script, idmp) and the valkey backend flavour, against the
 //! server the suite runs on (redis-server, or valkey-server with ANARCHON_TEST_SERVER).
 
-mod common;
-
+use crate::common;
 use std::process::{Output, Stdio};
 
-use common::{Server, json, stderr};
+use crate::common::{Server, json, stderr};
 use serde_json::Value;
 
 const SLOT: &str = "1796220300000";

@@ -5,13 +5,12 @@
 //! real Prometheus parser (Python's prometheus_client), fetched over HTTP by a real client, and
 //! every metric docs/monitoring/ uses is in it.
 
-mod common;
-
+use crate::common;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{Server, json, stderr};
+use crate::common::{Server, json, stderr};
 
 fn check(s: &Server, args: &[&str]) -> (i32, String) {
     let out = s.anarchon().arg("check").args(args).output().unwrap();

@@ -1,12 +1,11 @@
 //! `run --ping URL`: the Healthchecks protocol, against a loopback HTTP server. Several hosts run
 //! the same slot; the server sees one start and one end per run, from the host that ran it.
 
-mod common;
-
+use crate::common;
 use std::time::{Duration, Instant};
 
-use common::Server;
-use common::http::HttpServer;
+use crate::common::Server;
+use crate::common::http::HttpServer;
 
 fn run_with_ping<'a>(slot: &'a str, url: &'a str, runner: &'a str, line: &'a str) -> Vec<&'a str> {
     vec![

@@ -2,20 +2,19 @@
 //! or a run reported failed that ran once. Each test injects its fault with real processes (the
 //! loopback fault relay, CLIENT PAUSE, a server restart, a command that leaves a child behind) and
 //! checks what the wrapped command itself did: it logs `<slot>/<attempt> <ms>` every 50 ms, and two
-//! ids whose time spans intersect are two copies at once (tests/common/ticker.rs).
+//! ids whose time spans intersect are two copies at once (tests/it/common/ticker.rs).
 //!
 //! The suite runs these on stores in format 2 (`cargo test`) and again in format 1
 //! (`ANARCHON_TEST_STORE_FORMAT=1`, .ci/run).
 
-mod common;
-
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::Duration;
 
-use common::proxy::{Fault, FaultProxy};
-use common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
-use common::{Server, stderr, wait_for, wait_for_lease_end};
+use crate::common::proxy::{Fault, FaultProxy};
+use crate::common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
+use crate::common::{Server, stderr, wait_for, wait_for_lease_end};
 
 const SLOT: i64 = 1_796_220_300_000;
 

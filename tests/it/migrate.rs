@@ -2,11 +2,10 @@
 //! hosts claim; a format 1 script after the switch is refused and writes nothing; a second
 //! migration waits for the first.
 
-mod common;
-
+use crate::common;
 use std::process::Output;
 
-use common::{Server, json, spawn_run, stderr, wait_for_claim};
+use crate::common::{Server, json, spawn_run, stderr, wait_for_claim};
 use serde_json::Value;
 
 fn format_1_store() -> Server {

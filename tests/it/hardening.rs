@@ -1,12 +1,11 @@
 //! A store that bad data cannot break, and the backend contract kept to the letter: hand-written
 //! garbage, oversized input and secrets, each against a real server.
 
-mod common;
-
+use crate::common;
 use std::collections::HashMap;
 use std::process::Output;
 
-use common::{Server, json, stderr};
+use crate::common::{Server, json, stderr};
 
 /// Every key and its full contents, to prove that a refused command wrote nothing.
 fn snapshot(s: &Server) -> Vec<(String, Vec<u8>)> {

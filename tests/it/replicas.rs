@@ -2,11 +2,10 @@
 //! that the replica holds its claim when it starts; a stopped replica (SIGSTOP: connected, never
 //! acknowledging) makes the wait time out, and `--if-unreplicated` decides.
 
-mod common;
-
+use crate::common;
 use std::time::Duration;
 
-use common::{Server, json, stderr};
+use crate::common::{Server, json, stderr};
 
 /// A primary and one replica whose link is up.
 fn primary_and_replica() -> (Server, Server) {

@@ -1,12 +1,11 @@
 //! `anarchon run`: real processes racing, dying and being signalled against a real server.
 
-mod common;
-
+use crate::common;
 use std::collections::HashMap;
 use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
-use common::{Server, json, spawn_run, stderr, wait_for_claim};
+use crate::common::{Server, json, spawn_run, stderr, wait_for_claim};
 use serde_json::Value;
 
 const SLOT: &str = "1796220300000";

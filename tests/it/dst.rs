@@ -3,9 +3,7 @@
 //! policy in src/schedule.rs names, runs it once, and the command sees that slot.
 //! (Every transition's exact slots, both directions, are unit tests in src/schedule.rs.)
 
-mod common;
-
-use common::{Server, json, stderr};
+use crate::common::{Server, json, stderr};
 
 /// Runs `schedule` in `tz` on a server whose clock starts at `server_utc`; returns the exit code,
 /// the slot `run` reported, and the slot the command saw (None when it did not run).

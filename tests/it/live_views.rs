@@ -2,13 +2,11 @@
 //! away, as `tail -f | head` does, even when they have nothing new to print, and ride out a
 //! server restart: they say so on stderr, try again with a back-off, and say when it answers.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Server;
+use crate::common::Server;
 
 /// Waits for `child` to exit within `limit`; its exit code, or a failure naming `what`.
 fn exits_within(child: &mut Child, limit: Duration, what: &str) -> Option<i32> {

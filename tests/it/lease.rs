@@ -1,11 +1,10 @@
 //! The lease strategy end to end: the real binary against a real server, keys checked with a client.
 
-mod common;
-
+use crate::common;
 use std::collections::HashMap;
 use std::process::Output;
 
-use common::{Server, json, stderr};
+use crate::common::{Server, json, stderr};
 use serde_json::Value;
 
 /// A slot far enough in the past that history trimming may drop it.

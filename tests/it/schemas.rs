@@ -4,13 +4,12 @@
 //! server with runs in every state, validates against its schema, with no field the schema does
 //! not name.
 
-mod common;
-
+use crate::common;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use common::Server;
+use crate::common::Server;
 use serde_json::Value;
 
 fn schema_dir() -> PathBuf {
