@@ -115,6 +115,10 @@ fn replace_stops_the_older_run_before_one_host_runs_the_newer_slot() {
         newer,
         "{old_entry}"
     );
+    // Neither does inspect's "failed" line: being replaced is no failure.
+    let shown = s.cli(&["inspect", "ov"]).expect(0);
+    let shown = String::from_utf8_lossy(&shown.stdout).to_string();
+    assert!(!shown.contains("\nfailed "), "{shown}");
     // Metrics tell a replaced run from one interrupted by trouble.
     let metrics = s.cli(&["metrics"]).expect(0);
     let metrics = String::from_utf8_lossy(&metrics.stdout).to_string();
