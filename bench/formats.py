@@ -22,8 +22,8 @@ PORT, LUA = int(sys.argv[1]), sys.argv[2]
 BIN = os.environ.get("BIN", "target/release/anarchon")
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 RUNS = int(os.environ.get("RUNS", "40"))
-# The length of the tokens the memory part writes (anarchon's own: 32 hex characters).
-TOKEN_LEN = int(os.environ.get("TOKEN_LEN", "32"))
+# The length of the tokens the memory part writes (anarchon's own: 22 base 62 digits).
+TOKEN_LEN = int(os.environ.get("TOKEN_LEN", "22"))
 
 sys.path.insert(0, os.path.dirname(__file__))
 from resp import Redis, script_dirs  # noqa: E402

@@ -165,7 +165,8 @@ pub async fn full_token(
     now: i64,
 ) -> Result<String> {
     let prefix = given.trim_end_matches('…');
-    if prefix.len() >= 32 {
+    // A whole token of this version (22 characters) or of an earlier one (32) is used as given.
+    if prefix.len() >= crate::store::token::TOKEN_LEN {
         return Ok(given.to_string());
     }
     let active = crate::store::job::active_runs_for(conn, keys, now).await?;

@@ -91,11 +91,12 @@ impl Ping {
     }
 }
 
-/// The attempt's token (32 hex digits) as a UUID, the form Healthchecks takes for `rid`; a token of
-/// another shape (none is today) gives a fresh one, which still pairs this run's two pings.
+/// The attempt's token as a UUID, the form Healthchecks takes for `rid` (a token is one, written in
+/// base 62: `store::token`); a token of another shape (a hand-made one) gives a fresh one, which
+/// still pairs this run's two pings.
 fn run_id(token: &str) -> String {
-    uuid::Uuid::try_parse(token)
-        .unwrap_or_else(|_| uuid::Uuid::new_v4())
+    crate::store::token::token_uuid(token)
+        .unwrap_or_else(uuid::Uuid::new_v4)
         .hyphenated()
         .to_string()
 }
@@ -194,7 +195,7 @@ mod tests {
             url: url::Url::parse("https://hc.example/ping/abc?create=1").unwrap(),
             timeout: Duration::from_secs(1),
         };
-        let rid = run_id("9100687e787a406fb4f9380ab342e7a7");
+        let rid = run_id("4Pc4aGlvsKi3UuNqD51KHH");
         assert_eq!(rid, "9100687e-787a-406f-b4f9-380ab342e7a7");
         assert_eq!(
             ping.url_for(Some("start"), &rid).as_str(),

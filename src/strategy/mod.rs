@@ -222,12 +222,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tokens_are_unique_hex() {
-        let a = new_token();
-        let b = new_token();
-        assert_eq!(a.len(), 32);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
-        assert_ne!(a, b);
+    fn runners_name_host_and_process() {
         assert!(default_runner().ends_with(&format!(":{}", std::process::id())));
     }
 

@@ -142,7 +142,7 @@ fn a_won_claim_writes_the_documented_keys_in_format_1() {
     let (token, attempt) = won(&out);
     let v = json(&out);
     assert_eq!(attempt, 1);
-    assert_eq!(token.len(), 32);
+    assert_eq!(token.len(), 22);
     assert_eq!(v["slot"], 1_796_220_300_000i64);
     assert_eq!(v["slot_time"], "2026-12-02T14:05:00.000Z");
     assert_eq!(v["runner"], "host-a:1");

@@ -97,7 +97,7 @@ fn kinds() -> Vec<(&'static str, Regex)> {
             "TIME",
             Regex::new(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d{3}Z)?").unwrap(),
         ),
-        ("TOKEN", Regex::new(r"\b[0-9a-f]{32}\b").unwrap()),
+        ("TOKEN", Regex::new(r"\b[0-9A-Za-z]{22}\b").unwrap()),
         ("SLOT", Regex::new(r"\b1\d{12}\b").unwrap()),
         (
             "RUNNER",
@@ -234,7 +234,8 @@ fn run_transcript(block: &Block, setup: Option<&str>) -> Vec<String> {
             let (_, shown) = normalize(e, &kinds);
             let (_, real) = normalize(a, &kinds);
             for (x, y) in shown.into_iter().zip(real) {
-                if x != y && (x.len() == 32 || x.len() == 13) {
+                // Tokens (22 characters) and slots (13 digits): what later commands pass on.
+                if x != y && (x.len() == 22 || x.len() == 13) {
                     seen.insert(x, y);
                 }
             }
@@ -282,8 +283,8 @@ fn every_console_block_of_the_readme_is_run_or_says_why_not() {
 fn values_that_vary_match_any_of_their_kind() {
     let k = kinds();
     assert!(matches(
-        "  token    27d479626c1f4d279d41f012eb239d9b",
-        "  token    0123456789abcdef0123456789abcdef",
+        "  token    1D9nhmuxn4VWYjcOwQJo0B",
+        "  token    0296tiiBb3U904RIpygpjj",
         &k
     ));
     assert!(matches(
