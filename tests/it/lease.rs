@@ -798,3 +798,64 @@ fn format_1_finish_refuses_a_key_of_another_type_and_writes_nothing() {
     assert_eq!(s.cmd::<i64>(&["ZCARD", "{cron:f}:results"]), 1);
     assert_eq!(s.cmd::<i64>(&["XLEN", "{cron:f}:runs"]), 1);
 }
+
+/// Format 1 paces its history work by a draw (the microseconds of the claim's `TIME`), not by
+/// counting `:slots` on every claim: about one new run in every batch (1% of the history size,
+/// here 200 runs: 2) trims the excess and compacts old ended runs to their status. Over many runs
+/// the history stays within a few batches of its size, and every ended run older than the claim
+/// horizon keeps `status` alone but the newest few that await the next draw.
+#[test]
+fn format_1_history_work_keeps_up_with_claims_though_paced_by_a_draw() {
+    let s = Server::start();
+    let _: () = s.cmd(&["SET", "cron:format", "1"]);
+    let size = 200;
+    let runs = 260;
+    for i in 0..runs {
+        let slot = (OLD + i * 60_000).to_string();
+        let (token, _) = won(&claim(
+            &s,
+            "paced",
+            &slot,
+            &["--history-size", &size.to_string()],
+        ));
+        let out = finish(&s, "paced", &slot, &token, &["--status", "ok"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let kept: i64 = s.cmd(&["ZCARD", "{cron:paced}:slots"]);
+    // A run over the size lasts until the next draw: 30 claims in a row without one (odds 2^-30)
+    // would be needed to pass this bound.
+    assert!(
+        (size..=size + 30).contains(&kept),
+        "{kept} runs kept of a history of {size}"
+    );
+    let trimmed_to: i64 = s.cmd(&["HGET", "{cron:paced}:job", "trimmed_to"]);
+    let oldest: Vec<i64> = s.cmd(&["ZRANGE", "{cron:paced}:slots", "0", "0"]);
+    assert!(trimmed_to < oldest[0], "{trimmed_to} {oldest:?}");
+    // Compaction: each kept run has `status`; a run that kept more has not been compacted yet.
+    let fields: Vec<String> = s.cmd(&["HKEYS", "{cron:paced}:state"]);
+    let statuses = fields.iter().filter(|f| f.ends_with(":status")).count();
+    let full = fields.iter().filter(|f| f.ends_with(":token")).count();
+    assert_eq!(
+        statuses as i64, kept,
+        "every run in history keeps its status"
+    );
+    assert!(full <= 32, "{full} old ended runs are not compacted");
+    let compacted_to: i64 = s.cmd(&["HGET", "{cron:paced}:job", "compacted_to"]);
+    assert!(compacted_to >= OLD + (runs - 33) * 60_000, "{compacted_to}");
+    // The runs stream keeps one entry per kept attempt, lean: the ID is the end, no `kind`.
+    let entries: i64 = s.cmd(&["XLEN", "{cron:paced}:runs"]);
+    assert_eq!(entries, kept);
+    let newest: Vec<(String, Vec<(String, String)>)> =
+        s.cmd(&["XREVRANGE", "{cron:paced}:runs", "+", "-", "COUNT", "1"]);
+    let names: Vec<&str> = newest[0].1.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        names,
+        ["slot", "attempt", "token", "runner", "status", "claimed_at"]
+    );
+    // Finish read no TIME: its attempt ended when its entry was added, to the millisecond.
+    let slot = &newest[0].1[0].1;
+    let members: Vec<String> = s.cmd(&["ZRANGEBYSCORE", "{cron:paced}:results", slot, slot]);
+    let member: Value = serde_json::from_str(&members[0]).unwrap();
+    let id_ms: i64 = newest[0].0.split('-').next().unwrap().parse().unwrap();
+    assert_eq!(member["ended_at"], id_ms, "{}", members[0]);
+}

@@ -5,13 +5,14 @@
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot}, all strings;
 --   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
 --   other run in progress (older, or newer for a late claim); for a takeover superseded by a newer run (done, interrupted), other_slot is its slot.
--- :state, :job, and for a new run :active and :slots, are read first, through `checked` (lib.lua);
--- the keys a path writes without reading are checked with TYPE on that path, before its first write.
+-- :state, :job, and for a new run :active, are read first, through `checked` (lib.lua); a new run
+-- reads :slots when it does history work, else :slots is its first write, through `checked` too.
+-- The keys a path writes without reading are checked with TYPE on that path, before its first write.
 local err
 local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
 local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
-local now = server_now_ms()
+local now, micros = server_now_ms()
 local lease_end = now + lease_ms
 local keep_ms, stored_protect, trimmed_to, pause, marks = read_job_limits(tonumber(ARGV[10]), now)
 if not keep_ms then return stored_protect end
@@ -64,27 +65,34 @@ if not run.status then
       end
     end
   end
-  -- History is trimmed, and old ended runs compacted, in batches, as format 2 trims: one claim in
+  -- History is trimmed, and old ended runs compacted, in batches: about one claim of a new run in
   -- every 1% of the history size (at most 16, at least 1) does each, for all that is due at once
-  -- (up to 16 runs), so most claims spend one ZCARD on both. The history may be over its size by
-  -- that many runs in between; with a TTL every claim looks for expired runs.
+  -- (up to twice that many runs, at least 16). Which claims: those whose server time falls on a
+  -- multiple of the batch in microseconds, a draw as good as random that costs no command (the
+  -- ZCARD of :slots that paced this before cost every claim one; bench/formats.py). The history
+  -- may be over its size by a few batches in between; with a TTL every claim looks for expired runs.
   local history_size, ttl_ms = tonumber(ARGV[8]), tonumber(ARGV[9])
-  local count
-  count, err = checked(3, 'ZCARD', KEYS[3])
-  if not count then return err end
   local batch = math.max(1, math.min(16, math.floor(history_size / 100)))
+  local due = micros % batch == 0
+  local budget = math.max(16, 2 * batch)
   local trimmed, compacted = NOTHING, NOTHING
-  if ttl_ms > 0 or count + 1 - history_size >= batch then
-    trimmed, err = plan_trim(now, history_size, ttl_ms, keep_ms, 16, 1, '-inf', 0, in_progress)
+  if ttl_ms > 0 or due then
+    trimmed, err = plan_trim(now, history_size, ttl_ms, keep_ms, budget, 1, '-inf', 0, in_progress)
     if not trimmed then return err end
   end
-  if count % batch == 0 then
-    compacted, err = plan_compaction(now, keep_ms, marks.compacted_to, 16, in_progress)
+  if due then
+    compacted, err = plan_compaction(now, keep_ms, marks.compacted_to, budget, in_progress)
     if not compacted then return err end
   end
   -- :runs and :results are written only when runs end or go (most new runs write neither).
   if #trimmed > 0 or #others > 0 then
     err = key_type_error(4) or key_type_error(5)
+    if err then return err end
+  end
+  -- :slots, unread when this claim does no history work, is the new run's first write (below),
+  -- through `checked`; when other runs may end before it, its type is checked here.
+  if #others > 0 and not (ttl_ms > 0 or due) then
+    err = key_type_error(3)
     if err then return err end
   end
 
@@ -110,6 +118,20 @@ if not run.status then
     local other, o = overlapping[1], overlapping[2]
     return reply('overlap', o.attempt, o.lease_end, o.runner, o.status, other)
   end
+  -- When the job's first claim reached the store (run --catch-up never catches up before it),
+  -- once; a job from before this field counts from its oldest run. Read before :slots has this run.
+  local first_seen = nil
+  if not marks.first_seen then
+    local oldest
+    oldest, err = checked(3, 'ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+    if not oldest then return err end
+    first_seen = now
+    if oldest[2] and tonumber(oldest[2]) < first_seen then first_seen = tonumber(oldest[2]) end
+  end
+  -- The first write of a new run (a :slots of another type is refused here, nothing written).
+  local added
+  added, err = checked(3, 'ZADD', KEYS[3], slot, slot)
+  if not added then return err end
   -- Older runs whose holder is gone, overtaken by this one as it wins: under forbid a takeover of
   -- them beside this run would be refused from now on (superseded), so they end here, rather than
   -- stay running with nobody to finish them.
@@ -127,16 +149,8 @@ if not run.status then
     redis.call('HSET', KEYS[1], p .. 'status', 'running', p .. 'attempt', 1, p .. 'token', token,
       p .. 'runner', runner, p .. 'lease_end', lease_end, p .. 'claimed_at', now, p .. 'started_at', now)
   end
-  -- When the job's first claim reached the store (run --catch-up never catches up before it),
-  -- once; a job from before this field counts from its oldest run.
-  if not marks.first_seen then
-    local first = now
-    local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-    if oldest[2] and tonumber(oldest[2]) < first then first = tonumber(oldest[2]) end
-    redis.call('HSET', KEYS[6], 'first_seen', first)
-  end
+  if first_seen then redis.call('HSET', KEYS[6], 'first_seen', first_seen) end
   redis.call('SADD', KEYS[2], slot)
-  redis.call('ZADD', KEYS[3], slot, slot)
   -- Record how late this claimant may still claim, so every other trimmer keeps such runs.
   if not stored_protect or keep_ms > stored_protect then
     redis.call('HSET', KEYS[6], 'protect_ms', keep_ms)

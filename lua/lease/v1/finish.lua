@@ -12,12 +12,12 @@
 local err
 
 local slot, token, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local now = server_now_ms()
 local run
 run, err = read_valid_run(slot)
 if not run then return err end
 
-local function reply(outcome, recorded)
+-- `now`: the attempt's end when this finish ended it (finish_run), else the server's time.
+local function reply(outcome, recorded, now)
   return {outcome, tostring(run.attempt or ''), tostring(run.lease_end or ''), run.runner or '', recorded or run.status or '', tostring(now)}
 end
 
@@ -25,22 +25,22 @@ if not run.status or run.token ~= token or run.status ~= 'running' then
   -- An ended run's state may have dropped its token (lib.lua, RUN_FIELDS): its members tell.
   if run.status and run.status ~= 'running' or run.token == token then
     local recorded = own_result(KEYS[5], slot, token, result_json)
-    if recorded then return reply('ok', recorded) end
+    if recorded then return reply('ok', recorded, server_now_ms()) end
   end
-  return reply('lost')
+  return reply('lost', nil, server_now_ms())
 end
 
-local mark
+local mark, ended_at
 mark, err = release_mark(KEYS[6], slot)
 if err then return err end
 if mark then
-  err = finish_run(slot, run, mark.status, now, released_result(mark, result_json))
-  if err then return err end
+  ended_at, err = finish_run(slot, run, mark.status, released_result(mark, result_json))
+  if not ended_at then return err end
   forget_release(KEYS[6], slot)
   local by, why = release_words(mark)
   return {'ok', tostring(run.attempt), tostring(run.lease_end), run.runner or '', mark.status,
-    tostring(now), '', '', by, why}
+    ended_at, '', '', by, why}
 end
-err = finish_run(slot, run, status, now, result_json)
-if err then return err end
-return reply('ok', status)
+ended_at, err = finish_run(slot, run, status, result_json)
+if not ended_at then return err end
+return reply('ok', status, ended_at)

@@ -24,9 +24,12 @@ local COMPACT_DROPS = {'attempt', 'token', 'lease_end', 'claimed_at', 'started_a
                        'finished_at'}
 
 -- Milliseconds since the epoch by the server's clock: leases never depend on a client's clock.
+-- The microseconds within that second come second: the claim paces its history work by them
+-- (claim.lua), a draw that costs no command.
 local function server_now_ms()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local micros = tonumber(t[2])
+  return tonumber(t[1]) * 1000 + math.floor(micros / 1000), micros
 end
 
 local function wrongtype(i, found)
@@ -185,21 +188,30 @@ local function result_member(run, status, ended_at, result_json)
     (run.claimed_at or 'null') .. ',"ended_at":' .. ended_at .. kind .. ',"result":' .. result_json .. '}'
 end
 
--- The :runs entry of an ended attempt, through `checked`: nil and an error reply for a :runs of
--- another type (nothing written).
-local function add_run_entry(slot, run, status, ended_at)
-  local added, err = checked(4, 'XADD', KEYS[4], '*',
-    'slot', slot, 'attempt', run.attempt, 'token', run.token, 'runner', run.runner or '',
-    'status', status, 'claimed_at', run.claimed_at or '', 'ended_at', ended_at, 'kind', run.kind or 'scheduled')
-  if not added then return err end
-  return nil
+-- The :runs entry of an ended attempt, through `checked`: its ID ("<ms>-<seq>", XADD's own, the
+-- server's time as the entry is added), or nil and an error reply for a :runs of another type
+-- (nothing written). The ID is the attempt's end: the entry carries no `ended_at` (its :results
+-- member does), and no `kind` for a scheduled run (absent means scheduled, as in the member):
+-- 23 bytes less per run of history (docs/store-format.md, ":runs stream entries").
+local function add_run_entry(slot, run, status)
+  if run.kind == 'manual' then
+    return checked(4, 'XADD', KEYS[4], '*', 'slot', slot, 'attempt', run.attempt, 'token', run.token,
+      'runner', run.runner or '', 'status', status, 'claimed_at', run.claimed_at or '', 'kind', 'manual')
+  end
+  return checked(4, 'XADD', KEYS[4], '*', 'slot', slot, 'attempt', run.attempt, 'token', run.token,
+    'runner', run.runner or '', 'status', status, 'claimed_at', run.claimed_at or '')
+end
+
+-- The milliseconds of a stream entry ID, as text.
+local function id_ms(id)
+  return string.sub(id, 1, string.find(id, '-', 1, true) - 1)
 end
 
 -- Records the end of one attempt: an entry in the runs stream and a member in the results zset.
 -- result_json is JSON text validated by the client, or 'null'. For callers that checked the types
 -- of :runs and :results first.
 local function record_attempt(slot, run, status, ended_at, result_json)
-  add_run_entry(slot, run, status, ended_at)
+  add_run_entry(slot, run, status)
   redis.call('ZADD', KEYS[5], slot, result_member(run, status, ended_at, result_json))
 end
 
@@ -279,28 +291,32 @@ local function end_run(slot, run, status, now, result_json)
   redis.call('SREM', KEYS[2], slot)
 end
 
--- end_run for finish, which checks no key with TYPE: each of its writes to a key it has not read
--- goes through `checked`, first the set, then the zset, then the stream, and one that meets a key of
--- another type undoes the writes before it (a set member, a zset member: exactly) and returns the
--- error reply, so nothing is written. Returns nil when the run ended.
-local function finish_run(slot, run, status, now, result_json)
-  local removed, err = checked(2, 'SREM', KEYS[2], slot)
-  if not removed then return err end
-  local member = result_member(run, status, now, result_json)
+-- end_run for finish, which checks no key with TYPE and reads no TIME: the attempt ends when its
+-- :runs entry is added, and the entry's ID (the server's time, as XADD takes it) is its `ended_at`
+-- (one command less in every finish). Each write to a key it has not read goes through `checked`,
+-- first the stream, then the zset, then the set, and one that meets a key of another type undoes
+-- the writes before it (the entry, by its ID; a zset member: exactly) and returns the error reply,
+-- so nothing is written. Returns the attempt's end (ms, text), or nil and an error reply.
+local function finish_run(slot, run, status, result_json)
+  local id, err = add_run_entry(slot, run, status)
+  if not id then return nil, err end
+  local ended_at = id_ms(id)
+  local member = result_member(run, status, ended_at, result_json)
   local added
   added, err = checked(5, 'ZADD', KEYS[5], slot, member)
   if not added then
-    if removed == 1 then redis.call('SADD', KEYS[2], slot) end
-    return err
+    redis.call('XDEL', KEYS[4], id)
+    return nil, err
   end
-  err = add_run_entry(slot, run, status, now)
-  if err then
+  local removed
+  removed, err = checked(2, 'SREM', KEYS[2], slot)
+  if not removed then
     if added == 1 then redis.call('ZREM', KEYS[5], member) end
-    if removed == 1 then redis.call('SADD', KEYS[2], slot) end
-    return err
+    redis.call('XDEL', KEYS[4], id)
+    return nil, err
   end
   redis.call('HSET', KEYS[1], field(slot, 'status'), status)
-  return nil
+  return ended_at
 end
 
 -- For a claim under --overlap forbid that would take over `slot` (its lease expired): another run
