@@ -11,7 +11,9 @@ figures of README "Store formats: which to use", each against a baseline measure
   `redis-cli SET k v NX PX 30000` and `redis-cli DEL k`, each its own process.
 Rounds alternate the formats and the baselines; the median round is reported.
 
-Usage: formats.py PORT SCRIPTS_DIR (the build's scripts, `cargo run --example scripts`)."""
+Usage: formats.py PORT SCRIPTS_DIR (the build's scripts, `cargo run --example scripts`).
+BEFORE_BIN and BEFORE_SCRIPTS (another version's binary and `cargo run --example scripts` output)
+add that version's format 1 to every round, interleaved: a before/after in one run."""
 import os
 import statistics
 import subprocess
@@ -33,9 +35,10 @@ NAMES = {1: ("state", "active", "slots", "runs", "results", "job"),
          2: ("live", "results", "job", "state", "active", "slots", "runs")}
 
 
-def load(fmt):
-    """The build's claim and finish of `fmt` as functions where the server has them."""
-    base = script_dirs(LUA)[fmt]
+def load(fmt, lua=LUA):
+    """The claim and finish of `fmt` in the scripts directory `lua` (the build's by default), as
+    functions where the server has them."""
+    base = script_dirs(lua)[fmt]
     name = None
     # An earlier version's format 1 scripts have no library: they run by EVALSHA, as it ran them.
     if os.path.exists(os.path.join(base, "library.lua")):
@@ -48,18 +51,22 @@ def load(fmt):
 
 
 SCRIPTS = {fmt: load(fmt) for fmt in (1, 2)}
+# What each measured column runs: its format, its scripts (as load() returns them) and its binary.
+COLUMNS = {1: (1, SCRIPTS[1], BIN), 2: (2, SCRIPTS[2], BIN)}
+if os.environ.get("BEFORE_BIN") and os.environ.get("BEFORE_SCRIPTS"):
+    COLUMNS["before"] = (1, load(1, os.environ["BEFORE_SCRIPTS"]), os.environ["BEFORE_BIN"])
 
 
 def keys(prefix, fmt, job):
     return [f"{{{prefix}{job}}}:{k}" for k in NAMES[fmt]]
 
 
-def seed(prefix, fmt, job, runs, before=0):
+def seed(prefix, column, job, runs, before=0):
     """`runs` finished runs of an every-minute job, oldest first, the newest `before` minutes
-    before this minute's slot, each claimed and finished by the build's scripts as `anarchon run`
+    before this minute's slot, each claimed and finished by the column's scripts as `anarchon run`
     does (keep-claimable 1 h, history 1000)."""
+    fmt, (verb, claim, finish), _ = COLUMNS[column]
     r.cmd("SET", f"{prefix}format", fmt)
-    verb, claim, finish = SCRIPTS[fmt]
     now = int(r.cmd("TIME")[0]) * 1000
     minute = now - now % 60000
     k = keys(prefix, fmt, job)
@@ -73,9 +80,9 @@ def seed(prefix, fmt, job, runs, before=0):
     return k
 
 
-def seed_every_minute(fmt, runs=400):
+def seed_every_minute(column, runs=400):
     """Memory per run of an every-minute job whose slots are the last `runs` minutes."""
-    k = seed(f"mem{fmt}:", fmt, "job", runs)
+    k = seed(f"mem{column}:", column, "job", runs)
     return {name.split(":")[-1]: (r.cmd("MEMORY", "USAGE", name, "SAMPLES", 0) or 0) / runs for name in k}
 
 
@@ -111,18 +118,19 @@ EMPTY = r.cmd("SCRIPT", "LOAD", "return 0")
 CLI = ["redis-cli", "-p", str(PORT)]
 
 
-def fleet_round(fmt, k, before_runs=None):
+def fleet_round(column, k, before_runs=None):
     """RUNS `anarchon run` processes of a job whose history is full (1,000 runs): each claim
     trims and compacts as a fleet's steady state does. `before_runs` is called once the history
     is in place, before the first process."""
-    prefix = f"fleet{fmt}:"
-    seed(prefix, fmt, f"r{k}", 1000, before=RUNS)
+    prefix = f"fleet{column}:"
+    seed(prefix, column, f"r{k}", 1000, before=RUNS)
+    bin = COLUMNS[column][2]
     env = dict(os.environ, ANARCHON_REDIS_URL=f"redis://127.0.0.1:{PORT}")
     now = int(r.cmd("TIME")[0]) * 1000
     minute = now - now % 60000
 
     def one(i):
-        subprocess.run([BIN, "run", "--prefix", prefix, "--job", f"r{k}", "--slot", str(minute - 60000 * (RUNS - i)),
+        subprocess.run([bin, "run", "--prefix", prefix, "--job", f"r{k}", "--slot", str(minute - 60000 * (RUNS - i)),
                         "--max-late", "1h", "--", "true"], env=env, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, check=True)
     if before_runs:
@@ -162,30 +170,30 @@ def main():
         return
     print(f"server: {r.cmd('INFO', 'server').split('redis_version:')[1].split()[0]}; "
           f"{ROUNDS} rounds of {RUNS} `anarchon run` processes per format, interleaved with the baselines")
-    rounds = {1: [], 2: []}
+    columns = [c for c in ("before", 1, 2) if c in COLUMNS]
+    names = {"before": "format 1, BEFORE_BIN", 1: "format 1", 2: "format 2"}
+    rounds = {c: [] for c in columns}
     for k in range(ROUNDS):
         floor_script, floor_cpu = floor_round()
-        for fmt in (1, 2):
-            script, cpu = fleet_round(fmt, k)
-            rounds[fmt].append((script / floor_script, cpu / floor_cpu, script, cpu, floor_script, floor_cpu))
-    memory = {fmt: seed_every_minute(fmt) for fmt in (1, 2)}
-    print("| per `run -- true` | format 1 | format 2 |")
-    print("|---|---|---|")
-    total = {fmt: sum(memory[fmt].values()) for fmt in (1, 2)}
-    print(f"| memory per run of history (every-minute job, slots the last 400 minutes) | {total[1]:.0f} B | {total[2]:.0f} B |")
-    for fmt in (1, 2):
-        parts = ", ".join(f"{k} {v:.0f}" for k, v in memory[fmt].items() if v)
-        print(f"|   format {fmt} by key | {parts if fmt == 1 else ''} | {parts if fmt == 2 else ''} |")
+        for c in columns:
+            script, cpu = fleet_round(c, k)
+            rounds[c].append((script / floor_script, cpu / floor_cpu, script, cpu, floor_script, floor_cpu))
+    memory = {c: seed_every_minute(c) for c in columns}
+    print("| per `run -- true` | " + " | ".join(names[c] for c in columns) + " |")
+    print("|---" * (len(columns) + 1) + "|")
+    print("| memory per run of history (every-minute job, slots the last 400 minutes) | "
+          + " | ".join(f"{sum(memory[c].values()):.0f} B" for c in columns) + " |")
+    print("|   by key | " + " | ".join(", ".join(f"{k} {v:.0f}" for k, v in memory[c].items() if v) for c in columns) + " |")
 
-    def med(fmt, i):
-        return statistics.median(x[i] for x in rounds[fmt])
-    print(f"| script time per run vs two empty EVALSHA, each its own process | {med(1, 0):.1f}x ({med(1, 2):.1f} us) "
-          f"| {med(2, 0):.1f}x ({med(2, 2):.1f} us) |")
-    print(f"| server CPU per run vs redis-cli SET NX PX + redis-cli DEL | {med(1, 1):.2f}x ({med(1, 3):.0f} us) "
-          f"| {med(2, 1):.2f}x ({med(2, 3):.0f} us) |")
+    def med(c, i):
+        return statistics.median(x[i] for x in rounds[c])
+    print("| script time per run vs two empty EVALSHA, each its own process | "
+          + " | ".join(f"{med(c, 0):.1f}x ({med(c, 2):.1f} us)" for c in columns) + " |")
+    print("| server CPU per run vs redis-cli SET NX PX + redis-cli DEL | "
+          + " | ".join(f"{med(c, 1):.2f}x ({med(c, 3):.0f} us)" for c in columns) + " |")
     print(f"(baselines, median: two empty EVALSHA {statistics.median(x[4] for x in rounds[1]):.1f} us of script time; "
           f"SET NX PX + DEL {statistics.median(x[5] for x in rounds[1]):.0f} us of server CPU; rounds: "
-          + "; ".join(f"format {f}: " + ", ".join(f"{x[0]:.1f}x/{x[1]:.2f}x" for x in rounds[f]) for f in (1, 2)) + ")")
+          + "; ".join(f"{names[c]}: " + ", ".join(f"{x[0]:.1f}x/{x[1]:.2f}x" for x in rounds[c]) for c in columns) + ")")
 
 
 main()
