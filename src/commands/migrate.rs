@@ -181,7 +181,7 @@ fn confirm(prefix: &str, plan: &Plan) -> Result<()> {
 const LOCKED_OUT: &str = "Format 2 is read by this anarchon only. Afterwards every reader of format 1 under this prefix is locked out and writes nothing:
   - the scheduler's RedisBackend / ValkeyBackend instances refuse to start (ANARCHON_STORE_FORMAT),
   - earlier anarchon releases exit 91 and their runs are skipped.
-What it buys: less than half the memory per run of history (about 310 B against 720 B) and about
+What it buys: less than half the memory per run of history (about 315 B against 640 B) and about
 an eighth less script time per run (README, \"Store formats: which to use\"). Move only a prefix
 that anarchon alone uses.";
 
