@@ -7,6 +7,8 @@
 #                              # --example scripts` output): every herd claim a script
 #   ONLY=steady|herd|paths, ROUNDS=N, EVALSHA=1: one part, more rounds, scripts instead of functions
 #   QUICK=1 bench/server.sh    # smaller sizes, for a quick look
+#   BEFORE_BIN=OLD/anarchon BEFORE_SCRIPTS=OLD/scripts bench/server.sh   # the formats part adds
+#                              # that version's format 1 to every round (README's before/after)
 source "$(dirname "$0")/common.sh"
 # ANARCHON_BIN: another build of the binary (a before/after of the operator paths).
 cargo run --release --quiet --example scripts -- "$WORK/scripts"
