@@ -192,7 +192,7 @@ end
 -- server's time as the entry is added), or nil and an error reply for a :runs of another type
 -- (nothing written). The ID is the attempt's end: the entry carries no `ended_at` (its :results
 -- member does), and no `kind` for a scheduled run (absent means scheduled, as in the member):
--- 23 bytes less per run of history (docs/store-format.md, ":runs stream entries").
+-- 35 bytes less per run of history (docs/store-format.md, ":runs stream entries").
 local function add_run_entry(slot, run, status)
   if run.kind == 'manual' then
     return checked(4, 'XADD', KEYS[4], '*', 'slot', slot, 'attempt', run.attempt, 'token', run.token,
