@@ -74,8 +74,6 @@ impl GlobalArgs {
         url.to_string()
     }
 
-    /// Everything needed to connect: the URL (built from --host and friends when given), the
-    /// password from --password-file or $ANARCHON_REDIS_PASSWORD when the URL has none, TLS, cluster.
     /// The password from `--password-file` (its first line), else from the environment
     /// (`ANARCHON_REDIS_PASSWORD`, or redis-cli's own `REDISCLI_AUTH`, as its users have it set).
     fn password(&self) -> Result<Option<String>> {
@@ -99,6 +97,8 @@ impl GlobalArgs {
         })
     }
 
+    /// Everything needed to connect: the URL (built from --host and friends when given), the
+    /// password from --password-file or $ANARCHON_REDIS_PASSWORD when the URL has none, TLS, cluster.
     pub fn connect_options(&self) -> Result<ConnectOptions> {
         // A flag typed on the command line beats a URL from the environment, as with redis-cli;
         // `--port 6380` alone means localhost.

@@ -322,14 +322,8 @@ fn print_last_failure(ctx: &Context, d: &JobDetail) {
     const LINES: usize = 5;
     // A run `--overlap replace` stopped for a newer slot is the policy at work, not a failure
     // (as health and metrics count it): it is not shown here.
-    let replaced = |r: &RunWithResult| {
-        r.entry.status.as_deref() == Some("interrupted")
-            && r.result
-                .as_ref()
-                .is_some_and(|v| v.get("replaced_by").is_some())
-    };
     let Some(run) = d.runs.iter().find(|r| {
-        matches!(r.entry.status.as_deref(), Some("failed" | "interrupted")) && !replaced(r)
+        matches!(r.entry.status.as_deref(), Some("failed" | "interrupted")) && !r.was_replaced()
     }) else {
         return;
     };

@@ -50,6 +50,17 @@ pub struct RunWithResult {
     pub result: Option<serde_json::Value>,
 }
 
+impl RunWithResult {
+    /// Whether `run --overlap replace` stopped this attempt for a newer slot
+    /// ([`crate::store::read::replaced`]).
+    pub fn was_replaced(&self) -> bool {
+        match (self.entry.status.as_deref(), &self.result) {
+            (Some(status), Some(result)) => crate::store::read::replaced(status, result),
+            _ => false,
+        }
+    }
+}
+
 /// ended_at - claimed_at, when both are known.
 fn duration(claimed_at: Option<i64>, ended_at: Option<i64>) -> Option<i64> {
     match (claimed_at, ended_at) {

@@ -40,11 +40,9 @@ pub struct ResultEntry {
 }
 
 impl ResultEntry {
-    /// Whether `run --overlap replace` stopped this attempt for a newer slot: interrupted, its
-    /// result naming `replaced_by` (lua/lease/released.lua). The policy at work, not trouble:
-    /// health and metrics tell it apart from other interrupted runs.
+    /// Whether `run --overlap replace` stopped this attempt for a newer slot ([`replaced`]).
     pub fn was_replaced(&self) -> bool {
-        self.status == "interrupted" && self.result.get("replaced_by").is_some()
+        replaced(&self.status, &self.result)
     }
 
     /// A member read WITHSCORES: its slot is the score.
@@ -75,6 +73,14 @@ fn clip(text: &str) -> String {
         s.push('…');
     }
     format!("{s:?}")
+}
+
+/// Whether an attempt that ended with `status` and `result` was stopped by `run --overlap replace`
+/// for a newer slot: interrupted, its result naming `replaced_by` (lua/lease/released.lua). The
+/// policy at work, not trouble: health, metrics and `inspect` tell it apart from other
+/// interrupted runs.
+pub fn replaced(status: &str, result: &serde_json::Value) -> bool {
+    status == "interrupted" && result.get("replaced_by").is_some()
 }
 
 /// One entry of a `:runs` stream: an ended attempt (lease layout) or a claim (claim-only layout).

@@ -234,8 +234,8 @@ fn run_transcript(block: &Block, setup: Option<&str>) -> Vec<String> {
             let (_, shown) = normalize(e, &kinds);
             let (_, real) = normalize(a, &kinds);
             for (x, y) in shown.into_iter().zip(real) {
-                // Tokens (22 characters) and slots (13 digits): what later commands pass on.
-                if x != y && (x.len() == 22 || x.len() == 13) {
+                // Tokens and slots (13 digits): what later commands pass on.
+                if x != y && (x.len() == anarchon::store::token::TOKEN_LEN || x.len() == 13) {
                     seen.insert(x, y);
                 }
             }

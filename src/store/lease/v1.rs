@@ -253,7 +253,6 @@ pub const RUN_FIELDS: [&str; 9] = [
     "kind",
 ];
 
-/// The state hash's field for one attribute of one run: `<slot>:<attribute>`.
 /// The runs in progress a job's `:active` members name: slots alone, their leases in `:state`
 /// ([`read_leases`]).
 pub fn in_progress_from(active: &[String]) -> Vec<InProgress> {
@@ -294,6 +293,7 @@ pub async fn read_leases(
     Ok(())
 }
 
+/// The state hash's field for one attribute of one run: `<slot>:<attribute>`.
 pub fn field_name(slot: impl std::fmt::Display, attribute: &str) -> String {
     format!("{slot}:{attribute}")
 }
