@@ -295,6 +295,8 @@ impl ExecArgs {
             },
             on_overlap: crate::runner::overlap::OnOverlap::Skip,
             ping: None,
+            // Only `run --catch-up` and `--backfill` go through missed runs in turn.
+            in_turn: false,
             heartbeat,
             // Only `run` waits as a backup; it sets this itself.
             backup: Backup::No,

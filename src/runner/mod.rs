@@ -64,6 +64,10 @@ pub struct RunnerOptions {
     pub on_overlap: overlap::OnOverlap,
     /// A dead man's switch to tell of each attempt this host runs (`--ping`).
     pub ping: Option<ping::Ping>,
+    /// Whether a slot stands behind an older run first claimed after it was due (a host catching
+    /// up put it ahead of this slot) instead of acting by `on_overlap`: true for `run --catch-up`
+    /// and `--backfill` (see [`run_in_turn`]), whose hosts go through missed runs in order.
+    pub in_turn: bool,
 }
 
 /// `run --wait-replicas N`: after winning, `WAIT` until N replicas acknowledged the claim (and the
@@ -110,6 +114,12 @@ pub async fn run_slot(
     // A scheduled slot refused by an older run: skipped, or (replace, buffer) claimed again once
     // that run has ended. A manual run (run-now) answers at once.
     let mut overlap = None;
+    if let Some(older) = ahead_of(&reply, &req).filter(|_| opts.in_turn) {
+        let mut report =
+            SlotReport::skipped(target.job, req.slot, SlotOutcome::Overlap, Some(&reply));
+        report.behind = Some(older);
+        return Ok(report);
+    }
     if reply.outcome == ClaimOutcome::Overlap && req.kind == crate::store::RunKind::Scheduled {
         let settled =
             overlap::settle(conn, target, &req, reply, opts.on_overlap, opts.quiet).await?;
@@ -162,6 +172,58 @@ pub async fn run_slot(
         report.skip_reason = Some(skip_reason);
     }
     Ok(report)
+}
+
+/// How often a slot standing behind an older run that this host does not take over (`--no-backup`)
+/// claims again.
+const BEHIND_POLL: Duration = Duration::from_secs(1);
+
+/// Runs `slot` in turn: as [`run_slot`], but when the job is held by an older run that was first
+/// claimed after this slot was due, this host stands by for that run first (its backup, taking it
+/// over if its holder dies, unless `--no-backup`) and claims again once it has ended. Such a run
+/// was put ahead of this slot by a host catching up missed runs (or a backfill): one host alone
+/// would have run it, then this slot, so neither `--overlap forbid` skips this slot nor `replace`
+/// stops that run. With several hosts, each goes through the runs in that order, and together they
+/// run what one host would (issue #35). The runs this host ran while standing behind are pushed on
+/// `ahead`, oldest first.
+pub async fn run_in_turn(
+    conn: &mut Connection,
+    target: Target<'_>,
+    request: &dyn Fn(i64) -> ClaimRequest,
+    slot: i64,
+    opts: &RunnerOptions,
+    server_now: i64,
+    ahead: &mut Vec<SlotReport>,
+) -> Result<SlotReport> {
+    loop {
+        let report = run_slot(conn, target, request(slot), opts, server_now).await?;
+        let Some(older) = report.behind else {
+            return Ok(report);
+        };
+        let older_report = Box::pin(run_in_turn(
+            conn, target, request, older, opts, server_now, ahead,
+        ))
+        .await?;
+        match older_report.outcome {
+            SlotOutcome::Ran | SlotOutcome::Unreplicated => ahead.push(older_report),
+            // Still held (this host does not stand by: --no-backup): look again shortly.
+            SlotOutcome::Running | SlotOutcome::Overlap => tokio::time::sleep(BEHIND_POLL).await,
+            SlotOutcome::Done | SlotOutcome::TooLate | SlotOutcome::Paused => {}
+        }
+    }
+}
+
+/// The older slot whose run holds the job when it was first claimed after `req`'s slot was due
+/// (see [`run_in_turn`]); None for any other answer, and for manual runs.
+fn ahead_of(reply: &ClaimReply, req: &ClaimRequest) -> Option<i64> {
+    if reply.outcome != ClaimOutcome::Overlap || req.kind != crate::store::RunKind::Scheduled {
+        return None;
+    }
+    let older = reply.other_slot.filter(|other| *other < req.slot)?;
+    reply
+        .other_started_at
+        .is_some_and(|started| started > req.slot)
+        .then_some(older)
 }
 
 /// BufferOne (`--overlap buffer`): while another slot waits for an older run, this one is
@@ -357,6 +419,7 @@ async fn execute(
         skip_recorded: None,
         skip_reason: None,
         overlap: None,
+        behind: None,
     }
 }
 
@@ -539,5 +602,6 @@ async fn not_started(
         skip_recorded: None,
         skip_reason: None,
         overlap: None,
+        behind: None,
     }
 }

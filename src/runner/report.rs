@@ -71,6 +71,10 @@ pub struct SlotReport {
     /// `--overlap replace` or `buffer`: the older run this slot waited for, and how long.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overlap: Option<crate::runner::overlap::OverlapWait>,
+    /// Not claimed yet: the job is held by the run of this older slot, which a host catching up
+    /// put ahead of this one ([`crate::runner::run_in_turn`] stands by for it, then claims again).
+    #[serde(skip)]
+    pub behind: Option<i64>,
 }
 
 impl SlotReport {
@@ -90,6 +94,7 @@ impl SlotReport {
             skip_recorded: None,
             skip_reason: None,
             overlap: None,
+            behind: None,
         }
     }
 

@@ -90,6 +90,9 @@ pub struct ScriptReply<O> {
     pub server_now: i64,
     /// For overlap: the slot of the older run that holds the lease.
     pub other_slot: Option<i64>,
+    /// For overlap: when that run was first claimed. A run first claimed after this slot was due
+    /// was put ahead of it by a host catching up: one host alone would have run it first.
+    pub other_started_at: Option<i64>,
     /// For a won claim in store format 2: its fencing token, greater than every earlier won
     /// claim's of the job (None in format 1, which has no place for it).
     pub fence: Option<i64>,
@@ -645,7 +648,7 @@ fn token_outcome(o: &str) -> Option<TokenOutcome> {
 }
 
 /// Parses `{outcome, attempt, lease_end, runner, status, server_now[, other_slot, fence,
-/// released_by, reason]}`.
+/// released_by, reason, other_started_at]}`.
 fn parse_reply<O>(
     key: &str,
     reply: &[String],
@@ -690,6 +693,10 @@ fn parse_reply<O>(
                 reason: reason.clone(),
             }),
             _ => None,
+        },
+        other_started_at: match reply.get(10) {
+            Some(text) => optional_int(text)?,
+            None => None,
         },
     })
 }

@@ -234,3 +234,79 @@ fn racing_hosts_with_either_policy_run_each_missed_run_once() {
         );
     }
 }
+
+/// What each run of `fleet.log` did: (slot, started ns, ended ns), in the order they started.
+fn fleet_runs(s: &Server, file: &str) -> Vec<(i64, u128, u128)> {
+    let text = std::fs::read_to_string(s.dir.path().join(file)).unwrap_or_default();
+    let mut starts = Vec::new();
+    let mut ends = std::collections::HashMap::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (slot, at): (i64, u128) = (f[0].parse().unwrap(), f[1].parse().unwrap());
+        if f[2] == "start" {
+            starts.push((slot, at));
+        } else {
+            ends.insert(slot, at);
+        }
+    }
+    starts
+        .into_iter()
+        .map(|(slot, at)| (slot, at, ends.get(&slot).copied().unwrap_or(u128::MAX)))
+        .collect()
+}
+
+/// Three hosts run the same crontab line after an outage (issue #35): together they run exactly
+/// the missed runs one host alone would run, each once, one at a time (`--overlap forbid`), and
+/// skip exactly what it would skip; the others stand by instead of recording newer runs skipped.
+#[test]
+fn a_fleet_runs_the_missed_runs_one_host_would_each_once() {
+    for policy in ["all", "latest"] {
+        let s = Server::start();
+        let job = format!("fleet-{policy}");
+        let (current, missed) = after_an_outage(&s, &job);
+        let log = s.dir.path().join("fleet.log");
+        let line = format!(
+            "echo \"$ANARCHON_SLOT $(date +%s%N) start\" >> {log}; sleep 0.2; echo \"$ANARCHON_SLOT $(date +%s%N) end\" >> {log}",
+            log = log.display()
+        );
+        let args = run_args(&job, &line, &["--catch-up-policy", policy]);
+        let hosts: Vec<_> = (0..3)
+            .map(|h| {
+                s.anarchon_process()
+                    .args(&args)
+                    .env("ANARCHON_RUNNER", format!("host{h}"))
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut h in hosts {
+            h.wait().unwrap();
+        }
+        // One host alone: the newest --catch-up-max (10) missed runs under `all`, none under
+        // `latest`, then the current one; the older ones recorded skipped.
+        let (to_run, to_skip) = match policy {
+            "all" => (missed[13..].to_vec(), missed[..13].to_vec()),
+            _ => (Vec::new(), missed.clone()),
+        };
+        let mut expected = to_run;
+        expected.push(current);
+        let runs = fleet_runs(&s, "fleet.log");
+        let slots: Vec<i64> = runs.iter().map(|r| r.0).collect();
+        assert_eq!(slots, expected, "{policy}: ran {runs:?}");
+        let mut recorded_skipped = skipped(&s, &job);
+        recorded_skipped.sort();
+        assert_eq!(recorded_skipped, to_skip, "{policy}");
+        for pair in runs.windows(2) {
+            assert!(
+                pair[0].2 <= pair[1].1,
+                "{policy}: two runs at once under --overlap forbid: {pair:?}"
+            );
+        }
+        // Every run ended finished, and monitoring has nothing missed to report.
+        let check = s.cli(&["check", &job, "--json"]);
+        let v = check.json();
+        assert_eq!(check.code(), Some(0), "{policy}: {v}");
+    }
+}

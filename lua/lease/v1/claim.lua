@@ -4,7 +4,10 @@
 --       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot}, all strings;
 --   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
---   other run in progress (older, or newer for a late claim); for a takeover superseded by a newer run (done, interrupted), other_slot is its slot.
+--   other run in progress (older, or newer for a late claim), and three empty strings and the
+--   other run's started_at (its first claim) follow: a run first claimed after this slot was due
+--   is one a host catching up put ahead of it (src/runner/mod.rs, `ahead_of`). For a takeover
+--   superseded by a newer run (done, interrupted), other_slot is its slot.
 -- :state, :job, and for a new run :active, are read first, through `checked` (lib.lua); a new run
 -- reads :slots when it does history work, else :slots is its first write, through `checked` too.
 -- The keys a path writes without reading are checked with TYPE on that path, before its first write.
@@ -19,6 +22,15 @@ if not keep_ms then return stored_protect end
 
 local function reply(outcome, attempt, end_ms, who, status, other)
   return {outcome, tostring(attempt or ''), tostring(end_ms or ''), who or '', status or '', tostring(now), other or ''}
+end
+
+-- The overlap answer: the other run in progress, and when it was first claimed (read only here:
+-- started_at is no field the other paths need, and an overlap is the rare answer).
+local function overlap_reply(other, o)
+  local r = reply('overlap', o.attempt, o.lease_end, o.runner, o.status, other)
+  local started = redis.call('HGET', KEYS[1], field(other, 'started_at'))
+  r[8], r[9], r[10], r[11] = '', '', '', started or ''
+  return r
 end
 
 local run
@@ -116,7 +128,7 @@ if not run.status then
   end
   if overlapping and not allow_overlap then
     local other, o = overlapping[1], overlapping[2]
-    return reply('overlap', o.attempt, o.lease_end, o.runner, o.status, other)
+    return overlap_reply(other, o)
   end
   -- When the job's first claim reached the store (run --catch-up never catches up before it),
   -- once; a job from before this field counts from its oldest run. Read before :slots has this run.
@@ -207,7 +219,7 @@ if not allow_overlap then
     end_run(slot, run, 'interrupted', now, '{"reason":"lease expired","superseded_by":' .. other .. '}')
     return reply('done', attempt, current_end, run.runner, 'interrupted', other)
   elseif other then
-    return reply('overlap', o.attempt, o.lease_end, o.runner, o.status, other)
+    return overlap_reply(other, o)
   end
 end
 

@@ -4,8 +4,10 @@
 --       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot, fence}, all strings;
 --   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
---   other run in progress (older, or newer for a late claim); for a takeover superseded by a newer run (done, interrupted), other_slot is its slot.
---   fence: the won attempt's fencing token (lib.lua next_fence), empty otherwise.
+--   other run in progress (older, or newer for a late claim), and two empty strings and the
+--   other run's started_at follow; for a takeover superseded by a newer run (done, interrupted),
+--   other_slot is its slot. fence: the won attempt's fencing token (lib.lua next_fence), empty
+--   otherwise.
 local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
 local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
@@ -43,6 +45,14 @@ local function reply(outcome, attempt, end_ms, who, status, other, fence)
   if end_ms then e = int(end_ms) end
   if fence then f = int(fence) end
   return {outcome, a, e, who or '', status or '', int(now), other or '', f}
+end
+
+-- The overlap answer: the other run in progress and, after two empty strings, when it was first
+-- claimed (a run first claimed after this slot was due is one a host catching up put ahead of it).
+local function overlap_reply(other, o)
+  local r = reply('overlap', o.attempt, o.lease_end, o.runner, 'running', other)
+  r[9], r[10], r[11] = '', '', int(o.started_at)
+  return r
 end
 
 local run = live[slot]
@@ -107,8 +117,7 @@ if not run then
     end
   end
   if overlapping and not allow_overlap then
-    return reply('overlap', overlapping.attempt, overlapping.lease_end, overlapping.runner, 'running',
-      int(overlapping_slot))
+    return overlap_reply(int(overlapping_slot), overlapping)
   end
   -- Older runs whose holder is gone, overtaken by this one as it wins: under forbid a takeover of
   -- them beside this run would be refused from now on (superseded), so they end here, rather than
@@ -181,7 +190,7 @@ if not allow_overlap then
     if err then return err end
     return reply('done', run.attempt, run.lease_end, run.runner, 'interrupted', other)
   elseif other then
-    return reply('overlap', o.attempt, o.lease_end, o.runner, 'running', other)
+    return overlap_reply(other, o)
   end
 end
 

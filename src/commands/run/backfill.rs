@@ -17,7 +17,7 @@ use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
 use crate::runner::overlap::OnOverlap;
-use crate::runner::{RunnerOptions, SlotOutcome, SlotReport, Target, run_slot};
+use crate::runner::{RunnerOptions, SlotOutcome, SlotReport, Target, run_in_turn};
 use crate::schedule::Schedule;
 use crate::strategy::lease::{self, ClaimRequest};
 use crate::time::{TimeRange, rfc3339};
@@ -112,8 +112,18 @@ pub async fn execute(
             // below answers as it is.
             lease::unskip(conn, &keys, planned.slot).await?;
         }
-        let req = (backfill.request)(planned.slot);
-        let report = run_slot(conn, backfill.target, req, &opts, backfill.now).await?;
+        let mut ahead = Vec::new();
+        let report = run_in_turn(
+            conn,
+            backfill.target,
+            backfill.request,
+            planned.slot,
+            &opts,
+            backfill.now,
+            &mut ahead,
+        )
+        .await?;
+        runs.append(&mut ahead);
         let line = format!(
             "anarchon: {}",
             super::describe(&report, backfill.now, args.max_late)

@@ -16,7 +16,7 @@ use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::runner::overlap::OnOverlap;
 use crate::runner::{
-    Backup, ReplicaWait, RunnerOptions, SlotOutcome, SlotReport, Target, run_slot,
+    Backup, ReplicaWait, RunnerOptions, SlotOutcome, SlotReport, Target, run_in_turn,
 };
 use crate::schedule::Schedule;
 use crate::store::{LeaseKeys, RunKind, StoreCheck, registry};
@@ -87,23 +87,38 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     }
     let keys = target.lease_keys();
 
-    // Catch-up slots are runs nobody claimed: no backup waits for them, they just run once.
-    let no_backup = RunnerOptions {
-        backup: Backup::No,
-        ..opts.clone()
-    };
     let too_late = schedule.is_some() && now - current > millis(args.max_late);
     let plan = plan_catch_up(&mut conn, &args, &keys, schedule.as_ref(), current, now).await?;
+    // Missed runs, oldest first, each in turn: a host that finds one held stands by for it (its
+    // backup) and one whose older run is still in progress waits for it (`run_in_turn`), so the
+    // hosts of a fleet coming back go through them together, each once, one at a time.
     let mut caught_up = Vec::new();
     for &slot in plan.to_run.iter().filter(|s| **s != current) {
-        caught_up.push(run_slot(&mut conn, target, request(slot), &no_backup, now).await?);
+        let report = run_in_turn(
+            &mut conn,
+            target,
+            &request,
+            slot,
+            &opts,
+            now,
+            &mut caught_up,
+        );
+        let report = report.await?;
+        caught_up.push(report);
     }
     let (reason, skipped, current_missed) = (plan.reason, plan.skipped, plan.current_missed);
 
-    let report = if !too_late {
-        run_slot(&mut conn, target, request(current), &opts, now).await?
-    } else if current_missed {
-        run_slot(&mut conn, target, request(current), &no_backup, now).await?
+    let report = if !too_late || current_missed {
+        run_in_turn(
+            &mut conn,
+            target,
+            &request,
+            current,
+            &opts,
+            now,
+            &mut caught_up,
+        )
+        .await?
     } else {
         SlotReport::too_late(&args.job, current)
     };
@@ -327,6 +342,7 @@ fn runner_options(args: &RunArgs, ctx: &Context) -> Result<RunnerOptions> {
         replicas,
         on_overlap,
         ping,
+        in_turn: args.catch_up.is_some() || args.backfill.is_some(),
         backup: if args.no_backup {
             Backup::No
         } else {

@@ -44,6 +44,7 @@ pub async fn finish(
         other_slot: None,
         fence: None,
         released: None,
+        other_started_at: None,
     };
     let Some(entry) = entry.filter(|e| e.token == token) else {
         return Ok(reply(TokenOutcome::Lost, String::new(), String::new()));

@@ -166,6 +166,7 @@ fn won(c: &Claim<'_>) -> ClaimReply {
         other_slot: None,
         fence: None,
         released: None,
+        other_started_at: None,
     }
 }
 
@@ -180,6 +181,7 @@ fn taken(c: &Claim<'_>, holder: Option<&RunEntry>) -> ClaimReply {
         other_slot: None,
         fence: None,
         released: None,
+        other_started_at: None,
     }
 }
 

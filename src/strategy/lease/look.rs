@@ -86,6 +86,7 @@ fn decide(req: &ClaimRequest, run: LookedRun, now: i64) -> Option<ClaimReply> {
         other_slot: None,
         fence: None,
         released: None,
+        other_started_at: None,
     })
 }
 
