@@ -33,6 +33,7 @@ pub async fn execute(args: FinishArgs, ctx: &Context) -> Result<ExitCode> {
         status,
         result_json: &result_json,
         ended_at: now,
+        by_itself: false,
     };
     let reply = strategy::finish(&mut conn, target, &ending).await?;
     let report = TokenReport::new(job, slot, &reply);

@@ -31,7 +31,7 @@ pub async fn keep(mut conn: Connection, held: HeldLease, every: Duration) {
     let mut last_sent = BootTime::now();
     let mut backoff = Duration::from_millis(100);
     loop {
-        sleep((last_sent + every).left()).await;
+        beat_or_release(&mut conn, &held, last_sent + every).await;
         let deadline = held.deadline.deadline();
         if deadline.left().is_zero() {
             return; // the watcher stops the command; a heartbeat now would prove nothing
@@ -100,6 +100,30 @@ pub async fn keep(mut conn: Connection, held: HeldLease, every: Duration) {
                 retry_later(&mut conn, &held, &mut backoff).await;
                 last_sent = BootTime::now().saturating_sub(every);
             }
+        }
+    }
+}
+
+/// How often the keeper looks for a release mark between heartbeats.
+const RELEASE_POLL: Duration = Duration::from_secs(1);
+
+/// Sleeps until `beat`, looking every [`RELEASE_POLL`] whether the run was released (`anarchon
+/// release`, another slot's `--overlap replace`): then returns at once, and the heartbeat that
+/// follows hears of it (the heartbeat says who and why). A look that fails is left to the
+/// heartbeat, which retries and tells.
+async fn beat_or_release(conn: &mut Connection, held: &HeldLease, beat: BootTime) {
+    loop {
+        let left = beat.left();
+        if left.is_zero() {
+            return;
+        }
+        sleep(left.min(RELEASE_POLL)).await;
+        if beat.left().is_zero() {
+            return;
+        }
+        let look = lease::is_released(conn, &held.keys, held.slot);
+        if let Ok(Ok(true)) = timeout(RELEASE_POLL, look).await {
+            return;
         }
     }
 }

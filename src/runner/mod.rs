@@ -582,6 +582,7 @@ async fn not_started(
         claimed,
         crate::strategy::lease::FinishStatus::Failed,
         &result,
+        false,
     )
     .await;
     SlotReport {

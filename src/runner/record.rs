@@ -70,10 +70,23 @@ pub async fn record(
     } else {
         FinishStatus::Failed
     };
-    record_result(conn, target, req, claimed, status, &result_json(outcome)).await
+    // Not stopped for a release: ended by itself, and recorded as it ended even if a release came
+    // meanwhile (`--overlap replace` releasing it just as it finished).
+    let by_itself = !outcome.released;
+    record_result(
+        conn,
+        target,
+        req,
+        claimed,
+        status,
+        &result_json(outcome),
+        by_itself,
+    )
+    .await
 }
 
-/// Finishes the run with `status` and `result` (JSON text), retrying as [`record`] does.
+/// Finishes the run with `status` and `result` (JSON text), retrying as [`record`] does;
+/// `by_itself`: see [`strategy::Ending::by_itself`].
 pub async fn record_result(
     conn: &mut Connection,
     target: Target<'_>,
@@ -81,6 +94,7 @@ pub async fn record_result(
     claimed: &Claimed,
     status: FinishStatus,
     result: &str,
+    by_itself: bool,
 ) -> Recorded {
     // Even past the deadline the finish is worth trying once: if nobody took over, it is ours (the
     // script checks the token, so a late finish can never overwrite another attempt).
@@ -109,6 +123,7 @@ pub async fn record_result(
             status,
             result_json: result,
             ended_at,
+            by_itself,
         };
         let finish = strategy::finish(conn, target, &ending);
         let error = match timeout(left.max(Duration::from_millis(100)), finish).await {

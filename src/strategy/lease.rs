@@ -225,6 +225,7 @@ pub async fn finish(
     token: &str,
     status: FinishStatus,
     result_json: &str,
+    by_itself: bool,
 ) -> Result<TokenReply> {
     let status = match status {
         FinishStatus::Finished => "finished",
@@ -235,9 +236,23 @@ pub async fn finish(
         token.to_string(),
         status.to_string(),
         result_json.to_string(),
+        if by_itself { "1" } else { "" }.to_string(),
     ];
     let reply = keys.format.eval(conn, keys, |s| s.finish, &args).await?;
     parse_reply(&keys.state, &reply, token_outcome)
+}
+
+/// Whether the run of `slot` carries a release mark (`anarchon release`, `--overlap replace`): the
+/// job hash's `released:<slot>` field, the same in both store formats (lua/lease/released.lua). One
+/// HEXISTS, no script: the holder's keeper asks every second between heartbeats, so its command
+/// hears of a release within about a second instead of a heartbeat interval.
+pub async fn is_released(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<bool> {
+    conn.query(
+        redis::cmd("HEXISTS")
+            .arg(&keys.job)
+            .arg(format!("released:{slot}")),
+    )
+    .await
 }
 
 /// What `release` did to a run in progress.

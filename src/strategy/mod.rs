@@ -128,6 +128,10 @@ pub struct Ending<'a> {
     /// The end time claim-only strategies record (they have no script to read the server's clock
     /// at the end); the lease scripts read the server's.
     pub ended_at: i64,
+    /// The command ended by itself, not stopped for a release: a release its holder had not heard
+    /// of yet stopped nothing, and the attempt is recorded as it ended (issue #35). False where the
+    /// caller cannot tell (`anarchon finish`): the release's status is recorded, as before.
+    pub by_itself: bool,
 }
 
 /// Ends a claimed run with any strategy: the one entry point for `finish` and the runner. The
@@ -147,6 +151,7 @@ pub async fn finish(
             ending.token,
             ending.status,
             ending.result_json,
+            ending.by_itself,
         )
         .await;
     }

@@ -4,6 +4,7 @@
 
 use crate::common;
 use std::path::Path;
+use std::process::Child;
 use std::time::Duration;
 
 use crate::common::Server;
@@ -404,4 +405,131 @@ fn a_late_slot_neither_replaces_nor_waits_for_a_newer_run() {
     );
     let mark: Option<String> = s.cmd(&["HGET", "{cron:ov}:job", &format!("released:{newer}")]);
     assert_eq!(mark, None);
+}
+
+/// Whether the process of `pid` has exited (gone, or a zombie not reaped yet).
+fn exited(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// A run released (`--overlap replace`, `anarchon release`) whose command then ends by itself,
+/// before its holder heard of the release, is recorded as it ended, not `interrupted` (#35, item
+/// 2). The holder's connection is stalled (a relay) while the release is marked and the command
+/// exits 0, so the holder cannot hear of it first.
+#[test]
+fn a_released_run_whose_command_ended_by_itself_is_recorded_as_it_ended() {
+    let s = Server::start();
+    let proxy = common::proxy::FaultProxy::start(s.port);
+    let dir = tempfile::tempdir().unwrap();
+    let (go, pid_file, log) = (
+        dir.path().join("go"),
+        dir.path().join("pid"),
+        dir.path().join("log"),
+    );
+    let (older, _) = two_slots(&s);
+    let line = format!(
+        "echo $$ > {pid}; while [ ! -f {go} ]; do sleep 0.02; done; echo A-done >> {log}",
+        pid = pid_file.display(),
+        go = go.display(),
+        log = log.display()
+    );
+    let holder = s
+        .anarchon_process()
+        .env("ANARCHON_REDIS_URL", &proxy.url)
+        .arg("run")
+        .args(run_args(&older, "forbid", "old-host:1", &line))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = common::wait_for_line(&pid_file);
+    proxy.set(common::proxy::Fault::Stall);
+    s.cli(&[
+        "release",
+        "ov",
+        "--slot",
+        &older,
+        "--reason",
+        "replaced by the next slot",
+        "--no-wait",
+        "--yes",
+    ])
+    .expect(0);
+    std::fs::write(&go, "").unwrap();
+    common::wait_for("the command to exit", Duration::from_secs(10), || {
+        exited(pid.trim())
+    });
+    proxy.set(common::proxy::Fault::Pass);
+    let (code, doc) = json_of(holder.wait_with_output().unwrap());
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["status"], "finished", "{doc}");
+    let results: Vec<_> = s
+        .results("ov")
+        .into_iter()
+        .filter(|r| r.slot.to_string() == older)
+        .collect();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0].status, "finished", "{results:?}");
+    assert_eq!(results[0].result["exit_code"], 0, "{results:?}");
+    // The mark is gone with it: nothing is left to end the run again.
+    let marked: bool = s.cmd(&["HEXISTS", "{cron:ov}:job", &format!("released:{older}")]);
+    assert!(!marked);
+}
+
+/// `--overlap replace` with a long lease (a heartbeat every 20 s): the older command hears of the
+/// release within about a second (its keeper looks for the release mark every second), stops,
+/// and the replacing slot runs, once (#35, item 3).
+#[test]
+fn replace_is_heard_before_the_next_heartbeat_and_the_replacing_slot_runs() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("ticks");
+    let (older, newer) = two_slots(&s);
+    let long = ticker_as(&log, "$ANARCHON_SLOT", 120_000, false);
+    let short = ticker_as(&log, "$ANARCHON_SLOT", 300, false);
+    let with_lease = |mut args: Vec<&str>| -> Child {
+        let i = args.iter().position(|a| *a == "3s").unwrap();
+        args[i] = "60s";
+        common::spawn_run(&s, &args)
+    };
+    let holder = with_lease(run_args(&older, "forbid", "old-host:1", &long));
+    wait_for_ticks(&log, &older);
+    let hosts: Vec<_> = (1..=2)
+        .map(|i| {
+            let runner = format!("new-host:{i}");
+            with_lease(run_args(&newer, "replace", &runner, &short))
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let (_, old_doc) = json_of(holder.wait_with_output().unwrap());
+    let heard_in = started.elapsed();
+    assert_eq!(old_doc["status"], "interrupted", "{old_doc}");
+    // Well before the holder's next heartbeat (20 s after its claim).
+    assert!(
+        heard_in < Duration::from_secs(10),
+        "heard after {heard_in:?}"
+    );
+    let docs: Vec<_> = hosts
+        .into_iter()
+        .map(|h| json_of(h.wait_with_output().unwrap()).1)
+        .collect();
+    let ran: Vec<_> = docs.iter().filter(|d| d["outcome"] == "ran").collect();
+    assert_eq!(ran.len(), 1, "{docs:?}");
+    assert_eq!(ran[0]["status"], "finished", "{docs:?}");
+    let spans = spans_of::<i64>(&log);
+    assert!(spans.contains_key(&newer.parse().unwrap()), "{spans:?}");
+    assert_no_two_spans_overlap::<i64>(&log);
+    assert!(
+        !s.results("ov")
+            .iter()
+            .any(|r| r.slot.to_string() == newer && r.status == "skipped"),
+        "{:?}",
+        s.results("ov")
+    );
 }

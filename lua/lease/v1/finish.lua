@@ -1,12 +1,15 @@
 -- finish(job, slot, token): ends the current attempt as finished or failed, with its result.
 -- KEYS: 1-6 as in lib.lua
--- ARGV: 1 slot, 2 token, 3 status (finished|failed), 4 result JSON text (validated by the client)
+-- ARGV: 1 slot, 2 token, 3 status (finished|failed), 4 result JSON text (validated by the client),
+--       5 '1' when the command ended by itself, before its holder heard of a release (optional)
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now[, '', '', released_by, reason]}
 --   outcome ok (status: what was recorded), or lost when the run is gone, over, or held by another
 --   token (nothing is written). A finish sent again by the same token after its first was applied
 --   (its reply lost or late) is answered ok again: finish is idempotent per token, as claim is.
---   A run an operator released (lib.lua release_mark) is recorded with the release's status, and
---   its result holds the release's and, under "command", this one.
+--   A run an operator released (lib.lua release_mark) and its holder stopped is recorded with the
+--   release's status, and its result holds the release's and, under "command", this one. A command
+--   that ended by itself before it heard of the release (ARGV 5) is recorded as it ended: the
+--   release stopped nothing, and the mark goes.
 -- :state is read first; :active, :results and :runs are checked as they are written (lib.lua
 -- finish_run).
 local err
@@ -33,6 +36,12 @@ end
 local mark, ended_at
 mark, err = release_mark(KEYS[6], slot)
 if err then return err end
+if mark and ARGV[5] == '1' then
+  ended_at, err = finish_run(slot, run, status, result_json)
+  if not ended_at then return err end
+  forget_release(KEYS[6], slot)
+  return reply('ok', status, ended_at)
+end
 if mark then
   ended_at, err = finish_run(slot, run, mark.status, released_result(mark, result_json))
   if not ended_at then return err end

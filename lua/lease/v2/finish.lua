@@ -1,12 +1,14 @@
 -- finish(job, slot, token), store format 2: ends the current attempt as finished or failed.
 -- KEYS: 1-7 as in lua/lease/v2/lib.lua
--- ARGV: 1 slot, 2 token, 3 status (finished|failed), 4 result JSON text (validated by the client)
+-- ARGV: 1 slot, 2 token, 3 status (finished|failed), 4 result JSON text (validated by the client),
+--       5 '1' when the command ended by itself, before its holder heard of a release (optional)
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now[, '', '', released_by, reason]}
 --   outcome ok (status: what was recorded), or lost when the run is gone, over, or held by another
 --   token (nothing is written). A finish sent again by the same token after its first was applied
 --   (its reply lost or late) is answered ok again: finish is idempotent per token, as claim is.
---   A run an operator released (lua/lease/released.lua) is recorded with the release's status, and its
---   result holds the release's and, under "command", this one.
+--   A run an operator released (lua/lease/released.lua) and its holder stopped is recorded with the
+--   release's status, and its result holds the release's and, under "command", this one. A command
+--   that ended by itself before it heard of the release (ARGV 5) is recorded as it ended.
 local slot, token, status, result_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = server_now_ms()
 local run, reply = held_run(slot, token, now)
@@ -21,7 +23,7 @@ end
 local mark, err = release_mark(KEYS[3], slot)
 if err then return err end
 local released_by, reason = '', ''
-if mark then
+if mark and ARGV[5] ~= '1' then
   status, result_json = mark.status, released_result(mark, result_json)
   released_by, reason = release_words(mark)
 end

@@ -23,6 +23,8 @@ pub async fn finish(
         status,
         result_json,
         ended_at: server_now,
+        // Claim-only runs have no lease to release.
+        by_itself: _,
     } = *ending;
     let stream = if kind == RunKind::Manual {
         &keys.manual
