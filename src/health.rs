@@ -12,6 +12,7 @@
 //! | `paused` | the job is paused now |
 //! | `unknown` | no schedule is known (never run by a `run --schedule` that records it), and no run is in progress |
 //! | `missed` | a due slot was never claimed, and it is not only the newest one |
+//! | `expired` | a run in progress whose lease ended over [`EXPIRED_AFTER`] ago, and nobody took it over: its holder died with no backup standing by, and nothing will finish it |
 //! | `late` | the newest due slot has no claim |
 //! | `running` | a run is in progress |
 //! | `failing` | the newest run failed (`failed_in_a_row` says how many in a row) |
@@ -31,6 +32,11 @@ use crate::time::millis;
 /// How many of the newest due slots are looked at for `missed`.
 pub const DUE_LOOKBACK: usize = 10;
 
+/// How long after its lease ended a run nobody took over counts as `expired`: backups standing by
+/// re-claim within about a second of the lease's end, and a later claim of any slot ends a run
+/// abandoned for good, so a run still in progress this long after is one nobody will finish.
+pub const EXPIRED_AFTER: Duration = Duration::from_secs(10);
+
 /// Added to a job's `--max-late` + `--jitter` for the default grace.
 pub const GRACE_SLACK: Duration = Duration::from_secs(60);
 
@@ -43,6 +49,7 @@ pub enum HealthState {
     Unknown,
     Failing,
     Late,
+    Expired,
     Missed,
 }
 
@@ -55,6 +62,7 @@ impl HealthState {
             HealthState::Unknown => "unknown",
             HealthState::Failing => "failing",
             HealthState::Late => "late",
+            HealthState::Expired => "expired",
             HealthState::Missed => "missed",
         }
     }
@@ -63,7 +71,7 @@ impl HealthState {
     pub fn needs_a_person(self) -> bool {
         matches!(
             self,
-            HealthState::Failing | HealthState::Late | HealthState::Missed
+            HealthState::Failing | HealthState::Late | HealthState::Expired | HealthState::Missed
         )
     }
 }
@@ -102,6 +110,14 @@ pub struct Health {
     pub failed_in_a_row: u32,
     /// Due slots nobody claimed, among the newest [`DUE_LOOKBACK`], oldest first.
     pub missed_slots: Vec<i64>,
+    /// The oldest due slot nobody claimed since the newest one decided (uncapped, unlike
+    /// `missed_slots`): where a job that stopped stopped.
+    pub oldest_missed: Option<i64>,
+    /// Runs in progress whose lease ended over [`EXPIRED_AFTER`] ago with nobody to take them over,
+    /// oldest first: lost unless an operator acts (`anarchon release`, or run the slot again).
+    pub expired_slots: Vec<i64>,
+    /// How long ago the oldest of them lost its lease, in ms (0 when none).
+    pub expired_for_ms: i64,
     /// How long past its slot the oldest undecided due slot is (0 when none), in ms: the age of
     /// the first slot missed since the last one decided, uncapped.
     pub late_ms: i64,
@@ -161,18 +177,45 @@ pub fn judge(i: &Inputs) -> Health {
     };
     let missed_slots: Vec<i64> = due.iter().copied().filter(|s| !claimed(*s)).collect();
     let last_due = due.last().copied();
+    let oldest_missed = match (i.schedule, last_due) {
+        (Some(s), Some(newest_due)) if !claimed(newest_due) => oldest_undecided(s, i, due_until),
+        _ => None,
+    }
+    .into_iter()
+    .chain(missed_slots.first().copied())
+    .min();
     let late_ms = match (i.schedule, last_due) {
-        (Some(s), Some(newest_due)) if !claimed(newest_due) => {
-            oldest_undecided(s, i, due_until).map_or(0, |slot| (i.now - slot).max(0))
+        (Some(_), Some(newest_due)) if !claimed(newest_due) => {
+            oldest_missed.map_or(0, |slot| (i.now - slot).max(0))
         }
         _ => 0,
     };
+    let expired_before = i.now - millis(EXPIRED_AFTER);
+    let expired: Vec<&InProgress> = i
+        .in_progress
+        .iter()
+        .filter(|r| r.lease_end.is_some_and(|end| end <= expired_before))
+        .collect();
+    let mut expired_slots: Vec<i64> = expired.iter().map(|r| r.slot).collect();
+    expired_slots.sort_unstable();
+    let expired_for_ms = expired
+        .iter()
+        .filter_map(|r| r.lease_end)
+        .min()
+        .map_or(0, |end| i.now - end);
     let late_seconds = late_ms / 1000;
     let running = i
         .in_progress
         .iter()
         .any(|r| r.lease_end.is_none_or(|end| end > i.now));
-    let state = state_of(i, &missed_slots, last_due, running, failed_in_a_row);
+    let state = state_of(
+        i,
+        &missed_slots,
+        &expired_slots,
+        last_due,
+        running,
+        failed_in_a_row,
+    );
     Health {
         state,
         next_due,
@@ -183,6 +226,9 @@ pub fn judge(i: &Inputs) -> Health {
         last_exit_code,
         failed_in_a_row,
         missed_slots,
+        oldest_missed,
+        expired_slots,
+        expired_for_ms,
         late_ms,
         late_seconds,
         grace_ms,
@@ -223,23 +269,28 @@ fn due_slots(i: &Inputs, due_until: i64) -> (Option<i64>, Vec<i64>) {
     (s.next_after(i.now), due)
 }
 
-/// The verdict, in order of what an operator must hear first: paused, then (without a schedule)
-/// running or unknown, then missed, late, running, failing, ok.
+/// The verdict, in order of what an operator must hear first: paused, missed, expired (a run
+/// nobody will finish, with or without a schedule), then (without a schedule) running or unknown,
+/// then late, running, failing, ok.
 fn state_of(
     i: &Inputs,
     missed_slots: &[i64],
+    expired_slots: &[i64],
     last_due: Option<i64>,
     running: bool,
     failed_in_a_row: u32,
 ) -> HealthState {
+    // (Without a schedule nothing is missed: missed_slots is empty.)
     if i.pause.is_some_and(|p| p.is_paused(i.now)) {
         HealthState::Paused
+    } else if missed_slots.len() > 1 || missed_slots.first().is_some_and(|s| Some(*s) != last_due) {
+        HealthState::Missed
+    } else if !expired_slots.is_empty() {
+        HealthState::Expired
     } else if i.schedule.is_none() && running {
         HealthState::Running
     } else if i.schedule.is_none() {
         HealthState::Unknown
-    } else if missed_slots.len() > 1 || missed_slots.first().is_some_and(|s| Some(*s) != last_due) {
-        HealthState::Missed
     } else if !missed_slots.is_empty() {
         HealthState::Late
     } else if running {

@@ -100,11 +100,12 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
 ];
 
-const STATES: [HealthState; 7] = [
+const STATES: [HealthState; 8] = [
     HealthState::Ok,
     HealthState::Running,
     HealthState::Late,
     HealthState::Missed,
+    HealthState::Expired,
     HealthState::Failing,
     HealthState::Paused,
     HealthState::Unknown,

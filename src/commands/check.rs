@@ -136,7 +136,7 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
             job: m.job.clone(),
             status,
             state: health.state.as_str().to_string(),
-            summary: summary(&health, now, m.pause.as_ref()),
+            summary: summary(&m.job, &health, now, m.pause.as_ref()),
             perf: perf_data(&health, args.failures),
             health: Some(health),
         });
@@ -238,7 +238,7 @@ pub fn status_of(h: &Health, failures: u32) -> Status {
     match h.state {
         HealthState::Ok | HealthState::Running | HealthState::Paused => Status::Ok,
         HealthState::Late => Status::Warning,
-        HealthState::Missed => Status::Critical,
+        HealthState::Missed | HealthState::Expired => Status::Critical,
         HealthState::Failing if h.failed_in_a_row >= failures => Status::Critical,
         HealthState::Failing => Status::Warning,
         HealthState::Unknown => Status::Unknown,
@@ -252,7 +252,7 @@ fn ago(ms: Option<i64>, now: i64) -> String {
 }
 
 /// One line of words: the state, and what a person needs next.
-fn summary(h: &Health, now: i64, pause: Option<&crate::store::pause::Pause>) -> String {
+fn summary(job: &str, h: &Health, now: i64, pause: Option<&crate::store::pause::Pause>) -> String {
     let last_ok = format!("last success {}", ago(h.last_success, now));
     match h.state {
         HealthState::Ok | HealthState::Running => format!(
@@ -261,11 +261,19 @@ fn summary(h: &Health, now: i64, pause: Option<&crate::store::pause::Pause>) -> 
             h.next_due.map_or("-".into(), rfc3339)
         ),
         HealthState::Paused => format!("paused {}", pause.map_or(String::new(), |p| p.describe())),
+        HealthState::Expired => {
+            let slot = h.expired_slots.first().copied().unwrap_or_default();
+            format!(
+                "expired: the run of {} stopped renewing its lease {} ago and nobody took it over (its holder died with no backup standing by); `anarchon release {job} --slot {slot}` records it interrupted, or run the slot again (`anarchon run --job {job} --slot {slot} -- ...` takes it over), {last_ok}",
+                rfc3339(slot),
+                humanize(h.expired_for_ms.max(0) as u64),
+            )
+        }
         HealthState::Late | HealthState::Missed => format!(
             "{} ({} due run(s) never claimed, the oldest {} {} late; grace {}), {last_ok}",
             h.state.as_str(),
             h.missed_slots.len(),
-            h.missed_slots.first().map_or("-".into(), |s| rfc3339(*s)),
+            h.oldest_missed.map_or("-".into(), rfc3339),
             humanize(h.late_seconds.max(0) as u64 * 1000),
             humanize(h.grace_ms.max(0) as u64),
         ),

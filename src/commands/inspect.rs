@@ -294,10 +294,18 @@ fn print_health(ctx: &Context, d: &JobDetail) {
                 format!(
                     "; {} due run(s) never claimed, the oldest {}",
                     h.missed_slots.len(),
-                    out.time(h.missed_slots[0])
+                    out.time(h.oldest_missed.unwrap_or(h.missed_slots[0]))
                 )
             }
         );
+        // A run nobody will finish: say what to do.
+        for slot in &h.expired_slots {
+            crate::outln!(
+                "expired  the run of {} lost its lease and nobody took it over (its holder died with no backup standing by)\n  hint: `anarchon release {job} --slot {slot}` records it interrupted; or run the slot again: `anarchon run --job {job} --slot {slot} -- ...` takes it over",
+                out.time(*slot),
+                job = d.job,
+            );
+        }
     }
     if let Some(p) = d.pause.as_ref().filter(|_| d.paused) {
         crate::outln!(

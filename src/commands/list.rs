@@ -73,6 +73,7 @@ fn health_rank(health: Option<crate::health::HealthState>) -> u8 {
     use crate::health::HealthState;
     match health {
         Some(HealthState::Missed) => 0,
+        Some(HealthState::Expired) => 0,
         Some(HealthState::Failing) => 1,
         Some(HealthState::Late) => 2,
         Some(HealthState::Unknown) => 3,

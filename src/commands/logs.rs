@@ -18,22 +18,32 @@ struct LogsReport<'a> {
     entries: Vec<HistoryEntry>,
 }
 
+/// A failed attempt, or an interrupted one that `--overlap replace` did not stop on purpose.
+fn is_failure(e: &HistoryEntry) -> bool {
+    match e.status.as_str() {
+        "failed" => true,
+        "interrupted" => !crate::store::read::replaced(&e.status, &e.result),
+        _ => false,
+    }
+}
+
 pub async fn execute(args: LogsArgs, ctx: &Context) -> Result<ExitCode> {
     let (mut conn, check, keys) = ctx.open_job(&args.job, args.strategy).await?;
     let now = check.server_now_ms;
     let slot = args.slot.map(|s| s.resolve(now));
-    // The newest failure unless a slot or a count is given; ended attempts only (a run in progress
-    // has no result yet).
+    // The newest failure unless a slot or a count is given: a failed run, or one interrupted (its
+    // holder died, its lease was lost, an operator released it), as health counts failures; not
+    // one `--overlap replace` stopped on purpose. Ended attempts only (a run in progress has no
+    // result yet).
+    let newest_failure = slot.is_none() && args.last.is_none();
     let filter = HistoryFilter {
         since: slot,
-        status: match (slot, args.last) {
-            (None, None) => Some("failed".to_string()),
-            _ => None,
-        },
+        status: None,
         last: match (slot, args.last) {
             (Some(_), _) => 10_000,
             (None, Some(n)) => n as usize,
-            (None, None) => 1,
+            // The whole history (about 1000 runs by default) to find the newest failure.
+            (None, None) => 10_000,
         } + 1,
     };
     let mut entries: Vec<HistoryEntry> = read_history(&mut conn, &keys, &filter, now)
@@ -41,6 +51,7 @@ pub async fn execute(args: LogsArgs, ctx: &Context) -> Result<ExitCode> {
         .into_iter()
         .filter(|e| e.status != "running")
         .filter(|e| slot.is_none_or(|s| e.slot == s))
+        .filter(|e| !newest_failure || is_failure(e))
         .collect();
     entries.truncate(if slot.is_some() {
         usize::MAX
@@ -57,7 +68,7 @@ pub async fn execute(args: LogsArgs, ctx: &Context) -> Result<ExitCode> {
                     args.job
                 ),
                 None if args.last.is_none() => format!(
-                    "{} has no failed run in its history\n  hint: `anarchon logs {} --last 5` shows the newest attempts whatever their status",
+                    "{} has no failed or interrupted run in its history\n  hint: `anarchon logs {} --last 5` shows the newest attempts whatever their status",
                     args.job, args.job
                 ),
                 None => format!("{} has no ended attempt", args.job),

@@ -128,6 +128,13 @@ impl<'a> Registration<'a> {
         if stored.len() != fields.len() + 1 {
             return true;
         }
+        // A run without a schedule (an operator's `run --slot` of a scheduled job: running a slot
+        // again, a takeover by hand) is no crontab line: it must not erase the schedule the
+        // crontab line recorded, or monitoring would stop judging the job (`unknown`).
+        let stored_schedule = stored.first().and_then(Option::as_deref).unwrap_or("");
+        if self.settings.schedule.is_none() && !stored_schedule.is_empty() {
+            return false;
+        }
         let changed = fields
             .iter()
             .zip(&stored)

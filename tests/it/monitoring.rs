@@ -361,3 +361,144 @@ print(json.dumps(out))
         }
     }
 }
+
+/// The only host running a slot is killed (SIGKILL; its guard stops the command) and nobody stands
+/// by: once its lease has run out, the run is one nobody will finish. `check` says CRITICAL
+/// `expired` with the slot and what to do, `list` shows HEALTH expired, `inspect` gives the hint,
+/// the metrics count the state (#35, item 4). Running the slot again takes it over.
+#[test]
+fn a_dead_holder_with_nobody_standing_by_is_reported_expired_with_what_to_do() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let started = dir.path().join("started");
+    let line = format!("echo $ANARCHON_SLOT > {}; sleep 600", started.display());
+    let mut holder = common::spawn_run(
+        &s,
+        &[
+            "--job",
+            "dead",
+            "--schedule",
+            "* * * * *",
+            "--max-late",
+            "1h",
+            "--lease",
+            "2s",
+            "--shell",
+            "--",
+            &line,
+        ],
+    );
+    let slot = common::wait_for_line(&started).trim().to_string();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(holder.id()).unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let _ = holder.wait();
+    // While the lease lives (and a little after: a backup would take over), the job is running.
+    let mut last = String::new();
+    common::wait_for("check to say expired", Duration::from_secs(40), || {
+        let (code, out) = check(&s, &["dead"]);
+        last = out.clone();
+        code == 2 && out.contains("CRITICAL") && out.contains("expired")
+    });
+    assert!(last.contains(&format!("--slot {slot}")), "{last}");
+    assert!(last.contains("anarchon release dead"), "{last}");
+    let list = s.cli(&["list", "--json"]).expect(0).json();
+    let job = list["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["job"] == "dead")
+        .unwrap_or_else(|| panic!("{list}"))
+        .clone();
+    assert_eq!(job["health"]["state"], "expired", "{job}");
+    assert_eq!(job["health"]["expired_slots"][0].to_string(), slot, "{job}");
+    let shown = s.cli(&["inspect", "dead"]).expect(0);
+    let shown = String::from_utf8_lossy(&shown.output.stdout).to_string();
+    assert!(shown.contains("health   expired"), "{shown}");
+    assert!(shown.contains("hint: `anarchon release dead"), "{shown}");
+    let metrics = s.cli(&["metrics"]).expect(0);
+    let metrics = String::from_utf8_lossy(&metrics.output.stdout).to_string();
+    assert!(
+        metrics.lines().any(|l| l.contains("state=\"expired\"")
+            && l.contains("job=\"dead\"")
+            && l.ends_with(" 1")),
+        "{metrics}"
+    );
+
+    // Running the slot again takes it over (attempt 2): the job is no longer expired (the
+    // takeover's run keeps the schedule monitoring judges by).
+    s.cli(&[
+        "run",
+        "--job",
+        "dead",
+        "--slot",
+        &slot,
+        "--max-late",
+        "1h",
+        "--",
+        "true",
+    ])
+    .expect(0);
+    let (code, out) = check(&s, &["dead"]);
+    assert_eq!(code, 0, "{out}");
+    // `logs` shows the interrupted attempt (the dead holder's) as the newest failure.
+    let logs = s.cli(&["logs", "dead", "--json"]).expect(0).json();
+    assert_eq!(logs["entries"][0]["status"], "interrupted", "{logs}");
+    assert_eq!(logs["entries"][0]["attempt"], 1, "{logs}");
+}
+
+/// A job that stopped three hours ago (36 slots of `*/5`): `check` names the oldest due run
+/// never claimed, where the job stopped, not the oldest of the newest ten it lists (#35, item 5).
+#[test]
+fn check_names_where_a_stopped_job_stopped() {
+    let s = Server::start();
+    s.cli(&[
+        "run",
+        "--job",
+        "stop",
+        "--schedule",
+        "*/5 * * * *",
+        "--max-late",
+        "10m",
+        "--",
+        "true",
+    ])
+    .expect(0);
+    // Forget that run: the job was first seen three hours ago, ran then, and never since.
+    let keys: Vec<String> = s.cmd(&["KEYS", "{cron:stop}:*"]);
+    for k in keys
+        .iter()
+        .filter(|k| !k.ends_with(":registry") && !k.ends_with(":job"))
+    {
+        let _: i64 = s.cmd(&["DEL", k]);
+    }
+    let now = s.now_ms();
+    let first = now - 3 * 3_600_000;
+    let first = first - first.rem_euclid(300_000);
+    s.cli(&[
+        "run",
+        "--job",
+        "stop",
+        "--slot",
+        &first.to_string(),
+        "--max-late",
+        "4h",
+        "--",
+        "true",
+    ])
+    .expect(0);
+    let _: i64 = s.cmd(&["HSET", "{cron:stop}:job", "first_seen", &first.to_string()]);
+    let oldest = first + 300_000;
+    let out = s.cli(&["check", "stop", "--json"]);
+    let v = out.json();
+    assert_eq!(v["jobs"][0]["health"]["oldest_missed"], oldest, "{v}");
+    let (_, text) = check(&s, &["stop"]);
+    let oldest_time = chrono::DateTime::from_timestamp_millis(oldest)
+        .unwrap()
+        .format("%Y-%m-%dT%H:%M:%S")
+        .to_string();
+    assert!(text.contains(&oldest_time), "{text}");
+    assert!(text.contains("CRITICAL"), "{text}");
+}
