@@ -131,11 +131,16 @@ impl GlobalArgs {
             url.set_username(user)
                 .map_err(|_| Error::usage("--user cannot be set on this URL"))?;
         }
+        let query_password = url
+            .query_pairs()
+            .any(|(name, _)| name == "pass" || name == "password");
         if url.password().is_none()
+            && !query_password
             && let Some(password) = self.password()?.filter(|p| !p.is_empty())
+            && url.set_password(Some(&password)).is_err()
         {
-            url.set_password(Some(&password))
-                .map_err(|_| Error::usage("a password cannot be set on this URL"))?;
+            // A unix socket URL has no user information: the client reads `?pass=` there.
+            url.query_pairs_mut().append_pair("pass", &password);
         }
         warn_of_password_in_argv(self.redis.as_deref());
         // Only --tls-insecure turns certificate checks off: a `#insecure` left in a URL from the
@@ -312,16 +317,7 @@ impl ExecArgs {
 /// process, as redis-cli does for `-a`, and say what to use instead.
 fn warn_of_password_in_argv(flag: Option<&str>) {
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let has_secret = flag
-        .and_then(|text| {
-            url::Url::parse(
-                &text
-                    .replace("+cluster://", "://")
-                    .replace("+sentinel://", "://"),
-            )
-            .ok()
-        })
-        .is_some_and(|u| u.password().is_some());
+    let has_secret = flag.is_some_and(|text| !crate::connection::url_secrets(text).is_empty());
     if has_secret && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
         crate::errln!(
             "warning: a password in --redis is visible to every user of this host (ps) while anarchon runs\n  hint: use --password-file FILE or ANARCHON_REDIS_PASSWORD, or put the URL in ANARCHON_REDIS_URL"
@@ -329,18 +325,20 @@ fn warn_of_password_in_argv(flag: Option<&str>) {
     }
 }
 
-/// anarchon's own credentials in its environment, which the wrapped command must not inherit: the
-/// password variable always, the URL variables when they carry a user or password.
-fn credential_variables() -> Vec<String> {
+/// anarchon's own credentials in its environment, which neither the wrapped command nor the
+/// `--on-failure` hook may inherit: the password variables always, the URL variables when they
+/// carry a user, a password or a `pass=` ([`crate::connection::url_secrets`], which also reads the
+/// multi-Sentinel form). A URL without one stays: the command may use the same server itself.
+pub fn credential_variables() -> Vec<String> {
     let mut names = vec![
         "ANARCHON_REDIS_PASSWORD".to_string(),
         "REDISCLI_AUTH".to_string(),
     ];
     for name in ["ANARCHON_REDIS_URL", "REDIS_URL"] {
-        let has_userinfo = std::env::var(name).ok().is_some_and(|v| {
-            url::Url::parse(&v).is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
-        });
-        if has_userinfo {
+        let has_secret = std::env::var(name)
+            .ok()
+            .is_some_and(|v| !crate::connection::url_secrets(&v).is_empty());
+        if has_secret {
             names.push(name.to_string());
         }
     }

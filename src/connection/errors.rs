@@ -97,42 +97,63 @@ pub fn url_for(host: &str, port: Option<u16>, db: Option<u32>, tls: bool) -> Str
     )
 }
 
-/// The URL with its secrets replaced by `***`, for messages and logs: the password, and a lone user
-/// name (`redis://s3cret@host` puts a password in the user slot, a common slip).
-pub fn redact_url(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) => {
-            if parsed.password().is_some() {
-                let _ = parsed.set_password(Some("***"));
-            } else if !parsed.username().is_empty() {
-                let _ = parsed.set_username("***");
-            }
-            parsed.to_string()
-        }
-        Err(_) => "<unparsable URL>".to_string(),
+/// The secrets a connection URL carries, as written and percent-decoded: the password of its user
+/// information (or a lone user name: `redis://s3cret@host` puts a password in the user slot, a
+/// common slip), and a `pass` or `password` query value (`unix:///run/redis.sock?pass=...`). Read
+/// by hand, not by the url crate, which refuses the documented multi-Sentinel form
+/// (`redis+sentinel://:PW@h1:26379,h2:26379/name`): a URL it cannot parse must not hide a secret.
+pub fn url_secrets(url: &str) -> Vec<String> {
+    let Some((_, rest)) = url.split_once("://") else {
+        return Vec::new();
+    };
+    let mut raw: Vec<&str> = Vec::new();
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        raw.push(match userinfo.split_once(':') {
+            Some((_, password)) => password,
+            None => userinfo,
+        });
     }
+    if let Some((_, query)) = rest.split_once('?') {
+        let query = query.split('#').next().unwrap_or("");
+        for pair in query.split('&') {
+            if let Some(("pass" | "password", value)) = pair.split_once('=') {
+                raw.push(value);
+            }
+        }
+    }
+    let mut secrets = Vec::new();
+    for secret in raw.into_iter().filter(|s| !s.is_empty()) {
+        let decoded: String = url::form_urlencoded::parse(format!("s={secret}").as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default();
+        secrets.push(secret.to_string());
+        if !decoded.is_empty() && decoded != secret {
+            secrets.push(decoded);
+        }
+    }
+    secrets
 }
 
-/// Removes the URL's secrets (as [`redact_url`] sees them) from a text: some client errors quote the
-/// URL or its parts.
-pub(super) fn redact_text(text: &str, url: &str) -> String {
-    let Ok(parsed) = url::Url::parse(url) else {
-        return text.to_string();
-    };
-    let secret = match parsed.password() {
-        Some(password) => password.to_string(),
-        None => parsed.username().to_string(),
-    };
-    if secret.is_empty() {
-        return text.to_string();
+/// The URL with its secrets ([`url_secrets`]) replaced by `***`, for messages and logs (a text
+/// with no `://`, where no secret can be told apart, is not shown at all).
+pub fn redact_url(url: &str) -> String {
+    if !url.contains("://") {
+        return "<unparsable URL>".to_string();
     }
-    let decoded = url::form_urlencoded::parse(format!("s={secret}").as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_default();
-    let mut out = text.replace(&secret, "***");
-    if !decoded.is_empty() {
-        out = out.replace(&decoded, "***");
+    redact_text(url, url)
+}
+
+/// Removes the URL's secrets ([`url_secrets`]) from a text: some client errors quote the URL or
+/// its parts.
+pub(super) fn redact_text(text: &str, url: &str) -> String {
+    let mut secrets = url_secrets(url);
+    // The longest first: a secret that contains another is replaced whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut out = text.to_string();
+    for secret in secrets {
+        out = out.replace(&secret, "***");
     }
     out
 }

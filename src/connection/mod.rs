@@ -23,7 +23,7 @@ mod errors;
 mod sentinel;
 
 use errors::{connection_error, redact_text};
-pub use errors::{map_redis_error, redact_url, url_for};
+pub use errors::{map_redis_error, redact_url, url_for, url_secrets};
 pub use sentinel::SentinelTarget;
 use sentinel::open_via_sentinels;
 
@@ -519,6 +519,24 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0
             redact_text("failed at redis://:pw123@h", "redis://:pw123@h"),
             "failed at redis://:***@h"
         );
+        // Forms the url crate reads differently or not at all (#35, item 11).
+        assert_eq!(
+            redact_url("redis+sentinel://:S3nt@h1:26379,h2:26379/mymaster"),
+            "redis+sentinel://:***@h1:26379,h2:26379/mymaster"
+        );
+        assert_eq!(
+            redact_url("unix:///run/redis.sock?db=1&pass=WRONGPW"),
+            "unix:///run/redis.sock?db=1&pass=***"
+        );
+        assert_eq!(
+            redact_url("redis+unix:///s.sock?password=a%40b"),
+            "redis+unix:///s.sock?password=***"
+        );
+        assert_eq!(
+            redact_text("auth failed for a@b", "redis+unix:///s.sock?password=a%40b"),
+            "auth failed for ***"
+        );
+        assert!(url_secrets("redis://cache:6379/0?db=2").is_empty());
     }
 
     #[test]

@@ -14,6 +14,10 @@ use crate::runner::report::{SlotOutcome, SlotReport};
 pub struct OnFailure {
     pub command: String,
     pub timeout: Duration,
+    /// anarchon's credential variables, removed from the hook's environment as from the wrapped
+    /// command's ([`crate::runner::child::CommandSpec::env_remove`]): a hook posts to chat or a
+    /// pager, and must not carry the Redis password along.
+    pub env_remove: Vec<String>,
 }
 
 /// Whether `report` is an attempt this host ran that did not succeed.
@@ -52,6 +56,9 @@ pub async fn run_hook(hook: &OnFailure, report: &SlotReport) -> Option<String> {
         ));
     }
     let mut cmd = tokio::process::Command::new("/bin/sh");
+    for name in &hook.env_remove {
+        cmd.env_remove(name);
+    }
     cmd.arg("-c")
         .arg(&hook.command)
         .env("ANARCHON_JOB", &report.job)

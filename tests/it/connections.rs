@@ -591,3 +591,75 @@ fn host_port_and_db_flags_change_only_their_part_of_the_url() {
     let out = ran(&["-p", &s.port.to_string(), "list"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// Neither the wrapped command nor the `--on-failure` hook inherits anarchon's credentials: the
+/// password variables, a URL with a password, a unix socket URL with `?pass=` (#35, items 6 and
+/// 11). What each of them saw is what it wrote down. An error with a wrong `?pass=` names no
+/// password either.
+#[test]
+fn neither_the_command_nor_the_failure_hook_sees_the_redis_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("redis.sock");
+    let s = Server::start_with(&[
+        "--unixsocket",
+        sock.to_str().unwrap(),
+        "--unixsocketperm",
+        "700",
+        "--requirepass",
+        "Pa55-s3cret",
+    ]);
+    let urls = [
+        format!("redis://:Pa55-s3cret@127.0.0.1:{}", s.port),
+        format!("unix://{}?db=0&pass=Pa55-s3cret", sock.display()),
+    ];
+    for (i, url) in urls.iter().enumerate() {
+        let (cmd_env, hook_env) = (
+            dir.path().join(format!("cmd-{i}")),
+            dir.path().join(format!("hook-{i}")),
+        );
+        let out = s
+            .anarchon_process()
+            .env("ANARCHON_REDIS_URL", url)
+            .env("REDISCLI_AUTH", "Pa55-s3cret")
+            .env("ANARCHON_REDIS_PASSWORD", "Pa55-s3cret")
+            .args([
+                "run",
+                "--job",
+                &format!("pw{i}"),
+                "--slot",
+                "now",
+                "--on-failure",
+                &format!("env > {}", hook_env.display()),
+                "--shell",
+                "--",
+                &format!("env > {}; exit 3", cmd_env.display()),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{url}: {}", stderr(&out));
+        for file in [&cmd_env, &hook_env] {
+            let env = std::fs::read_to_string(file)
+                .unwrap_or_else(|e| panic!("{url}: {} not written: {e}", file.display()));
+            assert!(env.contains("ANARCHON_JOB="), "{env}");
+            assert!(
+                !env.contains("s3cret"),
+                "{url}: {} saw the password:\n{env}",
+                file.display()
+            );
+        }
+    }
+    // A wrong password in a unix socket URL is not printed back.
+    let out = s
+        .anarchon_process()
+        .env(
+            "ANARCHON_REDIS_URL",
+            format!("unix://{}?pass=WRONGPW", sock.display()),
+        )
+        .args(["list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(!err.contains("WRONGPW"), "{err}");
+    assert!(err.contains("***"), "{err}");
+}

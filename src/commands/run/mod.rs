@@ -123,7 +123,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         SlotReport::too_late(&args.job, current)
     };
     let exit_code = exit_code(&args, &caught_up, &report);
-    notify_failures(&args, caught_up.iter().chain([&report])).await;
+    notify_failures(&args, &opts, caught_up.iter().chain([&report])).await;
     let outcome = Outcome {
         reason,
         skipped,
@@ -161,13 +161,18 @@ fn current_slot(args: &RunArgs, schedule: Option<&Schedule>, now: i64) -> Result
 
 /// `--on-failure`: the hook for each attempt this host ran that failed; a hook's own trouble is
 /// said on stderr and changes nothing else.
-async fn notify_failures(args: &RunArgs, reports: impl Iterator<Item = &SlotReport>) {
+async fn notify_failures(
+    args: &RunArgs,
+    opts: &RunnerOptions,
+    reports: impl Iterator<Item = &SlotReport>,
+) {
     let Some(command) = &args.on_failure else {
         return;
     };
     let hook = crate::runner::notify::OnFailure {
         command: command.clone(),
         timeout: args.on_failure_timeout,
+        env_remove: opts.command.env_remove.clone(),
     };
     for r in reports.filter(|r| crate::runner::notify::failed_here(r)) {
         if let Some(problem) = crate::runner::notify::run_hook(&hook, r).await {
