@@ -3,7 +3,10 @@
 -- `buffered` = "<slot>:<until>" of the job hash, which only anarchon reads: it decides whether a
 -- host waits or records its slot skipped, never who runs a slot (the claim script decides that).
 -- KEYS: 1 job hash ({<prefix><job>}:job)
--- ARGV: 1 hold | free, 2 slot (ms), 3 until (ms by the server's clock: the slot's --max-late)
+-- ARGV: 1 hold | free, 2 slot (ms), 3 until (ms by the server's clock: the slot's --max-late),
+--       4 hold_ms (optional): the place is held until min(until, now + hold_ms) and the waiting host
+--       holds it again at every look (each second), so a waiter that dies frees it within
+--       hold_ms instead of holding it, and skipping every later slot, until its --max-late.
 -- Reply: {answer, slot}, strings.
 --   hold: buffered (this slot has the place: it was free, lapsed, or this slot's already) |
 --         full (another slot waits: its slot).
@@ -35,5 +38,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if held_slot and held_slot ~= slot and tonumber(held_until) > now then
   return {'full', held_slot}
 end
+local hold_ms = tonumber(ARGV[4] or '')
+if hold_ms and now + hold_ms < tonumber(until_ms) then until_ms = tostring(now + hold_ms) end
 redis.call('HSET', KEYS[1], 'buffered', slot .. ':' .. until_ms)
 return {'buffered', slot}

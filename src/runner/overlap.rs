@@ -347,6 +347,11 @@ async fn wait_for_older(
             ));
         }
         sleep(nap).await;
+        if until.is_some() {
+            // buffer: hold the waiting place again (it lapses a few seconds after the last
+            // hold, so a waiter that dies does not keep it). Trouble here is the claim's to tell.
+            let _ = lease::hold_buffer(conn, keys, req.slot, until.unwrap_or_default()).await;
+        }
         sent = BootTime::now();
         if let Some(r) = trouble.claim(conn, keys, req, what, quiet).await? {
             reply = r;

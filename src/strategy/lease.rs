@@ -558,16 +558,26 @@ pub enum BufferPlace {
     Taken(i64),
 }
 
+/// How long a waiting place is held past the waiting host's last look (it looks every second
+/// and holds it again each time): a waiter that dies frees the place within this.
+pub const BUFFER_HOLD: Duration = Duration::from_secs(5);
+
 /// `run --overlap buffer`: takes the job's one waiting place for `slot` until `until` (server
-/// ms; the place lapses then, so a host that died waiting does not block later slots), unless
-/// another slot holds it (lua/store/overlap_buffer.lua). Hosts of the same slot all hold it.
+/// ms) or [`BUFFER_HOLD`] from now, whichever comes first (the waiting host holds it again at
+/// every look, so a host that died waiting does not block later slots), unless another slot
+/// holds it (lua/store/overlap_buffer.lua). Hosts of the same slot all hold it.
 pub async fn hold_buffer(
     conn: &mut Connection,
     keys: &LeaseKeys,
     slot: i64,
     until: i64,
 ) -> Result<BufferPlace> {
-    let args = ["hold".to_string(), slot.to_string(), until.to_string()];
+    let args = [
+        "hold".to_string(),
+        slot.to_string(),
+        until.to_string(),
+        millis(BUFFER_HOLD).to_string(),
+    ];
     let reply: Vec<String> = conn
         .eval(&crate::scripts::OVERLAP_BUFFER, &[keys.job.as_str()], &args)
         .await?;

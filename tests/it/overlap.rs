@@ -533,3 +533,61 @@ fn replace_is_heard_before_the_next_heartbeat_and_the_replacing_slot_runs() {
         s.results("ov")
     );
 }
+
+/// buffer: the waiting slot's only host dies (SIGKILL) while it waits. Its place lapses within
+/// seconds (it is held again at every look, never past the last one by more than 5 s), so the
+/// next slot waits in its stead and runs when the older run ends, instead of being recorded
+/// skipped behind a waiter that is gone until its --max-late (#35, item 8).
+#[test]
+fn buffer_frees_the_place_of_a_waiter_that_died() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("ticks");
+    let go = dir.path().join("go");
+    let minute = s.now_ms() / 60_000 * 60_000;
+    let (older, newer, third) = (
+        (minute - 180_000).to_string(),
+        (minute - 120_000).to_string(),
+        (minute - 60_000).to_string(),
+    );
+    let held = format!(
+        "while [ ! -f {go} ]; do echo \"$ANARCHON_SLOT $(date +%s%3N)\" >> {log}; sleep 0.05; done",
+        go = go.display(),
+        log = log.display()
+    );
+    let short = ticker_as(&log, "$ANARCHON_SLOT", 300, false);
+    let holder = common::spawn_run(&s, &run_args(&older, "buffer", "old-host:1", &held));
+    wait_for_ticks(&log, &older);
+    let mut waiter = common::spawn_run(&s, &run_args(&newer, "buffer", "new-host:1", &short));
+    let place = || -> Option<String> { s.cmd(&["HGET", "{cron:ov}:job", "buffered"]) };
+    common::wait_for("the newer slot to wait", Duration::from_secs(10), || {
+        place().is_some_and(|p| p.starts_with(&format!("{newer}:")))
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(waiter.id()).unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let _ = waiter.wait();
+    // The place lapses by the server's clock within seconds, not at the slot's --max-late (1 h).
+    common::wait_for(
+        "the dead waiter's place to lapse",
+        Duration::from_secs(20),
+        || {
+            place().is_none_or(|p| {
+                let until: i64 = p.split(':').nth(1).unwrap().parse().unwrap();
+                until <= s.now_ms()
+            })
+        },
+    );
+    let third_host = common::spawn_run(&s, &run_args(&third, "buffer", "late-host:1", &short));
+    common::wait_for("the third slot to wait", Duration::from_secs(10), || {
+        place().is_some_and(|p| p.starts_with(&format!("{third}:")))
+    });
+    std::fs::write(&go, "").unwrap();
+    let (_, doc) = json_of(third_host.wait_with_output().unwrap());
+    assert_eq!(doc["outcome"], "ran", "{doc}");
+    assert_eq!(doc["status"], "finished", "{doc}");
+    let _ = holder.wait_with_output();
+    assert_no_two_spans_overlap::<i64>(&log);
+}
