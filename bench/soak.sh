@@ -2,7 +2,8 @@
 # The randomized fault soak of tests/it/soak.rs, run longer: several hosts run one crontab line through
 # their own fault relays while a nemesis mixes kill -9, SIGSTOP, reply delays, black holes,
 # partitions, CLIENT PAUSE and `release`; the checker reports two copies at once, slots run more
-# than once (one after the other) and slots left without an ended attempt, for each store format.
+# than once (one after the other), slots left without an ended attempt, and every due slot's end:
+# ran, decided by a record one host alone would write, or lost, for each store format.
 #
 # Usage: bench/soak.sh [SECONDS] [HOSTS] [SEED] [BASELINE_BINARY]
 #   SECONDS  chaos per store format (default 600), then a 9 s quiet spell
@@ -29,7 +30,7 @@ soak() { # label binary format overlap
   echo "== $label, store format $format, --overlap $overlap"
   ANARCHON_SOAK_OVERLAP=$overlap ANARCHON_SOAK_RUN_MS=$run_ms ANARCHON_SOAK_SECS=$SECONDS_PER_FORMAT ANARCHON_SOAK_HOSTS=$HOSTS ANARCHON_SOAK_SEED=$SEED \
     ANARCHON_SOAK_REPORT_ONLY=1 ANARCHON_TEST_STORE_FORMAT=$format ANARCHON_SOAK_BINARY=$binary \
-    cargo test --release --quiet --test it -- soak:: --nocapture 2>&1 | grep -A3 '^soak:'
+    cargo test --release --quiet --test it -- soak:: --nocapture 2>&1 | sed -n 's/^.*\(soak: \)/\1/; /^soak: /,/^  due slots/p'
 }
 for format in ${FORMATS//,/ }; do
   for overlap in ${OVERLAPS//,/ }; do

@@ -7,7 +7,14 @@
 //! The checker reads what the wrapped command itself did (it logs `<slot>/<attempt> <ms>` every
 //! 50 ms): it fails on two copies of the job at one instant, and reports the slots that ran more
 //! than once (one after the other: a takeover after a holder died mid-run) and the slots left
-//! without an ended attempt.
+//! without an ended attempt. It counts **lost runs** as strictly: every slot due in the soak's
+//! window must end in exactly one of ran (an attempt the store records finished or failed, whose
+//! command the log shows running), or a record saying why not that one host alone would also have
+//! written (skipped by a named policy, replaced, superseded, released by the operator). Anything
+//! else (no record at all, an attempt that ended `interrupted` with nobody to finish the run, a run
+//! still in progress, a `finished` the command's log does not back) is lost and fails the soak as
+//! two copies do. Then `check`, over the same window, must report every lost slot (CRITICAL or
+//! WARNING, naming it), never OK.
 //!
 //! In the suite it is bounded, with a fixed seed. `bench/soak.sh` runs it longer; the settings are
 //! environment variables: `ANARCHON_SOAK_SECS` (chaos, default 12), `ANARCHON_SOAK_HOSTS` (3),
@@ -28,6 +35,7 @@ use proptest::test_runner::{RngAlgorithm, TestRng};
 use crate::common::Server;
 use crate::common::proxy::{Fault, FaultProxy};
 use crate::common::ticker::{spans_of, ticker_as};
+use anarchon::store::read::ResultEntry;
 
 const JOB: &str = "soak";
 const EVERY: Duration = Duration::from_secs(3);
@@ -267,9 +275,58 @@ struct Verdict {
     ran_more_than_once: Vec<i64>,
     /// Slots still in progress after the quiet spell, their leases long expired.
     left_unended: Vec<i64>,
+    /// Due slots in the window, and how each ended: ran, decided (why), or lost (what is there).
+    due: usize,
+    decided: BTreeMap<String, usize>,
+    lost: Vec<(i64, String)>,
 }
 
-fn check(s: &Server, log: &Path, quiet_from_ms: i64) -> Verdict {
+/// How one due slot ended, from the store's records of it and the command's own log.
+fn outcome_of(
+    slot: i64,
+    results: &[&ResultEntry],
+    spans: &BTreeMap<String, (i64, i64)>,
+) -> Result<String, String> {
+    let ran = spans.keys().any(|id| {
+        id.split_once('/')
+            .is_some_and(|(s, _)| s == slot.to_string())
+    });
+    let statuses: Vec<String> = results
+        .iter()
+        .map(|r| format!("{} ({})", r.status, r.result))
+        .collect();
+    if results
+        .iter()
+        .any(|r| r.status == "finished" || r.status == "failed")
+    {
+        // A result the command's own log does not back is a false record.
+        return if ran {
+            Ok("ran".into())
+        } else {
+            Err(format!("recorded {statuses:?} but the command never ran"))
+        };
+    }
+    if results.iter().any(|r| r.status == "skipped") {
+        return Ok("skipped by a policy".into());
+    }
+    for r in results.iter().filter(|r| r.status == "interrupted") {
+        for (field, why) in [
+            ("replaced_by", "replaced (--overlap replace)"),
+            ("superseded_by", "superseded by a newer run"),
+            ("released_by", "released by the operator"),
+        ] {
+            if r.result.get(field).is_some() {
+                return Ok(why.into());
+            }
+        }
+    }
+    if results.is_empty() {
+        return Err("no record at all: never claimed, never skipped".into());
+    }
+    Err(format!("{statuses:?}: nobody finished it"))
+}
+
+fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64)) -> Verdict {
     let spans = spans_of::<String>(log);
     let list: Vec<(&String, &(i64, i64))> = spans.iter().collect();
     let mut verdict = Verdict::default();
@@ -300,6 +357,17 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64) -> Verdict {
         .into_iter()
         .filter(|slot| *slot < quiet_from_ms)
         .collect();
+    let results = s.results(JOB);
+    let every = i64::try_from(EVERY.as_millis()).unwrap();
+    let first = window.0 - window.0.rem_euclid(every) + every;
+    for slot in (first..=window.1).step_by(usize::try_from(every).unwrap()) {
+        verdict.due += 1;
+        let of_slot: Vec<&ResultEntry> = results.iter().filter(|r| r.slot == slot).collect();
+        match outcome_of(slot, &of_slot, &spans) {
+            Ok(how) => *verdict.decided.entry(how).or_default() += 1,
+            Err(what) => verdict.lost.push((slot, what)),
+        }
+    }
     verdict
 }
 
@@ -352,6 +420,9 @@ fn soak(line: Line) {
         })
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
+    // Slots due in the window: after the first tick every host saw, up to the last one before the
+    // crontabs stopped (a tick at the very end may or may not have started a run).
+    let window_from = s.now_ms() + i64::try_from(EVERY.as_millis()).unwrap();
     let crontabs: Vec<_> = hosts
         .iter()
         .map(|h| {
@@ -377,6 +448,7 @@ fn soak(line: Line) {
     let quiet_from_ms = s.now_ms();
     // Long enough for the last faulted lease (3 s) to expire and a backup or the next slot to act.
     std::thread::sleep(Duration::from_secs(9));
+    let window_to = s.now_ms() - i64::try_from(EVERY.as_millis()).unwrap();
     stop.store(true, Ordering::Relaxed);
     for c in crontabs {
         c.join().unwrap();
@@ -387,7 +459,7 @@ fn soak(line: Line) {
             let _ = child.wait();
         }
     }
-    let verdict = check(&s, &log, quiet_from_ms);
+    let verdict = check(&s, &log, quiet_from_ms, (window_from, window_to));
     let together: i64 = verdict.overlaps.iter().map(|o| o.2).sum();
     eprintln!(
         "soak: {secs} s, {host_count} hosts, seed {seed}, --overlap {}, store format {}: faults {dealt:?}\n  slots run {}, two copies at once {} ({} ms together){}\n  slots run more than once (one after the other) {}: {:?}\n  slots left without an ended attempt {}: {:?}",
@@ -406,6 +478,17 @@ fn soak(line: Line) {
         verdict.left_unended.len(),
         verdict.left_unended,
     );
+    eprintln!(
+        "  due slots {}: {:?}; lost {}{}",
+        verdict.due,
+        verdict.decided,
+        verdict.lost.len(),
+        if verdict.lost.is_empty() {
+            String::new()
+        } else {
+            format!(": {:?}", verdict.lost)
+        }
+    );
     if !report_only {
         assert!(
             verdict.overlaps.is_empty(),
@@ -414,5 +497,11 @@ fn soak(line: Line) {
             s.dir.path().display()
         );
         assert!(verdict.slots_run > 0, "nothing ran");
+        assert!(
+            verdict.lost.is_empty(),
+            "lost runs: {:?} (hosts' stderr in {})",
+            verdict.lost,
+            s.dir.path().display()
+        );
     }
 }
