@@ -1071,6 +1071,12 @@ pub struct CheckArgs {
     /// CRITICAL once this many runs in a row failed (fewer: WARNING).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
     pub failures: u32,
+
+    /// Look at every slot due in the last DURATION for runs missed or lost (claimed but never run
+    /// to an end) [default: the newest 10 due slots]. For a check run less often than the job, or
+    /// after an incident: "did we lose a run in the last 6h?"
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub window: Option<Duration>,
 }
 
 #[derive(Debug, Args)]

@@ -32,6 +32,9 @@ use crate::time::millis;
 /// How many of the newest due slots are looked at for `missed`.
 pub const DUE_LOOKBACK: usize = 10;
 
+/// The most due slots `check --window` looks at (a guard against `* * * * * *` over weeks).
+pub const WINDOW_MAX_SLOTS: usize = 100_000;
+
 /// How long after its lease ended a run nobody took over counts as `expired`: backups standing by
 /// re-claim within about a second of the lease's end, and a later claim of any slot ends a run
 /// abandoned for good, so a run still in progress this long after is one nobody will finish.
@@ -90,6 +93,9 @@ pub struct Inputs<'a> {
     pub recent_is_all: bool,
     pub in_progress: &'a [InProgress],
     pub pause: Option<&'a Pause>,
+    /// Look at every due slot from this time (server ms; `check --window`) instead of the newest
+    /// [`DUE_LOOKBACK`]. `recent` must then hold every result from it on.
+    pub window_start: Option<i64>,
 }
 
 /// A job's health.
@@ -113,6 +119,10 @@ pub struct Health {
     /// The oldest due slot nobody claimed since the newest one decided (uncapped, unlike
     /// `missed_slots`): where a job that stopped stopped.
     pub oldest_missed: Option<i64>,
+    /// Due slots (among those `missed_slots` looks at) that were claimed but never ran to an end:
+    /// every attempt ended `interrupted` with no policy or operator behind it (its holder died,
+    /// its lease was lost, its attempts ran out), oldest first. Lost runs, as missed ones are.
+    pub lost_slots: Vec<i64>,
     /// Runs in progress whose lease ended over [`EXPIRED_AFTER`] ago with nobody to take them over,
     /// oldest first: lost unless an operator acts (`anarchon release`, or run the slot again).
     pub expired_slots: Vec<i64>,
@@ -176,6 +186,11 @@ pub fn judge(i: &Inputs) -> Health {
             || (!i.recent_is_all && oldest_known.is_some_and(|o| slot < o))
     };
     let missed_slots: Vec<i64> = due.iter().copied().filter(|s| !claimed(*s)).collect();
+    let lost_slots: Vec<i64> = due
+        .iter()
+        .copied()
+        .filter(|s| never_ran_to_an_end(i, *s))
+        .collect();
     let last_due = due.last().copied();
     let oldest_missed = match (i.schedule, last_due) {
         (Some(s), Some(newest_due)) if !claimed(newest_due) => oldest_undecided(s, i, due_until),
@@ -211,6 +226,7 @@ pub fn judge(i: &Inputs) -> Health {
     let state = state_of(
         i,
         &missed_slots,
+        &lost_slots,
         &expired_slots,
         last_due,
         running,
@@ -227,12 +243,29 @@ pub fn judge(i: &Inputs) -> Health {
         failed_in_a_row,
         missed_slots,
         oldest_missed,
+        lost_slots,
         expired_slots,
         expired_for_ms,
         late_ms,
         late_seconds,
         grace_ms,
     }
+}
+
+/// Whether `slot` was claimed but never ran to an end: it has results, every one an attempt that
+/// ended `interrupted` without a policy or an operator behind it (`--overlap replace`, a newer run
+/// superseding it, `anarchon release`), and it is not in progress. Such a run is lost as surely as
+/// one never claimed.
+fn never_ran_to_an_end(i: &Inputs, slot: i64) -> bool {
+    let mut attempts = i.recent.iter().filter(|r| r.slot == slot).peekable();
+    attempts.peek().is_some()
+        && !i.in_progress.iter().any(|r| r.slot == slot)
+        && attempts.all(|r| {
+            r.status == "interrupted"
+                && ["replaced_by", "superseded_by", "released_by"]
+                    .iter()
+                    .all(|why| r.result.get(why).is_none())
+        })
 }
 
 /// Ended runs, newest first, a slot's final attempt only; skipped runs did not run.
@@ -261,20 +294,26 @@ fn due_slots(i: &Inputs, due_until: i64) -> (Option<i64>, Vec<i64>) {
         return (None, Vec::new());
     };
     let since = i.first_seen.unwrap_or(i64::MAX);
+    let (since, lookback) = match i.window_start {
+        Some(start) => (since.max(start), WINDOW_MAX_SLOTS),
+        None => (since, DUE_LOOKBACK),
+    };
     let due = if since <= due_until {
-        s.newest_between(since - 1, due_until, DUE_LOOKBACK)
+        s.newest_between(since - 1, due_until, lookback)
     } else {
         Vec::new()
     };
     (s.next_after(i.now), due)
 }
 
-/// The verdict, in order of what an operator must hear first: paused, missed, expired (a run
+/// The verdict, in order of what an operator must hear first: paused, missed (a due slot never
+/// claimed, not only the newest, or any lost: claimed but never run to an end), expired (a run
 /// nobody will finish, with or without a schedule), then (without a schedule) running or unknown,
 /// then late, running, failing, ok.
 fn state_of(
     i: &Inputs,
     missed_slots: &[i64],
+    lost_slots: &[i64],
     expired_slots: &[i64],
     last_due: Option<i64>,
     running: bool,
@@ -283,7 +322,10 @@ fn state_of(
     // (Without a schedule nothing is missed: missed_slots is empty.)
     if i.pause.is_some_and(|p| p.is_paused(i.now)) {
         HealthState::Paused
-    } else if missed_slots.len() > 1 || missed_slots.first().is_some_and(|s| Some(*s) != last_due) {
+    } else if missed_slots.len() > 1
+        || missed_slots.first().is_some_and(|s| Some(*s) != last_due)
+        || !lost_slots.is_empty()
+    {
         HealthState::Missed
     } else if !expired_slots.is_empty() {
         HealthState::Expired
@@ -340,6 +382,17 @@ impl Monitored {
 
     /// The job's health at `now` (see [`crate::health`]).
     pub fn health(&self, now: i64, grace: Option<Duration>) -> Health {
+        self.health_over(now, grace, None)
+    }
+
+    /// The job's health at `now`, looking at every due slot from `window_start` (`check
+    /// --window`; the monitor must have read every result from it on).
+    pub fn health_over(
+        &self,
+        now: i64,
+        grace: Option<Duration>,
+        window_start: Option<i64>,
+    ) -> Health {
         let schedule = self.schedule();
         judge(&Inputs {
             now,
@@ -350,6 +403,7 @@ impl Monitored {
             recent_is_all: self.recent_is_all,
             in_progress: &self.in_progress,
             pause: self.pause.as_ref(),
+            window_start,
         })
     }
 }
@@ -387,6 +441,7 @@ mod tests {
             recent_is_all: true,
             in_progress: &[],
             pause: None,
+            window_start: None,
         })
     }
 
@@ -414,9 +469,21 @@ mod tests {
     #[test]
     fn failures_in_a_row_and_skips() {
         let mut recent = vec![result(T, "failed"), result(T - MIN, "interrupted")];
+        recent[1].result = serde_json::json!({"released_by": "ops", "reason": "stuck"});
         recent.extend((2..30).map(|i| result(T - i * MIN, "finished")));
         let h = judge_at(T + MIN, &recent);
         assert_eq!((h.state, h.failed_in_a_row), (HealthState::Failing, 2));
+        assert!(h.lost_slots.is_empty());
+        // Interrupted with nobody behind it (the lease expired, attempts ran out): a lost run,
+        // reported as missed runs are, whatever came after it.
+        let mut lost = recent.clone();
+        lost[1].result = serde_json::json!({"reason": "lease expired"});
+        lost[0] = result(T, "finished");
+        let l = judge_at(T + MIN, &lost);
+        assert_eq!(
+            (l.state, l.lost_slots),
+            (HealthState::Missed, vec![T - MIN])
+        );
         assert_eq!(h.last_success, Some(T - 2 * MIN + 1000));
         assert_eq!(h.last_failure, Some(T + 1000));
         // A skipped slot is claimed (a policy decided) and no failure.
@@ -446,6 +513,7 @@ mod tests {
             recent_is_all: true,
             in_progress: &[],
             pause: None,
+            window_start: None,
         });
         assert_eq!(h.state, HealthState::Ok);
         let unknown = judge(&Inputs {
@@ -459,6 +527,7 @@ mod tests {
                 recent_is_all: true,
                 in_progress: &[],
                 pause: None,
+                window_start: None,
             }
         });
         assert_eq!(unknown.state, HealthState::Unknown);

@@ -43,7 +43,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     (
         "anarchon_job_health",
-        "1 for the job's health state (ok, running, late, missed, failing, paused, unknown), 0 for the others.",
+        "1 for the job's health state (ok, running, late, missed, expired, failing, paused, unknown), 0 for the others.",
     ),
     (
         "anarchon_job_last_success_timestamp_seconds",
@@ -89,6 +89,14 @@ pub const FAMILIES: &[(&str, &str)] = &[
     (
         "anarchon_job_missed_slots",
         "Due slots of the job nobody claimed, among its newest 10.",
+    ),
+    (
+        "anarchon_job_lost_slots",
+        "Due slots of the job claimed but never run to an end (interrupted, nobody finished them), among its newest 10.",
+    ),
+    (
+        "anarchon_job_expired_runs",
+        "Runs of the job in progress whose lease ended over 10 s ago with nobody to take them over.",
     ),
     (
         "anarchon_job_failed_in_a_row",
@@ -276,6 +284,11 @@ fn job_samples(samples: &mut Samples, scrape: &Scrape, m: &Monitored, h: &Health
     gauge(
         "anarchon_job_missed_slots",
         Some(h.missed_slots.len() as f64),
+    );
+    gauge("anarchon_job_lost_slots", Some(h.lost_slots.len() as f64));
+    gauge(
+        "anarchon_job_expired_runs",
+        Some(h.expired_slots.len() as f64),
     );
     gauge(
         "anarchon_job_failed_in_a_row",

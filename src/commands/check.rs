@@ -128,9 +128,11 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
     let now = store.server_now_ms;
     let mut checks = Vec::new();
     let jobs = named_jobs(&mut conn, args, ctx, &mut checks).await?;
-    let (monitored, unreadable) = monitor::read(&mut conn, ctx.prefix(), &jobs, &store).await?;
+    let window_start = args.window.map(|w| now - crate::time::millis(w));
+    let (monitored, unreadable) =
+        monitor::read_over(&mut conn, ctx.prefix(), &jobs, &store, window_start).await?;
     for m in &monitored {
-        let health = m.health(now, args.grace);
+        let health = m.health_over(now, args.grace, window_start);
         let status = status_of(&health, args.failures);
         checks.push(JobCheck {
             job: m.job.clone(),
@@ -245,6 +247,15 @@ pub fn status_of(h: &Health, failures: u32) -> Status {
     }
 }
 
+/// Slots as RFC 3339 times, the first five and how many more.
+fn slot_list(slots: &[i64]) -> String {
+    let mut shown: Vec<String> = slots.iter().take(5).map(|s| rfc3339(*s)).collect();
+    if slots.len() > 5 {
+        shown.push(format!("and {} more", slots.len() - 5));
+    }
+    shown.join(", ")
+}
+
 fn ago(ms: Option<i64>, now: i64) -> String {
     ms.map_or("never".to_string(), |t| {
         format!("{} ago", humanize((now - t).max(0) as u64))
@@ -269,13 +280,28 @@ fn summary(job: &str, h: &Health, now: i64, pause: Option<&crate::store::pause::
                 humanize(h.expired_for_ms.max(0) as u64),
             )
         }
+        HealthState::Late | HealthState::Missed if h.missed_slots.is_empty() => format!(
+            "{} ({} run(s) claimed but never run to an end (interrupted, nobody finished them): {}), {last_ok}",
+            h.state.as_str(),
+            h.lost_slots.len(),
+            slot_list(&h.lost_slots),
+        ),
         HealthState::Late | HealthState::Missed => format!(
-            "{} ({} due run(s) never claimed, the oldest {} {} late; grace {}), {last_ok}",
+            "{} ({} due run(s) never claimed, the oldest {} {} late; grace {}{}), {last_ok}",
             h.state.as_str(),
             h.missed_slots.len(),
             h.oldest_missed.map_or("-".into(), rfc3339),
             humanize(h.late_seconds.max(0) as u64 * 1000),
             humanize(h.grace_ms.max(0) as u64),
+            if h.lost_slots.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} claimed but never run to an end: {}",
+                    h.lost_slots.len(),
+                    slot_list(&h.lost_slots)
+                )
+            },
         ),
         HealthState::Failing => format!(
             "failing ({} run(s) in a row failed, last exit {}), {last_ok}",
@@ -294,6 +320,7 @@ fn perf_data(h: &Health, failures: u32) -> String {
     let mut out = vec![
         format!("late={}s;{grace_s};;0", h.late_seconds),
         format!("missed={};1;2;0", h.missed_slots.len()),
+        format!("lost={};1;1;0", h.lost_slots.len()),
         format!("failed_in_a_row={};1;{failures};0", h.failed_in_a_row),
     ];
     if let Some(ok) = h.last_success {

@@ -69,10 +69,12 @@ impl Context {
         &self,
         strategy: Strategy,
         also: &[redis::Cmd],
+        before_writing: impl FnOnce(&[redis::Value]) -> Result<()>,
     ) -> Result<(Connection, StoreCheck, Vec<redis::Value>)> {
         let mut conn = self.connect_for(strategy).await?;
         let (check, read) =
-            format::check_for_write_and_read(&mut conn, self.prefix(), also).await?;
+            format::check_for_write_and_read(&mut conn, self.prefix(), also, before_writing)
+                .await?;
         Ok((conn, check, read))
     }
 

@@ -81,19 +81,22 @@ pub async fn check_for_read(conn: &mut Connection, prefix: &str) -> Result<Store
 }
 
 /// `check_for_write`, with more reads (`also`) sent in the same round trip, for a command that
-/// needs them before it starts (`run`: the job registry, the eviction policy). Their replies come
-/// back as they came, an error as a `Value::ServerError`; none on a cluster connection, where the
-/// keys may live on different nodes: the caller reads them itself there.
+/// needs them before it starts (`run`: the job registry, the eviction policy, the types of the
+/// job's keys). Their replies come back as they came, an error as a `Value::ServerError`; none on
+/// a cluster connection, where the keys may live on different nodes: the caller reads them itself
+/// there. `before_writing` judges them before anything is written: a new store's format key is
+/// created only once it has said yes, so a command it refuses leaves the server as it was.
 pub async fn check_for_write_and_read(
     conn: &mut Connection,
     prefix: &str,
     also: &[redis::Cmd],
+    before_writing: impl FnOnce(&[Value]) -> Result<()>,
 ) -> Result<(StoreCheck, Vec<Value>)> {
     if conn.is_cluster() {
         return Ok((check_for_write(conn, prefix).await?, Vec::new()));
     }
     let key = format_key(prefix);
-    let mut pipe = format_reads(&key, true);
+    let mut pipe = format_reads(&key, false);
     for cmd in also {
         pipe.add_command(cmd.clone());
     }
@@ -105,8 +108,15 @@ pub async fn check_for_write_and_read(
         time.and_then(|v| redis::from_redis_value::<(String, String)>(v).ok()),
     );
     match decoded {
-        (Some(found), Some((secs, micros))) => {
-            Ok((judge(conn, key, found, &secs, &micros)?, extra))
+        (Some(Some(found)), Some((secs, micros))) => {
+            let check = judge(conn, key, Some(found), &secs, &micros)?;
+            before_writing(&extra)?;
+            Ok((check, extra))
+        }
+        // A new store (no format key yet): created once the reads are judged.
+        (Some(None), Some(_)) => {
+            before_writing(&extra)?;
+            Ok((check_for_write(conn, prefix).await?, extra))
         }
         // The format key of another type (or a reply that is no format): the plain check says
         // what is wrong.

@@ -144,7 +144,26 @@ pub async fn read(
     jobs: &[JobRef],
     store: &crate::store::StoreCheck,
 ) -> Result<(Vec<Monitored>, Vec<Unreadable>)> {
+    read_over(conn, prefix, jobs, store, None).await
+}
+
+/// The most results one job's window read returns (`check --window`).
+const WINDOW_RESULTS: usize = 100_000;
+
+/// As [`read`], with every result from `window_start` (server ms) on instead of the newest
+/// [`RECENT_RESULTS`], when given (`check --window`: health then looks at every due slot since).
+pub async fn read_over(
+    conn: &mut Connection,
+    prefix: &str,
+    jobs: &[JobRef],
+    store: &crate::store::StoreCheck,
+    window_start: Option<i64>,
+) -> Result<(Vec<Monitored>, Vec<Unreadable>)> {
     let store_format = store.lease_format();
+    let (results_from, results_max) = match window_start {
+        Some(start) => (start.to_string(), WINDOW_RESULTS),
+        None => ("-inf".to_string(), RECENT_RESULTS),
+    };
     let mut out = Vec::with_capacity(jobs.len());
     let mut bad = Vec::new();
     for batch in jobs.chunks(BATCH) {
@@ -155,11 +174,11 @@ pub async fn read(
             pipe.cmd("ZREVRANGEBYSCORE")
                 .arg(results_key(prefix, job))
                 .arg("+inf")
-                .arg("-inf")
+                .arg(&results_from)
                 .arg("WITHSCORES")
                 .arg("LIMIT")
                 .arg(0)
-                .arg(RECENT_RESULTS);
+                .arg(results_max);
             if job.layout == Layout::ClaimOnly {
                 let k = ClaimKeys::new(prefix, &job.name);
                 pipe.cmd("XREVRANGE")
@@ -196,7 +215,7 @@ pub async fn read(
             let replies: Vec<Value> = (0..count)
                 .map(|_| values.next().unwrap_or(Value::Nil))
                 .collect();
-            match decode_one(prefix, job, replies, store_format) {
+            match decode_one(prefix, job, replies, store_format, results_max) {
                 Ok(m) => out.push(m),
                 Err(error) => bad.push(Unreadable {
                     job: job.name.clone(),
@@ -262,6 +281,7 @@ fn decode_one(
     job: &JobRef,
     replies: Vec<Value>,
     store_format: LeaseFormat,
+    results_max: usize,
 ) -> Result<Monitored> {
     let mut replies = replies.into_iter();
     let mut next = move || replies.next().unwrap_or(Value::Nil);
@@ -274,7 +294,8 @@ fn decode_one(
         .iter()
         .map(|(m, score)| ResultEntry::parse_scored(&results_key, m, score))
         .collect::<Result<Vec<_>>>()?;
-    let recent_is_all = recent.len() < RECENT_RESULTS;
+    // Fewer than asked for: every result there is (or, over a window, every one in it).
+    let recent_is_all = recent.len() < results_max;
     let mut m = Monitored {
         job: job.name.clone(),
         layout: job.layout,

@@ -731,3 +731,63 @@ fn a_closed_pipe_is_quiet_and_a_full_disk_is_an_error() {
         );
     }
 }
+
+/// A job key of another type is refused before anything runs or is written (#35, items 9 and
+/// 10): a `:runs` or `:results` that is a string stopped only the finish, after the command had
+/// run, and left the slot `running`; a `:active` of another type refused the claim after the job
+/// registry and a new store's format key were written. Each key in turn, `run --schedule` and
+/// `run --slot`: exit 92, the command never ran, the keys as they were.
+#[test]
+fn a_job_key_of_another_type_is_refused_before_anything_runs_or_is_written() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let ran = dir.path().join("ran");
+    let snapshot = |s: &Server| -> Vec<(String, String)> {
+        s.keys()
+            .into_iter()
+            .map(|k| {
+                let dump: Option<Vec<u8>> = s.cmd(&["DUMP", &k]);
+                (k, format!("{:?}", dump))
+            })
+            .collect()
+    };
+    for (i, suffix) in [
+        ":state", ":active", ":slots", ":runs", ":results", ":job", ":live",
+    ]
+    .iter()
+    .enumerate()
+    {
+        for how in ["--schedule", "--slot"] {
+            let job = format!("w{i}{}", &how[2..4]);
+            let _: () = s.cmd(&["SET", &format!("{{cron:{job}}}{suffix}"), "junk"]);
+            let before = snapshot(&s);
+            let when = if how == "--schedule" {
+                "* * * * *"
+            } else {
+                "now"
+            };
+            let out = s.cli(&[
+                "run",
+                "--job",
+                &job,
+                how,
+                when,
+                "--shell",
+                "--",
+                &format!("echo RAN >> {}", ran.display()),
+            ]);
+            assert_eq!(out.code(), Some(92), "{suffix} {how}: {}", out.dump());
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains(suffix),
+                "{suffix} {how}: {}",
+                out.dump()
+            );
+            assert!(!ran.exists(), "{suffix} {how}: the command ran");
+            assert_eq!(
+                snapshot(&s),
+                before,
+                "{suffix} {how}: something was written"
+            );
+        }
+    }
+}

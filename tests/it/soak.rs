@@ -371,6 +371,33 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64)) -> Verd
     verdict
 }
 
+/// Monitoring must agree with the checker: `check --window` over the soak's window reports every
+/// slot the checker calls lost (WARNING or CRITICAL, the slot among its missed, lost or expired
+/// ones), never OK while there are any. Returns what it failed to report.
+fn monitoring_misses(s: &Server, verdict: &Verdict, window_from: i64) -> Vec<String> {
+    if verdict.lost.is_empty() {
+        return Vec::new();
+    }
+    let window = format!("{}ms", s.now_ms() - window_from + 3_000);
+    let out = s.cli(&["check", JOB, "--window", &window, "--grace", "3s", "--json"]);
+    let v = out.json();
+    let job = &v["jobs"][0];
+    if job["status"] == "OK" {
+        return vec![format!("check said OK: {job}")];
+    }
+    let reported: Vec<i64> = ["missed_slots", "lost_slots", "expired_slots"]
+        .iter()
+        .flat_map(|k| job["health"][k].as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v.as_i64())
+        .collect();
+    verdict
+        .lost
+        .iter()
+        .filter(|(slot, _)| !reported.contains(slot))
+        .map(|(slot, why)| format!("{slot} ({why}) not in {job}"))
+        .collect()
+}
+
 #[test]
 fn a_randomized_fault_soak_never_runs_two_copies_at_once() {
     let overlap = match std::env::var("ANARCHON_SOAK_OVERLAP").as_deref() {
@@ -489,7 +516,15 @@ fn soak(line: Line) {
             format!(": {:?}", verdict.lost)
         }
     );
+    let unreported = monitoring_misses(&s, &verdict, window_from);
+    if !unreported.is_empty() {
+        eprintln!("  lost runs `check --window` did not report: {unreported:?}");
+    }
     if !report_only {
+        assert!(
+            unreported.is_empty(),
+            "check --window did not report lost runs: {unreported:?}"
+        );
         assert!(
             verdict.overlaps.is_empty(),
             "two copies at once: {:?} (hosts' stderr in {})",

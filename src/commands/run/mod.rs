@@ -376,26 +376,39 @@ async fn open_and_register(
         &settings,
         registry::host_of(&runner),
     );
-    let (mut conn, check, registry_read) = open_with_registry(ctx, strategy, &registration).await?;
+    let keys = ctx.lease_keys(&args.job)?;
+    let (mut conn, check, registry_read) =
+        open_with_registry(ctx, strategy, &registration, &keys).await?;
     if args.backfill.is_none() {
         register_if_due(&mut conn, &registration, registry_read, check.server_now_ms).await;
     }
     Ok((conn, check))
 }
 
-/// Connects and checks the format key; monitoring's record of the job (the registry) and the
-/// server's eviction policy are read in the same round trip (the registry's reply is returned for
-/// [`register_if_due`]), so most runs add no round trip.
+/// Connects and checks the format key; monitoring's record of the job (the registry), the
+/// server's eviction policy and the types of the job's keys are read in the same round trip (the
+/// registry's reply is returned for [`register_if_due`]), so most runs add no round trip. A job
+/// whose keys hold another type than its scripts write is refused there, before the format key,
+/// the registry or a claim writes anything and before the command runs (a `:runs` of another
+/// type was found only when the finish failed, after the command had run).
 async fn open_with_registry(
     ctx: &Context,
     strategy: Strategy,
     registration: &registry::Registration<'_>,
+    keys: &LeaseKeys,
 ) -> Result<(Connection, StoreCheck, Option<redis::Value>)> {
+    let mut reads = vec![registration.read(), crate::server::eviction_policy_read()];
+    let types = if strategy.has_leases() {
+        keys.type_reads()
+    } else {
+        Vec::new()
+    };
+    reads.extend(types.iter().cloned());
     let (conn, check, reads) = ctx
-        .open_for_write_and_read(
-            strategy,
-            &[registration.read(), crate::server::eviction_policy_read()],
-        )
+        .open_for_write_and_read(strategy, &reads, |replies| match replies.get(2..) {
+            Some(types) if strategy.has_leases() => keys.refuse_other_types(types),
+            _ => Ok(()),
+        })
         .await?;
     let mut reads = reads.into_iter();
     let registry_read = reads.next();

@@ -294,6 +294,49 @@ impl LeaseKeys {
         }
     }
 
+    /// Each key with the type the scripts write to it (in either format): `TYPE` of each, sent
+    /// before anything is written, lets a command refuse a job whose data is of another type
+    /// before it writes or runs anything ([`LeaseKeys::refuse_other_types`]).
+    pub fn expected_types(&self) -> [(&str, &'static str); 7] {
+        [
+            (&self.state, "hash"),
+            (&self.active, "set"),
+            (&self.slots, "zset"),
+            (&self.runs, "stream"),
+            (&self.results, "zset"),
+            (&self.job, "hash"),
+            (&self.live, "hash"),
+        ]
+    }
+
+    /// The `TYPE` reads of [`LeaseKeys::expected_types`], for a pipeline.
+    pub fn type_reads(&self) -> Vec<redis::Cmd> {
+        self.expected_types()
+            .iter()
+            .map(|(key, _)| {
+                let mut cmd = redis::cmd("TYPE");
+                cmd.arg(*key);
+                cmd
+            })
+            .collect()
+    }
+
+    /// Refuses the job when one of its keys holds another type than its scripts write, from the
+    /// replies of [`LeaseKeys::type_reads`] in order (a missing key is fine).
+    pub fn refuse_other_types(&self, replies: &[redis::Value]) -> Result<()> {
+        for ((key, expected), reply) in self.expected_types().iter().zip(replies) {
+            let found: String = redis::from_redis_value(reply.clone()).unwrap_or_default();
+            if found != "none" && found != *expected && !found.is_empty() {
+                return Err(crate::error::Error::WrongType {
+                    key: key.to_string(),
+                    found,
+                    expected: expected.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The same keys, written by `format`'s scripts.
     pub fn with_format(mut self, format: LeaseFormat) -> Self {
         self.format = format;
