@@ -61,15 +61,23 @@ pub async fn wait_as_backup(
     Ok((reply, sent))
 }
 
+/// How often a waiter whose claims keep failing says so again (with how long and how often).
+const TROUBLE_REMINDER: Duration = Duration::from_secs(60);
+
 /// Claims again while waiting (as a backup, or for an older run under `--overlap buffer` or
 /// `replace`), riding out trouble that passes: the connection, OOM at maxmemory, LOADING, BUSY,
 /// READONLY after a failover. A waiter that gave up would leave nobody to take over when the holder
-/// dies (or the slot unrun), so it keeps waiting, backing off, and says so once, and the recovery.
+/// dies (or the slot unrun), so it keeps waiting, backing off; it says so at once, again every
+/// [`TROUBLE_REMINDER`] while it lasts (a server out of memory can refuse for hours, and one line
+/// at the start of it is easy to miss), and when it has passed.
 #[derive(Debug)]
 pub struct Trouble {
     /// Failed claims in a row.
     refusals: u32,
     backoff: Duration,
+    /// When the failures began, and when this waiter last said so.
+    since: Option<Instant>,
+    said_at: Option<Instant>,
 }
 
 impl Default for Trouble {
@@ -77,6 +85,8 @@ impl Default for Trouble {
         Trouble {
             refusals: 0,
             backoff: Duration::from_millis(100),
+            since: None,
+            said_at: None,
         }
     }
 }
@@ -101,11 +111,28 @@ impl Trouble {
                 Ok(Some(r))
             }
             Err(e) if e.is_transient() || e.can_pass() => {
-                if !quiet && self.refusals == 0 {
+                let now = Instant::now();
+                let since = *self.since.get_or_insert(now);
+                if !quiet && self.said_at.is_none() {
                     crate::errln!(
                         "anarchon: {what}: {e}; retrying (every {} at most)",
                         humantime::format_duration(STANDBY_POLL_MAX)
                     );
+                    self.said_at = Some(now);
+                } else if !quiet
+                    && self
+                        .said_at
+                        .is_some_and(|at| now.duration_since(at) >= TROUBLE_REMINDER)
+                {
+                    crate::errln!(
+                        "anarchon: {what}: still failing after {} ({} tries): {e}; still retrying",
+                        humanize(
+                            u64::try_from(now.duration_since(since).as_millis())
+                                .unwrap_or(u64::MAX)
+                        ),
+                        self.refusals + 1
+                    );
+                    self.said_at = Some(now);
                 }
                 self.refusals += 1;
                 sleep(self.backoff).await;
