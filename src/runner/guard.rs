@@ -29,9 +29,11 @@
 //! works on every Unix. Why the guard leads the group: the group exists before the command is
 //! spawned into it, so there is no moment at which the command runs unguarded.
 //!
-//! The guard is forked without exec (a binary replaced on disk by an upgrade can't break it), and
-//! then double-forked so that it is never anarchon's zombie. Between the fork and its exit it only
-//! makes async-signal-safe system calls: no allocation, no locks.
+//! The guard is forked without exec (a binary replaced on disk by an upgrade can't break it).
+//! Between the fork and its exit it only makes async-signal-safe system calls: no allocation, no
+//! locks. It is anarchon's own child, and anarchon reaps it when it is done: a guard double-forked
+//! to init is left `<defunct>` under a PID 1 that does not reap (a shell in a container), one per
+//! run. Only when anarchon itself is killed does the guard outlive it (and go to init).
 
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
@@ -53,9 +55,12 @@ const DONE: u8 = b'D';
 
 /// anarchon's end of a running guard.
 pub struct Guard {
-    pipe: std::fs::File,
+    /// None once closed ([`Guard::done`], or dropped).
+    pipe: Option<std::fs::File>,
     group: Pid,
     sent_deadline: Option<u64>,
+    /// Whether the guard process has been waited for.
+    reaped: bool,
 }
 
 impl Guard {
@@ -66,36 +71,34 @@ impl Guard {
         let (from_guard_read, from_guard_write) = pipe2(OFlag::O_CLOEXEC)?;
         let kill_after_ns = u64::try_from(kill_after.as_nanos()).unwrap_or(u64::MAX);
         let grace_ns = u64::try_from(grace.as_nanos()).unwrap_or(u64::MAX);
-        // SAFETY: the child branches below make only async-signal-safe calls and end in _exit.
+        // SAFETY: the child branch makes only async-signal-safe calls and never returns.
         match unsafe { fork() }? {
-            ForkResult::Child => {
-                // SAFETY: as above; the grandchild never returns.
-                match unsafe { fork() } {
-                    Ok(ForkResult::Child) => guard_main(
-                        to_guard_read.as_raw_fd(),
-                        to_guard_write.as_raw_fd(),
-                        from_guard_read.as_raw_fd(),
-                        from_guard_write.as_raw_fd(),
-                        group,
-                        kill_after_ns,
-                        grace_ns,
-                    ),
-                    _ => unsafe { nix::libc::_exit(0) },
-                }
-            }
+            ForkResult::Child => guard_main(
+                to_guard_read.as_raw_fd(),
+                to_guard_write.as_raw_fd(),
+                from_guard_read.as_raw_fd(),
+                from_guard_write.as_raw_fd(),
+                group,
+                kill_after_ns,
+                grace_ns,
+            ),
             ForkResult::Parent { child } => {
                 drop(to_guard_read);
                 drop(from_guard_write);
-                let _ = waitpid(child, None);
                 let mut ready = std::fs::File::from(from_guard_read);
                 let mut pid = [0u8; 4];
-                ready.read_exact(&mut pid).map_err(|e| {
-                    std::io::Error::new(e.kind(), format!("the guard process did not start: {e}"))
-                })?;
+                if let Err(e) = ready.read_exact(&mut pid) {
+                    let _ = waitpid(child, None);
+                    return Err(std::io::Error::new(
+                        e.kind(),
+                        format!("the guard process did not start: {e}"),
+                    ));
+                }
                 Ok(Guard {
-                    pipe: std::fs::File::from(to_guard_write),
+                    pipe: Some(std::fs::File::from(to_guard_write)),
                     group: Pid::from_raw(i32::from_le_bytes(pid)),
                     sent_deadline: None,
+                    reaped: false,
                 })
             }
         }
@@ -126,9 +129,13 @@ impl Guard {
         self.send(STOPPING, kill_at.as_nanos());
     }
 
-    /// The command has been reaped: the guard exits without signalling anyone.
+    /// The command has been reaped: the guard exits without signalling anyone, and is reaped
+    /// here (it exits as soon as it reads this).
     pub fn done(mut self) {
         self.send(DONE, 0);
+        self.pipe = None;
+        let _ = waitpid(self.group, None);
+        self.reaped = true;
     }
 
     fn send(&mut self, tag: u8, value: u64) {
@@ -137,7 +144,25 @@ impl Guard {
         message[1..].copy_from_slice(&value.to_le_bytes());
         // One write of 9 bytes is atomic on a pipe. If the guard is gone (it was killed with the
         // group), there is nobody left to tell.
-        let _ = self.pipe.write_all(&message);
+        if let Some(pipe) = self.pipe.as_mut() {
+            let _ = pipe.write_all(&message);
+        }
+    }
+}
+
+impl Drop for Guard {
+    /// Dropped without [`Guard::done`] (an error path): the pipe closes, so the guard stops the
+    /// command as if anarchon were gone and then exits; a thread waits for it, so that it is not
+    /// left `<defunct>` while this process lives.
+    fn drop(&mut self) {
+        if self.reaped {
+            return;
+        }
+        self.pipe = None;
+        let guard = self.group;
+        std::thread::spawn(move || {
+            let _ = waitpid(guard, None);
+        });
     }
 }
 

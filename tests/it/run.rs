@@ -1033,3 +1033,45 @@ fn on_failure_notifies_once_from_the_host_that_ran_the_attempt() {
     );
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
 }
+
+/// Under a parent that adopts orphans and never reaps them (a shell as PID 1 in a container:
+/// here a child subreaper that never waits), `anarchon run` leaves no `<defunct>` process behind:
+/// its guard is its own child, reaped when the command is done (#35, item 7). Five runs.
+#[test]
+fn runs_leave_no_zombie_under_a_parent_that_does_not_reap() {
+    if !common::have("python3") {
+        return common::skip("python3 is needed to play a PID 1 that does not reap");
+    }
+    let s = Server::start();
+    let script = r#"
+import ctypes, os, subprocess, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+for i in range(5):
+    subprocess.run(sys.argv[1:] + ["--slot", str(1000 + i), "--", "true"], check=True)
+time.sleep(0.5)
+me = str(os.getpid())
+zombies = []
+for pid in os.listdir("/proc"):
+    if not pid.isdigit():
+        continue
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        continue
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[1] == me and fields[0] == "Z":
+        zombies.append(stat.split(" ", 2)[1])
+print(len(zombies), " ".join(zombies))
+"#;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(common::anarchon_path())
+        .args(["--redis", &s.url, "run", "--job", "reap"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let report = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(report.starts_with("0 "), "zombies left: {report}");
+}
