@@ -231,7 +231,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__check)
-            opts="-p -n -o -h --all --grace --failures --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --all --grace --failures --window --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -242,6 +242,10 @@ _anarchon() {
                     return 0
                     ;;
                 --failures)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --window)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -611,6 +611,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;check'= {
             cand --grace 'How long after its slot a run may start before it counts as late [default: the job''s --max-late + --jitter + 1m, from the job registry]'
             cand --failures 'CRITICAL once this many runs in a row failed (fewer: WARNING)'
+            cand --window 'Look at every slot due in the last DURATION for runs missed or lost (claimed but never run to an end) [default: the newest 10 due slots]. For a check run less often than the job, or after an incident: "did we lose a run in the last 6h?"'
             cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
             cand -p 'Port [default: 6379, or the URL''s]'
