@@ -4,6 +4,7 @@ use anarchon::cli::{Cli, Command};
 use anarchon::commands::{Context, dispatch};
 
 fn main() {
+    anarchon::time::mark_process_start();
     if let Some(said) = redis_cli_habit(std::env::args_os().skip(1)) {
         anarchon::errln!("error: {said}");
         std::process::exit(anarchon::error::ExitCode::Usage.code());

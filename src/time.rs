@@ -34,6 +34,22 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// The longest duration accepted anywhere: a slot plus this stays far below 2^53 ms, the largest
 /// integer a Lua number (a double) holds exactly, so every stored time stays readable.
+/// When this process started (by the monotonic clock), as main recorded it: the moment cron
+/// started it, which names the slot it is for even when the server answers late.
+static PROCESS_STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// Records that the process starts now (main, first thing). Later calls change nothing.
+pub fn mark_process_start() {
+    let _ = PROCESS_STARTED.set(std::time::Instant::now());
+}
+
+/// How long before `at` the process started (zero when main did not record it).
+pub fn since_process_start(at: std::time::Instant) -> Duration {
+    PROCESS_STARTED
+        .get()
+        .map_or(Duration::ZERO, |start| at.saturating_duration_since(*start))
+}
+
 pub const MAX_DURATION: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// A duration in milliseconds, as the scripts take it.

@@ -41,11 +41,21 @@ pub struct StoreCheck {
     pub format: Option<u32>,
     /// The server's clock, ms since the epoch.
     pub server_now_ms: i64,
+    /// When its reply arrived, by this machine's monotonic clock.
+    pub server_now_read_at: std::time::Instant,
     /// The lease format [`StoreCheck::format`] names (see [`StoreCheck::lease_format`]).
     lease: LeaseFormat,
 }
 
 impl StoreCheck {
+    /// The server's clock when this process started: its clock at the check, less the time since
+    /// (by this machine's monotonic clock). A server that stalls (`CLIENT PAUSE`, a slow fork)
+    /// answers late, and its clock then has moved past the moment cron started the process.
+    pub fn server_ms_at_process_start(&self) -> i64 {
+        self.server_now_ms
+            - crate::time::millis(crate::time::since_process_start(self.server_now_read_at))
+    }
+
     /// The format the lease layout's scripts must write in: the one the format key names, or
     /// [`LeaseFormat::NEW`] for a store with no format key yet. [`judge`] refused every number
     /// this build does not know before a check exists.
@@ -190,6 +200,7 @@ fn judge(
     Ok(StoreCheck {
         format,
         server_now_ms,
+        server_now_read_at: std::time::Instant::now(),
         lease,
     })
 }

@@ -476,3 +476,68 @@ fn a_stopped_holder_loses_its_command_before_the_takeover_and_says_why() {
         ]
     );
 }
+
+/// A server that stalls across a fire time (CLIENT PAUSE, longer than the hosts' connect and
+/// command timeouts) while three hosts start for a slot: they ride it out, and the run is the
+/// slot cron started them for, not the next one by the clock the server answers with after the
+/// stall; it runs once. Before, every host gave up (exit 90) and the slot was lost without a
+/// record; one that got through named the next slot (#35: a lost run found by the soak).
+#[test]
+fn a_stall_across_a_fire_time_neither_loses_the_slot_nor_moves_it() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("ran");
+    let mut c = s.client();
+    // 100-400 ms past a fire time of */3 seconds, by the server's clock.
+    let slot = loop {
+        let (secs, micros): (i64, i64) = redis::cmd("TIME").query(&mut c).unwrap();
+        let now = secs * 1000 + micros / 1000;
+        if (100..400).contains(&now.rem_euclid(3000)) {
+            break now - now.rem_euclid(3000);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // Past the next fire time (slot + 3 s).
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(4000)
+        .query(&mut c)
+        .unwrap();
+    let line = format!("echo $ANARCHON_SLOT >> {}", log.display());
+    let hosts: Vec<_> = (0..3)
+        .map(|h| {
+            s.anarchon_process()
+                .args([
+                    "run",
+                    "--job",
+                    "stall",
+                    "--schedule",
+                    "*/3 * * * * *",
+                    "--connect-timeout",
+                    "1s",
+                    "--command-timeout",
+                    "2s",
+                    "--runner",
+                    &format!("host{h}:1"),
+                    "--json",
+                    "--shell",
+                    "--",
+                    &line,
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<_> = hosts
+        .into_iter()
+        .map(|h| h.wait_with_output().unwrap())
+        .collect();
+    for out in &outs {
+        let v = crate::common::json(out);
+        assert_eq!(v["slot"], slot, "{v} {}", crate::common::stderr(out));
+    }
+    let ran = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(ran.lines().collect::<Vec<_>>(), [slot.to_string()], "{ran}");
+}

@@ -24,6 +24,10 @@ use crate::strategy::Strategy;
 use crate::strategy::lease::{self, ClaimRequest};
 use crate::time::{millis, rfc3339};
 
+/// How long `run` retries opening the store through connection trouble before it gives up (as a
+/// claim is retried: [`crate::runner`]'s `CLAIM_RETRY_FOR`).
+const OPEN_RETRY_FOR: Duration = Duration::from_secs(10);
+
 /// How many of a window's newest slots one `--catch-up` looks at (a guard against `* * * * * *`
 /// over days: older ones are neither run nor recorded).
 const MAX_CATCH_UP_SLOTS: usize = 1000;
@@ -68,7 +72,11 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     };
     let (mut conn, check) = open_and_register(ctx, &args, strategy, schedule.as_ref()).await?;
     let now = check.server_now_ms;
-    let current = current_slot(&args, schedule.as_ref(), now)?;
+    let (current, early) = current_slot(&args, schedule.as_ref(), &check)?;
+    if !early.is_zero() {
+        // Started just before the slot by the server's clock: its run waits for it.
+        tokio::time::sleep(early).await;
+    }
     let target = Target::new(ctx.prefix(), &args.job, strategy, &check);
     if let (Some(range), Some(schedule)) = (args.backfill, &schedule) {
         let backfill = backfill::Backfill {
@@ -144,19 +152,51 @@ fn keep_claimable(args: &RunArgs) -> Duration {
     .max(crate::strategy::lease::DEFAULT_KEEP_CLAIMABLE)
 }
 
-/// The slot this `run` is for: the schedule's latest fire time at or before the server's clock,
-/// or `--slot`.
-fn current_slot(args: &RunArgs, schedule: Option<&Schedule>, now: i64) -> Result<i64> {
+/// How far before a fire time a `run` may start and still be for it (a host whose clock runs a
+/// little ahead of the server's: cron starts it just before the server's clock reaches the
+/// slot). It then waits for the server's clock. Only for schedules whose fire times are at least
+/// ten times this apart.
+const EARLY: i64 = 1_000;
+
+/// The slot this `run` is for, and how long to wait for it: the schedule's latest fire time at or
+/// before the moment cron started this process, by the server's clock
+/// ([`StoreCheck::server_ms_at_process_start`]: a server that stalled answers with a clock already
+/// past the next fire time, and taking its clock as it answered would attribute this run to the
+/// next slot and leave this one to nobody), or the next one when it is less than [`EARLY`] after
+/// that moment; or `--slot`.
+fn current_slot(
+    args: &RunArgs,
+    schedule: Option<&Schedule>,
+    check: &StoreCheck,
+) -> Result<(i64, Duration)> {
+    let now = check.server_now_ms;
     match (schedule, args.slot) {
-        (Some(s), _) => s.latest_at_or_before(now).ok_or_else(|| {
-            Error::usage(format!(
-                "--schedule {:?} has never fired before now",
-                s.source()
-            ))
-        }),
-        (None, Some(slot)) => Ok(slot.resolve(now)),
+        (Some(s), _) => {
+            scheduled_slot(s, check.server_ms_at_process_start(), now).ok_or_else(|| {
+                Error::usage(format!(
+                    "--schedule {:?} has never fired before now",
+                    s.source()
+                ))
+            })
+        }
+        (None, Some(slot)) => Ok((slot.resolve(now), Duration::ZERO)),
         (None, None) => Err(Error::usage("give --schedule or --slot")),
     }
+}
+
+/// [`current_slot`] of a schedule, for a process started at `started` (server ms) that read the
+/// server's clock as `now`.
+fn scheduled_slot(s: &Schedule, started: i64, now: i64) -> Option<(i64, Duration)> {
+    let started = started.min(now);
+    let latest = s.latest_at_or_before(started);
+    if let (Some(next), Some(latest)) = (s.next_after(started), latest)
+        && next - started < EARLY
+        && started - latest >= 10 * EARLY
+    {
+        let wait = u64::try_from((next - now).max(0)).unwrap_or(0);
+        return Some((next, Duration::from_millis(wait)));
+    }
+    latest.map(|slot| (slot, Duration::ZERO))
 }
 
 /// `--on-failure`: the hook for each attempt this host ran that failed; a hook's own trouble is
@@ -377,8 +417,30 @@ async fn open_and_register(
         registry::host_of(&runner),
     );
     let keys = ctx.lease_keys(&args.job)?;
-    let (mut conn, check, registry_read) =
-        open_with_registry(ctx, strategy, &registration, &keys).await?;
+    // A server that does not answer for a moment (a stall: CLIENT PAUSE, a slow fork, a failover;
+    // a network hiccup) must not cost the slot: every host of a fleet would give up at once, and
+    // nobody would run or record it. The opening is retried as a claim is; the slot is still
+    // the one cron started this process for (`current_slot`).
+    let give_up = tokio::time::Instant::now() + OPEN_RETRY_FOR;
+    let mut backoff = Duration::from_millis(100);
+    let mut said = false;
+    let (mut conn, check, registry_read) = loop {
+        match open_with_registry(ctx, strategy, &registration, &keys).await {
+            Ok(opened) => break opened,
+            Err(e) if e.is_transient() && tokio::time::Instant::now() < give_up => {
+                if !said && !args.exec.quiet && std::io::stderr().is_terminal() {
+                    crate::errln!(
+                        "anarchon: {e}; retrying for up to {}",
+                        humantime::format_duration(OPEN_RETRY_FOR)
+                    );
+                    said = true;
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+            Err(e) => return Err(e),
+        }
+    };
     if args.backfill.is_none() {
         register_if_due(&mut conn, &registration, registry_read, check.server_now_ms).await;
     }
@@ -668,6 +730,38 @@ pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_slot_is_the_one_cron_started_the_process_for() {
+        let minute = Schedule::parse("* * * * *", "UTC").unwrap();
+        let t = 1_796_220_000_000; // a whole minute
+        // On time, and answered late by a server that stalled past the next fire time.
+        assert_eq!(
+            scheduled_slot(&minute, t + 20, t + 25),
+            Some((t, Duration::ZERO))
+        );
+        assert_eq!(
+            scheduled_slot(&minute, t + 20, t + 61_000),
+            Some((t, Duration::ZERO))
+        );
+        // Started 300 ms before the fire time (a host clock a little ahead): that slot, after a
+        // wait for the server's clock.
+        assert_eq!(
+            scheduled_slot(&minute, t - 300, t - 290),
+            Some((t, Duration::from_millis(290)))
+        );
+        // Half a minute after: late for this slot, not early for the next.
+        assert_eq!(
+            scheduled_slot(&minute, t + 30_000, t + 30_001),
+            Some((t, Duration::ZERO))
+        );
+        // A schedule of seconds has no early start: fire times are too close together.
+        let seconds = Schedule::parse("*/3 * * * * *", "UTC").unwrap();
+        assert_eq!(
+            scheduled_slot(&seconds, t + 2_900, t + 2_905),
+            Some((t, Duration::ZERO))
+        );
+    }
 
     #[test]
     fn jitter_is_the_same_for_a_job_and_slot_and_within_bounds() {
