@@ -206,7 +206,13 @@ impl Error {
     pub fn hint(&self) -> Option<String> {
         match self {
             Error::Usage(m) | Error::NotFound(m) | Error::Unsupported(m) => m.hint.clone(),
-            Error::Connection { detail, .. } => Some(connection_hint(detail).to_string()),
+            Error::Connection { url, detail } => Some(match local_port_refused(url, detail) {
+                // Nothing listens on this machine: say how to start a throwaway server there.
+                Some(port) => format!(
+                    "nothing listens there; for a throwaway server on this machine (nothing kept on disk): `redis-server --port {port} --save '' --daemonize yes` (Debian/Ubuntu: `apt-get install redis-server`; in a container its service does not start by itself); else check the host and port (--redis, $ANARCHON_REDIS_URL, --host/--port)"
+                ),
+                None => connection_hint(detail).to_string(),
+            }),
             Error::StoreFormat { .. } => Some("upgrade anarchon; nothing was written".into()),
             Error::WrongType { key, .. } => Some(format!(
                 "another program wrote this key, or --prefix is wrong; inspect it with `redis-cli TYPE {key}`"
@@ -333,6 +339,20 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The port of a refused connection to this machine (localhost, 127.0.0.1, ::1), where a server
+/// can be started with one command; None for any other error or host.
+fn local_port_refused(url: &str, detail: &str) -> Option<u16> {
+    if !detail.to_ascii_lowercase().contains("refused") {
+        return None;
+    }
+    let parsed = url::Url::parse(url).ok()?;
+    matches!(
+        parsed.host_str()?,
+        "localhost" | "127.0.0.1" | "[::1]" | "::1"
+    )
+    .then(|| parsed.port().unwrap_or(6379))
+}
+
 /// A connection error's next step, by what went wrong.
 fn connection_hint(detail: &str) -> &'static str {
     let d = detail.to_ascii_lowercase();
@@ -385,6 +405,15 @@ mod tests {
         assert!(connection_hint(ca).contains("--tls-ca"));
         assert!(connection_hint(ca).contains("its own CA"));
         assert!(connection_hint("Connection refused (os error 111)").contains("nothing listens"));
+        let refused = |url: &str| Error::Connection {
+            url: url.into(),
+            detail: "Connection refused (os error 111)".into(),
+        };
+        let local = refused("redis://localhost:6390").hint().unwrap();
+        assert!(local.contains("redis-server --port 6390 --save ''"), "{local}");
+        assert!(refused("redis://127.0.0.1").hint().unwrap().contains("--port 6379"));
+        let remote = refused("redis://cache.internal:6379").hint().unwrap();
+        assert!(!remote.contains("redis-server --port"), "{remote}");
     }
 
     #[test]

@@ -113,7 +113,9 @@ def check_format(r):
 def main():
     url, command, job, *args = sys.argv[1:]
     # RESP2: redis-py 8 speaks RESP3 (HELLO 3) by default, which Redis 5 does not know.
-    r = redis.Redis.from_url(url, decode_responses=True, protocol=2)
+    # redis-py before 5 (Debian 12's python3-redis 4.3) has no `protocol` and speaks RESP2.
+    resp2 = {"protocol": 2} if int(redis.__version__.split(".")[0]) >= 5 else {}
+    r = redis.Redis.from_url(url, decode_responses=True, **resp2)
     if command == "claim":
         check_format(r)
         slot, token, runner, lease = args

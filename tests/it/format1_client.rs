@@ -22,20 +22,20 @@ fn python(s: &Server, args: &[&str]) -> Value {
 
 fn client(s: &Server, args: &[&str]) -> Command {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/format1.py");
-    let mut cmd = Command::new("python3");
+    let mut cmd = Command::new(crate::common::python());
     cmd.arg(script).arg(&s.url).args(args);
     cmd
 }
 
-/// redis-py must be there: .ci/run installs it. Missing here is a failure, not a skip.
+/// redis-py must be there: tests/setup-and-test.sh installs it. Missing here is a failure, not a skip.
 fn require_redis_py() {
-    let ok = Command::new("python3")
+    let ok = Command::new(crate::common::python())
         .args(["-c", "import redis"])
         .status()
         .is_ok_and(|s| s.success());
     assert!(
         ok,
-        "python3 with redis-py is needed (pip install redis; .ci/run installs it)"
+        "python3 with redis-py is needed (apt-get install python3-redis; tests/setup-and-test.sh installs it)"
     );
 }
 

@@ -232,7 +232,7 @@ fn bad_data_in_one_job_fails_neither_the_check_nor_the_scrape_of_the_others() {
 /// metrics that are in it.
 #[test]
 fn the_exporter_serves_text_a_prometheus_parser_reads() {
-    let parser_ok = std::process::Command::new("python3")
+    let parser_ok = std::process::Command::new(crate::common::python())
         .args(["-c", "import prometheus_client.parser"])
         .status()
         .is_ok_and(|s| s.success());
@@ -241,7 +241,7 @@ fn the_exporter_serves_text_a_prometheus_parser_reads() {
             std::env::var_os("CI").is_none(),
             ".ci/run must install prometheus_client"
         );
-        eprintln!("skipped: python3 -m pip install prometheus_client");
+        eprintln!("skipped: apt-get install python3-prometheus-client (tests/setup-and-test.sh installs it)");
         return;
     }
     let s = Server::start();
@@ -296,7 +296,7 @@ for f in text_string_to_metric_families(text):
                                "samples": [[s.name, s.labels, s.value] for s in f.samples]}
 print(json.dumps(out))
 "#;
-    let out = std::process::Command::new("python3")
+    let out = std::process::Command::new(crate::common::python())
         .args(["-c", script, &format!("http://127.0.0.1:{port}/metrics")])
         .output()
         .unwrap();

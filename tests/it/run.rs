@@ -1039,7 +1039,7 @@ fn on_failure_notifies_once_from_the_host_that_ran_the_attempt() {
 /// its guard is its own child, reaped when the command is done (#35, item 7). Five runs.
 #[test]
 fn runs_leave_no_zombie_under_a_parent_that_does_not_reap() {
-    if !common::have("python3") {
+    if !common::have(&crate::common::python()) {
         return common::skip("python3 is needed to play a PID 1 that does not reap");
     }
     let s = Server::start();
@@ -1064,7 +1064,7 @@ for pid in os.listdir("/proc"):
         zombies.append(stat.split(" ", 2)[1])
 print(len(zombies), " ".join(zombies))
 "#;
-    let out = std::process::Command::new("python3")
+    let out = std::process::Command::new(crate::common::python())
         .arg("-c")
         .arg(script)
         .arg(common::anarchon_path())

@@ -334,6 +334,13 @@ pub fn skip(what: &str) {
     eprintln!("skipped on {}: {what}", server_binary());
 }
 
+/// The Python the tests run (`$ANARCHON_TEST_PYTHON`, else `python3`): tests/setup-and-test.sh
+/// names the one that imports prometheus_client and redis-py (Debian's, installed from apt, when
+/// the `python3` on PATH is another).
+pub fn python() -> String {
+    std::env::var("ANARCHON_TEST_PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
 /// Whether the suite runs against Valkey.
 pub fn is_valkey() -> bool {
     server_binary().contains("valkey")
