@@ -410,8 +410,16 @@ mod tests {
             detail: "Connection refused (os error 111)".into(),
         };
         let local = refused("redis://localhost:6390").hint().unwrap();
-        assert!(local.contains("redis-server --port 6390 --save ''"), "{local}");
-        assert!(refused("redis://127.0.0.1").hint().unwrap().contains("--port 6379"));
+        assert!(
+            local.contains("redis-server --port 6390 --save ''"),
+            "{local}"
+        );
+        assert!(
+            refused("redis://127.0.0.1")
+                .hint()
+                .unwrap()
+                .contains("--port 6379")
+        );
         let remote = refused("redis://cache.internal:6379").hint().unwrap();
         assert!(!remote.contains("redis-server --port"), "{remote}");
     }

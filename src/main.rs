@@ -74,6 +74,17 @@ fn clap_exit(e: &clap::Error) -> i32 {
 /// redis-cli's connection flags, which mean something else here or nothing: said with what to type
 /// instead, before clap would print the help for `-h 127.0.0.1` (and exit 0, so that a script
 /// believes `anarchon -h host list` ran). Only anarchon's own arguments are looked at (up to `--`).
+/// What a command name anarchon does not have is called here (clap's own suggestion goes by
+/// spelling: `health` would get `heartbeat`).
+fn other_spelling(word: &str) -> Option<&'static str> {
+    match word {
+        "health" | "status" | "healthcheck" => Some(
+            "`anarchon check [JOB]` judges each job's health (a monitoring plugin: exit 0-3); `anarchon list` shows it for every job",
+        ),
+        _ => None,
+    }
+}
+
 fn redis_cli_habit(args: impl Iterator<Item = std::ffi::OsString>) -> Option<String> {
     use clap::CommandFactory;
     let args: Vec<String> = args
@@ -84,6 +95,14 @@ fn redis_cli_habit(args: impl Iterator<Item = std::ffi::OsString>) -> Option<Str
         .get_subcommands()
         .map(|c| c.get_name().to_string())
         .collect();
+    // The first word that is no option (nor an option's value: close enough for a hint) is the
+    // command: a name people reach for that anarchon spells otherwise.
+    if let Some(word) = args.iter().find(|a| !a.starts_with('-'))
+        && let Some(hint) = other_spelling(word)
+        && !commands.iter().any(|c| c == word)
+    {
+        return Some(format!("there is no command {word:?}\n  hint: {hint}"));
+    }
     for (i, arg) in args.iter().enumerate() {
         let value = args.get(i + 1).filter(|v| !v.starts_with('-'));
         match (arg.as_str(), value) {

@@ -79,7 +79,8 @@ impl GlobalArgs {
     fn password(&self) -> Result<Option<String>> {
         Ok(match &self.password_file {
             Some(path) => Some(
-                std::fs::read_to_string(path)
+                warn_if_others_can_read(path)
+                    .and_then(|()| std::fs::read_to_string(path))
                     .map_err(|e| {
                         Error::usage(format!(
                             "cannot read --password-file {}: {e}",
@@ -310,6 +311,23 @@ impl ExecArgs {
             replicas: None,
         })
     }
+}
+
+/// A password file that other users of the host can read is a password they have: warn (ssh
+/// refuses such a key; a password file given on purpose is still used), once per process.
+fn warn_if_others_can_read(path: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let mode = std::fs::metadata(path)?.permissions().mode();
+    if mode & 0o077 != 0 && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        crate::errln!(
+            "warning: --password-file {} can be read by other users of this host (mode {:o})\n  hint: chmod 600 {}",
+            path.display(),
+            mode & 0o777,
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// A password in `--redis` is in anarchon's argv, which every user of the host can read with `ps`

@@ -23,6 +23,13 @@ use crate::store::{format, monitor, validate_prefix};
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 pub async fn execute(args: MetricsArgs, ctx: &Context) -> Result<ExitCode> {
+    if ctx.out.json {
+        // The exposition format is text by definition; printing it under --json would hand a
+        // script something it cannot parse, without a word.
+        return Err(Error::usage(
+            "metrics prints the Prometheus text format; it has no --json\n  hint: `anarchon check --json` and `anarchon list --json` give each job's health as JSON",
+        ));
+    }
     validate_prefix(ctx.prefix())?;
     match args.listen {
         None => {

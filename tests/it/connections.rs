@@ -663,3 +663,34 @@ fn neither_the_command_nor_the_failure_hook_sees_the_redis_password() {
     assert!(!err.contains("WRONGPW"), "{err}");
     assert!(err.contains("***"), "{err}");
 }
+
+/// A password file other users can read is used, with a warning that says how to fix it; one
+/// only its owner reads draws no word (#36, item 5).
+#[test]
+fn a_password_file_others_can_read_is_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Server::start_with(&["--requirepass", "pa55word"]);
+    let file = s.dir.path().join("password");
+    std::fs::write(&file, "pa55word\n").unwrap();
+    let list = |mode: u32| {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = common::anarchon()
+            .args([
+                "--redis",
+                &format!("redis://127.0.0.1:{}", s.port),
+                "--password-file",
+                file.to_str().unwrap(),
+                "list",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stderr(&out)
+    };
+    let err = list(0o644);
+    assert!(err.contains("can be read by other users"), "{err}");
+    assert!(err.contains("chmod 600"), "{err}");
+    assert!(!err.contains("pa55word"), "{err}");
+    let err = list(0o600);
+    assert!(!err.contains("warning"), "{err}");
+}

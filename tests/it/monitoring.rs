@@ -241,7 +241,9 @@ fn the_exporter_serves_text_a_prometheus_parser_reads() {
             std::env::var_os("CI").is_none(),
             ".ci/run must install prometheus_client"
         );
-        eprintln!("skipped: apt-get install python3-prometheus-client (tests/setup-and-test.sh installs it)");
+        eprintln!(
+            "skipped: apt-get install python3-prometheus-client (tests/setup-and-test.sh installs it)"
+        );
         return;
     }
     let s = Server::start();

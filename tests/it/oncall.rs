@@ -919,3 +919,24 @@ fn output_formats_as_kubectl_users_type_them() {
     let json = s.cli(&["list", "-o", "json"]).expect(0).json();
     assert_eq!(json["jobs"].as_array().unwrap().len(), 2);
 }
+
+/// Small things an on-call engineer met (#36, item 5): `anarchon health` points to `check` (clap
+/// suggested `heartbeat` and `help`), and `metrics --json` refuses rather than print Prometheus
+/// text where a script expects JSON.
+#[test]
+fn health_points_to_check_and_metrics_refuses_json() {
+    let s = Server::start();
+    let out = s.cli(&["health"]);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(err.contains("anarchon check"), "{err}");
+    assert!(!err.contains("heartbeat"), "{err}");
+    let out = s.cli(&["metrics", "--json"]);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(out.stdout.is_empty(), "{}", out.dump());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("check --json"),
+        "{}",
+        out.dump()
+    );
+}
