@@ -104,7 +104,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_enum, env = "ANARCHON_BACKEND", default_value_t = Backend::Redis, value_name = "BACKEND", help_heading = "Store")]
     pub backend: Backend,
 
-    /// Print one JSON document instead of text (stable shape, see README).
+    /// Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output").
     #[arg(long, global = true, help_heading = "Output")]
     pub json: bool,
 
@@ -315,7 +315,7 @@ pub enum Command {
     /// 91 (their runs are skipped). Move only a prefix that anarchon alone uses, after upgrading
     /// every host.
     ///
-    /// What format 2 buys (bench/server.sh on Redis 7.0, an every-minute job; README, "Store
+    /// What format 2 buys (bench/server.sh on Redis 7.0, an every-minute job; docs/guide.md, "Store
     /// formats: which to use"): less than half the memory per run of history (about 315 B against
     /// 640 B: format 1 keeps a run's state beside its history) and about an eighth less script time
     /// per run. Both run every run exactly once, under the same faults.
@@ -434,7 +434,7 @@ pub struct LeaseArgs {
 #[derive(Debug, Clone, Args)]
 pub struct StrategyArgs {
     /// lease (default): leases, backups, overlap protection, retries. stream-id, idmp, script:
-    /// claim-only strategies that only decide who runs (see README).
+    /// claim-only strategies that only decide who runs (see docs/guide.md, "Strategies").
     #[arg(long, value_enum, value_name = "STRATEGY")]
     pub strategy: Option<StrategyName>,
 

@@ -1,7 +1,7 @@
 //! Errors and the exit-code table.
 //!
 //! Every way the CLI can end has one stable exit code, so cron wrappers and incident scripts can
-//! branch on `$?`. The codes live here and nowhere else; README.md repeats this table.
+//! branch on `$?`. The codes live here and nowhere else; docs/guide.md repeats this table.
 //!
 //! Outcomes that are not failures of the tool (another host won, the run is done already) still get
 //! their own non-zero code: a script must be able to tell "I won" from "someone else has it".
@@ -222,7 +222,7 @@ impl Error {
             ),
             Error::Redis { code, .. } => match code.as_deref() {
                 Some("OOM") => Some("the server reached maxmemory; free memory or trim history (`anarchon trim`); nothing was changed by this command".into()),
-                Some("NOPERM") => Some("the Redis ACL user lacks a command or key pattern anarchon needs; see the ACL line in README.md".into()),
+                Some("NOPERM") => Some("the Redis ACL user lacks a command or key pattern anarchon needs; see \"A least-privilege ACL user\" in docs/guide.md".into()),
                 _ => None,
             },
             Error::Other(_) => None,

@@ -182,7 +182,7 @@ const LOCKED_OUT: &str = "Format 2 is read by this anarchon only. Afterwards eve
   - the scheduler's RedisBackend / ValkeyBackend instances refuse to start (ANARCHON_STORE_FORMAT),
   - earlier anarchon releases exit 91 and their runs are skipped.
 What it buys: less than half the memory per run of history (about 315 B against 640 B) and about
-an eighth less script time per run (README, \"Store formats: which to use\"). Move only a prefix
+an eighth less script time per run (docs/guide.md, \"Store formats: which to use\"). Move only a prefix
 that anarchon alone uses.";
 
 fn finish(ctx: &Context, report: &Report, line: &str) -> Result<ExitCode> {

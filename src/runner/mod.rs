@@ -471,7 +471,7 @@ fn command_spec(
         ("ANARCHON_RUNNER".to_string(), req.runner.clone()),
     ]);
     // The fencing token (store format 2): pass it to the system the command writes to, which
-    // refuses a write carrying a lower one than it has seen (README, "Fencing tokens").
+    // refuses a write carrying a lower one than it has seen (docs/guide.md, "Fencing tokens").
     if let Some(fence) = fence {
         spec.env
             .push(("ANARCHON_FENCE".to_string(), fence.to_string()));

@@ -1,4 +1,5 @@
-//! The README's transcripts are what the tool does. Every ```console block of README.md is marked
+//! The documents' transcripts are what the tool does. Every ```console block of README.md,
+//! docs/guide.md and CONTRIBUTING.md is marked
 //! either `<!-- transcript -->` (run here, top to bottom, against a fresh throwaway server: each
 //! `$ command` is run on a terminal (script(1)) with `anarchon` being this build and `redis-cli`
 //! pointed at the server, and
@@ -23,12 +24,14 @@ use regex::Regex;
 
 /// One ```console block and the marker above it.
 struct Block {
+    /// The document it is in (README.md, docs/guide.md, ...).
+    file: &'static str,
     line: usize,
     marker: Option<String>,
     text: Vec<String>,
 }
 
-fn blocks(readme: &str) -> Vec<Block> {
+fn blocks(file: &'static str, readme: &str) -> Vec<Block> {
     let lines: Vec<&str> = readme.lines().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -50,6 +53,7 @@ fn blocks(readme: &str) -> Vec<Block> {
                 i += 1;
             }
             out.push(Block {
+                file,
                 line: start + 1,
                 marker,
                 text,
@@ -221,7 +225,8 @@ fn run_transcript(block: &Block, setup: Option<&str>) -> Vec<String> {
                 .all(|(e, a)| matches(e, a, &kinds));
         if !same {
             wrong.push(format!(
-                "README.md line {}: `$ {}`\n--- the README shows:\n{}\n--- it printed (exit {code}):\n{}",
+                "{} line {}: `$ {}`\n--- the document shows:\n{}\n--- it printed (exit {code}):\n{}",
+                block.file,
                 block.line,
                 step.command,
                 expected.join("\n"),
@@ -244,11 +249,17 @@ fn run_transcript(block: &Block, setup: Option<&str>) -> Vec<String> {
     wrong
 }
 
+/// The documents whose console blocks are run: the README, the guide, the contributors' file.
+const DOCUMENTS: [&str; 3] = ["README.md", "docs/guide.md", "CONTRIBUTING.md"];
+
 #[test]
-fn every_console_block_of_the_readme_is_run_or_says_why_not() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let blocks = blocks(&readme);
+fn every_console_block_of_the_documents_is_run_or_says_why_not() {
+    let mut blocks = Vec::new();
+    for file in DOCUMENTS {
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        blocks.extend(self::blocks(file, &text));
+    }
     assert!(blocks.len() > 10, "{} console blocks", blocks.len());
     let mut unmarked = Vec::new();
     let mut wrong = Vec::new();
@@ -268,15 +279,44 @@ fn every_console_block_of_the_readme_is_run_or_says_why_not() {
                 wrong.extend(run_transcript(block, Some(setup)));
             }
             Some(m) if m.starts_with("<!-- illustration: ") && m.len() > 30 => {}
-            _ => unmarked.push(block.line),
+            _ => unmarked.push(format!("{} line {}", block.file, block.line)),
         }
     }
     assert!(
         unmarked.is_empty(),
-        "console blocks of README.md with neither <!-- transcript --> nor <!-- illustration: why --> above them, at lines {unmarked:?}"
+        "console blocks with neither <!-- transcript --> nor <!-- illustration: why --> above them: {unmarked:?}"
     );
     assert!(run >= 3, "only {run} transcripts are run");
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+/// No document links to a file outside the repository, nor to one that is not there.
+#[test]
+fn the_documents_link_only_to_files_in_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let link = Regex::new(r"\]\(([^)#\s]+)(#[^)]*)?\)").unwrap();
+    let mut broken = Vec::new();
+    for file in DOCUMENTS.iter().chain(&["docs/store-format.md"]) {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let dir = root.join(file).parent().unwrap().to_path_buf();
+        for c in link.captures_iter(&text) {
+            let target = &c[1];
+            if target.starts_with("http://") || target.starts_with("https://") {
+                continue;
+            }
+            let path = dir.join(target);
+            let inside = path
+                .canonicalize()
+                .is_ok_and(|p| p.starts_with(root.canonicalize().unwrap()));
+            if !inside {
+                broken.push(format!("{file}: {target}"));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to nothing in the repository: {broken:?}"
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! (`lua/lease/v<N>/`), its decoders, the read a claim's look makes of a run, the read that tells
 //! whether a slot was ever claimed, and its runs in progress. Everything above asks a job's
 //! [`LeaseFormat`], whose methods are the only `match` on formats: adding a format is one module,
-//! one variant, one Lua folder, and the compiler lists every arm to write (README, "How to add a
+//! one variant, one Lua folder, and the compiler lists every arm to write (CONTRIBUTING.md, "How to add a
 //! store format"). docs/store-format.md is the prose version.
 
 use std::sync::LazyLock;
