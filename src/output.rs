@@ -213,12 +213,31 @@ impl Output {
 
 /// The tone a run status is painted in.
 /// The columns of a table that may be cut to fit a terminal (with `…`): names and free text.
-/// Every other column (times, pids, attempts, tokens, counts, kinds) is shown whole.
-const CUTTABLE: [&str; 5] = ["JOB", "SCHEDULE", "RESULT", "KEY", "REASON"];
+/// Every other column (times, pids, attempts, tokens, counts, kinds) is shown whole, but for
+/// RUNNER (`host:pid`), whose host is cut in its middle, keeping the pid.
+const CUTTABLE: [&str; 6] = ["JOB", "SCHEDULE", "RESULT", "KEY", "REASON", "RUNNER"];
+
+/// Time columns shown as `<time> (<relative>)` that keep their time alone when a table still does
+/// not fit a terminal.
+const SHORTENED_TIMES: [&str; 3] = ["ENDED", "CLAIMED", "STARTED"];
+
+/// `cell` cut to `to` characters: its end replaced by `…`, or for a runner (`host:pid`) the end of
+/// its host, so the pid stays whole (`ip-10-0-12-34.eu-w…:4311`).
+fn cut(column: &str, cell: &str, to: usize) -> String {
+    if column == "RUNNER"
+        && let Some((host, pid)) = cell.rsplit_once(':')
+        && to > pid.chars().count() + 2
+    {
+        let keep = to - pid.chars().count() - 2;
+        return format!("{}…:{pid}", host.chars().take(keep).collect::<String>());
+    }
+    format!("{}…", cell.chars().take(to - 1).collect::<String>())
+}
 
 /// `rows` cut to fit `width` terminal columns, in steps that keep the most: the cuttable columns
 /// cut to no less than 16 characters (the widest first, each cut cell ending in `…`); then the
-/// gap between columns narrowed from two spaces to one; then the cuttable columns cut to 8.
+/// gap between columns narrowed from two spaces to one; then times shown with their relative
+/// part shown without it; then the cuttable columns cut to 8.
 /// Returns the rows and the gap. A table that still does not fit is left as it is then: its lines
 /// run past the edge rather than wrap a cell over several lines.
 fn fit_to_width(
@@ -244,7 +263,21 @@ fn fit_to_width(
     let total = |widths: &[usize], gap: usize| {
         widths.iter().sum::<usize>() + gap * widths.len().saturating_sub(1)
     };
-    for (floor, gap) in [(16, 2), (16, 1), (8, 1)] {
+    for (floor, gap, short_times) in [(16, 2, false), (16, 1, false), (16, 1, true), (8, 1, true)] {
+        if short_times {
+            // Last: a time shown as `<time> (<relative>)` keeps its time alone.
+            for (i, column) in header.iter().enumerate() {
+                if SHORTENED_TIMES.contains(column) {
+                    for row in &mut rows {
+                        if let Some(cell) = row.get_mut(i)
+                            && let Some(at) = cell.rfind(" (").filter(|_| cell.ends_with(')'))
+                        {
+                            cell.truncate(at);
+                        }
+                    }
+                }
+            }
+        }
         let mut w = widths(&rows);
         while total(&w, gap) > width {
             let widest = (0..header.len())
@@ -256,7 +289,7 @@ fn fit_to_width(
                 .max(floor.max(len(header[i])));
             for row in &mut rows {
                 if let Some(cell) = row.get_mut(i).filter(|c| len(c) > to) {
-                    *cell = format!("{}…", cell.chars().take(to - 1).collect::<String>());
+                    *cell = cut(header[i], cell, to);
                 }
             }
             w = widths(&rows);
@@ -342,9 +375,19 @@ pub fn result_summary(result: Option<&serde_json::Value>) -> String {
             }
         }
         Some(v) => {
-            // Why a run ended without a command's result (interrupted, released, skipped).
+            // Why a run ended without a command's result (interrupted, released, skipped); else a
+            // script's own result (`finish --result-json`) as `key=value` words, which a person
+            // reads at a glance where JSON's quotes and braces are noise.
             let text = match (v.get("reason").and_then(|r| r.as_str()), v.as_object()) {
                 (Some(reason), Some(fields)) if fields.len() <= 2 => reason.to_string(),
+                (_, Some(fields)) => fields
+                    .iter()
+                    .map(|(k, v)| match v {
+                        serde_json::Value::String(s) => format!("{k}={s}"),
+                        other => format!("{k}={other}"),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "),
                 _ => v.to_string(),
             };
             if text.chars().count() > 40 {

@@ -397,3 +397,74 @@ fn wide_output_is_never_cut_to_the_terminal() {
     let wide = text(&on_tty(&s, "list -o wide", "", &[("COLUMNS", "80")]));
     assert!(wide.contains(long), "{wide}");
 }
+
+/// `history` and `inspect` on an 80-column terminal: every row one line (a long runner name cut
+/// in its host, its pid kept where there is room), and a script's own result as `key=value`
+/// words, not raw JSON (#36, item 5).
+#[test]
+fn history_and_inspect_rows_keep_to_one_line_of_80_columns() {
+    let s = Server::start();
+    let claimed = s
+        .cli(&[
+            "claim",
+            "h80",
+            "--slot",
+            "now",
+            "--runner",
+            "ip-10-0-12-34.eu-west-1.compute.internal:4311",
+            "--json",
+        ])
+        .expect(0)
+        .json();
+    let token = claimed["token"].as_str().unwrap().to_string();
+    s.cli(&[
+        "finish",
+        "h80",
+        "--slot",
+        "now",
+        "--token",
+        &token,
+        "--status",
+        "ok",
+        "--result-json",
+        r#"{"rows":42,"ok":true}"#,
+    ])
+    .expect(0);
+    s.cli(&[
+        "run",
+        "--job",
+        "h80",
+        "--slot",
+        "1796414000000",
+        "--max-late",
+        "100d",
+        "--runner",
+        "ip-10-0-12-35.eu-west-1.compute.internal:99",
+        "--",
+        "sh",
+        "-c",
+        "exit 3",
+    ]);
+    for command in ["history h80", "inspect h80"] {
+        let shown = strip_ansi(&text(&on_tty(&s, command, "", &[("COLUMNS", "80")])));
+        // The table rows (inspect's free-text lines above them may run on: a terminal wraps
+        // prose at a space).
+        for line in shown
+            .lines()
+            .filter(|l| l.starts_with("SLOT ") || l.starts_with("20"))
+        {
+            let shown_width = line.chars().filter(|c| !c.is_control()).count();
+            assert!(
+                shown_width <= 80,
+                "{command}: a line of {shown_width} columns:\n{line:?}\n{shown}"
+            );
+        }
+        assert!(shown.contains("ok=true"), "{command}: {shown}");
+        assert!(
+            shown.contains(":4311"),
+            "{command}: the pid is kept: {shown}"
+        );
+        assert!(!shown.contains("{\"rows\""), "{command}: {shown}");
+        assert!(shown.contains("exit 3"), "{command}: {shown}");
+    }
+}
