@@ -342,7 +342,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// The port of a refused connection to this machine (localhost, 127.0.0.1, ::1), where a server
 /// can be started with one command; None for any other error or host.
 fn local_port_refused(url: &str, detail: &str) -> Option<u16> {
-    if !detail.to_ascii_lowercase().contains("refused") {
+    // Only when nothing listened (a server that refused something else is there).
+    if !connection_hint(detail).starts_with("nothing listens") {
         return None;
     }
     let parsed = url::Url::parse(url).ok()?;
@@ -420,6 +421,11 @@ mod tests {
                 .unwrap()
                 .contains("--port 6379")
         );
+        let db = Error::Connection {
+            url: "redis://127.0.0.1:6379/99".into(),
+            detail: "Redis server refused to switch database - DB index is out of range".into(),
+        };
+        assert!(db.hint().unwrap().contains("no such database"));
         let remote = refused("redis://cache.internal:6379").hint().unwrap();
         assert!(!remote.contains("redis-server --port"), "{remote}");
     }
