@@ -733,7 +733,7 @@ fn a_closed_pipe_is_quiet_and_a_full_disk_is_an_error() {
 }
 
 /// A job key of another type is refused before anything runs or is written (#35, items 9 and
-/// 10): a `:runs` or `:results` that is a string stopped only the finish, after the command had
+/// 10): a `:runs` or `:results` of another type stopped only the finish, after the command had
 /// run, and left the slot `running`; a `:active` of another type refused the claim after the job
 /// registry and a new store's format key were written. Each key in turn, `run --schedule` and
 /// `run --slot`: exit 92, the command never ran, the keys as they were.
@@ -759,7 +759,9 @@ fn a_job_key_of_another_type_is_refused_before_anything_runs_or_is_written() {
     {
         for how in ["--schedule", "--slot"] {
             let job = format!("w{i}{}", &how[2..4]);
-            let _: () = s.cmd(&["SET", &format!("{{cron:{job}}}{suffix}"), "junk"]);
+            // A list: no key of a job is one in either format (a string `:state` is format 2's
+            // marker).
+            let _: i64 = s.cmd(&["RPUSH", &format!("{{cron:{job}}}{suffix}"), "junk"]);
             let before = snapshot(&s);
             let when = if how == "--schedule" {
                 "* * * * *"

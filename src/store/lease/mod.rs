@@ -294,18 +294,20 @@ impl LeaseKeys {
         }
     }
 
-    /// Each key with the type the scripts write to it (in either format): `TYPE` of each, sent
-    /// before anything is written, lets a command refuse a job whose data is of another type
-    /// before it writes or runs anything ([`LeaseKeys::refuse_other_types`]).
-    pub fn expected_types(&self) -> [(&str, &'static str); 7] {
+    /// Each key with the types the scripts write to it, in either format: `:state` is format 1's
+    /// hash or format 2's marker string (a job's data is in the format its `:state` says, which
+    /// may lag the store's until it is converted). `TYPE` of each, sent before anything is
+    /// written, lets a command refuse a job whose data is of another type before it writes or
+    /// runs anything ([`LeaseKeys::refuse_other_types`]).
+    pub fn expected_types(&self) -> [(&str, &'static [&'static str]); 7] {
         [
-            (&self.state, "hash"),
-            (&self.active, "set"),
-            (&self.slots, "zset"),
-            (&self.runs, "stream"),
-            (&self.results, "zset"),
-            (&self.job, "hash"),
-            (&self.live, "hash"),
+            (&self.state, &[v1::STATE_TYPE, v2::STATE_TYPE]),
+            (&self.active, &["set"]),
+            (&self.slots, &["zset"]),
+            (&self.runs, &["stream"]),
+            (&self.results, &["zset"]),
+            (&self.job, &["hash"]),
+            (&self.live, &["hash"]),
         ]
     }
 
@@ -326,11 +328,11 @@ impl LeaseKeys {
     pub fn refuse_other_types(&self, replies: &[redis::Value]) -> Result<()> {
         for ((key, expected), reply) in self.expected_types().iter().zip(replies) {
             let found: String = redis::from_redis_value(reply.clone()).unwrap_or_default();
-            if found != "none" && found != *expected && !found.is_empty() {
+            if !found.is_empty() && found != "none" && !expected.contains(&found.as_str()) {
                 return Err(crate::error::Error::WrongType {
                     key: key.to_string(),
                     found,
-                    expected: expected.to_string(),
+                    expected: expected[0].to_string(),
                 });
             }
         }
