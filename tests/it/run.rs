@@ -878,6 +878,12 @@ fn the_crontab_recipe_works_in_cron_s_environment() {
     let s = Server::start();
     let password = s.dir.path().join("redis.pass");
     std::fs::write(&password, "\n").unwrap();
+    // A file only its user can read, as the recipe says (else anarchon warns, and cron mails it).
+    std::fs::set_permissions(
+        &password,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
     let cron = |url: Option<&str>| -> Output {
         let mut cmd = std::process::Command::new("/bin/sh");
         cmd.env_clear()
