@@ -41,6 +41,25 @@ fn two_slots(s: &Server) -> (String, String) {
     )
 }
 
+/// Three slots a minute apart, all in the past: the older run, the newer slot, a third.
+fn three_slots(s: &Server) -> (String, String, String) {
+    let minute = s.now_ms() / 60_000 * 60_000;
+    (
+        (minute - 180_000).to_string(),
+        (minute - 120_000).to_string(),
+        (minute - 60_000).to_string(),
+    )
+}
+
+/// A command that ticks into `log` until the file `go` exists.
+fn ticks_until(go: &Path, log: &Path) -> String {
+    format!(
+        "while [ ! -f {go} ]; do echo \"$ANARCHON_SLOT $(date +%s%3N)\" >> {log}; sleep 0.05; done",
+        go = go.display(),
+        log = log.display()
+    )
+}
+
 fn wait_for_ticks(log: &Path, slot: &str) {
     common::wait_for(
         &format!("slot {slot}'s command to start"),
@@ -161,18 +180,9 @@ fn buffer_runs_the_waiting_slot_once_when_the_older_run_ends_and_skips_a_third()
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("ticks");
     let go = dir.path().join("go");
-    let minute = s.now_ms() / 60_000 * 60_000;
-    let (older, newer, third) = (
-        (minute - 180_000).to_string(),
-        (minute - 120_000).to_string(),
-        (minute - 60_000).to_string(),
-    );
+    let (older, newer, third) = three_slots(&s);
     // The older run ticks until the test lets it end.
-    let held = format!(
-        "while [ ! -f {go} ]; do echo \"$ANARCHON_SLOT $(date +%s%3N)\" >> {log}; sleep 0.05; done",
-        go = go.display(),
-        log = log.display()
-    );
+    let held = ticks_until(&go, &log);
     let short = ticker_as(&log, "$ANARCHON_SLOT", 600, false);
     let holder = common::spawn_run(&s, &run_args(&older, "buffer", "old-host:1", &held));
     wait_for_ticks(&log, &older);
@@ -544,17 +554,8 @@ fn buffer_frees_the_place_of_a_waiter_that_died() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("ticks");
     let go = dir.path().join("go");
-    let minute = s.now_ms() / 60_000 * 60_000;
-    let (older, newer, third) = (
-        (minute - 180_000).to_string(),
-        (minute - 120_000).to_string(),
-        (minute - 60_000).to_string(),
-    );
-    let held = format!(
-        "while [ ! -f {go} ]; do echo \"$ANARCHON_SLOT $(date +%s%3N)\" >> {log}; sleep 0.05; done",
-        go = go.display(),
-        log = log.display()
-    );
+    let (older, newer, third) = three_slots(&s);
+    let held = ticks_until(&go, &log);
     let short = ticker_as(&log, "$ANARCHON_SLOT", 300, false);
     let holder = common::spawn_run(&s, &run_args(&older, "buffer", "old-host:1", &held));
     wait_for_ticks(&log, &older);
