@@ -302,7 +302,7 @@ impl ExecArgs {
             on_overlap: crate::runner::overlap::OnOverlap::Skip,
             ping: None,
             // Only `run --catch-up` and `--backfill` go through missed runs in turn.
-            in_turn: false,
+            in_turn: None,
             heartbeat,
             // Only `run` waits as a backup; it sets this itself.
             backup: Backup::No,

@@ -64,10 +64,11 @@ pub struct RunnerOptions {
     pub on_overlap: overlap::OnOverlap,
     /// A dead man's switch to tell of each attempt this host runs (`--ping`).
     pub ping: Option<ping::Ping>,
-    /// Whether a slot stands behind an older run first claimed after it was due (a host catching
-    /// up put it ahead of this slot) instead of acting by `on_overlap`: true for `run --catch-up`
-    /// and `--backfill` (see [`run_in_turn`]), whose hosts go through missed runs in order.
-    pub in_turn: bool,
+    /// `Some(max_late)`: a slot stands behind an older run that some host caught up (first
+    /// claimed more than `max_late` after its own slot, and after this slot was due) instead of
+    /// acting by `on_overlap`: `run --catch-up` and `--backfill` (see [`run_in_turn`]), whose
+    /// hosts go through missed runs in order. None: never.
+    pub in_turn: Option<std::time::Duration>,
 }
 
 /// `run --wait-replicas N`: after winning, `WAIT` until N replicas acknowledged the claim (and the
@@ -114,7 +115,10 @@ pub async fn run_slot(
     // A scheduled slot refused by an older run: skipped, or (replace, buffer) claimed again once
     // that run has ended. A manual run (run-now) answers at once.
     let mut overlap = None;
-    if let Some(older) = ahead_of(&reply, &req).filter(|_| opts.in_turn) {
+    if let Some(older) = opts
+        .in_turn
+        .and_then(|max_late| ahead_of(&reply, &req, max_late))
+    {
         let mut report =
             SlotReport::skipped(target.job, req.slot, SlotOutcome::Overlap, Some(&reply));
         report.behind = Some(older);
@@ -178,12 +182,15 @@ pub async fn run_slot(
 /// claims again.
 const BEHIND_POLL: Duration = Duration::from_secs(1);
 
-/// Runs `slot` in turn: as [`run_slot`], but when the job is held by an older run that was first
-/// claimed after this slot was due, this host stands by for that run first (its backup, taking it
-/// over if its holder dies, unless `--no-backup`) and claims again once it has ended. Such a run
-/// was put ahead of this slot by a host catching up missed runs (or a backfill): one host alone
-/// would have run it, then this slot, so neither `--overlap forbid` skips this slot nor `replace`
-/// stops that run. With several hosts, each goes through the runs in that order, and together they
+/// Runs `slot` in turn: as [`run_slot`], but when the job is held by an older run that some host
+/// caught up (first claimed more than `--max-late` after its own slot, and after this slot was
+/// due), this host stands by for that run first (its backup, taking it over if its holder dies,
+/// unless `--no-backup`) and claims again once it has ended. Such a run was put ahead of this slot
+/// by a host catching up missed runs (or a backfill): one host alone would have run it, then this
+/// slot, so neither `--overlap forbid` skips this slot nor `replace` stops that run. A run that
+/// started within `--max-late` of its slot is an ordinary one, whatever held it up (it waited
+/// under `buffer`, say): the policy applies to it as ever, or runs longer than the interval would
+/// queue behind each other without end. With several hosts, each goes through the runs in that order, and together they
 /// run what one host would (issue #35). The runs this host ran while standing behind are pushed on
 /// `ahead`, oldest first.
 pub async fn run_in_turn(
@@ -213,16 +220,19 @@ pub async fn run_in_turn(
     }
 }
 
-/// The older slot whose run holds the job when it was first claimed after `req`'s slot was due
-/// (see [`run_in_turn`]); None for any other answer, and for manual runs.
-fn ahead_of(reply: &ClaimReply, req: &ClaimRequest) -> Option<i64> {
+/// The older slot whose run holds the job when a host caught it up: first claimed more than
+/// `max_late` after its own slot, and after `req`'s slot was due (see [`run_in_turn`]); None for
+/// any other answer, and for manual runs.
+fn ahead_of(reply: &ClaimReply, req: &ClaimRequest, max_late: std::time::Duration) -> Option<i64> {
     if reply.outcome != ClaimOutcome::Overlap || req.kind != crate::store::RunKind::Scheduled {
         return None;
     }
     let older = reply.other_slot.filter(|other| *other < req.slot)?;
     reply
         .other_started_at
-        .is_some_and(|started| started > req.slot)
+        .is_some_and(|started| {
+            started > req.slot && started - older > crate::time::millis(max_late)
+        })
         .then_some(older)
 }
 

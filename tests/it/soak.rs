@@ -47,6 +47,16 @@ fn setting(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// What the nemesis did that the checker must know: when every host was down (no crontab fired),
+/// and when the job was paused (`anarchon pause`), as server-clock intervals.
+#[derive(Default)]
+struct Fleet {
+    /// Every host is down: the crontabs start nothing.
+    down: AtomicBool,
+    /// The job's pauses, (from, to) in server ms, wide enough to hold each.
+    pauses: Mutex<Vec<(i64, i64)>>,
+}
+
 /// A host: its fault relay and the `anarchon run` processes it started that are still running.
 struct Host {
     name: String,
@@ -105,12 +115,15 @@ struct Line {
     chaos_secs: u64,
 }
 
-fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, line: Line) {
+fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet, line: Line) {
     let err_log = dir.join(format!("{}.err", host.name));
     while !stop.load(Ordering::Relaxed) {
         sleep_to_next_tick(stop);
         if stop.load(Ordering::Relaxed) {
             break;
+        }
+        if fleet.down.load(Ordering::Relaxed) {
+            continue; // the whole fleet is down: cron starts nothing
         }
         let stderr = std::fs::OpenOptions::new()
             .create(true)
@@ -139,6 +152,12 @@ fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, line: Line) {
                 &host.name,
                 "--overlap",
                 line.overlap,
+                // After an outage of the whole fleet, the missed runs are caught up (the lines of
+                // a fleet that cares about every run).
+                "--catch-up",
+                "30s",
+                "--catch-up-max",
+                "20",
                 "--shell",
                 "--",
                 &ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", line.run_ms, false),
@@ -162,9 +181,13 @@ enum Nemesis {
     Partition,
     ServerPause,
     Release,
+    /// Every host down for 4-10 s (one to three slots), then back with `--catch-up`.
+    Outage,
+    /// `anarchon pause` of the job for 2-5 s.
+    Pause,
 }
 
-const FAULTS: [Nemesis; 7] = [
+const FAULTS: [Nemesis; 9] = [
     Nemesis::Kill9,
     Nemesis::Stop,
     Nemesis::Delay,
@@ -172,6 +195,8 @@ const FAULTS: [Nemesis; 7] = [
     Nemesis::Partition,
     Nemesis::ServerPause,
     Nemesis::Release,
+    Nemesis::Outage,
+    Nemesis::Pause,
 ];
 
 /// Hits one fault at random every 1-2 s until `until`; each fault lasts 1-5 s and is undone by a
@@ -179,6 +204,7 @@ const FAULTS: [Nemesis; 7] = [
 fn nemesis(
     s: &Server,
     hosts: &[Arc<Host>],
+    fleet: &Arc<Fleet>,
     rng: &mut TestRng,
     until: Instant,
 ) -> BTreeMap<String, u32> {
@@ -230,6 +256,39 @@ fn nemesis(
                     .arg(&ms)
                     .query::<()>(&mut c)
                     .is_ok()
+            }
+            Nemesis::Outage => {
+                let fleet = fleet.clone();
+                let down_for = Duration::from_millis(4_000 + pick % 6_000);
+                fleet.down.store(true, Ordering::Relaxed);
+                undo.push(std::thread::spawn(move || {
+                    std::thread::sleep(down_for);
+                    fleet.down.store(false, Ordering::Relaxed);
+                }));
+                true
+            }
+            Nemesis::Pause => {
+                let secs = 2 + pick % 4;
+                let from = s.now_ms();
+                let paused = Command::new(binary())
+                    .env("ANARCHON_REDIS_URL", &s.url)
+                    .args([
+                        "pause",
+                        JOB,
+                        "--for",
+                        &format!("{secs}s"),
+                        "--reason",
+                        "soak",
+                    ])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|st| st.success());
+                if paused {
+                    let to = s.now_ms() + i64::try_from(secs).unwrap() * 1000;
+                    fleet.pauses.lock().unwrap().push((from, to));
+                }
+                paused
             }
             Nemesis::Release => {
                 let mut release = Command::new(binary());
@@ -326,7 +385,13 @@ fn outcome_of(
     Err(format!("{statuses:?}: nobody finished it"))
 }
 
-fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64)) -> Verdict {
+fn check(
+    s: &Server,
+    log: &Path,
+    quiet_from_ms: i64,
+    window: (i64, i64),
+    pauses: &[(i64, i64)],
+) -> Verdict {
     let spans = spans_of::<String>(log);
     let list: Vec<(&String, &(i64, i64))> = spans.iter().collect();
     let mut verdict = Verdict::default();
@@ -365,6 +430,14 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64)) -> Verd
         let of_slot: Vec<&ResultEntry> = results.iter().filter(|r| r.slot == slot).collect();
         match outcome_of(slot, &of_slot, &spans) {
             Ok(how) => *verdict.decided.entry(how).or_default() += 1,
+            // An operator paused the job over it: decided, as one host alone would have.
+            Err(_)
+                if pauses
+                    .iter()
+                    .any(|(from, to)| (*from..=*to).contains(&slot)) =>
+            {
+                *verdict.decided.entry("paused".into()).or_default() += 1;
+            }
             Err(what) => verdict.lost.push((slot, what)),
         }
     }
@@ -447,15 +520,16 @@ fn soak(line: Line) {
         })
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
+    let fleet = Arc::new(Fleet::default());
     // Slots due in the window: after the first tick every host saw, up to the last one before the
     // crontabs stopped (a tick at the very end may or may not have started a run).
     let window_from = s.now_ms() + i64::try_from(EVERY.as_millis()).unwrap();
     let crontabs: Vec<_> = hosts
         .iter()
         .map(|h| {
-            let (h, stop, log) = (h.clone(), stop.clone(), log.clone());
+            let (h, stop, log, fleet) = (h.clone(), stop.clone(), log.clone(), fleet.clone());
             let dir = s.dir.path().to_path_buf();
-            std::thread::spawn(move || crontab(&dir, &h, &log, &stop, line))
+            std::thread::spawn(move || crontab(&dir, &h, &log, &stop, &fleet, line))
         })
         .collect();
 
@@ -465,6 +539,7 @@ fn soak(line: Line) {
     let dealt = nemesis(
         &s,
         &hosts,
+        &fleet,
         &mut rng,
         Instant::now() + Duration::from_secs(secs),
     );
@@ -486,7 +561,8 @@ fn soak(line: Line) {
             let _ = child.wait();
         }
     }
-    let verdict = check(&s, &log, quiet_from_ms, (window_from, window_to));
+    let pauses = fleet.pauses.lock().unwrap().clone();
+    let verdict = check(&s, &log, quiet_from_ms, (window_from, window_to), &pauses);
     let together: i64 = verdict.overlaps.iter().map(|o| o.2).sum();
     eprintln!(
         "soak: {secs} s, {host_count} hosts, seed {seed}, --overlap {}, store format {}: faults {dealt:?}\n  slots run {}, two copies at once {} ({} ms together){}\n  slots run more than once (one after the other) {}: {:?}\n  slots left without an ended attempt {}: {:?}",

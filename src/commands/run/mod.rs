@@ -387,7 +387,7 @@ fn runner_options(args: &RunArgs, ctx: &Context) -> Result<RunnerOptions> {
         replicas,
         on_overlap,
         ping,
-        in_turn: args.catch_up.is_some() || args.backfill.is_some(),
+        in_turn: (args.catch_up.is_some() || args.backfill.is_some()).then_some(args.max_late),
         backup: if args.no_backup {
             Backup::No
         } else {
