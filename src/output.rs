@@ -379,7 +379,10 @@ pub fn result_summary(result: Option<&serde_json::Value>) -> String {
             // script's own result (`finish --result-json`) as `key=value` words, which a person
             // reads at a glance where JSON's quotes and braces are noise.
             let text = match (v.get("reason").and_then(|r| r.as_str()), v.as_object()) {
-                (Some(reason), Some(fields)) if fields.len() <= 2 => reason.to_string(),
+                // A run that ended for a reason (released, replaced, skipped, its lease lost):
+                // the reason, whatever else the result holds (the command's own result, under
+                // "command", is `logs`'s to show).
+                (Some(reason), Some(_)) => reason.to_string(),
                 (_, Some(fields)) => fields
                     .iter()
                     .map(|(k, v)| match v {
@@ -402,3 +405,28 @@ pub fn result_summary(result: Option<&serde_json::Value>) -> String {
 pub use crate::lines::{
     error_line, note_write_failure, output_gone, write_failure, write_line, write_raw,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_reads_as_a_person_would_say_it() {
+        let said = |v: serde_json::Value| result_summary(Some(&v));
+        assert_eq!(
+            said(serde_json::json!({"exit_code": 3, "duration_ms": 5})),
+            "exit 3"
+        );
+        // A replaced run: its reason, not the command's result it also holds.
+        let replaced = serde_json::json!({
+            "released_by": "host-b:1", "reason": "replaced by 2026-12-04T20:33:20.000Z",
+            "replaced_by": 1, "command": {"exit_code": 143, "duration_ms": 5053}
+        });
+        assert_eq!(said(replaced), "replaced by 2026-12-04T20:33:20.000Z");
+        // A script's own result: key=value words.
+        assert_eq!(
+            said(serde_json::json!({"rows": 42, "ok": true})),
+            "ok=true rows=42"
+        );
+    }
+}

@@ -287,12 +287,18 @@ fn summary(job: &str, h: &Health, now: i64, pause: Option<&crate::store::pause::
             slot_list(&h.lost_slots),
         ),
         HealthState::Late | HealthState::Missed => format!(
-            "{} ({} due run(s) never claimed, the oldest {} {} late; grace {}{}), {last_ok}",
+            "{} ({} due run(s) never claimed, the oldest {} ({} ago); grace {}{}), {last_ok}",
             h.state.as_str(),
             h.missed_slots.len(),
             h.oldest_missed.map_or("-".into(), rfc3339),
-            humanize(h.late_seconds.max(0) as u64 * 1000),
-            humanize(h.grace_ms.max(0) as u64),
+            humanize(
+                h.oldest_missed
+                    .map_or(0, |slot| (now - slot).max(0))
+                    .unsigned_abs()
+            ),
+            humantime::format_duration(std::time::Duration::from_millis(
+                h.grace_ms.max(0).unsigned_abs()
+            )),
             if h.lost_slots.is_empty() {
                 String::new()
             } else {

@@ -392,7 +392,7 @@ fn confirm(chosen: &[(String, ActiveRun)], status: &str) -> Result<()> {
         }
     }
     crate::commands::confirm(
-        &format!("release {} runs", chosen.len()),
+        &format!("release {} run(s)", chosen.len()),
         &format!(
             "End {} run(s) as {status}? A holder still alive is told to stop its command first.",
             chosen.len()
