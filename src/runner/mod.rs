@@ -256,6 +256,10 @@ async fn skip_behind_a_waiting_slot(
     else {
         return Ok(None);
     };
+    // A waiter that died keeps the place a few seconds: its slot must not cost this one too.
+    if !strategy::lease::waiter_alive(conn, &keys).await? {
+        return Ok(None);
+    }
     let reason = format!(
         "--overlap buffer: the run of {} already waits for an older run (one waits at most)",
         rfc3339(waiting)

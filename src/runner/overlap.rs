@@ -276,7 +276,13 @@ async fn buffer(
         );
         return Ok(Settled::skipped(reply, BootTime::now(), reason));
     }
-    if let BufferPlace::Taken(other) = lease::hold_buffer(conn, keys, req.slot, until).await? {
+    let mut place = lease::hold_buffer(conn, keys, req.slot, until).await?;
+    // A waiter that died keeps the place until it lapses (a few seconds): wait that out rather
+    // than record this slot skipped behind a slot nobody waits for.
+    if matches!(place, BufferPlace::Taken(_)) && !lease::waiter_alive(conn, keys).await? {
+        place = lease::hold_buffer(conn, keys, req.slot, until).await?;
+    }
+    if let BufferPlace::Taken(other) = place {
         let reason = format!(
             "--overlap buffer: the run of {} already waits for {first_older} (one waits at most)",
             rfc3339(other)

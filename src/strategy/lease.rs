@@ -619,6 +619,27 @@ pub async fn waiting_place(
     Ok((until > now).then_some((waiting, until)))
 }
 
+/// Whether the slot in the job's waiting place is still waited for by a live host: a waiter
+/// holds the place again at every look (each second), which moves the place's `until`; one that
+/// has not moved within [`BUFFER_HOLD`] and a second belongs to a waiter that died (killed while
+/// it waited), and its slot must not make a later one skipped. Looks four times a second, for at
+/// most that long; true at once when the place moves or another slot takes it.
+pub async fn waiter_alive(conn: &mut Connection, keys: &LeaseKeys) -> Result<bool> {
+    let Some(first) = waiting_place(conn, keys, i64::MIN).await? else {
+        return Ok(false);
+    };
+    let give_up = tokio::time::Instant::now() + BUFFER_HOLD + Duration::from_secs(1);
+    while tokio::time::Instant::now() < give_up {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        match waiting_place(conn, keys, i64::MIN).await? {
+            None => return Ok(false),
+            Some(place) if place != first => return Ok(true),
+            Some(_) => {}
+        }
+    }
+    Ok(false)
+}
+
 /// The slot that holds the job's waiting place at `now`, unless the place is free, lapsed, or
 /// `slot`'s own.
 pub async fn waiting_slot(

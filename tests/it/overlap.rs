@@ -545,9 +545,10 @@ fn replace_is_heard_before_the_next_heartbeat_and_the_replacing_slot_runs() {
 }
 
 /// buffer: the waiting slot's only host dies (SIGKILL) while it waits. Its place lapses within
-/// seconds (it is held again at every look, never past the last one by more than 5 s), so the
-/// next slot waits in its stead and runs when the older run ends, instead of being recorded
-/// skipped behind a waiter that is gone until its --max-late (#35, item 8).
+/// seconds (it is held again at every look, never past the last one by more than 5 s), and the
+/// next slot, coming at once, sees the place is no longer held again: it waits in its stead and
+/// runs when the older run ends, instead of being recorded skipped behind a waiter that is gone
+/// (until its --max-late before #35 item 8; for up to 5 s after, as a trial found).
 #[test]
 fn buffer_frees_the_place_of_a_waiter_that_died() {
     let s = Server::start();
@@ -570,17 +571,9 @@ fn buffer_frees_the_place_of_a_waiter_that_died() {
     )
     .unwrap();
     let _ = waiter.wait();
-    // The place lapses by the server's clock within seconds, not at the slot's --max-late (1 h).
-    common::wait_for(
-        "the dead waiter's place to lapse",
-        Duration::from_secs(20),
-        || {
-            place().is_none_or(|p| {
-                let until: i64 = p.split(':').nth(1).unwrap().parse().unwrap();
-                until <= s.now_ms()
-            })
-        },
-    );
+    // The next slot comes at once, while the dead waiter's place has not lapsed yet: it sees
+    // that nobody holds the place any more (it is not renewed) and waits in its stead, rather
+    // than be recorded skipped behind a slot nobody waits for.
     let third_host = common::spawn_run(&s, &run_args(&third, "buffer", "late-host:1", &short));
     common::wait_for("the third slot to wait", Duration::from_secs(10), || {
         place().is_some_and(|p| p.starts_with(&format!("{third}:")))
