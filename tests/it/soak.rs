@@ -83,6 +83,27 @@ fn binary() -> PathBuf {
         .unwrap_or_else(common::anarchon_path)
 }
 
+/// The server's clock, read through any `CLIENT PAUSE` the nemesis dealt (the harness's own
+/// client is paused with everyone's: a read may time out, and is tried again, for up to 10 s).
+fn server_now(s: &Server) -> i64 {
+    let give_up = Instant::now() + Duration::from_secs(10);
+    loop {
+        let read = s.try_client().and_then(|mut c| {
+            redis::cmd("TIME")
+                .query::<(i64, i64)>(&mut c)
+                .map(|(secs, micros)| secs * 1000 + micros / 1000)
+        });
+        match read {
+            Ok(now) => return now,
+            Err(e) if Instant::now() < give_up => {
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => panic!("the server's clock: {e}"),
+        }
+    }
+}
+
 fn signal(sig: &str, pid: u32) {
     let _ = Command::new("kill")
         .args([sig, &pid.to_string()])
@@ -269,7 +290,7 @@ fn nemesis(
             }
             Nemesis::Pause => {
                 let secs = 2 + pick % 4;
-                let from = s.now_ms();
+                let from = server_now(s);
                 let paused = Command::new(binary())
                     .env("ANARCHON_REDIS_URL", &s.url)
                     .args([
@@ -285,7 +306,7 @@ fn nemesis(
                     .status()
                     .is_ok_and(|st| st.success());
                 if paused {
-                    let to = s.now_ms() + i64::try_from(secs).unwrap() * 1000;
+                    let to = server_now(s) + i64::try_from(secs).unwrap() * 1000;
                     fleet.pauses.lock().unwrap().push((from, to));
                 }
                 paused
@@ -451,7 +472,7 @@ fn monitoring_misses(s: &Server, verdict: &Verdict, window_from: i64) -> Vec<Str
     if verdict.lost.is_empty() {
         return Vec::new();
     }
-    let window = format!("{}ms", s.now_ms() - window_from + 3_000);
+    let window = format!("{}ms", server_now(s) - window_from + 3_000);
     let out = s.cli(&["check", JOB, "--window", &window, "--grace", "3s", "--json"]);
     let v = out.json();
     let job = &v["jobs"][0];
@@ -523,7 +544,7 @@ fn soak(line: Line) {
     let fleet = Arc::new(Fleet::default());
     // Slots due in the window: after the first tick every host saw, up to the last one before the
     // crontabs stopped (a tick at the very end may or may not have started a run).
-    let window_from = s.now_ms() + i64::try_from(EVERY.as_millis()).unwrap();
+    let window_from = server_now(&s) + i64::try_from(EVERY.as_millis()).unwrap();
     let crontabs: Vec<_> = hosts
         .iter()
         .map(|h| {
@@ -547,10 +568,10 @@ fn soak(line: Line) {
     for h in &hosts {
         h.proxy.set(Fault::Pass);
     }
-    let quiet_from_ms = s.now_ms();
+    let quiet_from_ms = server_now(&s);
     // Long enough for the last faulted lease (3 s) to expire and a backup or the next slot to act.
     std::thread::sleep(Duration::from_secs(9));
-    let window_to = s.now_ms() - i64::try_from(EVERY.as_millis()).unwrap();
+    let window_to = server_now(&s) - i64::try_from(EVERY.as_millis()).unwrap();
     stop.store(true, Ordering::Relaxed);
     for c in crontabs {
         c.join().unwrap();

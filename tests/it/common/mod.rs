@@ -178,7 +178,7 @@ impl Server {
         );
     }
 
-    fn try_client(&self) -> redis::RedisResult<redis::Connection> {
+    pub fn try_client(&self) -> redis::RedisResult<redis::Connection> {
         let client = redis::Client::open(self.url.as_str())?;
         // A child process ending (SIGCHLD) may interrupt connect(): that is no failure.
         loop {
