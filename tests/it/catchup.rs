@@ -7,9 +7,11 @@ use crate::common::{Server, json};
 
 const FIVE_MIN: i64 = 300_000;
 
-/// A job whose first claim reached the store three hours ago and whose hosts were all down for
-/// the last two hours: returns the current slot and the missed ones (oldest first).
-fn after_an_outage(s: &Server, job: &str) -> (i64, Vec<i64>) {
+/// A job whose first claim reached the store three hours ago and whose hosts were all down since:
+/// returns the current slot, the missed ones in the last two hours (a `--catch-up 2h` window,
+/// oldest first), and those before it: the hosts were down longer than the window, so `run`
+/// records them skipped, "older than --catch-up" (oldest first).
+fn after_an_outage(s: &Server, job: &str) -> (i64, Vec<i64>, Vec<i64>) {
     let now = s.now_ms();
     let _: () = s.cmd(&[
         "HSET",
@@ -23,7 +25,17 @@ fn after_an_outage(s: &Server, job: &str) -> (i64, Vec<i64>) {
         .map(|i| current - i * FIVE_MIN)
         .filter(|slot| *slot >= now - 2 * 3_600_000)
         .collect();
-    (current, missed)
+    let before = (1..=40)
+        .rev()
+        .map(|i| current - i * FIVE_MIN)
+        .filter(|slot| *slot > now - 3 * 3_600_000 && *slot < now - 2 * 3_600_000)
+        .collect();
+    (current, missed, before)
+}
+
+/// `before`, then `then`: every slot recorded skipped, oldest first.
+fn and(before: &[i64], then: &[i64]) -> Vec<i64> {
+    before.iter().chain(then).copied().collect()
 }
 
 fn run_args<'a>(job: &'a str, log: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
@@ -70,7 +82,7 @@ fn skipped(s: &Server, job: &str) -> Vec<i64> {
 #[test]
 fn policy_all_runs_each_missed_run_once_oldest_first() {
     let s = Server::start();
-    let (current, missed) = after_an_outage(&s, "all");
+    let (current, missed, before) = after_an_outage(&s, "all");
     assert_eq!(missed.len(), 23);
     let line = log_line(&s, "all.log");
     let out = s
@@ -80,7 +92,17 @@ fn policy_all_runs_each_missed_run_once_oldest_first() {
     expected.push(current);
     assert_eq!(ran(&s, "all.log"), expected);
     assert_eq!(out.json()["catch_up"].as_array().unwrap().len(), 23);
-    assert!(skipped(&s, "all").is_empty());
+    // The hosts were down for three hours, the window is two: the hour before it is recorded.
+    assert_eq!(skipped(&s, "all"), before);
+    assert!(!before.is_empty());
+    let v = out.json();
+    assert!(
+        v["skipped"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("older than --catch-up 2h"),
+        "{v}"
+    );
 
     // Again: every run is claimed, nothing runs twice.
     s.cli(&run_args("all", &line, &["--catch-up-max", "30"]));
@@ -90,24 +112,24 @@ fn policy_all_runs_each_missed_run_once_oldest_first() {
 #[test]
 fn policy_all_runs_at_most_catch_up_max_and_records_the_older_as_skipped() {
     let s = Server::start();
-    let (current, missed) = after_an_outage(&s, "capped");
+    let (current, missed, before) = after_an_outage(&s, "capped");
     let line = log_line(&s, "capped.log");
     // The default --catch-up-max is 10: the newest 10 missed runs, then the current one.
     let out = s.cli(&run_args("capped", &line, &[])).expect(0);
     let mut expected = missed[13..].to_vec();
     expected.push(current);
     assert_eq!(ran(&s, "capped.log"), expected);
-    assert_eq!(skipped(&s, "capped"), missed[..13]);
+    assert_eq!(skipped(&s, "capped"), and(&before, &missed[..13]));
     let v = out.json();
-    assert_eq!(v["skipped"].as_array().unwrap().len(), 13);
+    assert_eq!(v["skipped"].as_array().unwrap().len(), before.len() + 13);
     assert!(
-        v["skipped"][0]["reason"]
+        v["skipped"][before.len()]["reason"]
             .as_str()
             .unwrap()
             .contains("--catch-up-max 10"),
         "{v}"
     );
-    assert_eq!(v["skipped"][0]["recorded"], true);
+    assert_eq!(v["skipped"][before.len()]["recorded"], true);
     // A skipped run is never run later, by any policy.
     s.cli(&run_args("capped", &line, &["--catch-up-max", "100"]));
     assert_eq!(ran(&s, "capped.log"), expected);
@@ -116,21 +138,24 @@ fn policy_all_runs_at_most_catch_up_max_and_records_the_older_as_skipped() {
 #[test]
 fn policy_latest_runs_one_and_records_the_others_as_skipped() {
     let s = Server::start();
-    let (current, missed) = after_an_outage(&s, "latest");
+    let (current, missed, before) = after_an_outage(&s, "latest");
     let line = log_line(&s, "latest.log");
     let out = s
         .cli(&run_args("latest", &line, &["--catch-up-policy", "latest"]))
         .expect(0);
     assert_eq!(ran(&s, "latest.log"), [current]);
-    assert_eq!(skipped(&s, "latest"), missed);
-    assert_eq!(skipped(&s, "latest").len(), 23);
+    assert_eq!(skipped(&s, "latest"), and(&before, &missed));
+    assert_eq!(skipped(&s, "latest").len(), before.len() + 23);
     assert!(out.json()["catch_up"].as_array().unwrap().is_empty());
 
     // history shows them; a claim of one is answered done, skipped, and runs nothing.
     let history = s
         .cli(&["history", "latest", "--status", "skipped", "--json"])
         .expect(0);
-    assert_eq!(history.json()["entries"].as_array().unwrap().len(), 23);
+    assert_eq!(
+        history.json()["entries"].as_array().unwrap().len(),
+        before.len() + 23
+    );
     let out = s
         .cli(&[
             "run",
@@ -158,7 +183,7 @@ fn policy_latest_runs_one_and_records_the_others_as_skipped() {
 #[test]
 fn policy_latest_runs_the_newest_due_run_when_it_is_the_one_missed() {
     let s = Server::start();
-    let (current, missed) = after_an_outage(&s, "late");
+    let (current, missed, before) = after_an_outage(&s, "late");
     let line = log_line(&s, "late.log");
     // --max-late 1s: the current slot is late, so it is the newest missed run, and it runs.
     let mut args = run_args("late", &line, &["--catch-up-policy", "latest"]);
@@ -167,7 +192,7 @@ fn policy_latest_runs_the_newest_due_run_when_it_is_the_one_missed() {
     // (Unless this runs within a second of a slot: then it is simply on time.)
     s.cli(&args).expect(0);
     assert_eq!(ran(&s, "late.log"), [current]);
-    assert_eq!(skipped(&s, "late"), missed);
+    assert_eq!(skipped(&s, "late"), and(&before, &missed));
 }
 
 #[test]
@@ -195,7 +220,7 @@ fn a_first_deployment_catches_up_nothing_from_before_it() {
 #[test]
 fn racing_hosts_with_either_policy_run_each_missed_run_once() {
     let s = Server::start();
-    let (current, missed) = after_an_outage(&s, "race");
+    let (current, missed, before) = after_an_outage(&s, "race");
     let line = log_line(&s, "race.log");
     let mut children = Vec::new();
     for host in 0..6 {
@@ -223,8 +248,16 @@ fn racing_hosts_with_either_policy_run_each_missed_run_once() {
     unique.dedup();
     assert_eq!(unique.len(), ran.len(), "a run ran twice: {ran:?}");
     assert!(ran.contains(&current));
+    // Before the window: recorded skipped by whichever host came first, never run.
+    for slot in &before {
+        assert!(!ran.contains(slot), "{slot} ran");
+    }
     // Every missed run either ran once or is recorded as skipped, never both.
     let skipped = skipped(&s, "race");
+    assert!(
+        before.iter().all(|slot| skipped.contains(slot)),
+        "{skipped:?}"
+    );
     for slot in &missed {
         assert!(
             ran.contains(slot) != skipped.contains(slot),
@@ -263,7 +296,7 @@ fn a_fleet_runs_the_missed_runs_one_host_would_each_once() {
     for policy in ["all", "latest"] {
         let s = Server::start();
         let job = format!("fleet-{policy}");
-        let (current, missed) = after_an_outage(&s, &job);
+        let (current, missed, before) = after_an_outage(&s, &job);
         let log = s.dir.path().join("fleet.log");
         let line = format!(
             "echo \"$ANARCHON_SLOT $(date +%s%N) start\" >> {log}; sleep 0.2; echo \"$ANARCHON_SLOT $(date +%s%N) end\" >> {log}",
@@ -287,8 +320,8 @@ fn a_fleet_runs_the_missed_runs_one_host_would_each_once() {
         // One host alone: the newest --catch-up-max (10) missed runs under `all`, none under
         // `latest`, then the current one; the older ones recorded skipped.
         let (to_run, to_skip) = match policy {
-            "all" => (missed[13..].to_vec(), missed[..13].to_vec()),
-            _ => (Vec::new(), missed.clone()),
+            "all" => (missed[13..].to_vec(), and(&before, &missed[..13])),
+            _ => (Vec::new(), and(&before, &missed)),
         };
         let mut expected = to_run;
         expected.push(current);

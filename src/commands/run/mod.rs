@@ -114,7 +114,7 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         let report = report.await?;
         caught_up.push(report);
     }
-    let (reason, skipped, current_missed) = (plan.reason, plan.skipped, plan.current_missed);
+    let (skipped, current_missed) = (plan.skipped, plan.current_missed);
 
     let report = if !too_late || current_missed {
         run_in_turn(
@@ -133,7 +133,6 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     let exit_code = exit_code(&args, &caught_up, &report);
     notify_failures(&args, &opts, caught_up.iter().chain([&report])).await;
     let outcome = Outcome {
-        reason,
         skipped,
         caught_up,
         report,
@@ -225,10 +224,8 @@ async fn notify_failures(
 struct CatchUpPlan {
     /// The missed runs to run, oldest first (the current slot among them when it is missed).
     to_run: Vec<i64>,
-    /// Those the policy does not run, recorded as skipped.
+    /// Those the policy does not run, recorded as skipped (each with why).
     skipped: Vec<Skipped>,
-    /// Why they were skipped.
-    reason: String,
     /// Whether the current slot is itself a missed run: too late, and nobody claimed it.
     current_missed: bool,
 }
@@ -259,6 +256,11 @@ async fn plan_catch_up(
     };
     let runner = args.lease.runner();
     let mut skipped = Vec::new();
+    if let Some(s) = schedule.filter(|_| !catch_up.is_zero()) {
+        let window_start = now - millis(catch_up);
+        skipped =
+            skip_before_window(conn, keys, s, window_start, &missed, &runner, catch_up).await?;
+    }
     for &slot in to_skip {
         let outcome = lease::skip(conn, keys, slot, &runner, &reason).await?;
         skipped.push(Skipped {
@@ -271,15 +273,56 @@ async fn plan_catch_up(
     Ok(CatchUpPlan {
         to_run: to_run.to_vec(),
         skipped,
-        reason,
         current_missed,
     })
 }
 
+/// When the hosts were down for longer than `--catch-up` (the window's first slot was missed too),
+/// the missed runs before the window are recorded skipped, "older than --catch-up": the policy
+/// decided not to run them, and history and monitoring must say so rather than show nothing, as if
+/// they had never been due. At most the newest [`MAX_CATCH_UP_SLOTS`] of them, none from before
+/// the store first saw the job; nothing is looked at while the window's first slot was claimed
+/// (the usual case: no outage, or a short one).
+async fn skip_before_window(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    schedule: &Schedule,
+    window_start: i64,
+    missed: &[i64],
+    runner: &str,
+    catch_up: Duration,
+) -> Result<Vec<Skipped>> {
+    let Some(first_seen) = lease::first_seen(conn, keys).await? else {
+        return Ok(Vec::new());
+    };
+    let window_first = schedule.next_after(window_start.max(first_seen) - 1);
+    if first_seen >= window_start || missed.first().copied() != window_first {
+        return Ok(Vec::new());
+    }
+    let before = schedule.newest_between(first_seen - 1, window_start - 1, MAX_CATCH_UP_SLOTS);
+    let claimed = lease::were_claimed(conn, keys, &before).await?;
+    let reason = format!(
+        "older than --catch-up {} (the hosts were down longer)",
+        humantime::format_duration(catch_up)
+    );
+    let mut skipped = Vec::new();
+    for (slot, claimed) in before.into_iter().zip(claimed) {
+        if claimed {
+            continue;
+        }
+        let outcome = lease::skip(conn, keys, slot, runner, &reason).await?;
+        skipped.push(Skipped {
+            slot,
+            slot_time: rfc3339(slot),
+            reason: reason.clone(),
+            recorded: outcome == lease::SkipOutcome::Skipped,
+        });
+    }
+    Ok(skipped)
+}
+
 /// What one `run` did, slot by slot.
 struct Outcome {
-    /// Why the skipped runs were not run (the catch-up policy).
-    reason: String,
     skipped: Vec<Skipped>,
     caught_up: Vec<SlotReport>,
     /// The current slot's.
@@ -291,7 +334,6 @@ struct Outcome {
 /// slot (nothing with `--quiet`, or when stderr is a file: the command's output is the log there).
 fn print_outcome(args: &RunArgs, ctx: &Context, outcome: &Outcome, now: i64) {
     let Outcome {
-        reason,
         skipped,
         caught_up,
         report,
@@ -307,15 +349,20 @@ fn print_outcome(args: &RunArgs, ctx: &Context, outcome: &Outcome, now: i64) {
         };
         ctx.out.print_json_line(&summary);
     } else if !args.exec.quiet && std::io::stderr().is_terminal() {
-        if let (Some(first), Some(last)) = (skipped.first(), skipped.last()) {
+        // A line per reason: those older than the window, then the policy's.
+        let mut rest = &skipped[..];
+        while let Some(first) = rest.first() {
+            let n = rest.iter().take_while(|s| s.reason == first.reason).count();
+            let last = &rest[n - 1];
             crate::errln!(
                 "anarchon: {}: {} missed run(s) from {} to {} not run ({}); recorded as skipped",
                 args.job,
-                skipped.len(),
+                n,
                 rfc3339(first.slot),
                 rfc3339(last.slot),
-                reason
+                first.reason
             );
+            rest = &rest[n..];
         }
         for r in caught_up.iter().chain(std::iter::once(report)) {
             crate::errln!("anarchon: {}", describe(r, now, args.max_late));
