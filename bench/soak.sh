@@ -13,7 +13,9 @@
 #            release, built into another target dir), for a before/after in one run
 # FORMATS=1,2 picks the store formats (default both); OVERLAPS=forbid,replace,buffer the crontab
 # line's --overlap policies (default all three; replace and buffer run 4 s commands every 3 s, so
-# that every slot meets a run in progress). Reports, never fails.
+# that every slot meets a run in progress). Reports, never fails. When a soak loses a run or runs
+# two copies, the hosts' stderr and the command's log are kept under target/soak/ (or
+# $ANARCHON_SOAK_KEEP_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_FORMAT=${1:-600}
@@ -30,7 +32,9 @@ soak() { # label binary format overlap
   echo "== $label, store format $format, --overlap $overlap"
   ANARCHON_SOAK_OVERLAP=$overlap ANARCHON_SOAK_RUN_MS=$run_ms ANARCHON_SOAK_SECS=$SECONDS_PER_FORMAT ANARCHON_SOAK_HOSTS=$HOSTS ANARCHON_SOAK_SEED=$SEED \
     ANARCHON_SOAK_REPORT_ONLY=1 ANARCHON_TEST_STORE_FORMAT=$format ANARCHON_SOAK_BINARY=$binary \
-    cargo test --release --quiet --test it -- soak:: --nocapture 2>&1 | sed -n 's/^.*\(soak: \)/\1/; /^soak: /,/^  due slots/p'
+    ANARCHON_SOAK_KEEP_DIR=${ANARCHON_SOAK_KEEP_DIR:-target/soak} \
+    cargo test --release --quiet --test it -- soak:: --nocapture 2>&1 \
+    | awk '/soak: / { sub(/^.*soak: /, "soak: "); shown = 1; print; next } shown && /^  / { print; next } { shown = 0 }'
 }
 for format in ${FORMATS//,/ }; do
   for overlap in ${OVERLAPS//,/ }; do

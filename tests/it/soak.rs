@@ -613,6 +613,32 @@ fn soak(line: Line) {
             format!(": {:?}", verdict.lost)
         }
     );
+    // What the hosts said, kept where bench/soak.sh asks (the server's directory goes with it).
+    if let Some(keep) = std::env::var_os("ANARCHON_SOAK_KEEP_DIR")
+        && (!verdict.lost.is_empty() || !verdict.overlaps.is_empty())
+    {
+        let keep = std::path::PathBuf::from(keep).join(format!(
+            "{}-f{}-{}",
+            line.overlap,
+            Server::test_store_format(),
+            window_from
+        ));
+        let _ = std::fs::create_dir_all(&keep);
+        for entry in std::fs::read_dir(s.dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = entry.file_name();
+            if name.to_string_lossy().ends_with(".err") || name == "soak.log" {
+                let _ = std::fs::copy(entry.path(), keep.join(&name));
+            }
+        }
+        eprintln!(
+            "  the hosts' stderr and the command's log: {}",
+            keep.display()
+        );
+    }
     let unreported = monitoring_misses(&s, &verdict, window_from);
     if !unreported.is_empty() {
         eprintln!("  lost runs `check --window` did not report: {unreported:?}");
