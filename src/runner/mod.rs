@@ -252,12 +252,18 @@ async fn skip_behind_a_waiting_slot(
         return Ok(None);
     }
     let keys = target.lease_keys();
-    let Some(waiting) = strategy::lease::waiting_slot(conn, &keys, req.slot, server_now).await?
-    else {
+    let waiting = retrying(conn, async |conn| {
+        strategy::lease::waiting_slot(conn, &keys, req.slot, server_now).await
+    })
+    .await?;
+    let Some(waiting) = waiting else {
         return Ok(None);
     };
     // A waiter that died keeps the place a few seconds: its slot must not cost this one too.
-    if !strategy::lease::waiter_alive(conn, &keys).await? {
+    let alive = retrying(conn, async |conn| {
+        strategy::lease::waiter_alive(conn, &keys).await
+    });
+    if !alive.await? {
         return Ok(None);
     }
     let reason = format!(
@@ -281,14 +287,38 @@ async fn record_overlap_skip(
     req: &ClaimRequest,
     reason: &str,
 ) -> Result<bool> {
-    let outcome =
-        crate::strategy::lease::skip(conn, &target.lease_keys(), req.slot, &req.runner, reason)
-            .await?;
+    let keys = target.lease_keys();
+    let outcome = retrying(conn, async |conn| {
+        crate::strategy::lease::skip(conn, &keys, req.slot, &req.runner, reason).await
+    })
+    .await?;
     Ok(outcome == crate::strategy::lease::SkipOutcome::Skipped)
 }
 
 /// How long a claim is retried through connection trouble (at least; a longer lease extends it).
 const CLAIM_RETRY_FOR: Duration = Duration::from_secs(10);
+
+/// Runs `call` again through trouble that passes (the connection, a server stalled by CLIENT
+/// PAUSE, OOM, LOADING...), with back-off and a fresh connection, for up to [`CLAIM_RETRY_FOR`]:
+/// the small writes and reads around a claim (a slot's skip record, the waiting place, a release
+/// for `--overlap replace`) are idempotent, and a host that gave up on one at the first timeout
+/// left its slot with no record; when a stall hits every host of a fleet at once, nobody records
+/// it. Found by the soak's loss checker.
+pub(crate) async fn retrying<T>(
+    conn: &mut Connection,
+    mut call: impl AsyncFnMut(&mut Connection) -> Result<T>,
+) -> Result<T> {
+    let give_up = Instant::now() + CLAIM_RETRY_FOR;
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        match call(conn).await {
+            Err(e) if (e.is_transient() || e.can_pass()) && Instant::now() < give_up => {
+                conn.pause_and_reconnect(&mut backoff, give_up).await;
+            }
+            done => return done,
+        }
+    }
+}
 
 /// Claims, retrying through connection trouble with the same token: the claim is idempotent per
 /// token, so if an earlier try was applied and only its reply was lost, the retry is answered

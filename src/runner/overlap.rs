@@ -22,6 +22,7 @@ use crate::connection::Connection;
 use crate::error::Result;
 use crate::runner::backup::Trouble;
 use crate::runner::deadline::BootTime;
+use crate::runner::retrying;
 use crate::store::LeaseKeys;
 use crate::strategy::Target;
 use crate::strategy::lease::{self, BufferPlace, ClaimOutcome, ClaimReply, ClaimRequest};
@@ -229,15 +230,18 @@ async fn release_older(
     spinner: Option<&indicatif::ProgressBar>,
 ) -> Result<Instant> {
     let older = reply.other_slot.unwrap_or_default();
-    let marked = lease::release(
-        conn,
-        keys,
-        older,
-        reply.attempt,
-        "interrupted",
-        result,
-        false,
-    )
+    let marked = retrying(conn, async |conn| {
+        lease::release(
+            conn,
+            keys,
+            older,
+            reply.attempt,
+            "interrupted",
+            result,
+            false,
+        )
+        .await
+    })
     .await?;
     let left = marked
         .lease_end
@@ -276,11 +280,19 @@ async fn buffer(
         );
         return Ok(Settled::skipped(reply, BootTime::now(), reason));
     }
-    let mut place = lease::hold_buffer(conn, keys, req.slot, until).await?;
+    let hold = async |conn: &mut Connection| {
+        retrying(conn, async |conn| {
+            lease::hold_buffer(conn, keys, req.slot, until).await
+        })
+        .await
+    };
+    let mut place = hold(conn).await?;
     // A waiter that died keeps the place until it lapses (a few seconds): wait that out rather
     // than record this slot skipped behind a slot nobody waits for.
-    if matches!(place, BufferPlace::Taken(_)) && !lease::waiter_alive(conn, keys).await? {
-        place = lease::hold_buffer(conn, keys, req.slot, until).await?;
+    if matches!(place, BufferPlace::Taken(_))
+        && !retrying(conn, async |conn| lease::waiter_alive(conn, keys).await).await?
+    {
+        place = hold(conn).await?;
     }
     if let BufferPlace::Taken(other) = place {
         let reason = format!(
@@ -295,7 +307,10 @@ async fn buffer(
     );
     let (reply, sent) = wait_for_older(conn, keys, &what, req, reply, Some(until), quiet).await?;
     // The place is this slot's no longer: it was claimed (here or elsewhere) or waited too long.
-    if let Err(e) = lease::free_buffer(conn, keys, req.slot).await
+    if let Err(e) = retrying(conn, async |conn| {
+        lease::free_buffer(conn, keys, req.slot).await
+    })
+    .await
         && !quiet
     {
         crate::errln!(

@@ -96,7 +96,11 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     let keys = target.lease_keys();
 
     let too_late = schedule.is_some() && now - current > millis(args.max_late);
-    let plan = plan_catch_up(&mut conn, &args, &keys, schedule.as_ref(), current, now).await?;
+    // Reads and skip records, all idempotent: retried through a stall as a claim is.
+    let plan = crate::runner::retrying(&mut conn, async |conn| {
+        plan_catch_up(conn, &args, &keys, schedule.as_ref(), current, now).await
+    })
+    .await?;
     // Missed runs, oldest first, each in turn: a host that finds one held stands by for it (its
     // backup) and one whose older run is still in progress waits for it (`run_in_turn`), so the
     // hosts of a fleet coming back go through them together, each once, one at a time.
