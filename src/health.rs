@@ -40,6 +40,14 @@ pub const WINDOW_MAX_SLOTS: usize = 100_000;
 /// abandoned for good, so a run still in progress this long after is one nobody will finish.
 pub const EXPIRED_AFTER: Duration = Duration::from_secs(10);
 
+/// The two ways out of an `expired` run (its holder died with no backup standing by), in the
+/// words `check` and `inspect` both give: end it, or run the slot again, which takes it over.
+pub fn expired_way_out(job: &str, slot: i64) -> String {
+    format!(
+        "`anarchon release {job} --slot {slot}` records it interrupted, or run the slot again (`anarchon run --job {job} --slot {slot} -- ...` takes it over)"
+    )
+}
+
 /// Added to a job's `--max-late` + `--jitter` for the default grace.
 pub const GRACE_SLACK: Duration = Duration::from_secs(60);
 

@@ -275,9 +275,10 @@ fn summary(job: &str, h: &Health, now: i64, pause: Option<&crate::store::pause::
         HealthState::Expired => {
             let slot = h.expired_slots.first().copied().unwrap_or_default();
             format!(
-                "expired: the run of {} stopped renewing its lease {} ago and nobody took it over (its holder died with no backup standing by); `anarchon release {job} --slot {slot}` records it interrupted, or run the slot again (`anarchon run --job {job} --slot {slot} -- ...` takes it over), {last_ok}",
+                "expired: the run of {} stopped renewing its lease {} ago and nobody took it over (its holder died with no backup standing by); {}, {last_ok}",
                 rfc3339(slot),
                 humanize(h.expired_for_ms.max(0) as u64),
+                crate::health::expired_way_out(job, slot),
             )
         }
         HealthState::Late | HealthState::Missed if h.missed_slots.is_empty() => format!(

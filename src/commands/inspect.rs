@@ -301,9 +301,9 @@ fn print_health(ctx: &Context, d: &JobDetail) {
         // A run nobody will finish: say what to do.
         for slot in &h.expired_slots {
             crate::outln!(
-                "expired  the run of {} lost its lease and nobody took it over (its holder died with no backup standing by)\n  hint: `anarchon release {job} --slot {slot}` records it interrupted; or run the slot again: `anarchon run --job {job} --slot {slot} -- ...` takes it over",
+                "expired  the run of {} lost its lease and nobody took it over (its holder died with no backup standing by)\n  hint: {}",
                 out.time(*slot),
-                job = d.job,
+                crate::health::expired_way_out(&d.job, *slot),
             );
         }
     }

@@ -246,9 +246,9 @@ async fn plan_catch_up(
 ) -> Result<CatchUpPlan> {
     let catch_up = args.catch_up.unwrap_or(Duration::ZERO);
     let too_late = schedule.is_some() && now - current > millis(args.max_late);
-    let missed = match schedule.filter(|_| !catch_up.is_zero()) {
+    let (first_seen, missed) = match schedule.filter(|_| !catch_up.is_zero()) {
         Some(s) => missed_runs(conn, keys, s, now - millis(catch_up), current, too_late).await?,
-        None => Vec::new(),
+        None => (None, Vec::new()),
     };
     // The current slot is among them only when it is too late and nobody claimed it.
     let current_missed = missed.last() == Some(&current);
@@ -260,10 +260,9 @@ async fn plan_catch_up(
     };
     let runner = args.lease.runner();
     let mut skipped = Vec::new();
-    if let Some(s) = schedule.filter(|_| !catch_up.is_zero()) {
-        let window_start = now - millis(catch_up);
-        skipped =
-            skip_before_window(conn, keys, s, window_start, &missed, &runner, catch_up).await?;
+    if let (Some(s), Some(first_seen)) = (schedule.filter(|_| !catch_up.is_zero()), first_seen) {
+        let window = (now - millis(catch_up), catch_up);
+        skipped = skip_before_window(conn, keys, s, window, first_seen, &missed, &runner).await?;
     }
     for &slot in to_skip {
         let outcome = lease::skip(conn, keys, slot, &runner, &reason).await?;
@@ -287,18 +286,17 @@ async fn plan_catch_up(
 /// they had never been due. At most the newest [`MAX_CATCH_UP_SLOTS`] of them, none from before
 /// the store first saw the job; nothing is looked at while the window's first slot was claimed
 /// (the usual case: no outage, or a short one).
+/// `window`: its start (server ms) and length (`--catch-up`); `first_seen` as [`missed_runs`]
+/// read it.
 async fn skip_before_window(
     conn: &mut Connection,
     keys: &LeaseKeys,
     schedule: &Schedule,
-    window_start: i64,
+    (window_start, catch_up): (i64, Duration),
+    first_seen: i64,
     missed: &[i64],
     runner: &str,
-    catch_up: Duration,
 ) -> Result<Vec<Skipped>> {
-    let Some(first_seen) = lease::first_seen(conn, keys).await? else {
-        return Ok(Vec::new());
-    };
     let window_first = schedule.next_after(window_start.max(first_seen) - 1);
     if first_seen >= window_start || missed.first().copied() != window_first {
         return Ok(Vec::new());
@@ -577,6 +575,7 @@ fn first_failure(reports: &[SlotReport]) -> Option<i32> {
 /// `window_start` to before `current`, and `current` too when it is `too_late` (it would not run
 /// otherwise). Never a slot from before the store first saw the job ([`lease::first_seen`]), so a
 /// first deployment catches up nothing; at most the newest [`MAX_CATCH_UP_SLOTS`] are looked at.
+/// Returns them with when the store first saw the job (None: never).
 async fn missed_runs(
     conn: &mut crate::connection::Connection,
     keys: &LeaseKeys,
@@ -584,19 +583,20 @@ async fn missed_runs(
     window_start: i64,
     current: i64,
     too_late: bool,
-) -> Result<Vec<i64>> {
+) -> Result<(Option<i64>, Vec<i64>)> {
     let Some(first_seen) = lease::first_seen(conn, keys).await? else {
-        return Ok(Vec::new());
+        return Ok((None, Vec::new()));
     };
     let since = window_start.max(first_seen);
     let until = if too_late { current } else { current - 1 };
     let slots = schedule.newest_between(since - 1, until, MAX_CATCH_UP_SLOTS);
     let claimed = lease::were_claimed(conn, keys, &slots).await?;
-    Ok(slots
+    let missed = slots
         .into_iter()
         .zip(claimed)
         .filter_map(|(slot, claimed)| (!claimed).then_some(slot))
-        .collect())
+        .collect();
+    Ok((Some(first_seen), missed))
 }
 
 /// How many of `missed` runs (the newest ones) the policy runs; the older ones are skipped.
