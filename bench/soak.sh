@@ -3,7 +3,9 @@
 # their own fault relays while a nemesis mixes kill -9, SIGSTOP, reply delays, black holes,
 # partitions, CLIENT PAUSE and `release`; the checker reports two copies at once, slots run more
 # than once (one after the other), slots left without an ended attempt, and every due slot's end:
-# ran, decided by a record one host alone would write, or lost, for each store format.
+# ran, decided by a record one host alone would write, lost, or lost to faults (every allowed
+# attempt ended while a fault the soak dealt held its host; monitoring must report those too), for
+# each store format.
 #
 # Usage: bench/soak.sh [SECONDS] [HOSTS] [SEED] [BASELINE_BINARY]
 #   SECONDS  chaos per store format (default 600), then a 9 s quiet spell

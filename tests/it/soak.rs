@@ -13,8 +13,12 @@
 //! written (skipped by a named policy, replaced, superseded, released by the operator). Anything
 //! else (no record at all, an attempt that ended `interrupted` with nobody to finish the run, a run
 //! still in progress, a `finished` the command's log does not back) is lost and fails the soak as
-//! two copies do. Then `check`, over the same window, must report every lost slot (CRITICAL or
-//! WARNING, naming it), never OK.
+//! two copies do. One exception, counted apart: a slot whose every allowed attempt (3) ended
+//! `interrupted` while a fault the nemesis dealt held that attempt's host (a kill, a stop, a cut
+//! or slowed network, a server pause). The fleet tried all it may and the soak itself ended each
+//! try; no scheduler can run it, but it did not run, so monitoring must still report it. Then
+//! `check`, over the same window, must report every lost slot, and every slot lost to faults
+//! (CRITICAL or WARNING, naming it), never OK.
 //!
 //! In the suite it is bounded, with a fixed seed. `bench/soak.sh` runs it longer; the settings are
 //! environment variables: `ANARCHON_SOAK_SECS` (chaos, default 12), `ANARCHON_SOAK_HOSTS` (3),
@@ -55,6 +59,30 @@ struct Fleet {
     down: AtomicBool,
     /// The job's pauses, (from, to) in server ms, wide enough to hold each.
     pauses: Mutex<Vec<(i64, i64)>>,
+    /// The faults that can end an attempt, each with the host it hit (`None`: every host, a
+    /// server pause) and when it held (ms on the machine's clock, which the loopback server
+    /// shares): the checker pins an interrupted attempt on one of them, or calls it lost.
+    hits: Mutex<Vec<Hit>>,
+}
+
+/// A fault that can end the attempt of the host it hit.
+#[derive(Debug, Clone)]
+struct Hit {
+    host: Option<String>,
+    from: i64,
+    to: i64,
+    fault: Nemesis,
+}
+
+/// Milliseconds on this machine's clock (a loopback server's `TIME` reads the same clock).
+fn now_ms() -> i64 {
+    i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
 }
 
 /// A host: its fault relay and the `anarchon run` processes it started that are still running.
@@ -238,13 +266,26 @@ fn nemesis(
         let host = hosts[usize::try_from(rng.next_u64() % hosts.len() as u64).unwrap()].clone();
         let lasts = Duration::from_millis(1_000 + rng.next_u64() % 4_000);
         let pick = rng.next_u64();
+        let hit = |host: Option<&str>, for_ms: u128| {
+            let from = now_ms();
+            fleet.hits.lock().unwrap().push(Hit {
+                host: host.map(str::to_string),
+                from,
+                to: from + i64::try_from(for_ms).unwrap(),
+                fault,
+            });
+        };
         let done = match fault {
             Nemesis::Kill9 => host
                 .some_pid(pick)
-                .map(|pid| signal("-KILL", pid))
+                .map(|pid| {
+                    hit(Some(&host.name), 0);
+                    signal("-KILL", pid);
+                })
                 .is_some(),
             Nemesis::Stop => match host.some_pid(pick) {
                 Some(pid) => {
+                    hit(Some(&host.name), lasts.as_millis());
                     signal("-STOP", pid);
                     undo.push(std::thread::spawn(move || {
                         std::thread::sleep(lasts);
@@ -255,6 +296,7 @@ fn nemesis(
                 None => false,
             },
             Nemesis::Delay | Nemesis::BlackHole | Nemesis::Partition => {
+                hit(Some(&host.name), lasts.as_millis());
                 host.proxy.set(match fault {
                     Nemesis::Delay => {
                         Fault::DelayReplies(Duration::from_millis(500 + pick % 3_500))
@@ -270,6 +312,7 @@ fn nemesis(
                 true
             }
             Nemesis::ServerPause => {
+                hit(None, lasts.as_millis());
                 let ms = lasts.as_millis().to_string();
                 let mut c = s.client();
                 redis::cmd("CLIENT")
@@ -359,6 +402,44 @@ struct Verdict {
     due: usize,
     decided: BTreeMap<String, usize>,
     lost: Vec<(i64, String)>,
+    /// Slots whose every allowed attempt a fault the nemesis dealt to its holder ended: the fleet
+    /// tried all it may (`--max-attempts`, 3), each time on a host the soak itself was killing,
+    /// stopping or cutting off. Not a fault of anarchon, but still a run that did not happen, so
+    /// monitoring must report each as it reports a lost one (never OK); they fail nothing else.
+    lost_to_faults: Vec<(i64, String)>,
+}
+
+/// The attempts a slot gets by default (`run --max-attempts`).
+const MAX_ATTEMPTS: usize = 3;
+
+/// How long after a fault ended it can still end an attempt: a reply delayed up to 4 s arrives
+/// after the relay passes again, and the lease (3 s) runs out after that.
+const HIT_REACH_MS: i64 = 5_000;
+
+/// Whether every attempt of a slot ended `interrupted`, all `MAX_ATTEMPTS` of them, each while a
+/// fault the nemesis dealt held its host (or the server): then the slot's loss is the soak's own
+/// doing. An attempt no fault explains makes the slot a lost run.
+fn every_attempt_hit(results: &[&ResultEntry], hits: &[Hit]) -> Option<String> {
+    if results.len() < MAX_ATTEMPTS || results.iter().any(|r| r.status != "interrupted") {
+        return None;
+    }
+    let mut why = Vec::new();
+    for r in results {
+        let (from, to) = (r.claimed_at.unwrap_or(r.slot), r.ended_at?);
+        let hit = hits.iter().find(|h| {
+            h.host.as_deref().is_none_or(|host| host == r.runner)
+                && h.from <= to
+                && h.to + HIT_REACH_MS >= from
+        })?;
+        why.push(format!(
+            "attempt {} on {}: {:?} at +{} ms",
+            r.attempt.unwrap_or(0),
+            r.runner,
+            hit.fault,
+            hit.from - from
+        ));
+    }
+    Some(why.join(", "))
 }
 
 /// How one due slot ended, from the store's records of it and the command's own log.
@@ -412,6 +493,7 @@ fn check(
     quiet_from_ms: i64,
     window: (i64, i64),
     pauses: &[(i64, i64)],
+    hits: &[Hit],
 ) -> Verdict {
     let spans = spans_of::<String>(log);
     let list: Vec<(&String, &(i64, i64))> = spans.iter().collect();
@@ -459,7 +541,10 @@ fn check(
             {
                 *verdict.decided.entry("paused".into()).or_default() += 1;
             }
-            Err(what) => verdict.lost.push((slot, what)),
+            Err(what) => match every_attempt_hit(&of_slot, hits) {
+                Some(faults) => verdict.lost_to_faults.push((slot, faults)),
+                None => verdict.lost.push((slot, what)),
+            },
         }
     }
     verdict
@@ -469,7 +554,7 @@ fn check(
 /// slot the checker calls lost (WARNING or CRITICAL, the slot among its missed, lost or expired
 /// ones), never OK while there are any. Returns what it failed to report.
 fn monitoring_misses(s: &Server, verdict: &Verdict, window_from: i64) -> Vec<String> {
-    if verdict.lost.is_empty() {
+    if verdict.lost.is_empty() && verdict.lost_to_faults.is_empty() {
         return Vec::new();
     }
     let window = format!("{}ms", server_now(s) - window_from + 3_000);
@@ -487,6 +572,7 @@ fn monitoring_misses(s: &Server, verdict: &Verdict, window_from: i64) -> Vec<Str
     verdict
         .lost
         .iter()
+        .chain(&verdict.lost_to_faults)
         .filter(|(slot, _)| !reported.contains(slot))
         .map(|(slot, why)| format!("{slot} ({why}) not in {job}"))
         .collect()
@@ -583,7 +669,15 @@ fn soak(line: Line) {
         }
     }
     let pauses = fleet.pauses.lock().unwrap().clone();
-    let verdict = check(&s, &log, quiet_from_ms, (window_from, window_to), &pauses);
+    let hits = fleet.hits.lock().unwrap().clone();
+    let verdict = check(
+        &s,
+        &log,
+        quiet_from_ms,
+        (window_from, window_to),
+        &pauses,
+        &hits,
+    );
     let together: i64 = verdict.overlaps.iter().map(|o| o.2).sum();
     eprintln!(
         "soak: {secs} s, {host_count} hosts, seed {seed}, --overlap {}, store format {}: faults {dealt:?}\n  slots run {}, two copies at once {} ({} ms together){}\n  slots run more than once (one after the other) {}: {:?}\n  slots left without an ended attempt {}: {:?}",
@@ -603,7 +697,7 @@ fn soak(line: Line) {
         verdict.left_unended,
     );
     eprintln!(
-        "  due slots {}: {:?}; lost {}{}",
+        "  due slots {}: {:?}; lost {}{}; every attempt ended by a fault {}{}",
         verdict.due,
         verdict.decided,
         verdict.lost.len(),
@@ -611,11 +705,19 @@ fn soak(line: Line) {
             String::new()
         } else {
             format!(": {:?}", verdict.lost)
+        },
+        verdict.lost_to_faults.len(),
+        if verdict.lost_to_faults.is_empty() {
+            String::new()
+        } else {
+            format!(": {:?}", verdict.lost_to_faults)
         }
     );
     // What the hosts said, kept where bench/soak.sh asks (the server's directory goes with it).
     if let Some(keep) = std::env::var_os("ANARCHON_SOAK_KEEP_DIR")
-        && (!verdict.lost.is_empty() || !verdict.overlaps.is_empty())
+        && (!verdict.lost.is_empty()
+            || !verdict.lost_to_faults.is_empty()
+            || !verdict.overlaps.is_empty())
     {
         let keep = std::path::PathBuf::from(keep).join(format!(
             "{}-f{}-{}",
