@@ -91,7 +91,37 @@ impl Default for Trouble {
     }
 }
 
+/// What a waiter says of a failed claim: the first failure at once, then a reminder.
+#[derive(Debug, PartialEq, Eq)]
+enum Say {
+    First,
+    /// Failing for `for_ms`, over `tries` claims.
+    Still {
+        for_ms: u64,
+        tries: u32,
+    },
+}
+
 impl Trouble {
+    /// Counts one failed claim at `now`, and says what to tell the operator, if anything: the
+    /// first failure, then once every [`TROUBLE_REMINDER`] while the failures last.
+    fn failed_at(&mut self, now: Instant) -> Option<Say> {
+        let since = *self.since.get_or_insert(now);
+        self.refusals += 1;
+        let say = match self.said_at {
+            None => Some(Say::First),
+            Some(at) if now.duration_since(at) >= TROUBLE_REMINDER => Some(Say::Still {
+                for_ms: u64::try_from(now.duration_since(since).as_millis()).unwrap_or(u64::MAX),
+                tries: self.refusals,
+            }),
+            Some(_) => None,
+        };
+        if say.is_some() {
+            self.said_at = Some(now);
+        }
+        say
+    }
+
     /// The claim's reply, or None after trouble that passes (backed off; the caller loops).
     /// `what`: what the waiter is doing, for its lines on stderr.
     pub async fn claim(
@@ -111,30 +141,18 @@ impl Trouble {
                 Ok(Some(r))
             }
             Err(e) if e.is_transient() || e.can_pass() => {
-                let now = Instant::now();
-                let since = *self.since.get_or_insert(now);
-                if !quiet && self.said_at.is_none() {
-                    crate::errln!(
+                match self.failed_at(Instant::now()) {
+                    _ if quiet => {}
+                    Some(Say::First) => crate::errln!(
                         "anarchon: {what}: {e}; retrying (every {} at most)",
                         humantime::format_duration(STANDBY_POLL_MAX)
-                    );
-                    self.said_at = Some(now);
-                } else if !quiet
-                    && self
-                        .said_at
-                        .is_some_and(|at| now.duration_since(at) >= TROUBLE_REMINDER)
-                {
-                    crate::errln!(
-                        "anarchon: {what}: still failing after {} ({} tries): {e}; still retrying",
-                        humanize(
-                            u64::try_from(now.duration_since(since).as_millis())
-                                .unwrap_or(u64::MAX)
-                        ),
-                        self.refusals + 1
-                    );
-                    self.said_at = Some(now);
+                    ),
+                    Some(Say::Still { for_ms, tries }) => crate::errln!(
+                        "anarchon: {what}: still failing after {} ({tries} tries): {e}; still retrying",
+                        humanize(for_ms)
+                    ),
+                    None => {}
                 }
-                self.refusals += 1;
                 sleep(self.backoff).await;
                 self.backoff = (self.backoff * 2).min(STANDBY_POLL_MAX);
                 let _ = timeout(Duration::from_secs(1), conn.reconnect()).await;
@@ -142,5 +160,42 @@ impl Trouble {
             }
             Err(e) => Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server out of memory can refuse for hours: the waiter says so at once, then again every
+    /// minute with how long and how many tries, not once and then nothing (#35, item 12).
+    #[test]
+    fn a_waiter_reminds_every_minute_while_claims_keep_failing() {
+        let mut trouble = Trouble::default();
+        let t0 = Instant::now();
+        let at = |secs: u64| t0 + Duration::from_secs(secs);
+        assert_eq!(trouble.failed_at(at(0)), Some(Say::First));
+        // Backed off up to STANDBY_POLL_MAX between tries: nothing more within the minute.
+        for secs in [1, 3, 7, 15, 30, 45, 59] {
+            assert_eq!(trouble.failed_at(at(secs)), None, "at {secs} s");
+        }
+        assert_eq!(
+            trouble.failed_at(at(61)),
+            Some(Say::Still {
+                for_ms: 61_000,
+                tries: 9
+            })
+        );
+        assert_eq!(trouble.failed_at(at(90)), None);
+        assert_eq!(
+            trouble.failed_at(at(121)),
+            Some(Say::Still {
+                for_ms: 121_000,
+                tries: 11
+            })
+        );
+        // Once a claim succeeds the trouble is forgotten: the next failure is a first again.
+        let mut trouble = Trouble::default();
+        assert_eq!(trouble.failed_at(at(200)), Some(Say::First));
     }
 }
