@@ -63,8 +63,8 @@ pub async fn execute(args: ClaimArgs, ctx: &Context) -> Result<ExitCode> {
     let job = args.target.job.as_str();
     let strategy = ctx.strategy(&args.strategy)?;
     strategy.refuse_lease_options(&args.lease.given())?;
-    ctx.lease_keys(job)?;
-    let (mut conn, check) = ctx.open_for_write(strategy).await?;
+    let keys = ctx.lease_keys(job)?;
+    let (mut conn, check) = ctx.open_for_a_run(strategy, &keys).await?;
     crate::store::job::require_job_or_new(
         &mut conn,
         ctx.prefix(),

@@ -78,6 +78,27 @@ impl Context {
         Ok((conn, check, read))
     }
 
+    /// [`Context::open_for_write`] for a command that starts a run of `keys`' job (`claim`,
+    /// `run-now`): the types of the job's keys are read in the same round trip, and a key of
+    /// another type than the scripts write refuses the job before anything is written. Else the
+    /// claim could win and the caller do its work, and only the `finish` find the key it cannot
+    /// write, leaving the run in progress for good.
+    pub async fn open_for_a_run(
+        &self,
+        strategy: Strategy,
+        keys: &LeaseKeys,
+    ) -> Result<(Connection, StoreCheck)> {
+        if !strategy.has_leases() {
+            return self.open_for_write(strategy).await;
+        }
+        let (conn, check, _) = self
+            .open_for_write_and_read(strategy, &keys.type_reads(), |types| {
+                keys.refuse_other_types(types)
+            })
+            .await?;
+        Ok((conn, check))
+    }
+
     /// Connects, and checks that the server can run the strategy (before anything is written).
     async fn connect_for(&self, strategy: Strategy) -> Result<Connection> {
         let mut conn = self.connect().await?;

@@ -793,3 +793,80 @@ fn a_job_key_of_another_type_is_refused_before_anything_runs_or_is_written() {
         }
     }
 }
+
+/// A key of another type than its scripts write, for every job key in both store formats, met by
+/// every command that writes: each command either does its work or is refused, and a refused one
+/// (any exit but 0) wrote nothing and ran nothing; `run` and `claim` are always refused (92)
+/// before the command starts. The matrix the red team's fuzz found writes in (#35, item 10).
+#[test]
+fn every_write_command_meets_a_key_of_another_type_refused_and_writing_nothing() {
+    let s = Server::start();
+    let mark = s.dir.path().join("ran");
+    let touch = format!("touch {}", mark.display());
+    // (suffix, whether `run` and `claim` must refuse it, the wrong values put there)
+    let keys: [(&str, bool, [&str; 2]); 8] = [
+        (":state", true, ["list", "zset"]),
+        (":active", true, ["list", "string"]),
+        (":slots", true, ["list", "string"]),
+        (":runs", true, ["list", "string"]),
+        (":results", true, ["list", "string"]),
+        (":job", true, ["list", "string"]),
+        (":live", true, ["list", "string"]),
+        (":registry", false, ["list", "string"]),
+    ];
+    let commands: Vec<Vec<&str>> = vec![
+        vec![
+            "run", "--job", "g", "--slot", "now", "--shell", "--", &touch,
+        ],
+        vec![
+            "run",
+            "--job",
+            "g",
+            "--schedule",
+            "* * * * * *",
+            "--shell",
+            "--",
+            &touch,
+        ],
+        vec!["claim", "g", "--slot", "1000"],
+        vec!["release", "g", "--yes", "--no-wait"],
+        vec!["pause", "g", "--for", "1m"],
+        vec!["resume", "g"],
+        vec!["trim", "g", "--yes"],
+        vec!["run-now", "g", "--yes", "--", "true"],
+    ];
+    let mut tried = 0;
+    for format in ["1", "2"] {
+        for (suffix, lease_key, wrongs) in keys {
+            for wrong in wrongs {
+                let key = format!("{{cron:g}}{suffix}");
+                for args in &commands {
+                    let _: () = s.cmd(&["FLUSHALL"]);
+                    let _: () = s.cmd(&["SET", "cron:format", format]);
+                    match wrong {
+                        "list" => s.cmd::<()>(&["RPUSH", &key, "junk"]),
+                        "zset" => s.cmd::<()>(&["ZADD", &key, "1", "junk"]),
+                        _ => s.cmd::<()>(&["SET", &key, "junk"]),
+                    }
+                    let _ = std::fs::remove_file(&mark);
+                    let before = snapshot(&s);
+                    let out = s.cli(args);
+                    let code = out.status.code();
+                    let err = stderr(&out);
+                    let case = format!("format {format}, {key} a {wrong}, {args:?}");
+                    tried += 1;
+                    assert_ne!(code, Some(101), "{case} panicked: {err}");
+                    assert!(!err.contains("user_script"), "{case}: raw Lua error: {err}");
+                    if lease_key && matches!(args[0], "run" | "claim") {
+                        assert_eq!(code, Some(92), "{case}: not refused as bad data: {err}");
+                    }
+                    if code != Some(0) {
+                        assert_eq!(snapshot(&s), before, "{case} wrote before failing: {err}");
+                        assert!(!mark.exists(), "{case}: refused, yet the command ran");
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(tried, 2 * 8 * 2 * 8);
+}
