@@ -64,12 +64,19 @@ if ! command -v valkey-server >/dev/null; then
     # valkey-server is in bookworm-backports: that suite with the URIs, components and key of the
     # machine's own Debian source entry (the deb822 stanza that lists `bookworm`).
     debian_source=$(grep -lsE '^Suites:(.*[[:space:]])?bookworm([[:space:]]|$)' /etc/apt/sources.list.d/*.sources | head -n 1 || true)
+    # Else a one-line entry (`deb [options] URI bookworm main`, as debootstrap and older images
+    # write /etc/apt/sources.list): the same line with the suite changed.
+    debian_line=$(grep -hsE '^deb[[:space:]].*[[:space:]]bookworm([[:space:]]|$)' /etc/apt/sources.list /etc/apt/sources.list.d/*.list | head -n 1 || true)
     if [ -n "$debian_source" ]; then
       awk 'BEGIN { RS = ""; ORS = "\n\n" } /(^|\n)Suites:[^\n]*bookworm([ \n]|$)/ { print; exit }' "$debian_source" \
         | sed -E 's/^Suites:.*/Suites: bookworm-backports/' \
         | as_root tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null
+    elif [ -n "$debian_line" ]; then
+      printf '%s\n' "$debian_line" \
+        | sed -E 's/([[:space:]])bookworm([[:space:]]|$)/\1bookworm-backports\2/' \
+        | as_root tee /etc/apt/sources.list.d/bookworm-backports.list >/dev/null
     else
-      echo "no deb822 Debian source entry to derive bookworm-backports from; add it to install valkey-server" >&2
+      echo "no Debian source entry for bookworm to derive bookworm-backports from; add bookworm-backports to install valkey-server" >&2
       exit 2
     fi
   fi
