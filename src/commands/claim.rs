@@ -34,7 +34,7 @@ pub struct ClaimReport<'a> {
     pub blocking_slot: Option<i64>,
     #[serde(flatten)]
     pub clock: crate::output::ServerClock,
-    /// When won in store format 2: the attempt's fencing token (ANARCHON_FENCE for `run`).
+    /// When won: the attempt's fencing token (ANARCHON_FENCE for `run`), strictly rising per job.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fence: Option<i64>,
 }

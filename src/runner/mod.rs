@@ -514,7 +514,7 @@ fn command_spec(
         ("ANARCHON_ATTEMPT".to_string(), attempt.to_string()),
         ("ANARCHON_RUNNER".to_string(), req.runner.clone()),
     ]);
-    // The fencing token (store format 2): pass it to the system the command writes to, which
+    // The fencing token (both store formats): pass it to the system the command writes to, which
     // refuses a write carrying a lower one than it has seen (docs/guide.md, "Fencing tokens").
     if let Some(fence) = fence {
         spec.env

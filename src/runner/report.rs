@@ -58,7 +58,7 @@ pub struct SlotReport {
     pub status: String,
     pub command: Option<CommandOutcome>,
     pub recorded: Option<Recorded>,
-    /// The fencing token of our attempt when we ran it (store format 2).
+    /// The fencing token of our attempt when we ran it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fence: Option<i64>,
     /// For a scheduled slot refused by `--overlap forbid`: whether this host recorded it as

@@ -93,8 +93,8 @@ pub struct ScriptReply<O> {
     /// For overlap: when that run was first claimed. A run first claimed after this slot was due
     /// was put ahead of it by a host catching up: one host alone would have run it first.
     pub other_started_at: Option<i64>,
-    /// For a won claim in store format 2: its fencing token, greater than every earlier won
-    /// claim's of the job (None in format 1, which has no place for it).
+    /// For a won claim: its fencing token, greater than every earlier won claim's of the job
+    /// (both formats; None from a format 1 script of a build before fences came to it).
     pub fence: Option<i64>,
     /// For heartbeat and finish of a run an operator released (`anarchon release`): who and why.
     pub released: Option<Released>,

@@ -284,6 +284,10 @@ fn a_claim_whose_reply_was_lost_is_retried_and_runs_once() {
     assert!(proxy.dropped(), "the claim's reply was lost");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json(&out)["attempt"], 1);
+    // The repeat is answered the fence the lost reply carried, not a new one (both formats).
+    assert_eq!(json(&out)["fence"], 1, "{}", stderr(&out));
+    let fence: String = s.cmd(&["HGET", "{cron:lost}:job", "fence"]);
+    assert_eq!(fence, "1");
     assert_never_two_at_once(&log);
     assert_eq!(spans(&log).keys().copied().collect::<Vec<_>>(), vec![1]);
     assert_eq!(

@@ -164,7 +164,12 @@ fn a_won_claim_writes_the_documented_keys_in_format_1() {
     assert_eq!(job["protect_ms"], "3600000");
     // When the job's first claim reached the store (run --catch-up catches up nothing before it).
     assert_eq!(job["first_seen"], server_time.to_string());
-    assert_eq!(job.len(), 2);
+    // The last fencing token given, and the run's: this claim's, the job's first (in `:job`, which
+    // format 1 readers never read: a new `:state` attribute would be a new format).
+    assert_eq!(job["fence"], "1");
+    assert_eq!(job["fence:1796220300000"], "1");
+    assert_eq!(v["fence"], 1);
+    assert_eq!(job.len(), 4);
     assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "1");
     assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:state"]), "hash");
     assert_eq!(s.cmd::<String>(&["TYPE", "{cron:sync}:active"]), "set");
@@ -840,6 +845,12 @@ fn format_1_history_work_keeps_up_with_claims_though_paced_by_a_draw() {
         "every run in history keeps its status"
     );
     assert!(full <= 32, "{full} old ended runs are not compacted");
+    // A run's fencing token (`:job` `fence:<slot>`) goes with its other fields: kept by exactly
+    // the runs not compacted yet; the job's last fence is the number of claims won.
+    let job: HashMap<String, String> = s.cmd(&["HGETALL", "{cron:paced}:job"]);
+    let fences = job.keys().filter(|f| f.starts_with("fence:")).count();
+    assert_eq!(fences, full, "{job:?}");
+    assert_eq!(job["fence"], runs.to_string());
     let compacted_to: i64 = s.cmd(&["HGET", "{cron:paced}:job", "compacted_to"]);
     assert!(compacted_to >= OLD + (runs - 33) * 60_000, "{compacted_to}");
     // The runs stream keeps one entry per kept attempt, lean: the ID is the end, no `kind`.

@@ -2,12 +2,14 @@
 -- KEYS: 1-5 as in lib.lua, 6 job (hash)
 -- ARGV: 1 slot (ms), 2 token, 3 runner, 4 lease_ms, 5 max_attempts, 6 allow_overlap (0|1),
 --       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
--- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot}, all strings;
+-- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot, fence}, all strings;
 --   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
 --   other run in progress (older, or newer for a late claim), and three empty strings and the
 --   other run's started_at (its first claim) follow: a run first claimed after this slot was due
 --   is one a host catching up put ahead of it (src/runner/mod.rs, `ahead_of`). For a takeover
---   superseded by a newer run (done, interrupted), other_slot is its slot.
+--   superseded by a newer run (done, interrupted), other_slot is its slot. fence: a won attempt's
+--   fencing token, one more than the job's last (:job fence), whatever the path (new run, manual
+--   run, takeover): strictly rising across every won claim of the job; empty otherwise.
 -- :state, :job, and for a new run :active, are read first, through `checked` (lib.lua); a new run
 -- reads :slots when it does history work, else :slots is its first write, through `checked` too.
 -- The keys a path writes without reading are checked with TYPE on that path, before its first write.
@@ -20,16 +22,22 @@ local lease_end = now + lease_ms
 local keep_ms, stored_protect, trimmed_to, pause, marks = read_job_limits(tonumber(ARGV[10]), now)
 if not keep_ms then return stored_protect end
 
-local function reply(outcome, attempt, end_ms, who, status, other)
-  return {outcome, tostring(attempt or ''), tostring(end_ms or ''), who or '', status or '', tostring(now), other or ''}
+local function reply(outcome, attempt, end_ms, who, status, other, fence)
+  return {outcome, tostring(attempt or ''), tostring(end_ms or ''), who or '', status or '', tostring(now), other or '',
+    fence and string.format('%d', fence) or ''}
 end
+
+-- The fencing token of a won attempt: the job's last plus one, recorded in :job as the job's last
+-- and as the run's (fence_field: a lost reply's repeat answers it again). (:job was read and
+-- checked by read_job_limits.)
+local fence = marks.fence + 1
 
 -- The overlap answer: the other run in progress, and when it was first claimed (read only here:
 -- started_at is no field the other paths need, and an overlap is the rare answer).
 local function overlap_reply(other, o)
   local r = reply('overlap', o.attempt, o.lease_end, o.runner, o.status, other)
   local started = redis.call('HGET', KEYS[1], field(other, 'started_at'))
-  r[8], r[9], r[10], r[11] = '', '', '', started or ''
+  r[9], r[10], r[11] = '', '', started or ''
   return r
 end
 
@@ -161,7 +169,11 @@ if not run.status then
     redis.call('HSET', KEYS[1], p .. 'status', 'running', p .. 'attempt', 1, p .. 'token', token,
       p .. 'runner', runner, p .. 'lease_end', lease_end, p .. 'claimed_at', now, p .. 'started_at', now)
   end
-  if first_seen then redis.call('HSET', KEYS[6], 'first_seen', first_seen) end
+  if first_seen then
+    redis.call('HSET', KEYS[6], 'fence', fence, fence_field(slot), fence, 'first_seen', first_seen)
+  else
+    redis.call('HSET', KEYS[6], 'fence', fence, fence_field(slot), fence)
+  end
   redis.call('SADD', KEYS[2], slot)
   -- Record how late this claimant may still claim, so every other trimmer keeps such runs.
   if not stored_protect or keep_ms > stored_protect then
@@ -169,7 +181,7 @@ if not run.status then
   end
   apply_trim(trimmed)
   apply_compaction(compacted)
-  return reply('won', 1, lease_end, runner, 'running', '')
+  return reply('won', 1, lease_end, runner, 'running', '', fence)
 end
 
 if run.status ~= 'running' then
@@ -205,8 +217,13 @@ end
 -- run that nobody runs until its lease expires.
 if run.token == token then
   local renewed = math.max(current_end, lease_end)
+  -- Its fence as first given (a run claimed by a release before fences has none: empty).
+  local given = redis.call('HGET', KEYS[6], fence_field(slot))
+  if given and not is_int(given) then
+    return corrupt(KEYS[6], 'field ' .. fence_field(slot) .. ' is ' .. given .. ', not a whole number')
+  end
   redis.call('HSET', KEYS[1], field(slot, 'lease_end'), renewed)
-  return reply('won', attempt, renewed, run.runner, 'running', '')
+  return reply('won', attempt, renewed, run.runner, 'running', '', given)
 end
 
 -- The lease expired: its holder is gone. Under --overlap forbid a takeover is checked like a new
@@ -229,7 +246,8 @@ if attempt < max_attempts then
   redis.call('HSET', KEYS[1],
     field(slot, 'attempt'), attempt + 1, field(slot, 'token'), token, field(slot, 'runner'), runner,
     field(slot, 'lease_end'), lease_end, field(slot, 'claimed_at'), now)
-  return reply('won', attempt + 1, lease_end, runner, 'running', '')
+  redis.call('HSET', KEYS[6], 'fence', fence, fence_field(slot), fence)
+  return reply('won', attempt + 1, lease_end, runner, 'running', '', fence)
 end
 
 redis.call('HSET', KEYS[1], field(slot, 'status'), 'interrupted')

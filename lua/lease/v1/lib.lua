@@ -23,6 +23,21 @@ local RUN_FIELDS = {'status', 'attempt', 'token', 'runner', 'lease_end',
 local COMPACT_DROPS = {'attempt', 'token', 'lease_end', 'claimed_at', 'started_at', 'runner', 'kind',
                        'finished_at'}
 
+-- A run's fencing token is no :state attribute (a new one would be a new store format: format 1
+-- readers refuse attributes they do not know) but a field of the job hash, which they never
+-- read: `fence:<slot>`, the current attempt's token, beside `fence`, the job's last. It goes when
+-- the run's other fields do (compaction, trimming).
+local function fence_field(slot)
+  return 'fence:' .. slot
+end
+
+-- Deletes the fence fields of `slots` from KEYS[6] (one command for a batch).
+local function forget_fences(slots)
+  local names = {}
+  for i, s in ipairs(slots) do names[i] = fence_field(s) end
+  redis.call('HDEL', KEYS[6], unpack(names))
+end
+
 -- Milliseconds since the epoch by the server's clock: leases never depend on a client's clock.
 -- The microseconds within that second come second: the claim paces its history work by them
 -- (claim.lua), a draw that costs no command.
@@ -220,6 +235,7 @@ end
 --                catch-up + lease x attempts): trimming must keep every run that young.
 --   trimmed_to   the newest slot trimming ever removed: a run at or before it may have run already and
 --                lost its state, so a claim of it is refused (answered done, status trimmed).
+--   fence        the last fencing token a won claim was given (claim.lua): the next is one more.
 -- A claim raises protect_ms to its own keep_ms, so one host's `run --catch-up 2h` protects runs from
 -- every other host's trimming and from `anarchon trim`.
 -- Every field is checked before it is used: garbage written by hand (a fraction, an exponent, text,
@@ -227,7 +243,7 @@ end
 -- field, and nothing is written. Returns protect, stored protect, trimmed_to and the pause fields,
 -- or nil and an error reply.
 local JOB_LIMITS = {'protect_ms', 'trimmed_to', 'paused_at', 'paused_until', 'resumed_at',
-                    'compacted_to', 'first_seen'}
+                    'compacted_to', 'first_seen', 'fence'}
 local function read_job_limits(keep_ms, now)
   local v, err = checked(6, 'HMGET', KEYS[6], unpack(JOB_LIMITS))
   if not v then return nil, err end
@@ -243,7 +259,7 @@ local function read_job_limits(keep_ms, now)
   local protect = keep_ms
   if stored and stored > protect then protect = stored end
   return protect, stored, tonumber(v[2]), {tonumber(v[3]), tonumber(v[4]), tonumber(v[5])},
-    {compacted_to = tonumber(v[6]), first_seen = tonumber(v[7])}
+    {compacted_to = tonumber(v[6]), first_seen = tonumber(v[7]), fence = tonumber(v[8]) or 0}
 end
 
 -- Plans the compaction of ended runs whose slot is older than `now - keep_ms`: no claim that
@@ -275,12 +291,10 @@ local function apply_compaction(planned)
     n = n + #COMPACT_DROPS
   end
   redis.call('HDEL', KEYS[1], unpack(names))
+  forget_fences(planned)
   redis.call('HSET', KEYS[6], 'compacted_to', planned[#planned])
 end
 
--- Ends a run in progress: its attempt recorded with `status` and `result_json`, its state ended
--- (the fields an ended run keeps, see RUN_FIELDS), out of :active. (A released run's caller also
--- removes its mark: lua/lease/released.lua.)
 -- Ends a run in progress: its attempt recorded with `status` and `result_json`, its state ended,
 -- out of :active. Its other fields stay until the claim horizon (plan_compaction). For callers
 -- that checked the types of :active, :runs and :results first. (A released run's caller also
@@ -403,6 +417,7 @@ local function apply_trim(trimmed)
     if not newest or tonumber(s) > newest then newest = tonumber(s) end
   end
   redis.call('HDEL', KEYS[1], unpack(names))
+  forget_fences(trimmed)
   redis.call('ZREM', KEYS[3], unpack(trimmed))
   -- The trimmed slots are the oldest in order; with no run in progress among them, their members
   -- are one range of :results (a run in progress may have members of earlier attempts).
