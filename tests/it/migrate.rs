@@ -231,6 +231,35 @@ fn a_run_spanning_the_migration_finishes_once() {
     assert!(s.in_progress("long").is_empty());
 }
 
+/// Fencing tokens go on rising across the migration: a run in progress keeps the fence format 1
+/// gave it (moved from `:job` `fence:<slot>` into its `:live` entry), format 1's per-run fence
+/// fields go, and the next claim gets one more than the last.
+#[test]
+fn fences_go_on_rising_across_the_migration() {
+    let s = format_1_store();
+    for slot in ["60000", "120000"] {
+        let out = claim(&s, "f", slot);
+        assert_eq!(json(&out)["fence"], if slot == "60000" { 1 } else { 2 });
+    }
+    let token = json(&claim(&s, "f", "180000"))["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = finish(&s, "f", "180000", &token, "ok");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = s.cli(&["migrate", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let fields: Vec<String> = s.cmd(&["HKEYS", "{cron:f}:job"]);
+    assert!(
+        !fields.iter().any(|f| f.starts_with("fence:")),
+        "{fields:?}"
+    );
+    let live: String = s.cmd(&["HGET", "{cron:f}:live", "120000"]);
+    let live: Value = serde_json::from_str(&live).unwrap();
+    assert_eq!(live["fence"], 2, "{live}");
+    assert_eq!(json(&claim(&s, "f", "240000"))["fence"], 4);
+}
+
 /// Ten hosts claim while the store is migrated under them: each slot runs once.
 #[test]
 fn claims_racing_a_migration_run_each_slot_once() {

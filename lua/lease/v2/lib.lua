@@ -264,13 +264,25 @@ local function ensure_format_2(job, create)
           if (i == 3 or i == 4) and not v[i] then return corrupt(KEYS[4], 'field ' .. names[i] .. ' is missing') end
           if i ~= 3 and i ~= 4 and not is_int(v[i]) then return corrupt(KEYS[4], 'field ' .. names[i] .. ' is not an integer') end
         end
+        -- Its fencing token, which format 1 keeps in the job hash (fence:<slot>).
+        local fence = redis.call('HGET', KEYS[3], 'fence:' .. s)
+        if fence and not is_int(fence) then return corrupt(KEYS[3], 'field fence:' .. s .. ' is not an integer') end
         moving[#moving + 1] = {s, {attempt = tonumber(v[2]), token = v[3], runner = v[4],
           lease_end = tonumber(v[5]), claimed_at = tonumber(v[6]), started_at = tonumber(v[7]),
-          kind = v[8] == 'manual' and 'manual' or 'scheduled', lease_ms = 0}}
+          kind = v[8] == 'manual' and 'manual' or 'scheduled', lease_ms = 0, fence = tonumber(fence)}}
       end
     end
   end
   for _, pair in ipairs(moving) do redis.call('HSET', KEYS[1], pair[1], encode_live(pair[2])) end
+  -- Format 1's per-run fence fields go with its keys (the job's last fence, `fence`, stays: the
+  -- tokens go on rising). One conversion per job: the job hash's fields are few.
+  if found == 'hash' then
+    local stale = {}
+    for _, f in ipairs(redis.call('HKEYS', KEYS[3])) do
+      if string.sub(f, 1, 6) == 'fence:' then stale[#stale + 1] = f end
+    end
+    if #stale > 0 then redis.call('HDEL', KEYS[3], unpack(stale)) end
+  end
   if found == 'hash' then redis.call('UNLINK', KEYS[4], KEYS[5], KEYS[6], KEYS[7]) end
   redis.call('SET', KEYS[4], MARKER)
   redis.call('HSET', KEYS[3], 'format', '2')
