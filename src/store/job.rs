@@ -331,12 +331,21 @@ pub async fn runs_with_results(
                         .position(|r| entry.token.is_empty() || r.token == entry.token)?;
                     Some(found.swap_remove(i))
                 });
-            if let Some(r) = result.as_ref().filter(|_| entry.token.is_empty()) {
-                entry.token = r.token.clone();
-                entry.runner = r.runner.clone();
-                entry.claimed_at = r.claimed_at;
-                if let Some(kind) = &r.kind {
-                    entry.kind = kind.clone();
+            // What the entry leaves to its member: everything but the slot and attempt where it
+            // has no token; in format 1 the runner and the claim time (earlier builds wrote them
+            // in the entry too).
+            if let Some(r) = result.as_ref() {
+                if entry.token.is_empty() {
+                    entry.token = r.token.clone();
+                    if let Some(kind) = &r.kind {
+                        entry.kind = kind.clone();
+                    }
+                }
+                if entry.runner.is_empty() {
+                    entry.runner = r.runner.clone();
+                }
+                if entry.claimed_at.is_none() {
+                    entry.claimed_at = r.claimed_at;
                 }
             }
             // Claim-only entries are claims: their status comes with the result, if any yet.

@@ -809,6 +809,43 @@ fn format_1_finish_refuses_a_key_of_another_type_and_writes_nothing() {
 /// here 200 runs: 2) trims the excess and compacts old ended runs to their status. Over many runs
 /// the history stays within a few batches of its size, and every ended run older than the claim
 /// horizon keeps `status` alone but the newest few that await the next draw.
+/// Ended runs are compacted however recent (only `status` stays in `:state`): within the claim
+/// horizon too, where earlier builds kept every field for their late claims. A late claim of a
+/// compacted run is still answered done, and history still has every attempt's facts.
+#[test]
+fn format_1_compacts_recent_ended_runs_and_late_claims_still_find_them_done() {
+    let s = Server::start();
+    let _: () = s.cmd(&["SET", "cron:format", "1"]);
+    let minute = 60_000;
+    let base = s.now_ms() / minute * minute - 40 * minute;
+    // History 100: a batch of 1, so every claim of a new run does the history's work.
+    for i in 0..40 {
+        let slot = (base + i * minute).to_string();
+        let (token, _) = won(&claim(&s, "recent", &slot, &["--history-size", "100"]));
+        let out = finish(&s, "recent", &slot, &token, &["--status", "ok"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let fields: Vec<String> = s.cmd(&["HKEYS", "{cron:recent}:state"]);
+    let full = fields.iter().filter(|f| f.ends_with(":token")).count();
+    assert_eq!(
+        full, 1,
+        "only the newest run, ended after the last claim: {fields:?}"
+    );
+    assert_eq!(fields.iter().filter(|f| f.ends_with(":status")).count(), 40);
+    let out = claim(&s, "recent", &base.to_string(), &[]);
+    assert_eq!(out.status.code(), Some(81), "{}", stderr(&out));
+    assert_eq!(json(&out)["status"], "finished");
+    let v = json(&s.cli(&["history", "recent", "--last", "40", "--json"]));
+    let entries = v["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 40);
+    assert!(
+        entries.iter().all(
+            |e| e["runner"].as_str().is_some_and(|r| !r.is_empty()) && e["claimed_at"].is_i64()
+        ),
+        "{v}"
+    );
+}
+
 #[test]
 fn format_1_history_work_keeps_up_with_claims_though_paced_by_a_draw() {
     let s = Server::start();
@@ -853,20 +890,23 @@ fn format_1_history_work_keeps_up_with_claims_though_paced_by_a_draw() {
     assert_eq!(job["fence"], runs.to_string());
     let compacted_to: i64 = s.cmd(&["HGET", "{cron:paced}:job", "compacted_to"]);
     assert!(compacted_to >= OLD + (runs - 33) * 60_000, "{compacted_to}");
-    // The runs stream keeps one entry per kept attempt, lean: the ID is the end, no `kind`.
+    // The runs stream keeps one entry per kept attempt, lean: the ID is the end, no `kind`, and
+    // the runner and claim time are the member's.
     let entries: i64 = s.cmd(&["XLEN", "{cron:paced}:runs"]);
     assert_eq!(entries, kept);
     let newest: Vec<(String, Vec<(String, String)>)> =
         s.cmd(&["XREVRANGE", "{cron:paced}:runs", "+", "-", "COUNT", "1"]);
     let names: Vec<&str> = newest[0].1.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(
-        names,
-        ["slot", "attempt", "token", "runner", "status", "claimed_at"]
-    );
+    assert_eq!(names, ["slot", "attempt", "token", "status"]);
     // Finish read no TIME: its attempt ended when its entry was added, to the millisecond.
     let slot = &newest[0].1[0].1;
     let members: Vec<String> = s.cmd(&["ZRANGEBYSCORE", "{cron:paced}:results", slot, slot]);
     let member: Value = serde_json::from_str(&members[0]).unwrap();
     let id_ms: i64 = newest[0].0.split('-').next().unwrap().parse().unwrap();
     assert_eq!(member["ended_at"], id_ms, "{}", members[0]);
+    // history pairs each entry with its member for the rest.
+    let v = json(&s.cli(&["history", "paced", "--last", "1", "--json"]));
+    let entry = &v["entries"][0];
+    assert_eq!(entry["runner"], member["runner"], "{v}");
+    assert_eq!(entry["claimed_at"], member["claimed_at"], "{v}");
 }

@@ -101,7 +101,7 @@ if not run.status then
     if not trimmed then return err end
   end
   if due then
-    compacted, err = plan_compaction(now, keep_ms, marks.compacted_to, budget, in_progress)
+    compacted, err = plan_compaction(now, marks.compacted_to, budget, in_progress)
     if not compacted then return err end
   end
   -- :runs and :results are written only when runs end or go (most new runs write neither).

@@ -208,13 +208,15 @@ end
 -- (nothing written). The ID is the attempt's end: the entry carries no `ended_at` (its :results
 -- member does), and no `kind` for a scheduled run (absent means scheduled, as in the member):
 -- 35 bytes less per run of history (docs/store-format.md, ":runs stream entries").
+-- Nor `runner` and `claimed_at`: the member has them, and readers pair an entry with its member by
+-- slot, attempt and token (another 20-odd bytes a run).
 local function add_run_entry(slot, run, status)
   if run.kind == 'manual' then
     return checked(4, 'XADD', KEYS[4], '*', 'slot', slot, 'attempt', run.attempt, 'token', run.token,
-      'runner', run.runner or '', 'status', status, 'claimed_at', run.claimed_at or '', 'kind', 'manual')
+      'status', status, 'kind', 'manual')
   end
   return checked(4, 'XADD', KEYS[4], '*', 'slot', slot, 'attempt', run.attempt, 'token', run.token,
-    'runner', run.runner or '', 'status', status, 'claimed_at', run.claimed_at or '')
+    'status', status)
 end
 
 -- The milliseconds of a stream entry ID, as text.
@@ -262,16 +264,18 @@ local function read_job_limits(keep_ms, now)
     {compacted_to = tonumber(v[6]), first_seen = tonumber(v[7]), fence = tonumber(v[8]) or 0}
 end
 
--- Plans the compaction of ended runs whose slot is older than `now - keep_ms`: no claim that
--- respects keep-claimable asks for them any more, so their state keeps only `status`, which is all
--- a claim that follows the seed's flowchart reads of an ended run ("finished -> done"), for as long
--- as the history keeps them. Walks :slots from the job's `compacted_to` (oldest first), at most
--- `budget` runs, and stops at a run in progress (compacted once it has ended and a later claim
--- walks again). Reads only, validating what it reads; returns the slots to compact, or nil and an
--- error reply.
-local function plan_compaction(now, keep_ms, compacted_to, budget, in_progress)
+-- Plans the compaction of ended runs: their state keeps only `status`, which is all a claim that
+-- follows the seed's flowchart reads of an ended run ("finished -> done"), for as long as the
+-- history keeps them; the attempt's facts are its :results member. Any ended run, however recent:
+-- only builds before this one needed the other fields of an ended run a late claim could still ask
+-- for (they checked them before answering done), and keeping them for keep-claimable cost about
+-- 45 bytes per run of history (bench/formats.py). Walks :slots from the job's `compacted_to`
+-- (oldest first), at most `budget` runs, and stops at a run in progress (compacted once it has
+-- ended and a later claim walks again). Reads only, validating what it reads; returns the slots to
+-- compact, or nil and an error reply.
+local function plan_compaction(now, compacted_to, budget, in_progress)
   local from = compacted_to and ('(' .. compacted_to) or '-inf'
-  local page = redis.call('ZRANGEBYSCORE', KEYS[3], from, '(' .. (now - keep_ms), 'LIMIT', 0, budget)
+  local page = redis.call('ZRANGEBYSCORE', KEYS[3], from, '(' .. now, 'LIMIT', 0, budget)
   local planned = {}
   for _, s in ipairs(page) do
     local e = validate_slot_member(KEYS[3], s)
