@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::strategy::OverlapPolicy;
 use crate::time::{SlotSpec, TimeRange, parse_duration, parse_slot, parse_time_range};
 
 /// Operator tool for the Redis/Valkey store of the anarchon distributed cron scheduler.
@@ -413,8 +414,8 @@ pub struct LeaseArgs {
     /// What a slot does while an older run of the job holds a live lease: forbid (skip it), allow
     /// (run both), replace (stop the older one first), buffer (run it when the older one ends)
     /// [default: forbid].
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub overlap: Option<Overlap>,
+    #[arg(long, value_parser = overlap_policy(), value_name = "MODE")]
+    pub overlap: Option<OverlapPolicy>,
 
     /// Who is claiming, recorded in the run (default host:pid).
     #[arg(long, value_name = "NAME")]
@@ -466,17 +467,14 @@ pub enum Backend {
     Valkey,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Overlap {
-    /// Skip the new slot while an older run holds the job (recorded skipped).
-    Forbid,
-    /// Run the new slot beside the older run.
-    Allow,
-    /// Stop the older run (as `anarchon release` does), then run the new slot (`run` only).
-    Replace,
-    /// Run the new slot as soon as the older run ends, within --max-late; one slot waits at
-    /// most, a further one is recorded skipped (`run` only).
-    Buffer,
+/// `--overlap`'s values: the policy type itself ([`OverlapPolicy`], one type from the command line
+/// to the claim script), each with its help.
+fn overlap_policy() -> impl clap::builder::TypedValueParser<Value = OverlapPolicy> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(
+        OverlapPolicy::ALL.map(|p| clap::builder::PossibleValue::new(p.name()).help(p.help())),
+    )
+    .try_map(|name| OverlapPolicy::parse(&name).ok_or("not an overlap policy"))
 }
 
 #[derive(Debug, Args)]

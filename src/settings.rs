@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::cli::{
-    Backend, ExecArgs, GlobalArgs, LeaseArgs, LeaseLostAction, Overlap, StrategyArgs, StrategyName,
+    Backend, ExecArgs, GlobalArgs, LeaseArgs, LeaseLostAction, StrategyArgs, StrategyName,
 };
 use crate::connection::ConnectOptions;
 use crate::error::{Error, Result};
@@ -247,15 +247,10 @@ impl LeaseArgs {
     /// waiting; `claim` answers at once and `run-now` is a manual run: both refuse them.
     pub fn refuse_waiting_overlap(&self, command: &str) -> Result<()> {
         match self.overlap {
-            Some(mode @ (Overlap::Replace | Overlap::Buffer)) => Err(Error::usage(format!(
-                "--overlap {} works with `anarchon run` (scheduled slots) only; `{command}` takes forbid or allow",
-                if mode == Overlap::Replace {
-                    "replace"
-                } else {
-                    "buffer"
-                }
+            Some(policy) if policy.needs_a_runner() => Err(Error::usage(format!(
+                "--overlap {policy} works with `anarchon run` (scheduled slots) only; `{command}` takes forbid or allow"
             ))),
-            _ => Ok(()),
+            Some(_) | None => Ok(()),
         }
     }
 
@@ -392,7 +387,7 @@ impl LeaseArgs {
             runner: self.runner(),
             lease: self.lease_or_default(),
             max_attempts: self.max_attempts_or_default(),
-            allow_overlap: self.overlap == Some(Overlap::Allow),
+            overlap: self.overlap.unwrap_or_default(),
             kind,
             history,
         }

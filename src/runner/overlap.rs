@@ -24,8 +24,8 @@ use crate::runner::backup::Trouble;
 use crate::runner::deadline::BootTime;
 use crate::runner::retrying;
 use crate::store::LeaseKeys;
-use crate::strategy::Target;
 use crate::strategy::lease::{self, BufferPlace, ClaimOutcome, ClaimReply, ClaimRequest};
+use crate::strategy::{OverlapPolicy, Target};
 use crate::time::{humanize, millis, rfc3339};
 
 /// `run --overlap`, beyond the claim: what a host does after an `overlap` answer.
@@ -40,6 +40,20 @@ pub enum OnOverlap {
     /// Wait for the older run to end, however long (`run --backfill`: an operator asked for each
     /// slot, so none is skipped for an overlap).
     Wait,
+}
+
+impl OnOverlap {
+    /// What a host running a scheduled slot under `policy` does after an `overlap` answer
+    /// (`max_late`: how long after its slot a buffered one may still start). `allow` never gets
+    /// the answer for a run beside an older one; a late claim that meets a newer run does, and
+    /// skips as `forbid` does.
+    pub fn of(policy: OverlapPolicy, max_late: Duration) -> OnOverlap {
+        match policy {
+            OverlapPolicy::Forbid | OverlapPolicy::Allow => OnOverlap::Skip,
+            OverlapPolicy::Replace => OnOverlap::Replace,
+            OverlapPolicy::Buffer => OnOverlap::Buffer { max_late },
+        }
+    }
 }
 
 /// How long a buffered slot waits between claims at most: the older run's end is noticed within

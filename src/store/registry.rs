@@ -36,7 +36,8 @@ pub struct JobSettings {
     pub catch_up_ms: i64,
     pub catch_up_policy: String,
     pub jitter_ms: i64,
-    /// `forbid` or `allow`.
+    /// The overlap policy as the host wrote it: forbid, allow, replace or buffer (text: another
+    /// scheduler may write a name this build does not know, shown as it is).
     pub overlap: String,
     /// The anarchon version that wrote them.
     pub version: String,

@@ -55,7 +55,7 @@ pub struct ClaimRequest {
     pub runner: String,
     pub lease: Duration,
     pub max_attempts: u32,
-    pub allow_overlap: bool,
+    pub overlap: super::OverlapPolicy,
     pub kind: RunKind,
     pub history: HistoryPolicy,
 }
@@ -170,7 +170,12 @@ pub fn claim_args(req: &ClaimRequest) -> Vec<String> {
         req.runner.clone(),
         millis(req.lease).to_string(),
         req.max_attempts.to_string(),
-        if req.allow_overlap { "1" } else { "0" }.to_string(),
+        if req.overlap.claims_beside_a_live_run() {
+            "1"
+        } else {
+            "0"
+        }
+        .to_string(),
         req.kind.as_str().to_string(),
         req.history.size.to_string(),
         req.history.ttl.map(millis).unwrap_or(0).to_string(),

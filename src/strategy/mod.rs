@@ -16,6 +16,9 @@
 
 pub mod claim_only;
 pub mod lease;
+pub mod overlap;
+
+pub use overlap::OverlapPolicy;
 
 use std::time::Duration;
 

@@ -164,7 +164,7 @@ fn a_format_1_script_after_the_switch_is_refused_and_writes_nothing() {
         runner: "old:1".into(),
         lease: std::time::Duration::from_secs(30),
         max_attempts: 3,
-        allow_overlap: false,
+        overlap: anarchon::strategy::OverlapPolicy::Forbid,
         kind: anarchon::store::RunKind::Scheduled,
         history: Default::default(),
     };

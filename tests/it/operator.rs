@@ -56,7 +56,7 @@ fn seed(s: &Server, jobs: &[String], runs: i64, status: impl Fn(i64) -> &'static
                     runner: format!("host:{i}"),
                     lease: Duration::from_secs(30),
                     max_attempts: 3,
-                    allow_overlap: true,
+                    overlap: anarchon::strategy::OverlapPolicy::Allow,
                     kind: RunKind::Scheduled,
                     history: HistoryPolicy {
                         size: 100_000,

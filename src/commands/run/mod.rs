@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{CatchUpPolicy, IfUnreplicated, Overlap, RunArgs};
+use crate::cli::{CatchUpPolicy, IfUnreplicated, RunArgs};
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{Error, Result};
@@ -421,13 +421,7 @@ fn runner_options(args: &RunArgs, ctx: &Context) -> Result<RunnerOptions> {
         Some(n) => Some(replica_wait(args, n, lease_len, ctx)?),
         None => None,
     };
-    let on_overlap = match args.lease.overlap {
-        Some(Overlap::Replace) => OnOverlap::Replace,
-        Some(Overlap::Buffer) => OnOverlap::Buffer {
-            max_late: args.max_late,
-        },
-        _ => OnOverlap::Skip,
-    };
+    let on_overlap = OnOverlap::of(args.lease.overlap.unwrap_or_default(), args.max_late);
     let ping = args.ping.clone().map(|url| crate::runner::ping::Ping {
         url,
         timeout: args.ping_timeout,
@@ -630,13 +624,7 @@ fn registry_settings(
         }
         .to_string(),
         jitter_ms: args.jitter.map_or(0, millis),
-        overlap: match args.lease.overlap {
-            Some(Overlap::Allow) => "allow",
-            Some(Overlap::Replace) => "replace",
-            Some(Overlap::Buffer) => "buffer",
-            Some(Overlap::Forbid) | None => "forbid",
-        }
-        .to_string(),
+        overlap: args.lease.overlap.unwrap_or_default().name().to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
     }
 }

@@ -105,7 +105,7 @@ mod tests {
             runner: "me:1".into(),
             lease: Duration::from_secs(30),
             max_attempts: 3,
-            allow_overlap: false,
+            overlap: crate::strategy::OverlapPolicy::Forbid,
             kind: RunKind::Scheduled,
             history: HistoryPolicy::default(),
         }

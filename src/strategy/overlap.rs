@@ -1,0 +1,99 @@
+//! The overlap policy: what a run of a job does when an older run of the same job still holds a
+//! live lease. The one type for it, from the command line (`run --overlap`, `claim --overlap`,
+//! resolved in `settings.rs`), a crontab line, the job registry or a ping's report, to the claim
+//! script's argument and the runner's behaviour; every use matches it exhaustively, so a new policy
+//! is a compile error wherever it must be handled.
+
+/// `--overlap`: Kubernetes' `concurrencyPolicy` and Temporal's overlap policies, by their names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OverlapPolicy {
+    /// Skip the new slot while an older run holds the job (recorded skipped).
+    #[default]
+    Forbid,
+    /// Run the new slot beside the older run.
+    Allow,
+    /// Stop the older run (as `anarchon release` does), then run the new slot (`run` only).
+    Replace,
+    /// Run the new slot as soon as the older run ends, within `--max-late`; one slot waits at
+    /// most, a further one is recorded skipped (`run` only).
+    Buffer,
+}
+
+impl OverlapPolicy {
+    /// Every policy, in the order `--help` lists them.
+    pub const ALL: [OverlapPolicy; 4] = [
+        OverlapPolicy::Forbid,
+        OverlapPolicy::Allow,
+        OverlapPolicy::Replace,
+        OverlapPolicy::Buffer,
+    ];
+
+    /// Its name on the command line, in the registry and in reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            OverlapPolicy::Forbid => "forbid",
+            OverlapPolicy::Allow => "allow",
+            OverlapPolicy::Replace => "replace",
+            OverlapPolicy::Buffer => "buffer",
+        }
+    }
+
+    /// The policy of `name` (as [`OverlapPolicy::name`] writes it), if any.
+    pub fn parse(name: &str) -> Option<OverlapPolicy> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// What `--help` says of it.
+    pub const fn help(self) -> &'static str {
+        match self {
+            OverlapPolicy::Forbid => {
+                "Skip the new slot while an older run holds the job (recorded skipped)"
+            }
+            OverlapPolicy::Allow => "Run the new slot beside the older run",
+            OverlapPolicy::Replace => {
+                "Stop the older run (as `anarchon release` does), then run the new slot (`run` only)"
+            }
+            OverlapPolicy::Buffer => {
+                "Run the new slot as soon as the older run ends, within --max-late; one slot waits at most, a further one is recorded skipped (`run` only)"
+            }
+        }
+    }
+
+    /// Whether the claim script may start a run beside a live older one (its `allow overlap`
+    /// argument). Only `allow`: `replace` and `buffer` are the runner's work after an `overlap`
+    /// answer, which the script gives them as it gives `forbid`.
+    pub const fn claims_beside_a_live_run(self) -> bool {
+        match self {
+            OverlapPolicy::Allow => true,
+            OverlapPolicy::Forbid | OverlapPolicy::Replace | OverlapPolicy::Buffer => false,
+        }
+    }
+
+    /// Whether only `run` can carry it out (a claim by hand cannot stop or wait for a run).
+    pub const fn needs_a_runner(self) -> bool {
+        match self {
+            OverlapPolicy::Replace | OverlapPolicy::Buffer => true,
+            OverlapPolicy::Forbid | OverlapPolicy::Allow => false,
+        }
+    }
+}
+
+impl std::fmt::Display for OverlapPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_policy_parses_back_from_its_name() {
+        for p in OverlapPolicy::ALL {
+            assert_eq!(OverlapPolicy::parse(p.name()), Some(p));
+        }
+        assert_eq!(OverlapPolicy::parse("skip"), None);
+        assert_eq!(OverlapPolicy::default(), OverlapPolicy::Forbid);
+    }
+}
