@@ -909,7 +909,7 @@ pub struct TrimArgs {
     pub strategy: Option<StrategyName>,
 
     /// Keep about this many runs per job (the scheduler's historySize).
-    #[arg(long, default_value_t = crate::strategy::lease::DEFAULT_HISTORY_SIZE, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+    #[arg(long, default_value_t = crate::strategy::claim::DEFAULT_HISTORY_SIZE, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
     pub keep: u32,
 
     /// Also remove runs whose slot is older than this.

@@ -14,7 +14,7 @@ use crate::runner::child::CommandSpec;
 use crate::runner::{Backup, RunnerOptions};
 use crate::store::Layout;
 use crate::store::RunKind;
-use crate::strategy::lease::{ClaimRequest, DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, HistoryPolicy};
+use crate::strategy::claim::{ClaimRequest, DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, HistoryPolicy};
 use crate::strategy::{Strategy, default_runner, new_token};
 
 impl GlobalArgs {

@@ -8,10 +8,8 @@ use crate::commands::{Context, RunRef};
 use crate::error::{ExitCode, Result};
 use crate::output::Tone;
 use crate::store::RunKind;
-use crate::strategy::{
-    self,
-    lease::{ClaimOutcome, ClaimReply, ClaimRequest},
-};
+use crate::strategy::claim::{ClaimOutcome, ClaimRequest};
+use crate::strategy::{self, lease::ClaimReply};
 use crate::time::{relative, rfc3339};
 
 /// `claim --json`.

@@ -18,7 +18,8 @@ use crate::store::job::locate_job;
 use crate::store::read::Unreadable;
 use crate::store::{LeaseKeys, format, validate_job_name, validate_prefix};
 use crate::strategy;
-use crate::strategy::lease::{self, HistoryPolicy};
+use crate::strategy::claim::HistoryPolicy;
+use crate::strategy::lease;
 use crate::time::{millis, rfc3339};
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]

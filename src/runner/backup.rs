@@ -8,7 +8,8 @@ use crate::connection::Connection;
 use crate::error::Result;
 use crate::runner::deadline::BootTime;
 use crate::store::LeaseKeys;
-use crate::strategy::lease::{self, ClaimOutcome, ClaimReply, ClaimRequest};
+use crate::strategy::claim::{ClaimOutcome, ClaimRequest};
+use crate::strategy::lease::{self, ClaimReply};
 use crate::time::{humanize, rfc3339};
 
 /// The longest a backup sleeps between looks at the holder: it notices an early finish within this.

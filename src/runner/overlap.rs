@@ -24,7 +24,8 @@ use crate::runner::backup::Trouble;
 use crate::runner::deadline::BootTime;
 use crate::runner::retrying;
 use crate::store::LeaseKeys;
-use crate::strategy::lease::{self, BufferPlace, ClaimOutcome, ClaimReply, ClaimRequest};
+use crate::strategy::claim::{ClaimOutcome, ClaimRequest};
+use crate::strategy::lease::{self, BufferPlace, ClaimReply};
 use crate::strategy::{OverlapPolicy, Target};
 use crate::time::{humanize, millis, rfc3339};
 

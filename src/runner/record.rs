@@ -11,7 +11,8 @@ use crate::runner::child::CommandOutcome;
 use crate::runner::keeper::HeldLease;
 use crate::runner::report::Recorded;
 use crate::strategy;
-use crate::strategy::lease::{ClaimRequest, FinishStatus, TokenOutcome};
+use crate::strategy::claim::ClaimRequest;
+use crate::strategy::lease::{FinishStatus, TokenOutcome};
 
 /// How a won run is recorded at its end.
 pub enum Claimed {

@@ -14,6 +14,7 @@
 //! | idmp      | no     | Redis 8.6+ only     | `--idmp-duration` (5 min)          |
 //! | script    | no     | Redis 5+, Valkey    | `--window` (5 min)                 |
 
+pub mod claim;
 pub mod claim_only;
 pub mod lease;
 pub mod overlap;
@@ -166,7 +167,7 @@ pub async fn finish(
 pub async fn trim(
     conn: &mut crate::connection::Connection,
     keys: &crate::store::JobKeys,
-    policy: &lease::HistoryPolicy,
+    policy: &claim::HistoryPolicy,
     now: i64,
     dry_run: bool,
 ) -> Result<Vec<i64>> {
@@ -182,7 +183,7 @@ pub async fn trim(
 pub async fn claim(
     conn: &mut crate::connection::Connection,
     target: Target<'_>,
-    req: &lease::ClaimRequest,
+    req: &claim::ClaimRequest,
     server_now: i64,
 ) -> Result<lease::ClaimReply> {
     let Target {
@@ -203,7 +204,7 @@ pub async fn claim(
     };
     let keys = crate::store::ClaimKeys::new(prefix, job);
     let reply = claim_only::claim(conn, &keys, job, strategy, &c).await?;
-    if reply.outcome == lease::ClaimOutcome::Won {
+    if reply.outcome == claim::ClaimOutcome::Won {
         // History is trimmed on claim for every strategy (the backend's historySize/historyTtlMs),
         // within what the strategy must remember: the script strategy's window at least.
         let protect = match strategy {

@@ -158,7 +158,7 @@ fn a_format_1_script_after_the_switch_is_refused_and_writes_nothing() {
     assert_eq!(s.cli(&["migrate", "--yes"]).status.code(), Some(0));
     let snap = snapshot(&s);
     let keys = anarchon::store::LeaseKeys::new("cron:", "j");
-    let req = anarchon::strategy::lease::ClaimRequest {
+    let req = anarchon::strategy::claim::ClaimRequest {
         slot: 60_000,
         token: "a-format-1-host".into(),
         runner: "old:1".into(),

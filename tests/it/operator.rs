@@ -5,7 +5,8 @@ use crate::common;
 use std::time::Duration;
 
 use anarchon::store::RunKind;
-use anarchon::strategy::lease::{ClaimRequest, HistoryPolicy, claim_args};
+use anarchon::strategy::claim::{ClaimRequest, HistoryPolicy};
+use anarchon::strategy::lease::claim_args;
 
 use crate::common::{Server, json, stderr};
 use serde_json::Value;

@@ -19,7 +19,8 @@ use crate::error::{Error, ExitCode, Result};
 use crate::runner::overlap::OnOverlap;
 use crate::runner::{RunnerOptions, SlotOutcome, SlotReport, Target, run_in_turn};
 use crate::schedule::Schedule;
-use crate::strategy::lease::{self, ClaimRequest};
+use crate::strategy::claim::ClaimRequest;
+use crate::strategy::lease;
 use crate::time::{TimeRange, rfc3339};
 
 /// The most slots of the schedule one range may hold (a guard against `* * * * * *` over years).

@@ -21,7 +21,8 @@ use crate::runner::{
 use crate::schedule::Schedule;
 use crate::store::{LeaseKeys, RunKind, StoreCheck, registry};
 use crate::strategy::Strategy;
-use crate::strategy::lease::{self, ClaimRequest};
+use crate::strategy::claim::ClaimRequest;
+use crate::strategy::lease;
 use crate::time::{millis, rfc3339};
 
 /// How long `run` retries opening the store through connection trouble before it gives up (as a
@@ -152,7 +153,7 @@ fn keep_claimable(args: &RunArgs) -> Duration {
     (args.max_late
         + args.catch_up.unwrap_or(Duration::ZERO)
         + args.lease.lease_or_default() * args.lease.max_attempts_or_default())
-    .max(crate::strategy::lease::DEFAULT_KEEP_CLAIMABLE)
+    .max(crate::strategy::claim::DEFAULT_KEEP_CLAIMABLE)
 }
 
 /// How far before a fire time a `run` may start and still be for it (a host whose clock runs a

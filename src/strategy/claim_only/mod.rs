@@ -19,7 +19,8 @@ use crate::server::ServerInfo;
 use crate::store::read::{self, RunEntry};
 use crate::store::{ClaimKeys, RunKind};
 use crate::strategy::Strategy;
-use crate::strategy::lease::{ClaimOutcome, ClaimReply, ScriptReply};
+use crate::strategy::claim::ClaimOutcome;
+use crate::strategy::lease::{ClaimReply, ScriptReply};
 use crate::time::millis;
 
 /// What a claim-only claim needs.

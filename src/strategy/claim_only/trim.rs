@@ -5,7 +5,7 @@ use crate::connection::Connection;
 use crate::error::Result;
 use crate::store::ClaimKeys;
 use crate::store::read::{self, RunEntry};
-use crate::strategy::lease::HistoryPolicy;
+use crate::strategy::claim::HistoryPolicy;
 use crate::time::millis;
 
 /// Trims a claim-only job's history: its streams to about `policy.size` entries each and, with a

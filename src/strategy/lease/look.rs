@@ -96,7 +96,7 @@ mod tests {
 
     use super::*;
     use crate::store::RunKind;
-    use crate::strategy::lease::HistoryPolicy;
+    use crate::strategy::claim::HistoryPolicy;
 
     fn request(token: &str) -> ClaimRequest {
         ClaimRequest {
