@@ -259,7 +259,12 @@ impl Error {
         match self {
             Error::WrongType { key, .. } | Error::CorruptData { key, .. } => Some(key),
             Error::StoreFormat { key, .. } => Some(key),
-            _ => None,
+            Error::Usage(_)
+            | Error::Connection { .. }
+            | Error::NotFound(_)
+            | Error::Unsupported(_)
+            | Error::Redis { .. }
+            | Error::Other(_) => None,
         }
     }
 
@@ -294,7 +299,14 @@ impl Error {
                     || message.contains(&format!(" {p} "))
                     || message.contains(&format!("-{p} "))
             }),
-            _ => false,
+            Error::Usage(_)
+            | Error::Connection { .. }
+            | Error::StoreFormat { .. }
+            | Error::WrongType { .. }
+            | Error::CorruptData { .. }
+            | Error::NotFound(_)
+            | Error::Unsupported(_)
+            | Error::Other(_) => false,
         }
     }
 

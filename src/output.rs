@@ -59,7 +59,7 @@ impl Output {
             tables: match global.output {
                 Some(OutputFormat::Wide) => TableStyle::Wide,
                 Some(OutputFormat::Name) => TableStyle::Names,
-                _ => TableStyle::Fitted,
+                Some(OutputFormat::Table | OutputFormat::Json) | None => TableStyle::Fitted,
             },
         }
     }
@@ -185,7 +185,7 @@ impl Output {
         match self.time_format {
             TimeFormat::Relative => crate::time::relative(ms, now_ms),
             TimeFormat::Auto if self.tty => crate::time::relative(ms, now_ms),
-            _ => self.time(ms),
+            TimeFormat::Auto | TimeFormat::Compact | TimeFormat::Rfc3339 => self.time(ms),
         }
     }
 

@@ -117,7 +117,10 @@ fn print_text(ctx: &Context, r: &ClaimReport) {
             );
             print_won_fields(r, &attempt, &lease(r.lease_end));
         }
-        _ => print_not_won(ctx, r, &attempt, &lease(r.lease_end)),
+        ClaimOutcome::Overlap
+        | ClaimOutcome::Done
+        | ClaimOutcome::Running
+        | ClaimOutcome::Paused => print_not_won(ctx, r, &attempt, &lease(r.lease_end)),
     }
 }
 

@@ -431,7 +431,9 @@ async fn execute(
         Claimed::Lease(held) if stopped_for_lease => {
             Recorded::LeaseLost(held.deadline.lost_reason(Duration::MAX).unwrap_or_default())
         }
-        _ => record(conn, target, req, &claimed, &outcome).await,
+        Claimed::Lease(_) | Claimed::ClaimOnly { .. } => {
+            record(conn, target, req, &claimed, &outcome).await
+        }
     };
     if let (Recorded::Yes, Some(wait)) = (&recorded, &opts.replicas) {
         replicas_missing(conn, wait, target, req, "result", opts.quiet).await;
@@ -456,7 +458,9 @@ async fn execute(
             (Recorded::Released { status, .. }, _) => status.clone(),
             (Recorded::Yes, true) => "finished".to_string(),
             (Recorded::Yes, false) => "failed".to_string(),
-            _ => "unknown".to_string(),
+            (Recorded::LeaseLost(_) | Recorded::Unreachable(_) | Recorded::Refused { .. }, _) => {
+                "unknown".to_string()
+            }
         },
         command: Some(outcome),
         recorded: Some(recorded),
@@ -548,7 +552,7 @@ fn say_recorded(
                 Claimed::Lease(held) if held.deadline.loss() == Loss::Taken => {
                     "the run is no longer this host's".to_string()
                 }
-                _ => format!(
+                Claimed::Lease(_) | Claimed::ClaimOnly { .. } => format!(
                     "attempt {attempt} of {job} @ {} ends interrupted when its lease ends, and a backup takes over if attempts remain",
                     rfc3339(slot)
                 ),
@@ -640,7 +644,10 @@ async fn not_started(
         backup,
         status: match recorded {
             Recorded::Yes => "failed".to_string(),
-            _ => "unknown".to_string(),
+            Recorded::LeaseLost(_)
+            | Recorded::Unreachable(_)
+            | Recorded::Refused { .. }
+            | Recorded::Released { .. } => "unknown".to_string(),
         },
         command: None,
         recorded: Some(recorded),

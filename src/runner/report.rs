@@ -122,7 +122,7 @@ impl SlotReport {
                     (Some(Recorded::LeaseLost(_)), _) => ExitCode::LeaseLost.code(),
                     (Some(Recorded::Unreachable(_)), _) => ExitCode::Connection.code(),
                     (Some(Recorded::Refused { exit_code, .. }), _) => *exit_code,
-                    _ => 0,
+                    (Some(Recorded::Yes | Recorded::Released { .. }) | None, _) => 0,
                 }
             }
         }

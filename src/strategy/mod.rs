@@ -209,7 +209,9 @@ pub async fn claim(
         // within what the strategy must remember: the script strategy's window at least.
         let protect = match strategy {
             Strategy::Script { window } => req.history.keep_claimable.max(window),
-            _ => req.history.keep_claimable,
+            Strategy::Lease | Strategy::StreamId | Strategy::Idmp { .. } => {
+                req.history.keep_claimable
+            }
         };
         let stream = match req.kind {
             crate::store::RunKind::Manual => &keys.manual,

@@ -552,7 +552,13 @@ fn exit_code(args: &RunArgs, caught_up: &[SlotReport], report: &SlotReport) -> i
         {
             0
         }
-        _ => report.exit_code(),
+        SlotOutcome::Done
+        | SlotOutcome::Running
+        | SlotOutcome::Overlap
+        | SlotOutcome::Paused
+        | SlotOutcome::Ran
+        | SlotOutcome::TooLate
+        | SlotOutcome::Unreplicated => report.exit_code(),
     })
 }
 
