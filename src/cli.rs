@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::schedule::CatchUpPolicy;
 use crate::strategy::OverlapPolicy;
 use crate::time::{SlotSpec, TimeRange, parse_duration, parse_slot, parse_time_range};
 
@@ -167,13 +168,13 @@ pub enum IfUnreplicated {
     Skip,
 }
 
-/// `run --catch-up-policy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CatchUpPolicy {
-    /// Every missed run, oldest first (at most --catch-up-max, the newest).
-    All,
-    /// Only the newest due run, if it was missed; the older ones are skipped.
-    Latest,
+/// `--catch-up-policy`'s values: the policy type itself ([`CatchUpPolicy`]), each with its help.
+fn catch_up_policy() -> impl clap::builder::TypedValueParser<Value = CatchUpPolicy> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(
+        CatchUpPolicy::ALL.map(|p| clap::builder::PossibleValue::new(p.name()).help(p.help())),
+    )
+    .try_map(|name| CatchUpPolicy::parse(&name).ok_or("not a catch-up policy"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -617,7 +618,7 @@ pub struct RunArgs {
     /// Which missed runs --catch-up runs: all of them (the newest --catch-up-max), or latest: only
     /// the newest due run, when it was missed. The others are recorded as skipped, so no host runs
     /// them later and history shows them (store format 2).
-    #[arg(long, value_enum, default_value_t = CatchUpPolicy::All, value_name = "POLICY", requires = "catch_up")]
+    #[arg(long, value_parser = catch_up_policy(), default_value = "all", value_name = "POLICY", requires = "catch_up")]
     pub catch_up_policy: CatchUpPolicy,
 
     /// Run at most this many missed runs at once (the newest; older ones are recorded as skipped).

@@ -692,3 +692,41 @@ mod tests {
         );
     }
 }
+
+/// `run --catch-up-policy`: which of a schedule's missed runs a host coming back runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CatchUpPolicy {
+    /// Every missed run, oldest first (at most --catch-up-max, the newest).
+    #[default]
+    All,
+    /// Only the newest due run, if it was missed; the older ones are skipped.
+    Latest,
+}
+
+impl CatchUpPolicy {
+    pub const ALL: [CatchUpPolicy; 2] = [CatchUpPolicy::All, CatchUpPolicy::Latest];
+
+    /// Its name on the command line and in the job registry.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CatchUpPolicy::All => "all",
+            CatchUpPolicy::Latest => "latest",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<CatchUpPolicy> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// What `--help` says of it.
+    pub const fn help(self) -> &'static str {
+        match self {
+            CatchUpPolicy::All => {
+                "Every missed run, oldest first (at most --catch-up-max, the newest)"
+            }
+            CatchUpPolicy::Latest => {
+                "Only the newest due run, if it was missed; the older ones are skipped"
+            }
+        }
+    }
+}

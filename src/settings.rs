@@ -3,6 +3,8 @@
 //! [`ClaimRequest`], [`RunnerOptions`] and [`ConnectOptions`]. Nothing below this layer (`store`,
 //! `strategy`, `runner`, `connection`) knows the command line; a test checks that.
 
+pub mod run;
+
 use std::time::Duration;
 
 use crate::cli::{

@@ -12,16 +12,16 @@ use std::io::IsTerminal;
 
 use serde::Serialize;
 
-use crate::cli::RunArgs;
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
 use crate::runner::overlap::OnOverlap;
 use crate::runner::{RunnerOptions, SlotOutcome, SlotReport, Target, run_in_turn};
 use crate::schedule::Schedule;
+use crate::settings::run::{Backfill as BackfillFlags, RunSettings};
 use crate::strategy::claim::ClaimRequest;
 use crate::strategy::lease;
-use crate::time::{TimeRange, rfc3339};
+use crate::time::rfc3339;
 
 /// The most slots of the schedule one range may hold (a guard against `* * * * * *` over years).
 const MAX_SLOTS_IN_RANGE: usize = 100_000;
@@ -77,7 +77,8 @@ impl Plan {
 pub struct Backfill<'a> {
     pub target: Target<'a>,
     pub schedule: &'a Schedule,
-    pub range: TimeRange,
+    /// `--backfill` and the flags that go with it.
+    pub flags: BackfillFlags,
     pub opts: RunnerOptions,
     pub request: &'a dyn Fn(i64) -> ClaimRequest,
     pub now: i64,
@@ -88,12 +89,12 @@ pub struct Backfill<'a> {
 pub async fn execute(
     conn: &mut Connection,
     ctx: &Context,
-    args: &RunArgs,
+    run: &RunSettings,
     backfill: Backfill<'_>,
 ) -> Result<i32> {
-    let plan = plan(conn, args, &backfill).await?;
-    if args.dry_run {
-        print(ctx, args, &backfill, &plan, &[], 0);
+    let plan = plan(conn, &backfill).await?;
+    if backfill.flags.dry_run {
+        print(ctx, run, &backfill, &plan, &[], 0);
         return Ok(0);
     }
     let opts = RunnerOptions {
@@ -102,7 +103,7 @@ pub async fn execute(
     };
     let keys = backfill.target.lease_keys();
     let slots: Vec<&Planned> = plan.to_run().collect();
-    let bar = progress_bar(ctx, args, slots.len());
+    let bar = progress_bar(ctx, run, slots.len());
     let mut runs = Vec::new();
     for planned in slots {
         if let Some(bar) = &bar {
@@ -127,14 +128,14 @@ pub async fn execute(
         runs.append(&mut ahead);
         let line = format!(
             "anarchon: {}",
-            super::describe(&report, backfill.now, args.max_late)
+            super::describe(&report, backfill.now, run.max_late)
         );
         match &bar {
             Some(bar) => {
                 bar.inc(1);
                 bar.println(line);
             }
-            None if !ctx.out.json && !args.exec.quiet => crate::errln!("{line}"),
+            None if !ctx.out.json && !run.quiet() => crate::errln!("{line}"),
             None => {}
         }
         let paused = report.outcome == SlotOutcome::Paused;
@@ -147,14 +148,14 @@ pub async fn execute(
         bar.finish_and_clear();
     }
     let exit_code = exit_code(&runs);
-    print(ctx, args, &backfill, &plan, &runs, exit_code);
+    print(ctx, run, &backfill, &plan, &runs, exit_code);
     Ok(exit_code)
 }
 
 /// The schedule's slots in the range, oldest first, and what the store says of each.
-async fn plan(conn: &mut Connection, args: &RunArgs, b: &Backfill<'_>) -> Result<Plan> {
-    let from = b.range.from.resolve(b.now);
-    let to = b.range.to.resolve(b.now).min(b.now);
+async fn plan(conn: &mut Connection, b: &Backfill<'_>) -> Result<Plan> {
+    let from = b.flags.range.from.resolve(b.now);
+    let to = b.flags.range.to.resolve(b.now).min(b.now);
     if from > to {
         return Err(Error::usage(format!(
             "--backfill starts at {} after it ends at {} (a range's end past now is now)",
@@ -185,13 +186,13 @@ async fn plan(conn: &mut Connection, args: &RunArgs, b: &Backfill<'_>) -> Result
         .map(|(slot, status)| {
             let action = match status.as_deref() {
                 None => "run",
-                Some("skipped") if args.include_skipped => "run",
+                Some("skipped") if b.flags.include_skipped => "run",
                 Some("skipped") => "skipped",
                 Some(_) => "done",
             };
             let action = if action == "run" {
                 to_run += 1;
-                if to_run > args.backfill_max as usize {
+                if to_run > b.flags.max as usize {
                     "over_max"
                 } else {
                     "run"
@@ -227,8 +228,8 @@ fn exit_code(runs: &[SlotReport]) -> i32 {
 }
 
 /// A bar over the slots to run, on a terminal (not with --json or --quiet).
-fn progress_bar(ctx: &Context, args: &RunArgs, len: usize) -> Option<indicatif::ProgressBar> {
-    if ctx.out.json || args.exec.quiet || !std::io::stderr().is_terminal() || len == 0 {
+fn progress_bar(ctx: &Context, run: &RunSettings, len: usize) -> Option<indicatif::ProgressBar> {
+    if ctx.out.json || run.quiet() || !std::io::stderr().is_terminal() || len == 0 {
         return None;
     }
     let bar = indicatif::ProgressBar::new(len as u64);
@@ -237,14 +238,14 @@ fn progress_bar(ctx: &Context, args: &RunArgs, len: usize) -> Option<indicatif::
     {
         bar.set_style(style.progress_chars("=> "));
     }
-    bar.set_prefix(format!("backfilling {}", args.job));
+    bar.set_prefix(format!("backfilling {}", run.job));
     Some(bar)
 }
 
 /// The plan (dry run) or what ran: the JSON document, or lines for a person.
 fn print(
     ctx: &Context,
-    args: &RunArgs,
+    run: &RunSettings,
     b: &Backfill<'_>,
     plan: &Plan,
     runs: &[SlotReport],
@@ -253,12 +254,12 @@ fn print(
     let left_over = plan.left_over();
     if ctx.out.json {
         ctx.out.print_json_line(&Summary {
-            job: &args.job,
+            job: &run.job,
             from: plan.from,
             from_time: rfc3339(plan.from),
             to: plan.to,
             to_time: rfc3339(plan.to),
-            dry_run: args.dry_run,
+            dry_run: b.flags.dry_run,
             slots: &plan.slots,
             runs,
             left_over,
@@ -266,13 +267,13 @@ fn print(
         });
         return;
     }
-    if args.exec.quiet && !args.dry_run {
+    if run.quiet() && !b.flags.dry_run {
         return;
     }
     let count = |action: &str| plan.slots.iter().filter(|p| p.action == action).count();
     let range = format!("{}..{}", rfc3339(plan.from), rfc3339(plan.to));
-    if args.dry_run {
-        print_plan(args, b, plan, &range);
+    if b.flags.dry_run {
+        print_plan(b, plan, &range);
         return;
     }
     let ran = runs
@@ -281,7 +282,7 @@ fn print(
         .count();
     crate::errln!(
         "anarchon: {}: backfilled {range}: {ran} run here, {} by another host or already decided{}{}",
-        args.job,
+        run.job,
         runs.len() - ran,
         if count("skipped") > 0 {
             format!(
@@ -294,7 +295,7 @@ fn print(
         if left_over > 0 {
             format!(
                 "; {left_over} more not run (--backfill-max {})",
-                args.backfill_max
+                b.flags.max
             )
         } else {
             String::new()
@@ -303,7 +304,7 @@ fn print(
 }
 
 /// `--dry-run` for a person: a summary line, then a line per slot of the range.
-fn print_plan(args: &RunArgs, b: &Backfill<'_>, plan: &Plan, range: &str) {
+fn print_plan(b: &Backfill<'_>, plan: &Plan, range: &str) {
     let count = |action: &str| plan.slots.iter().filter(|p| p.action == action).count();
     let left_over = plan.left_over();
     crate::outln!(
@@ -314,7 +315,7 @@ fn print_plan(args: &RunArgs, b: &Backfill<'_>, plan: &Plan, range: &str) {
         count("done"),
         count("skipped"),
         if left_over > 0 {
-            format!(", {left_over} over --backfill-max {}", args.backfill_max)
+            format!(", {left_over} over --backfill-max {}", b.flags.max)
         } else {
             String::new()
         }

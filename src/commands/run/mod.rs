@@ -10,15 +10,13 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{CatchUpPolicy, IfUnreplicated, RunArgs};
+use crate::cli::RunArgs;
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{Error, Result};
-use crate::runner::overlap::OnOverlap;
-use crate::runner::{
-    Backup, ReplicaWait, RunnerOptions, SlotOutcome, SlotReport, Target, run_in_turn,
-};
-use crate::schedule::Schedule;
+use crate::runner::{SlotOutcome, SlotReport, Target, run_in_turn};
+use crate::schedule::{CatchUpPolicy, Schedule};
+use crate::settings::run::{CatchUp, RunSettings};
 use crate::store::{LeaseKeys, RunKind, StoreCheck, registry};
 use crate::strategy::Strategy;
 use crate::strategy::claim::ClaimRequest;
@@ -56,50 +54,46 @@ struct Skipped {
 
 pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
     ctx.lease_keys(&args.job)?;
-    let strategy = ctx.strategy(&args.strategy)?;
-    check_flags(&args, strategy)?;
-    let schedule = args
-        .schedule
-        .as_deref()
-        .map(|s| Schedule::parse(s, args.tz.as_deref().unwrap_or("UTC")))
-        .transpose()
-        .map_err(Error::usage)?;
-    let opts = runner_options(&args, ctx)?;
-    let keep_claimable = keep_claimable(&args);
-    let request = |slot: i64| -> ClaimRequest {
-        let mut req = args.lease.claim_request(slot, RunKind::Scheduled);
-        req.history.keep_claimable = keep_claimable;
-        req
-    };
-    let (mut conn, check) = open_and_register(ctx, &args, strategy, schedule.as_ref()).await?;
+    let run = RunSettings::resolve(args, &ctx.global, ctx.out.json)?;
+    run_with(&run, ctx).await
+}
+
+/// `run` with its settings resolved (from the command line, or a crontab line).
+pub async fn run_with(run: &RunSettings, ctx: &Context) -> Result<i32> {
+    ctx.lease_keys(&run.job)?;
+    let strategy = run.strategy;
+    let schedule = run.schedule.as_ref();
+    let opts = run.runner.clone();
+    let request = |slot: i64| -> ClaimRequest { run.claim.request(slot, RunKind::Scheduled) };
+    let (mut conn, check) = open_and_register(ctx, run, strategy).await?;
     let now = check.server_now_ms;
-    let (current, early) = current_slot(&args, schedule.as_ref(), &check)?;
+    let (current, early) = current_slot(run, &check)?;
     if !early.is_zero() {
         // Started just before the slot by the server's clock: its run waits for it.
         tokio::time::sleep(early).await;
     }
-    let target = Target::new(ctx.prefix(), &args.job, strategy, &check);
-    if let (Some(range), Some(schedule)) = (args.backfill, &schedule) {
+    let target = Target::new(ctx.prefix(), &run.job, strategy, &check);
+    if let (Some(b), Some(schedule)) = (run.backfill, schedule) {
         let backfill = backfill::Backfill {
             target,
             schedule,
-            range,
+            flags: b,
             opts,
             request: &request,
             now,
         };
-        return backfill::execute(&mut conn, ctx, &args, backfill).await;
+        return backfill::execute(&mut conn, ctx, run, backfill).await;
     }
-    let delay = jitter_delay(&args.job, current, args.jitter.unwrap_or(Duration::ZERO));
+    let delay = jitter_delay(&run.job, current, run.jitter);
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
     let keys = target.lease_keys();
 
-    let too_late = schedule.is_some() && now - current > millis(args.max_late);
+    let too_late = schedule.is_some() && now - current > millis(run.max_late);
     // Reads and skip records, all idempotent: retried through a stall as a claim is.
     let plan = crate::runner::retrying(&mut conn, async |conn| {
-        plan_catch_up(conn, &args, &keys, schedule.as_ref(), current, now).await
+        plan_catch_up(conn, run, &keys, current, now).await
     })
     .await?;
     // Missed runs, oldest first, each in turn: a host that finds one held stands by for it (its
@@ -133,27 +127,18 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
         )
         .await?
     } else {
-        SlotReport::too_late(&args.job, current)
+        SlotReport::too_late(&run.job, current)
     };
-    let exit_code = exit_code(&args, &caught_up, &report);
-    notify_failures(&args, &opts, caught_up.iter().chain([&report])).await;
+    let exit_code = exit_code(run, &caught_up, &report);
+    notify_failures(run, caught_up.iter().chain([&report])).await;
     let outcome = Outcome {
         skipped,
         caught_up,
         report,
         exit_code,
     };
-    print_outcome(&args, ctx, &outcome, now);
+    print_outcome(run, ctx, &outcome, now);
     Ok(exit_code)
-}
-
-/// How long after its slot a run's state must be kept: it must outlive every claim that may still
-/// ask for it (--max-late, --catch-up, and every attempt's lease), or it would run twice.
-fn keep_claimable(args: &RunArgs) -> Duration {
-    (args.max_late
-        + args.catch_up.unwrap_or(Duration::ZERO)
-        + args.lease.lease_or_default() * args.lease.max_attempts_or_default())
-    .max(crate::strategy::claim::DEFAULT_KEEP_CLAIMABLE)
 }
 
 /// How far before a fire time a `run` may start and still be for it (a host whose clock runs a
@@ -168,13 +153,9 @@ const EARLY: i64 = 1_000;
 /// past the next fire time, and taking its clock as it answered would attribute this run to the
 /// next slot and leave this one to nobody), or the next one when it is less than [`EARLY`] after
 /// that moment; or `--slot`.
-fn current_slot(
-    args: &RunArgs,
-    schedule: Option<&Schedule>,
-    check: &StoreCheck,
-) -> Result<(i64, Duration)> {
+fn current_slot(run: &RunSettings, check: &StoreCheck) -> Result<(i64, Duration)> {
     let now = check.server_now_ms;
-    match (schedule, args.slot) {
+    match (run.schedule.as_ref(), run.slot) {
         (Some(s), _) => {
             scheduled_slot(s, check.server_ms_at_process_start(), now).ok_or_else(|| {
                 Error::usage(format!(
@@ -205,22 +186,13 @@ fn scheduled_slot(s: &Schedule, started: i64, now: i64) -> Option<(i64, Duration
 
 /// `--on-failure`: the hook for each attempt this host ran that failed; a hook's own trouble is
 /// said on stderr and changes nothing else.
-async fn notify_failures(
-    args: &RunArgs,
-    opts: &RunnerOptions,
-    reports: impl Iterator<Item = &SlotReport>,
-) {
-    let Some(command) = &args.on_failure else {
+async fn notify_failures(run: &RunSettings, reports: impl Iterator<Item = &SlotReport>) {
+    let Some(hook) = &run.on_failure else {
         return;
     };
-    let hook = crate::runner::notify::OnFailure {
-        command: command.clone(),
-        timeout: args.on_failure_timeout,
-        env_remove: opts.command.env_remove.clone(),
-    };
     for r in reports.filter(|r| crate::runner::notify::failed_here(r)) {
-        if let Some(problem) = crate::runner::notify::run_hook(&hook, r).await {
-            crate::errln!("anarchon: {}: {problem}", args.job);
+        if let Some(problem) = crate::runner::notify::run_hook(hook, r).await {
+            crate::errln!("anarchon: {}: {problem}", run.job);
         }
     }
 }
@@ -239,14 +211,14 @@ struct CatchUpPlan {
 /// the policy does not run are recorded as skipped here, so that no later claim runs them.
 async fn plan_catch_up(
     conn: &mut Connection,
-    args: &RunArgs,
+    run: &RunSettings,
     keys: &LeaseKeys,
-    schedule: Option<&Schedule>,
     current: i64,
     now: i64,
 ) -> Result<CatchUpPlan> {
-    let catch_up = args.catch_up.unwrap_or(Duration::ZERO);
-    let too_late = schedule.is_some() && now - current > millis(args.max_late);
+    let schedule = run.schedule.as_ref();
+    let catch_up = run.catch_up_window();
+    let too_late = schedule.is_some() && now - current > millis(run.max_late);
     let (first_seen, missed) = match schedule.filter(|_| !catch_up.is_zero()) {
         Some(s) => missed_runs(conn, keys, s, now - millis(catch_up), current, too_late).await?,
         None => (None, Vec::new()),
@@ -254,12 +226,20 @@ async fn plan_catch_up(
     // The current slot is among them only when it is too late and nobody claimed it.
     let current_missed = missed.last() == Some(&current);
     let (to_skip, to_run) =
-        missed.split_at(missed.len() - runs_to_catch_up(args, missed.len(), current_missed));
-    let reason = match args.catch_up_policy {
-        CatchUpPolicy::Latest => "--catch-up-policy latest".to_string(),
-        CatchUpPolicy::All => format!("over --catch-up-max {}", args.catch_up_max),
+        missed.split_at(missed.len() - runs_to_catch_up(run, missed.len(), current_missed));
+    let reason = match run.catch_up {
+        Some(CatchUp {
+            policy: CatchUpPolicy::Latest,
+            ..
+        }) => "--catch-up-policy latest".to_string(),
+        Some(CatchUp {
+            policy: CatchUpPolicy::All,
+            max,
+            ..
+        }) => format!("over --catch-up-max {max}"),
+        None => String::new(),
     };
-    let runner = args.lease.runner();
+    let runner = run.claim.runner.clone();
     let mut skipped = Vec::new();
     if let (Some(s), Some(first_seen)) = (schedule.filter(|_| !catch_up.is_zero()), first_seen) {
         let window = (now - millis(catch_up), catch_up);
@@ -335,7 +315,7 @@ struct Outcome {
 
 /// What a run did: the JSON summary line, or on a terminal a line per missed run skipped and per
 /// slot (nothing with `--quiet`, or when stderr is a file: the command's output is the log there).
-fn print_outcome(args: &RunArgs, ctx: &Context, outcome: &Outcome, now: i64) {
+fn print_outcome(run: &RunSettings, ctx: &Context, outcome: &Outcome, now: i64) {
     let Outcome {
         skipped,
         caught_up,
@@ -351,7 +331,7 @@ fn print_outcome(args: &RunArgs, ctx: &Context, outcome: &Outcome, now: i64) {
             exit_code,
         };
         ctx.out.print_json_line(&summary);
-    } else if !args.exec.quiet && std::io::stderr().is_terminal() {
+    } else if !run.quiet() && std::io::stderr().is_terminal() {
         // A line per reason: those older than the window, then the policy's.
         let mut rest = &skipped[..];
         while let Some(first) = rest.first() {
@@ -359,7 +339,7 @@ fn print_outcome(args: &RunArgs, ctx: &Context, outcome: &Outcome, now: i64) {
             let last = &rest[n - 1];
             crate::errln!(
                 "anarchon: {}: {} missed run(s) from {} to {} not run ({}); recorded as skipped",
-                args.job,
+                run.job,
                 n,
                 rfc3339(first.slot),
                 rfc3339(last.slot),
@@ -368,79 +348,9 @@ fn print_outcome(args: &RunArgs, ctx: &Context, outcome: &Outcome, now: i64) {
             rest = &rest[n..];
         }
         for r in caught_up.iter().chain(std::iter::once(report)) {
-            crate::errln!("anarchon: {}", describe(r, now, args.max_late));
+            crate::errln!("anarchon: {}", describe(r, now, run.max_late));
         }
     }
-}
-
-/// Refuses flags that do not go together, before anything is read: lease-only flags under a
-/// claim-only strategy, a script window shorter than a claim may come late, and the schedule's
-/// flags without `--schedule`.
-fn check_flags(args: &RunArgs, strategy: Strategy) -> Result<()> {
-    let mut lease_options = args.lease.given();
-    lease_options.extend(args.exec.given());
-    lease_options.extend([
-        ("--catch-up", args.catch_up.is_some()),
-        ("--backfill", args.backfill.is_some()),
-        ("--no-backup", args.no_backup),
-        ("--backup-for", args.backup_for.is_some()),
-    ]);
-    strategy.refuse_lease_options(&lease_options)?;
-    let jitter = args.jitter.unwrap_or(Duration::ZERO);
-    if let Strategy::Script { window } = strategy
-        && window <= args.max_late + jitter
-    {
-        return Err(Error::usage(format!(
-            "--window {} must be longer than --jitter {} + --max-late {}: a claim may come that late, and the window must still remember the run",
-            humantime::format_duration(window),
-            humantime::format_duration(jitter),
-            humantime::format_duration(args.max_late)
-        )));
-    }
-    if args.schedule.is_none() {
-        for (flag, given) in [
-            ("--catch-up", args.catch_up.is_some()),
-            ("--tz", args.tz.is_some()),
-        ] {
-            if given {
-                return Err(Error::usage(format!(
-                    "{flag} needs --schedule: it works on the schedule's fire times"
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// How the command runs under its claim: the exec flags, replica acknowledgement and standing by.
-fn runner_options(args: &RunArgs, ctx: &Context) -> Result<RunnerOptions> {
-    let lease_len = args.lease.lease_or_default();
-    let opts = args
-        .exec
-        .runner_options(&args.command, lease_len, ctx.out.json)?;
-    let replicas = match args.wait_replicas {
-        Some(n) => Some(replica_wait(args, n, lease_len, ctx)?),
-        None => None,
-    };
-    let on_overlap = OnOverlap::of(args.lease.overlap.unwrap_or_default(), args.max_late);
-    let ping = args.ping.clone().map(|url| crate::runner::ping::Ping {
-        url,
-        timeout: args.ping_timeout,
-    });
-    Ok(RunnerOptions {
-        replicas,
-        on_overlap,
-        ping,
-        in_turn: (args.catch_up.is_some() || args.backfill.is_some()).then_some(args.max_late),
-        backup: if args.no_backup {
-            Backup::No
-        } else {
-            Backup::Standby {
-                limit: args.backup_for,
-            }
-        },
-        ..opts
-    })
 }
 
 /// Connects, checks the format key and records the job in the registry when due ([`register_if_due`];
@@ -448,19 +358,16 @@ fn runner_options(args: &RunArgs, ctx: &Context) -> Result<RunnerOptions> {
 /// reads).
 async fn open_and_register(
     ctx: &Context,
-    args: &RunArgs,
+    run: &RunSettings,
     strategy: Strategy,
-    schedule: Option<&Schedule>,
 ) -> Result<(Connection, StoreCheck)> {
-    let settings = registry_settings(args, strategy, schedule);
-    let runner = args.lease.runner();
     let registration = registry::Registration::new(
         ctx.prefix(),
-        &args.job,
-        &settings,
-        registry::host_of(&runner),
+        &run.job,
+        &run.registry,
+        registry::host_of(&run.claim.runner),
     );
-    let keys = ctx.lease_keys(&args.job)?;
+    let keys = ctx.lease_keys(&run.job)?;
     // A server that does not answer for a moment (a stall: CLIENT PAUSE, a slow fork, a failover;
     // a network hiccup) must not cost the slot: every host of a fleet would give up at once, and
     // nobody would run or record it. The opening is retried as a claim is; the slot is still
@@ -472,7 +379,7 @@ async fn open_and_register(
         match open_with_registry(ctx, strategy, &registration, &keys).await {
             Ok(opened) => break opened,
             Err(e) if e.is_transient() && tokio::time::Instant::now() < give_up => {
-                if !said && !args.exec.quiet && std::io::stderr().is_terminal() {
+                if !said && !run.quiet() && std::io::stderr().is_terminal() {
                     crate::errln!(
                         "anarchon: {e}; retrying for up to {}",
                         humantime::format_duration(OPEN_RETRY_FOR)
@@ -485,7 +392,7 @@ async fn open_and_register(
             Err(e) => return Err(e),
         }
     };
-    if args.backfill.is_none() {
+    if run.backfill.is_none() {
         register_if_due(&mut conn, &registration, registry_read, check.server_now_ms).await;
     }
     Ok((conn, check))
@@ -545,10 +452,10 @@ async fn register_if_due(
 
 /// The exit code of a `run`: a failed catch-up run must not hide behind a successful current one;
 /// `--skipped-ok` makes a slot another host ran, runs, overlaps or a pause skipped a success.
-fn exit_code(args: &RunArgs, caught_up: &[SlotReport], report: &SlotReport) -> i32 {
+fn exit_code(run: &RunSettings, caught_up: &[SlotReport], report: &SlotReport) -> i32 {
     first_failure(caught_up).unwrap_or_else(|| match report.outcome {
         SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::Overlap | SlotOutcome::Paused
-            if args.skipped_ok =>
+            if run.skipped_ok =>
         {
             0
         }
@@ -601,78 +508,21 @@ async fn missed_runs(
 }
 
 /// How many of `missed` runs (the newest ones) the policy runs; the older ones are skipped.
-fn runs_to_catch_up(args: &RunArgs, missed: usize, current_missed: bool) -> usize {
-    match args.catch_up_policy {
-        CatchUpPolicy::All => missed.min(args.catch_up_max as usize),
+fn runs_to_catch_up(run: &RunSettings, missed: usize, current_missed: bool) -> usize {
+    match run.catch_up {
+        None => 0,
+        Some(CatchUp {
+            policy: CatchUpPolicy::All,
+            max,
+            ..
+        }) => missed.min(max as usize),
         // Only the newest due run, and only when it is the one missed: an on-time current run
         // runs as usual, and one another host already ran makes every older run moot.
-        CatchUpPolicy::Latest => usize::from(current_missed),
+        Some(CatchUp {
+            policy: CatchUpPolicy::Latest,
+            ..
+        }) => usize::from(current_missed),
     }
-}
-
-/// What this `run` records in the job registry (store/registry.rs), for monitoring.
-fn registry_settings(
-    args: &RunArgs,
-    strategy: Strategy,
-    schedule: Option<&Schedule>,
-) -> registry::JobSettings {
-    let lease = strategy.has_leases();
-    registry::JobSettings {
-        schedule: schedule.map(|s| s.source().to_string()),
-        tz: schedule.map_or("UTC", |s| s.time_zone()).to_string(),
-        strategy: strategy.name().to_string(),
-        lease_ms: lease.then(|| millis(args.lease.lease_or_default())),
-        max_attempts: lease.then(|| args.lease.max_attempts_or_default()),
-        max_late_ms: millis(args.max_late),
-        catch_up_ms: args.catch_up.map_or(0, millis),
-        catch_up_policy: match args.catch_up_policy {
-            CatchUpPolicy::All => "all",
-            CatchUpPolicy::Latest => "latest",
-        }
-        .to_string(),
-        jitter_ms: args.jitter.map_or(0, millis),
-        overlap: args.lease.overlap.unwrap_or_default().name().to_string(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
-    }
-}
-
-/// `--wait-replicas N`, checked: WAIT blocks the connection, so it must answer well within the
-/// lease (the first heartbeat comes after it) and within --command-timeout; and in a cluster it
-/// would ask some node, not the one that holds the job.
-fn replica_wait(
-    args: &RunArgs,
-    replicas: u32,
-    lease: Duration,
-    ctx: &Context,
-) -> Result<ReplicaWait> {
-    let timeout = args.wait_timeout;
-    let show = |d: Duration| humantime::format_duration(d).to_string();
-    if timeout.is_zero() || timeout * 2 >= lease {
-        return Err(Error::usage(format!(
-            "--wait-timeout {} must be more than 0 and less than half of --lease {}: the lease runs while anarchon waits",
-            show(timeout),
-            show(lease)
-        )));
-    }
-    if timeout >= ctx.global.command_timeout {
-        return Err(Error::usage(format!(
-            "--wait-timeout {} must be shorter than --command-timeout {}",
-            show(timeout),
-            show(ctx.global.command_timeout)
-        )));
-    }
-    // The connection options as resolved (--cluster, or a +cluster:// URL from a flag or the
-    // environment), not the flags as typed.
-    if ctx.global.connect_options()?.cluster {
-        return Err(Error::usage(
-            "--wait-replicas is not supported with Redis Cluster: WAIT must reach the job's primary",
-        ));
-    }
-    Ok(ReplicaWait {
-        replicas,
-        timeout,
-        run_anyway: args.if_unreplicated == IfUnreplicated::Run,
-    })
 }
 
 /// The jitter delay of one run: a fraction of `jitter` derived from the job and the slot (FNV-1a),
