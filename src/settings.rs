@@ -1,8 +1,10 @@
 //! The command line resolved into plain settings, once, at the top (as uv's `settings.rs` or
-//! ripgrep's `HiArgs`): the clap structs of [`crate::cli`] become a [`Strategy`], a
-//! [`ClaimRequest`], [`RunnerOptions`] and [`ConnectOptions`]. Nothing below this layer (`store`,
+//! ripgrep's `HiArgs`): the clap structs of [`crate::cli`] become a [`Strategy`],
+//! [`run::ClaimSettings`], [`RunnerOptions`] and [`ConnectOptions`], and each command's whole
+//! settings where they are many (`run`: [`run::RunSettings`]; `claim`, `run-now`: [`claim`]). Nothing below this layer (`store`,
 //! `strategy`, `runner`, `connection`) knows the command line; a test checks that.
 
+pub mod claim;
 pub mod run;
 
 use std::time::Duration;
@@ -15,9 +17,8 @@ use crate::error::{Error, Result};
 use crate::runner::child::CommandSpec;
 use crate::runner::{Backup, RunnerOptions};
 use crate::store::Layout;
-use crate::store::RunKind;
-use crate::strategy::claim::{ClaimRequest, DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, HistoryPolicy};
-use crate::strategy::{Strategy, default_runner, new_token};
+use crate::strategy::claim::{DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS};
+use crate::strategy::{Strategy, default_runner};
 
 impl GlobalArgs {
     /// The URL to connect to: --redis / $ANARCHON_REDIS_URL, then $REDIS_URL, then localhost.
@@ -374,25 +375,6 @@ impl LeaseArgs {
     /// Who claims: `--runner`, or `host:pid`.
     pub fn runner(&self) -> String {
         self.runner.clone().unwrap_or_else(default_runner)
-    }
-
-    /// A claim of `slot` with a fresh token, as these flags describe it.
-    pub fn claim_request(&self, slot: i64, kind: RunKind) -> ClaimRequest {
-        let history = HistoryPolicy {
-            size: self.history_size.unwrap_or(HistoryPolicy::default().size),
-            ttl: self.history_ttl,
-            ..HistoryPolicy::default()
-        };
-        ClaimRequest {
-            slot,
-            token: new_token(),
-            runner: self.runner(),
-            lease: self.lease_or_default(),
-            max_attempts: self.max_attempts_or_default(),
-            overlap: self.overlap.unwrap_or_default(),
-            kind,
-            history,
-        }
     }
 }
 

@@ -7,6 +7,7 @@ use crate::cli::ClaimArgs;
 use crate::commands::{Context, RunRef};
 use crate::error::{ExitCode, Result};
 use crate::output::Tone;
+use crate::settings::claim::ClaimCommand;
 use crate::store::RunKind;
 use crate::strategy::claim::{ClaimOutcome, ClaimRequest};
 use crate::strategy::{self, lease::ClaimReply};
@@ -57,22 +58,15 @@ impl<'a> ClaimReport<'a> {
 }
 
 pub async fn execute(args: ClaimArgs, ctx: &Context) -> Result<ExitCode> {
-    args.lease.refuse_waiting_overlap("claim")?;
-    let job = args.target.job.as_str();
-    let strategy = ctx.strategy(&args.strategy)?;
-    strategy.refuse_lease_options(&args.lease.given())?;
+    let c = ClaimCommand::resolve(args, &ctx.global)?;
+    let job = c.job.as_str();
     let keys = ctx.lease_keys(job)?;
-    let (mut conn, check) = ctx.open_for_a_run(strategy, &keys).await?;
-    crate::store::job::require_job_or_new(
-        &mut conn,
-        ctx.prefix(),
-        job,
-        super::may_create(args.new),
-    )
-    .await?;
-    let slot = args.target.slot.resolve(check.server_now_ms);
-    let req = args.lease.claim_request(slot, RunKind::Scheduled);
-    let target = strategy::Target::new(ctx.prefix(), job, strategy, &check);
+    let (mut conn, check) = ctx.open_for_a_run(c.strategy, &keys).await?;
+    crate::store::job::require_job_or_new(&mut conn, ctx.prefix(), job, super::may_create(c.new))
+        .await?;
+    let slot = c.slot.resolve(check.server_now_ms);
+    let req = c.claim.request(slot, RunKind::Scheduled);
+    let target = strategy::Target::new(ctx.prefix(), job, c.strategy, &check);
     let reply = strategy::claim(&mut conn, target, &req, check.server_now_ms).await?;
     print_claim(ctx, &ClaimReport::new(job, &req, &reply));
     Ok(exit_code(reply.outcome))

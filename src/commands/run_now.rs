@@ -11,39 +11,28 @@ use crate::commands::Context;
 use crate::commands::claim::{ClaimReport, exit_code, print_claim};
 use crate::error::Result;
 use crate::runner::{Target, run_slot};
+use crate::settings::claim::RunNowCommand;
 use crate::store::RunKind;
 use crate::strategy;
 
 pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
-    args.lease.refuse_waiting_overlap("run-now")?;
-    ctx.lease_keys(&args.job)?;
-    let strategy = ctx.strategy(&args.strategy)?;
-    let mut lease_options = args.lease.given();
-    lease_options.extend(args.exec.given());
-    strategy.refuse_lease_options(&lease_options)?;
-    let opts = if args.command.is_empty() {
-        None
-    } else {
-        let lease = args.lease.lease_or_default();
-        Some(
-            args.exec
-                .runner_options(&args.command, lease, ctx.out.json)?,
-        )
-    };
+    let r = RunNowCommand::resolve(args, &ctx.global, ctx.out.json)?;
+    ctx.lease_keys(&r.job)?;
+    let strategy = r.strategy;
     let (mut conn, check) = ctx.open_for_write(strategy).await?;
     crate::store::job::require_job_or_new(
         &mut conn,
         ctx.prefix(),
-        &args.job,
-        super::may_create(args.new),
+        &r.job,
+        super::may_create(r.new),
     )
     .await?;
     let now = check.server_now_ms;
-    let req = args.lease.claim_request(now, RunKind::Manual);
-    match opts {
+    let req = r.claim.request(now, RunKind::Manual);
+    match &r.runner {
         Some(opts) => {
-            let target = Target::new(ctx.prefix(), &args.job, strategy, &check);
-            let report = run_slot(&mut conn, target, req, &opts, now).await?;
+            let target = Target::new(ctx.prefix(), &r.job, strategy, &check);
+            let report = run_slot(&mut conn, target, req, opts, now).await?;
             if ctx.out.json {
                 ctx.out.print_json_line(&report);
             } else if !opts.quiet && std::io::stderr().is_terminal() {
@@ -56,9 +45,9 @@ pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
             Ok(report.exit_code())
         }
         None => {
-            let target = strategy::Target::new(ctx.prefix(), &args.job, strategy, &check);
+            let target = strategy::Target::new(ctx.prefix(), &r.job, strategy, &check);
             let reply = strategy::claim(&mut conn, target, &req, now).await?;
-            print_claim(ctx, &ClaimReport::new(&args.job, &req, &reply));
+            print_claim(ctx, &ClaimReport::new(&r.job, &req, &reply));
             Ok(exit_code(reply.outcome).code())
         }
     }

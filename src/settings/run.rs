@@ -103,29 +103,26 @@ impl RunSettings {
             .map(|s| Schedule::parse(s, args.tz.as_deref().unwrap_or("UTC")))
             .transpose()
             .map_err(Error::usage)?;
-        let lease = args.lease.lease_or_default();
-        let max_attempts = args.lease.max_attempts_or_default();
         let catch_up = args.catch_up.map(|window| CatchUp {
             window,
             policy: args.catch_up_policy,
             max: args.catch_up_max,
         });
+        let flags = ClaimSettings::of_flags(&args.lease);
         let claim = ClaimSettings {
-            lease,
-            max_attempts,
-            overlap: args.lease.overlap.unwrap_or_default(),
-            runner: args.lease.runner(),
             history: HistoryPolicy {
                 // How long after its slot a run's state must be kept: it must outlive every
                 // claim that may still ask for it (--max-late, --catch-up, and every attempt's
                 // lease), or it would run twice.
                 keep_claimable: (args.max_late
                     + args.catch_up.unwrap_or(Duration::ZERO)
-                    + lease * max_attempts)
+                    + flags.lease * flags.max_attempts)
                     .max(DEFAULT_KEEP_CLAIMABLE),
-                ..args.lease.claim_request(0, RunKind::Scheduled).history
+                ..flags.history
             },
+            ..flags
         };
+        let lease = claim.lease;
         let runner = runner_options(&args, global, json, lease)?;
         let registry = registry_settings(&args, strategy, schedule.as_ref(), &claim);
         let on_failure = args.on_failure.clone().map(|command| OnFailure {

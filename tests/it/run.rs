@@ -655,6 +655,13 @@ fn catch_up_runs_every_unclaimed_slot_once() {
         "--",
         &line,
     ];
+    // The expected slots are computed from the clock before the run: not within seconds of a */10
+    // fire time, where the run's own clock (read a moment later) would see another window.
+    common::wait_for(
+        "a moment away from a */10 fire time",
+        std::time::Duration::from_secs(15),
+        || (5_000..595_000).contains(&(s.now_ms() % 600_000)),
+    );
     let now = s.now_ms();
     // The store first saw the job two hours ago (a first deployment catches up nothing).
     let _: () = s.cmd(&[
