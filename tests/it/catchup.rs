@@ -11,7 +11,19 @@ const FIVE_MIN: i64 = 300_000;
 /// returns the current slot, the missed ones in the last two hours (a `--catch-up 2h` window,
 /// oldest first), and those before it: the hosts were down longer than the window, so `run`
 /// records them skipped, "older than --catch-up" (oldest first).
+/// Waits until the server's clock is a few seconds away from a */5 fire time: a test computes the
+/// slots it expects from a clock reading, the run its own a moment later; within seconds of a fire
+/// time the two would see different windows (failed at 22:55:00 once).
+fn away_from_a_fire_time(s: &Server) {
+    crate::common::wait_for(
+        "a moment away from a */5 fire time",
+        std::time::Duration::from_secs(15),
+        || (5_000..FIVE_MIN - 5_000).contains(&s.now_ms().rem_euclid(FIVE_MIN)),
+    );
+}
+
 fn after_an_outage(s: &Server, job: &str) -> (i64, Vec<i64>, Vec<i64>) {
+    away_from_a_fire_time(s);
     let now = s.now_ms();
     let _: () = s.cmd(&[
         "HSET",
@@ -198,6 +210,7 @@ fn policy_latest_runs_the_newest_due_run_when_it_is_the_one_missed() {
 #[test]
 fn a_first_deployment_catches_up_nothing_from_before_it() {
     let s = Server::start();
+    away_from_a_fire_time(&s);
     let now = s.now_ms();
     let current = now - now.rem_euclid(FIVE_MIN);
     let line = log_line(&s, "new.log");
