@@ -319,7 +319,7 @@ pub enum Command {
     ///
     /// What format 2 buys (bench/server.sh on Redis 7.0, an every-minute job; docs/guide.md, "Store
     /// formats: which to use"): less than half the memory per run of history (about 315 B against
-    /// 640 B: format 1 keeps a run's state beside its history) and about an eighth less script time
+    /// 570 B: format 1 keeps a run's state beside its history) and about a fifth less script time
     /// per run. Both run every run exactly once, under the same faults.
     ///
     /// A format 1 store is converted job by job while hosts claim (one short script per job; it can

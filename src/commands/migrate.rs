@@ -181,8 +181,8 @@ fn confirm(prefix: &str, plan: &Plan) -> Result<()> {
 const LOCKED_OUT: &str = "Format 2 is read by this anarchon only. Afterwards every reader of format 1 under this prefix is locked out and writes nothing:
   - the scheduler's RedisBackend / ValkeyBackend instances refuse to start (ANARCHON_STORE_FORMAT),
   - earlier anarchon releases exit 91 and their runs are skipped.
-What it buys: less than half the memory per run of history (about 315 B against 640 B) and about
-an eighth less script time per run (docs/guide.md, \"Store formats: which to use\"). Move only a prefix
+What it buys: less than half the memory per run of history (about 315 B against 570 B) and about
+a fifth less script time per run (docs/guide.md, \"Store formats: which to use\"). Move only a prefix
 that anarchon alone uses.";
 
 fn finish(ctx: &Context, report: &Report, line: &str) -> Result<ExitCode> {
