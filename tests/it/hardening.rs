@@ -870,3 +870,34 @@ fn every_write_command_meets_a_key_of_another_type_refused_and_writing_nothing()
     }
     assert_eq!(tried, 2 * 8 * 2 * 8);
 }
+
+/// A `:state` string is format 2's marker only when it is the marker: in a format 1 store, a
+/// string another program wrote there is refused (92, naming the key) by `claim` and `run`, never
+/// taken for a job converted to format 2 and written as one (red team, #37's format 1 work).
+#[test]
+fn a_state_string_that_is_not_the_format_2_marker_is_refused() {
+    let s = Server::start();
+    let _: () = s.cmd(&["SET", "cron:format", "1"]);
+    let _: () = s.cmd(&["SET", "{cron:wt}:state", "hello, some other program"]);
+    refused_as_bad_data(
+        &s,
+        &["claim", "wt", "--slot", "60000"],
+        &["{cron:wt}:state"],
+    );
+    refused_as_bad_data(
+        &s,
+        &["run", "--job", "wt", "--slot", "60000", "--", "true"],
+        &["{cron:wt}:state"],
+    );
+    // The same over a job with history.
+    let _: () = s.cmd(&["DEL", "{cron:wt}:state"]);
+    let out = s.cli(&["run", "--job", "wt", "--slot", "120000", "--", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", out.dump());
+    let _: () = s.cmd(&["DEL", "{cron:wt}:state"]);
+    let _: () = s.cmd(&["SET", "{cron:wt}:state", "junk"]);
+    refused_as_bad_data(
+        &s,
+        &["claim", "wt", "--slot", "180000"],
+        &["{cron:wt}:state"],
+    );
+}

@@ -243,7 +243,16 @@ local V1_FIELDS = {'status', 'attempt', 'token', 'runner', 'lease_end', 'claimed
 local function ensure_format_2(job, create)
   if job.format == '2' then return nil end
   local found = key_type(KEYS[4])
-  if found == 'string' or (found == 'none' and not create) then return nil end
+  if found == 'string' then
+    -- The marker, or a string another program wrote: only the marker makes the job format 2 (a
+    -- job converted by this or an earlier build; its :job says format 2 and never gets here but
+    -- for a :job written by hand). Anything else is refused, naming the key, before any write.
+    if redis.call('GET', KEYS[4]) ~= MARKER then
+      return corrupt(KEYS[4], 'holds a string that is not the format 2 marker')
+    end
+    return nil
+  end
+  if found == 'none' and not create then return nil end
   if found ~= 'none' and found ~= 'hash' then return wrongtype(KEYS[4], found, 'string') end
   -- About to write: every key is checked first, so a refusal never leaves a write behind.
   for i = 1, 3 do

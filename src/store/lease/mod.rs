@@ -311,16 +311,23 @@ impl LeaseKeys {
         ]
     }
 
-    /// The `TYPE` reads of [`LeaseKeys::expected_types`], for a pipeline.
+    /// The `TYPE` reads of [`LeaseKeys::expected_types`], for a pipeline, then a `GET` of
+    /// `:state`: a string there is format 2's marker only when it is the marker text (on a hash
+    /// the `GET` answers an error, which is fine).
     pub fn type_reads(&self) -> Vec<redis::Cmd> {
-        self.expected_types()
+        let mut reads: Vec<redis::Cmd> = self
+            .expected_types()
             .iter()
             .map(|(key, _)| {
                 let mut cmd = redis::cmd("TYPE");
                 cmd.arg(*key);
                 cmd
             })
-            .collect()
+            .collect();
+        let mut marker = redis::cmd("GET");
+        marker.arg(&self.state);
+        reads.push(marker);
+        reads
     }
 
     /// Refuses the job when one of its keys holds another type than its scripts write, from the
@@ -334,6 +341,20 @@ impl LeaseKeys {
                     found,
                     expected: expected[0].to_string(),
                 });
+            }
+        }
+        let state_type: Option<String> = replies
+            .first()
+            .and_then(|r| redis::from_redis_value(r.clone()).ok());
+        if state_type.as_deref() == Some(v2::STATE_TYPE) {
+            let text: Option<String> = replies
+                .get(self.expected_types().len())
+                .and_then(|r| redis::from_redis_value(r.clone()).ok());
+            if text.is_some_and(|t| t != v2::MARKER) {
+                return Err(crate::error::Error::corrupt(
+                    &self.state,
+                    "holds a string that is not the format 2 marker",
+                ));
             }
         }
         Ok(())

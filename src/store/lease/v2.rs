@@ -17,6 +17,11 @@ use crate::store::state::{RunKind, RunState, RunStatus};
 /// The type of a format 2 job's `:state` key: the marker string.
 pub const STATE_TYPE: &str = "string";
 
+/// The text of a converted job's `:state` (lua/lease/v2/lib.lua `MARKER`; a test keeps the two
+/// the same): any other string there is bad data, not a format 2 job.
+pub const MARKER: &str =
+    "anarchon store format 2: runs in progress are in :live, ended ones in :results";
+
 /// The KEYS of every format 2 script (lua/lease/v2/lib.lua): its own keys (`:state` holds its
 /// marker), then the format 1 keys it converts a job from on first touch.
 pub fn script_keys(keys: &LeaseKeys) -> Vec<&str> {
@@ -217,6 +222,12 @@ pub fn decode_live(key: &str, field: &str, value: &str) -> Result<RunState> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_marker_is_the_scripts_marker() {
+        let lib = include_str!("../../../lua/lease/v2/lib.lua");
+        assert!(lib.contains(&format!("local MARKER = '{}'", super::MARKER)));
+    }
+
     use super::*;
 
     #[test]
