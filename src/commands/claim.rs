@@ -67,7 +67,19 @@ pub async fn execute(args: ClaimArgs, ctx: &Context) -> Result<ExitCode> {
     let slot = c.slot.resolve(check.server_now_ms);
     let req = c.claim.request(slot, RunKind::Scheduled);
     let target = strategy::Target::new(ctx.prefix(), job, c.strategy, &check);
-    let reply = strategy::claim(&mut conn, target, &req, check.server_now_ms).await?;
+    let mut reply = strategy::claim(&mut conn, target, &req, check.server_now_ms).await?;
+    if reply.outcome == ClaimOutcome::Done && reply.runner.is_empty() && c.strategy.has_leases() {
+        // A compacted run's state keeps its status alone: who ran its last attempt is in that
+        // attempt's :results member, one read for the person asking.
+        let last = crate::store::read::results_page(&mut conn, &keys.results, slot, slot, 0, 1)
+            .await?
+            .into_iter()
+            .next();
+        if let Some(last) = last.filter(|r| r.status == reply.status) {
+            reply.runner = last.runner;
+            reply.attempt = last.attempt;
+        }
+    }
     print_claim(ctx, &ClaimReport::new(job, &req, &reply));
     Ok(exit_code(reply.outcome))
 }

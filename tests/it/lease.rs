@@ -835,6 +835,9 @@ fn format_1_compacts_recent_ended_runs_and_late_claims_still_find_them_done() {
     let out = claim(&s, "recent", &base.to_string(), &[]);
     assert_eq!(out.status.code(), Some(81), "{}", stderr(&out));
     assert_eq!(json(&out)["status"], "finished");
+    // Who ran it and which attempt, from its member (the state no longer says).
+    assert_eq!(json(&out)["attempt"], 1, "{}", json(&out));
+    assert!(json(&out)["runner"].as_str().is_some_and(|r| !r.is_empty()));
     let v = json(&s.cli(&["history", "recent", "--last", "40", "--json"]));
     let entries = v["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 40);
