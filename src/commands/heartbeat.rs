@@ -4,8 +4,9 @@ use serde::Serialize;
 
 use crate::cli::HeartbeatArgs;
 use crate::commands::{Context, RunRef};
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::output::Tone;
+use crate::settings::claim::HeartbeatCommand;
 use crate::strategy::lease::{self, TokenOutcome, TokenReply};
 use crate::time::{relative, rfc3339};
 
@@ -84,22 +85,16 @@ impl<'a> TokenReport<'a> {
 }
 
 pub async fn execute(args: HeartbeatArgs, ctx: &Context) -> Result<ExitCode> {
-    let job = args.target.job.as_str();
+    let h = HeartbeatCommand::resolve(args, &ctx.global)?;
+    let job = h.job.as_str();
     ctx.lease_keys(job)?;
-    let strategy = ctx.strategy(&args.strategy)?;
-    if !strategy.has_leases() {
-        return Err(Error::usage(format!(
-            "the {} strategy has no leases, so there is nothing to heartbeat\n  hint: only --strategy lease (the default) keeps leases",
-            strategy.name()
-        )));
-    }
+    let strategy = h.strategy;
     let (mut conn, check) = ctx.open_for_write(strategy).await?;
-    let slot = args.target.slot.resolve(check.server_now_ms);
+    let slot = h.slot.resolve(check.server_now_ms);
     let keys = check.lease_keys(ctx.prefix(), job);
     let token =
-        crate::commands::full_token(&mut conn, &keys, slot, &args.token, check.server_now_ms)
-            .await?;
-    let reply = lease::heartbeat(&mut conn, &keys, slot, &token, args.lease).await?;
+        crate::commands::full_token(&mut conn, &keys, slot, &h.token, check.server_now_ms).await?;
+    let reply = lease::heartbeat(&mut conn, &keys, slot, &token, h.lease).await?;
     let report = TokenReport::new(job, slot, &reply);
     let ok_line = match reply.lease_end {
         Some(end) => format!(
