@@ -17,9 +17,9 @@ use crate::strategy;
 
 pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
     let r = RunNowCommand::resolve(args, &ctx.global, ctx.out.json)?;
-    ctx.lease_keys(&r.job)?;
+    let keys = ctx.lease_keys(&r.job)?;
     let strategy = r.strategy;
-    let (mut conn, check) = ctx.open_for_write(strategy).await?;
+    let (mut conn, check) = ctx.open_for_a_run(strategy, &keys).await?;
     crate::store::job::require_job_or_new(
         &mut conn,
         ctx.prefix(),

@@ -796,8 +796,8 @@ fn a_job_key_of_another_type_is_refused_before_anything_runs_or_is_written() {
 
 /// A key of another type than its scripts write, for every job key in both store formats, met by
 /// every command that writes: each command either does its work or is refused, and a refused one
-/// (any exit but 0) wrote nothing and ran nothing; `run` and `claim` are always refused (92)
-/// before the command starts. The matrix the red team's fuzz found writes in (#35, item 10).
+/// (any exit but 0) wrote nothing and ran nothing; `run`, `claim` and `run-now` are always refused
+/// (92) before the command starts. The matrix the red team's fuzz found writes in (#35, item 10).
 #[test]
 fn every_write_command_meets_a_key_of_another_type_refused_and_writing_nothing() {
     let s = Server::start();
@@ -833,7 +833,8 @@ fn every_write_command_meets_a_key_of_another_type_refused_and_writing_nothing()
         vec!["pause", "g", "--for", "1m"],
         vec!["resume", "g"],
         vec!["trim", "g", "--yes"],
-        vec!["run-now", "g", "--yes", "--", "true"],
+        vec!["run-now", "g", "--new", "--shell", "--", &touch],
+        vec!["run-now", "g", "--new"],
     ];
     let mut tried = 0;
     for format in ["1", "2"] {
@@ -856,8 +857,10 @@ fn every_write_command_meets_a_key_of_another_type_refused_and_writing_nothing()
                     let case = format!("format {format}, {key} a {wrong}, {args:?}");
                     tried += 1;
                     assert_ne!(code, Some(101), "{case} panicked: {err}");
+                    // A usage error would make the case assert nothing.
+                    assert_ne!(code, Some(2), "{case} is no valid command line: {err}");
                     assert!(!err.contains("user_script"), "{case}: raw Lua error: {err}");
-                    if lease_key && matches!(args[0], "run" | "claim") {
+                    if lease_key && matches!(args[0], "run" | "claim" | "run-now") {
                         assert_eq!(code, Some(92), "{case}: not refused as bad data: {err}");
                     }
                     if code != Some(0) {
@@ -868,7 +871,7 @@ fn every_write_command_meets_a_key_of_another_type_refused_and_writing_nothing()
             }
         }
     }
-    assert_eq!(tried, 2 * 8 * 2 * 8);
+    assert_eq!(tried, 2 * 8 * 2 * 9);
 }
 
 /// A `:state` string is format 2's marker only when it is the marker: in a format 1 store, a
