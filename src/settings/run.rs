@@ -52,6 +52,26 @@ pub struct CatchUp {
     pub max: u32,
 }
 
+impl CatchUp {
+    /// How many of `missed` runs (the newest ones) the policy runs; the older ones are skipped.
+    pub fn runs(self, missed: usize, current_missed: bool) -> usize {
+        match self.policy {
+            CatchUpPolicy::All => missed.min(self.max as usize),
+            // Only the newest due run, and only when it is the one missed: an on-time current
+            // run runs as usual, and one another host already ran makes every older run moot.
+            CatchUpPolicy::Latest => usize::from(current_missed),
+        }
+    }
+
+    /// Why the missed runs it does not run are recorded skipped.
+    pub fn skip_reason(self) -> String {
+        match self.policy {
+            CatchUpPolicy::Latest => "--catch-up-policy latest".to_string(),
+            CatchUpPolicy::All => format!("over --catch-up-max {}", self.max),
+        }
+    }
+}
+
 /// `--backfill RANGE`: an operator's run of a range of the schedule's slots.
 #[derive(Debug, Clone, Copy)]
 pub struct Backfill {
@@ -122,8 +142,7 @@ impl RunSettings {
             },
             ..flags
         };
-        let lease = claim.lease;
-        let runner = runner_options(&args, global, json, lease)?;
+        let runner = runner_options(&args, global, json, &claim)?;
         let registry = registry_settings(&args, strategy, schedule.as_ref(), &claim);
         let on_failure = args.on_failure.clone().map(|command| OnFailure {
             command,
@@ -207,14 +226,14 @@ fn runner_options(
     args: &RunArgs,
     global: &GlobalArgs,
     json: bool,
-    lease: Duration,
+    claim: &ClaimSettings,
 ) -> Result<RunnerOptions> {
-    let opts = args.exec.runner_options(&args.command, lease, json)?;
+    let opts = args.exec.runner_options(&args.command, claim.lease, json)?;
     let replicas = match args.wait_replicas {
-        Some(n) => Some(replica_wait(args, n, lease, global)?),
+        Some(n) => Some(replica_wait(args, n, claim.lease, global)?),
         None => None,
     };
-    let on_overlap = OnOverlap::of(args.lease.overlap.unwrap_or_default(), args.max_late);
+    let on_overlap = OnOverlap::of(claim.overlap, args.max_late);
     let ping = args.ping.clone().map(|url| crate::runner::ping::Ping {
         url,
         timeout: args.ping_timeout,

@@ -79,7 +79,7 @@ pub struct Backfill<'a> {
     pub schedule: &'a Schedule,
     /// `--backfill` and the flags that go with it.
     pub flags: BackfillFlags,
-    pub opts: RunnerOptions,
+    pub opts: &'a RunnerOptions,
     pub request: &'a dyn Fn(i64) -> ClaimRequest,
     pub now: i64,
 }

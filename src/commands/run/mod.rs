@@ -15,8 +15,8 @@ use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::runner::{SlotOutcome, SlotReport, Target, run_in_turn};
-use crate::schedule::{CatchUpPolicy, Schedule};
-use crate::settings::run::{CatchUp, RunSettings};
+use crate::schedule::Schedule;
+use crate::settings::run::RunSettings;
 use crate::store::{LeaseKeys, RunKind, StoreCheck, registry};
 use crate::strategy::Strategy;
 use crate::strategy::claim::ClaimRequest;
@@ -60,10 +60,9 @@ pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
 
 /// `run` with its settings resolved (from the command line, or a crontab line).
 pub async fn run_with(run: &RunSettings, ctx: &Context) -> Result<i32> {
-    ctx.lease_keys(&run.job)?;
     let strategy = run.strategy;
     let schedule = run.schedule.as_ref();
-    let opts = run.runner.clone();
+    let opts = &run.runner;
     let request = |slot: i64| -> ClaimRequest { run.claim.request(slot, RunKind::Scheduled) };
     let (mut conn, check) = open_and_register(ctx, run, strategy).await?;
     let now = check.server_now_ms;
@@ -101,15 +100,7 @@ pub async fn run_with(run: &RunSettings, ctx: &Context) -> Result<i32> {
     // hosts of a fleet coming back go through them together, each once, one at a time.
     let mut caught_up = Vec::new();
     for &slot in plan.to_run.iter().filter(|s| **s != current) {
-        let report = run_in_turn(
-            &mut conn,
-            target,
-            &request,
-            slot,
-            &opts,
-            now,
-            &mut caught_up,
-        );
+        let report = run_in_turn(&mut conn, target, &request, slot, opts, now, &mut caught_up);
         let report = report.await?;
         caught_up.push(report);
     }
@@ -121,7 +112,7 @@ pub async fn run_with(run: &RunSettings, ctx: &Context) -> Result<i32> {
             target,
             &request,
             current,
-            &opts,
+            opts,
             now,
             &mut caught_up,
         )
@@ -225,20 +216,13 @@ async fn plan_catch_up(
     };
     // The current slot is among them only when it is too late and nobody claimed it.
     let current_missed = missed.last() == Some(&current);
-    let (to_skip, to_run) =
-        missed.split_at(missed.len() - runs_to_catch_up(run, missed.len(), current_missed));
-    let reason = match run.catch_up {
-        Some(CatchUp {
-            policy: CatchUpPolicy::Latest,
-            ..
-        }) => "--catch-up-policy latest".to_string(),
-        Some(CatchUp {
-            policy: CatchUpPolicy::All,
-            max,
-            ..
-        }) => format!("over --catch-up-max {max}"),
-        None => String::new(),
-    };
+    let (to_skip, to_run) = missed.split_at(
+        missed.len()
+            - run
+                .catch_up
+                .map_or(0, |c| c.runs(missed.len(), current_missed)),
+    );
+    let reason = run.catch_up.map_or(String::new(), |c| c.skip_reason());
     let runner = run.claim.runner.clone();
     let mut skipped = Vec::new();
     if let (Some(s), Some(first_seen)) = (schedule.filter(|_| !catch_up.is_zero()), first_seen) {
@@ -505,24 +489,6 @@ async fn missed_runs(
         .filter_map(|(slot, claimed)| (!claimed).then_some(slot))
         .collect();
     Ok((Some(first_seen), missed))
-}
-
-/// How many of `missed` runs (the newest ones) the policy runs; the older ones are skipped.
-fn runs_to_catch_up(run: &RunSettings, missed: usize, current_missed: bool) -> usize {
-    match run.catch_up {
-        None => 0,
-        Some(CatchUp {
-            policy: CatchUpPolicy::All,
-            max,
-            ..
-        }) => missed.min(max as usize),
-        // Only the newest due run, and only when it is the one missed: an on-time current run
-        // runs as usual, and one another host already ran makes every older run moot.
-        Some(CatchUp {
-            policy: CatchUpPolicy::Latest,
-            ..
-        }) => usize::from(current_missed),
-    }
 }
 
 /// The jitter delay of one run: a fraction of `jitter` derived from the job and the slot (FNV-1a),
