@@ -168,13 +168,22 @@ pub enum IfUnreplicated {
     Skip,
 }
 
-/// `--catch-up-policy`'s values: the policy type itself ([`CatchUpPolicy`]), each with its help.
-fn catch_up_policy() -> impl clap::builder::TypedValueParser<Value = CatchUpPolicy> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(
-        CatchUpPolicy::ALL.map(|p| clap::builder::PossibleValue::new(p.name()).help(p.help())),
+/// A domain enum's values as clap's possible values, each with its help, parsed into the type
+/// itself: one type from the command line down (`--overlap`: [`OverlapPolicy`];
+/// `--catch-up-policy`: [`CatchUpPolicy`]), whose module cannot know clap.
+fn domain_values<T: Copy + Send + Sync + 'static, const N: usize>(
+    all: [T; N],
+    name: fn(T) -> &'static str,
+    help: fn(T) -> &'static str,
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(all.map(|v| PossibleValue::new(name(v)).help(help(v)))).try_map(
+        move |text| {
+            all.into_iter()
+                .find(|v| name(*v) == text)
+                .ok_or("not one of the possible values")
+        },
     )
-    .try_map(|name| CatchUpPolicy::parse(&name).ok_or("not a catch-up policy"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -415,7 +424,7 @@ pub struct LeaseArgs {
     /// What a slot does while an older run of the job holds a live lease: forbid (skip it), allow
     /// (run both), replace (stop the older one first), buffer (run it when the older one ends)
     /// [default: forbid].
-    #[arg(long, value_parser = overlap_policy(), value_name = "MODE")]
+    #[arg(long, value_parser = domain_values(OverlapPolicy::ALL, OverlapPolicy::name, OverlapPolicy::help), value_name = "MODE")]
     pub overlap: Option<OverlapPolicy>,
 
     /// Who is claiming, recorded in the run (default host:pid).
@@ -466,16 +475,6 @@ pub enum StrategyName {
 pub enum Backend {
     Redis,
     Valkey,
-}
-
-/// `--overlap`'s values: the policy type itself ([`OverlapPolicy`], one type from the command line
-/// to the claim script), each with its help.
-fn overlap_policy() -> impl clap::builder::TypedValueParser<Value = OverlapPolicy> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(
-        OverlapPolicy::ALL.map(|p| clap::builder::PossibleValue::new(p.name()).help(p.help())),
-    )
-    .try_map(|name| OverlapPolicy::parse(&name).ok_or("not an overlap policy"))
 }
 
 #[derive(Debug, Args)]
@@ -618,7 +617,7 @@ pub struct RunArgs {
     /// Which missed runs --catch-up runs: all of them (the newest --catch-up-max), or latest: only
     /// the newest due run, when it was missed. The others are recorded as skipped, so no host runs
     /// them later and history shows them (store format 2).
-    #[arg(long, value_parser = catch_up_policy(), default_value = "all", value_name = "POLICY", requires = "catch_up")]
+    #[arg(long, value_parser = domain_values(CatchUpPolicy::ALL, CatchUpPolicy::name, CatchUpPolicy::help), default_value = "all", value_name = "POLICY", requires = "catch_up")]
     pub catch_up_policy: CatchUpPolicy,
 
     /// Run at most this many missed runs at once (the newest; older ones are recorded as skipped).

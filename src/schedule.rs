@@ -714,10 +714,6 @@ impl CatchUpPolicy {
         }
     }
 
-    pub fn parse(name: &str) -> Option<CatchUpPolicy> {
-        Self::ALL.into_iter().find(|p| p.name() == name)
-    }
-
     /// What `--help` says of it.
     pub const fn help(self) -> &'static str {
         match self {
