@@ -60,7 +60,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Stop a run in progress without its token (a hung or vanished holder), safely')
             [CompletionResult]::new('pause', 'pause', [CompletionResultType]::ParameterValue, 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until')
             [CompletionResult]::new('resume', 'resume', [CompletionResultType]::ParameterValue, 'End a job''s pause: its next scheduled run is claimed as usual')
-            [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Move the store to format 2 (anarchon''s own layout): only if no format 1 reader shares it')
+            [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Move the store to format 2 (anarchon''s own layout), or back to format 1 with --to 1')
             [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Start a manual run of a job now, with or without a command')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring')
             [CompletionResult]::new('metrics', 'metrics', [CompletionResultType]::ParameterValue, 'Print Prometheus metrics of every job (health, last success, leases, ...), or serve them')
@@ -550,6 +550,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             break
         }
         'anarchon;migrate' {
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'The store format to move to: 2 (anarchon''s own), or 1 (the seed''s, which every scheduler reads)')
             [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
             [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
@@ -786,7 +787,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Stop a run in progress without its token (a hung or vanished holder), safely')
             [CompletionResult]::new('pause', 'pause', [CompletionResultType]::ParameterValue, 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until')
             [CompletionResult]::new('resume', 'resume', [CompletionResultType]::ParameterValue, 'End a job''s pause: its next scheduled run is claimed as usual')
-            [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Move the store to format 2 (anarchon''s own layout): only if no format 1 reader shares it')
+            [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Move the store to format 2 (anarchon''s own layout), or back to format 1 with --to 1')
             [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Start a manual run of a job now, with or without a command')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring')
             [CompletionResult]::new('metrics', 'metrics', [CompletionResultType]::ParameterValue, 'Print Prometheus metrics of every job (health, last success, leases, ...), or serve them')

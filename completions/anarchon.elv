@@ -57,7 +57,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand release 'Stop a run in progress without its token (a hung or vanished holder), safely'
             cand pause 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until'
             cand resume 'End a job''s pause: its next scheduled run is claimed as usual'
-            cand migrate 'Move the store to format 2 (anarchon''s own layout): only if no format 1 reader shares it'
+            cand migrate 'Move the store to format 2 (anarchon''s own layout), or back to format 1 with --to 1'
             cand run-now 'Start a manual run of a job now, with or without a command'
             cand check 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring'
             cand metrics 'Print Prometheus metrics of every job (health, last success, leases, ...), or serve them'
@@ -533,6 +533,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'anarchon;migrate'= {
+            cand --to 'The store format to move to: 2 (anarchon''s own), or 1 (the seed''s, which every scheduler reads)'
             cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
             cand -p 'Port [default: 6379, or the URL''s]'
@@ -762,7 +763,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand release 'Stop a run in progress without its token (a hung or vanished holder), safely'
             cand pause 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until'
             cand resume 'End a job''s pause: its next scheduled run is claimed as usual'
-            cand migrate 'Move the store to format 2 (anarchon''s own layout): only if no format 1 reader shares it'
+            cand migrate 'Move the store to format 2 (anarchon''s own layout), or back to format 1 with --to 1'
             cand run-now 'Start a manual run of a job now, with or without a command'
             cand check 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring'
             cand metrics 'Print Prometheus metrics of every job (health, last success, leases, ...), or serve them'

@@ -317,7 +317,7 @@ pub enum Command {
     #[command(after_long_help = examples(&["anarchon resume billing"]))]
     Resume(ResumeArgs),
 
-    /// Move the store to format 2 (anarchon's own layout): only if no format 1 reader shares it.
+    /// Move the store to format 2 (anarchon's own layout), or back to format 1 with --to 1.
     ///
     /// Format 1 is the scheduler's own layout (RedisBackend's `redis-backend.md`) and the one a
     /// new store is created in. Format 2 is read by this anarchon only: after the move, every
@@ -331,12 +331,20 @@ pub enum Command {
     /// 570 B: format 1 keeps a run's state beside its history) and about a fifth less script time
     /// per run. Both run every run exactly once, under the same faults.
     ///
-    /// A format 1 store is converted job by job while hosts claim (one short script per job; it can
-    /// be stopped and run again, and refuses to run twice at once); an empty prefix is marked
-    /// format 2. Asks for confirmation on a terminal; scripts pass --yes.
-    #[command(
-        after_long_help = examples(&["anarchon migrate --dry-run", "anarchon migrate --yes --json"])
-    )]
+    /// To format 2: converted job by job while hosts claim, one short script per job whatever its
+    /// history (the format 1 keys are dropped: ended runs are their results already); an empty
+    /// prefix is marked format 2.
+    ///
+    /// Back to format 1 (--to 1), for a store the seed's scheduler must share again: each job's
+    /// whole history is rebuilt as format 1 keeps it (a status, a slot and a stream entry per run),
+    /// so it costs a read of every result and about three writes per run of history, sent as plain
+    /// pipelined commands; the one script per job that switches it reads only its runs in progress.
+    /// Hosts claim on meanwhile. Start the seed's schedulers after it ends: until then some jobs are
+    /// still in format 2, which they cannot read.
+    ///
+    /// Either way it can be stopped and run again (it goes on with the jobs left), refuses to run
+    /// twice at once, and `anarchon trim` waits for it. Asks for confirmation on a terminal;
+    /// scripts pass --yes.
     Migrate(MigrateArgs),
 
     /// Start a manual run of a job now, with or without a command.
@@ -1042,6 +1050,11 @@ pub struct ResumeArgs {
 
 #[derive(Debug, Args)]
 pub struct MigrateArgs {
+    /// The store format to move to: 2 (anarchon's own), or 1 (the seed's, which every scheduler
+    /// reads).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=2), value_name = "FORMAT")]
+    pub to: u32,
+
     /// Only report what would change.
     #[arg(long)]
     pub dry_run: bool,

@@ -1,4 +1,4 @@
-//! `anarchon migrate`: converts the store under a prefix from format 1 to format 2 (see
+//! `anarchon migrate`: converts the store under a prefix from format 1 to format 2, or back (see
 //! src/store/migrate.rs for why it is safe while hosts claim, and resumable).
 
 use std::io::IsTerminal;
@@ -8,10 +8,10 @@ use serde::Serialize;
 
 use crate::cli::MigrateArgs;
 use crate::commands::Context;
-use crate::error::{ExitCode, Result};
+use crate::error::{Error, ExitCode, Result};
 use crate::store::migrate::{self, JobToConvert, Plan};
 use crate::store::read::Unreadable;
-use crate::store::{format, validate_prefix};
+use crate::store::{LeaseFormat, format, validate_prefix};
 
 /// `migrate --json`.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -21,13 +21,13 @@ struct Report<'a> {
     from: Option<u32>,
     to: u32,
     dry_run: bool,
-    /// Lease jobs still in format 1, with their runs in progress.
+    /// Lease jobs still in the other format, with their runs in progress.
     jobs_to_convert: &'a [JobToConvert],
     /// Jobs converted by this command (0 for a dry run).
     converted: usize,
-    /// Runs in progress moved to `:live`.
+    /// Runs in progress moved to the target format's keys.
     runs_moved: u64,
-    /// Lease jobs in format 2 already.
+    /// Lease jobs in the target format already.
     already: u64,
     errors: &'a [Unreadable],
 }
@@ -35,16 +35,22 @@ struct Report<'a> {
 pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
     let prefix = ctx.prefix();
     validate_prefix(prefix)?;
+    let Some(to) = LeaseFormat::from_number(args.to) else {
+        return Err(crate::error::Error::usage(format!(
+            "this anarchon knows no store format {}",
+            args.to
+        )));
+    };
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, prefix).await?;
     let from = check.format;
-    let mut plan = migrate::plan(&mut conn, prefix).await?;
+    let mut plan = migrate::plan(&mut conn, prefix, to).await?;
     let unreadable = std::mem::take(&mut plan.unreadable);
     let running: u64 = plan.to_convert.iter().map(|j| j.runs_in_progress).sum();
     let report = |converted, runs_moved, dry_run, errors| Report {
         prefix,
         from,
-        to: 2,
+        to: to.number(),
         dry_run,
         jobs_to_convert: &plan.to_convert,
         converted,
@@ -52,20 +58,25 @@ pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
         already: plan.already,
         errors,
     };
+    let n = to.number();
+    // With no format key the store is in the format a new store is created in: only a move to
+    // another format marks an empty prefix.
+    let found = from.unwrap_or(LeaseFormat::NEW.number());
     let empty = from.is_none() && plan.to_convert.is_empty() && plan.already == 0;
-    if from == Some(2) && plan.to_convert.is_empty() {
-        let line = format!("the store under {prefix:?} is in format 2: nothing to convert");
+    if found == n && plan.to_convert.is_empty() {
+        let line = format!("the store under {prefix:?} is in format {n}: nothing to convert");
         return finish(ctx, &report(0, 0, args.dry_run, &unreadable), &line);
     }
+    let moved_to = to.runs_in_progress_keys();
     if args.dry_run {
         let line = if empty {
             format!(
-                "would mark the empty prefix {prefix:?} as format 2 (a new store is created in format 1). Nothing was written."
+                "would mark the empty prefix {prefix:?} as format {n} (a new store is created in format {}). Nothing was written.",
+                LeaseFormat::NEW.number()
             )
         } else {
             format!(
-                "would move the store under {prefix:?} from format {} to 2 and convert {} jobs ({running} runs in progress move to :live); {} jobs are in format 2 already. Nothing was written.",
-                from.unwrap_or(1),
+                "would move the store under {prefix:?} from format {found} to {n} and convert {} jobs ({running} runs in progress move to {moved_to}); {} jobs are in format {n} already. Nothing was written.",
                 plan.to_convert.len(),
                 plan.already
             )
@@ -73,7 +84,7 @@ pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
         return finish(ctx, &report(0, 0, true, &unreadable), &line);
     }
     if !args.yes {
-        confirm(prefix, &plan)?;
+        confirm(prefix, &plan, to)?;
     }
 
     let holder = crate::strategy::default_runner();
@@ -88,7 +99,7 @@ pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
             return Ok(ExitCode::Running);
         }
     };
-    let converted = convert(&mut conn, prefix, from, &plan, &lock, ctx.out.json).await;
+    let converted = convert(&mut conn, prefix, from, to, &plan, &lock, ctx.out.json).await;
     // Released even after a failure: a rerun goes on where this one stopped.
     let released = lock.release(&mut conn).await;
     let (converted, runs_moved, mut errors) = converted?;
@@ -96,28 +107,32 @@ pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
     errors.extend(unreadable);
     let line = if empty {
         format!(
-            "the empty prefix {prefix:?} is marked format 2: readers of format 1 (RedisBackend, earlier anarchon releases) refuse it"
+            "the empty prefix {prefix:?} is marked format {n}: {}",
+            to.who_reads()
         )
     } else {
         format!(
-            "the store under {prefix:?} is in format 2: converted {converted} jobs ({runs_moved} runs in progress moved to :live), {} were in format 2 already",
+            "the store under {prefix:?} is in format {n}: converted {converted} jobs ({runs_moved} runs in progress moved to {moved_to}), {} were in format {n} already",
             plan.already
         )
     };
     finish(ctx, &report(converted, runs_moved, false, &errors), &line)
 }
 
-/// Switches the format key, then converts each job. Returns the jobs converted, the runs moved,
-/// and the jobs that could not be converted (bad data: the rest go on).
+/// Switches the format key, then converts each job; then looks again for jobs left in the other
+/// format (a host that read the format key before the switch may have written one), a few
+/// times. Returns the jobs converted, the runs moved, and the jobs that could not be converted
+/// (bad data, or a job that kept changing: the rest go on).
 async fn convert(
     conn: &mut crate::connection::Connection,
     prefix: &str,
     from: Option<u32>,
+    to: LeaseFormat,
     plan: &Plan,
     lock: &migrate::MigrationLock,
     json: bool,
 ) -> Result<(usize, u64, Vec<Unreadable>)> {
-    if let migrate::Switch::Moved(found) = migrate::switch_format(conn, prefix, from).await? {
+    if let migrate::Switch::Moved(found) = migrate::switch_format(conn, prefix, from, to).await? {
         return Err(crate::error::Error::Other(format!(
             "the format key {prefix}format changed while migrate ran (found {}, expected {}): nothing was converted; run migrate again",
             found.map_or("none".to_string(), |f| f.to_string()),
@@ -133,30 +148,49 @@ async fn convert(
         }
         bar
     });
-    let (mut converted, mut moved, mut errors) = (0, 0, Vec::new());
+    let (mut converted, mut moved, mut errors) = (0, 0, Vec::<Unreadable>::new());
     let mut renewed = Instant::now();
-    for job in &plan.to_convert {
-        if renewed.elapsed() > migrate::LOCK_TTL / 4 {
-            lock.renew(conn).await?;
-            renewed = Instant::now();
-        }
-        match migrate::convert_job(conn, prefix, &job.job).await {
-            Ok((true, n)) => {
-                converted += 1;
-                moved += n;
+    let mut jobs: Vec<String> = plan.to_convert.iter().map(|j| j.job.clone()).collect();
+    for _pass in 0..3 {
+        for job in &jobs {
+            if renewed.elapsed() > migrate::LOCK_TTL / 4 {
+                lock.renew(conn).await?;
+                renewed = Instant::now();
             }
-            // A claim converted it meanwhile.
-            Ok((false, _)) => {}
-            Err(error) if error.key().is_some() => errors.push(Unreadable {
-                job: job.job.clone(),
-                layout: crate::store::Layout::Lease,
-                error,
-            }),
-            Err(e) => return Err(e),
+            match migrate::convert_job(conn, prefix, job, to).await {
+                Ok((true, n)) => {
+                    converted += 1;
+                    moved += n;
+                }
+                // A claim converted it meanwhile.
+                Ok((false, _)) => {}
+                // Bad data, or a job that kept changing: reported, and the others go on.
+                Err(error) if error.key().is_some() || matches!(error, Error::Other(_)) => errors
+                    .push(Unreadable {
+                        job: job.clone(),
+                        layout: crate::store::Layout::Lease,
+                        error,
+                    }),
+                Err(e) => return Err(e),
+            }
+            if let Some(bar) = &bar {
+                bar.set_message(job.clone());
+                bar.inc(1);
+            }
+        }
+        // Jobs a host that read the old format key wrote in the old format meanwhile.
+        jobs = migrate::plan(conn, prefix, to)
+            .await?
+            .to_convert
+            .into_iter()
+            .map(|j| j.job)
+            .filter(|j| !errors.iter().any(|e| e.job == *j))
+            .collect();
+        if jobs.is_empty() {
+            break;
         }
         if let Some(bar) = &bar {
-            bar.set_message(job.job.clone());
-            bar.inc(1);
+            bar.inc_length(jobs.len() as u64);
         }
     }
     if let Some(bar) = bar {
@@ -165,25 +199,18 @@ async fn convert(
     Ok((converted, moved, errors))
 }
 
-fn confirm(prefix: &str, plan: &Plan) -> Result<()> {
-    crate::errln!("{LOCKED_OUT}");
+fn confirm(prefix: &str, plan: &Plan, to: LeaseFormat) -> Result<()> {
+    crate::errln!("{}", to.what_the_move_costs());
     crate::commands::confirm(
         "migrate",
         &format!(
-            "Move the store under {prefix:?} to format 2 (converting {} jobs)?",
+            "Move the store under {prefix:?} to format {} (converting {} jobs)?",
+            to.number(),
             plan.to_convert.len()
         ),
         "nothing was changed",
     )
 }
-
-/// What the move to format 2 costs the other readers of the store, said before it is confirmed.
-const LOCKED_OUT: &str = "Format 2 is read by this anarchon only. Afterwards every reader of format 1 under this prefix is locked out and writes nothing:
-  - the scheduler's RedisBackend / ValkeyBackend instances refuse to start (ANARCHON_STORE_FORMAT),
-  - earlier anarchon releases exit 91 and their runs are skipped.
-What it buys: less than half the memory per run of history (about 315 B against 570 B) and about
-a fifth less script time per run (docs/guide.md, \"Store formats: which to use\"). Move only a prefix
-that anarchon alone uses.";
 
 fn finish(ctx: &Context, report: &Report, line: &str) -> Result<ExitCode> {
     if ctx.out.json {

@@ -67,6 +67,17 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
         }
         None => find_jobs(&mut conn, ctx.prefix(), "*").await?,
     };
+    if !args.dry_run
+        && let Some(held) = crate::store::migrate::holder(&mut conn, ctx.prefix()).await?
+    {
+        crate::errln!(
+            "error: `anarchon migrate` is converting this store ({}; its lock {}migrating lapses in {} unless renewed): nothing was trimmed\n  hint: run trim again after the migration ends",
+            held.holder,
+            ctx.prefix(),
+            crate::time::humanize(held.expires_in.as_millis() as u64)
+        );
+        return Ok(ExitCode::Running);
+    }
     let protect = protection(&mut conn, ctx, &jobs, args.protect).await?;
     let policy = HistoryPolicy {
         size: args.keep,

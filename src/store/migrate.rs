@@ -1,4 +1,5 @@
-//! Converting a store from format 1 to format 2 (`anarchon migrate`).
+//! Converting a store from format 1 to format 2 (`anarchon migrate`), and back (`--to 1`: the
+//! same steps, each job converted by [`v1::convert`]).
 //!
 //! The conversion is safe while hosts claim, and can stop and start again at any point:
 //!
@@ -21,7 +22,7 @@ use crate::scripts;
 use crate::store::Layout;
 use crate::store::discover::find_jobs;
 use crate::store::keys::format_key;
-use crate::store::lease::v2;
+use crate::store::lease::{v1, v2};
 use crate::store::read::{Unreadable, decode};
 use crate::store::{LeaseFormat, LeaseKeys};
 use crate::time::millis;
@@ -74,6 +75,23 @@ pub async fn take_lock(
     }
 }
 
+/// Who holds the migration lock of `prefix`, if anyone: `anarchon trim` waits for a migration
+/// (a trim during a conversion back to format 1 could hide a run that ended meanwhile from it:
+/// [`crate::store::lease::v1::convert`]).
+pub async fn holder(conn: &mut Connection, prefix: &str) -> Result<Option<LockHolder>> {
+    let key = format!("{prefix}migrating");
+    let mut pipe = redis::pipe();
+    pipe.cmd("GET").arg(&key).cmd("PTTL").arg(&key);
+    let (value, ttl): (Option<String>, i64) = conn.pipeline(&pipe).await?;
+    Ok(value.map(|value| LockHolder {
+        holder: value
+            .split_once(' ')
+            .map_or(value.as_str(), |(_, h)| h)
+            .to_string(),
+        expires_in: Duration::from_millis(ttl.max(0) as u64),
+    }))
+}
+
 impl MigrationLock {
     /// Extends the lock; an error if it was lost (expired and taken by another migration).
     pub async fn renew(&self, conn: &mut Connection) -> Result<()> {
@@ -105,18 +123,23 @@ pub enum Switch {
     Moved(Option<u32>),
 }
 
-/// Moves `<prefix>format` from `from` to 2 (or finds it at 2 already). `from` None: the key must
-/// be absent (an empty prefix marked format 2); a writer that created it meanwhile (in format 1)
-/// makes this an error, and the caller plans again.
+/// Moves `<prefix>format` from `from` to `to` (or finds it at `to` already). `from` None: the key
+/// must be absent (an empty prefix marked format 2); a writer that created it meanwhile (in
+/// format 1) makes this an error, and the caller plans again.
 pub async fn switch_format(
     conn: &mut Connection,
     prefix: &str,
     from: Option<u32>,
+    to: LeaseFormat,
 ) -> Result<Switch> {
     let key = format_key(prefix);
     let from = from.map(|f| f.to_string()).unwrap_or_default();
     let reply: String = conn
-        .eval(&scripts::FORMAT_SWITCH, &[&key], &[from, "2".to_string()])
+        .eval(
+            &scripts::FORMAT_SWITCH,
+            &[&key],
+            &[from, to.number().to_string()],
+        )
         .await?;
     match reply.as_str() {
         "switched" => Ok(Switch::Switched),
@@ -132,16 +155,16 @@ pub async fn switch_format(
     }
 }
 
-/// A lease job still in format 1.
+/// A lease job whose data is in another format than the one the store moves to.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct JobToConvert {
     pub job: String,
-    /// Its runs in progress (they move to `:live`).
+    /// Its runs in progress (they move to the other format's keys).
     pub runs_in_progress: u64,
 }
 
-/// What a migration would do: the lease jobs still in format 1, how many are in format 2 already,
-/// and jobs that could not be read.
+/// What a migration would do: the lease jobs to convert, how many are in the target format
+/// already, and jobs that could not be read.
 #[derive(Debug, Default)]
 pub struct Plan {
     pub to_convert: Vec<JobToConvert>,
@@ -149,8 +172,9 @@ pub struct Plan {
     pub unreadable: Vec<Unreadable>,
 }
 
-/// Looks at every lease job under `prefix` (SCAN, then one pipeline per 500 jobs). Reads only.
-pub async fn plan(conn: &mut Connection, prefix: &str) -> Result<Plan> {
+/// Looks at every lease job under `prefix` (SCAN, then one pipeline per 500 jobs) for a move to
+/// format `to`. Reads only.
+pub async fn plan(conn: &mut Connection, prefix: &str, to: LeaseFormat) -> Result<Plan> {
     let jobs: Vec<String> = find_jobs(conn, prefix, "*")
         .await?
         .into_iter()
@@ -164,26 +188,37 @@ pub async fn plan(conn: &mut Connection, prefix: &str) -> Result<Plan> {
             let k = LeaseKeys::new(prefix, job);
             pipe.cmd("TYPE").arg(&k.state);
             pipe.cmd("SCARD").arg(&k.active);
+            pipe.cmd("HLEN").arg(&k.live);
         }
         let mut replies = conn.replies(&pipe).await?.into_iter();
         for job in batch {
             let k = LeaseKeys::new(prefix, job);
-            let (state, active) = (replies.next(), replies.next());
-            let read =
-                decode::<String>(&k.state, state.unwrap_or(redis::Value::Nil)).and_then(|t| {
-                    Ok((
-                        t,
-                        decode::<u64>(&k.active, active.unwrap_or(redis::Value::Nil))?,
-                    ))
-                });
+            let mut next = || replies.next().unwrap_or(redis::Value::Nil);
+            let (state, active, live) = (next(), next(), next());
+            let read = decode::<String>(&k.state, state).and_then(|t| {
+                Ok((
+                    t,
+                    decode::<u64>(&k.active, active)?,
+                    decode::<u64>(&k.live, live)?,
+                ))
+            });
             match read {
-                Ok((t, running)) if LeaseFormat::of_job(&t, LeaseFormat::V2) == LeaseFormat::V1 => {
+                Ok((t, active, live)) => {
+                    // A job with neither format's :state (no runs left) needs nothing.
+                    let of_job = LeaseFormat::of_job(&t, to);
+                    if of_job == to {
+                        plan.already += 1;
+                        continue;
+                    }
+                    let runs_in_progress = match of_job {
+                        LeaseFormat::V1 => active,
+                        LeaseFormat::V2 => live,
+                    };
                     plan.to_convert.push(JobToConvert {
                         job: job.clone(),
-                        runs_in_progress: running,
+                        runs_in_progress,
                     })
                 }
-                Ok(_) => plan.already += 1,
                 Err(error) => plan.unreadable.push(Unreadable {
                     job: job.clone(),
                     layout: Layout::Lease,
@@ -195,18 +230,33 @@ pub async fn plan(conn: &mut Connection, prefix: &str) -> Result<Plan> {
     Ok(plan)
 }
 
-/// Converts one job (a no-op when it is in format 2 already): whether it was converted, and how
-/// many runs in progress moved.
-pub async fn convert_job(conn: &mut Connection, prefix: &str, job: &str) -> Result<(bool, u64)> {
+/// Converts one job to format `to` (a no-op when it is in `to` already): whether it was
+/// converted, and how many runs in progress moved.
+pub async fn convert_job(
+    conn: &mut Connection,
+    prefix: &str,
+    job: &str,
+    to: LeaseFormat,
+) -> Result<(bool, u64)> {
     let keys = LeaseKeys::new(prefix, job);
-    let reply: Vec<String> = conn
-        .eval(&v2::CONVERT, &v2::script_keys(&keys), &[])
-        .await?;
-    match reply.as_slice() {
-        [done, moved] => Ok((done == "1", moved.parse().unwrap_or(0))),
-        _ => Err(Error::corrupt(
-            &keys.state,
-            format!("the conversion script answered {reply:?}"),
-        )),
+    match to {
+        LeaseFormat::V2 => {
+            let reply: Vec<String> = conn
+                .eval(&v2::CONVERT, &v2::script_keys(&keys), &[])
+                .await?;
+            match reply.as_slice() {
+                [done, moved] => Ok((done == "1", moved.parse().unwrap_or(0))),
+                _ => Err(Error::corrupt(
+                    &keys.state,
+                    format!("the conversion script answered {reply:?}"),
+                )),
+            }
+        }
+        LeaseFormat::V1 => Ok(
+            match v1::convert::convert_job(conn, &keys, v2::MARKER).await? {
+                Some(moved) => (true, moved),
+                None => (false, 0),
+            },
+        ),
     }
 }

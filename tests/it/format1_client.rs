@@ -316,3 +316,112 @@ fn anarchon_and_the_format_1_client_race_for_the_same_slots_and_one_wins_each() 
     );
     assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "1");
 }
+
+/// A store moved to format 2 and back (`anarchon migrate --to 1`) is one the format 1 client
+/// shares again: every run that ran in format 2 is done for it (none runs twice), the run still in
+/// progress is held, and it runs the next slot, which anarchon sees.
+#[test]
+fn after_the_way_back_the_format_1_client_runs_no_slot_twice() {
+    let s = empty_server();
+    let minute = s.now_ms() / MINUTE * MINUTE;
+    let first = (minute - 6 * MINUTE).to_string();
+    s.cli(&[
+        "run",
+        "--job",
+        "back",
+        "--slot",
+        &first,
+        "--max-late",
+        "1h",
+        "--",
+        "true",
+    ])
+    .expect(0);
+    let out = s.cli(&["migrate", "--yes"]).expect(0);
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "2");
+    // In format 2: three runs end (one fails), one is taken over, one stays in progress.
+    let slots: Vec<i64> = (1..=4).map(|i| minute - (6 - i) * MINUTE).collect();
+    for (i, slot) in slots.iter().enumerate() {
+        let out = s.cli(&[
+            "run",
+            "--job",
+            "back",
+            "--slot",
+            &slot.to_string(),
+            "--max-late",
+            "1h",
+            "--",
+            if i == 1 { "false" } else { "true" },
+        ]);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{:?} {}",
+            out.status.code(),
+            stderr(&out)
+        );
+    }
+    let held = minute - MINUTE;
+    let token = s
+        .cli(&["claim", "back", "--slot", &held.to_string(), "--json"])
+        .expect(0)
+        .json()["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The client cannot read it now.
+    let out = client(
+        &s,
+        &["claim", "back", &held.to_string(), "py", "py:1", "30000"],
+    )
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+
+    s.cli(&["migrate", "--to", "1", "--yes"]).expect(0);
+    assert_seed_layout(&s, "back");
+    for slot in &slots {
+        let again = python(
+            &s,
+            &["claim", "back", &slot.to_string(), "py", "py:1", "30000"],
+        );
+        assert_eq!(again["outcome"], "done", "{slot}: {again}");
+        let state = python(&s, &["state", "back", &slot.to_string()]);
+        assert!(
+            ["finished", "failed"].contains(&state["status"].as_str().unwrap()),
+            "{state}"
+        );
+    }
+    let again = python(
+        &s,
+        &["claim", "back", &held.to_string(), "py", "py:1", "30000"],
+    );
+    assert_eq!(again["outcome"], "running", "{again}");
+    // Its holder ends it, in format 1 now; the client runs the next slot, anarchon sees it and
+    // its history reads every run.
+    s.cli(&[
+        "finish",
+        "back",
+        "--slot",
+        &held.to_string(),
+        "--token",
+        &token,
+        "--status",
+        "ok",
+    ])
+    .expect(0);
+    let next = minute.to_string();
+    let log = s.dir.path().join("py.log");
+    let won = python(
+        &s,
+        &["race", "back", &next, "py-host:7", log.to_str().unwrap()],
+    );
+    assert_eq!(won["outcome"], "won");
+    s.cli(&["claim", "back", "--slot", &next, "--json"])
+        .expect(81);
+    let history = s.cli(&["history", "back", "--json"]).expect(0).json();
+    let entries = history["entries"].as_array().unwrap();
+    // The run of format 1 and four of format 2, the run in progress, the client's run.
+    assert_eq!(entries.len(), 7, "{history}");
+    assert_eq!(entries[0]["runner"], "py-host:7", "{history}");
+}

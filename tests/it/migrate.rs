@@ -351,3 +351,302 @@ fn an_empty_prefix_is_marked_format_2_only_by_migrate() {
     assert_eq!(s.cmd::<String>(&["TYPE", "{cron:j}:state"]), "string");
     assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "2");
 }
+
+fn format_2_store() -> Server {
+    let s = Server::start();
+    let _: () = s.cmd(&["SET", "cron:format", "2"]);
+    s
+}
+
+/// What a format 1 reader needs of an ended run: its `status` in `:state`, its slot in `:slots`.
+fn v1_status(s: &Server, job: &str, slot: &str) -> Option<String> {
+    s.cmd(&[
+        "HGET",
+        &format!("{{cron:{job}}}:state"),
+        &format!("{slot}:status"),
+    ])
+}
+
+/// The way back: a format 2 store (ended runs, a takeover, a skip-free history, a run in
+/// progress, a manual run) becomes format 1 as the seed's layout has it, history and fences kept.
+#[test]
+fn a_format_2_store_is_migrated_back_and_every_run_keeps_its_meaning() {
+    let s = format_2_store();
+    for (job, slots) in [
+        ("a", ["60000", "120000", "180000"]),
+        ("b", ["60000", "120000", "180000"]),
+    ] {
+        for (i, slot) in slots.iter().enumerate() {
+            let token = json(&claim(&s, job, slot))["token"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let status = if i == 1 { "failed" } else { "ok" };
+            assert_eq!(finish(&s, job, slot, &token, status).status.code(), Some(0));
+        }
+    }
+    let out = s.cli(&["run-now", "b", "--json", "--", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let held = json(&claim(&s, "a", "240000"))["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let fence_held = s.cmd::<String>(&["HGET", "{cron:a}:live", "240000"]);
+    let fence_held = serde_json::from_str::<Value>(&fence_held).unwrap()["fence"].clone();
+    assert!(!s.is_format_1("a"));
+    let before = (history(&s, "a"), history(&s, "b"));
+
+    // A dry run reports and writes nothing.
+    let snap = snapshot(&s);
+    let out = s.cli(&["migrate", "--to", "1", "--dry-run", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!((v["from"].as_u64(), v["to"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(v["jobs_to_convert"].as_array().unwrap().len(), 2);
+    assert_eq!(v["jobs_to_convert"][0]["runs_in_progress"], 1);
+    assert_eq!(snapshot(&s), snap);
+    // Without a terminal and without --yes: refused, and says what the way back costs.
+    let out = s.cli(&["migrate", "--to", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("rebuilds each job's history"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(&s), snap);
+
+    let out = s.cli(&["migrate", "--to", "1", "--yes", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(
+        (v["converted"].as_u64(), v["runs_moved"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), "1");
+    for job in ["a", "b"] {
+        assert!(s.is_format_1(job), "{job}");
+        assert_eq!(
+            s.cmd::<i64>(&["EXISTS", &format!("{{cron:{job}}}:live")]),
+            0
+        );
+        let left: Vec<String> = s.cmd(&["KEYS", &format!("{{cron:{job}}}:to-format-1:*")]);
+        assert!(left.is_empty(), "{left:?}");
+        // The seed's layout: a status per ended run, every run's slot, an entry per attempt.
+        assert_eq!(v1_status(&s, job, "60000").as_deref(), Some("finished"));
+        assert_eq!(v1_status(&s, job, "120000").as_deref(), Some("failed"));
+        assert_eq!(v1_status(&s, job, "180000").as_deref(), Some("finished"));
+        assert_eq!(
+            s.cmd::<i64>(&["XLEN", &format!("{{cron:{job}}}:runs")]),
+            3 + i64::from(job == "b")
+        );
+        assert_eq!(
+            s.cmd::<i64>(&["ZCARD", &format!("{{cron:{job}}}:slots")]),
+            4
+        );
+    }
+    assert_eq!(s.in_progress("a"), vec![240_000]);
+    assert_eq!(v1_status(&s, "a", "240000").as_deref(), Some("running"));
+    assert_eq!(
+        s.cmd::<String>(&["HGET", "{cron:a}:job", "fence:240000"]),
+        fence_held.to_string()
+    );
+    // The history reads the same.
+    assert_eq!((history(&s, "a"), history(&s, "b")), before);
+
+    // Ended runs stay done, the run in progress goes on with its token, new runs are claimed, and
+    // fencing tokens go on rising.
+    for slot in ["60000", "120000", "180000"] {
+        assert_eq!(claim(&s, "a", slot).status.code(), Some(81), "{slot}");
+    }
+    let out = s.cli(&["heartbeat", "a", "--slot", "240000", "--token", &held]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        finish(&s, "a", "240000", &held, "ok").status.code(),
+        Some(0)
+    );
+    assert_eq!(claim(&s, "a", "240000").status.code(), Some(81));
+    let next = json(&claim(&s, "a", "300000"));
+    assert!(
+        next["fence"].as_i64().unwrap() > fence_held.as_i64().unwrap(),
+        "{next}"
+    );
+
+    // Again: nothing left to do. And forward again: the same history.
+    let out = s.cli(&["migrate", "--to", "1", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to convert"));
+    let before = (history(&s, "a"), history(&s, "b"));
+    let out = s.cli(&["migrate", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!((history(&s, "a"), history(&s, "b")), before);
+}
+
+/// A format 2 anarchon that read the format key just before the switch back sends its scripts
+/// after it: the job's `:state` is a hash again and its `:job` says format 1, so the format 2
+/// script is refused by its first look, writing nothing (it does not convert the job forward
+/// again), and this build runs format 1's script instead.
+#[test]
+fn a_format_2_script_after_the_switch_back_is_refused_and_writes_nothing() {
+    let s = format_2_store();
+    let token = json(&claim(&s, "j", "60000"))["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        s.cli(&["migrate", "--to", "1", "--yes"]).status.code(),
+        Some(0)
+    );
+    assert!(s.is_format_1("j"));
+    let snap = snapshot(&s);
+    let keys = anarchon::store::LeaseKeys::new("cron:", "j");
+    let req = anarchon::strategy::claim::ClaimRequest {
+        slot: 120_000,
+        token: "a-stale-format-2-host".into(),
+        runner: "old:1".into(),
+        lease: std::time::Duration::from_secs(30),
+        max_attempts: 3,
+        overlap: anarchon::strategy::OverlapPolicy::Allow,
+        kind: anarchon::store::RunKind::Scheduled,
+        history: Default::default(),
+    };
+    use anarchon::store::lease::v2;
+    for script in [&*v2::CLAIM, &*v2::HEARTBEAT, &*v2::FINISH, &*v2::TRIM] {
+        let mut cmd = redis::cmd("EVAL");
+        let keys = v2::script_keys(&keys);
+        cmd.arg(script.source()).arg(keys.len());
+        for k in &keys {
+            cmd.arg(*k);
+        }
+        if std::ptr::eq(script, &*v2::CLAIM) {
+            cmd.arg(anarchon::strategy::lease::claim_args(&req));
+        } else if std::ptr::eq(script, &*v2::FINISH) {
+            cmd.arg(&["60000", token.as_str(), "finished", "null"][..]);
+        } else if std::ptr::eq(script, &*v2::TRIM) {
+            cmd.arg(&["1", "0", "0", "100", "0", "-inf", "0"][..]);
+        } else {
+            cmd.arg(&["60000", token.as_str(), "30000"][..]);
+        }
+        let err = cmd
+            .query::<redis::Value>(&mut s.client())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("WRONGTYPE") && err.contains("hash"), "{err}");
+        assert_eq!(snapshot(&s), snap);
+    }
+    // This build, whichever format it read, ends the run once.
+    assert_eq!(
+        finish(&s, "j", "60000", &token, "ok").status.code(),
+        Some(0)
+    );
+    assert_eq!(v1_status(&s, "j", "60000").as_deref(), Some("finished"));
+}
+
+/// A run claimed in format 2 whose command outlives the way back: its heartbeats and its finish
+/// record it once, in format 1.
+#[test]
+fn a_run_spanning_the_migration_back_finishes_once() {
+    let s = format_2_store();
+    let file = s.dir.path().join("ran.txt");
+    let line = format!("sleep 3; echo $ANARCHON_ATTEMPT >> {}", file.display());
+    let child = spawn_run(
+        &s,
+        &[
+            "--job", "long", "--slot", "60000", "--lease", "2s", "--json", "--shell", "--", &line,
+        ],
+    );
+    wait_for_claim(&s, "long", "60000");
+    assert!(!s.is_format_1("long"));
+    let out = s.cli(&["migrate", "--to", "1", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(s.is_format_1("long"));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "1\n");
+    let results = s.results("long");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].status, "finished");
+    assert_eq!(v1_status(&s, "long", "60000").as_deref(), Some("finished"));
+    assert!(s.in_progress("long").is_empty());
+}
+
+/// Five hosts run each slot while the store is migrated under them, one way and back, round after
+/// round, with jobs of long histories to convert meanwhile: each slot runs once, and the history
+/// reads the same after each migration.
+#[test]
+fn five_hosts_racing_migrations_both_ways_run_each_slot_once() {
+    let s = format_1_store();
+    // Jobs with some history, so that each migration takes a while.
+    for i in 0..20 {
+        for slot in ["60000", "120000", "180000"] {
+            let job = format!("other{i}");
+            let token = json(&claim(&s, &job, slot))["token"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            assert_eq!(finish(&s, &job, slot, &token, "ok").status.code(), Some(0));
+        }
+    }
+    let file = s.dir.path().join("ran.txt");
+    let mut expected = Vec::new();
+    for round in 0..6 {
+        let to = if round % 2 == 0 { "2" } else { "1" };
+        let slot = ((round + 1) * 60_000).to_string();
+        let line = format!("echo {slot} >> {}", file.display());
+        let before = if round == 0 {
+            Vec::new()
+        } else {
+            history(&s, "race")
+        };
+        let mut migration = s.anarchon_process();
+        migration
+            .args(["migrate", "--to", to, "--yes"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        let migration = migration.spawn().unwrap();
+        let outputs = common::race(&s, 5, |_| {
+            common::owned(&[
+                "run", "--job", "race", "--slot", &slot, "--shell", "--", &line,
+            ])
+        });
+        let migrated = migration.wait_with_output().unwrap();
+        assert!(migrated.status.success(), "{}", stderr(&migrated));
+        assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), to);
+        let codes = common::codes(&outputs);
+        assert_eq!(
+            codes.iter().filter(|c| **c == 0).count(),
+            1,
+            "{slot}: {codes:?}"
+        );
+        assert!(
+            codes.iter().all(|c| [0, 81, 82].contains(c)),
+            "{slot}: {codes:?} {:?}",
+            outputs.iter().map(stderr).collect::<Vec<_>>()
+        );
+        expected.push(slot.clone());
+        // Every job is in the store's format now, and the history is the one before plus this run.
+        assert_eq!(s.is_format_1("race"), to == "1", "round {round}");
+        assert_eq!(s.is_format_1("other7"), to == "1", "round {round}");
+        let after = history(&s, "race");
+        assert_eq!(after.len(), before.len() + 1, "{after:?}");
+        assert_eq!(&after[1..], &before[..]);
+        assert_eq!(history(&s, "other7").len(), 3);
+        for old in &expected {
+            assert_eq!(claim(&s, "race", old).status.code(), Some(81), "{old}");
+        }
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines, expected, "{text}");
+}
+
+#[test]
+fn trim_waits_for_a_migration() {
+    let s = format_1_store();
+    assert_eq!(claim(&s, "j", "60000").status.code(), Some(0));
+    let _: () = s.cmd(&["SET", "cron:migrating", "tok other-host:42", "PX", "60000"]);
+    let snap = snapshot(&s);
+    let out = s.cli(&["trim", "j", "--keep", "1", "--yes"]);
+    assert_eq!(out.status.code(), Some(82), "{}", stderr(&out));
+    assert!(stderr(&out).contains("other-host:42"), "{}", stderr(&out));
+    assert_eq!(snapshot(&s), snap);
+}

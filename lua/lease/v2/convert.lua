@@ -6,6 +6,6 @@
 if key_type(KEYS[4]) ~= 'hash' then return {'0', '0'} end
 local before, err = checked(1, 'HLEN', KEYS[1])
 if err then return err end
-err = ensure_format_2({}, false)
+err = ensure_format_2({}, false, true)
 if err then return err end
 return {'1', tostring(redis.call('HLEN', KEYS[1]) - before)}

@@ -238,11 +238,23 @@ end
 -- script that read the format key before the switch is refused (its first command on :state is a
 -- WRONGTYPE) instead of finding no state and running a run again. `create`: a new job is marked
 -- too (claims); heartbeat and finish never create a job. Costs a read per run in progress, whatever
--- the history's size. Returns an error reply or nil.
+-- the history's size. A job converted back to format 1 (`anarchon migrate --to 1`: its :job says
+-- format 1) is converted by `migrate` alone (`force`): a script of this format that read the
+-- store's format key before the switch back is refused as by a key of the other type, writes
+-- nothing, and its caller runs format 1's script instead. Returns an error reply or nil.
 local V1_FIELDS = {'status', 'attempt', 'token', 'runner', 'lease_end', 'claimed_at', 'started_at', 'kind'}
-local function ensure_format_2(job, create)
+local function ensure_format_2(job, create, force)
   if job.format == '2' then return nil end
   local found = key_type(KEYS[4])
+  if found == 'hash' and not force then
+    local format = job.format
+    if format == nil then
+      local err
+      format, err = checked(3, 'HGET', KEYS[3], 'format')
+      if err then return err end
+    end
+    if format == '1' then return wrongtype(KEYS[4], 'hash', 'string') end
+  end
   if found == 'string' then
     -- The marker, or a string another program wrote: only the marker makes the job format 2 (a
     -- job converted by this or an earlier build; its :job says format 2 and never gets here but

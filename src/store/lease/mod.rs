@@ -120,6 +120,30 @@ impl LeaseFormat {
         }
     }
 
+    /// Where this format keeps runs in progress, as `migrate` names the keys it moves them to.
+    pub fn runs_in_progress_keys(self) -> &'static str {
+        match self {
+            LeaseFormat::V1 => v1::RUNS_IN_PROGRESS_KEYS,
+            LeaseFormat::V2 => v2::RUNS_IN_PROGRESS_KEYS,
+        }
+    }
+
+    /// Who reads a store in this format, as `migrate` says when it marks an empty prefix.
+    pub fn who_reads(self) -> &'static str {
+        match self {
+            LeaseFormat::V1 => v1::WHO_READS,
+            LeaseFormat::V2 => v2::WHO_READS,
+        }
+    }
+
+    /// What moving a store to this format costs, said before `migrate` asks to go on.
+    pub fn what_the_move_costs(self) -> &'static str {
+        match self {
+            LeaseFormat::V1 => v1::WHAT_THE_MOVE_COSTS,
+            LeaseFormat::V2 => v2::WHAT_THE_MOVE_COSTS,
+        }
+    }
+
     /// This format's scripts.
     pub fn scripts(self) -> Scripts {
         match self {
@@ -137,17 +161,20 @@ impl LeaseFormat {
     }
 
     /// The format a job was converted to after this command read the format key, when `error` (a
-    /// script of this format refused, writing nothing) says so; None when it was not.
+    /// script of this format refused, writing nothing) says so; None when it was not. Either way
+    /// (`anarchon migrate`, `migrate --to 1`): the converted job's `:state` has the other
+    /// format's type, which this format's scripts refuse before writing.
     fn converted_to(self, error: &Error, keys: &LeaseKeys) -> Option<LeaseFormat> {
         match self {
             LeaseFormat::V1 => v1::converted_since(error, keys).then_some(LeaseFormat::V2),
-            LeaseFormat::V2 => None,
+            LeaseFormat::V2 => v2::converted_back_since(error, keys).then_some(LeaseFormat::V1),
         }
     }
 
     /// Runs the script `pick` chooses of this format on `keys`. A script refused because the job
     /// was converted meanwhile ([`LeaseFormat::converted_to`]) wrote nothing, so the converted
-    /// format's runs in its place.
+    /// format's runs in its place; a job converted again meanwhile (a migration one way met right
+    /// after one the other way) is followed again, a few times.
     pub async fn eval(
         self,
         conn: &mut Connection,
@@ -155,18 +182,22 @@ impl LeaseFormat {
         pick: fn(&Scripts) -> &'static LazyLock<LuaScript>,
         args: &[String],
     ) -> Result<Vec<String>> {
-        match conn
-            .eval(pick(&self.scripts()), &self.script_keys(keys), args)
-            .await
-        {
-            Err(e) => match self.converted_to(&e, keys) {
-                Some(newer) => {
-                    conn.eval(pick(&newer.scripts()), &newer.script_keys(keys), args)
-                        .await
-                }
-                None => Err(e),
-            },
-            ok => ok,
+        let mut format = self;
+        let mut followed = 0;
+        loop {
+            match conn
+                .eval(pick(&format.scripts()), &format.script_keys(keys), args)
+                .await
+            {
+                Err(e) => match format.converted_to(&e, keys) {
+                    Some(other) if followed < 4 => {
+                        format = other;
+                        followed += 1;
+                    }
+                    _ => return Err(e),
+                },
+                ok => return ok,
+            }
         }
     }
 
@@ -446,7 +477,8 @@ pub fn every_script() -> Vec<(String, &'static LuaScript)> {
                 .map(|(f, s)| (format!("{dir}/{f}"), s)),
         );
     }
-    // Beyond the operations every format has: format 2's conversion of a format 1 job.
+    // Beyond the operations every format has: each format's conversion of a job of the other.
+    all.push(("lease/v1/convert.lua".to_string(), &v1::CONVERT));
     all.push(("lease/v2/convert.lua".to_string(), &v2::CONVERT));
     all
 }

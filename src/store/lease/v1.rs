@@ -19,6 +19,23 @@ use crate::store::state::{RunKind, RunState, RunStatus};
 /// The type of a format 1 job's `:state` key.
 pub const STATE_TYPE: &str = "hash";
 
+/// Where format 1 keeps runs in progress (`migrate`'s words).
+pub const RUNS_IN_PROGRESS_KEYS: &str = ":state and :active";
+
+/// Who reads a format 1 store.
+pub const WHO_READS: &str =
+    "every scheduler reads it (RedisBackend, ValkeyBackend, every anarchon release)";
+
+/// What `migrate --to 1` costs, said before it asks to go on.
+pub const WHAT_THE_MOVE_COSTS: &str = "Format 1 is the seed's layout, which the scheduler's RedisBackend / ValkeyBackend instances and
+every anarchon release read. Moving back to it:
+  - rebuilds each job's history as format 1 keeps it: a read of every result and about three
+    writes per run of history, sent as plain commands (the one script per job reads only its runs
+    in progress); hosts claim on meanwhile,
+  - costs more memory per run of history (about 570 B against 315 B) and about a fifth more script
+    time per run (docs/guide.md, \"Store formats: which to use\").
+Start the seed's schedulers after it ends: until then some jobs are still in format 2.";
+
 /// The KEYS of every format 1 script (lua/lease/v1/lib.lua): the five history keys, then `:job`.
 pub fn script_keys(keys: &LeaseKeys) -> Vec<&str> {
     keys.with_job().to_vec()
@@ -33,7 +50,7 @@ const LIB: [&str; 3] = [
 ];
 
 /// Every format 1 script, by file: one library of functions holds them all.
-const FILES: [(&str, &str); 7] = [
+const FILES: [(&str, &str); 8] = [
     ("claim.lua", include_str!("../../../lua/lease/v1/claim.lua")),
     (
         "heartbeat.lua",
@@ -52,6 +69,10 @@ const FILES: [(&str, &str); 7] = [
     (
         "unskip.lua",
         include_str!("../../../lua/lease/v1/unskip.lua"),
+    ),
+    (
+        "convert.lua",
+        include_str!("../../../lua/lease/v1/convert.lua"),
     ),
 ];
 
@@ -86,6 +107,11 @@ pub static RELEASE: LazyLock<LuaScript> = script!("release.lua");
 pub static SKIP: LazyLock<LuaScript> = script!("skip.lua");
 /// Takes a skip back, for `run --backfill --include-skipped`.
 pub static UNSKIP: LazyLock<LuaScript> = script!("unskip.lua");
+/// The last step of converting a format 2 job back to format 1 (`anarchon migrate --to 1`,
+/// [`convert`]).
+pub static CONVERT: LazyLock<LuaScript> = script!("convert.lua");
+
+pub mod convert;
 
 pub(super) fn scripts() -> Scripts {
     Scripts {
