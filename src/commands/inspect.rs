@@ -44,7 +44,8 @@ pub struct JobDetail {
     pub keys: Vec<KeyInfo>,
     /// Runs in progress (lease layout).
     pub active: Vec<ActiveRun>,
-    /// The newest entries of `:runs`, newest first, each with its result when there is one.
+    /// The newest ended attempts (lease layout: from `:results`), or claims (claim-only layout:
+    /// the streams' entries, each with its result when there is one), newest first.
     pub runs: Vec<RunWithResult>,
     /// What the job registry records (schedule, settings, hosts seen), if a `run` recorded it.
     pub registry: Option<crate::store::registry::Registry>,
@@ -88,18 +89,19 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         Some(format) => LeaseParts::read(&mut conn, &lease_keys, format, now).await?,
         None => LeaseParts::default(),
     };
-    // Format 1 lease jobs and claim-only ones list their streams' entries; format 2 keeps no
-    // stream, its results hold everything.
-    let runs = if job_format.is_some_and(|f| !f.keeps_run_stream()) {
-        recent_results(&mut conn, job_keys.results(), args.last).await?
-    } else {
-        runs_with_results(
-            &mut conn,
-            &job_keys.history_streams(),
-            job_keys.results(),
-            args.last,
-        )
-        .await?
+    // A lease job's ended attempts are its results, in every format (a member holds all an
+    // attempt has); a claim-only job's history is its claims, which may have no result yet.
+    let runs = match layout {
+        Layout::Lease => recent_results(&mut conn, job_keys.results(), args.last).await?,
+        Layout::ClaimOnly => {
+            runs_with_results(
+                &mut conn,
+                &job_keys.history_streams(),
+                job_keys.results(),
+                args.last,
+            )
+            .await?
+        }
     };
     let job_ref = crate::store::discover::JobRef {
         name: args.job.clone(),

@@ -24,13 +24,10 @@ pub const NEW_STORE_FORMAT: u32 = LeaseFormat::NEW.number();
 /// What a store's format means for the other programs that share it, for people (`doctor`,
 /// `inspect`): format 1 is the scheduler's own layout, format 2 anarchon's.
 pub fn readers(format: Option<u32>) -> &'static str {
-    match format {
-        None => "no format key yet: the first write creates format 1, which every scheduler reads",
-        Some(1) => "the scheduler's own layout: RedisBackend and every anarchon read it",
-        Some(2) => {
-            "anarchon's own layout (anarchon migrate): RedisBackend and anarchon releases before format 2 refuse it"
-        }
-        Some(_) => "newer than this anarchon reads: upgrade it",
+    match format.map(LeaseFormat::from_number) {
+        None => LeaseFormat::NEW.who_reads_a_new_store(),
+        Some(Some(known)) => known.who_reads(),
+        Some(None) => "newer than this anarchon reads: upgrade it",
     }
 }
 

@@ -261,8 +261,8 @@ pub async fn active_runs_in(
     Ok(runs)
 }
 
-/// The newest `last` ended attempts of a format 2 lease job, from its `:results` (format 2 keeps no
-/// stream: each member holds all an ended attempt has), newest slot first.
+/// The newest `last` ended attempts of a lease job, from its `:results` (in every format a member
+/// holds all an ended attempt has), newest slot first.
 pub async fn recent_results(
     conn: &mut Connection,
     results_key: &str,

@@ -132,8 +132,12 @@ impl Monitored {
     }
 }
 
-/// Reads per job, in pipeline order.
-const LEASE_READS: usize = 9;
+/// Reads per job, in pipeline order: the registry and the results, then a lease job's three, then
+/// every format's reads of its runs in progress ([`LeaseFormat::queue_in_progress_of_any`]).
+fn lease_reads() -> usize {
+    let mut pipe = redis::pipe();
+    5 + LeaseFormat::queue_in_progress_of_any(&mut pipe, &LeaseKeys::new("", "x"))
+}
 const CLAIM_ONLY_READS: usize = 5;
 
 /// Every job's monitoring data; a job whose data cannot be decoded comes back in the second list
@@ -193,23 +197,21 @@ pub async fn read_over(
             if job.layout == Layout::Lease {
                 let k = LeaseKeys::new(prefix, &job.name);
                 pipe.cmd("TYPE").arg(&k.state);
-                pipe.cmd("HGETALL").arg(&k.live);
-                pipe.cmd("SMEMBERS").arg(&k.active);
                 pipe.cmd("ZCARD").arg(&k.results);
                 pipe.cmd("HMGET")
                     .arg(&k.job)
                     .arg("first_seen")
                     .arg(&pause::FIELDS[..]);
-                // Checks only: a job whose history keys are of another type, or whose newest
-                // :slots member is no slot, is refused naming the key, as its reads would be.
-                pipe.cmd("XLEN").arg(&k.runs);
-                pipe.cmd("ZREVRANGE").arg(&k.slots).arg(0).arg(0);
+                // Where a format keeps its runs in progress: every format's read (the job's own
+                // format is known only from the reply to TYPE).
+                LeaseFormat::queue_in_progress_of_any(&mut pipe, &k);
             }
         }
         let mut values = conn.replies(&pipe).await?.into_iter();
+        let lease_reads = lease_reads();
         for job in batch {
             let count = match job.layout {
-                Layout::Lease => LEASE_READS,
+                Layout::Lease => lease_reads,
                 Layout::ClaimOnly => CLAIM_ONLY_READS,
             };
             let replies: Vec<Value> = (0..count)
@@ -329,8 +331,8 @@ fn decode_claims(prefix: &str, m: &mut Monitored, next: &mut impl FnMut() -> Val
     Ok(())
 }
 
-/// The rest of a lease job's replies ([`LEASE_READS`]): its runs in progress in its own format,
-/// the history's size, first_seen and the pause, and the checks of `:runs` and `:slots`.
+/// The rest of a lease job's replies ([`lease_reads`]): the history's size, first_seen and the
+/// pause, and its runs in progress in its own format.
 fn decode_lease(
     prefix: &str,
     m: &mut Monitored,
@@ -339,22 +341,10 @@ fn decode_lease(
 ) -> Result<()> {
     let k = LeaseKeys::new(prefix, &m.job);
     let state_type: String = decode(&k.state, next())?;
-    let live: Vec<(String, String)> = decode(&k.live, next())?;
-    let active: Vec<String> = decode(&k.active, next())?;
     m.history_entries = decode(&k.results, next())?;
     let job_fields: Vec<Option<String>> = decode(&k.job, next())?;
-    let _: u64 = decode(&k.runs, next())?;
-    let newest_slot: Vec<String> = decode(&k.slots, next())?;
-    if let Some(bad) = newest_slot.iter().find(|s| s.parse::<i64>().is_err()) {
-        return Err(crate::error::Error::corrupt(
-            &k.slots,
-            format!("member {bad:?} is not a slot"),
-        ));
-    }
-    // Where a format keeps its runs in progress (both were read: the job's own format is only
-    // known from the reply to TYPE).
-    m.in_progress =
-        LeaseFormat::of_job(&state_type, store_format).in_progress_from(&k.live, &live, &active)?;
+    m.in_progress = LeaseFormat::of_job(&state_type, store_format)
+        .in_progress_from_replies(&k, &mut std::iter::from_fn(|| Some(next())))?;
     // A job from before first_seen (and every format 1 job) counts from its oldest run fetched;
     // slots older than the fetched results are never judged missed (`health::Inputs::recent_is_all`).
     let oldest = m.recent.iter().map(|r| r.slot).min();

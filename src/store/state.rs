@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a run is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -96,4 +96,86 @@ pub struct RunState {
     /// The current attempt's fencing token (format 2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fence: Option<i64>,
+}
+
+/// One member of `:results` (see docs/store-format.md). Format 1 members hold their slot; format 2
+/// ones leave it to the score, which [`ResultEntry::parse_scored`] fills in.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
+pub struct ResultEntry {
+    #[serde(default)]
+    pub slot: i64,
+    #[serde(default)]
+    pub attempt: Option<u32>,
+    #[serde(default)]
+    pub token: String,
+    #[serde(default)]
+    pub runner: String,
+    pub status: String,
+    #[serde(default)]
+    pub claimed_at: Option<i64>,
+    #[serde(default)]
+    pub ended_at: Option<i64>,
+    #[serde(default)]
+    pub result: serde_json::Value,
+    /// `manual` for a run of `run-now` (format 2 writes it only then; absent: scheduled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The attempt's fencing token (format 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fence: Option<i64>,
+}
+
+impl ResultEntry {
+    /// Whether `run --overlap replace` stopped this attempt for a newer slot ([`replaced`]).
+    pub fn was_replaced(&self) -> bool {
+        replaced(&self.status, &self.result)
+    }
+
+    /// A member read WITHSCORES: its slot is the score.
+    pub fn parse_scored(key: &str, member: &str, score: &str) -> crate::error::Result<Self> {
+        let mut entry = Self::parse(key, member)?;
+        entry.slot = parse_score(score).ok_or_else(|| {
+            crate::error::Error::corrupt(
+                key,
+                format!("the score {score:?} of a member is not a slot"),
+            )
+        })?;
+        Ok(entry)
+    }
+
+    pub fn parse(key: &str, member: &str) -> crate::error::Result<Self> {
+        serde_json::from_str(member).map_err(|e| {
+            crate::error::Error::corrupt(
+                key,
+                format!("member {} is not a result object ({e})", clip(member)),
+            )
+        })
+    }
+}
+
+fn clip(text: &str) -> String {
+    let mut s: String = text.chars().take(60).collect();
+    if s.len() < text.len() {
+        s.push('…');
+    }
+    format!("{s:?}")
+}
+
+/// Whether an attempt that ended with `status` and `result` was stopped by `run --overlap replace`
+/// for a newer slot: interrupted, its result naming `replaced_by` (lua/lease/released.lua). The
+/// policy at work, not trouble: health, metrics and `inspect` tell it apart from other
+/// interrupted runs.
+pub fn replaced(status: &str, result: &serde_json::Value) -> bool {
+    status == "interrupted" && result.get("replaced_by").is_some()
+}
+
+/// A sorted-set score that holds a slot: an integer (Redis prints whole scores without a fraction).
+pub fn parse_score(score: &str) -> Option<i64> {
+    score.parse::<i64>().ok().or_else(|| {
+        score
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
+            .map(|f| f as i64)
+    })
 }

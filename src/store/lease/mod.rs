@@ -96,28 +96,41 @@ impl LeaseFormat {
             .unwrap_or(store)
     }
 
-    /// A job's runs in progress from what the monitor read of its `:live` hash and `:active` set
-    /// (both are read: the job's own format is known only from the same pipeline's TYPE).
-    /// Format 2's are whole; format 1's name their slot alone, and [`read_leases`] completes them.
-    pub fn in_progress_from(
-        self,
-        live_key: &str,
-        live: &[(String, String)],
-        active: &[String],
-    ) -> Result<Vec<InProgress>> {
-        match self {
-            LeaseFormat::V1 => Ok(v1::in_progress_from(active)),
-            LeaseFormat::V2 => v2::in_progress_from(live_key, live),
-        }
+    /// Queues, for a reader of many jobs at once that learns each job's format from the same
+    /// pipeline (`TYPE` of `:state`), every format's read of a job's runs in progress, with the
+    /// checks that go with it: a job has one format's keys, and the others' reads answer empty.
+    /// Returns how many commands were queued ([`LeaseFormat::in_progress_from_replies`] takes
+    /// their replies in that order).
+    pub fn queue_in_progress_of_any(pipe: &mut redis::Pipeline, keys: &LeaseKeys) -> usize {
+        Self::ALL
+            .into_iter()
+            .map(|format| match format {
+                LeaseFormat::V1 => v1::queue_in_progress(pipe, keys),
+                LeaseFormat::V2 => v2::queue_in_progress(pipe, keys),
+            })
+            .sum()
     }
 
-    /// Whether the format keeps a stream of ended attempts (`:runs`) beside `:results`: readers
-    /// list its entries with their results. Format 2 keeps none: its results hold everything.
-    pub fn keeps_run_stream(self) -> bool {
-        match self {
-            LeaseFormat::V1 => true,
-            LeaseFormat::V2 => false,
+    /// The runs in progress of a job in this format, from the replies to
+    /// [`LeaseFormat::queue_in_progress_of_any`] (every format's are checked and taken, this
+    /// format's decoded). Format 2's are whole; format 1's name their slot alone, and
+    /// [`read_leases`] completes them.
+    pub fn in_progress_from_replies(
+        self,
+        keys: &LeaseKeys,
+        replies: &mut dyn Iterator<Item = Value>,
+    ) -> Result<Vec<InProgress>> {
+        let mut mine = Vec::new();
+        for format in Self::ALL {
+            let runs = match format {
+                LeaseFormat::V1 => v1::in_progress_from(keys, replies)?,
+                LeaseFormat::V2 => v2::in_progress_from(keys, replies)?,
+            };
+            if format == self {
+                mine = runs;
+            }
         }
+        Ok(mine)
     }
 
     /// Where this format keeps runs in progress, as `migrate` names the keys it moves them to.
@@ -128,11 +141,19 @@ impl LeaseFormat {
         }
     }
 
-    /// Who reads a store in this format, as `migrate` says when it marks an empty prefix.
+    /// Who reads a store in this format, for people (`doctor`, `inspect`, `migrate`).
     pub fn who_reads(self) -> &'static str {
         match self {
             LeaseFormat::V1 => v1::WHO_READS,
             LeaseFormat::V2 => v2::WHO_READS,
+        }
+    }
+
+    /// The same for a store with no format key yet, which the first write creates in this format.
+    pub fn who_reads_a_new_store(self) -> &'static str {
+        match self {
+            LeaseFormat::V1 => v1::WHO_READS_A_NEW_STORE,
+            LeaseFormat::V2 => v2::WHO_READS_A_NEW_STORE,
         }
     }
 

@@ -23,8 +23,11 @@ pub const STATE_TYPE: &str = "hash";
 pub const RUNS_IN_PROGRESS_KEYS: &str = ":state and :active";
 
 /// Who reads a format 1 store.
-pub const WHO_READS: &str =
-    "every scheduler reads it (RedisBackend, ValkeyBackend, every anarchon release)";
+pub const WHO_READS: &str = "the scheduler's own layout: RedisBackend and every anarchon read it";
+
+/// Who reads a store that has no format key yet, when new stores are created in format 1.
+pub const WHO_READS_A_NEW_STORE: &str =
+    "no format key yet: the first write creates format 1, which every scheduler reads";
 
 /// What `migrate --to 1` costs, said before it asks to go on.
 pub const WHAT_THE_MOVE_COSTS: &str = "Format 1 is the seed's layout, which the scheduler's RedisBackend / ValkeyBackend instances and
@@ -279,10 +282,33 @@ pub const RUN_FIELDS: [&str; 9] = [
     "kind",
 ];
 
-/// The runs in progress a job's `:active` members name: slots alone, their leases in `:state`
-/// ([`read_leases`]).
-pub fn in_progress_from(active: &[String]) -> Vec<InProgress> {
-    active
+/// The monitor's read of a format 1 job's runs in progress: `:active`, and, as checks only (a job
+/// whose history keys are of another type, or whose newest `:slots` member is no slot, is refused
+/// naming the key, as its reads would be), `:runs` and the newest `:slots` member.
+pub(super) fn queue_in_progress(pipe: &mut redis::Pipeline, keys: &LeaseKeys) -> usize {
+    pipe.cmd("SMEMBERS").arg(&keys.active);
+    pipe.cmd("XLEN").arg(&keys.runs);
+    pipe.cmd("ZREVRANGE").arg(&keys.slots).arg(0).arg(0);
+    3
+}
+
+/// The runs in progress [`queue_in_progress`] read: their slots alone (the lease is in `:state`
+/// fields, which cannot be named before `:active` is read: [`read_leases`] completes them).
+pub(super) fn in_progress_from(
+    keys: &LeaseKeys,
+    replies: &mut dyn Iterator<Item = Value>,
+) -> Result<Vec<InProgress>> {
+    let mut next = || replies.next().unwrap_or(Value::Nil);
+    let active: Vec<String> = decode(&keys.active, next())?;
+    let _: u64 = decode(&keys.runs, next())?;
+    let newest_slot: Vec<String> = decode(&keys.slots, next())?;
+    if let Some(bad) = newest_slot.iter().find(|s| s.parse::<i64>().is_err()) {
+        return Err(Error::corrupt(
+            &keys.slots,
+            format!("member {bad:?} is not a slot"),
+        ));
+    }
+    Ok(active
         .iter()
         .filter_map(|s| s.parse().ok())
         .map(|slot| InProgress {
@@ -291,7 +317,7 @@ pub fn in_progress_from(active: &[String]) -> Vec<InProgress> {
             attempt: None,
             runner: None,
         })
-        .collect()
+        .collect())
 }
 
 /// Reads the lease end, attempt and runner of each run in progress from its job's `:state`, in

@@ -26,8 +26,11 @@ pub const MARKER: &str =
 pub const RUNS_IN_PROGRESS_KEYS: &str = ":live";
 
 /// Who reads a format 2 store.
-pub const WHO_READS: &str =
-    "readers of format 1 (RedisBackend, earlier anarchon releases) refuse it";
+pub const WHO_READS: &str = "anarchon's own layout (anarchon migrate): RedisBackend and anarchon releases before format 2 refuse it";
+
+/// Who reads a store that has no format key yet, were new stores created in format 2.
+pub const WHO_READS_A_NEW_STORE: &str =
+    "no format key yet: the first write creates format 2, which only this anarchon reads";
 
 /// What `migrate` (to format 2) costs the other readers of the store, said before it asks to go on.
 pub const WHAT_THE_MOVE_COSTS: &str = "Format 2 is read by this anarchon only. Afterwards every reader of format 1 under this prefix is locked out and writes nothing:
@@ -172,11 +175,22 @@ pub(super) async fn runs_in_progress(
         .collect()
 }
 
-/// The runs in progress a job's `:live` hash holds, whole.
-pub fn in_progress_from(live_key: &str, live: &[(String, String)]) -> Result<Vec<InProgress>> {
+/// The monitor's read of a format 2 job's runs in progress: `:live`, whole.
+pub(super) fn queue_in_progress(pipe: &mut redis::Pipeline, keys: &LeaseKeys) -> usize {
+    pipe.cmd("HGETALL").arg(&keys.live);
+    1
+}
+
+/// The runs in progress [`queue_in_progress`] read, each with its lease, attempt and runner.
+pub(super) fn in_progress_from(
+    keys: &LeaseKeys,
+    replies: &mut dyn Iterator<Item = Value>,
+) -> Result<Vec<InProgress>> {
+    let live: Vec<(String, String)> =
+        crate::store::decode::decode(&keys.live, replies.next().unwrap_or(Value::Nil))?;
     live.iter()
         .map(|(field, value)| {
-            let run = decode_live(live_key, field, value)?;
+            let run = decode_live(&keys.live, field, value)?;
             Ok(InProgress {
                 slot: run.slot,
                 lease_end: Some(run.lease_end),

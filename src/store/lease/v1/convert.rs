@@ -23,8 +23,9 @@ use redis::Value;
 
 use crate::connection::Connection;
 use crate::error::{Error, Result};
+use crate::store::decode::decode;
 use crate::store::lease::LeaseKeys;
-use crate::store::read::{ResultEntry, decode};
+use crate::store::state::ResultEntry;
 
 /// How many times a job that keeps changing is staged again before the conversion gives up on it
 /// (and `migrate` reports it: run again to go on).
