@@ -24,9 +24,10 @@ use serde::Serialize;
 
 use crate::schedule::Schedule;
 use crate::store::monitor::Monitored;
-pub use crate::store::monitor::{InProgress, RECENT_RESULTS};
+pub use crate::store::monitor::RECENT_RESULTS;
 use crate::store::pause::Pause;
 use crate::store::read::ResultEntry;
+use crate::store::state::RunState;
 use crate::time::millis;
 
 /// How many of the newest due slots are looked at for `missed`.
@@ -99,7 +100,7 @@ pub struct Inputs<'a> {
     pub recent: &'a [ResultEntry],
     /// Whether `recent` is the whole history (fewer came back than were asked for).
     pub recent_is_all: bool,
-    pub in_progress: &'a [InProgress],
+    pub in_progress: &'a [RunState],
     pub pause: Option<&'a Pause>,
     /// Look at every due slot from this time (server ms; `check --window`) instead of the newest
     /// [`DUE_LOOKBACK`]. `recent` must then hold every result from it on.
@@ -214,23 +215,20 @@ pub fn judge(i: &Inputs) -> Health {
         _ => 0,
     };
     let expired_before = i.now - millis(EXPIRED_AFTER);
-    let expired: Vec<&InProgress> = i
+    let expired: Vec<&RunState> = i
         .in_progress
         .iter()
-        .filter(|r| r.lease_end.is_some_and(|end| end <= expired_before))
+        .filter(|r| r.lease_end <= expired_before)
         .collect();
     let mut expired_slots: Vec<i64> = expired.iter().map(|r| r.slot).collect();
     expired_slots.sort_unstable();
     let expired_for_ms = expired
         .iter()
-        .filter_map(|r| r.lease_end)
+        .map(|r| r.lease_end)
         .min()
         .map_or(0, |end| i.now - end);
     let late_seconds = late_ms / 1000;
-    let running = i
-        .in_progress
-        .iter()
-        .any(|r| r.lease_end.is_none_or(|end| end > i.now));
+    let running = i.in_progress.iter().any(|r| r.lease_end > i.now);
     let state = state_of(
         i,
         &missed_slots,

@@ -266,16 +266,13 @@ fn job_samples(samples: &mut Samples, scrape: &Scrape, m: &Monitored, h: &Health
     );
     gauge("anarchon_job_history_runs", Some(m.history_entries as f64));
     gauge("anarchon_job_active_runs", Some(m.in_progress.len() as f64));
-    let lease_end = m.in_progress.iter().filter_map(|r| r.lease_end).min();
+    let lease_end = m.in_progress.iter().map(|r| r.lease_end).min();
     gauge(
         "anarchon_job_lease_remaining_seconds",
         lease_end.map(|end| seconds(end - scrape.server_now)),
     );
     let newest = m.in_progress.iter().max_by_key(|r| r.slot);
-    gauge(
-        "anarchon_job_attempt",
-        newest.and_then(|r| r.attempt).map(f64::from),
-    );
+    gauge("anarchon_job_attempt", newest.map(|r| f64::from(r.attempt)));
     gauge(
         "anarchon_job_next_due_timestamp_seconds",
         h.next_due.map(seconds),

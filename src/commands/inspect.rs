@@ -10,9 +10,7 @@ use crate::output::result_summary;
 use crate::store::Layout;
 use crate::store::LeaseFormat;
 use crate::store::format;
-use crate::store::job::{
-    ActiveRun, RunWithResult, active_runs_in, locate_job, recent_results, runs_with_results,
-};
+use crate::store::job::{ActiveRun, RunWithResult, locate_job, runs_with_results};
 use crate::store::keys::hash_slot;
 use crate::store::read::KeyInfo;
 use crate::time::humanize;
@@ -85,14 +83,25 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
             .map_or("none", |k| k.kind.as_str());
         LeaseFormat::of_job(state_type, check.lease_format())
     });
-    let lease = match job_format {
-        Some(format) => LeaseParts::read(&mut conn, &lease_keys, format, now).await?,
-        None => LeaseParts::default(),
+    // One read of the job as every view reads it (runs in progress, newest results, pause,
+    // registry, first seen): the model health judges too.
+    let job_ref = crate::store::discover::JobRef {
+        name: args.job.clone(),
+        layout,
     };
+    let monitored =
+        crate::store::monitor::read_one(&mut conn, ctx.prefix(), &job_ref, &check, args.last)
+            .await?;
     // A lease job's ended attempts are its results, in every format (a member holds all an
     // attempt has); a claim-only job's history is its claims, which may have no result yet.
     let runs = match layout {
-        Layout::Lease => recent_results(&mut conn, job_keys.results(), args.last).await?,
+        Layout::Lease => monitored
+            .recent
+            .iter()
+            .take(args.last)
+            .cloned()
+            .map(RunWithResult::ended)
+            .collect(),
         Layout::ClaimOnly => {
             runs_with_results(
                 &mut conn,
@@ -103,19 +112,22 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
             .await?
         }
     };
-    let job_ref = crate::store::discover::JobRef {
-        name: args.job.clone(),
-        layout,
-    };
-    let (monitored, _) = crate::store::monitor::read(
-        &mut conn,
-        ctx.prefix(),
-        std::slice::from_ref(&job_ref),
-        &check,
-    )
-    .await?;
-    let health = monitored.first().map(|m| m.health(now, None));
-    let registry = monitored.into_iter().next().and_then(|m| m.registry);
+    let health = Some(monitored.health(now, None));
+    let mut active: Vec<ActiveRun> = monitored
+        .in_progress
+        .iter()
+        .cloned()
+        .map(|state| ActiveRun::at(state, now))
+        .collect();
+    active.sort_by_key(|r| std::cmp::Reverse(r.state.slot));
+    let waiting = monitored.waiting_at(now).map(|(slot, until)| Waiting {
+        slot,
+        slot_time: crate::time::rfc3339(slot),
+        until,
+        until_time: crate::time::rfc3339(until),
+    });
+    let pause = monitored.pause.clone();
+    let registry = monitored.registry;
     let detail = JobDetail {
         job: args.job.clone(),
         layout,
@@ -123,13 +135,13 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         format: check.format,
         format_readers: format::readers(check.format),
         job_format: job_format.map(LeaseFormat::number),
-        paused: lease.pause.as_ref().is_some_and(|p| p.is_paused(now)),
-        pause: lease.pause,
-        waiting: lease.waiting,
+        paused: pause.as_ref().is_some_and(|p| p.is_paused(now)),
+        pause,
+        waiting,
         clock: crate::output::ServerClock::at(now),
         hash_slot: (layout == Layout::Lease).then(|| hash_slot(&lease_keys.state)),
         keys,
-        active: lease.active,
+        active,
         runs,
         registry,
         health,
@@ -140,41 +152,6 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         print_text(ctx, &detail);
     }
     Ok(ExitCode::Ok)
-}
-
-/// What only a lease job has: its runs in progress, its pause, and a slot waiting under
-/// `--overlap buffer`.
-#[derive(Default)]
-struct LeaseParts {
-    active: Vec<ActiveRun>,
-    pause: Option<crate::store::pause::Pause>,
-    waiting: Option<Waiting>,
-}
-
-impl LeaseParts {
-    async fn read(
-        conn: &mut crate::connection::Connection,
-        keys: &crate::store::LeaseKeys,
-        format: LeaseFormat,
-        now: i64,
-    ) -> Result<Self> {
-        let active = active_runs_in(conn, keys, format, now).await?;
-        let pause = Some(crate::store::pause::read_pause(conn, keys).await?)
-            .filter(|p| p.paused_at.is_some());
-        let waiting = crate::strategy::lease::waiting_place(conn, keys, now)
-            .await?
-            .map(|(slot, until)| Waiting {
-                slot,
-                slot_time: crate::time::rfc3339(slot),
-                until,
-                until_time: crate::time::rfc3339(until),
-            });
-        Ok(LeaseParts {
-            active,
-            pause,
-            waiting,
-        })
-    }
 }
 
 fn print_text(ctx: &Context, d: &JobDetail) {

@@ -284,20 +284,13 @@ impl ReleaseRequest<'_> {
 async fn holder_reported(
     conn: &mut crate::connection::Connection,
     req: &ReleaseRequest<'_>,
-) -> bool {
-    let members: Vec<String> = conn
-        .query(
-            redis::cmd("ZRANGEBYSCORE")
-                .arg(&req.keys.results)
-                .arg(req.slot)
-                .arg(req.slot),
-        )
-        .await
-        .unwrap_or_default();
-    members
+) -> Result<bool> {
+    let attempts =
+        crate::store::read::results_page(conn, &req.keys.results, req.slot, req.slot, 0, 1000)
+            .await?;
+    Ok(attempts
         .iter()
-        .filter_map(|m| crate::store::read::ResultEntry::parse(&req.keys.results, m).ok())
-        .any(|r| r.attempt == Some(req.attempt) && r.result.get("command").is_some())
+        .any(|r| r.attempt == Some(req.attempt) && r.result.get("command").is_some()))
 }
 
 /// How often the release looks whether the released run has ended.
@@ -350,7 +343,7 @@ async fn release_one(
             // It ended meanwhile: its holder stopped the command and recorded the attempt (its
             // result then says how the command ended), or a claim ended it after its lease.
             ReleaseOutcome::None => {
-                let how = if holder_reported(conn, req).await {
+                let how = if holder_reported(conn, req).await? {
                     "holder"
                 } else {
                     "lease_expired"

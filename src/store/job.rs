@@ -247,31 +247,16 @@ pub async fn active_runs_in(
     let states = format.runs_in_progress(conn, keys).await?;
     let mut runs: Vec<ActiveRun> = states
         .into_iter()
-        .map(|state| ActiveRun {
-            slot_time: rfc3339(state.slot),
-            lease_end_time: rfc3339(state.lease_end),
-            claimed_at_time: rfc3339(state.claimed_at),
-            lease_left_ms: state.lease_end - now,
-            running_for_ms: now - state.started_at,
-            renewed_at: state.lease_ms.map(|ms| state.lease_end - ms),
-            state,
-        })
+        .map(|state| ActiveRun::at(state, now))
         .collect();
     runs.sort_by_key(|r| std::cmp::Reverse(r.state.slot));
     Ok(runs)
 }
 
-/// The newest `last` ended attempts of a lease job, from its `:results` (in every format a member
-/// holds all an ended attempt has), newest slot first.
-pub async fn recent_results(
-    conn: &mut Connection,
-    results_key: &str,
-    last: usize,
-) -> Result<Vec<RunWithResult>> {
-    let results = read::results_page(conn, results_key, i64::MIN, i64::MAX, 0, last).await?;
-    Ok(results
-        .into_iter()
-        .map(|r| RunWithResult {
+impl RunWithResult {
+    /// An ended attempt of a lease job, as its `:results` member has it.
+    pub fn ended(r: ResultEntry) -> Self {
+        RunWithResult {
             slot_time: rfc3339(r.slot),
             claimed_at_time: r.claimed_at.map(rfc3339),
             ended_at_time: r.ended_at.map(rfc3339),
@@ -289,8 +274,23 @@ pub async fn recent_results(
                 kind: r.kind.unwrap_or_else(|| "scheduled".into()),
             },
             result: Some(r.result),
-        })
-        .collect())
+        }
+    }
+}
+
+impl ActiveRun {
+    /// A run in progress, its lease measured against the server's clock `now`.
+    pub fn at(state: RunState, now: i64) -> Self {
+        ActiveRun {
+            slot_time: rfc3339(state.slot),
+            lease_end_time: rfc3339(state.lease_end),
+            claimed_at_time: rfc3339(state.claimed_at),
+            lease_left_ms: state.lease_end - now,
+            running_for_ms: now - state.started_at,
+            renewed_at: state.lease_ms.map(|ms| state.lease_end - ms),
+            state,
+        }
+    }
 }
 
 /// The newest `last` entries of the run streams (`:runs`, and `:manual` in the claim-only

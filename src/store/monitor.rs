@@ -12,10 +12,10 @@ use crate::schedule::Schedule;
 use crate::store::Layout;
 use crate::store::discover::JobRef;
 use crate::store::keys::{ClaimKeys, JobKeys, LeaseFormat, LeaseKeys};
-pub use crate::store::lease::InProgress;
 use crate::store::pause::{self, Pause};
 use crate::store::read::{self, BATCH, JobSummary, ResultEntry, RunEntry, Unreadable, decode};
 use crate::store::registry::{self, Registry};
+use crate::store::state::RunState;
 
 /// How many of the newest results a health read fetches per job.
 pub const RECENT_RESULTS: usize = 16;
@@ -39,11 +39,18 @@ pub struct Monitored {
     pub recent: Vec<ResultEntry>,
     #[serde(skip)]
     pub recent_is_all: bool,
-    /// Runs in progress: slot and lease end.
+    /// Runs in progress, whole (lease layout).
     #[serde(skip)]
-    pub in_progress: Vec<InProgress>,
+    pub in_progress: Vec<RunState>,
+    /// Slots in progress the first read named alone ([`crate::store::lease::read_named_runs`]).
+    #[serde(skip)]
+    named_slots: Vec<i64>,
     #[serde(skip)]
     pub pause: Option<Pause>,
+    /// The slot in the job's waiting place (`run --overlap buffer`) and until when, as recorded
+    /// (lapsed or not: [`Monitored::waiting_at`]).
+    #[serde(skip)]
+    pub waiting: Option<(i64, i64)>,
     /// Results in the history (ended attempts).
     pub history_entries: u64,
     /// A claim-only job's claims (None for a lease job).
@@ -90,8 +97,8 @@ impl Monitored {
             (Some(l), r) if r.is_none_or(|r| r.slot <= l.slot) => (
                 Some(l.slot),
                 Some("running".to_string()),
-                l.runner.clone(),
-                l.lease_end,
+                Some(l.runner.clone()),
+                Some(l.lease_end),
             ),
             (_, Some(r)) => (
                 Some(r.slot),
@@ -113,6 +120,11 @@ impl Monitored {
             last_result_at,
             history_entries: self.history_entries,
         }
+    }
+
+    /// The waiting place at `now` (server ms), unless it is free or lapsed.
+    pub fn waiting_at(&self, now: i64) -> Option<(i64, i64)> {
+        self.waiting.filter(|(_, until)| *until > now)
     }
 
     /// Final statuses of the fetched results, by status (`runs by final status` of `metrics`).
@@ -151,6 +163,34 @@ pub async fn read(
     read_over(conn, prefix, jobs, store, None).await
 }
 
+/// One job, with its newest `newest` results (at least [`RECENT_RESULTS`], which health reads):
+/// what `inspect` shows. Its bad data is the error.
+pub async fn read_one(
+    conn: &mut Connection,
+    prefix: &str,
+    job: &JobRef,
+    store: &crate::store::StoreCheck,
+    newest: usize,
+) -> Result<Monitored> {
+    let (mut found, mut bad) = read_batch(
+        conn,
+        prefix,
+        std::slice::from_ref(job),
+        store,
+        "-inf",
+        newest.max(RECENT_RESULTS),
+    )
+    .await?;
+    match (found.pop(), bad.pop()) {
+        (Some(m), _) => Ok(m),
+        (None, Some(u)) => Err(u.error),
+        (None, None) => Err(crate::error::Error::Other(format!(
+            "job {} was not read",
+            job.name
+        ))),
+    }
+}
+
 /// The most results one job's window read returns (`check --window`).
 const WINDOW_RESULTS: usize = 100_000;
 
@@ -163,7 +203,6 @@ pub async fn read_over(
     store: &crate::store::StoreCheck,
     window_start: Option<i64>,
 ) -> Result<(Vec<Monitored>, Vec<Unreadable>)> {
-    let store_format = store.lease_format();
     let (results_from, results_max) = match window_start {
         Some(start) => (start.to_string(), WINDOW_RESULTS),
         None => ("-inf".to_string(), RECENT_RESULTS),
@@ -171,63 +210,83 @@ pub async fn read_over(
     let mut out = Vec::with_capacity(jobs.len());
     let mut bad = Vec::new();
     for batch in jobs.chunks(BATCH) {
-        let mut pipe = redis::pipe();
-        for job in batch {
-            pipe.cmd("HGETALL")
-                .arg(registry::registry_key(prefix, &job.name));
-            pipe.cmd("ZREVRANGEBYSCORE")
-                .arg(results_key(prefix, job))
-                .arg("+inf")
-                .arg(&results_from)
-                .arg("WITHSCORES")
-                .arg("LIMIT")
-                .arg(0)
-                .arg(results_max);
-            if job.layout == Layout::ClaimOnly {
-                let k = ClaimKeys::new(prefix, &job.name);
-                pipe.cmd("XREVRANGE")
-                    .arg(&k.runs)
-                    .arg("+")
-                    .arg("-")
-                    .arg("COUNT")
-                    .arg(1);
-                pipe.cmd("XLEN").arg(&k.runs);
-                pipe.cmd("XLEN").arg(&k.manual);
-            }
-            if job.layout == Layout::Lease {
-                let k = LeaseKeys::new(prefix, &job.name);
-                pipe.cmd("TYPE").arg(&k.state);
-                pipe.cmd("ZCARD").arg(&k.results);
-                pipe.cmd("HMGET")
-                    .arg(&k.job)
-                    .arg("first_seen")
-                    .arg(&pause::FIELDS[..]);
-                // Where a format keeps its runs in progress: every format's read (the job's own
-                // format is known only from the reply to TYPE).
-                LeaseFormat::queue_in_progress_of_any(&mut pipe, &k);
-            }
+        let (found, unreadable) =
+            read_batch(conn, prefix, batch, store, &results_from, results_max).await?;
+        out.extend(found);
+        bad.extend(unreadable);
+    }
+    Ok((out, bad))
+}
+
+/// Up to [`BATCH`] jobs: one pipeline, and one more for format 1's runs in progress.
+async fn read_batch(
+    conn: &mut Connection,
+    prefix: &str,
+    batch: &[JobRef],
+    store: &crate::store::StoreCheck,
+    results_from: &str,
+    results_max: usize,
+) -> Result<(Vec<Monitored>, Vec<Unreadable>)> {
+    let store_format = store.lease_format();
+    let mut out = Vec::with_capacity(batch.len());
+    let mut bad = Vec::new();
+    let mut pipe = redis::pipe();
+    for job in batch {
+        pipe.cmd("HGETALL")
+            .arg(registry::registry_key(prefix, &job.name));
+        pipe.cmd("ZREVRANGEBYSCORE")
+            .arg(results_key(prefix, job))
+            .arg("+inf")
+            .arg(results_from)
+            .arg("WITHSCORES")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(results_max);
+        if job.layout == Layout::ClaimOnly {
+            let k = ClaimKeys::new(prefix, &job.name);
+            pipe.cmd("XREVRANGE")
+                .arg(&k.runs)
+                .arg("+")
+                .arg("-")
+                .arg("COUNT")
+                .arg(1);
+            pipe.cmd("XLEN").arg(&k.runs);
+            pipe.cmd("XLEN").arg(&k.manual);
         }
-        let mut values = conn.replies(&pipe).await?.into_iter();
-        let lease_reads = lease_reads();
-        for job in batch {
-            let count = match job.layout {
-                Layout::Lease => lease_reads,
-                Layout::ClaimOnly => CLAIM_ONLY_READS,
-            };
-            let replies: Vec<Value> = (0..count)
-                .map(|_| values.next().unwrap_or(Value::Nil))
-                .collect();
-            match decode_one(prefix, job, replies, store_format, results_max) {
-                Ok(m) => out.push(m),
-                Err(error) => bad.push(Unreadable {
-                    job: job.name.clone(),
-                    layout: job.layout,
-                    error,
-                }),
-            }
+        if job.layout == Layout::Lease {
+            let k = LeaseKeys::new(prefix, &job.name);
+            pipe.cmd("TYPE").arg(&k.state);
+            pipe.cmd("ZCARD").arg(&k.results);
+            pipe.cmd("HMGET")
+                .arg(&k.job)
+                .arg("first_seen")
+                .arg("buffered")
+                .arg(&pause::FIELDS[..]);
+            // Where a format keeps its runs in progress: every format's read (the job's own
+            // format is known only from the reply to TYPE).
+            LeaseFormat::queue_in_progress_of_any(&mut pipe, &k);
         }
     }
-    read_unknown_leases(conn, prefix, &mut out).await?;
+    let mut values = conn.replies(&pipe).await?.into_iter();
+    let lease_reads = lease_reads();
+    for job in batch {
+        let count = match job.layout {
+            Layout::Lease => lease_reads,
+            Layout::ClaimOnly => CLAIM_ONLY_READS,
+        };
+        let replies: Vec<Value> = (0..count)
+            .map(|_| values.next().unwrap_or(Value::Nil))
+            .collect();
+        match decode_one(prefix, job, replies, store_format, results_max) {
+            Ok(m) => out.push(m),
+            Err(error) => bad.push(Unreadable {
+                job: job.name.clone(),
+                layout: job.layout,
+                error,
+            }),
+        }
+    }
+    read_named_runs(conn, prefix, &mut out, &mut bad).await?;
     Ok((out, bad))
 }
 
@@ -249,25 +308,42 @@ pub async fn summaries(
     Ok((rows, bad))
 }
 
-/// A format whose runs in progress do not say their lease in the first pipeline (format 1 keeps
-/// it in `:state` fields, which cannot be named before `:active` is read): one more pipeline, for
-/// such runs only, reads each run's lease end, attempt and runner.
-async fn read_unknown_leases(
+/// The runs in progress the first pipeline named by their slot alone (format 1 keeps a run's
+/// fields in `:state` fields that cannot be named before `:active` is read): one more pipeline
+/// for every such run of the batch. A job whose runs cannot be decoded moves to `bad`.
+async fn read_named_runs(
     conn: &mut Connection,
     prefix: &str,
-    jobs: &mut [Monitored],
+    jobs: &mut Vec<Monitored>,
+    bad: &mut Vec<Unreadable>,
 ) -> Result<()> {
-    let mut wanted: Vec<(String, &mut InProgress)> = jobs
-        .iter_mut()
-        .flat_map(|m| {
-            let job = m.job.clone();
-            m.in_progress
-                .iter_mut()
-                .filter(|run| run.lease_end.is_none())
-                .map(move |run| (job.clone(), run))
-        })
+    let keys: Vec<LeaseKeys> = jobs
+        .iter()
+        .map(|m| LeaseKeys::new(prefix, &m.job))
         .collect();
-    crate::store::lease::read_leases(conn, prefix, &mut wanted).await
+    let wanted: Vec<(&LeaseKeys, &[i64])> = keys
+        .iter()
+        .zip(jobs.iter())
+        .map(|(k, m)| (k, m.named_slots.as_slice()))
+        .collect();
+    let read = crate::store::lease::read_named_runs(conn, &wanted).await?;
+    let mut kept = Vec::with_capacity(jobs.len());
+    for (mut m, runs) in std::mem::take(jobs).into_iter().zip(read) {
+        match runs {
+            Ok(runs) => {
+                m.in_progress.extend(runs);
+                m.named_slots.clear();
+                kept.push(m);
+            }
+            Err(error) => bad.push(Unreadable {
+                job: m.job,
+                layout: m.layout,
+                error,
+            }),
+        }
+    }
+    *jobs = kept;
+    Ok(())
 }
 
 /// The job's results (both layouts keep one, score = slot).
@@ -307,7 +383,9 @@ fn decode_one(
         recent,
         recent_is_all,
         in_progress: Vec::new(),
+        named_slots: Vec::new(),
         pause: None,
+        waiting: None,
         claims: None,
     };
     match job.layout {
@@ -343,14 +421,18 @@ fn decode_lease(
     let state_type: String = decode(&k.state, next())?;
     m.history_entries = decode(&k.results, next())?;
     let job_fields: Vec<Option<String>> = decode(&k.job, next())?;
-    m.in_progress = LeaseFormat::of_job(&state_type, store_format)
+    (m.in_progress, m.named_slots) = LeaseFormat::of_job(&state_type, store_format)
         .in_progress_from_replies(&k, &mut std::iter::from_fn(|| Some(next())))?;
     // A job from before first_seen (and every format 1 job) counts from its oldest run fetched;
     // slots older than the fetched results are never judged missed (`health::Inputs::recent_is_all`).
     let oldest = m.recent.iter().map(|r| r.slot).min();
     let recorded = job_fields.first().and_then(|v| v.as_deref());
     m.first_seen = read::first_seen(&k.job, recorded, oldest)?;
-    let pause = Pause::decode(&k.job, &job_fields[1.min(job_fields.len())..])?;
+    m.waiting = match job_fields.get(1).and_then(|v| v.as_deref()) {
+        Some(text) => Some(read::waiting_place(&k.job, text)?),
+        None => None,
+    };
+    let pause = Pause::decode(&k.job, &job_fields[2.min(job_fields.len())..])?;
     m.pause = pause.paused_at.is_some().then_some(pause);
     Ok(())
 }

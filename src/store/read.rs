@@ -82,6 +82,19 @@ pub fn first_seen(
     Ok(recorded.or(oldest))
 }
 
+/// The job's waiting place (`run --overlap buffer`) from its `:job` field `buffered`
+/// (`<slot>:<until>`, ms): the slot and until when.
+pub fn waiting_place(job_key: &str, text: &str) -> Result<(i64, i64)> {
+    text.split_once(':')
+        .and_then(|(s, u)| Some((s.parse::<i64>().ok()?, u.parse::<i64>().ok()?)))
+        .ok_or_else(|| {
+            Error::corrupt(
+                job_key,
+                format!("field buffered is {text:?}, not <slot>:<until>"),
+            )
+        })
+}
+
 /// Parses a stream reply (XRANGE/XREVRANGE) into entries.
 pub fn stream_entries(key: &str, value: Value) -> Result<Vec<RunEntry>> {
     let raw: Vec<(String, Vec<(String, String)>)> = decode(key, value)?;

@@ -550,15 +550,7 @@ pub async fn waiting_place(
         .await
         .map_err(|e| e.on_key(&keys.job, "hash"))?;
     let Some(held) = held else { return Ok(None) };
-    let parsed = held
-        .split_once(':')
-        .and_then(|(s, u)| Some((s.parse::<i64>().ok()?, u.parse::<i64>().ok()?)));
-    let Some((waiting, until)) = parsed else {
-        return Err(Error::corrupt(
-            &keys.job,
-            format!("field buffered is {held:?}, not <slot>:<until>"),
-        ));
-    };
+    let (waiting, until) = crate::store::read::waiting_place(&keys.job, &held)?;
     Ok((until > now).then_some((waiting, until)))
 }
 

@@ -30,29 +30,18 @@ pub enum LeaseFormat {
     V2,
 }
 
-/// A run in progress: its slot and lease end (None when the layout does not say).
-#[derive(Debug, Clone)]
-pub struct InProgress {
-    pub slot: i64,
-    pub lease_end: Option<i64>,
-    /// The attempt holding it (None when the layout does not say).
-    pub attempt: Option<u32>,
-    /// Who holds it (None when the layout does not say).
-    pub runner: Option<String>,
-}
-
-/// Completes runs in progress whose lease the first read could not name
-/// ([`LeaseFormat::in_progress_from`] of format 1): one pipelined read of each run's lease end,
-/// attempt and runner. `runs`: each run with its job's name.
-pub async fn read_leases(
+/// Reads the runs in progress that [`LeaseFormat::in_progress_from_replies`] could name by their
+/// slot alone (format 1 keeps a run's fields in `:state` fields, which cannot be named before
+/// `:active` is read): one pipeline for every job of a batch. Each job's runs, or the error that
+/// names its bad data (one job's bad data never hides the others).
+pub async fn read_named_runs(
     conn: &mut Connection,
-    prefix: &str,
-    runs: &mut [(String, &mut InProgress)],
-) -> Result<()> {
-    if runs.is_empty() {
-        return Ok(());
+    jobs: &[(&LeaseKeys, &[i64])],
+) -> Result<Vec<Result<Vec<RunState>>>> {
+    if jobs.iter().all(|(_, slots)| slots.is_empty()) {
+        return Ok(jobs.iter().map(|_| Ok(Vec::new())).collect());
     }
-    v1::read_leases(conn, prefix, runs).await
+    v1::read_runs(conn, jobs).await
 }
 
 impl LeaseFormat {
@@ -113,21 +102,21 @@ impl LeaseFormat {
 
     /// The runs in progress of a job in this format, from the replies to
     /// [`LeaseFormat::queue_in_progress_of_any`] (every format's are checked and taken, this
-    /// format's decoded). Format 2's are whole; format 1's name their slot alone, and
-    /// [`read_leases`] completes them.
+    /// format's decoded): the runs read whole (format 2), and the slots of those the reply names
+    /// alone (format 1), which [`read_named_runs`] reads.
     pub fn in_progress_from_replies(
         self,
         keys: &LeaseKeys,
         replies: &mut dyn Iterator<Item = Value>,
-    ) -> Result<Vec<InProgress>> {
-        let mut mine = Vec::new();
+    ) -> Result<(Vec<RunState>, Vec<i64>)> {
+        let mut mine = (Vec::new(), Vec::new());
         for format in Self::ALL {
-            let runs = match format {
-                LeaseFormat::V1 => v1::in_progress_from(keys, replies)?,
-                LeaseFormat::V2 => v2::in_progress_from(keys, replies)?,
+            let found = match format {
+                LeaseFormat::V1 => (Vec::new(), v1::in_progress_from(keys, replies)?),
+                LeaseFormat::V2 => (v2::in_progress_from(keys, replies)?, Vec::new()),
             };
             if format == self {
-                mine = runs;
+                mine = found;
             }
         }
         Ok(mine)

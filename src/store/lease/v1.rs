@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use redis::Value;
 
-use super::{InProgress, LeaseKeys, LookedRun, Scripts};
+use super::{LeaseKeys, LookedRun, Scripts};
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::scripts::{FunctionLibrary, LuaScript};
@@ -292,12 +292,12 @@ pub(super) fn queue_in_progress(pipe: &mut redis::Pipeline, keys: &LeaseKeys) ->
     3
 }
 
-/// The runs in progress [`queue_in_progress`] read: their slots alone (the lease is in `:state`
-/// fields, which cannot be named before `:active` is read: [`read_leases`] completes them).
+/// The runs in progress [`queue_in_progress`] read: their slots alone (a run's fields are
+/// `:state` fields, which cannot be named before `:active` is read: [`read_runs`] reads them).
 pub(super) fn in_progress_from(
     keys: &LeaseKeys,
     replies: &mut dyn Iterator<Item = Value>,
-) -> Result<Vec<InProgress>> {
+) -> Result<Vec<i64>> {
     let mut next = || replies.next().unwrap_or(Value::Nil);
     let active: Vec<String> = decode(&keys.active, next())?;
     let _: u64 = decode(&keys.runs, next())?;
@@ -308,41 +308,52 @@ pub(super) fn in_progress_from(
             format!("member {bad:?} is not a slot"),
         ));
     }
-    Ok(active
+    active
         .iter()
-        .filter_map(|s| s.parse().ok())
-        .map(|slot| InProgress {
-            slot,
-            lease_end: None,
-            attempt: None,
-            runner: None,
+        .map(|s| {
+            s.parse()
+                .map_err(|_| Error::corrupt(&keys.active, format!("member {s:?} is not a slot")))
         })
-        .collect())
+        .collect()
 }
 
-/// Reads the lease end, attempt and runner of each run in progress from its job's `:state`, in
-/// one pipeline.
-pub async fn read_leases(
+/// Reads the runs `slots` of each job from its `:state`, in one pipeline: each job's runs, or the
+/// error that names its bad data.
+pub(super) async fn read_runs(
     conn: &mut Connection,
-    prefix: &str,
-    runs: &mut [(String, &mut InProgress)],
-) -> Result<()> {
+    jobs: &[(&LeaseKeys, &[i64])],
+) -> Result<Vec<Result<Vec<RunState>>>> {
     let mut pipe = redis::pipe();
-    for (job, run) in runs.iter() {
-        pipe.cmd("HMGET")
-            .arg(LeaseKeys::new(prefix, job).state)
-            .arg(field_name(run.slot, "lease_end"))
-            .arg(field_name(run.slot, "attempt"))
-            .arg(field_name(run.slot, "runner"));
+    for (keys, slots) in jobs {
+        for slot in *slots {
+            let mut cmd = redis::cmd("HMGET");
+            cmd.arg(&keys.state);
+            for f in RUN_FIELDS {
+                cmd.arg(field_name(slot, f));
+            }
+            pipe.add_command(cmd);
+        }
     }
-    let replies: Vec<(Option<String>, Option<String>, Option<String>)> =
-        conn.pipeline(&pipe).await?;
-    for ((_, run), (lease_end, attempt, runner)) in runs.iter_mut().zip(replies) {
-        run.lease_end = lease_end.and_then(|v| v.parse().ok());
-        run.attempt = attempt.and_then(|v| v.parse().ok());
-        run.runner = runner;
-    }
-    Ok(())
+    let mut values = conn.replies(&pipe).await?.into_iter();
+    Ok(jobs
+        .iter()
+        .map(|(keys, slots)| {
+            let replies: Vec<Value> = slots
+                .iter()
+                .map(|_| values.next().unwrap_or(Value::Nil))
+                .collect();
+            let mut pairs = Vec::new();
+            for (slot, value) in slots.iter().zip(replies) {
+                let fields: Vec<Option<String>> = decode(&keys.state, value)?;
+                for (name, v) in RUN_FIELDS.iter().zip(fields) {
+                    if let Some(v) = v {
+                        pairs.push((field_name(slot, name), v));
+                    }
+                }
+            }
+            Ok(decode_state(&keys.state, &pairs)?.into_values().collect())
+        })
+        .collect())
 }
 
 /// The state hash's field for one attribute of one run: `<slot>:<attribute>`.

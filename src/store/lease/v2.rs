@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use redis::Value;
 
-use super::{InProgress, LeaseKeys, LookedRun, Scripts};
+use super::{LeaseKeys, LookedRun, Scripts};
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::scripts::{FunctionLibrary, LuaScript};
@@ -181,23 +181,15 @@ pub(super) fn queue_in_progress(pipe: &mut redis::Pipeline, keys: &LeaseKeys) ->
     1
 }
 
-/// The runs in progress [`queue_in_progress`] read, each with its lease, attempt and runner.
+/// The runs in progress [`queue_in_progress`] read, whole.
 pub(super) fn in_progress_from(
     keys: &LeaseKeys,
     replies: &mut dyn Iterator<Item = Value>,
-) -> Result<Vec<InProgress>> {
+) -> Result<Vec<RunState>> {
     let live: Vec<(String, String)> =
         crate::store::decode::decode(&keys.live, replies.next().unwrap_or(Value::Nil))?;
     live.iter()
-        .map(|(field, value)| {
-            let run = decode_live(&keys.live, field, value)?;
-            Ok(InProgress {
-                slot: run.slot,
-                lease_end: Some(run.lease_end),
-                attempt: Some(run.attempt),
-                runner: Some(run.runner),
-            })
-        })
+        .map(|(field, value)| decode_live(&keys.live, field, value))
         .collect()
 }
 
