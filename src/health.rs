@@ -23,11 +23,11 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::schedule::Schedule;
-use crate::store::monitor::Monitored;
-pub use crate::store::monitor::RECENT_RESULTS;
 use crate::store::pause::Pause;
 use crate::store::read::ResultEntry;
 use crate::store::state::RunState;
+use crate::store::view::JobView;
+pub use crate::store::view::RECENT_RESULTS;
 use crate::time::millis;
 
 /// How many of the newest due slots are looked at for `missed`.
@@ -377,7 +377,7 @@ fn oldest_undecided(schedule: &Schedule, i: &Inputs, due_until: i64) -> Option<i
 }
 
 /// What a job's monitoring data says of its health: judged here, above the store that read it.
-impl Monitored {
+impl JobView {
     /// The grace after a slot before it counts as missed: `grace`, or the job's default.
     pub fn grace(&self, grace: Option<Duration>) -> Duration {
         grace.unwrap_or_else(|| {

@@ -28,7 +28,7 @@
 //! - [`strategy`]: how one claimant wins: lease, and the claim-only stream-id, script, idmp
 //! - [`runner`]: `run`'s command under a lease: the guard, the local deadline, heartbeats,
 //!   backups, signals, the recorded end
-//! - [`health`]: a job's health from what `store::monitor` read; [`metrics`]: its Prometheus text
+//! - [`health`]: a job's health from what `store::view` read; [`metrics`]: its Prometheus text
 //! - [`schedule`]: cron expressions to slots; [`time`]: durations, slots, timestamps
 //! - [`connection`]: the Redis/Valkey connection (single, cluster or Sentinel) and error mapping;
 //!   [`server`]: what kind of server it is

@@ -11,8 +11,8 @@
 use std::fmt::Write;
 
 use crate::health::{Health, HealthState};
-use crate::store::monitor::Monitored;
 use crate::store::read::Unreadable;
+use crate::store::view::JobView;
 
 /// Every metric family: name, help. The one list the exporter, the docs and the tests share.
 pub const FAMILIES: &[(&str, &str)] = &[
@@ -149,7 +149,7 @@ pub struct Scrape {
 }
 
 /// The exposition text of one scrape.
-pub fn render(scrape: &Scrape, jobs: &[(Monitored, Health)], unreadable: &[Unreadable]) -> String {
+pub fn render(scrape: &Scrape, jobs: &[(JobView, Health)], unreadable: &[Unreadable]) -> String {
     let mut samples = Samples::default();
     store_samples(&mut samples, scrape, jobs.len(), unreadable);
     for (m, h) in jobs {
@@ -240,7 +240,7 @@ fn store_samples(
 }
 
 /// One job's samples: its health, last results, runs in progress, lateness and pause.
-fn job_samples(samples: &mut Samples, scrape: &Scrape, m: &Monitored, h: &Health) {
+fn job_samples(samples: &mut Samples, scrape: &Scrape, m: &JobView, h: &Health) {
     let job = format!("job=\"{}\"", label(&m.job));
     // A sample labelled with the job alone, when there is a value.
     let mut gauge = |name: &'static str, value: Option<f64>| {

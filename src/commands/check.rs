@@ -23,7 +23,7 @@ use crate::error::Result;
 use crate::health::{Health, HealthState};
 use crate::store::discover::{JobRef, find_jobs};
 use crate::store::job::layouts_of;
-use crate::store::{format, monitor, validate_job_name, validate_prefix};
+use crate::store::{format, validate_job_name, validate_prefix, view};
 use crate::time::{humanize, rfc3339};
 
 /// A monitoring plugin's status.
@@ -130,7 +130,7 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
     let jobs = named_jobs(&mut conn, args, ctx, &mut checks).await?;
     let window_start = args.window.map(|w| now - crate::time::millis(w));
     let (monitored, unreadable) =
-        monitor::read_over(&mut conn, ctx.prefix(), &jobs, &store, window_start).await?;
+        view::read_over(&mut conn, ctx.prefix(), &jobs, &store, window_start).await?;
     for m in &monitored {
         let health = m.health_over(now, args.grace, window_start);
         let status = status_of(&health, args.failures);

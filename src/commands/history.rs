@@ -332,8 +332,7 @@ impl Follower<'_> {
         check: &crate::store::StoreCheck,
     ) -> Result<Vec<crate::store::discover::JobRef>> {
         let all = crate::store::discover::find_jobs(conn, ctx.prefix(), "*").await?;
-        let (summaries, _) =
-            crate::store::monitor::summaries(conn, ctx.prefix(), &all, check).await?;
+        let (summaries, _) = crate::store::view::summaries(conn, ctx.prefix(), &all, check).await?;
         Ok(summaries
             .into_iter()
             .filter(|s| {

@@ -90,8 +90,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
         layout,
     };
     let monitored =
-        crate::store::monitor::read_one(&mut conn, ctx.prefix(), &job_ref, &check, args.last)
-            .await?;
+        crate::store::view::read_one(&mut conn, ctx.prefix(), &job_ref, &check, args.last).await?;
     // A lease job's ended attempts are its results, in every format (a member holds all an
     // attempt has); a claim-only job's history is its claims, which may have no result yet.
     let runs = match layout {

@@ -13,8 +13,8 @@ use crate::health::Health;
 use crate::store::Layout;
 use crate::store::discover::find_jobs;
 use crate::store::job::{ActiveRun, active_runs_for};
-use crate::store::monitor;
 use crate::store::read::{JobSummary, Unreadable};
+use crate::store::view;
 use crate::store::{format, validate_prefix};
 use crate::time::humanize;
 use crate::time::rfc3339;
@@ -181,7 +181,7 @@ struct Listing {
 }
 
 impl Listing {
-    /// Reads each job once (`store::monitor`: one pipelined read per batch of jobs, and one more
+    /// Reads each job once (`store::view`: one pipelined read per batch of jobs, and one more
     /// for format 1's runs in progress), its row and its health taken from the same read; each
     /// batch is judged and let go before the next is read, so memory holds one batch of what
     /// health reads (up to 16 results per job), not the whole keyspace's.
@@ -196,7 +196,7 @@ impl Listing {
         let mut unreadable = Vec::new();
         let mut health = HashMap::new();
         for batch in jobs.chunks(crate::store::read::BATCH) {
-            let (monitored, unreadable_here) = monitor::read(conn, prefix, batch, check).await?;
+            let (monitored, unreadable_here) = view::read(conn, prefix, batch, check).await?;
             unreadable.extend(unreadable_here);
             for m in monitored {
                 summaries.push(m.summary());

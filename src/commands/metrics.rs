@@ -18,7 +18,7 @@ use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
 use crate::metrics::{Scrape, render};
 use crate::store::discover::find_jobs;
-use crate::store::{format, monitor, validate_prefix};
+use crate::store::{format, validate_prefix, view};
 
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -47,7 +47,7 @@ async fn scrape(conn: &mut Connection, prefix: &str) -> Result<String> {
     let started = Instant::now();
     let check = format::check_for_read(conn, prefix).await?;
     let jobs = find_jobs(conn, prefix, "*").await?;
-    let (monitored, unreadable) = monitor::read(conn, prefix, &jobs, &check).await?;
+    let (monitored, unreadable) = view::read(conn, prefix, &jobs, &check).await?;
     let now = check.server_now_ms;
     let judged: Vec<_> = monitored
         .into_iter()

@@ -175,7 +175,7 @@ async fn jobs_to_look_at(
                 .filter(|j| j.layout == Layout::Lease)
                 .collect();
             let (summaries, unreadable) =
-                crate::store::monitor::summaries(conn, ctx.prefix(), &lease_jobs, check).await?;
+                crate::store::view::summaries(conn, ctx.prefix(), &lease_jobs, check).await?;
             // A job whose data cannot be read stops the release, as reading its runs would.
             if let Some(bad) = unreadable.into_iter().next() {
                 return Err(bad.error);

@@ -11,12 +11,12 @@ pub mod keys;
 pub mod layout;
 pub mod lease;
 pub mod migrate;
-pub mod monitor;
 pub mod pause;
 pub mod read;
 pub mod registry;
 pub mod state;
 pub mod token;
+pub mod view;
 
 pub use format::{STORE_FORMAT, StoreCheck};
 pub use keys::{

@@ -1,7 +1,15 @@
-//! What health needs of each job (the registry, the newest results, runs in progress, when the
-//! store first saw it, its pause), read for many jobs at once: one pipelined round trip per
-//! [`BATCH`] jobs, a fixed handful of reads per job whatever its history's size. `list`, `check`
-//! and `metrics` use it; the judgement itself is `crate::health`'s, a layer above.
+//! The one read model of a job: [`JobView`], what every view of a job reads (its registry, its
+//! newest results, its runs in progress whole, when the store first saw it, its pause and waiting
+//! place), for many jobs at once: one pipelined round trip per [`BATCH`] jobs (and one more for
+//! format 1's runs in progress), a fixed handful of reads per job whatever its history's size.
+//! `list`, `check`, `metrics` and `inspect` ([`read_one`]) read through it; where a format keeps
+//! what is each format module's ([`LeaseFormat::queue_in_progress_of_any`]). The judgement of
+//! health is `crate::health`'s, a layer above. A page of history further back than the newest
+//! results is `store::history`'s.
+//!
+//! Three types carry a job's runs everywhere: [`JobView`] (the job), [`RunState`] (a run in
+//! progress) and [`ResultEntry`] (an ended attempt); a claim-only job adds its claims
+//! ([`RunEntry`]). Commands shape them into their output.
 
 use redis::Value;
 use serde::Serialize;
@@ -30,7 +38,7 @@ pub struct ClaimFeed {
 
 /// One job as monitoring sees it (its health is judged by `crate::health`, above the store).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Monitored {
+pub struct JobView {
     pub job: String,
     pub layout: Layout,
     pub registry: Option<Registry>,
@@ -48,7 +56,7 @@ pub struct Monitored {
     #[serde(skip)]
     pub pause: Option<Pause>,
     /// The slot in the job's waiting place (`run --overlap buffer`) and until when, as recorded
-    /// (lapsed or not: [`Monitored::waiting_at`]).
+    /// (lapsed or not: [`JobView::waiting_at`]).
     #[serde(skip)]
     pub waiting: Option<(i64, i64)>,
     /// Results in the history (ended attempts).
@@ -58,7 +66,7 @@ pub struct Monitored {
     pub claims: Option<ClaimFeed>,
 }
 
-impl Monitored {
+impl JobView {
     /// The job's schedule, from the registry (None when unknown, or unreadable: the registry's
     /// text came from another writer).
     pub fn schedule(&self) -> Option<Schedule> {
@@ -159,7 +167,7 @@ pub async fn read(
     prefix: &str,
     jobs: &[JobRef],
     store: &crate::store::StoreCheck,
-) -> Result<(Vec<Monitored>, Vec<Unreadable>)> {
+) -> Result<(Vec<JobView>, Vec<Unreadable>)> {
     read_over(conn, prefix, jobs, store, None).await
 }
 
@@ -171,7 +179,7 @@ pub async fn read_one(
     job: &JobRef,
     store: &crate::store::StoreCheck,
     newest: usize,
-) -> Result<Monitored> {
+) -> Result<JobView> {
     let (mut found, mut bad) = read_batch(
         conn,
         prefix,
@@ -202,7 +210,7 @@ pub async fn read_over(
     jobs: &[JobRef],
     store: &crate::store::StoreCheck,
     window_start: Option<i64>,
-) -> Result<(Vec<Monitored>, Vec<Unreadable>)> {
+) -> Result<(Vec<JobView>, Vec<Unreadable>)> {
     let (results_from, results_max) = match window_start {
         Some(start) => (start.to_string(), WINDOW_RESULTS),
         None => ("-inf".to_string(), RECENT_RESULTS),
@@ -226,7 +234,7 @@ async fn read_batch(
     store: &crate::store::StoreCheck,
     results_from: &str,
     results_max: usize,
-) -> Result<(Vec<Monitored>, Vec<Unreadable>)> {
+) -> Result<(Vec<JobView>, Vec<Unreadable>)> {
     let store_format = store.lease_format();
     let mut out = Vec::with_capacity(batch.len());
     let mut bad = Vec::new();
@@ -290,7 +298,7 @@ async fn read_batch(
     Ok((out, bad))
 }
 
-/// Every job's row in `list` ([`Monitored::summary`]), read [`BATCH`] jobs at a time; a job
+/// Every job's row in `list` ([`JobView::summary`]), read [`BATCH`] jobs at a time; a job
 /// whose data cannot be decoded comes back in the second list.
 pub async fn summaries(
     conn: &mut Connection,
@@ -302,7 +310,7 @@ pub async fn summaries(
     let mut bad = Vec::new();
     for batch in jobs.chunks(BATCH) {
         let (monitored, unreadable) = read(conn, prefix, batch, store).await?;
-        rows.extend(monitored.iter().map(Monitored::summary));
+        rows.extend(monitored.iter().map(JobView::summary));
         bad.extend(unreadable);
     }
     Ok((rows, bad))
@@ -314,7 +322,7 @@ pub async fn summaries(
 async fn read_named_runs(
     conn: &mut Connection,
     prefix: &str,
-    jobs: &mut Vec<Monitored>,
+    jobs: &mut Vec<JobView>,
     bad: &mut Vec<Unreadable>,
 ) -> Result<()> {
     let keys: Vec<LeaseKeys> = jobs
@@ -360,7 +368,7 @@ fn decode_one(
     replies: Vec<Value>,
     store_format: LeaseFormat,
     results_max: usize,
-) -> Result<Monitored> {
+) -> Result<JobView> {
     let mut replies = replies.into_iter();
     let mut next = move || replies.next().unwrap_or(Value::Nil);
     let registry_key = registry::registry_key(prefix, &job.name);
@@ -374,7 +382,7 @@ fn decode_one(
         .collect::<Result<Vec<_>>>()?;
     // Fewer than asked for: every result there is (or, over a window, every one in it).
     let recent_is_all = recent.len() < results_max;
-    let mut m = Monitored {
+    let mut m = JobView {
         job: job.name.clone(),
         layout: job.layout,
         registry,
@@ -396,7 +404,7 @@ fn decode_one(
 }
 
 /// The rest of a claim-only job's replies: its newest claim and the streams' lengths.
-fn decode_claims(prefix: &str, m: &mut Monitored, next: &mut impl FnMut() -> Value) -> Result<()> {
+fn decode_claims(prefix: &str, m: &mut JobView, next: &mut impl FnMut() -> Value) -> Result<()> {
     m.first_seen = m.recent.iter().map(|r| r.slot).min();
     let k = ClaimKeys::new(prefix, &m.job);
     let newest = read::stream_entries(&k.runs, next())?.into_iter().next();
@@ -413,7 +421,7 @@ fn decode_claims(prefix: &str, m: &mut Monitored, next: &mut impl FnMut() -> Val
 /// pause, and its runs in progress in its own format.
 fn decode_lease(
     prefix: &str,
-    m: &mut Monitored,
+    m: &mut JobView,
     next: &mut impl FnMut() -> Value,
     store_format: LeaseFormat,
 ) -> Result<()> {
