@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::store::LeaseKeys;
 use crate::time::millis;
 
+pub mod codec;
 pub mod look;
 
 use super::claim::{ClaimOutcome, ClaimRequest, HistoryPolicy};
@@ -99,26 +100,10 @@ pub enum FinishStatus {
     Failed,
 }
 
-/// The claim script's ARGV for `req`, in the order lua/lease/v1/claim.lua documents: the one place that
-/// knows it (the tests seed stores with it too).
+/// The claim script's ARGV for `req` ([`codec::Claim`]; the tests seed stores with it too).
 pub fn claim_args(req: &ClaimRequest) -> Vec<String> {
-    vec![
-        req.slot.to_string(),
-        req.token.clone(),
-        req.runner.clone(),
-        millis(req.lease).to_string(),
-        req.max_attempts.to_string(),
-        if req.overlap.claims_beside_a_live_run() {
-            "1"
-        } else {
-            "0"
-        }
-        .to_string(),
-        req.kind.as_str().to_string(),
-        req.history.size.to_string(),
-        req.history.ttl.map(millis).unwrap_or(0).to_string(),
-        millis(req.history.keep_claimable).to_string(),
-    ]
+    use codec::LeaseCall;
+    codec::Claim(req).args()
 }
 
 /// Claims `req.slot`: the claim script decides, atomically, unless a look at the slot taken first
@@ -132,16 +117,7 @@ pub async fn claim(
     if let Some(answer) = look::answer(conn, keys, req).await? {
         return Ok(answer);
     }
-    let args = claim_args(req);
-    let reply = keys.format.eval(conn, keys, |s| s.claim, &args).await?;
-    parse_reply(&keys.state, &reply, |o| match o {
-        "won" => Some(ClaimOutcome::Won),
-        "overlap" => Some(ClaimOutcome::Overlap),
-        "done" => Some(ClaimOutcome::Done),
-        "running" => Some(ClaimOutcome::Running),
-        "paused" => Some(ClaimOutcome::Paused),
-        _ => None,
-    })
+    codec::call(conn, keys, &codec::Claim(req)).await
 }
 
 pub async fn heartbeat(
@@ -151,13 +127,7 @@ pub async fn heartbeat(
     token: &str,
     lease: Duration,
 ) -> Result<TokenReply> {
-    let args = vec![
-        slot.to_string(),
-        token.to_string(),
-        millis(lease).to_string(),
-    ];
-    let reply = keys.format.eval(conn, keys, |s| s.heartbeat, &args).await?;
-    parse_reply(&keys.state, &reply, token_outcome)
+    codec::call(conn, keys, &codec::Heartbeat { slot, token, lease }).await
 }
 
 /// `result_json` must be valid JSON text (an object, or `null`).
@@ -170,19 +140,14 @@ pub async fn finish(
     result_json: &str,
     by_itself: bool,
 ) -> Result<TokenReply> {
-    let status = match status {
-        FinishStatus::Finished => "finished",
-        FinishStatus::Failed => "failed",
+    let finish = codec::Finish {
+        slot,
+        token,
+        status,
+        result_json,
+        by_itself,
     };
-    let args = vec![
-        slot.to_string(),
-        token.to_string(),
-        status.to_string(),
-        result_json.to_string(),
-        if by_itself { "1" } else { "" }.to_string(),
-    ];
-    let reply = keys.format.eval(conn, keys, |s| s.finish, &args).await?;
-    parse_reply(&keys.state, &reply, token_outcome)
+    codec::call(conn, keys, &finish).await
 }
 
 /// Whether the run of `slot` carries a release mark (`anarchon release`, `--overlap replace`): the
@@ -241,37 +206,14 @@ pub async fn release(
     result_json: &str,
     force: bool,
 ) -> Result<ReleaseReply> {
-    let args = vec![
-        slot.to_string(),
-        expected_attempt.map_or(String::new(), |a| a.to_string()),
-        status.to_string(),
-        result_json.to_string(),
-        if force { "1" } else { "0" }.to_string(),
-    ];
-    let reply = keys.format.eval(conn, keys, |s| s.release, &args).await?;
-    let bad = || {
-        Error::corrupt(
-            &keys.state,
-            format!("the release script answered {reply:?}"),
-        )
+    let release = codec::Release {
+        slot,
+        expected_attempt,
+        status,
+        result_json,
+        force,
     };
-    let [outcome, attempt, runner, token, now, lease_end] = reply.as_slice() else {
-        return Err(bad());
-    };
-    Ok(ReleaseReply {
-        outcome: match outcome.as_str() {
-            "released" => ReleaseOutcome::Released,
-            "releasing" => ReleaseOutcome::Releasing,
-            "none" => ReleaseOutcome::None,
-            "changed" => ReleaseOutcome::Changed,
-            _ => return Err(bad()),
-        },
-        attempt: attempt.parse().ok(),
-        runner: runner.clone(),
-        token: token.clone(),
-        server_now: now.parse().map_err(|_| bad())?,
-        lease_end: lease_end.parse().ok(),
-    })
+    codec::call(conn, keys, &release).await
 }
 
 /// Trims history with the claim's rules; returns the trimmed slots (with `dry_run`, those that
@@ -286,35 +228,21 @@ pub async fn trim(
     let mut trimmed = Vec::new();
     let mut cursor = "-inf".to_string();
     loop {
-        let args = vec![
-            policy.size.to_string(),
-            policy.ttl.map(millis).unwrap_or(0).to_string(),
-            millis(policy.keep_claimable).to_string(),
-            if dry_run { DRY_RUN_BUDGET } else { TRIM_BUDGET }.to_string(),
-            if dry_run { "1" } else { "0" }.to_string(),
-            // Each call goes on after the last run the previous one looked at. A real trim has
-            // deleted what it planned (the count of runs shrank); a dry run counts its plan.
-            cursor.clone(),
-            if dry_run { trimmed.len() } else { 0 }.to_string(),
-        ];
-        let reply = keys.format.eval(conn, keys, |s| s.trim, &args).await?;
-        let [complete, next, slots @ ..] = reply.as_slice() else {
-            return Err(Error::corrupt(
-                &keys.slots,
-                format!("the trim script answered {reply:?}"),
-            ));
+        // Each call goes on after the last run the previous one looked at. A real trim has
+        // deleted what it planned (the count of runs shrank); a dry run counts its plan.
+        let step = codec::TrimStep {
+            policy,
+            budget: if dry_run { DRY_RUN_BUDGET } else { TRIM_BUDGET },
+            dry_run,
+            cursor: &cursor,
+            already: if dry_run { trimmed.len() } else { 0 },
         };
-        for s in slots {
-            trimmed.push(
-                s.parse().map_err(|_| {
-                    Error::corrupt(&keys.slots, format!("member {s:?} is not a slot"))
-                })?,
-            );
-        }
-        if complete == "1" {
+        let reply = codec::call(conn, keys, &step).await?;
+        trimmed.extend(reply.slots);
+        if reply.complete {
             return Ok(trimmed);
         }
-        cursor = next.clone();
+        cursor = reply.cursor;
     }
 }
 
@@ -395,17 +323,16 @@ pub async fn skip(
     runner: &str,
     reason: &str,
 ) -> Result<SkipOutcome> {
-    let args = vec![slot.to_string(), runner.to_string(), reason.to_string()];
-    let reply = keys.format.eval(conn, keys, |s| s.skip, &args).await?;
-    match reply.first().map(String::as_str) {
-        Some("skipped") => Ok(SkipOutcome::Skipped),
-        Some("running" | "done") => Ok(SkipOutcome::Claimed(reply[1].clone())),
-        Some("paused") => Ok(SkipOutcome::Paused),
-        _ => Err(Error::corrupt(
-            &keys.job,
-            format!("the skip script answered {reply:?}"),
-        )),
-    }
+    codec::call(
+        conn,
+        keys,
+        &codec::Skip {
+            slot,
+            runner,
+            reason,
+        },
+    )
+    .await
 }
 
 /// Takes back the skip of `slot` (a scheduled run nobody ran, recorded skipped by [`skip`]) so
@@ -413,18 +340,7 @@ pub async fn skip(
 /// history is that skip; true when it was taken back, false when the slot is not such a skip (in
 /// progress, ran, or never recorded).
 pub async fn unskip(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<bool> {
-    let reply = keys
-        .format
-        .eval(conn, keys, |s| s.unskip, &[slot.to_string()])
-        .await?;
-    match reply.first().map(String::as_str) {
-        Some("unskipped") => Ok(true),
-        Some("not_skipped") => Ok(false),
-        _ => Err(Error::corrupt(
-            &keys.job,
-            format!("the unskip script answered {reply:?}"),
-        )),
-    }
+    codec::call(conn, keys, &codec::Unskip { slot }).await
 }
 
 /// What became of each of `slots` (sorted, oldest first), as `run --backfill` needs to know:
@@ -617,112 +533,4 @@ pub async fn first_seen(conn: &mut Connection, keys: &LeaseKeys) -> Result<Optio
         .map_err(|e| e.on_key(&keys.job, "hash"))?;
     let oldest = oldest.first().map(|(_, score)| *score as i64);
     crate::store::read::first_seen(&keys.job, recorded.as_deref(), oldest)
-}
-
-fn token_outcome(o: &str) -> Option<TokenOutcome> {
-    match o {
-        "ok" => Some(TokenOutcome::Ok),
-        "lost" => Some(TokenOutcome::Lost),
-        "released" => Some(TokenOutcome::Released),
-        _ => None,
-    }
-}
-
-/// Parses `{outcome, attempt, lease_end, runner, status, server_now[, other_slot, fence,
-/// released_by, reason, other_started_at]}`.
-fn parse_reply<O>(
-    key: &str,
-    reply: &[String],
-    outcome: impl Fn(&str) -> Option<O>,
-) -> Result<ScriptReply<O>> {
-    let bad = || Error::corrupt(key, format!("the script answered {reply:?}"));
-    if reply.len() < 6 {
-        return Err(bad());
-    }
-    let optional_int = |text: &str| -> Result<Option<i64>> {
-        if text.is_empty() {
-            Ok(None)
-        } else {
-            text.parse().map(Some).map_err(|_| {
-                Error::corrupt(
-                    key,
-                    format!("a run holds {text:?} where an integer belongs"),
-                )
-            })
-        }
-    };
-    Ok(ScriptReply {
-        outcome: outcome(&reply[0]).ok_or_else(bad)?,
-        attempt: optional_int(&reply[1])?
-            .map(|a| u32::try_from(a).map_err(|_| bad()))
-            .transpose()?,
-        lease_end: optional_int(&reply[2])?,
-        runner: reply[3].clone(),
-        status: reply[4].clone(),
-        server_now: optional_int(&reply[5])?.ok_or_else(bad)?,
-        other_slot: match reply.get(6) {
-            Some(text) => optional_int(text)?,
-            None => None,
-        },
-        fence: match reply.get(7) {
-            Some(text) => optional_int(text)?,
-            None => None,
-        },
-        released: match (reply.get(8), reply.get(9)) {
-            (Some(by), Some(reason)) if !by.is_empty() || !reason.is_empty() => Some(Released {
-                by: by.clone(),
-                reason: reason.clone(),
-            }),
-            _ => None,
-        },
-        other_started_at: match reply.get(10) {
-            Some(text) => optional_int(text)?,
-            None => None,
-        },
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn strings(items: &[&str]) -> Vec<String> {
-        items.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn parses_claim_replies() {
-        let r = parse_reply(
-            "k",
-            &strings(&["overlap", "1", "5000", "h:1", "running", "4000", "900"]),
-            |o| (o == "overlap").then_some(ClaimOutcome::Overlap),
-        )
-        .unwrap();
-        assert_eq!(r.outcome, ClaimOutcome::Overlap);
-        assert_eq!(r.attempt, Some(1));
-        assert_eq!(r.lease_end, Some(5000));
-        assert_eq!(r.other_slot, Some(900));
-
-        let r = parse_reply(
-            "k",
-            &strings(&["lost", "", "", "", "", "4000"]),
-            token_outcome,
-        )
-        .unwrap();
-        assert_eq!(r.outcome, TokenOutcome::Lost);
-        assert_eq!(r.attempt, None);
-    }
-
-    #[test]
-    fn garbage_replies_name_the_key() {
-        for bad in [
-            strings(&["won"]),
-            strings(&["maybe", "1", "1", "", "", "1"]),
-            strings(&["ok", "x", "1", "", "", "1"]),
-            strings(&["ok", "1", "1", "", "", ""]),
-        ] {
-            let err = parse_reply("{cron:j}:state", &bad, token_outcome).unwrap_err();
-            assert!(err.to_string().contains("{cron:j}:state"));
-        }
-    }
 }
