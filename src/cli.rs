@@ -345,6 +345,7 @@ pub enum Command {
     /// Either way it can be stopped and run again (it goes on with the jobs left), refuses to run
     /// twice at once, and `anarchon trim` waits for it. Asks for confirmation on a terminal;
     /// scripts pass --yes.
+    #[command(after_long_help = examples(&["anarchon migrate --dry-run", "anarchon migrate --yes", "anarchon migrate --to 1 --dry-run"]))]
     Migrate(MigrateArgs),
 
     /// Start a manual run of a job now, with or without a command.
@@ -1052,7 +1053,7 @@ pub struct ResumeArgs {
 pub struct MigrateArgs {
     /// The store format to move to: 2 (anarchon's own), or 1 (the seed's, which every scheduler
     /// reads).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=2), value_name = "FORMAT")]
+    #[arg(long, default_value_t = crate::store::LeaseFormat::NEWEST.number(), value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::store::LeaseFormat::NEWEST.number())), value_name = "FORMAT")]
     pub to: u32,
 
     /// Only report what would change.

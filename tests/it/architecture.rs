@@ -213,3 +213,74 @@ fn the_core_layers_never_import_the_command_line() {
         leaks.join("\n")
     );
 }
+
+/// Whether a line of code names one store format: `LeaseFormat::V<n>`, a module `v<n>::`, or a
+/// script folder `lease/v<n>`.
+fn names_a_format(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let digit_at = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_digit);
+    line.match_indices("LeaseFormat::V")
+        .any(|(at, m)| digit_at(at + m.len()))
+        || line
+            .match_indices("lease/v")
+            .any(|(at, m)| digit_at(at + m.len()))
+        || line.match_indices('v').any(|(at, _)| {
+            let before = at.checked_sub(1).map(|i| bytes[i]);
+            let word_start = before.is_none_or(|b| !(b.is_ascii_alphanumeric() || b == b'_'));
+            let mut end = at + 1;
+            while digit_at(end) {
+                end += 1;
+            }
+            word_start && end > at + 1 && line[end..].starts_with("::")
+        })
+}
+
+/// CONTRIBUTING.md's "How to add a store format" lists every place that knows a store format:
+/// no other source file names one (its code, not its comments). A new format then touches the
+/// places the recipe says, and the compiler lists the `match`es within them.
+#[test]
+fn only_the_places_the_store_format_recipe_lists_name_a_format() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let contributing = std::fs::read_to_string(root.join("CONTRIBUTING.md")).unwrap();
+    let start = contributing
+        .find("## How to add a store format")
+        .expect("CONTRIBUTING.md has the store format recipe");
+    let recipe = &contributing[start..];
+    let recipe = &recipe[..recipe[3..].find("\n## ").map_or(recipe.len(), |e| e + 3)];
+    let listed: Vec<&str> = recipe
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|p| p.starts_with("src/"))
+        .collect();
+    assert!(listed.len() >= 3, "the recipe names its places: {listed:?}");
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let mut strays = Vec::new();
+    for file in &files {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let listed_here = listed
+            .iter()
+            .any(|p| rel == *p || (p.ends_with('/') && rel.starts_with(p)));
+        if listed_here {
+            continue;
+        }
+        for (n, line) in code(file).lines().enumerate() {
+            if names_a_format(line) {
+                strays.push(format!("{rel}: {}", line.trim()));
+                let _ = n;
+            }
+        }
+    }
+    assert!(
+        strays.is_empty(),
+        "files the store format recipe (CONTRIBUTING.md) does not list name a format:\n{}",
+        strays.join("\n")
+    );
+    assert!(names_a_format("LeaseFormat::V2 => 1,") && names_a_format("v1::convert(x)"));
+    assert!(!names_a_format("let dev1 = 3; // v1") && !names_a_format("lease::Scripts"));
+}
