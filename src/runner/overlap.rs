@@ -73,11 +73,22 @@ const REPLACE_SLACK: Duration = Duration::from_secs(2);
 /// replace)"): how its holder tells the policy's work from an operator's release.
 pub const REPLACE_REASON_END: &str = " (--overlap replace)";
 
+/// How a host waited for the older run before its slot could start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WaitedAs {
+    /// It stopped the older run (`--overlap replace`).
+    Replace,
+    /// It waited for the older run to end, within `--max-late` (`--overlap buffer`).
+    Buffer,
+    /// A backfilled slot that waited for the run in progress.
+    Wait,
+}
+
 /// What waiting for the older run came to, for the slot's report (`run --json`: `overlap`).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct OverlapWait {
-    /// replace, buffer, or wait (a backfilled slot that waited for the run in progress).
-    pub policy: &'static str,
+    pub policy: WaitedAs,
     /// The older run waited for (or stopped), and its holder.
     pub older_slot: Option<i64>,
     pub older_runner: String,
@@ -138,7 +149,7 @@ pub async fn settle(
     let job = target.job;
     let older_slot = reply.other_slot;
     let older_runner = reply.runner.clone();
-    let mut settled = match policy {
+    let (mut settled, waited_as) = match policy {
         OnOverlap::Skip => {
             let reason = forbid_reason(&reply);
             return Ok(Settled::skipped(reply, BootTime::now(), reason));
@@ -149,25 +160,25 @@ pub async fn settle(
             let reason = newer_reason(policy, &reply);
             return Ok(Settled::skipped(reply, BootTime::now(), reason));
         }
-        OnOverlap::Replace => replace(conn, keys, job, req, reply, quiet).await?,
-        OnOverlap::Buffer { max_late } => {
-            buffer(conn, keys, job, req, reply, max_late, quiet).await?
-        }
+        OnOverlap::Replace => (
+            replace(conn, keys, job, req, reply, quiet).await?,
+            WaitedAs::Replace,
+        ),
+        OnOverlap::Buffer { max_late } => (
+            buffer(conn, keys, job, req, reply, max_late, quiet).await?,
+            WaitedAs::Buffer,
+        ),
         OnOverlap::Wait => {
             let what = format!(
                 "{job} @ {} waits for the run in progress",
                 rfc3339(req.slot)
             );
             let (reply, sent) = wait_for_older(conn, keys, &what, req, reply, None, quiet).await?;
-            Settled::decided(reply, sent)
+            (Settled::decided(reply, sent), WaitedAs::Wait)
         }
     };
     settled.wait = Some(OverlapWait {
-        policy: match policy {
-            OnOverlap::Replace => "replace",
-            OnOverlap::Wait => "wait",
-            OnOverlap::Buffer { .. } | OnOverlap::Skip => "buffer",
-        },
+        policy: waited_as,
         older_slot,
         older_runner,
         waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),

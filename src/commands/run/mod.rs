@@ -561,6 +561,7 @@ pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
 
 /// ", after replacing the run of X" / ", after waiting 12s for the run of X" (`--overlap`).
 fn waited_for_older(r: &SlotReport) -> String {
+    use crate::runner::overlap::WaitedAs;
     let Some(w) = &r.overlap else {
         return String::new();
     };
@@ -569,8 +570,8 @@ fn waited_for_older(r: &SlotReport) -> String {
     });
     let waited = crate::time::humanize(w.waited_ms);
     match w.policy {
-        "replace" => format!(", after stopping {older} ({waited})"),
-        _ => format!(", after waiting {waited} for {older}"),
+        WaitedAs::Replace => format!(", after stopping {older} ({waited})"),
+        WaitedAs::Buffer | WaitedAs::Wait => format!(", after waiting {waited} for {older}"),
     }
 }
 
