@@ -1,10 +1,15 @@
 //! The command line resolved into plain settings, once, at the top (as uv's `settings.rs` or
 //! ripgrep's `HiArgs`): the clap structs of [`crate::cli`] become a [`Strategy`],
 //! [`run::ClaimSettings`], [`RunnerOptions`] and [`ConnectOptions`], and each command's whole
-//! settings where they are many (`run`: [`run::RunSettings`]; `claim`, `run-now`: [`claim`]). Nothing below this layer (`store`,
-//! `strategy`, `runner`, `connection`) knows the command line; a test checks that.
+//! settings: `run`'s [`run::RunSettings`], `claim`'s and `run-now`'s in [`claim`], the readers'
+//! in [`read`], an operator's writes in [`operator`]. Every command's `execute` takes its
+//! settings, never its clap struct, so a settings value can come from elsewhere (a crontab line,
+//! a test). Nothing below this layer (`store`, `strategy`, `runner`, `connection`) knows the
+//! command line; a test checks that.
 
 pub mod claim;
+pub mod operator;
+pub mod read;
 pub mod run;
 
 use std::time::Duration;

@@ -16,11 +16,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::CheckArgs;
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::Result;
 use crate::health::{Health, HealthState};
+use crate::settings::read::CheckSettings;
 use crate::store::discover::{JobRef, find_jobs};
 use crate::store::job::layouts_of;
 use crate::store::{format, validate_job_name, validate_prefix, view};
@@ -95,8 +95,8 @@ struct CheckReport {
 }
 
 /// Runs the check; any error (Redis unreachable, a newer store) is UNKNOWN, as a plugin must say.
-pub async fn execute(args: CheckArgs, ctx: &Context) -> Result<i32> {
-    match check(&args, ctx).await {
+pub async fn execute(settings: &CheckSettings, ctx: &Context) -> Result<i32> {
+    match check(settings, ctx).await {
         Ok(code) => Ok(code),
         Err(e) if e.exit_code() == crate::error::ExitCode::Usage => Err(e),
         Err(e) => {
@@ -118,28 +118,28 @@ pub async fn execute(args: CheckArgs, ctx: &Context) -> Result<i32> {
     }
 }
 
-async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
+async fn check(settings: &CheckSettings, ctx: &Context) -> Result<i32> {
     validate_prefix(ctx.prefix())?;
-    for job in &args.jobs {
+    for job in &settings.jobs {
         validate_job_name(job)?;
     }
     let mut conn = ctx.connect().await?;
     let store = format::check_for_read(&mut conn, ctx.prefix()).await?;
     let now = store.server_now_ms;
     let mut checks = Vec::new();
-    let jobs = named_jobs(&mut conn, args, ctx, &mut checks).await?;
-    let window_start = args.window.map(|w| now - crate::time::millis(w));
+    let jobs = named_jobs(&mut conn, settings, ctx, &mut checks).await?;
+    let window_start = settings.window.map(|w| now - crate::time::millis(w));
     let (monitored, unreadable) =
         view::read_over(&mut conn, ctx.prefix(), &jobs, &store, window_start).await?;
     for m in &monitored {
-        let health = m.health_over(now, args.grace, window_start);
-        let status = status_of(&health, args.failures);
+        let health = m.health_over(now, settings.grace, window_start);
+        let status = status_of(&health, settings.failures);
         checks.push(JobCheck {
             job: m.job.clone(),
             status,
             state: health.state.as_str().to_string(),
             summary: summary(&m.job, &health, now, m.pause.as_ref()),
-            perf: perf_data(&health, args.failures),
+            perf: perf_data(&health, settings.failures),
             health: Some(health),
         });
     }
@@ -182,15 +182,15 @@ async fn check(args: &CheckArgs, ctx: &Context) -> Result<i32> {
 /// `checks`), or every job under the prefix.
 async fn named_jobs(
     conn: &mut Connection,
-    args: &CheckArgs,
+    settings: &CheckSettings,
     ctx: &Context,
     checks: &mut Vec<JobCheck>,
 ) -> Result<Vec<JobRef>> {
-    if args.jobs.is_empty() {
+    if settings.jobs.is_empty() {
         return find_jobs(conn, ctx.prefix(), "*").await;
     }
     let mut jobs = Vec::new();
-    for name in &args.jobs {
+    for name in &settings.jobs {
         let found = layouts_of(conn, ctx.prefix(), name).await?;
         if found.is_empty() {
             let why = format!("no job {name:?} under prefix {:?}", ctx.prefix());

@@ -3,7 +3,6 @@
 
 use serde::Serialize;
 
-use crate::cli::ClaimArgs;
 use crate::commands::{Context, RunRef};
 use crate::error::{ExitCode, Result};
 use crate::output::Tone;
@@ -57,8 +56,7 @@ impl<'a> ClaimReport<'a> {
     }
 }
 
-pub async fn execute(args: ClaimArgs, ctx: &Context) -> Result<ExitCode> {
-    let c = ClaimCommand::resolve(args, &ctx.global)?;
+pub async fn execute(c: &ClaimCommand, ctx: &Context) -> Result<ExitCode> {
     let job = c.job.as_str();
     let keys = ctx.lease_keys(job)?;
     let (mut conn, check) = ctx.open_for_a_run(c.strategy, &keys).await?;

@@ -4,12 +4,12 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::cli::DoctorArgs;
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{ExitCode, Result};
 use crate::output::Tone;
 use crate::server::{self, ServerInfo};
+use crate::settings::read::DoctorSettings;
 use crate::store::format::{STORE_FORMAT, parse_time_reply, readers};
 use crate::store::{format_key, validate_prefix};
 
@@ -46,7 +46,7 @@ fn check(name: &'static str, status: Verdict, detail: impl Into<String>) -> Chec
     }
 }
 
-pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
+pub async fn execute(settings: &DoctorSettings, ctx: &Context) -> Result<ExitCode> {
     validate_prefix(ctx.prefix())?;
     let started = Instant::now();
     let mut conn = ctx.connect().await?;
@@ -75,7 +75,7 @@ pub async fn execute(args: DoctorArgs, ctx: &Context) -> Result<ExitCode> {
     }
     checks.extend(server_checks(&info));
     checks.extend(store_checks(&mut conn, ctx.prefix()).await);
-    checks.extend(timing_checks(&mut conn, args.pings).await?);
+    checks.extend(timing_checks(&mut conn, settings.pings).await?);
     let ok = checks.iter().all(|c| c.status != Verdict::Fail);
     if ctx.out.json {
         ctx.out.print_json(&DoctorReport {

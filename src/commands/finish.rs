@@ -1,6 +1,5 @@
 //! `anarchon finish JOB --slot S --token T --status ok|failed`: ends a held run.
 
-use crate::cli::FinishArgs;
 use crate::commands::Context;
 use crate::commands::heartbeat::TokenReport;
 use crate::error::{ExitCode, Result};
@@ -8,8 +7,7 @@ use crate::settings::claim::FinishCommand;
 use crate::store::RunKind;
 use crate::strategy;
 
-pub async fn execute(args: FinishArgs, ctx: &Context) -> Result<ExitCode> {
-    let f = FinishCommand::resolve(args, &ctx.global)?;
+pub async fn execute(f: &FinishCommand, ctx: &Context) -> Result<ExitCode> {
     let job = f.job.as_str();
     ctx.lease_keys(job)?;
     let (strategy, status, result_json) = (f.strategy, f.status, &f.result_json);

@@ -2,7 +2,6 @@
 
 use serde::Serialize;
 
-use crate::cli::HeartbeatArgs;
 use crate::commands::{Context, RunRef};
 use crate::error::{ExitCode, Result};
 use crate::output::Tone;
@@ -84,8 +83,7 @@ impl<'a> TokenReport<'a> {
     }
 }
 
-pub async fn execute(args: HeartbeatArgs, ctx: &Context) -> Result<ExitCode> {
-    let h = HeartbeatCommand::resolve(args, &ctx.global)?;
+pub async fn execute(h: &HeartbeatCommand, ctx: &Context) -> Result<ExitCode> {
     let job = h.job.as_str();
     ctx.lease_keys(job)?;
     let strategy = h.strategy;

@@ -4,12 +4,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use crate::cli::HistoryArgs;
-use crate::cli::StrategyName;
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{ExitCode, Result};
 use crate::output::result_summary;
+use crate::settings::read::HistorySettings;
 use crate::store::format;
 use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
 use crate::store::job::locate_job;
@@ -35,34 +34,28 @@ fn ran_on(entry: &HistoryEntry, runner: Option<&str>) -> bool {
     })
 }
 
-pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
-    if args.all {
-        return across_jobs(args, ctx).await;
+pub async fn execute(settings: &HistorySettings, ctx: &Context) -> Result<ExitCode> {
+    if settings.job.is_none() {
+        return across_jobs(settings, ctx).await;
     }
-    let job = args.job.clone().unwrap_or_default();
+    let job = settings.job.clone().unwrap_or_default();
     ctx.lease_keys(&job)?;
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
     let now = check.server_now_ms;
-    let since = args.since.map(|s| s.resolve(now));
+    let since = settings.since.map(|s| s.resolve(now));
 
-    let (layout, _) = locate_job(
-        &mut conn,
-        ctx.prefix(),
-        &job,
-        args.strategy.map(StrategyName::layout),
-    )
-    .await?;
+    let (layout, _) = locate_job(&mut conn, ctx.prefix(), &job, settings.layout).await?;
     let keys = check.job_keys(layout, ctx.prefix(), &job);
     let filter = HistoryFilter {
         since,
-        status: args.status.clone(),
-        last: args.last,
+        status: settings.status.clone(),
+        last: settings.last,
     };
     let entries: Vec<HistoryEntry> = read_history(&mut conn, &keys, &filter, now)
         .await?
         .into_iter()
-        .filter(|e| ran_on(e, args.runner.as_deref()))
+        .filter(|e| ran_on(e, settings.runner.as_deref()))
         .collect();
 
     if ctx.out.json {
@@ -82,7 +75,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         .iter()
         .map(|e| {
             let mut row = history_row(ctx, e, now);
-            if args.verbose {
+            if settings.verbose {
                 row.push(crate::output::result_detail(&e.result));
             }
             row
@@ -91,7 +84,7 @@ pub async fn execute(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
     let mut header = vec![
         "SLOT", "ATTEMPT", "STATUS", "RUNNER", "ENDED", "TOOK", "RESULT",
     ];
-    if args.verbose {
+    if settings.verbose {
         header.push("STDERR (LAST LINE)");
     }
     crate::outln!("{}", ctx.out.table(&header, rows));
@@ -125,18 +118,18 @@ struct AcrossReport<'a> {
 
 /// `history --all`: every job's attempts merged, newest slot first, at most `--last` in all,
 /// with the same filters as one job's (each job read with them, so no job is read whole).
-async fn across_jobs(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
+async fn across_jobs(settings: &HistorySettings, ctx: &Context) -> Result<ExitCode> {
     crate::store::validate_prefix(ctx.prefix())?;
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
     let now = check.server_now_ms;
-    let since = args.since.map(|s| s.resolve(now));
+    let since = settings.since.map(|s| s.resolve(now));
     let filter = HistoryFilter {
         since,
-        status: args.status.clone(),
-        last: args.last,
+        status: settings.status.clone(),
+        last: settings.last,
     };
-    let wanted = args.strategy.map(StrategyName::layout);
+    let wanted = settings.layout;
     let mut all: Vec<(String, HistoryEntry)> = Vec::new();
     for job in crate::store::discover::find_jobs(&mut conn, ctx.prefix(), "*").await? {
         if wanted.is_some_and(|layout| job.layout != layout) {
@@ -144,13 +137,13 @@ async fn across_jobs(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         }
         let keys = check.job_keys(job.layout, ctx.prefix(), &job.name);
         for entry in read_history(&mut conn, &keys, &filter, now).await? {
-            if ran_on(&entry, args.runner.as_deref()) {
+            if ran_on(&entry, settings.runner.as_deref()) {
                 all.push((job.name.clone(), entry));
             }
         }
     }
     all.sort_by(|a, b| (b.1.slot, b.1.attempt, &a.0).cmp(&(a.1.slot, a.1.attempt, &b.0)));
-    all.truncate(args.last);
+    all.truncate(settings.last);
     if ctx.out.json {
         ctx.out.print_json(&AcrossReport {
             clock: crate::output::ServerClock::at(now),
@@ -201,23 +194,17 @@ struct FollowLine<'a> {
 /// (like `tail -f` and `kubectl get -w`). The store is read every --interval: format 2 keeps no
 /// stream to block on, and a poll of each job's newest results costs a few reads. With --all,
 /// one pipelined read of every job's summary says which jobs changed; only those are read.
-pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
+pub async fn follow(settings: &HistorySettings, ctx: &Context) -> Result<ExitCode> {
     crate::store::validate_prefix(ctx.prefix())?;
-    if let Some(job) = &args.job {
+    if let Some(job) = &settings.job {
         ctx.lease_keys(job)?;
     }
     let mut conn = ctx.connect().await?;
     let mut interrupt = crate::commands::Interrupt::new()?;
     // One job: found once (its layout does not change while we follow it).
-    let one = match &args.job {
+    let one = match &settings.job {
         Some(job) => {
-            let (layout, _) = locate_job(
-                &mut conn,
-                ctx.prefix(),
-                job,
-                args.strategy.map(StrategyName::layout),
-            )
-            .await?;
+            let (layout, _) = locate_job(&mut conn, ctx.prefix(), job, settings.layout).await?;
             Some(crate::store::discover::JobRef {
                 name: job.clone(),
                 layout,
@@ -226,7 +213,7 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
         None => None,
     };
     let mut follower = Follower {
-        args: &args,
+        settings,
         one,
         seen: HashSet::new(),
         last_change: HashMap::new(),
@@ -249,11 +236,11 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
                 broken = false;
                 outage.over();
                 follower.first = false;
-                args.watch.interval
+                settings.watch.interval
             }
             Err(e) => {
                 broken = true;
-                outage.failed(e, args.watch.interval)?
+                outage.failed(e, settings.watch.interval)?
             }
         };
         if crate::output::output_gone() || interrupt.sleep(wait).await {
@@ -264,7 +251,7 @@ pub async fn follow(args: HistoryArgs, ctx: &Context) -> Result<ExitCode> {
 
 /// What `history --follow` remembers between rounds.
 struct Follower<'a> {
-    args: &'a HistoryArgs,
+    settings: &'a HistorySettings,
     /// The one job followed (`--job`); else every job whose history changed.
     one: Option<crate::store::discover::JobRef>,
     /// Entries printed already: job, slot, attempt, token, status.
@@ -278,7 +265,7 @@ struct Follower<'a> {
 impl Follower<'_> {
     /// One round: the new entries of the jobs that changed, printed oldest first.
     async fn round(&mut self, conn: &mut Connection, ctx: &Context) -> Result<()> {
-        let args = self.args;
+        let settings = self.settings;
         let check = format::check_for_read(conn, ctx.prefix()).await?;
         let now = check.server_now_ms;
         let jobs = match &self.one {
@@ -289,16 +276,16 @@ impl Follower<'_> {
         for job in jobs {
             let keys = check.job_keys(job.layout, ctx.prefix(), &job.name);
             let filter = HistoryFilter {
-                since: args.since.map(|s| s.resolve(now)),
-                status: args.status.clone(),
+                since: settings.since.map(|s| s.resolve(now)),
+                status: settings.status.clone(),
                 last: if self.first {
-                    args.last
+                    settings.last
                 } else {
-                    args.last.max(50)
+                    settings.last.max(50)
                 },
             };
             for entry in read_history(conn, &keys, &filter, now).await? {
-                if !ran_on(&entry, args.runner.as_deref()) {
+                if !ran_on(&entry, settings.runner.as_deref()) {
                     continue;
                 }
                 let key = (
@@ -315,8 +302,8 @@ impl Follower<'_> {
         }
         // Oldest first, as a log reads.
         new.sort_by_key(|(_, e)| (e.ended_at.or(e.claimed_at).unwrap_or(e.slot), e.slot));
-        if self.first && new.len() > args.last {
-            new.drain(..new.len() - args.last);
+        if self.first && new.len() > settings.last {
+            new.drain(..new.len() - settings.last);
         }
         for (job, entry) in &new {
             print_follow_line(ctx, job, entry);

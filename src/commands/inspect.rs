@@ -2,11 +2,10 @@
 
 use serde::Serialize;
 
-use crate::cli::InspectArgs;
-use crate::cli::StrategyName;
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::output::result_summary;
+use crate::settings::read::InspectSettings;
 use crate::store::Layout;
 use crate::store::LeaseFormat;
 use crate::store::format;
@@ -61,20 +60,15 @@ pub struct Waiting {
     pub until_time: String,
 }
 
-pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
-    ctx.lease_keys(&args.job)?;
+pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCode> {
+    ctx.lease_keys(&settings.job)?;
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
-    let (layout, keys) = locate_job(
-        &mut conn,
-        ctx.prefix(),
-        &args.job,
-        args.strategy.map(StrategyName::layout),
-    )
-    .await?;
+    let (layout, keys) =
+        locate_job(&mut conn, ctx.prefix(), &settings.job, settings.layout).await?;
     let now = check.server_now_ms;
-    let job_keys = check.job_keys(layout, ctx.prefix(), &args.job);
-    let lease_keys = check.lease_keys(ctx.prefix(), &args.job);
+    let job_keys = check.job_keys(layout, ctx.prefix(), &settings.job);
+    let lease_keys = check.lease_keys(ctx.prefix(), &settings.job);
     // The job's own format, from the type of its :state that locate_job read.
     let job_format = (layout == Layout::Lease).then(|| {
         let state_type = keys
@@ -86,18 +80,19 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
     // One read of the job as every view reads it (runs in progress, newest results, pause,
     // registry, first seen): the model health judges too.
     let job_ref = crate::store::discover::JobRef {
-        name: args.job.clone(),
+        name: settings.job.clone(),
         layout,
     };
     let monitored =
-        crate::store::view::read_one(&mut conn, ctx.prefix(), &job_ref, &check, args.last).await?;
+        crate::store::view::read_one(&mut conn, ctx.prefix(), &job_ref, &check, settings.last)
+            .await?;
     // A lease job's ended attempts are its results, in every format (a member holds all an
     // attempt has); a claim-only job's history is its claims, which may have no result yet.
     let runs = match layout {
         Layout::Lease => monitored
             .recent
             .iter()
-            .take(args.last)
+            .take(settings.last)
             .cloned()
             .map(RunWithResult::ended)
             .collect(),
@@ -106,7 +101,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
                 &mut conn,
                 &job_keys.history_streams(),
                 job_keys.results(),
-                args.last,
+                settings.last,
             )
             .await?
         }
@@ -128,7 +123,7 @@ pub async fn execute(args: InspectArgs, ctx: &Context) -> Result<ExitCode> {
     let pause = monitored.pause.clone();
     let registry = monitored.registry;
     let detail = JobDetail {
-        job: args.job.clone(),
+        job: settings.job.clone(),
         layout,
         prefix: ctx.prefix().to_string(),
         format: check.format,

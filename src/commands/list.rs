@@ -2,10 +2,10 @@
 
 use serde::Serialize;
 
-use crate::cli::{ListArgs, ListSort, StrategyName};
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{ExitCode, Result};
+use crate::settings::read::{ListOrder, ListSettings};
 use crate::store::StoreCheck;
 use std::collections::HashMap;
 
@@ -98,15 +98,15 @@ fn state_rank(state: Option<&str>) -> u8 {
     }
 }
 
-pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
+pub async fn execute(settings: &ListSettings, ctx: &Context) -> Result<ExitCode> {
     validate_prefix(ctx.prefix())?;
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
-    let jobs = matching_jobs(&mut conn, ctx, &args).await?;
+    let jobs = matching_jobs(&mut conn, ctx, settings).await?;
     let mut listing = Listing::read(&mut conn, ctx.prefix(), &jobs, &check).await?;
     let now = check.server_now_ms;
-    listing.filter_and_sort(&args, now);
-    if args.active {
+    listing.filter_and_sort(settings, now);
+    if settings.active {
         return list_active(
             &mut conn,
             ctx,
@@ -128,22 +128,22 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
         return Ok(code);
     }
     if listing.summaries.is_empty() && listing.unreadable.is_empty() {
-        if args.unhealthy {
+        if settings.unhealthy {
             crate::errln!("no job needs a person: none is late, missed, failing or expired");
         } else {
             crate::errln!(
                 "no jobs under prefix {:?}{}",
                 ctx.prefix(),
-                if args.pattern == "*" {
+                if settings.pattern == "*" {
                     String::new()
                 } else {
-                    format!(" matching {:?}", args.pattern)
+                    format!(" matching {:?}", settings.pattern)
                 }
             );
         }
         return Ok(ExitCode::Ok);
     }
-    listing.print_table(ctx, args.sort, now);
+    listing.print_table(ctx, settings.order, now);
     for u in &listing.unreadable {
         crate::errln!("error: job {} is unreadable: {}", u.job, u.error);
     }
@@ -155,10 +155,10 @@ pub async fn execute(args: ListArgs, ctx: &Context) -> Result<ExitCode> {
 async fn matching_jobs(
     conn: &mut Connection,
     ctx: &Context,
-    args: &ListArgs,
+    settings: &ListSettings,
 ) -> Result<Vec<crate::store::discover::JobRef>> {
-    let wanted = args.strategy.map(StrategyName::layout);
-    let jobs: Vec<_> = find_jobs(conn, ctx.prefix(), &args.pattern)
+    let wanted = settings.layout;
+    let jobs: Vec<_> = find_jobs(conn, ctx.prefix(), &settings.pattern)
         .await?
         .into_iter()
         .filter(|j| wanted.is_none_or(|layout| j.layout == layout))
@@ -220,12 +220,12 @@ impl Listing {
     }
 
     /// `--status`, `--unhealthy` and `--sort`.
-    fn filter_and_sort(&mut self, args: &ListArgs, now: i64) {
-        if let Some(wanted) = &args.status {
+    fn filter_and_sort(&mut self, settings: &ListSettings, now: i64) {
+        if let Some(wanted) = &settings.status {
             self.summaries
                 .retain(|s| s.state(now) == Some(wanted.as_str()));
         }
-        if args.unhealthy {
+        if settings.unhealthy {
             let health = &self.health;
             self.summaries.retain(|s| {
                 s.state(now) == Some("expired")
@@ -235,17 +235,17 @@ impl Listing {
             });
         }
         let summaries = &mut self.summaries;
-        match args.sort {
-            ListSort::Name => summaries.sort_by(|a, b| a.job.cmp(&b.job)),
-            ListSort::LastRun => {
+        match settings.order {
+            ListOrder::Name => summaries.sort_by(|a, b| a.job.cmp(&b.job)),
+            ListOrder::LastRun => {
                 summaries.sort_by(|a, b| b.last_slot.cmp(&a.last_slot).then(a.job.cmp(&b.job)))
             }
-            ListSort::State => summaries.sort_by(|a, b| {
+            ListOrder::State => summaries.sort_by(|a, b| {
                 state_rank(a.state(now))
                     .cmp(&state_rank(b.state(now)))
                     .then(a.job.cmp(&b.job))
             }),
-            ListSort::Health => {
+            ListOrder::Health => {
                 let health = &self.health;
                 let rank = |s: &JobSummary| {
                     health_rank(health.get(&(s.job.clone(), s.layout)).map(|(_, h)| h.state))
@@ -281,7 +281,7 @@ impl Listing {
         ctx.out.print_json(&report);
     }
 
-    fn print_table(&self, ctx: &Context, sort: ListSort, now: i64) {
+    fn print_table(&self, ctx: &Context, sort: ListOrder, now: i64) {
         let mut rows: Vec<Vec<String>> = self
             .summaries
             .iter()
@@ -313,7 +313,7 @@ impl Listing {
             row[2] = "unreadable".to_string();
             row
         }));
-        if sort == ListSort::Name {
+        if sort == ListOrder::Name {
             rows.sort_by(|a, b| a[0].cmp(&b[0]));
         }
         crate::outln!(

@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
-use crate::cli::LogsArgs;
 use crate::commands::Context;
 use crate::error::{Error, ExitCode, Result};
+use crate::settings::read::LogsSettings;
 use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
 use crate::time::humanize;
 
@@ -27,19 +27,19 @@ fn is_failure(e: &HistoryEntry) -> bool {
     }
 }
 
-pub async fn execute(args: LogsArgs, ctx: &Context) -> Result<ExitCode> {
-    let (mut conn, check, keys) = ctx.open_job(&args.job, args.strategy).await?;
+pub async fn execute(settings: &LogsSettings, ctx: &Context) -> Result<ExitCode> {
+    let (mut conn, check, keys) = ctx.open_job(&settings.job, settings.layout).await?;
     let now = check.server_now_ms;
-    let slot = args.slot.map(|s| s.resolve(now));
+    let slot = settings.slot.map(|s| s.resolve(now));
     // The newest failure unless a slot or a count is given: a failed run, or one interrupted (its
     // holder died, its lease was lost, an operator released it), as health counts failures; not
     // one `--overlap replace` stopped on purpose. Ended attempts only (a run in progress has no
     // result yet).
-    let newest_failure = slot.is_none() && args.last.is_none();
+    let newest_failure = slot.is_none() && settings.last.is_none();
     let filter = HistoryFilter {
         since: slot,
         status: None,
-        last: match (slot, args.last) {
+        last: match (slot, settings.last) {
             (Some(_), _) => 10_000,
             (None, Some(n)) => n as usize,
             // The whole history (about 1000 runs by default) to find the newest failure.
@@ -56,29 +56,29 @@ pub async fn execute(args: LogsArgs, ctx: &Context) -> Result<ExitCode> {
     entries.truncate(if slot.is_some() {
         usize::MAX
     } else {
-        args.last.unwrap_or(1) as usize
+        settings.last.unwrap_or(1) as usize
     });
     if entries.is_empty() {
         return Err(Error::NotFound(
             match slot {
                 Some(s) => format!(
                     "{} @ {} has no ended attempt\n  hint: `anarchon history {}` lists its runs",
-                    args.job,
+                    settings.job,
                     crate::time::rfc3339(s),
-                    args.job
+                    settings.job
                 ),
-                None if args.last.is_none() => format!(
+                None if settings.last.is_none() => format!(
                     "{} has no failed or interrupted run in its history\n  hint: `anarchon logs {} --last 5` shows the newest attempts whatever their status",
-                    args.job, args.job
+                    settings.job, settings.job
                 ),
-                None => format!("{} has no ended attempt", args.job),
+                None => format!("{} has no ended attempt", settings.job),
             }
             .into(),
         ));
     }
     if ctx.out.json {
         ctx.out.print_json(&LogsReport {
-            job: &args.job,
+            job: &settings.job,
             clock: crate::output::ServerClock::at(now),
             entries,
         });
@@ -88,7 +88,7 @@ pub async fn execute(args: LogsArgs, ctx: &Context) -> Result<ExitCode> {
         if i > 0 {
             crate::outln!();
         }
-        print_entry(ctx, &args.job, e, now);
+        print_entry(ctx, &settings.job, e, now);
     }
     Ok(ExitCode::Ok)
 }

@@ -12,17 +12,17 @@ use hyper::body::Bytes;
 use hyper::{Request, Response, StatusCode};
 use tokio::sync::Mutex;
 
-use crate::cli::MetricsArgs;
 use crate::commands::{Context, Interrupt};
 use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
 use crate::metrics::{Scrape, render};
+use crate::settings::read::MetricsSettings;
 use crate::store::discover::find_jobs;
 use crate::store::{format, validate_prefix, view};
 
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-pub async fn execute(args: MetricsArgs, ctx: &Context) -> Result<ExitCode> {
+pub async fn execute(settings: &MetricsSettings, ctx: &Context) -> Result<ExitCode> {
     if ctx.out.json {
         // The exposition format is text by definition; printing it under --json would hand a
         // script something it cannot parse, without a word.
@@ -31,14 +31,14 @@ pub async fn execute(args: MetricsArgs, ctx: &Context) -> Result<ExitCode> {
         ));
     }
     validate_prefix(ctx.prefix())?;
-    match args.listen {
+    match &settings.listen {
         None => {
             let mut conn = ctx.connect().await?;
             let text = scrape(&mut conn, ctx.prefix()).await?;
             crate::outln!("{}", text.trim_end());
             Ok(ExitCode::Ok)
         }
-        Some(addr) => serve(&addr, ctx).await,
+        Some(addr) => serve(addr, ctx).await,
     }
 }
 

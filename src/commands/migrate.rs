@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::cli::MigrateArgs;
 use crate::commands::Context;
 use crate::error::{Error, ExitCode, Result};
+use crate::settings::operator::MigrateSettings;
 use crate::store::migrate::{self, JobToConvert, Plan};
 use crate::store::read::Unreadable;
 use crate::store::{LeaseFormat, format, validate_prefix};
@@ -32,15 +32,10 @@ struct Report<'a> {
     errors: &'a [Unreadable],
 }
 
-pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
+pub async fn execute(settings: &MigrateSettings, ctx: &Context) -> Result<ExitCode> {
     let prefix = ctx.prefix();
     validate_prefix(prefix)?;
-    let Some(to) = LeaseFormat::from_number(args.to) else {
-        return Err(crate::error::Error::usage(format!(
-            "this anarchon knows no store format {}",
-            args.to
-        )));
-    };
+    let to = settings.to;
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, prefix).await?;
     let from = check.format;
@@ -65,10 +60,10 @@ pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
     let empty = from.is_none() && plan.to_convert.is_empty() && plan.already == 0;
     if found == n && plan.to_convert.is_empty() {
         let line = format!("the store under {prefix:?} is in format {n}: nothing to convert");
-        return finish(ctx, &report(0, 0, args.dry_run, &unreadable), &line);
+        return finish(ctx, &report(0, 0, settings.dry_run, &unreadable), &line);
     }
     let moved_to = to.runs_in_progress_keys();
-    if args.dry_run {
+    if settings.dry_run {
         let line = if empty {
             format!(
                 "would mark the empty prefix {prefix:?} as format {n} (a new store is created in format {}). Nothing was written.",
@@ -83,7 +78,7 @@ pub async fn execute(args: MigrateArgs, ctx: &Context) -> Result<ExitCode> {
         };
         return finish(ctx, &report(0, 0, true, &unreadable), &line);
     }
-    if !args.yes {
+    if !settings.yes {
         confirm(prefix, &plan, to)?;
     }
 

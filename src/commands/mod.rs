@@ -24,6 +24,15 @@ use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::server;
+use crate::settings::claim::{ClaimCommand, FinishCommand, HeartbeatCommand, RunNowCommand};
+use crate::settings::operator::{
+    MigrateSettings, PauseSettings, ReleaseSettings, ResumeSettings, TrimSettings,
+};
+use crate::settings::read::{
+    CheckSettings, DoctorSettings, HistorySettings, InspectSettings, ListSettings, LogsSettings,
+    MetricsSettings, WaitSettings,
+};
+use crate::settings::run::RunSettings;
 use crate::store::{LeaseKeys, validate_job_name, validate_prefix};
 use crate::store::{StoreCheck, format};
 use crate::strategy::{Strategy, claim_only};
@@ -117,23 +126,18 @@ impl Context {
     }
 
     /// The opening of a command that reads one job: its name checked, a connection, the format
-    /// check, and the job's keys in the layout it has (`strategy` picks one when it has both); a
+    /// check, and the job's keys in the layout it has (`layout` picks one when it has both); a
     /// job the store does not know is refused there, with near names.
     pub async fn open_job(
         &self,
         job: &str,
-        strategy: Option<crate::cli::StrategyName>,
+        layout: Option<crate::store::Layout>,
     ) -> Result<(Connection, crate::store::StoreCheck, crate::store::JobKeys)> {
         self.lease_keys(job)?;
         let mut conn = self.connect().await?;
         let check = crate::store::format::check_for_read(&mut conn, self.prefix()).await?;
-        let (layout, _) = crate::store::job::locate_job(
-            &mut conn,
-            self.prefix(),
-            job,
-            strategy.map(crate::cli::StrategyName::layout),
-        )
-        .await?;
+        let (layout, _) =
+            crate::store::job::locate_job(&mut conn, self.prefix(), job, layout).await?;
         let keys = check.job_keys(layout, self.prefix(), job);
         Ok((conn, check, keys))
     }
@@ -228,32 +232,41 @@ impl<'a> RunRef<'a> {
 /// Runs the parsed command and returns the process exit code.
 pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
     let code = match command {
-        Command::Claim(args) => claim::execute(args, ctx).await?,
-        Command::Heartbeat(args) => heartbeat::execute(args, ctx).await?,
-        Command::Finish(args) => finish::execute(args, ctx).await?,
+        Command::Claim(args) => {
+            claim::execute(&ClaimCommand::resolve(args, &ctx.global)?, ctx).await?
+        }
+        Command::Heartbeat(args) => {
+            heartbeat::execute(&HeartbeatCommand::resolve(args, &ctx.global)?, ctx).await?
+        }
+        Command::Finish(args) => {
+            finish::execute(&FinishCommand::resolve(args, &ctx.global)?, ctx).await?
+        }
         Command::List(args) => {
-            let watch = args.watch.clone();
-            watched(&watch, ctx, || list::execute(args.clone(), ctx)).await?
+            let settings = ListSettings::from(args);
+            watched(&settings.watch, ctx, || list::execute(&settings, ctx)).await?
         }
         Command::Inspect(args) => {
-            let watch = args.watch.clone();
-            watched(&watch, ctx, || inspect::execute(args.clone(), ctx)).await?
+            let settings = InspectSettings::from(args);
+            watched(&settings.watch, ctx, || inspect::execute(&settings, ctx)).await?
         }
-        Command::History(args) if args.follow => history::follow(args, ctx).await?,
         Command::History(args) => {
-            let watch = args.watch.clone();
-            watched(&watch, ctx, || history::execute(args.clone(), ctx)).await?
+            let settings = HistorySettings::from(args);
+            if settings.follow {
+                history::follow(&settings, ctx).await?
+            } else {
+                watched(&settings.watch, ctx, || history::execute(&settings, ctx)).await?
+            }
         }
-        Command::Trim(args) => trim::execute(args, ctx).await?,
-        Command::Migrate(args) => migrate::execute(args, ctx).await?,
-        Command::Logs(args) => logs::execute(args, ctx).await?,
+        Command::Trim(args) => trim::execute(&TrimSettings::from(args), ctx).await?,
+        Command::Migrate(args) => migrate::execute(&MigrateSettings::resolve(args)?, ctx).await?,
+        Command::Logs(args) => logs::execute(&LogsSettings::from(args), ctx).await?,
         // `wait` exits with the run's own outcome (the command's exit code when it failed).
-        Command::Wait(args) => return wait::execute(args, ctx).await,
-        Command::Release(args) => release::execute(args, ctx).await?,
-        Command::Pause(args) => pause::pause(args, ctx).await?,
-        Command::Resume(args) => pause::resume(args, ctx).await?,
-        Command::Doctor(args) => doctor::execute(args, ctx).await?,
-        Command::Metrics(args) => metrics::execute(args, ctx).await?,
+        Command::Wait(args) => return wait::execute(&WaitSettings::from(args), ctx).await,
+        Command::Release(args) => release::execute(&ReleaseSettings::from(args), ctx).await?,
+        Command::Pause(args) => pause::pause(&PauseSettings::from(args), ctx).await?,
+        Command::Resume(args) => pause::resume(&ResumeSettings::from(args), ctx).await?,
+        Command::Doctor(args) => doctor::execute(&DoctorSettings::from(args), ctx).await?,
+        Command::Metrics(args) => metrics::execute(&MetricsSettings::from(args), ctx).await?,
         Command::Completions(args) => generated(match (args.dir, args.shell, args.install) {
             (Some(dir), _, _) => crate::generate::write_completions(&dir),
             (None, Some(shell), true) => crate::generate::install_completion(shell).map(|path| {
@@ -282,11 +295,19 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
                 (None, false) => crate::generate::man_page().and_then(|page| write_stdout(&page)),
             })?
         }
-        Command::RunNow(args) => return run_now::execute(args, ctx).await,
+        Command::RunNow(args) => {
+            let settings = RunNowCommand::resolve(args, &ctx.global, ctx.out.json)?;
+            return run_now::execute(&settings, ctx).await;
+        }
         // `check` exits as a monitoring plugin: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
-        Command::Check(args) => return check::execute(args, ctx).await,
+        Command::Check(args) => return check::execute(&CheckSettings::from(args), ctx).await,
         // `run` passes on its command's own exit code.
-        Command::Run(args) => return run::execute(*args, ctx).await,
+        Command::Run(args) => {
+            // The job name is checked before anything else is resolved: a usage error first.
+            ctx.lease_keys(&args.job)?;
+            let settings = RunSettings::resolve(*args, &ctx.global, ctx.out.json)?;
+            return run::execute(&settings, ctx).await;
+        }
     };
     Ok(code.code())
 }
@@ -297,7 +318,7 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
 /// (`| head -3`); a server that cannot be reached (a restart, a failover) is ridden out
 /// ([`Outage`]); any other error ends it.
 async fn watched<F, Fut>(
-    watch: &crate::cli::WatchArgs,
+    watch: &crate::settings::read::Watch,
     ctx: &Context,
     mut run: F,
 ) -> Result<crate::error::ExitCode>
@@ -305,7 +326,7 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<crate::error::ExitCode>>,
 {
-    if !watch.watch {
+    if !watch.repeat {
         return run().await;
     }
     let mut interrupt = Interrupt::new()?;

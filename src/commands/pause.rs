@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use crate::cli::{PauseArgs, ResumeArgs};
 use crate::commands::Context;
 use crate::error::{Error, ExitCode, Result};
+use crate::settings::operator::{PauseSettings, ResumeSettings};
 use crate::store::Layout;
 use crate::store::job::locate_job;
 use crate::store::pause::{self, Pause};
@@ -21,12 +21,12 @@ struct PauseReport<'a> {
     paused: bool,
 }
 
-pub async fn pause(args: PauseArgs, ctx: &Context) -> Result<ExitCode> {
-    let keys = ctx.lease_keys(&args.job)?;
+pub async fn pause(settings: &PauseSettings, ctx: &Context) -> Result<ExitCode> {
+    let keys = ctx.lease_keys(&settings.job)?;
     let (mut conn, check) = ctx.open_for_write(Strategy::Lease).await?;
     let now = check.server_now_ms;
-    locate_job(&mut conn, ctx.prefix(), &args.job, Some(Layout::Lease)).await?;
-    let until = match (args.until, args.for_) {
+    locate_job(&mut conn, ctx.prefix(), &settings.job, Some(Layout::Lease)).await?;
+    let until = match (settings.until, settings.for_) {
         (Some(t), _) => Some(t.resolve(now)),
         (None, Some(d)) => Some(now + millis(d)),
         (None, None) => None,
@@ -42,27 +42,32 @@ pub async fn pause(args: PauseArgs, ctx: &Context) -> Result<ExitCode> {
         paused_at: Some(now),
         paused_until: until,
         resumed_at: None,
-        paused_by: Some(args.by.clone().unwrap_or_else(crate::commands::default_by)),
-        paused_reason: args.reason.clone(),
+        paused_by: Some(
+            settings
+                .by
+                .clone()
+                .unwrap_or_else(crate::commands::default_by),
+        ),
+        paused_reason: settings.reason.clone(),
     };
     pause::write_pause(&mut conn, &keys, &record).await?;
-    report(ctx, &args.job, &record, now);
+    report(ctx, &settings.job, &record, now);
     Ok(ExitCode::Ok)
 }
 
-pub async fn resume(args: ResumeArgs, ctx: &Context) -> Result<ExitCode> {
-    let keys = ctx.lease_keys(&args.job)?;
+pub async fn resume(settings: &ResumeSettings, ctx: &Context) -> Result<ExitCode> {
+    let keys = ctx.lease_keys(&settings.job)?;
     let (mut conn, check) = ctx.open_for_write(Strategy::Lease).await?;
     let now = check.server_now_ms;
-    locate_job(&mut conn, ctx.prefix(), &args.job, Some(Layout::Lease)).await?;
+    locate_job(&mut conn, ctx.prefix(), &settings.job, Some(Layout::Lease)).await?;
     let before = pause::read_pause(&mut conn, &keys).await?;
     if !before.is_paused(now) {
-        crate::outln!("{} is not paused: nothing to resume", args.job);
+        crate::outln!("{} is not paused: nothing to resume", settings.job);
         return Ok(ExitCode::Ok);
     }
     pause::write_resume(&mut conn, &keys, now).await?;
     let after = pause::read_pause(&mut conn, &keys).await?;
-    report(ctx, &args.job, &after, now);
+    report(ctx, &settings.job, &after, now);
     Ok(ExitCode::Ok)
 }
 

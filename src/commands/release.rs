@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{ReleaseArgs, ReleaseStatusArg};
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
+use crate::settings::operator::ReleaseSettings;
 use crate::store::Layout;
 use crate::store::discover::{JobRef, find_jobs};
 use crate::store::job::{ActiveRun, active_runs_for, locate_job};
@@ -61,33 +61,33 @@ struct Report {
     none_because: Option<String>,
 }
 
-pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
+pub async fn execute(settings: &ReleaseSettings, ctx: &Context) -> Result<ExitCode> {
     validate_prefix(ctx.prefix())?;
-    if let Some(job) = &args.job {
+    if let Some(job) = &settings.job {
         validate_job_name(job)?;
     }
     let (mut conn, check) = ctx.open_for_write(Strategy::Lease).await?;
-    let jobs = jobs_to_look_at(&mut conn, ctx, &args, &check).await?;
-    let (chosen, none_because) = choose_runs(&mut conn, ctx, &args, &check, &jobs).await?;
-    let status = match args.status {
-        ReleaseStatusArg::Interrupted => "interrupted",
-        ReleaseStatusArg::Failed => "failed",
-    };
-    let by = args.by.clone().unwrap_or_else(crate::commands::default_by);
+    let jobs = jobs_to_look_at(&mut conn, ctx, settings, &check).await?;
+    let (chosen, none_because) = choose_runs(&mut conn, ctx, settings, &check, &jobs).await?;
+    let status = settings.status.as_str();
+    let by = settings
+        .by
+        .clone()
+        .unwrap_or_else(crate::commands::default_by);
     let mut report = Report {
-        dry_run: args.dry_run,
+        dry_run: settings.dry_run,
         status,
         by: by.clone(),
-        reason: args.reason.clone(),
+        reason: settings.reason.clone(),
         runs: Vec::new(),
         none_because,
     };
-    if !args.dry_run && !chosen.is_empty() && !args.yes {
+    if !settings.dry_run && !chosen.is_empty() && !settings.yes {
         confirm(&chosen, status)?;
     }
-    let result = release_result(&by, &args);
+    let result = release_result(&by, settings);
     for (job, run) in chosen {
-        let (outcome, ended_by, waited_ms) = if args.dry_run {
+        let (outcome, ended_by, waited_ms) = if settings.dry_run {
             ("would_release".to_string(), None, None)
         } else {
             let keys = check.lease_keys(ctx.prefix(), &job);
@@ -99,7 +99,7 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
                 result: &result,
             };
             let (outcome, ended_by, waited) =
-                release_one(&mut conn, &request, &args, ctx.out.json).await?;
+                release_one(&mut conn, &request, settings, ctx.out.json).await?;
             (outcome_word(outcome).to_string(), ended_by, waited)
         };
         report.runs.push(Released {
@@ -131,9 +131,9 @@ pub async fn execute(args: ReleaseArgs, ctx: &Context) -> Result<ExitCode> {
 }
 
 /// The result a released attempt is recorded with: who released it and why.
-fn release_result(by: &str, args: &ReleaseArgs) -> String {
-    let reason = args.reason.clone().unwrap_or_else(|| {
-        if args.expired.is_some() {
+fn release_result(by: &str, settings: &ReleaseSettings) -> String {
+    let reason = settings.reason.clone().unwrap_or_else(|| {
+        if settings.expired.is_some() {
             "lease expired".to_string()
         } else {
             "released by an operator".to_string()
@@ -158,10 +158,10 @@ fn outcome_word(outcome: ReleaseOutcome) -> &'static str {
 async fn jobs_to_look_at(
     conn: &mut Connection,
     ctx: &Context,
-    args: &ReleaseArgs,
+    settings: &ReleaseSettings,
     check: &StoreCheck,
 ) -> Result<Vec<String>> {
-    Ok(match &args.job {
+    Ok(match &settings.job {
         Some(job) => {
             locate_job(conn, ctx.prefix(), job, Some(Layout::Lease)).await?;
             vec![job.clone()]
@@ -195,13 +195,13 @@ async fn jobs_to_look_at(
 async fn choose_runs(
     conn: &mut Connection,
     ctx: &Context,
-    args: &ReleaseArgs,
+    settings: &ReleaseSettings,
     check: &StoreCheck,
     jobs: &[String],
 ) -> Result<(Vec<(String, ActiveRun)>, Option<String>)> {
     let now = check.server_now_ms;
     let mut chosen: Vec<(String, ActiveRun)> = Vec::new();
-    let mut none_because = args.expired.map(|grace| {
+    let mut none_because = settings.expired.map(|grace| {
         format!(
             "no run in progress whose lease ended more than {} ago (--expired {}): nothing to release",
             crate::time::humanize(millis(grace) as u64),
@@ -211,16 +211,17 @@ async fn choose_runs(
     for job in jobs {
         let keys = check.lease_keys(ctx.prefix(), job);
         let active = active_runs_for(conn, &keys, now).await?;
-        let slot = args.slot.map(|s| s.resolve(now));
+        let slot = settings.slot.map(|s| s.resolve(now));
         let wanted: Vec<ActiveRun> = active
             .into_iter()
             .filter(|a| slot.is_none_or(|s| a.state.slot == s))
             .filter(|a| {
-                args.expired
+                settings
+                    .expired
                     .is_none_or(|grace| a.lease_left_ms < -millis(grace))
             })
             .collect();
-        if args.expired.is_none() {
+        if settings.expired.is_none() {
             // One job, one run: nothing in progress is nothing to do (the run the operator meant
             // has ended already), said exactly; exit 0, as releasing it again would be.
             if wanted.is_empty() {
@@ -305,16 +306,16 @@ const WAIT_POLL: Duration = Duration::from_millis(100);
 async fn release_one(
     conn: &mut crate::connection::Connection,
     req: &ReleaseRequest<'_>,
-    args: &ReleaseArgs,
+    settings: &ReleaseSettings,
     json: bool,
 ) -> Result<(ReleaseOutcome, Option<&'static str>, Option<u64>)> {
-    let first = req.send(conn, args.force).await?;
+    let first = req.send(conn, settings.force).await?;
     match first.outcome {
-        ReleaseOutcome::Released if args.force => {
+        ReleaseOutcome::Released if settings.force => {
             return Ok((first.outcome, Some("forced"), None));
         }
         ReleaseOutcome::Released => return Ok((first.outcome, Some("at_once"), None)),
-        ReleaseOutcome::Releasing if !args.no_wait => {}
+        ReleaseOutcome::Releasing if !settings.no_wait => {}
         other => return Ok((other, None, None)),
     }
     let started = tokio::time::Instant::now();

@@ -6,7 +6,6 @@
 
 use std::io::IsTerminal;
 
-use crate::cli::RunNowArgs;
 use crate::commands::Context;
 use crate::commands::claim::{ClaimReport, exit_code, print_claim};
 use crate::error::Result;
@@ -15,8 +14,7 @@ use crate::settings::claim::RunNowCommand;
 use crate::store::RunKind;
 use crate::strategy;
 
-pub async fn execute(args: RunNowArgs, ctx: &Context) -> Result<i32> {
-    let r = RunNowCommand::resolve(args, &ctx.global, ctx.out.json)?;
+pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<i32> {
     let keys = ctx.lease_keys(&r.job)?;
     let strategy = r.strategy;
     let (mut conn, check) = ctx.open_for_a_run(strategy, &keys).await?;

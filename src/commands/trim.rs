@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::StrategyName;
-use crate::cli::TrimArgs;
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
+use crate::settings::operator::TrimSettings;
 use crate::store::Layout;
 use crate::store::discover::{JobRef, find_jobs};
 use crate::store::job::locate_job;
@@ -44,22 +43,16 @@ struct JobTrim {
     slots: Vec<i64>,
 }
 
-pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
+pub async fn execute(settings: &TrimSettings, ctx: &Context) -> Result<ExitCode> {
     validate_prefix(ctx.prefix())?;
-    if let Some(job) = &args.job {
+    if let Some(job) = &settings.job {
         validate_job_name(job)?;
     }
     let mut conn = ctx.connect().await?;
     let check = format::check_for_write(&mut conn, ctx.prefix()).await?;
-    let jobs: Vec<JobRef> = match &args.job {
+    let jobs: Vec<JobRef> = match &settings.job {
         Some(job) => {
-            let (layout, _) = locate_job(
-                &mut conn,
-                ctx.prefix(),
-                job,
-                args.strategy.map(StrategyName::layout),
-            )
-            .await?;
+            let (layout, _) = locate_job(&mut conn, ctx.prefix(), job, settings.layout).await?;
             vec![JobRef {
                 name: job.clone(),
                 layout,
@@ -67,7 +60,7 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
         }
         None => find_jobs(&mut conn, ctx.prefix(), "*").await?,
     };
-    if !args.dry_run
+    if !settings.dry_run
         && let Some(held) = crate::store::migrate::holder(&mut conn, ctx.prefix()).await?
     {
         crate::errln!(
@@ -78,33 +71,33 @@ pub async fn execute(args: TrimArgs, ctx: &Context) -> Result<ExitCode> {
         );
         return Ok(ExitCode::Running);
     }
-    let protect = protection(&mut conn, ctx, &jobs, args.protect).await?;
+    let protect = protection(&mut conn, ctx, &jobs, settings.protect).await?;
     let policy = HistoryPolicy {
-        size: args.keep,
-        ttl: args.older_than,
+        size: settings.keep,
+        ttl: settings.older_than,
         keep_claimable: protect,
     };
 
-    if !args.dry_run && !args.yes {
+    if !settings.dry_run && !settings.yes {
         // Show what would go, then ask: a person decides on facts, not on flags.
         let preview = trim_all(&mut conn, ctx, &jobs, &policy, true, false, &check).await?;
         let total: usize = preview.0.iter().map(|j| j.trimmed).sum();
         if total == 0 {
-            return report(ctx, &args, &policy, (Vec::new(), preview.1));
+            return report(ctx, settings, &policy, (Vec::new(), preview.1));
         }
-        confirm(&args, total, jobs.len())?;
+        confirm(settings, total, jobs.len())?;
     }
     let trimmed = trim_all(
         &mut conn,
         ctx,
         &jobs,
         &policy,
-        args.dry_run,
-        args.job.is_none(),
+        settings.dry_run,
+        settings.job.is_none(),
         &check,
     )
     .await?;
-    report(ctx, &args, &policy, trimmed)
+    report(ctx, settings, &policy, trimmed)
 }
 
 /// When the store does not know how late a lease job's claimants may claim (no claimant of this
@@ -173,8 +166,8 @@ async fn protection(
     Ok(needed)
 }
 
-fn confirm(args: &TrimArgs, total: usize, jobs: usize) -> Result<()> {
-    let what = match &args.job {
+fn confirm(settings: &TrimSettings, total: usize, jobs: usize) -> Result<()> {
+    let what = match &settings.job {
         Some(job) => format!("job {job}"),
         None => format!("{jobs} jobs"),
     };
@@ -242,7 +235,7 @@ async fn trim_all(
 
 fn report(
     ctx: &Context,
-    args: &TrimArgs,
+    settings: &TrimSettings,
     policy: &HistoryPolicy,
     (jobs, unreadable): (Vec<JobTrim>, Vec<Unreadable>),
 ) -> Result<ExitCode> {
@@ -255,7 +248,7 @@ fn report(
     };
     if ctx.out.json {
         ctx.out.print_json(&TrimReport {
-            dry_run: args.dry_run,
+            dry_run: settings.dry_run,
             keep: policy.size,
             older_than_ms: policy.ttl.map(millis),
             protect_ms: millis(policy.keep_claimable),
@@ -265,7 +258,7 @@ fn report(
         });
         return Ok(code);
     }
-    let verb = if args.dry_run {
+    let verb = if settings.dry_run {
         "would trim"
     } else {
         "trimmed"

@@ -5,9 +5,9 @@
 use std::io::IsTerminal;
 use std::time::Instant;
 
-use crate::cli::WaitArgs;
 use crate::commands::Context;
 use crate::error::{ExitCode, Result};
+use crate::settings::read::WaitSettings;
 use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
 use crate::store::{JobKeys, format};
 use crate::time::humanize;
@@ -31,33 +31,33 @@ enum Seen {
     Ended(HistoryEntry),
 }
 
-pub async fn execute(args: WaitArgs, ctx: &Context) -> Result<i32> {
-    let (mut conn, check, keys) = ctx.open_job(&args.job, args.strategy).await?;
+pub async fn execute(settings: &WaitSettings, ctx: &Context) -> Result<i32> {
+    let (mut conn, check, keys) = ctx.open_job(&settings.job, settings.layout).await?;
     let started = Instant::now();
-    let mut slot = args.slot.map(|s| s.resolve(check.server_now_ms));
+    let mut slot = settings.slot.map(|s| s.resolve(check.server_now_ms));
     let mut told = false;
     loop {
         let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
         let seen = look(&mut conn, &keys, &mut slot, check.server_now_ms).await?;
         match seen {
-            Seen::Ended(entry) => return Ok(report(ctx, &args.job, &entry)),
+            Seen::Ended(entry) => return Ok(report(ctx, &settings.job, &entry)),
             Seen::Waiting(entry) => {
                 if !told && !ctx.out.json && std::io::stderr().is_terminal() {
                     told = true;
-                    crate::errln!("{}", waiting_line(&args.job, slot, entry.as_ref()));
+                    crate::errln!("{}", waiting_line(&settings.job, slot, entry.as_ref()));
                 }
             }
         }
-        if args.timeout.is_some_and(|t| started.elapsed() >= t) {
+        if settings.timeout.is_some_and(|t| started.elapsed() >= t) {
             crate::errln!(
                 "error: {} @ {} has not ended after {} (--timeout)",
-                args.job,
+                settings.job,
                 slot.map_or("-".to_string(), crate::time::rfc3339),
-                humantime::format_duration(args.timeout.unwrap_or_default())
+                humantime::format_duration(settings.timeout.unwrap_or_default())
             );
             return Ok(ExitCode::Timeout.code());
         }
-        tokio::time::sleep(args.interval).await;
+        tokio::time::sleep(settings.interval).await;
     }
 }
 

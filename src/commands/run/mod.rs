@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::RunArgs;
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{Error, Result};
@@ -52,14 +51,9 @@ struct Skipped {
     recorded: bool,
 }
 
-pub async fn execute(args: RunArgs, ctx: &Context) -> Result<i32> {
-    ctx.lease_keys(&args.job)?;
-    let run = RunSettings::resolve(args, &ctx.global, ctx.out.json)?;
-    run_with(&run, ctx).await
-}
-
 /// `run` with its settings resolved (from the command line, or a crontab line).
-pub async fn run_with(run: &RunSettings, ctx: &Context) -> Result<i32> {
+pub async fn execute(run: &RunSettings, ctx: &Context) -> Result<i32> {
+    ctx.lease_keys(&run.job)?;
     let strategy = run.strategy;
     let schedule = run.schedule.as_ref();
     let opts = &run.runner;

@@ -1,0 +1,161 @@
+//! The settings of an operator's commands that change the store (`trim`, `release`, `pause`,
+//! `resume`, `migrate`), each resolved once from its flags into plain values.
+
+use std::time::Duration;
+
+use crate::cli::{
+    MigrateArgs, PauseArgs, ReleaseArgs, ReleaseStatusArg, ResumeArgs, StrategyName, TrimArgs,
+};
+use crate::error::{Error, Result};
+use crate::store::{Layout, LeaseFormat};
+use crate::time::SlotSpec;
+
+/// `anarchon trim`.
+#[derive(Debug, Clone)]
+pub struct TrimSettings {
+    /// The job (None: every job under the prefix, `--all`).
+    pub job: Option<String>,
+    pub layout: Option<Layout>,
+    /// Keep about this many runs per job.
+    pub keep: u32,
+    /// Also remove runs whose slot is older than this.
+    pub older_than: Option<Duration>,
+    /// Never remove a run younger than this (None: what the job's claimants recorded).
+    pub protect: Option<Duration>,
+    pub dry_run: bool,
+    /// Confirmed beforehand (`--yes`).
+    pub yes: bool,
+}
+
+impl From<TrimArgs> for TrimSettings {
+    fn from(args: TrimArgs) -> Self {
+        TrimSettings {
+            job: args.job.filter(|_| !args.all),
+            layout: args.strategy.map(StrategyName::layout),
+            keep: args.keep,
+            older_than: args.older_than,
+            protect: args.protect,
+            dry_run: args.dry_run,
+            yes: args.yes,
+        }
+    }
+}
+
+/// How `release` records the attempt it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReleaseStatus {
+    Interrupted,
+    Failed,
+}
+
+impl ReleaseStatus {
+    /// The attempt's status as the store records it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReleaseStatus::Interrupted => "interrupted",
+            ReleaseStatus::Failed => "failed",
+        }
+    }
+}
+
+/// `anarchon release`.
+#[derive(Debug, Clone)]
+pub struct ReleaseSettings {
+    /// The job (None: every job, `--all`).
+    pub job: Option<String>,
+    pub slot: Option<SlotSpec>,
+    /// Only runs whose lease has been expired this long.
+    pub expired: Option<Duration>,
+    pub all: bool,
+    pub status: ReleaseStatus,
+    pub reason: Option<String>,
+    pub by: Option<String>,
+    pub dry_run: bool,
+    /// Do not wait for the holder to stop its command.
+    pub no_wait: bool,
+    /// End the run at once, even under a live lease.
+    pub force: bool,
+    /// Confirmed beforehand (`--yes`).
+    pub yes: bool,
+}
+
+impl From<ReleaseArgs> for ReleaseSettings {
+    fn from(args: ReleaseArgs) -> Self {
+        ReleaseSettings {
+            job: args.job,
+            slot: args.slot,
+            expired: args.expired,
+            all: args.all,
+            status: match args.status {
+                ReleaseStatusArg::Interrupted => ReleaseStatus::Interrupted,
+                ReleaseStatusArg::Failed => ReleaseStatus::Failed,
+            },
+            reason: args.reason,
+            by: args.by,
+            dry_run: args.dry_run,
+            no_wait: args.no_wait,
+            force: args.force,
+            yes: args.yes,
+        }
+    }
+}
+
+/// `anarchon pause`.
+#[derive(Debug, Clone)]
+pub struct PauseSettings {
+    pub job: String,
+    /// Until this time (None with no `for_`: until `resume`).
+    pub until: Option<SlotSpec>,
+    /// For this long from now.
+    pub for_: Option<Duration>,
+    pub reason: Option<String>,
+    pub by: Option<String>,
+}
+
+impl From<PauseArgs> for PauseSettings {
+    fn from(args: PauseArgs) -> Self {
+        PauseSettings {
+            job: args.job,
+            until: args.until,
+            for_: args.for_,
+            reason: args.reason,
+            by: args.by,
+        }
+    }
+}
+
+/// `anarchon resume`.
+#[derive(Debug, Clone)]
+pub struct ResumeSettings {
+    pub job: String,
+}
+
+impl From<ResumeArgs> for ResumeSettings {
+    fn from(args: ResumeArgs) -> Self {
+        ResumeSettings { job: args.job }
+    }
+}
+
+/// `anarchon migrate`.
+#[derive(Debug, Clone)]
+pub struct MigrateSettings {
+    /// The store format to move to.
+    pub to: LeaseFormat,
+    pub dry_run: bool,
+    /// Confirmed beforehand (`--yes`).
+    pub yes: bool,
+}
+
+impl MigrateSettings {
+    /// Refuses a format number this build does not know.
+    pub fn resolve(args: MigrateArgs) -> Result<Self> {
+        let to = LeaseFormat::from_number(args.to).ok_or_else(|| {
+            Error::usage(format!("this anarchon knows no store format {}", args.to))
+        })?;
+        Ok(MigrateSettings {
+            to,
+            dry_run: args.dry_run,
+            yes: args.yes,
+        })
+    }
+}
