@@ -58,22 +58,24 @@ fn history(s: &Server, job: &str) -> Vec<(i64, String, u64, String, String)> {
         .collect()
 }
 
-#[test]
-fn a_format_1_store_is_migrated_and_every_run_keeps_its_meaning() {
-    let s = format_1_store();
-    for (job, slots) in [
-        ("a", ["60000", "120000", "180000"]),
-        ("b", ["60000", "120000", "180000"]),
-    ] {
-        for (i, slot) in slots.iter().enumerate() {
-            let token = json(&claim(&s, job, slot))["token"]
+/// Runs 60000, 120000 and 180000 of each job to their end (the second one failed).
+fn three_ended_runs_each(s: &Server, jobs: &[&str]) {
+    for job in jobs {
+        for (i, slot) in ["60000", "120000", "180000"].iter().enumerate() {
+            let token = json(&claim(s, job, slot))["token"]
                 .as_str()
                 .unwrap()
                 .to_string();
             let status = if i == 1 { "failed" } else { "ok" };
-            assert_eq!(finish(&s, job, slot, &token, status).status.code(), Some(0));
+            assert_eq!(finish(s, job, slot, &token, status).status.code(), Some(0));
         }
     }
+}
+
+#[test]
+fn a_format_1_store_is_migrated_and_every_run_keeps_its_meaning() {
+    let s = format_1_store();
+    three_ended_runs_each(&s, &["a", "b"]);
     let held = json(&claim(&s, "a", "240000"))["token"]
         .as_str()
         .unwrap()
@@ -372,19 +374,7 @@ fn v1_status(s: &Server, job: &str, slot: &str) -> Option<String> {
 #[test]
 fn a_format_2_store_is_migrated_back_and_every_run_keeps_its_meaning() {
     let s = format_2_store();
-    for (job, slots) in [
-        ("a", ["60000", "120000", "180000"]),
-        ("b", ["60000", "120000", "180000"]),
-    ] {
-        for (i, slot) in slots.iter().enumerate() {
-            let token = json(&claim(&s, job, slot))["token"]
-                .as_str()
-                .unwrap()
-                .to_string();
-            let status = if i == 1 { "failed" } else { "ok" };
-            assert_eq!(finish(&s, job, slot, &token, status).status.code(), Some(0));
-        }
-    }
+    three_ended_runs_each(&s, &["a", "b"]);
     let out = s.cli(&["run-now", "b", "--json", "--", "true"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let held = json(&claim(&s, "a", "240000"))["token"]
@@ -576,16 +566,8 @@ fn a_run_spanning_the_migration_back_finishes_once() {
 fn five_hosts_racing_migrations_both_ways_run_each_slot_once() {
     let s = format_1_store();
     // Jobs with some history, so that each migration takes a while.
-    for i in 0..20 {
-        for slot in ["60000", "120000", "180000"] {
-            let job = format!("other{i}");
-            let token = json(&claim(&s, &job, slot))["token"]
-                .as_str()
-                .unwrap()
-                .to_string();
-            assert_eq!(finish(&s, &job, slot, &token, "ok").status.code(), Some(0));
-        }
-    }
+    let others: Vec<String> = (0..20).map(|i| format!("other{i}")).collect();
+    three_ended_runs_each(&s, &others.iter().map(String::as_str).collect::<Vec<_>>());
     let file = s.dir.path().join("ran.txt");
     let mut expected = Vec::new();
     for round in 0..6 {
