@@ -12,60 +12,7 @@ pub use crate::store::decode::{decode, int_field};
 /// How many jobs one pipeline covers.
 pub const BATCH: usize = 500;
 
-pub use crate::store::state::{ResultEntry, parse_score, replaced};
-
-/// One entry of a `:runs` stream: an ended attempt (lease layout) or a claim (claim-only layout).
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct RunEntry {
-    /// The stream entry's ID; absent for a run read from `:results` alone (format 2 keeps no
-    /// stream).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub id: String,
-    pub slot: i64,
-    pub attempt: Option<u32>,
-    pub token: String,
-    pub runner: String,
-    /// Absent in the claim-only layout, where the entry is the claim itself.
-    pub status: Option<String>,
-    pub claimed_at: Option<i64>,
-    pub ended_at: Option<i64>,
-    pub kind: String,
-}
-
-impl RunEntry {
-    pub fn parse(key: &str, id: String, fields: &[(String, String)]) -> Result<Self> {
-        let get = |name: &str| {
-            fields
-                .iter()
-                .find(|(f, _)| f == name)
-                .map(|(_, v)| v.as_str())
-        };
-        let int = |name: &str| -> Result<Option<i64>> {
-            match get(name) {
-                None | Some("") => Ok(None),
-                Some(v) => v.parse().map(Some).map_err(|_| {
-                    Error::corrupt(
-                        key,
-                        format!("entry {id} field {name} is {v:?}, not an integer"),
-                    )
-                }),
-            }
-        };
-        let slot = int("slot")?
-            .ok_or_else(|| Error::corrupt(key, format!("entry {id} has no slot field")))?;
-        Ok(RunEntry {
-            slot,
-            attempt: int("attempt")?.and_then(|a| u32::try_from(a).ok()),
-            token: get("token").unwrap_or_default().to_string(),
-            runner: get("runner").unwrap_or_default().to_string(),
-            status: get("status").map(str::to_string),
-            claimed_at: int("claimed_at")?,
-            ended_at: int("ended_at")?,
-            kind: get("kind").unwrap_or("scheduled").to_string(),
-            id,
-        })
-    }
-}
+pub use crate::store::state::{ResultEntry, RunEntry, parse_score, replaced};
 
 /// When the store first saw a job: the `first_seen` its claims recorded in `:job` (`recorded`:
 /// the first claim records the older of its time and the job's oldest run then), else its oldest

@@ -284,10 +284,15 @@ pub const RUN_FIELDS: [&str; 9] = [
 
 /// The monitor's read of a format 1 job's runs in progress: `:active`, and, as checks only (a job
 /// whose history keys are of another type, or whose newest `:slots` member is no slot, is refused
-/// naming the key, as its reads would be), `:runs` and the newest `:slots` member.
+/// naming the key, as its reads would be), the newest `:runs` entry and `:slots` member.
 pub(super) fn queue_in_progress(pipe: &mut redis::Pipeline, keys: &LeaseKeys) -> usize {
     pipe.cmd("SMEMBERS").arg(&keys.active);
-    pipe.cmd("XLEN").arg(&keys.runs);
+    pipe.cmd("XREVRANGE")
+        .arg(&keys.runs)
+        .arg("+")
+        .arg("-")
+        .arg("COUNT")
+        .arg(1);
     pipe.cmd("ZREVRANGE").arg(&keys.slots).arg(0).arg(0);
     3
 }
@@ -300,7 +305,12 @@ pub(super) fn in_progress_from(
 ) -> Result<Vec<i64>> {
     let mut next = || replies.next().unwrap_or(Value::Nil);
     let active: Vec<String> = decode(&keys.active, next())?;
-    let _: u64 = decode(&keys.runs, next())?;
+    // The newest entry of :runs, which no reader of this build needs (a member holds all an
+    // attempt has) but every format 1 reader may read: bad data there is named.
+    let newest_entry: Vec<(String, Vec<(String, String)>)> = decode(&keys.runs, next())?;
+    for (id, fields) in newest_entry {
+        crate::store::state::RunEntry::parse(&keys.runs, id, &fields)?;
+    }
     let newest_slot: Vec<String> = decode(&keys.slots, next())?;
     if let Some(bad) = newest_slot.iter().find(|s| s.parse::<i64>().is_err()) {
         return Err(Error::corrupt(
