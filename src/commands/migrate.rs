@@ -58,7 +58,7 @@ pub async fn execute(settings: &MigrateSettings, ctx: &Context) -> Result<ExitCo
     // another format marks an empty prefix.
     let found = from.unwrap_or(LeaseFormat::NEW.number());
     let empty = from.is_none() && plan.to_convert.is_empty() && plan.already == 0;
-    if found == n && plan.to_convert.is_empty() {
+    if found == n && plan.to_convert.is_empty() && plan.staging_left == 0 {
         let line = format!("the store under {prefix:?} is in format {n}: nothing to convert");
         return finish(ctx, &report(0, 0, settings.dry_run, &unreadable), &line);
     }
@@ -134,6 +134,9 @@ async fn convert(
             from.map_or("none".to_string(), |f| f.to_string()),
         )));
     }
+    let switched = Instant::now();
+    // What a stopped `migrate --to 1` staged and left: nobody stages while we hold the lock.
+    migrate::staging_left(conn, prefix, true).await?;
     let bar = (!json && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(plan.to_convert.len() as u64);
         if let Ok(style) =
@@ -173,7 +176,11 @@ async fn convert(
                 bar.inc(1);
             }
         }
-        // Jobs a host that read the old format key wrote in the old format meanwhile.
+        // Jobs a host created in the old format meanwhile: one whose claim read the format key
+        // (in its look) just before the switch. Listed again once such claims are over.
+        if let Some(left) = SWITCH_GRACE.checked_sub(switched.elapsed()) {
+            tokio::time::sleep(left).await;
+        }
         jobs = migrate::plan(conn, prefix, to)
             .await?
             .to_convert
@@ -193,6 +200,11 @@ async fn convert(
     }
     Ok((converted, moved, errors))
 }
+
+/// How long after the switch the jobs are listed again: a claim reads the format key in the same
+/// round trip as its look, and sends its script right after (milliseconds, seconds on a server
+/// that stalls).
+const SWITCH_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn confirm(prefix: &str, plan: &Plan, to: LeaseFormat) -> Result<()> {
     crate::errln!("{}", to.what_the_move_costs());

@@ -202,6 +202,47 @@ fn judge(
     })
 }
 
+/// The lease format the store's format key names now, from `found` (its value, read again by a
+/// writer whose first read may be old: a claim after `--jitter`'s sleep, a catch-up's later
+/// slot, a backup that took over minutes later). A migration may have switched it since; the
+/// writer then writes the new format, and no job is created in a format the store left. An
+/// absent key keeps `current`; a number this build does not know is refused, as at the start.
+pub fn refreshed(
+    conn: &Connection,
+    keys: &crate::store::LeaseKeys,
+    found: Option<String>,
+) -> Result<crate::store::LeaseKeys> {
+    let Some(text) = found else {
+        return Ok(keys.clone());
+    };
+    let number = parse_format(&text).ok_or_else(|| {
+        Error::corrupt(
+            &keys.format_key,
+            format!("the store format is {text:?}, not a positive integer written plainly"),
+        )
+    })?;
+    let format = LeaseFormat::from_number(number).ok_or_else(|| Error::StoreFormat {
+        url: conn.shown_url().to_string(),
+        key: keys.format_key.clone(),
+        found: number.to_string(),
+        supported: STORE_FORMAT,
+    })?;
+    Ok(keys.clone().with_format(format))
+}
+
+/// [`refreshed`], with its own round trip (for writers that create a job without a look first:
+/// a catch-up's skip, a backfill's unskip).
+pub async fn refresh(
+    conn: &mut Connection,
+    keys: &crate::store::LeaseKeys,
+) -> Result<crate::store::LeaseKeys> {
+    let found: Option<String> = conn
+        .query(redis::cmd("GET").arg(&keys.format_key))
+        .await
+        .map_err(|e| e.on_key(&keys.format_key, "string"))?;
+    refreshed(conn, keys, found)
+}
+
 /// A format number as the format key must hold it: a positive decimal integer with no sign, space
 /// or leading zero (`1`, `2`, ...). Anything else was not written by an anarchon.
 pub fn parse_format(text: &str) -> Option<u32> {

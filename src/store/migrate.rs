@@ -8,9 +8,9 @@
 //! 2. The format key moves from 1 to 2 in one script. From then on a format 1 anarchon refuses the
 //!    store (writing nothing), and this version writes format 2.
 //! 3. Each format 1 job is converted by one script (lua/lease/v2/convert.lua): its runs in progress move
-//!    to `:live`, its format 1 keys go, `:state` becomes the format 2 marker. A format 2 script that
-//!    meets a job not converted yet converts it first, so the order does not matter, and a format 1
-//!    script that read the format key before step 2 meets the marker and is refused.
+//!    to `:live`, its format 1 keys go, `:state` becomes the format 2 marker. Only this converts a
+//!    job: a script of either format that meets a job in the other is refused, writing nothing,
+//!    and the caller runs the other format's script, so claims go on in any order.
 //!
 //! Running it again goes on with whatever jobs are left.
 
@@ -170,6 +170,8 @@ pub struct Plan {
     pub to_convert: Vec<JobToConvert>,
     pub already: u64,
     pub unreadable: Vec<Unreadable>,
+    /// Keys a stopped `migrate --to 1` staged and left ([`staging_left`]).
+    pub staging_left: u64,
 }
 
 /// Looks at every lease job under `prefix` (SCAN, then one pipeline per 500 jobs) for a move to
@@ -181,7 +183,10 @@ pub async fn plan(conn: &mut Connection, prefix: &str, to: LeaseFormat) -> Resul
         .filter(|j| j.layout == Layout::Lease)
         .map(|j| j.name)
         .collect();
-    let mut plan = Plan::default();
+    let mut plan = Plan {
+        staging_left: staging_left(conn, prefix, false).await?,
+        ..Plan::default()
+    };
     for batch in jobs.chunks(crate::store::read::BATCH) {
         let mut pipe = redis::pipe();
         for job in batch {
@@ -230,6 +235,45 @@ pub async fn plan(conn: &mut Connection, prefix: &str, to: LeaseFormat) -> Resul
     Ok(plan)
 }
 
+/// The staging keys a stopped `migrate --to 1` left under `prefix`, deleted when `delete` (the
+/// caller holds the migration lock, so no other migration is staging): how many. SCAN, never
+/// KEYS.
+pub async fn staging_left(conn: &mut Connection, prefix: &str, delete: bool) -> Result<u64> {
+    let pattern = format!(
+        "{{{}*}}{}*",
+        crate::store::discover::glob_escape(prefix),
+        v1::convert::STAGING_INFIX
+    );
+    let mut swept = 0;
+    for mut node in conn.primaries().await? {
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = node
+                .query(
+                    redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(&pattern)
+                        .arg("COUNT")
+                        .arg(1000),
+                )
+                .await?;
+            for key in keys {
+                swept += if delete {
+                    node.query::<u64>(redis::cmd("UNLINK").arg(&key)).await?
+                } else {
+                    1
+                };
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+    }
+    Ok(swept)
+}
+
 /// Converts one job to format `to` (a no-op when it is in `to` already): whether it was
 /// converted, and how many runs in progress moved.
 pub async fn convert_job(
@@ -244,6 +288,8 @@ pub async fn convert_job(
             let reply: Vec<String> = conn
                 .eval(&v2::CONVERT, &v2::script_keys(&keys), &[])
                 .await?;
+            // Whatever a stopped `migrate --to 1` staged for it is stale now.
+            v1::convert::discard_staging(conn, &keys).await?;
             match reply.as_slice() {
                 [done, moved] => Ok((done == "1", moved.parse().unwrap_or(0))),
                 _ => Err(Error::corrupt(

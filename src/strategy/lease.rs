@@ -114,10 +114,13 @@ pub async fn claim(
     keys: &LeaseKeys,
     req: &ClaimRequest,
 ) -> Result<ClaimReply> {
-    if let Some(answer) = look::answer(conn, keys, req).await? {
+    // The look also reads the store's format key again: a claim creates a job, and must create
+    // it in the format the store is in now, not the one this process read when it started.
+    let (answer, keys) = look::answer(conn, keys, req).await?;
+    if let Some(answer) = answer {
         return Ok(answer);
     }
-    codec::call(conn, keys, &codec::Claim(req)).await
+    codec::call(conn, &keys, &codec::Claim(req)).await
 }
 
 pub async fn heartbeat(
@@ -287,10 +290,12 @@ pub async fn were_claimed(
     if slots.is_empty() {
         return Ok(Vec::new());
     }
+    // The job's own format (a migration may be converting it under the store's format key).
+    let format = crate::store::job::job_format(conn, keys).await?;
     let mut pipe = redis::pipe();
     let mut per_slot = 0;
     for slot in slots {
-        per_slot = keys.format.queue_claimed(&mut pipe, keys, *slot);
+        per_slot = format.queue_claimed(&mut pipe, keys, *slot);
     }
     let replies: Vec<u64> = conn
         .pipeline(&pipe)
@@ -323,6 +328,8 @@ pub async fn skip(
     runner: &str,
     reason: &str,
 ) -> Result<SkipOutcome> {
+    // A skip may create the job: in the format the store is in now.
+    let keys = &crate::store::format::refresh(conn, keys).await?;
     codec::call(
         conn,
         keys,
@@ -340,6 +347,7 @@ pub async fn skip(
 /// history is that skip; true when it was taken back, false when the slot is not such a skip (in
 /// progress, ran, or never recorded).
 pub async fn unskip(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<bool> {
+    let keys = &crate::store::format::refresh(conn, keys).await?;
     codec::call(conn, keys, &codec::Unskip { slot }).await
 }
 
@@ -356,8 +364,8 @@ pub async fn slot_statuses(
     let (Some(first), Some(last)) = (slots.first(), slots.last()) else {
         return Ok(Vec::new());
     };
-    let in_progress: std::collections::HashSet<i64> = keys
-        .format
+    let in_progress: std::collections::HashSet<i64> = crate::store::job::job_format(conn, keys)
+        .await?
         .runs_in_progress(conn, keys)
         .await?
         .into_iter()

@@ -632,3 +632,132 @@ fn trim_waits_for_a_migration() {
     assert!(stderr(&out).contains("other-host:42"), "{}", stderr(&out));
     assert_eq!(snapshot(&s), snap);
 }
+
+/// While `migrate --to 1` converts a store, a job is still in format 2 under format key 1 (or
+/// left so when a migration was stopped): a catch-up and a backfill read it in its own format
+/// and run (they answered 92 when they read it in the store's).
+#[test]
+fn catch_up_and_backfill_read_a_job_in_its_own_format_during_a_migration() {
+    let s = format_2_store();
+    let minute = s.now_ms() / 60_000 * 60_000;
+    for back in [5, 4] {
+        let slot = (minute - back * 60_000).to_string();
+        s.cli(&[
+            "run",
+            "--job",
+            "y",
+            "--slot",
+            &slot,
+            "--max-late",
+            "1h",
+            "--",
+            "true",
+        ])
+        .expect(0);
+    }
+    // Where `migrate --to 1` stands between the switch and this job's conversion.
+    let _: () = s.cmd(&["SET", "cron:format", "1"]);
+    assert!(!s.is_format_1("y"));
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "y",
+        "--schedule",
+        "* * * * *",
+        "--max-late",
+        "1h",
+        "--catch-up",
+        "10m",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    let range = format!("{}..{}", minute - 7 * 60_000, minute - 60_000);
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "y",
+        "--schedule",
+        "* * * * *",
+        "--backfill",
+        &range,
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    // Each slot once, in the job's own format still; the migration then converts it.
+    let results = s.results("y");
+    let mut slots: Vec<i64> = results.iter().map(|r| r.slot).collect();
+    slots.dedup();
+    assert_eq!(slots.len(), results.len(), "{results:?}");
+    s.cli(&["migrate", "--to", "1", "--yes"]).expect(0);
+    assert!(s.is_format_1("y"));
+}
+
+/// A host whose first read of the format key came before a migration's switch (here: it slept
+/// its `--jitter` meanwhile) creates the job in the format the store is in when it claims: its
+/// claim reads the format key again with its look.
+#[test]
+fn a_claim_creates_its_job_in_the_format_the_store_is_in_when_it_claims() {
+    for (before, after) in [("2", "1"), ("1", "2")] {
+        let s = Server::start();
+        let _: () = s.cmd(&["SET", "cron:format", before]);
+        let slot = s.now_ms() / 60_000 * 60_000;
+        // A job whose jitter for this slot is long enough to switch the format meanwhile.
+        let job = (0..1000)
+            .map(|i| format!("jittery{i}"))
+            .find(|j| {
+                let d = anarchon::commands::run::jitter_delay(
+                    j,
+                    slot,
+                    std::time::Duration::from_secs(20),
+                );
+                (3..15).contains(&d.as_secs())
+            })
+            .unwrap();
+        let slot = slot.to_string();
+        let child = spawn_run(
+            &s,
+            &[
+                "--job",
+                &job,
+                "--slot",
+                &slot,
+                "--jitter",
+                "20s",
+                "--max-late",
+                "1h",
+                "--",
+                "true",
+            ],
+        );
+        // Its first round trip (the format check) registered the job.
+        common::wait_for(
+            "the run's first round trip",
+            std::time::Duration::from_secs(10),
+            || s.cmd::<i64>(&["EXISTS", &format!("{{cron:{job}}}:registry")]) == 1,
+        );
+        let _: () = s.cmd(&["SET", "cron:format", after]);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(s.is_format_1(&job), after == "1", "{before} -> {after}");
+        assert_eq!(s.results(&job).len(), 1);
+    }
+}
+
+/// A `migrate --to 1` stopped while it staged leaves staging keys: the next migration, either
+/// way, deletes them.
+#[test]
+fn staging_a_stopped_migration_left_is_deleted_by_the_next() {
+    let s = format_2_store();
+    three_ended_runs_each(&s, &["a"]);
+    for name in ["state", "slots", "runs"] {
+        let _: () = s.cmd(&["SET", &format!("{{cron:a}}:to-format-1:{name}"), "left"]);
+    }
+    // Nothing to convert to format 2, but the staging left behind.
+    let out = s.cli(&["migrate", "--yes"]);
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    let left: Vec<String> = s.cmd(&["KEYS", "{cron:a}:to-format-1:*"]);
+    assert!(left.is_empty(), "{left:?}");
+    assert!(!s.is_format_1("a"));
+}

@@ -4,8 +4,9 @@
 -- as format 1 compacts an ended run), its slot, and one stream entry per ended attempt in the order
 -- the attempts ended. This step costs a read per run in progress, whatever the history's size:
 -- - it answers 'changed' and writes nothing unless the job is as it was when staging began (the
---   same last fencing token, so no claim was won since; the same runs in progress; as many
---   :results members), so that no run that ended meanwhile goes without its status;
+--   same last fencing token, so no claim was won since; as many skips taken back; the same runs
+--   in progress; as many :results members), so that no run that ended meanwhile goes without its
+--   status;
 -- - it renames the staged keys into place (the marker string in :state is replaced), adds the runs
 --   in progress as format 1 runs (all their fields, :active, :slots, `fence:<slot>` in :job), and
 --   deletes :live;
@@ -14,7 +15,8 @@
 --   runs format 1's script instead; nothing converts the job forward again but `anarchon migrate`.
 -- KEYS: 1-6 as in lib.lua, 7 live (hash), 8 staged state (hash), 9 staged slots (zset),
 --       10 staged runs (stream)
--- ARGV: 1 the job's last fence when staging began ('' for none), 2 its :results count then,
+-- ARGV: 1 the job's last fence and skips taken back when staging began, `<fence>:<unskipped>`
+--       (each '' for none), 2 its :results count then,
 --       3 its runs in progress then, as sorted lines `<slot> <token> <attempt>`, 4 the format 2
 --       marker text
 -- Reply: {'1', runs in progress moved} | {'0', '0'} (not a format 2 job: nothing to do) | {'changed'}
@@ -33,9 +35,9 @@ end
 local t = redis.call('TYPE', KEYS[7])
 if type(t) == 'table' then t = t.ok end
 if t ~= 'none' and t ~= 'hash' then return corrupt(KEYS[7], 'is a ' .. t .. ', not a hash') end
-local fence, err = checked(6, 'HGET', KEYS[6], 'fence')
+local marks, err = checked(6, 'HMGET', KEYS[6], 'fence', 'unskipped')
 if err then return err end
-if (fence or '') ~= ARGV[1] then return {'changed'} end
+if (marks[1] or '') .. ':' .. (marks[2] or '') ~= ARGV[1] then return {'changed'} end
 local count
 count, err = checked(5, 'ZCARD', KEYS[5])
 if err then return err end

@@ -1,5 +1,5 @@
--- convert(job): converts one format 1 job to format 2 (`anarchon migrate`); the scripts of format 2
--- do the same on their first touch of a job. Costs a read per run in progress, whatever the
+-- convert(job): converts one format 1 job to format 2 (`anarchon migrate`, the only writer that
+-- converts a job: format 2's other scripts refuse one). Costs a read per run in progress, whatever the
 -- history's size (the format 1 keys are UNLINKed: freed off the main thread).
 -- KEYS: 1-7 as in lua/lease/v2/lib.lua
 -- Reply: {converted (0|1), runs in progress moved to :live}

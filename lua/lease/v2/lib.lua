@@ -231,30 +231,23 @@ local function read_job(keep_ms, now)
     fence = tonumber(v[7]) or 0, first_seen = tonumber(v[8])}
 end
 
--- Makes the job a format 2 job, once (a job's :job format field says it is; `anarchon migrate`
--- does the same ahead of time). A format 1 job's runs in progress move to :live; its ended runs are
+-- Makes a job a format 2 job: `anarchon migrate` converts each format 1 job with it (`force`), and
+-- a claim marks a new job. A format 1 job's runs in progress move to :live; its ended runs are
 -- already in :results, which both formats share, so nothing else is kept: the format 1 keys are
 -- deleted (UNLINK: freed off the main thread). :state becomes a string marker, so that a format 1
 -- script that read the format key before the switch is refused (its first command on :state is a
 -- WRONGTYPE) instead of finding no state and running a run again. `create`: a new job is marked
 -- too (claims); heartbeat and finish never create a job. Costs a read per run in progress, whatever
--- the history's size. A job converted back to format 1 (`anarchon migrate --to 1`: its :job says
--- format 1) is converted by `migrate` alone (`force`): a script of this format that read the
--- store's format key before the switch back is refused as by a key of the other type, writes
+-- the history's size.
+-- Only `migrate` converts a job (`force`): a script of this format that meets format 1 data (a
+-- store not converted yet, a job converted back by `migrate --to 1`, or one created in format 1
+-- by a host that read the format key later) is refused as by a key of the other type and writes
 -- nothing, and its caller runs format 1's script instead. Returns an error reply or nil.
 local V1_FIELDS = {'status', 'attempt', 'token', 'runner', 'lease_end', 'claimed_at', 'started_at', 'kind'}
 local function ensure_format_2(job, create, force)
   if job.format == '2' then return nil end
   local found = key_type(KEYS[4])
-  if found == 'hash' and not force then
-    local format = job.format
-    if format == nil then
-      local err
-      format, err = checked(3, 'HGET', KEYS[3], 'format')
-      if err then return err end
-    end
-    if format == '1' then return wrongtype(KEYS[4], 'hash', 'string') end
-  end
+  if found == 'hash' and not force then return wrongtype(KEYS[4], 'hash', 'string') end
   if found == 'string' then
     -- The marker, or a string another program wrote: only the marker makes the job format 2 (a
     -- job converted by this or an earlier build; its :job says format 2 and never gets here but

@@ -308,6 +308,9 @@ pub struct LeaseKeys {
     pub live: String,
     /// Which format's scripts write to these keys (the store's format key decides).
     pub format: LeaseFormat,
+    /// The store's format key (`<prefix>format`), read again by a writer whose first read may be
+    /// old ([`crate::store::format::refreshed`]).
+    pub format_key: String,
 }
 
 impl LeaseKeys {
@@ -332,6 +335,7 @@ impl LeaseKeys {
             job,
             live,
             format: LeaseFormat::NEW,
+            format_key: crate::store::keys::format_key(prefix),
         }
     }
 
@@ -431,7 +435,7 @@ impl LeaseKeys {
     }
 
     /// Format 2's script order (KEYS[1..7], see lua/lease/v2/lib.lua): its own keys (`:state` holds its
-    /// marker), then the format 1 keys it converts a job from on first touch.
+    /// marker), then the format 1 keys it converts a job from (`migrate`).
     pub fn format_2(&self) -> [&str; 7] {
         [
             &self.live,

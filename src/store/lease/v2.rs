@@ -41,14 +41,14 @@ a fifth less script time per run (docs/guide.md, \"Store formats: which to use\"
 that anarchon alone uses. `anarchon migrate --to 1` moves it back.";
 
 /// The KEYS of every format 2 script (lua/lease/v2/lib.lua): its own keys (`:state` holds its
-/// marker), then the format 1 keys it converts a job from on first touch.
+/// marker), then the format 1 keys it converts a job from (`migrate`).
 pub fn script_keys(keys: &LeaseKeys) -> Vec<&str> {
     keys.format_2().to_vec()
 }
 
-/// Whether a format 2 script was refused because its job was converted back to format 1 after
-/// the caller read the store's format key (lua/lease/v2/lib.lua `ensure_format_2`): it wrote
-/// nothing, and format 1's script does the work.
+/// Whether a format 2 script was refused because its job holds format 1 data (not converted yet,
+/// converted back, or created in format 1 by a host that read the format key as 1:
+/// lua/lease/v2/lib.lua `ensure_format_2`): it wrote nothing, and format 1's script does the work.
 pub(super) fn converted_back_since(error: &Error, keys: &LeaseKeys) -> bool {
     matches!(error, Error::WrongType { key, found, .. } if *key == keys.state && found == super::v1::STATE_TYPE)
 }

@@ -28,40 +28,54 @@ use crate::store::format::parse_time_reply;
 use crate::store::lease::LookedRun;
 use crate::store::{LeaseKeys, RunStatus};
 
-/// The claim's answer when a look at the slot already decides it, else None (run the script).
-/// Errors only when the connection failed (which the script would meet too, and the caller
-/// retries); a reply it cannot use is None.
+/// The claim's answer when a look at the slot already decides it, else None (run the script),
+/// and the job's keys in the format the store's format key names now (read again in the same
+/// round trip: a migration may have switched it since this process first read it). Errors only
+/// when the connection failed (which the script would meet too, and the caller retries), or the
+/// format key now names a format this build does not know; a reply it cannot use is None.
 pub async fn answer(
     conn: &mut Connection,
     keys: &LeaseKeys,
     req: &ClaimRequest,
-) -> Result<Option<ClaimReply>> {
-    // A cluster client may send TIME to another node than the job's: the script is simpler there.
+) -> Result<(Option<ClaimReply>, LeaseKeys)> {
+    // A cluster client may send TIME to another node than the job's (and the format key lives in
+    // another slot): the script is simpler there, after the format key is read on its own.
     if conn.is_cluster() {
-        return Ok(None);
+        return Ok((None, crate::store::format::refresh(conn, keys).await?));
     }
     let mut pipe = redis::pipe();
     keys.format.queue_look(&mut pipe, keys, req.slot);
     pipe.cmd("TIME");
+    pipe.cmd("GET").arg(&keys.format_key);
     let look: Vec<Value> = match conn.replies(&pipe).await {
         Ok(values) => values,
         Err(e) if e.is_transient() => return Err(e),
-        Err(_) => return Ok(None),
+        Err(_) => return Ok((None, crate::store::format::refresh(conn, keys).await?)),
     };
-    let [run, time]: [Value; 2] = match look.try_into() {
-        Ok(pair) => pair,
-        Err(_) => return Ok(None),
+    let [run, time, format]: [Value; 3] = match look.try_into() {
+        Ok(replies) => replies,
+        Err(_) => return Ok((None, crate::store::format::refresh(conn, keys).await?)),
     };
+    let found: Option<String> = match redis::from_redis_value(format) {
+        Ok(found) => found,
+        Err(_) => return Ok((None, crate::store::format::refresh(conn, keys).await?)),
+    };
+    let fresh = crate::store::format::refreshed(conn, keys, found)?;
+    if fresh.format != keys.format {
+        // The run was read as the old format's: the script (in the new one) decides.
+        return Ok((None, fresh));
+    }
     let Some(now) = redis::from_redis_value::<(String, String)>(time)
         .ok()
         .and_then(|(secs, micros)| parse_time_reply(&secs, &micros).ok())
     else {
-        return Ok(None);
+        return Ok((None, fresh));
     };
-    Ok(keys
+    let answer = keys
         .format
         .decode_look(keys, req.slot, run)
-        .and_then(|run| decide(req, run, now)))
+        .and_then(|run| decide(req, run, now));
+    Ok((answer, fresh))
 }
 
 /// The one rule of the look, for every format (docs/store-format.md, "A claim's look"): a run

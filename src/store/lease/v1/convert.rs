@@ -10,14 +10,17 @@
 //!    scheduler reads (`:to-format-1:state`, `:slots`, `:runs`), from one read of the members.
 //!    The job goes on being claimed, in format 2, meanwhile. Before the members, it reads what
 //!    tells whether the job changed: its last fencing token (every won claim raises it, and only
-//!    a won claim trims), its runs in progress, and how many members `:results` has.
+//!    a won claim trims), how many skips were taken back (`:job` `unskipped`), its runs in
+//!    progress, and how many members `:results` has.
 //! 2. **The switch**, one short script (`lua/lease/v1/convert.lua`), which writes nothing unless
 //!    the job is as staging found it, then renames the staged keys into place and adds the runs in
 //!    progress: a read per run in progress, whatever the history's size. A job that changed is
 //!    staged again (a run ended, a claim won), up to [`TRIES`] times.
 //!
-//! `anarchon trim` is refused while a migration holds its lock: a trim that removed one member
-//! while a skip added another would leave the count the same.
+//! So every change to the members is seen: one added (an ended attempt, a skip) raises the
+//! count or changes the runs in progress; one removed is a trim (a won claim's, which raises the
+//! fence, or `anarchon trim`'s, which is refused while a migration holds its lock) or a skip
+//! taken back (counted).
 
 use redis::Value;
 
@@ -34,18 +37,27 @@ pub const TRIES: usize = 10;
 /// Members read per round trip, and staged writes sent per pipeline.
 const PAGE: usize = 1000;
 
+/// Fields (or members) one staged `HSET` (or `ZADD`) writes: each such command costs the server
+/// time in proportion, and a shared server must not wait on one for long (a 500-field HSET took
+/// milliseconds on a loaded machine).
+const FIELDS_PER_WRITE: usize = 64;
+
+/// What the staging keys' names hold after the job's hash tag: `{<prefix><job>}:to-format-1:state`.
+pub const STAGING_INFIX: &str = ":to-format-1:";
+
 /// The keys a job's history is staged in, under its hash tag (so the switch can rename them).
 fn staging_keys(keys: &LeaseKeys) -> [String; 3] {
     let tag = keys
         .state
         .strip_suffix(":state")
         .unwrap_or(keys.state.as_str());
-    ["state", "slots", "runs"].map(|k| format!("{tag}:to-format-1:{k}"))
+    ["state", "slots", "runs"].map(|k| format!("{tag}{STAGING_INFIX}{k}"))
 }
 
 /// What staging found, to be compared by the switch.
 struct Staged {
-    fence: String,
+    /// The job's last fencing token and how many skips were taken back: `<fence>:<unskipped>`.
+    marks: String,
     results: u64,
     /// `<slot> <token> <attempt>` for each run in progress, sorted, one per line.
     in_progress: String,
@@ -72,7 +84,7 @@ pub async fn convert_job(
                 &super::CONVERT,
                 &script_keys,
                 &[
-                    staged.fence,
+                    staged.marks,
                     staged.results.to_string(),
                     staged.in_progress,
                     marker.to_string(),
@@ -101,6 +113,11 @@ pub async fn convert_job(
     )))
 }
 
+/// Deletes what a stopped conversion staged for `keys`' job.
+pub async fn discard_staging(conn: &mut Connection, keys: &LeaseKeys) -> Result<()> {
+    discard(conn, &staging_keys(keys)).await
+}
+
 async fn discard(conn: &mut Connection, staging: &[String; 3]) -> Result<()> {
     let mut del = redis::cmd("DEL");
     for key in staging {
@@ -117,7 +134,10 @@ async fn stage(
 ) -> Result<Option<Staged>> {
     let mut pipe = redis::pipe();
     pipe.cmd("TYPE").arg(&keys.state);
-    pipe.cmd("HGET").arg(&keys.job).arg("fence");
+    pipe.cmd("HMGET")
+        .arg(&keys.job)
+        .arg("fence")
+        .arg("unskipped");
     pipe.cmd("ZCARD").arg(&keys.results);
     pipe.cmd("HGETALL").arg(&keys.live);
     let mut replies = conn.replies(&pipe).await?.into_iter();
@@ -126,7 +146,7 @@ async fn stage(
     if state_type != super::super::v2::STATE_TYPE {
         return Ok(None);
     }
-    let fence: Option<String> = decode(&keys.job, next())?;
+    let (fence, unskipped): (Option<String>, Option<String>) = decode(&keys.job, next())?;
     let results: u64 = decode(&keys.results, next())?;
     let live: Vec<(String, String)> = decode(&keys.live, next())?;
     let mut in_progress = Vec::new();
@@ -176,7 +196,11 @@ async fn stage(
         conn.pipeline::<()>(&pipe).await?;
     }
     Ok(Some(Staged {
-        fence: fence.unwrap_or_default(),
+        marks: format!(
+            "{}:{}",
+            fence.unwrap_or_default(),
+            unskipped.unwrap_or_default()
+        ),
         results,
         in_progress: in_progress.join("\n"),
     }))
@@ -203,7 +227,7 @@ fn staged_writes(
     }
     let mut writes = Vec::new();
     let ended: Vec<(i64, &ResultEntry)> = last.into_iter().collect();
-    for chunk in ended.chunks(PAGE / 2) {
+    for chunk in ended.chunks(FIELDS_PER_WRITE) {
         let mut hset = redis::cmd("HSET");
         hset.arg(state);
         let mut zadd = redis::cmd("ZADD");
