@@ -56,10 +56,7 @@ pub fn validate_prefix(prefix: &str) -> Result<()> {
     Ok(())
 }
 
-/// The key that records the store format for a prefix: `<prefix>format`.
-pub fn format_key(prefix: &str) -> String {
-    format!("{prefix}format")
-}
+pub use crate::store::names::format_key;
 
 /// The three keys of one job in the claim-only layout (stream-id, idmp, script strategies).
 #[derive(Debug, Clone, PartialEq, Eq)]

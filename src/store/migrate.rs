@@ -55,7 +55,7 @@ pub async fn take_lock(
     prefix: &str,
     holder: &str,
 ) -> Result<std::result::Result<MigrationLock, LockHolder>> {
-    let key = format!("{prefix}migrating");
+    let key = crate::store::names::migration_lock_key(prefix);
     let token = crate::store::token::new_token();
     let ttl = millis(LOCK_TTL).to_string();
     let reply = lock_op(conn, &key, ["take", &token, holder, &ttl]).await?;
@@ -79,7 +79,7 @@ pub async fn take_lock(
 /// (a trim during a conversion back to format 1 could hide a run that ended meanwhile from it:
 /// [`crate::store::lease::v1::convert`]).
 pub async fn holder(conn: &mut Connection, prefix: &str) -> Result<Option<LockHolder>> {
-    let key = format!("{prefix}migrating");
+    let key = crate::store::names::migration_lock_key(prefix);
     let mut pipe = redis::pipe();
     pipe.cmd("GET").arg(&key).cmd("PTTL").arg(&key);
     let (value, ttl): (Option<String>, i64) = conn.pipeline(&pipe).await?;

@@ -11,6 +11,7 @@ pub mod keys;
 pub mod layout;
 pub mod lease;
 pub mod migrate;
+pub mod names;
 pub mod pause;
 pub mod read;
 pub mod registry;

@@ -335,7 +335,7 @@ impl LeaseKeys {
             job,
             live,
             format: LeaseFormat::NEW,
-            format_key: crate::store::keys::format_key(prefix),
+            format_key: crate::store::names::format_key(prefix),
         }
     }
 
