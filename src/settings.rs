@@ -8,6 +8,7 @@
 //! command line; a test checks that.
 
 pub mod claim;
+pub mod crontab;
 pub mod operator;
 pub mod read;
 pub mod run;

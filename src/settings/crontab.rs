@@ -1,0 +1,416 @@
+//! A crontab file read into `run`'s settings, one [`CronJob`] per job line: what `anarchon cron
+//! FILE` (issue #38's daemon for replicated services) runs, every job by `run`'s one code path.
+//!
+//! The file is read as supercronic and Vixie cron read it, so an existing crontab moves over
+//! unchanged:
+//! - blank lines and `#` comments are skipped;
+//! - `NAME=value` lines set the environment of the jobs below them (quotes around the value are
+//!   taken off, as Vixie cron does); `CRON_TZ` and `TZ` also set the time zone their schedules
+//!   are read in;
+//! - a job line is a schedule and a command: 6 fields with seconds first, else 5 fields, else an
+//!   alias (`@hourly`), whichever reads first (as supercronic tries its field counts), and the
+//!   rest of the line is the command, run by `/bin/sh -c` (`run --shell`);
+//! - a `# anarchon: FLAGS` line carries `run`'s own flags for the job line below it (`--job sync
+//!   --overlap replace --timeout 10m`), split into words as a shell would and parsed by the same
+//!   definitions as `anarchon run`'s command line. Its `--job` names the job; without one the name
+//!   is derived from the line (the command's first word and a hash of the whole line): stable
+//!   across replicas, but editing the line renames the job, and [`Naming::Derived`] says so.
+//!
+//! Every error names its line; all of them are reported at once.
+
+use std::fmt;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command, GlobalArgs};
+use crate::schedule::Schedule;
+use crate::settings::run::RunSettings;
+
+/// A crontab, read.
+#[derive(Debug)]
+pub struct Crontab {
+    pub jobs: Vec<CronJob>,
+}
+
+/// One job line, with `run`'s settings for it.
+#[derive(Debug)]
+pub struct CronJob {
+    /// Its line in the file, from 1.
+    pub line: usize,
+    pub name: String,
+    pub naming: Naming,
+    /// The schedule as written.
+    pub schedule: String,
+    /// The time zone it is read in (`CRON_TZ`/`TZ` above it, or the annotation's `--tz`).
+    pub tz: String,
+    /// The command, as written (run by `/bin/sh -c`).
+    pub command: String,
+    /// The `NAME=value` lines above it, in order.
+    pub env: Vec<(String, String)>,
+    pub run: RunSettings,
+}
+
+/// Where a job's name comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    /// `--job` in its `# anarchon:` line.
+    Annotated,
+    /// Derived from the line: editing the line renames the job (and starts its history anew).
+    Derived,
+}
+
+/// What is wrong with one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// The annotation that marks a line of `run`'s flags for the job line below it.
+const ANNOTATION: &str = "anarchon:";
+
+/// Flags an annotation may not carry: the job line says when the job runs.
+const LINE_OWNED: [&str; 3] = ["--schedule", "--slot", "--backfill"];
+
+/// Reads `text` (a crontab) with the global flags the daemon runs under. Every job's settings are
+/// resolved as `anarchon run`'s would be; every error is returned, each naming its line.
+pub fn read(text: &str, global: &GlobalArgs) -> Result<Crontab, Vec<LineError>> {
+    let mut jobs: Vec<CronJob> = Vec::new();
+    let mut errors = Vec::new();
+    let mut env: Vec<(String, String)> = Vec::new();
+    let mut tz = "UTC".to_string();
+    let mut annotation: Option<(usize, Vec<String>)> = None;
+    for (index, raw) in text.lines().enumerate() {
+        let line = index + 1;
+        let text = raw.trim_start();
+        if text.is_empty() {
+            continue;
+        }
+        if let Some(comment) = text.strip_prefix('#') {
+            if let Some(flags) = comment.trim_start().strip_prefix(ANNOTATION) {
+                match (&annotation, shlex::split(flags)) {
+                    (Some((first, _)), _) => errors.push(LineError {
+                        line,
+                        message: format!(
+                            "a second `# anarchon:` line before one job line (the first is line {first}); put all of the job's flags on one"
+                        ),
+                    }),
+                    (None, None) => errors.push(LineError {
+                        line,
+                        message: "the `# anarchon:` flags have an unbalanced quote".to_string(),
+                    }),
+                    (None, Some(words)) => annotation = Some((line, words)),
+                }
+            }
+            continue;
+        }
+        if let Some((name, value)) = env_line(text) {
+            if name == "CRON_TZ" || name == "TZ" {
+                tz = value.clone();
+            }
+            env.push((name, value));
+            continue;
+        }
+        let flags = annotation
+            .take()
+            .map(|(_, words)| words)
+            .unwrap_or_default();
+        match job_line(line, text, &tz, &env, flags, global) {
+            Ok(job) => match jobs.iter().find(|j| j.name == job.name) {
+                Some(first) => errors.push(LineError {
+                    line,
+                    message: format!(
+                        "job {:?} is line {}'s job too: two lines cannot share a name\n  hint: name one with `# anarchon: --job NAME` above it",
+                        job.name, first.line
+                    ),
+                }),
+                None => jobs.push(job),
+            },
+            Err(message) => errors.push(LineError { line, message }),
+        }
+    }
+    if let Some((line, _)) = annotation {
+        errors.push(LineError {
+            line,
+            message: "a `# anarchon:` line with no job line below it".to_string(),
+        });
+    }
+    if errors.is_empty() {
+        Ok(Crontab { jobs })
+    } else {
+        Err(errors)
+    }
+}
+
+/// A `NAME=value` line: its name and value (quotes taken off), else None.
+fn env_line(text: &str) -> Option<(String, String)> {
+    let (left, right) = text.split_once('=')?;
+    let name = left.trim_end();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return None;
+    }
+    let value = right.trim();
+    let unquoted = match value.as_bytes() {
+        [q, .., last] if (*q == b'"' || *q == b'\'') && q == last => &value[1..value.len() - 1],
+        _ => value,
+    };
+    Some((name.to_string(), unquoted.to_string()))
+}
+
+/// Splits a job line into its schedule and command: 6 fields, else 5, else an alias, whichever
+/// reads as a schedule in `tz` first.
+fn split_schedule(text: &str, tz: &str) -> Result<(String, String), String> {
+    let words: Vec<(usize, usize)> = text.match_indices(|c: char| !c.is_whitespace()).fold(
+        Vec::new(),
+        |mut spans: Vec<(usize, usize)>, (at, c)| {
+            match spans.last_mut() {
+                Some((_, end)) if *end == at => *end = at + c.len(),
+                _ => spans.push((at, at + c.len())),
+            }
+            spans
+        },
+    );
+    let mut first_error = None;
+    for count in [6, 5, 1] {
+        if words.len() <= count {
+            continue;
+        }
+        let schedule = &text[..words[count - 1].1];
+        if count == 1 && !schedule.starts_with('@') {
+            continue;
+        }
+        match Schedule::parse(schedule, tz) {
+            Ok(_) => return Ok((schedule.to_string(), text[words[count].0..].to_string())),
+            Err(e) if count == 5 || count == 1 => {
+                first_error.get_or_insert(e);
+            }
+            Err(_) => {}
+        }
+    }
+    Err(first_error.map_or_else(
+        || {
+            "not a job line: a schedule (5 fields, 6 with seconds first, or @hourly) and a command"
+                .to_string()
+        },
+        |e| format!("not a job line: {e}"),
+    ))
+}
+
+/// One job line, with the flags of its annotation, read into `run`'s settings.
+fn job_line(
+    line: usize,
+    text: &str,
+    tz: &str,
+    env: &[(String, String)],
+    flags: Vec<String>,
+    global: &GlobalArgs,
+) -> Result<CronJob, String> {
+    let named = |flag: &str| {
+        flags
+            .iter()
+            .any(|w| w == flag || w.starts_with(&format!("{flag}=")))
+    };
+    if let Some(owned) = LINE_OWNED.iter().find(|f| named(f)) {
+        return Err(format!(
+            "`# anarchon:` sets {owned}, which the job line below it says\n  hint: drop {owned}: the line's schedule is the job's"
+        ));
+    }
+    if flags.iter().any(|w| w == "--") {
+        return Err(
+            "`# anarchon:` carries `run`'s flags, not a command: the job line's command is the job's"
+                .to_string(),
+        );
+    }
+    let tz = if named("--tz") { None } else { Some(tz) };
+    let (schedule, command) = split_schedule(text, tz.unwrap_or("UTC"))?;
+    let naming = if named("--job") {
+        Naming::Annotated
+    } else {
+        Naming::Derived
+    };
+    let mut args: Vec<String> = vec!["anarchon".into(), "run".into()];
+    args.extend(flags);
+    args.extend(["--schedule".to_string(), schedule.clone()]);
+    if let Some(tz) = tz {
+        args.extend(["--tz".to_string(), tz.to_string()]);
+    }
+    if naming == Naming::Derived {
+        args.extend(["--job".to_string(), derived_name(&schedule, &command)]);
+    }
+    args.extend(["--shell".to_string(), "--".to_string(), command.clone()]);
+    let cli = Cli::try_parse_from(&args).map_err(|e| {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or_default();
+        first.trim_start_matches("error: ").to_string()
+    })?;
+    let Command::Run(run_args) = cli.command else {
+        return Err(format!("line {line} did not read as `run`"));
+    };
+    // `run`'s command comes only after `--`: a word of the annotation that is no flag's value
+    // was refused above (by clap), so the command is the line's, whole.
+    debug_assert_eq!(run_args.command, std::slice::from_ref(&command));
+    let mut run = RunSettings::resolve(*run_args, global, false).map_err(|e| e.to_string())?;
+    crate::store::validate_job_name(&run.job).map_err(|e| e.to_string())?;
+    run.runner.command.env.extend(env.iter().cloned());
+    Ok(CronJob {
+        line,
+        name: run.job.clone(),
+        naming,
+        tz: run
+            .schedule
+            .as_ref()
+            .map_or_else(|| "UTC".to_string(), |s| s.time_zone().to_string()),
+        schedule,
+        command,
+        env: env.to_vec(),
+        run,
+    })
+}
+
+/// A job name from its line: the command's first word (its file name, letters, digits, `._-`
+/// only, at most 40) and 8 hex digits of a hash of the schedule and command (a name-based UUID,
+/// the same on every replica). Editing the line changes it.
+pub fn derived_name(schedule: &str, command: &str) -> String {
+    let first = command.split_whitespace().next().unwrap_or("job");
+    let base: String = first
+        .rsplit('/')
+        .next()
+        .unwrap_or(first)
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .take(40)
+        .collect();
+    let base = if base.is_empty() { "job".into() } else { base };
+    let line = format!("{schedule}\n{command}");
+    let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, line.as_bytes());
+    format!("{base}-{}", &id.simple().to_string()[..8])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn global() -> GlobalArgs {
+        Cli::try_parse_from(["anarchon", "list"]).unwrap().global
+    }
+
+    const FILE: &str = r#"
+# A service's crontab, as supercronic reads it.
+SHELL=/bin/sh
+GREETING="hello there"
+
+# anarchon: --job sync --overlap replace --timeout 10m
+*/5 * * * * /usr/bin/sync.sh --all
+CRON_TZ=Europe/Berlin
+30 2 * * * /opt/report.sh > /tmp/report.log 2>&1
+*/10 * * * * * echo every ten seconds
+@hourly /usr/local/bin/rotate
+"#;
+
+    #[test]
+    fn a_crontab_reads_into_run_settings_line_by_line() {
+        let tab = read(FILE, &global()).unwrap();
+        let jobs = &tab.jobs;
+        assert_eq!(jobs.len(), 4);
+        let sync = &jobs[0];
+        assert_eq!((sync.line, sync.name.as_str()), (7, "sync"));
+        assert_eq!(sync.naming, Naming::Annotated);
+        assert_eq!(sync.schedule, "*/5 * * * *");
+        assert_eq!(sync.command, "/usr/bin/sync.sh --all");
+        assert_eq!(sync.tz, "UTC");
+        assert_eq!(
+            sync.run.claim.overlap,
+            crate::strategy::OverlapPolicy::Replace
+        );
+        assert_eq!(
+            sync.run.runner.command.timeout,
+            Some(std::time::Duration::from_secs(600))
+        );
+        assert!(sync.run.runner.command.shell);
+        assert!(
+            sync.env
+                .contains(&("GREETING".to_string(), "hello there".to_string()))
+        );
+        let report = &jobs[1];
+        assert_eq!(report.tz, "Europe/Berlin");
+        assert_eq!(report.naming, Naming::Derived);
+        assert!(report.name.starts_with("report.sh-"), "{}", report.name);
+        assert_eq!(report.command, "/opt/report.sh > /tmp/report.log 2>&1");
+        // Six fields read first: seconds.
+        assert_eq!(jobs[2].schedule, "*/10 * * * * *");
+        assert_eq!(jobs[2].command, "echo every ten seconds");
+        assert_eq!(jobs[3].schedule, "@hourly");
+        assert!(jobs[3].name.starts_with("rotate-"));
+    }
+
+    #[test]
+    fn a_derived_name_is_the_same_everywhere_and_changes_with_the_line() {
+        let a = derived_name("*/5 * * * *", "/usr/bin/sync.sh");
+        assert_eq!(a, derived_name("*/5 * * * *", "/usr/bin/sync.sh"));
+        assert_ne!(a, derived_name("*/6 * * * *", "/usr/bin/sync.sh"));
+        assert_eq!(a.len(), "sync.sh-".len() + 8);
+        assert!(derived_name("* * * * *", "'{weird}'").starts_with("weird-"));
+        assert!(derived_name("* * * * *", "{}").starts_with("job-"));
+    }
+
+    #[test]
+    fn every_bad_line_is_named_at_once() {
+        let text = "\
+* * * * *
+# anarchon: --job a --schedule '* * * * *'
+* * * * * true
+# anarchon: --job b
+# anarchon: --timeout 1m
+* * * * * true
+61 * * * * true
+# anarchon: --job dup
+* * * * * true
+# anarchon: --job dup
+*/2 * * * * true
+# anarchon: --job 'unbalanced
+* * * * * true
+# anarchon: --nope
+* * * * * true
+# anarchon: --job last
+";
+        let errors = read(text, &global()).unwrap_err();
+        let lines: Vec<usize> = errors.iter().map(|e| e.line).collect();
+        assert_eq!(lines, vec![1, 3, 5, 7, 11, 12, 15, 16], "{errors:#?}");
+        assert!(errors[1].message.contains("--schedule"), "{}", errors[1]);
+        assert!(errors[2].message.contains("line 4"), "{}", errors[2]);
+        assert!(errors[4].message.contains("line 9"), "{}", errors[4]);
+        assert!(errors[5].message.contains("unbalanced"), "{}", errors[5]);
+        assert!(errors[6].message.contains("--nope"), "{}", errors[6]);
+        assert!(errors[7].message.contains("no job line"), "{}", errors[7]);
+    }
+
+    #[test]
+    fn an_annotation_carries_flags_not_a_command() {
+        let text = "# anarchon: --job a -- rm -rf /\n* * * * * true\n";
+        let errors = read(text, &global()).unwrap_err();
+        assert_eq!(errors[0].line, 2);
+        assert!(errors[0].message.contains("not a command"), "{}", errors[0]);
+        let text = "# anarchon: --job a --timeout 10m --max-late=5m\n* * * * * true\n";
+        assert_eq!(read(text, &global()).unwrap().jobs[0].name, "a");
+    }
+
+    #[test]
+    fn env_lines_are_read_as_vixie_cron_reads_them() {
+        assert_eq!(
+            env_line("A = 'b c'"),
+            Some(("A".to_string(), "b c".to_string()))
+        );
+        assert_eq!(
+            env_line("A=\"x"),
+            Some(("A".to_string(), "\"x".to_string()))
+        );
+        assert_eq!(env_line("* * * * * A=1 cmd"), None);
+        assert_eq!(env_line("@daily X=1"), None);
+    }
+}
