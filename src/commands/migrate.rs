@@ -71,7 +71,12 @@ pub async fn execute(settings: &MigrateSettings, ctx: &Context) -> Result<ExitCo
             )
         } else {
             format!(
-                "would move the store under {prefix:?} from format {found} to {n} and convert {} jobs ({running} runs in progress move to {moved_to}); {} jobs are in format {n} already. Nothing was written.",
+                "would {} and convert {} jobs ({running} runs in progress move to {moved_to}); {} jobs are in format {n} already. Nothing was written.",
+                if found == n {
+                    format!("leave the store under {prefix:?} in format {n}")
+                } else {
+                    format!("move the store under {prefix:?} from format {found} to {n}")
+                },
                 plan.to_convert.len(),
                 plan.already
             )

@@ -226,14 +226,40 @@ pub async fn job_format(conn: &mut Connection, keys: &LeaseKeys) -> Result<Lease
     Ok(LeaseFormat::of_job(&found, keys.format))
 }
 
+/// Reads `keys`' job with `read` in the job's own format, found first (the type of `:state`). A job
+/// that `migrate` converted between the two (its keys then hold the other format's types, which
+/// `read` meets as a wrong type) is read again in its new format, a few times.
+pub async fn in_job_format<T>(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    mut read: impl AsyncFnMut(&mut Connection, LeaseFormat) -> Result<T>,
+) -> Result<T> {
+    let mut format = job_format(conn, keys).await?;
+    for _ in 0..3 {
+        match read(conn, format).await {
+            Err(e) if e.is_wrongtype() || matches!(e, Error::WrongType { .. }) => {
+                let now = job_format(conn, keys).await?;
+                if now == format {
+                    return Err(e);
+                }
+                format = now;
+            }
+            done => return done,
+        }
+    }
+    read(conn, format).await
+}
+
 /// The runs in progress of a lease job, newest first, in whichever format the job is.
 pub async fn active_runs_for(
     conn: &mut Connection,
     keys: &LeaseKeys,
     now: i64,
 ) -> Result<Vec<ActiveRun>> {
-    let format = job_format(conn, keys).await?;
-    active_runs_in(conn, keys, format, now).await
+    in_job_format(conn, keys, async |conn, format| {
+        active_runs_in(conn, keys, format, now).await
+    })
+    .await
 }
 
 /// The same, for a job whose format the caller knows already (`inspect` has read the type of every

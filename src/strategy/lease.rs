@@ -290,17 +290,18 @@ pub async fn were_claimed(
     if slots.is_empty() {
         return Ok(Vec::new());
     }
-    // The job's own format (a migration may be converting it under the store's format key).
-    let format = crate::store::job::job_format(conn, keys).await?;
-    let mut pipe = redis::pipe();
-    let mut per_slot = 0;
-    for slot in slots {
-        per_slot = format.queue_claimed(&mut pipe, keys, *slot);
-    }
-    let replies: Vec<u64> = conn
-        .pipeline(&pipe)
-        .await
-        .map_err(|e| e.on_key(&keys.state, "hash"))?;
+    // In the job's own format (a migration may be converting it under the store's format key).
+    let replies: Vec<u64> = crate::store::job::in_job_format(conn, keys, async |conn, format| {
+        let mut pipe = redis::pipe();
+        for slot in slots {
+            format.queue_claimed(&mut pipe, keys, *slot);
+        }
+        conn.pipeline(&pipe)
+            .await
+            .map_err(|e| e.on_key(&keys.state, "hash"))
+    })
+    .await?;
+    let per_slot = replies.len() / slots.len();
     Ok(replies
         .chunks(per_slot)
         .map(|c| c.iter().sum::<u64>() > 0)
@@ -364,9 +365,10 @@ pub async fn slot_statuses(
     let (Some(first), Some(last)) = (slots.first(), slots.last()) else {
         return Ok(Vec::new());
     };
-    let in_progress: std::collections::HashSet<i64> = crate::store::job::job_format(conn, keys)
-        .await?
-        .runs_in_progress(conn, keys)
+    let in_progress: std::collections::HashSet<i64> =
+        crate::store::job::in_job_format(conn, keys, async |conn, format| {
+            format.runs_in_progress(conn, keys).await
+        })
         .await?
         .into_iter()
         .map(|r| r.slot)

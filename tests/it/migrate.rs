@@ -761,3 +761,59 @@ fn staging_a_stopped_migration_left_is_deleted_by_the_next() {
     assert!(left.is_empty(), "{left:?}");
     assert!(!s.is_format_1("a"));
 }
+
+/// A catch-up reads which missed slots were ever claimed in two steps (the job's format, then its
+/// marks): a job converted between them is read again in its new format, not refused as data of
+/// another type (exit 92).
+#[test]
+fn a_catch_up_whose_job_is_converted_under_its_reads_reads_it_again() {
+    let s = format_1_store();
+    let minute = s.now_ms() / 60_000 * 60_000;
+    let slot = (minute - 2 * 60_000).to_string();
+    s.cli(&[
+        "run",
+        "--job",
+        "c",
+        "--slot",
+        &slot,
+        "--max-late",
+        "1h",
+        "--",
+        "true",
+    ])
+    .expect(0);
+    // The job was first seen 5 minutes ago: the slots since that no host claimed are missed.
+    let first_seen = (minute - 5 * 60_000).to_string();
+    let _: () = s.cmd(&["HSET", "{cron:c}:job", "first_seen", &first_seen]);
+    let proxy = crate::common::proxy::FaultProxy::start(s.port);
+    // The catch-up's read of the slots' marks (format 1: HEXISTS of `<slot>:status`) waits.
+    proxy.hold_next_request_containing(b"HEXISTS");
+    let mut run = s.anarchon_process();
+    run.env("ANARCHON_REDIS_URL", &proxy.url)
+        .args([
+            "run",
+            "--job",
+            "c",
+            "--schedule",
+            "* * * * *",
+            "--max-late",
+            "1h",
+            "--catch-up",
+            "10m",
+            "--",
+            "true",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let child = run.spawn().unwrap();
+    common::wait_for(
+        "the catch-up's read to be held",
+        std::time::Duration::from_secs(10),
+        || proxy.holding(),
+    );
+    s.cli(&["migrate", "--yes"]).expect(0);
+    assert!(!s.is_format_1("c"));
+    proxy.release();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -27,11 +27,21 @@ pub enum Fault {
 /// A reply to lose once: the first server-to-client chunk that contains these bytes is dropped.
 type DropOnce = Arc<Mutex<Option<Vec<u8>>>>;
 
+/// A request to hold once: the first client-to-server chunk that contains the marker waits (the
+/// flag says it is held) until [`FaultProxy::release`].
+#[derive(Clone, Default)]
+struct HoldOnce {
+    marker: Arc<Mutex<Option<Vec<u8>>>>,
+    held: Arc<std::sync::atomic::AtomicBool>,
+    released: Arc<tokio::sync::Notify>,
+}
+
 pub struct FaultProxy {
     pub port: u16,
     pub url: String,
     fault: watch::Sender<Fault>,
     drop_once: DropOnce,
+    hold_once: HoldOnce,
     _runtime: Arc<Mutex<Option<tokio::runtime::Runtime>>>,
 }
 
@@ -47,12 +57,20 @@ impl FaultProxy {
         let port = listener.local_addr().unwrap().port();
         let (fault, watch) = watch::channel(Fault::Pass);
         let drop_once: DropOnce = Arc::new(Mutex::new(None));
-        runtime.spawn(accept(listener, upstream, watch, drop_once.clone()));
+        let hold_once = HoldOnce::default();
+        runtime.spawn(accept(
+            listener,
+            upstream,
+            watch,
+            drop_once.clone(),
+            hold_once.clone(),
+        ));
         FaultProxy {
             port,
             url: format!("redis://127.0.0.1:{port}"),
             fault,
             drop_once,
+            hold_once,
             _runtime: Arc::new(Mutex::new(Some(runtime))),
         }
     }
@@ -70,6 +88,24 @@ impl FaultProxy {
     pub fn dropped(&self) -> bool {
         self.drop_once.lock().unwrap().is_none()
     }
+
+    /// Holds the next request that contains `marker` until [`FaultProxy::release`] (what else
+    /// that connection sends waits behind it), once.
+    pub fn hold_next_request_containing(&self, marker: &[u8]) {
+        *self.hold_once.marker.lock().unwrap() = Some(marker.to_vec());
+    }
+
+    /// Whether the request to hold has arrived and is held.
+    pub fn holding(&self) -> bool {
+        self.hold_once
+            .held
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Lets the held request go on.
+    pub fn release(&self) {
+        self.hold_once.released.notify_one();
+    }
 }
 
 impl Drop for FaultProxy {
@@ -85,6 +121,7 @@ async fn accept(
     upstream: u16,
     fault: watch::Receiver<Fault>,
     drop_once: DropOnce,
+    hold_once: HoldOnce,
 ) {
     loop {
         let Ok((client, _)) = listener.accept().await else {
@@ -96,14 +133,27 @@ async fn accept(
         }
         let fault = fault.clone();
         let drop_once = drop_once.clone();
+        let hold_once = hold_once.clone();
         tokio::spawn(async move {
             let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)).await else {
                 return;
             };
             let (client_read, client_write) = client.into_split();
             let (server_read, server_write) = server.into_split();
-            let up = tokio::spawn(pump(client_read, server_write, fault.clone(), None));
-            let down = tokio::spawn(pump(server_read, client_write, fault, Some(drop_once)));
+            let up = tokio::spawn(pump(
+                client_read,
+                server_write,
+                fault.clone(),
+                None,
+                Some(hold_once),
+            ));
+            let down = tokio::spawn(pump(
+                server_read,
+                client_write,
+                fault,
+                Some(drop_once),
+                None,
+            ));
             let _ = tokio::join!(up, down);
         });
     }
@@ -116,6 +166,7 @@ async fn pump(
     to: tokio::net::tcp::OwnedWriteHalf,
     mut fault: watch::Receiver<Fault>,
     drop_once: Option<DropOnce>,
+    hold_once: Option<HoldOnce>,
 ) {
     let replies = drop_once.is_some();
     // Delayed bytes go through a queue so that their order is kept.
@@ -157,6 +208,22 @@ async fn pump(
                     return;
                 }
                 _ => break,
+            }
+        }
+        if let Some(hold) = &hold_once {
+            let matched = {
+                let mut marker = hold.marker.lock().unwrap();
+                let hit = marker
+                    .as_ref()
+                    .is_some_and(|m| bytes.windows(m.len()).any(|w| w == m.as_slice()));
+                if hit {
+                    *marker = None;
+                }
+                hit
+            };
+            if matched {
+                hold.held.store(true, std::sync::atomic::Ordering::SeqCst);
+                hold.released.notified().await;
             }
         }
         if let Some(once) = &drop_once {

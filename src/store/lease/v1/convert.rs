@@ -119,7 +119,8 @@ pub async fn discard_staging(conn: &mut Connection, keys: &LeaseKeys) -> Result<
 }
 
 async fn discard(conn: &mut Connection, staging: &[String; 3]) -> Result<()> {
-    let mut del = redis::cmd("DEL");
+    // Freed off the server's main thread: a big job's staging is millions of bytes.
+    let mut del = redis::cmd("UNLINK");
     for key in staging {
         del.arg(key);
     }
