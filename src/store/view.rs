@@ -152,14 +152,6 @@ impl JobView {
     }
 }
 
-/// Reads per job, in pipeline order: the registry and the results, then a lease job's three, then
-/// every format's reads of its runs in progress ([`LeaseFormat::queue_in_progress_of_any`]).
-fn lease_reads() -> usize {
-    let mut pipe = redis::pipe();
-    5 + LeaseFormat::queue_in_progress_of_any(&mut pipe, &LeaseKeys::new("", "x"))
-}
-const CLAIM_ONLY_READS: usize = 5;
-
 /// Every job's monitoring data; a job whose data cannot be decoded comes back in the second list
 /// (with its key and reason) and never hides the others.
 pub async fn read(
@@ -239,7 +231,10 @@ async fn read_batch(
     let mut out = Vec::with_capacity(batch.len());
     let mut bad = Vec::new();
     let mut pipe = redis::pipe();
+    // How many reads each job queued, in pipeline order: its replies are that many.
+    let mut reads = Vec::with_capacity(batch.len());
     for job in batch {
+        let queued = pipe.len();
         pipe.cmd("HGETALL")
             .arg(registry::registry_key(prefix, &job.name));
         pipe.cmd("ZREVRANGEBYSCORE")
@@ -274,14 +269,10 @@ async fn read_batch(
             // format is known only from the reply to TYPE).
             LeaseFormat::queue_in_progress_of_any(&mut pipe, &k);
         }
+        reads.push(pipe.len() - queued);
     }
     let mut values = conn.replies(&pipe).await?.into_iter();
-    let lease_reads = lease_reads();
-    for job in batch {
-        let count = match job.layout {
-            Layout::Lease => lease_reads,
-            Layout::ClaimOnly => CLAIM_ONLY_READS,
-        };
+    for (job, count) in batch.iter().zip(reads) {
         let replies: Vec<Value> = (0..count)
             .map(|_| values.next().unwrap_or(Value::Nil))
             .collect();
@@ -417,7 +408,7 @@ fn decode_claims(prefix: &str, m: &mut JobView, next: &mut impl FnMut() -> Value
     Ok(())
 }
 
-/// The rest of a lease job's replies ([`lease_reads`]): the history's size, first_seen and the
+/// The rest of a lease job's replies: the history's size, first_seen and the
 /// pause, and its runs in progress in its own format.
 fn decode_lease(
     prefix: &str,

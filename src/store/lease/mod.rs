@@ -88,16 +88,14 @@ impl LeaseFormat {
     /// Queues, for a reader of many jobs at once that learns each job's format from the same
     /// pipeline (`TYPE` of `:state`), every format's read of a job's runs in progress, with the
     /// checks that go with it: a job has one format's keys, and the others' reads answer empty.
-    /// Returns how many commands were queued ([`LeaseFormat::in_progress_from_replies`] takes
-    /// their replies in that order).
-    pub fn queue_in_progress_of_any(pipe: &mut redis::Pipeline, keys: &LeaseKeys) -> usize {
-        Self::ALL
-            .into_iter()
-            .map(|format| match format {
+    /// [`LeaseFormat::in_progress_from_replies`] takes their replies in that order.
+    pub fn queue_in_progress_of_any(pipe: &mut redis::Pipeline, keys: &LeaseKeys) {
+        for format in Self::ALL {
+            match format {
                 LeaseFormat::V1 => v1::queue_in_progress(pipe, keys),
                 LeaseFormat::V2 => v2::queue_in_progress(pipe, keys),
-            })
-            .sum()
+            }
+        }
     }
 
     /// The runs in progress of a job in this format, from the replies to

@@ -285,7 +285,7 @@ pub const RUN_FIELDS: [&str; 9] = [
 /// The monitor's read of a format 1 job's runs in progress: `:active`, and, as checks only (a job
 /// whose history keys are of another type, or whose newest `:slots` member is no slot, is refused
 /// naming the key, as its reads would be), the newest `:runs` entry and `:slots` member.
-pub(super) fn queue_in_progress(pipe: &mut redis::Pipeline, keys: &LeaseKeys) -> usize {
+pub(super) fn queue_in_progress(pipe: &mut redis::Pipeline, keys: &LeaseKeys) {
     pipe.cmd("SMEMBERS").arg(&keys.active);
     pipe.cmd("XREVRANGE")
         .arg(&keys.runs)
@@ -294,7 +294,6 @@ pub(super) fn queue_in_progress(pipe: &mut redis::Pipeline, keys: &LeaseKeys) ->
         .arg("COUNT")
         .arg(1);
     pipe.cmd("ZREVRANGE").arg(&keys.slots).arg(0).arg(0);
-    3
 }
 
 /// The runs in progress [`queue_in_progress`] read: their slots alone (a run's fields are

@@ -176,9 +176,8 @@ pub(super) async fn runs_in_progress(
 }
 
 /// The monitor's read of a format 2 job's runs in progress: `:live`, whole.
-pub(super) fn queue_in_progress(pipe: &mut redis::Pipeline, keys: &LeaseKeys) -> usize {
+pub(super) fn queue_in_progress(pipe: &mut redis::Pipeline, keys: &LeaseKeys) {
     pipe.cmd("HGETALL").arg(&keys.live);
-    1
 }
 
 /// The runs in progress [`queue_in_progress`] read, whole.
