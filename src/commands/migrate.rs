@@ -40,6 +40,8 @@ pub async fn execute(settings: &MigrateSettings, ctx: &Context) -> Result<ExitCo
     let check = format::check_for_read(&mut conn, prefix).await?;
     let from = check.format;
     let mut plan = migrate::plan(&mut conn, prefix, to).await?;
+    // Staging a stopped `migrate --to 1` left is work too, whatever the jobs' formats.
+    let staging_left = !migrate::staging_left(&mut conn, prefix).await?.is_empty();
     let unreadable = std::mem::take(&mut plan.unreadable);
     let running: u64 = plan.to_convert.iter().map(|j| j.runs_in_progress).sum();
     let report = |converted, runs_moved, dry_run, errors| Report {
@@ -58,7 +60,7 @@ pub async fn execute(settings: &MigrateSettings, ctx: &Context) -> Result<ExitCo
     // another format marks an empty prefix.
     let found = from.unwrap_or(LeaseFormat::NEW.number());
     let empty = from.is_none() && plan.to_convert.is_empty() && plan.already == 0;
-    if found == n && plan.to_convert.is_empty() && plan.staging_left == 0 {
+    if found == n && plan.to_convert.is_empty() && !staging_left {
         let line = format!("the store under {prefix:?} is in format {n}: nothing to convert");
         return finish(ctx, &report(0, 0, settings.dry_run, &unreadable), &line);
     }
@@ -141,7 +143,7 @@ async fn convert(
     }
     let switched = Instant::now();
     // What a stopped `migrate --to 1` staged and left: nobody stages while we hold the lock.
-    migrate::staging_left(conn, prefix, true).await?;
+    migrate::delete_staging_left(conn, prefix).await?;
     let bar = (!json && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(plan.to_convert.len() as u64);
         if let Ok(style) =

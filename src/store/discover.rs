@@ -54,6 +54,33 @@ pub fn classify_key(prefix: &str, key: &str) -> Option<JobRef> {
     })
 }
 
+/// Every key matching `pattern` (a Redis glob), by SCAN (never KEYS, which blocks the server), on
+/// every primary of a cluster. A key may come twice (SCAN's own guarantee).
+pub async fn scan(conn: &mut Connection, pattern: &str) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    for mut node in conn.primaries().await? {
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = node
+                .query(
+                    redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(pattern)
+                        .arg("COUNT")
+                        .arg(1000),
+                )
+                .await?;
+            found.extend(keys);
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+    }
+    Ok(found)
+}
+
 /// Every job under `prefix` whose name matches `pattern` (a Redis glob; `*` for all), sorted by name.
 /// A job with keys in both layouts is listed once per layout. In a cluster, every primary is scanned.
 pub async fn find_jobs(conn: &mut Connection, prefix: &str, pattern: &str) -> Result<Vec<JobRef>> {
@@ -63,29 +90,10 @@ pub async fn find_jobs(conn: &mut Connection, prefix: &str, pattern: &str) -> Re
         format!("{escaped}{pattern}:*"),
     ];
     let mut found: BTreeMap<(String, Layout), ()> = BTreeMap::new();
-    for mut node in conn.primaries().await? {
-        for scan_pattern in &patterns {
-            let mut cursor: u64 = 0;
-            loop {
-                let (next, keys): (u64, Vec<String>) = node
-                    .query(
-                        redis::cmd("SCAN")
-                            .arg(cursor)
-                            .arg("MATCH")
-                            .arg(scan_pattern)
-                            .arg("COUNT")
-                            .arg(1000),
-                    )
-                    .await?;
-                for key in keys {
-                    if let Some(job) = classify_key(prefix, &key) {
-                        found.insert((job.name, job.layout), ());
-                    }
-                }
-                if next == 0 {
-                    break;
-                }
-                cursor = next;
+    for scan_pattern in &patterns {
+        for key in scan(conn, scan_pattern).await? {
+            if let Some(job) = classify_key(prefix, &key) {
+                found.insert((job.name, job.layout), ());
             }
         }
     }

@@ -170,8 +170,6 @@ pub struct Plan {
     pub to_convert: Vec<JobToConvert>,
     pub already: u64,
     pub unreadable: Vec<Unreadable>,
-    /// Keys a stopped `migrate --to 1` staged and left ([`staging_left`]).
-    pub staging_left: u64,
 }
 
 /// Looks at every lease job under `prefix` (SCAN, then one pipeline per 500 jobs) for a move to
@@ -183,10 +181,7 @@ pub async fn plan(conn: &mut Connection, prefix: &str, to: LeaseFormat) -> Resul
         .filter(|j| j.layout == Layout::Lease)
         .map(|j| j.name)
         .collect();
-    let mut plan = Plan {
-        staging_left: staging_left(conn, prefix, false).await?,
-        ..Plan::default()
-    };
+    let mut plan = Plan::default();
     for batch in jobs.chunks(crate::store::read::BATCH) {
         let mut pipe = redis::pipe();
         for job in batch {
@@ -235,43 +230,26 @@ pub async fn plan(conn: &mut Connection, prefix: &str, to: LeaseFormat) -> Resul
     Ok(plan)
 }
 
-/// The staging keys a stopped `migrate --to 1` left under `prefix`, deleted when `delete` (the
-/// caller holds the migration lock, so no other migration is staging): how many. SCAN, never
-/// KEYS.
-pub async fn staging_left(conn: &mut Connection, prefix: &str, delete: bool) -> Result<u64> {
+/// The staging keys a stopped `migrate --to 1` left under `prefix` (SCAN, never KEYS).
+pub async fn staging_left(conn: &mut Connection, prefix: &str) -> Result<Vec<String>> {
     let pattern = format!(
         "{{{}*}}{}*",
         crate::store::discover::glob_escape(prefix),
         v1::convert::STAGING_INFIX
     );
-    let mut swept = 0;
-    for mut node in conn.primaries().await? {
-        let mut cursor: u64 = 0;
-        loop {
-            let (next, keys): (u64, Vec<String>) = node
-                .query(
-                    redis::cmd("SCAN")
-                        .arg(cursor)
-                        .arg("MATCH")
-                        .arg(&pattern)
-                        .arg("COUNT")
-                        .arg(1000),
-                )
-                .await?;
-            for key in keys {
-                swept += if delete {
-                    node.query::<u64>(redis::cmd("UNLINK").arg(&key)).await?
-                } else {
-                    1
-                };
-            }
-            if next == 0 {
-                break;
-            }
-            cursor = next;
-        }
+    let mut keys = crate::store::discover::scan(conn, &pattern).await?;
+    keys.sort();
+    keys.dedup();
+    Ok(keys)
+}
+
+/// Deletes the staging keys a stopped `migrate --to 1` left under `prefix`: the caller holds the
+/// migration lock, so no other migration is staging. Freed off the server's main thread.
+pub async fn delete_staging_left(conn: &mut Connection, prefix: &str) -> Result<()> {
+    for key in staging_left(conn, prefix).await? {
+        conn.query::<()>(redis::cmd("UNLINK").arg(&key)).await?;
     }
-    Ok(swept)
+    Ok(())
 }
 
 /// Converts one job to format `to` (a no-op when it is in `to` already): whether it was
