@@ -44,6 +44,16 @@ pub struct LockHolder {
     pub expires_in: Duration,
 }
 
+impl LockHolder {
+    /// From the lock's value (`<token> <holder>`) and the milliseconds it still lives.
+    fn of(value: &str, ttl_ms: u64) -> Self {
+        LockHolder {
+            holder: value.split_once(' ').map_or(value, |(_, h)| h).to_string(),
+            expires_in: Duration::from_millis(ttl_ms),
+        }
+    }
+}
+
 async fn lock_op(conn: &mut Connection, key: &str, args: [&str; 4]) -> Result<Vec<String>> {
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     conn.eval(&scripts::MIGRATION_LOCK, &[key], &args).await
@@ -61,13 +71,7 @@ pub async fn take_lock(
     let reply = lock_op(conn, &key, ["take", &token, holder, &ttl]).await?;
     match reply.as_slice() {
         [taken] if taken == "taken" => Ok(Ok(MigrationLock { key, token })),
-        [_, value, ttl] => Ok(Err(LockHolder {
-            holder: value
-                .split_once(' ')
-                .map_or(value.as_str(), |(_, h)| h)
-                .to_string(),
-            expires_in: Duration::from_millis(ttl.parse().unwrap_or(0)),
-        })),
+        [_, value, ttl] => Ok(Err(LockHolder::of(value, ttl.parse().unwrap_or(0)))),
         _ => Err(Error::corrupt(
             &key,
             format!("the lock script answered {reply:?}"),
@@ -83,13 +87,7 @@ pub async fn holder(conn: &mut Connection, prefix: &str) -> Result<Option<LockHo
     let mut pipe = redis::pipe();
     pipe.cmd("GET").arg(&key).cmd("PTTL").arg(&key);
     let (value, ttl): (Option<String>, i64) = conn.pipeline(&pipe).await?;
-    Ok(value.map(|value| LockHolder {
-        holder: value
-            .split_once(' ')
-            .map_or(value.as_str(), |(_, h)| h)
-            .to_string(),
-        expires_in: Duration::from_millis(ttl.max(0) as u64),
-    }))
+    Ok(value.map(|value| LockHolder::of(&value, u64::try_from(ttl).unwrap_or(0))))
 }
 
 impl MigrationLock {

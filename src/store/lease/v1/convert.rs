@@ -150,18 +150,17 @@ async fn stage(
     let (fence, unskipped): (Option<String>, Option<String>) = decode(&keys.job, next())?;
     let results: u64 = decode(&keys.results, next())?;
     let live: Vec<(String, String)> = decode(&keys.live, next())?;
-    let mut in_progress = Vec::new();
-    for (slot, value) in &live {
-        let run: serde_json::Value = serde_json::from_str(value).map_err(|_| {
-            Error::corrupt(&keys.live, format!("field {slot} is not a run in progress"))
-        })?;
-        let token = run["token"].as_str().unwrap_or_default();
-        let attempt = run["attempt"].as_i64().unwrap_or_default();
-        in_progress.push(format!("{slot} {token} {attempt}"));
-    }
+    // Read as format 2 reads its runs in progress (bad data refused, naming the field).
+    let runs = live
+        .iter()
+        .map(|(slot, value)| super::super::v2::decode_live(&keys.live, slot, value))
+        .collect::<Result<Vec<_>>>()?;
+    let mut in_progress: Vec<String> = runs
+        .iter()
+        .map(|r| format!("{} {} {}", r.slot, r.token, r.attempt))
+        .collect();
     in_progress.sort();
-    let live_slots: std::collections::HashSet<i64> =
-        live.iter().filter_map(|(s, _)| s.parse().ok()).collect();
+    let live_slots: std::collections::HashSet<i64> = runs.iter().map(|r| r.slot).collect();
 
     // Every member, a page a round trip.
     let mut members = Vec::new();
@@ -187,12 +186,14 @@ async fn stage(
         start += PAGE;
     }
 
-    let writes = staged_writes(&members, &live_slots, staging);
+    let mut writes = staged_writes(&members, &live_slots, staging)
+        .into_iter()
+        .peekable();
     discard(conn, staging).await?;
-    for chunk in writes.chunks(PAGE) {
+    while writes.peek().is_some() {
         let mut pipe = redis::pipe();
-        for cmd in chunk {
-            pipe.add_command(cmd.clone()).ignore();
+        for cmd in writes.by_ref().take(PAGE) {
+            pipe.add_command(cmd).ignore();
         }
         conn.pipeline::<()>(&pipe).await?;
     }
