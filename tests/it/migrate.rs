@@ -72,6 +72,18 @@ fn three_ended_runs_each(s: &Server, jobs: &[&str]) {
     }
 }
 
+/// After a migration of job `a` (three ended runs, 240000 held with `held`): the ended runs are
+/// done, the run in progress heartbeats and finishes with its token, and is then done.
+fn ended_runs_stay_done_and_the_held_run_goes_on(s: &Server, held: &str) {
+    for slot in ["60000", "120000", "180000"] {
+        assert_eq!(claim(s, "a", slot).status.code(), Some(81), "{slot}");
+    }
+    let out = s.cli(&["heartbeat", "a", "--slot", "240000", "--token", held]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(finish(s, "a", "240000", held, "ok").status.code(), Some(0));
+    assert_eq!(claim(s, "a", "240000").status.code(), Some(81));
+}
+
 #[test]
 fn a_format_1_store_is_migrated_and_every_run_keeps_its_meaning() {
     let s = format_1_store();
@@ -129,16 +141,7 @@ fn a_format_1_store_is_migrated_and_every_run_keeps_its_meaning() {
     assert_eq!((history(&s, "a"), history(&s, "b")), before);
 
     // Ended runs stay done, the run in progress goes on with its token, new runs are claimed.
-    for slot in ["60000", "120000", "180000"] {
-        assert_eq!(claim(&s, "a", slot).status.code(), Some(81), "{slot}");
-    }
-    let out = s.cli(&["heartbeat", "a", "--slot", "240000", "--token", &held]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(
-        finish(&s, "a", "240000", &held, "ok").status.code(),
-        Some(0)
-    );
-    assert_eq!(claim(&s, "a", "240000").status.code(), Some(81));
+    ended_runs_stay_done_and_the_held_run_goes_on(&s, &held);
     assert_eq!(claim(&s, "a", "300000").status.code(), Some(0));
 
     // Again: nothing left to do.
@@ -445,16 +448,7 @@ fn a_format_2_store_is_migrated_back_and_every_run_keeps_its_meaning() {
 
     // Ended runs stay done, the run in progress goes on with its token, new runs are claimed, and
     // fencing tokens go on rising.
-    for slot in ["60000", "120000", "180000"] {
-        assert_eq!(claim(&s, "a", slot).status.code(), Some(81), "{slot}");
-    }
-    let out = s.cli(&["heartbeat", "a", "--slot", "240000", "--token", &held]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(
-        finish(&s, "a", "240000", &held, "ok").status.code(),
-        Some(0)
-    );
-    assert_eq!(claim(&s, "a", "240000").status.code(), Some(81));
+    ended_runs_stay_done_and_the_held_run_goes_on(&s, &held);
     let next = json(&claim(&s, "a", "300000"));
     assert!(
         next["fence"].as_i64().unwrap() > fence_held.as_i64().unwrap(),
