@@ -5,7 +5,7 @@
 use crate::common;
 use std::process::Output;
 
-use crate::common::{Server, json, spawn_run, stderr, wait_for_claim};
+use crate::common::{Server, json, owned, spawn_run, stderr, wait_for_claim};
 use serde_json::Value;
 
 fn format_1_store() -> Server {
@@ -150,6 +150,23 @@ fn a_format_1_store_is_migrated_and_every_run_keeps_its_meaning() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to convert"));
 }
 
+/// Sends `script` by EVAL, as a host of another build would, and returns the error it answers.
+fn eval_error(
+    s: &Server,
+    script: &anarchon::scripts::LuaScript,
+    keys: &[&str],
+    args: &[String],
+) -> String {
+    redis::cmd("EVAL")
+        .arg(script.source())
+        .arg(keys.len())
+        .arg(keys)
+        .arg(args)
+        .query::<redis::Value>(&mut s.client())
+        .unwrap_err()
+        .to_string()
+}
+
 /// A format 1 anarchon that read the format key just before the switch sends its claim after it:
 /// the converted job's :state is the format 2 marker, and the format 1 script is refused by its
 /// first command, writing nothing (the run is not claimed a second time).
@@ -173,33 +190,16 @@ fn a_format_1_script_after_the_switch_is_refused_and_writes_nothing() {
         kind: anarchon::store::RunKind::Scheduled,
         history: Default::default(),
     };
-    for (script, keys) in [
-        (
-            &*anarchon::store::lease::v1::CLAIM,
-            keys.with_job().to_vec(),
-        ),
-        (&*anarchon::store::lease::v1::FINISH, keys.all().to_vec()),
-        (
-            &*anarchon::store::lease::v1::HEARTBEAT,
-            vec![keys.state.as_str()],
-        ),
+    use anarchon::store::lease::v1;
+    let claim_args = anarchon::strategy::lease::claim_args(&req);
+    let finish_args = owned(&["60000", &token, "finished", "null"]);
+    let heartbeat_args = owned(&["60000", &token, "30000"]);
+    for (script, keys, args) in [
+        (&*v1::CLAIM, keys.with_job().to_vec(), &claim_args),
+        (&*v1::FINISH, keys.all().to_vec(), &finish_args),
+        (&*v1::HEARTBEAT, vec![keys.state.as_str()], &heartbeat_args),
     ] {
-        let mut cmd = redis::cmd("EVAL");
-        cmd.arg(script.source()).arg(keys.len());
-        for k in &keys {
-            cmd.arg(*k);
-        }
-        if std::ptr::eq(script, &*anarchon::store::lease::v1::CLAIM) {
-            cmd.arg(anarchon::strategy::lease::claim_args(&req));
-        } else if std::ptr::eq(script, &*anarchon::store::lease::v1::FINISH) {
-            cmd.arg(&["60000", token.as_str(), "finished", "null"][..]);
-        } else {
-            cmd.arg(&["60000", token.as_str(), "30000"][..]);
-        }
-        let err = cmd
-            .query::<redis::Value>(&mut s.client())
-            .unwrap_err()
-            .to_string();
+        let err = eval_error(&s, script, &keys, args);
         assert!(err.contains("WRONGTYPE"), "{err}");
         assert_eq!(snapshot(&s), snap);
     }
@@ -210,30 +210,40 @@ fn a_format_1_script_after_the_switch_is_refused_and_writes_nothing() {
     );
 }
 
-/// A run claimed in format 1 whose command outlives the migration: its heartbeats and its finish
-/// (format 1 scripts, refused by the marker, then format 2 ones) record it once.
-#[test]
-fn a_run_spanning_the_migration_finishes_once() {
-    let s = format_1_store();
+/// A run claimed in one format whose command outlives a migration (`migrate_args`) to the other:
+/// its heartbeats and its finish (the old format's scripts, refused, then the new one's) record it
+/// once, in the new format.
+fn a_run_spans_a_migration(s: &Server, migrate_args: &[&str]) {
+    // The store's format before the migration: the run is claimed in it.
+    let before = s.cmd::<String>(&["GET", "cron:format"]) == "1";
     let file = s.dir.path().join("ran.txt");
     let line = format!("sleep 3; echo $ANARCHON_ATTEMPT >> {}", file.display());
     let child = spawn_run(
-        &s,
+        s,
         &[
             "--job", "long", "--slot", "60000", "--lease", "2s", "--json", "--shell", "--", &line,
         ],
     );
-    wait_for_claim(&s, "long", "60000");
-    assert!(s.is_format_1("long"));
-    let out = s.cli(&["migrate", "--yes"]);
+    wait_for_claim(s, "long", "60000");
+    assert_eq!(s.is_format_1("long"), before);
+    let out = s.cli(migrate_args);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(s.is_format_1("long"), !before);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "1\n");
     let results = s.results("long");
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].status, "finished");
+    if !before {
+        assert_eq!(v1_status(s, "long", "60000").as_deref(), Some("finished"));
+    }
     assert!(s.in_progress("long").is_empty());
+}
+
+#[test]
+fn a_run_spanning_the_migration_finishes_once() {
+    a_run_spans_a_migration(&format_1_store(), &["migrate", "--yes"]);
 }
 
 /// Fencing tokens go on rising across the migration: a run in progress keeps the fence format 1
@@ -494,26 +504,18 @@ fn a_format_2_script_after_the_switch_back_is_refused_and_writes_nothing() {
         history: Default::default(),
     };
     use anarchon::store::lease::v2;
-    for script in [&*v2::CLAIM, &*v2::HEARTBEAT, &*v2::FINISH, &*v2::TRIM] {
-        let mut cmd = redis::cmd("EVAL");
-        let keys = v2::script_keys(&keys);
-        cmd.arg(script.source()).arg(keys.len());
-        for k in &keys {
-            cmd.arg(*k);
-        }
-        if std::ptr::eq(script, &*v2::CLAIM) {
-            cmd.arg(anarchon::strategy::lease::claim_args(&req));
-        } else if std::ptr::eq(script, &*v2::FINISH) {
-            cmd.arg(&["60000", token.as_str(), "finished", "null"][..]);
-        } else if std::ptr::eq(script, &*v2::TRIM) {
-            cmd.arg(&["1", "0", "0", "100", "0", "-inf", "0"][..]);
-        } else {
-            cmd.arg(&["60000", token.as_str(), "30000"][..]);
-        }
-        let err = cmd
-            .query::<redis::Value>(&mut s.client())
-            .unwrap_err()
-            .to_string();
+    let v2_keys = v2::script_keys(&keys);
+    let claim_args = anarchon::strategy::lease::claim_args(&req);
+    let finish_args = owned(&["60000", &token, "finished", "null"]);
+    let heartbeat_args = owned(&["60000", &token, "30000"]);
+    let trim_args = owned(&["1", "0", "0", "100", "0", "-inf", "0"]);
+    for (script, args) in [
+        (&*v2::CLAIM, &claim_args),
+        (&*v2::HEARTBEAT, &heartbeat_args),
+        (&*v2::FINISH, &finish_args),
+        (&*v2::TRIM, &trim_args),
+    ] {
+        let err = eval_error(&s, script, &v2_keys, args);
         assert!(err.contains("WRONGTYPE") && err.contains("hash"), "{err}");
         assert_eq!(snapshot(&s), snap);
     }
@@ -525,32 +527,9 @@ fn a_format_2_script_after_the_switch_back_is_refused_and_writes_nothing() {
     assert_eq!(v1_status(&s, "j", "60000").as_deref(), Some("finished"));
 }
 
-/// A run claimed in format 2 whose command outlives the way back: its heartbeats and its finish
-/// record it once, in format 1.
 #[test]
 fn a_run_spanning_the_migration_back_finishes_once() {
-    let s = format_2_store();
-    let file = s.dir.path().join("ran.txt");
-    let line = format!("sleep 3; echo $ANARCHON_ATTEMPT >> {}", file.display());
-    let child = spawn_run(
-        &s,
-        &[
-            "--job", "long", "--slot", "60000", "--lease", "2s", "--json", "--shell", "--", &line,
-        ],
-    );
-    wait_for_claim(&s, "long", "60000");
-    assert!(!s.is_format_1("long"));
-    let out = s.cli(&["migrate", "--to", "1", "--yes"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(s.is_format_1("long"));
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "1\n");
-    let results = s.results("long");
-    assert_eq!(results.len(), 1);
-    assert_eq!(results[0].status, "finished");
-    assert_eq!(v1_status(&s, "long", "60000").as_deref(), Some("finished"));
-    assert!(s.in_progress("long").is_empty());
+    a_run_spans_a_migration(&format_2_store(), &["migrate", "--to", "1", "--yes"]);
 }
 
 /// Five hosts run each slot while the store is migrated under them, one way and back, round after
