@@ -173,26 +173,12 @@ fn judge(
     micros: &str,
 ) -> Result<StoreCheck> {
     let server_now_ms = parse_time_reply(secs, micros)?;
-    let format = found
-        .map(|text| {
-            parse_format(&text).ok_or_else(|| {
-                Error::corrupt(
-                    &key,
-                    format!("the store format is {text:?}, not a positive integer written plainly"),
-                )
-            })
-        })
-        .transpose()?;
-    // A number this build does not know is refused here, where the format key is read: never
-    // mapped to the nearest known format.
-    let lease = match format {
-        None => LeaseFormat::NEW,
-        Some(found) => LeaseFormat::from_number(found).ok_or_else(|| Error::StoreFormat {
-            url: conn.shown_url().to_string(),
-            key,
-            found: found.to_string(),
-            supported: STORE_FORMAT,
-        })?,
+    let (format, lease) = match found {
+        None => (None, LeaseFormat::NEW),
+        Some(text) => {
+            let (number, lease) = known_format(conn, &key, &text)?;
+            (Some(number), lease)
+        }
     };
     Ok(StoreCheck {
         format,
@@ -202,11 +188,31 @@ fn judge(
     })
 }
 
+/// The format number the format key `key` holds as `text`, and its lease format: a text that is
+/// no number written plainly is bad data; a number this build does not know is refused here,
+/// where the format key is read, never mapped to the nearest known format.
+fn known_format(conn: &Connection, key: &str, text: &str) -> Result<(u32, LeaseFormat)> {
+    let number = parse_format(text).ok_or_else(|| {
+        Error::corrupt(
+            key,
+            format!("the store format is {text:?}, not a positive integer written plainly"),
+        )
+    })?;
+    let lease = LeaseFormat::from_number(number).ok_or_else(|| Error::StoreFormat {
+        url: conn.shown_url().to_string(),
+        key: key.to_string(),
+        found: number.to_string(),
+        supported: STORE_FORMAT,
+    })?;
+    Ok((number, lease))
+}
+
 /// The lease format the store's format key names now, from `found` (its value, read again by a
 /// writer whose first read may be old: a claim after `--jitter`'s sleep, a catch-up's later
 /// slot, a backup that took over minutes later). A migration may have switched it since; the
 /// writer then writes the new format, and no job is created in a format the store left. An
-/// absent key keeps `current`; a number this build does not know is refused, as at the start.
+/// absent key keeps `keys`' format; a number this build does not know is refused, as at the
+/// start.
 pub fn refreshed(
     conn: &Connection,
     keys: &crate::store::LeaseKeys,
@@ -215,18 +221,7 @@ pub fn refreshed(
     let Some(text) = found else {
         return Ok(keys.clone());
     };
-    let number = parse_format(&text).ok_or_else(|| {
-        Error::corrupt(
-            &keys.format_key,
-            format!("the store format is {text:?}, not a positive integer written plainly"),
-        )
-    })?;
-    let format = LeaseFormat::from_number(number).ok_or_else(|| Error::StoreFormat {
-        url: conn.shown_url().to_string(),
-        key: keys.format_key.clone(),
-        found: number.to_string(),
-        supported: STORE_FORMAT,
-    })?;
+    let (_, format) = known_format(conn, &keys.format_key, &text)?;
     Ok(keys.clone().with_format(format))
 }
 
