@@ -527,8 +527,8 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l no-headers -d
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l slot -d 'The run to release [default: the job\'s one run in progress]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l expired -d 'Release only runs whose lease expired more than DURATION ago (every such run of the job, or of every job with --all): holders that died with nobody standing by' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l status -d 'How the released attempt is recorded' -r -f -a "interrupted\t''
-failed\t''"
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l status -d 'How the released attempt is recorded' -r -f -a "interrupted\t'the attempt did not end by itself (the default)'
+failed\t'the attempt is recorded as a failure, as a failed command\'s'"
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l reason -d 'Why, recorded with the attempt (an incident number, a sentence)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l by -d 'Who releases, recorded with the attempt [default: $USER@host:pid]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r

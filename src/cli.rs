@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::schedule::CatchUpPolicy;
 use crate::strategy::OverlapPolicy;
+use crate::strategy::lease::ReleaseStatus;
 use crate::time::{SlotSpec, TimeRange, parse_duration, parse_slot, parse_time_range};
 
 /// Operator tool for the Redis/Valkey store of the anarchon distributed cron scheduler.
@@ -984,8 +985,8 @@ pub struct ReleaseArgs {
     pub all: bool,
 
     /// How the released attempt is recorded.
-    #[arg(long, value_enum, default_value = "interrupted", value_name = "STATUS")]
-    pub status: ReleaseStatusArg,
+    #[arg(long, default_value = "interrupted", value_parser = domain_values(ReleaseStatus::ALL, ReleaseStatus::as_str, ReleaseStatus::help), value_name = "STATUS")]
+    pub status: ReleaseStatus,
 
     /// Why, recorded with the attempt (an incident number, a sentence).
     #[arg(long, value_name = "TEXT")]
@@ -1012,13 +1013,6 @@ pub struct ReleaseArgs {
     /// Do not ask for confirmation (needed when stdin is not a terminal).
     #[arg(long, short)]
     pub yes: bool,
-}
-
-/// How `release` records the attempt it ends.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ReleaseStatusArg {
-    Interrupted,
-    Failed,
 }
 
 #[derive(Debug, Args)]

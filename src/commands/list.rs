@@ -2,10 +2,11 @@
 
 use serde::Serialize;
 
+use crate::cli::ListSort;
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{ExitCode, Result};
-use crate::settings::read::{ListOrder, ListSettings};
+use crate::settings::read::ListSettings;
 use crate::store::StoreCheck;
 use std::collections::HashMap;
 
@@ -143,7 +144,7 @@ pub async fn execute(settings: &ListSettings, ctx: &Context) -> Result<ExitCode>
         }
         return Ok(ExitCode::Ok);
     }
-    listing.print_table(ctx, settings.order, now);
+    listing.print_table(ctx, settings.sort, now);
     for u in &listing.unreadable {
         crate::errln!("error: job {} is unreadable: {}", u.job, u.error);
     }
@@ -235,17 +236,17 @@ impl Listing {
             });
         }
         let summaries = &mut self.summaries;
-        match settings.order {
-            ListOrder::Name => summaries.sort_by(|a, b| a.job.cmp(&b.job)),
-            ListOrder::LastRun => {
+        match settings.sort {
+            ListSort::Name => summaries.sort_by(|a, b| a.job.cmp(&b.job)),
+            ListSort::LastRun => {
                 summaries.sort_by(|a, b| b.last_slot.cmp(&a.last_slot).then(a.job.cmp(&b.job)))
             }
-            ListOrder::State => summaries.sort_by(|a, b| {
+            ListSort::State => summaries.sort_by(|a, b| {
                 state_rank(a.state(now))
                     .cmp(&state_rank(b.state(now)))
                     .then(a.job.cmp(&b.job))
             }),
-            ListOrder::Health => {
+            ListSort::Health => {
                 let health = &self.health;
                 let rank = |s: &JobSummary| {
                     health_rank(health.get(&(s.job.clone(), s.layout)).map(|(_, h)| h.state))
@@ -281,7 +282,7 @@ impl Listing {
         ctx.out.print_json(&report);
     }
 
-    fn print_table(&self, ctx: &Context, sort: ListOrder, now: i64) {
+    fn print_table(&self, ctx: &Context, sort: ListSort, now: i64) {
         let mut rows: Vec<Vec<String>> = self
             .summaries
             .iter()
@@ -313,7 +314,7 @@ impl Listing {
             row[2] = "unreadable".to_string();
             row
         }));
-        if sort == ListOrder::Name {
+        if sort == ListSort::Name {
             rows.sort_by(|a, b| a[0].cmp(&b[0]));
         }
         crate::outln!(

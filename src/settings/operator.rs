@@ -3,11 +3,10 @@
 
 use std::time::Duration;
 
-use crate::cli::{
-    MigrateArgs, PauseArgs, ReleaseArgs, ReleaseStatusArg, ResumeArgs, StrategyName, TrimArgs,
-};
+use crate::cli::{MigrateArgs, PauseArgs, ReleaseArgs, ResumeArgs, StrategyName, TrimArgs};
 use crate::error::{Error, Result};
 use crate::store::{Layout, LeaseFormat};
+use crate::strategy::lease::ReleaseStatus;
 use crate::time::SlotSpec;
 
 /// `anarchon trim`.
@@ -41,23 +40,6 @@ impl From<TrimArgs> for TrimSettings {
     }
 }
 
-/// How `release` records the attempt it ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReleaseStatus {
-    Interrupted,
-    Failed,
-}
-
-impl ReleaseStatus {
-    /// The attempt's status as the store records it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReleaseStatus::Interrupted => "interrupted",
-            ReleaseStatus::Failed => "failed",
-        }
-    }
-}
-
 /// `anarchon release`.
 #[derive(Debug, Clone)]
 pub struct ReleaseSettings {
@@ -86,10 +68,7 @@ impl From<ReleaseArgs> for ReleaseSettings {
             slot: args.slot,
             expired: args.expired,
             all: args.all,
-            status: match args.status {
-                ReleaseStatusArg::Interrupted => ReleaseStatus::Interrupted,
-                ReleaseStatusArg::Failed => ReleaseStatus::Failed,
-            },
+            status: args.status,
             reason: args.reason,
             by: args.by,
             dry_run: args.dry_run,

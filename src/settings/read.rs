@@ -89,18 +89,6 @@ impl From<HistoryArgs> for HistorySettings {
     }
 }
 
-/// How `list` orders its rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListOrder {
-    Name,
-    /// Newest run first.
-    LastRun,
-    /// By state, then name.
-    State,
-    /// By health, then name: what needs a person first.
-    Health,
-}
-
 /// `anarchon list`.
 #[derive(Debug, Clone)]
 pub struct ListSettings {
@@ -113,7 +101,7 @@ pub struct ListSettings {
     pub status: Option<String>,
     /// Only jobs that need a person.
     pub unhealthy: bool,
-    pub order: ListOrder,
+    pub sort: ListSort,
     pub watch: Watch,
 }
 
@@ -125,12 +113,7 @@ impl From<ListArgs> for ListSettings {
             active: args.active,
             status: args.status,
             unhealthy: args.unhealthy,
-            order: match args.sort {
-                ListSort::Name => ListOrder::Name,
-                ListSort::LastRun => ListOrder::LastRun,
-                ListSort::State => ListOrder::State,
-                ListSort::Health => ListOrder::Health,
-            },
+            sort: args.sort,
             watch: Watch::of(&args.watch),
         }
     }

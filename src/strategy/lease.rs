@@ -182,6 +182,34 @@ pub enum ReleaseOutcome {
     Changed,
 }
 
+/// How `release` records the attempt it ends: one type from the command line (`--status`) down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReleaseStatus {
+    Interrupted,
+    Failed,
+}
+
+impl ReleaseStatus {
+    /// Every status, in the order `--help` lists them.
+    pub const ALL: [ReleaseStatus; 2] = [ReleaseStatus::Interrupted, ReleaseStatus::Failed];
+
+    /// The attempt's status as the store records it, and its name on the command line.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ReleaseStatus::Interrupted => "interrupted",
+            ReleaseStatus::Failed => "failed",
+        }
+    }
+
+    /// What `--help` says of it.
+    pub const fn help(self) -> &'static str {
+        match self {
+            ReleaseStatus::Interrupted => "the attempt did not end by itself (the default)",
+            ReleaseStatus::Failed => "the attempt is recorded as a failure, as a failed command's",
+        }
+    }
+}
+
 /// The release script's reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReleaseReply {
