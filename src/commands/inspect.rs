@@ -83,17 +83,30 @@ pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCo
         name: settings.job.clone(),
         layout,
     };
-    let monitored =
+    let view =
         crate::store::view::read_one(&mut conn, ctx.prefix(), &job_ref, &check, settings.last)
             .await?;
+    // Judged and read before the view's parts are taken apart below.
+    let health = Some(view.health(now, None));
+    let waiting = view.waiting_at(now).map(|(slot, until)| Waiting {
+        slot,
+        slot_time: crate::time::rfc3339(slot),
+        until,
+        until_time: crate::time::rfc3339(until),
+    });
+    let crate::store::view::JobView {
+        recent,
+        in_progress,
+        pause,
+        registry,
+        ..
+    } = view;
     // A lease job's ended attempts are its results, in every format (a member holds all an
     // attempt has); a claim-only job's history is its claims, which may have no result yet.
     let runs = match layout {
-        Layout::Lease => monitored
-            .recent
-            .iter()
+        Layout::Lease => recent
+            .into_iter()
             .take(settings.last)
-            .cloned()
             .map(RunWithResult::ended)
             .collect(),
         Layout::ClaimOnly => {
@@ -106,22 +119,11 @@ pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCo
             .await?
         }
     };
-    let health = Some(monitored.health(now, None));
-    let mut active: Vec<ActiveRun> = monitored
-        .in_progress
-        .iter()
-        .cloned()
+    let mut active: Vec<ActiveRun> = in_progress
+        .into_iter()
         .map(|state| ActiveRun::at(state, now))
         .collect();
     active.sort_by_key(|r| std::cmp::Reverse(r.state.slot));
-    let waiting = monitored.waiting_at(now).map(|(slot, until)| Waiting {
-        slot,
-        slot_time: crate::time::rfc3339(slot),
-        until,
-        until_time: crate::time::rfc3339(until),
-    });
-    let pause = monitored.pause.clone();
-    let registry = monitored.registry;
     let detail = JobDetail {
         job: settings.job.clone(),
         layout,
