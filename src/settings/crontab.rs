@@ -250,7 +250,7 @@ fn job_line(
         first.trim_start_matches("error: ").to_string()
     })?;
     let Command::Run(run_args) = cli.command else {
-        return Err(format!("line {line} did not read as `run`"));
+        return Err("did not read as `run`'s settings".to_string());
     };
     // `run`'s command comes only after `--`: a word of the annotation that is no flag's value
     // was refused above (by clap), so the command is the line's, whole.

@@ -319,17 +319,19 @@ pub async fn were_claimed(
         return Ok(Vec::new());
     }
     // In the job's own format (a migration may be converting it under the store's format key).
-    let replies: Vec<u64> = crate::store::job::in_job_format(conn, keys, async |conn, format| {
+    let (replies, per_slot) = crate::store::job::in_job_format(conn, keys, async |conn, format| {
         let mut pipe = redis::pipe();
+        let mut per_slot = 0;
         for slot in slots {
-            format.queue_claimed(&mut pipe, keys, *slot);
+            per_slot = format.queue_claimed(&mut pipe, keys, *slot);
         }
-        conn.pipeline(&pipe)
+        let replies: Vec<u64> = conn
+            .pipeline(&pipe)
             .await
-            .map_err(|e| e.on_key(&keys.state, "hash"))
+            .map_err(|e| e.on_key(&keys.state, "hash"))?;
+        Ok((replies, per_slot))
     })
     .await?;
-    let per_slot = replies.len() / slots.len();
     Ok(replies
         .chunks(per_slot)
         .map(|c| c.iter().sum::<u64>() > 0)
