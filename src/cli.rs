@@ -236,6 +236,25 @@ pub enum Command {
     #[command(after_long_help = examples(&["*/5 * * * *  anarchon run --job sync --schedule '*/5 * * * *' -- /usr/local/bin/sync.sh --full", "anarchon run --job report --slot now --timeout 10m -- ./report.sh", "anarchon run --job backup --schedule '@daily' --catch-up 6h --shell -- 'pg_dump db | gzip > /backups/db.gz'"]))]
     Run(Box<RunArgs>),
 
+    /// Run every job of a crontab file, each scheduled run once across the replicas running it.
+    ///
+    /// A long-running scheduler for services that run as several replicas (Kubernetes, Nomad,
+    /// ECS, docker compose), where there is no cron: run the same file in every replica, and each
+    /// scheduled run of each line is claimed once and runs on one replica, exactly as `anarchon
+    /// run` would run it from every host's crontab (lease, backups, overlap, catch-up, pause,
+    /// fencing, records). The file is crontab syntax as supercronic and Vixie cron read it (5
+    /// fields, 6 with seconds first, @hourly, NAME=value lines, CRON_TZ); a `# anarchon: FLAGS`
+    /// line above a job carries `run`'s own flags for it (`--job NAME` names it: without one the
+    /// name is derived from the line, and editing the line renames the job).
+    ///
+    /// SIGHUP or a change of the file reloads it (a file that does not read keeps the jobs
+    /// running as they were); SIGTERM stops claiming, gives running commands --shutdown-grace to
+    /// finish, then stops them and hands their runs to another replica, and exits 0. Each line a
+    /// command prints goes to this process's stdout or stderr labelled with its job, slot and
+    /// attempt.
+    #[command(after_long_help = examples(&["anarchon cron --check /etc/anarchon/crontab", "anarchon --redis redis://redis:6379 cron /etc/anarchon/crontab --listen 0.0.0.0:9464", "anarchon cron crontab --log-format json --shutdown-grace 50s"]))]
+    Cron(CronArgs),
+
     /// List every job under the prefix: layout, runs in progress, last run, last result, history.
     ///
     /// Finds jobs with SCAN (never KEYS) and reads them in pipelined batches.
@@ -1083,6 +1102,45 @@ pub struct CheckArgs {
     /// after an incident: "did we lose a run in the last 6h?"
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub window: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct CronArgs {
+    /// The crontab file.
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+
+    /// Read the file and print each job's name, schedule, time zone and next runs, then exit: 0
+    /// when it reads, 2 with every error (FILE:LINE: why) when it does not.
+    #[arg(long)]
+    pub check: bool,
+
+    /// How many next runs --check shows for each job.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=100), value_name = "N", requires = "check")]
+    pub next: u16,
+
+    /// On SIGTERM or SIGINT, how long running commands may take to finish before they are
+    /// stopped (SIGTERM, SIGKILL 2 s later) and their runs handed to another replica. Keep it
+    /// under what the orchestrator allows (Kubernetes: terminationGracePeriodSeconds, 30 s).
+    #[arg(long, default_value = "25s", value_parser = parse_duration, value_name = "DURATION")]
+    pub shutdown_grace: Duration,
+
+    /// How the lines of the commands' output and of anarchon's own events are written: text
+    /// (`[job slot #attempt] line`) or json (one object a line, for log collectors).
+    #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
+    pub log_format: CronLogFormat,
+
+    /// Serve /metrics (Prometheus: every job's health, and this daemon's own) and /healthz at
+    /// ADDR (host:port, or a port alone on 127.0.0.1). Bind 0.0.0.0 only on purpose.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+}
+
+/// `cron --log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CronLogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Args)]

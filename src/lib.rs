@@ -40,6 +40,7 @@
 pub mod cli;
 pub mod commands;
 pub mod connection;
+pub mod daemon;
 pub mod error;
 pub mod generate;
 pub mod health;

@@ -73,7 +73,176 @@ pub fn write_raw(bytes: &[u8]) {
 /// stderr itself is gone there is nobody left to tell: the exit code says it.
 pub fn error_line(text: &str) {
     use std::io::Write;
+    if let Some(format) = DAEMON_LOG.get() {
+        let label = RUN.try_with(|r| r.clone()).ok();
+        for line in text.lines() {
+            write_labelled(*format, label.as_deref(), Stream::Anarchon, line.as_bytes());
+        }
+        return;
+    }
     let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
+/// How `anarchon cron` writes its lines, set once when it starts: each line a command prints and
+/// each message of anarchon's own, labelled with the run it belongs to (supercronic's habit), so
+/// that the output of many jobs running at once in one process can be told apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// `[sync 2026-12-05T04:01:00Z #1] the line`; anarchon's own lines without a run as they are.
+    Text,
+    /// One JSON object a line: time, job, slot, slot_time, attempt, stream, message.
+    Json,
+}
+
+static DAEMON_LOG: std::sync::OnceLock<LogFormat> = std::sync::OnceLock::new();
+
+/// Turns on the daemon's labelled lines for the rest of the process (`anarchon cron`).
+pub fn set_daemon_log(format: LogFormat) {
+    let _ = DAEMON_LOG.set(format);
+}
+
+/// The run a line belongs to: its job, slot and, once claimed, attempt.
+#[derive(Debug)]
+pub struct RunLabel {
+    pub job: String,
+    /// The slot being taken now (a task that catches up missed runs takes several in turn).
+    pub slot: std::sync::atomic::AtomicI64,
+    /// 0 until the run's claim is won.
+    pub attempt: std::sync::atomic::AtomicU32,
+}
+
+impl RunLabel {
+    pub fn new(job: &str, slot: i64) -> std::sync::Arc<RunLabel> {
+        std::sync::Arc::new(RunLabel {
+            job: job.to_string(),
+            slot: slot.into(),
+            attempt: Default::default(),
+        })
+    }
+
+    /// The attempt this task won, 0 while it has won none (it may be claiming, standing by,
+    /// waiting for an older run).
+    pub fn attempt(&self) -> u32 {
+        self.attempt.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn slot(&self) -> i64 {
+        self.slot.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+tokio::task_local! {
+    /// The run the current task works for (`anarchon cron` sets it for each slot's task).
+    static RUN: std::sync::Arc<RunLabel>;
+}
+
+/// Runs `f` as the task of the run `label`: anarchon's messages from within it carry the label.
+pub async fn in_run<F: std::future::Future>(label: std::sync::Arc<RunLabel>, f: F) -> F::Output {
+    RUN.scope(label, f).await
+}
+
+/// The run the current task works for, if any.
+pub fn current_run() -> Option<std::sync::Arc<RunLabel>> {
+    RUN.try_with(|r| r.clone()).ok()
+}
+
+/// Notes the slot the current task takes now (no attempt won yet).
+pub fn note_slot(slot: i64) {
+    let _ = RUN.try_with(|r| {
+        r.slot.store(slot, std::sync::atomic::Ordering::Relaxed);
+        r.attempt.store(0, std::sync::atomic::Ordering::Relaxed);
+    });
+}
+
+/// Notes the attempt the current task's run was won as.
+pub fn note_attempt(attempt: u32) {
+    let _ = RUN.try_with(|r| {
+        r.attempt
+            .store(attempt, std::sync::atomic::Ordering::Relaxed)
+    });
+}
+
+/// Whether anarchon is running as the daemon: its messages are a log (every event said), not a
+/// person's terminal.
+pub fn daemon_log() -> Option<LogFormat> {
+    DAEMON_LOG.get().copied()
+}
+
+/// Which stream a labelled line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+    /// anarchon's own message.
+    Anarchon,
+}
+
+impl Stream {
+    fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+            Stream::Anarchon => "anarchon",
+        }
+    }
+}
+
+/// One line of a command's output, labelled with its run, to the daemon's stdout (the command's
+/// stdout) or stderr (its stderr), in the daemon's log format.
+pub fn command_line(label: &RunLabel, stream: Stream, line: &[u8]) {
+    write_labelled(
+        daemon_log().unwrap_or(LogFormat::Text),
+        Some(label),
+        stream,
+        line,
+    );
+}
+
+fn write_labelled(format: LogFormat, label: Option<&RunLabel>, stream: Stream, line: &[u8]) {
+    use std::io::Write;
+    let text = String::from_utf8_lossy(line);
+    let text = text.trim_end_matches(['\n', '\r']);
+    let slot_time = |slot: i64| {
+        chrono::DateTime::from_timestamp_millis(slot)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+            .unwrap_or_default()
+    };
+    let attempt = label.map_or(0, |l| l.attempt.load(std::sync::atomic::Ordering::Relaxed));
+    let rendered = match format {
+        LogFormat::Json => {
+            let mut object = serde_json::Map::new();
+            object.insert(
+                "time".into(),
+                chrono::Utc::now()
+                    .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+                    .into(),
+            );
+            if let Some(l) = label {
+                object.insert("job".into(), l.job.clone().into());
+                object.insert("slot".into(), l.slot().into());
+                object.insert("slot_time".into(), slot_time(l.slot()).into());
+                if attempt > 0 {
+                    object.insert("attempt".into(), attempt.into());
+                }
+            }
+            object.insert("stream".into(), stream.name().into());
+            object.insert("message".into(), text.into());
+            serde_json::Value::Object(object).to_string()
+        }
+        LogFormat::Text => match label {
+            Some(l) if attempt > 0 => {
+                format!("[{} {} #{attempt}] {text}", l.job, slot_time(l.slot()))
+            }
+            Some(l) => format!("[{} {}] {text}", l.job, slot_time(l.slot())),
+            None => text.to_string(),
+        },
+    };
+    if stream == Stream::Stdout {
+        let mut out = std::io::stdout().lock();
+        note_write_failure(writeln!(out, "{rendered}").and_then(|()| out.flush()));
+    } else {
+        let _ = writeln!(std::io::stderr().lock(), "{rendered}");
+    }
 }
 
 /// `crate::errln!` that never panics (see [`error_line`]): every message on stderr goes through it.

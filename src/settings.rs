@@ -8,6 +8,7 @@
 //! command line; a test checks that.
 
 pub mod claim;
+pub mod cron;
 pub mod crontab;
 pub mod operator;
 pub mod read;
@@ -25,6 +26,21 @@ use crate::runner::{Backup, RunnerOptions};
 use crate::store::Layout;
 use crate::strategy::claim::{DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS};
 use crate::strategy::{Strategy, default_runner};
+
+/// `--listen` (`metrics`, `cron`): an address, or a port alone on loopback.
+pub fn listen_address(text: &str) -> Result<std::net::SocketAddr> {
+    let text = text.trim();
+    let full = if text.chars().all(|c| c.is_ascii_digit()) {
+        format!("127.0.0.1:{text}")
+    } else {
+        text.to_string()
+    };
+    full.parse().map_err(|_| {
+        Error::usage(format!(
+            "--listen {text:?} is not host:port (for example 127.0.0.1:9464) or a port"
+        ))
+    })
+}
 
 impl GlobalArgs {
     /// The URL to connect to: --redis / $ANARCHON_REDIS_URL, then $REDIS_URL, then localhost.
@@ -302,6 +318,8 @@ impl ExecArgs {
                 leave_children: self.leave_children,
                 stdout_to_stderr: json,
                 keep_stdout: self.keep_stdout,
+                // Only `anarchon cron` supervises its commands; it sets this itself.
+                supervised: None,
             },
             on_overlap: crate::runner::overlap::OnOverlap::Skip,
             ping: None,
@@ -313,6 +331,7 @@ impl ExecArgs {
             quiet: self.quiet,
             // Only `run` waits for replicas; it sets this itself.
             replicas: None,
+            standby_poll: crate::runner::backup::STANDBY_POLL_MAX,
         })
     }
 }

@@ -3,7 +3,6 @@
 //! already in use) at `/metrics`, reading the store afresh at each scrape.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -42,8 +41,8 @@ pub async fn execute(settings: &MetricsSettings, ctx: &Context) -> Result<ExitCo
     }
 }
 
-/// Reads the store once and renders it.
-async fn scrape(conn: &mut Connection, prefix: &str) -> Result<String> {
+/// Reads the store once and renders it (`anarchon cron --listen` serves it too).
+pub(crate) async fn scrape(conn: &mut Connection, prefix: &str) -> Result<String> {
     let started = Instant::now();
     let check = format::check_for_read(conn, prefix).await?;
     let jobs = find_jobs(conn, prefix, "*").await?;
@@ -68,26 +67,11 @@ async fn scrape(conn: &mut Connection, prefix: &str) -> Result<String> {
     ))
 }
 
-/// `--listen`: an address, or a port alone on loopback.
-fn listen_address(text: &str) -> Result<SocketAddr> {
-    let text = text.trim();
-    let full = if text.chars().all(|c| c.is_ascii_digit()) {
-        format!("127.0.0.1:{text}")
-    } else {
-        text.to_string()
-    };
-    full.parse().map_err(|_| {
-        Error::usage(format!(
-            "--listen {text:?} is not host:port (for example 127.0.0.1:9464) or a port"
-        ))
-    })
-}
-
 /// Serves `/metrics` until SIGINT or SIGTERM. One connection to Redis, shared by the scrapes
 /// (it multiplexes) and opened again after a failure; a scrape that cannot read the store
 /// answers `anarchon_up 0`, as exporters do, so Prometheus alerts on it instead of on a gap.
 async fn serve(addr: &str, ctx: &Context) -> Result<ExitCode> {
-    let addr = listen_address(addr)?;
+    let addr = crate::settings::listen_address(addr)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| Error::Other(format!("cannot listen on {addr}: {e}")))?;

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod claim;
+pub mod cron;
 pub mod doctor;
 pub mod finish;
 pub mod heartbeat;
@@ -267,6 +268,9 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Resume(args) => pause::resume(&ResumeSettings::from(args), ctx).await?,
         Command::Doctor(args) => doctor::execute(&DoctorSettings::from(args), ctx).await?,
         Command::Metrics(args) => metrics::execute(&MetricsSettings::from(args), ctx).await?,
+        Command::Cron(args) => {
+            cron::execute(&crate::settings::cron::CronSettings::resolve(args)?, ctx).await?
+        }
         Command::Completions(args) => generated(match (args.dir, args.shell, args.install) {
             (Some(dir), _, _) => crate::generate::write_completions(&dir),
             (None, Some(shell), true) => crate::generate::install_completion(shell).map(|path| {
@@ -475,6 +479,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     [
         check::json_schemas(),
         claim::json_schemas(),
+        cron::json_schemas(),
         doctor::json_schemas(),
         heartbeat::json_schemas(),
         history::json_schemas(),

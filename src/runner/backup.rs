@@ -12,8 +12,18 @@ use crate::strategy::claim::{ClaimOutcome, ClaimRequest};
 use crate::strategy::lease::{self, ClaimReply};
 use crate::time::{humanize, rfc3339};
 
-/// The longest a backup sleeps between looks at the holder: it notices an early finish within this.
-const STANDBY_POLL_MAX: Duration = Duration::from_secs(5);
+/// The longest a backup of `anarchon run` sleeps between looks at the holder: it notices an early
+/// finish (or a hand-over) within this.
+pub const STANDBY_POLL_MAX: Duration = Duration::from_secs(5);
+
+/// How a backup stands by.
+#[derive(Debug, Clone, Copy)]
+pub struct Standing {
+    /// Give up after this (`--backup-for`); None: for as long as attempts remain.
+    pub limit: Option<Duration>,
+    /// The longest sleep between claims while the holder's lease lives.
+    pub poll: Duration,
+}
 
 /// Stands by while the holder renews its lease: re-claims just after the holder's lease should end
 /// (and at least every [`STANDBY_POLL_MAX`], to notice an early end), until we win, the run is over
@@ -25,9 +35,10 @@ pub async fn wait_as_backup(
     job: &str,
     req: &ClaimRequest,
     mut reply: ClaimReply,
-    limit: Option<Duration>,
+    how: Standing,
     quiet: bool,
 ) -> Result<(ClaimReply, BootTime)> {
+    let Standing { limit, poll } = how;
     let give_up = limit.map(|l| Instant::now() + l);
     let spinner = crate::lines::stderr_spinner(quiet);
     let mut sent = BootTime::now();
@@ -44,7 +55,7 @@ pub async fn wait_as_backup(
             ));
         }
         let nap = Duration::from_millis(u64::try_from(left_ms + 25).unwrap_or(0))
-            .clamp(Duration::from_millis(25), STANDBY_POLL_MAX);
+            .clamp(Duration::from_millis(25), poll);
         let nap = match give_up {
             Some(g) => nap.min(g.saturating_duration_since(Instant::now())),
             None => nap,

@@ -64,7 +64,25 @@ pub struct CommandSpec {
     /// Keep the last [`STDERR_TAIL_BYTES`] of the command's stdout too (`--keep-stdout`): its
     /// stdout is then a pipe that anarchon copies on as it comes.
     pub keep_stdout: bool,
+    /// Set when the command runs under `anarchon cron` ([`Supervised`]); None under `run`.
+    pub supervised: Option<Supervised>,
 }
+
+/// A command run by the daemon (`anarchon cron`) rather than by an `anarchon run` of its own:
+/// signals are the daemon's to handle (SIGTERM is its shutdown, SIGHUP its reload), so none is
+/// forwarded from here; its output goes out line by line, labelled with its run
+/// ([`crate::lines::command_line`]); and the daemon's shutdown stops it when the grace is over.
+#[derive(Debug, Clone)]
+pub struct Supervised {
+    /// Turns true when the daemon's `--shutdown-grace` is over: the command is stopped (SIGTERM,
+    /// SIGKILL after [`SHUTDOWN_KILL_AFTER`] at most) and its run handed over.
+    pub stop: tokio::sync::watch::Receiver<bool>,
+}
+
+/// The longest a command stopped at the end of the daemon's shutdown grace gets between SIGTERM
+/// and SIGKILL: it had the grace to finish, and its run is handed to another replica only once it
+/// is gone (a replica's orchestrator kills the daemon soon after: Kubernetes 30 s after SIGTERM).
+pub const SHUTDOWN_KILL_AFTER: Duration = Duration::from_secs(2);
 
 /// For serde: a count of zero is left out of the JSON.
 fn is_zero(n: &usize) -> bool {
@@ -85,6 +103,10 @@ pub struct CommandOutcome {
     /// An operator released the run while it ran (`anarchon release`): it was stopped.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub released: bool,
+    /// The daemon (`anarchon cron`) shut down and its grace ended while the command ran: it was
+    /// stopped, and its run handed over to another replica.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped_for_shutdown: bool,
     /// Processes the command left in its process group when it exited, which anarchon stopped.
     #[serde(skip_serializing_if = "is_zero")]
     pub children_stopped: usize,
@@ -132,6 +154,8 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     // Handlers first: a SIGTERM that arrives while the command starts must be forwarded to it, not
     // kill anarchon and leave the command behind.
     let mut signals = match Signals::install() {
+        // The daemon handles its signals itself (shutdown, reload) and forwards what it must.
+        _ if spec.supervised.is_some() => None,
         Ok(s) => Some(s),
         Err(e) => {
             crate::errln!(
@@ -161,6 +185,9 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     if let Some(g) = guard.as_mut() {
         brief_guard(g, &child, spec, lease);
     }
+    if let Some(Target { pid, group: true }) = target {
+        super::children::group_started(pid.as_raw());
+    }
     let copiers = Copiers::start(&mut child, spec);
 
     let mut watch = Watch {
@@ -176,20 +203,36 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut stop = spec.supervised.as_ref().map(|s| s.stop.clone());
     let status = loop {
         tokio::select! {
             status = child.wait() => break status,
             sig = recv(&mut signals) => forward(target, sig, &mut outcome),
+            () = stop_asked(&mut stop) => {
+                stop = None;
+                watch.stop_for_shutdown(guard.as_mut(), &mut outcome);
+            }
             _ = tick.tick() => watch.tick(guard.as_mut(), &mut outcome),
         }
     };
+    if let Some(pid) = child.id() {
+        super::children::untrack(pid);
+    }
+    if let Some(Target { pid, group: true }) = target {
+        super::children::group_ended(pid.as_raw());
+    }
     // The run lasted until the command itself exited: what it left behind is not its duration.
     outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     if let (Some(g), false) = (guard.as_mut(), spec.foreground || spec.leave_children) {
         let deadline = lease
             .filter(|_| spec.stop_on_lease_lost)
             .map(LeaseDeadline::deadline);
-        outcome.children_stopped = stop_leftovers(g, spec.kill_after, deadline).await;
+        let kill_after = if outcome.stopped_for_shutdown {
+            spec.kill_after.min(SHUTDOWN_KILL_AFTER)
+        } else {
+            spec.kill_after
+        };
+        outcome.children_stopped = stop_leftovers(g, kill_after, deadline).await;
     }
     if let Some(g) = guard {
         g.done();
@@ -218,11 +261,32 @@ struct Copiers {
 impl Copiers {
     fn start(child: &mut Child, spec: &CommandSpec) -> Self {
         let stderr_tail = Tail::default();
+        let stdout_tail = Tail::default();
+        if let (Some(_), Some(label)) = (&spec.supervised, crate::lines::current_run()) {
+            use crate::lines::Stream;
+            let stderr = tokio::spawn(pass_lines(
+                child.stderr.take(),
+                label.clone(),
+                Stream::Stderr,
+                stderr_tail.clone(),
+            ));
+            let stdout = tokio::spawn(pass_lines(
+                child.stdout.take(),
+                label,
+                Stream::Stdout,
+                stdout_tail.clone(),
+            ));
+            return Copiers {
+                stderr,
+                stderr_tail,
+                stdout,
+                stdout_tail,
+            };
+        }
         let stderr = tokio::spawn(pass_through_stderr(
             child.stderr.take(),
             stderr_tail.clone(),
         ));
-        let stdout_tail = Tail::default();
         let stdout = tokio::spawn(pass_through_stdout(
             child.stdout.take(),
             stdout_tail.clone(),
@@ -308,6 +372,23 @@ struct Watch<'a> {
 }
 
 impl Watch<'_> {
+    /// The daemon's shutdown grace is over: the command gets its SIGTERM now and SIGKILL after
+    /// [`SHUTDOWN_KILL_AFTER`] at most (before the lease's deadline in any case).
+    fn stop_for_shutdown(&mut self, guard: Option<&mut Guard>, outcome: &mut CommandOutcome) {
+        let now = BootTime::now();
+        outcome.stopped_for_shutdown = true;
+        let kill_after = self.spec.kill_after.min(SHUTDOWN_KILL_AFTER);
+        crate::errln!(
+            "anarchon: shutting down and the grace is over; stopping the command (SIGTERM, SIGKILL in {} at the latest) to hand the run over",
+            humantime::format_duration(kill_after)
+        );
+        self.kill_at = earliest(self.kill_at, now + kill_after);
+        if let Some(deadline) = self.lease.map(LeaseDeadline::deadline) {
+            self.kill_at = earliest(self.kill_at, deadline);
+        }
+        terminate(self.target, guard, &mut self.term_sent, self.kill_at);
+    }
+
     /// One look at the clock: --timeout, the lease, and the SIGKILL moment.
     fn tick(&mut self, mut guard: Option<&mut Guard>, outcome: &mut CommandOutcome) {
         let spec = self.spec;
@@ -471,10 +552,16 @@ fn group_members(group: Pid) -> Vec<Pid> {
         .filter(|pid| {
             // Field 5 of /proc/PID/stat, counted after the command name's closing parenthesis
             // (the name itself may hold spaces and parentheses).
+            // A zombie is no longer running (its parent, or the daemon's reaper, waits for it).
             std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-                stat.rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().nth(2)?.parse::<i32>().ok())
-                    == Some(group.as_raw())
+                let mut fields = stat
+                    .rsplit_once(')')
+                    .map(|(_, rest)| rest.split_whitespace())
+                    .into_iter()
+                    .flatten();
+                let state = fields.next();
+                state != Some("Z")
+                    && fields.nth(1).and_then(|g| g.parse::<i32>().ok()) == Some(group.as_raw())
             })
         })
         .map(Pid::from_raw)
@@ -512,6 +599,19 @@ impl Signals {
     }
 }
 
+/// Resolves once the daemon asks its commands to stop (never without a daemon, or once seen).
+async fn stop_asked(stop: &mut Option<tokio::sync::watch::Receiver<bool>>) {
+    match stop {
+        Some(rx) => {
+            if rx.wait_for(|stop| *stop).await.is_err() {
+                // The daemon is gone without asking: nothing will ask any more.
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending().await,
+    }
+}
+
 /// The next signal to forward; never resolves without handlers.
 async fn recv(signals: &mut Option<Signals>) -> Signal {
     let Some(s) = signals else {
@@ -539,7 +639,7 @@ fn spawn(spec: &CommandSpec, group: Option<Pid>) -> std::io::Result<Child> {
     }
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::inherit())
-        .stdout(if spec.keep_stdout {
+        .stdout(if spec.keep_stdout || spec.supervised.is_some() {
             Stdio::piped()
         } else if spec.stdout_to_stderr {
             Stdio::from(std::io::stderr())
@@ -552,7 +652,9 @@ fn spawn(spec: &CommandSpec, group: Option<Pid>) -> std::io::Result<Child> {
         // The guard's group when there is a guard (so the command is never unguarded), else its own.
         cmd.process_group(group.map_or(0, Pid::as_raw));
     }
-    cmd.spawn()
+    // Known to the daemon's reaper before it can exit, so that the reaper leaves its status to
+    // tokio (see [`super::children`]).
+    super::children::spawn_tracked(|| cmd.spawn(), |child| child.id())
 }
 
 /// Whom anarchon signals: the command's process group (its id is the command's pid), or with
@@ -652,6 +754,45 @@ async fn pass_through(
                 );
             }
         }
+    }
+}
+
+/// The longest line passed on whole under the daemon; a longer one goes out in pieces this long.
+const LONGEST_LINE: usize = 16 * 1024;
+
+/// Under the daemon: passes one of the command's streams on line by line, each labelled with its
+/// run ([`crate::lines::command_line`]), keeping its last [`STDERR_TAIL_BYTES`] in `tail`. A
+/// last line without its newline goes out at the end.
+async fn pass_lines(
+    from: Option<impl tokio::io::AsyncRead + Unpin>,
+    label: std::sync::Arc<crate::lines::RunLabel>,
+    stream: crate::lines::Stream,
+    tail: Tail,
+) {
+    let Some(mut from) = from else {
+        return;
+    };
+    let mut buf = [0u8; 8192];
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        push_tail(
+            &mut tail.lock().unwrap_or_else(|e| e.into_inner()),
+            &buf[..n],
+        );
+        for piece in buf[..n].split_inclusive(|b| *b == b'\n') {
+            line.extend_from_slice(piece);
+            if line.ends_with(b"\n") || line.len() >= LONGEST_LINE {
+                crate::lines::command_line(&label, stream, &line);
+                line.clear();
+            }
+        }
+    }
+    if !line.is_empty() {
+        crate::lines::command_line(&label, stream, &line);
     }
 }
 

@@ -71,8 +71,16 @@ impl Guard {
         let (from_guard_read, from_guard_write) = pipe2(OFlag::O_CLOEXEC)?;
         let kill_after_ns = u64::try_from(kill_after.as_nanos()).unwrap_or(u64::MAX);
         let grace_ns = u64::try_from(grace.as_nanos()).unwrap_or(u64::MAX);
+        // Locked across the fork: the daemon's reaper must know the guard is ours before it can
+        // exit (see `runner::children`). The child branch never touches the lock.
+        let mut held = super::children::hold();
         // SAFETY: the child branch makes only async-signal-safe calls and never returns.
-        match unsafe { fork() }? {
+        let forked = unsafe { fork() }?;
+        if let ForkResult::Parent { child } = forked {
+            held.track(child.as_raw());
+        }
+        drop(held);
+        match forked {
             ForkResult::Child => guard_main(
                 to_guard_read.as_raw_fd(),
                 to_guard_write.as_raw_fd(),
@@ -89,6 +97,7 @@ impl Guard {
                 let mut pid = [0u8; 4];
                 if let Err(e) = ready.read_exact(&mut pid) {
                     let _ = waitpid(child, None);
+                    super::children::untrack(child.as_raw() as u32);
                     return Err(std::io::Error::new(
                         e.kind(),
                         format!("the guard process did not start: {e}"),
@@ -135,6 +144,7 @@ impl Guard {
         self.send(DONE, 0);
         self.pipe = None;
         let _ = waitpid(self.group, None);
+        super::children::untrack(self.group.as_raw() as u32);
         self.reaped = true;
     }
 
@@ -162,6 +172,7 @@ impl Drop for Guard {
         let guard = self.group;
         std::thread::spawn(move || {
             let _ = waitpid(guard, None);
+            super::children::untrack(guard.as_raw() as u32);
         });
     }
 }

@@ -20,6 +20,7 @@
 
 pub mod backup;
 pub mod child;
+pub mod children;
 pub mod deadline;
 pub mod guard;
 pub mod keeper;
@@ -70,6 +71,10 @@ pub struct RunnerOptions {
     /// acting by `on_overlap`: `run --catch-up` and `--backfill` (see [`run_in_turn`]), whose
     /// hosts go through missed runs in order. None: never.
     pub in_turn: Option<std::time::Duration>,
+    /// The longest a backup sleeps between claims while the holder's lease lives: how soon it
+    /// notices a run ended early or handed over ([`backup::STANDBY_POLL_MAX`] for `run`; less
+    /// under `anarchon cron`, whose replicas hand runs over when they shut down).
+    pub standby_poll: Duration,
 }
 
 /// `run --wait-replicas N`: after winning, `WAIT` until N replicas acknowledged the claim (and the
@@ -108,6 +113,7 @@ pub async fn run_slot(
     opts: &RunnerOptions,
     server_now: i64,
 ) -> Result<SlotReport> {
+    crate::lines::note_slot(req.slot);
     if let Some(report) = skip_behind_a_waiting_slot(conn, target, &req, opts, server_now).await? {
         return Ok(report);
     }
@@ -137,13 +143,23 @@ pub async fn run_slot(
     // Only the lease strategy answers running; the others cannot tell running from done.
     if let (ClaimOutcome::Running, Backup::Standby { limit }) = (reply.outcome, opts.backup) {
         backup = true;
+        if crate::lines::daemon_log().is_some() {
+            crate::errln!(
+                "anarchon: held by {} (attempt {}); standing by to take over if its lease ends",
+                reply.runner,
+                reply.attempt.unwrap_or(0)
+            );
+        }
         (reply, sent) = wait_as_backup(
             conn,
             &target.lease_keys(),
             target.job,
             &req,
             reply,
-            limit,
+            backup::Standing {
+                limit,
+                poll: opts.standby_poll,
+            },
             opts.quiet,
         )
         .await?;
@@ -197,7 +213,7 @@ const BEHIND_POLL: Duration = Duration::from_secs(1);
 pub async fn run_in_turn(
     conn: &mut Connection,
     target: Target<'_>,
-    request: &dyn Fn(i64) -> ClaimRequest,
+    request: &(dyn Fn(i64) -> ClaimRequest + Sync),
     slot: i64,
     opts: &RunnerOptions,
     server_now: i64,
@@ -402,6 +418,17 @@ async fn execute(
 ) -> SlotReport {
     let job = target.job;
     let attempt = won.attempt.unwrap_or(1);
+    if crate::lines::daemon_log().is_some() {
+        crate::lines::note_attempt(attempt);
+        crate::errln!(
+            "anarchon: won{}; running the command",
+            if backup {
+                " after taking over as backup"
+            } else {
+                ""
+            }
+        );
+    }
     let unreplicated = match &opts.replicas {
         Some(wait) => replicas_missing(conn, wait, target, req, "claim", opts.quiet).await,
         None => None,
@@ -425,6 +452,11 @@ async fn execute(
 
     let stopped_for_lease = outcome.lease_lost && spec.stop_on_lease_lost;
     let recorded = match &claimed {
+        // Stopped by the daemon's shutdown (its grace over): handed over to a replica standing by,
+        // which takes it over at once as the next attempt.
+        Claimed::Lease(_) if outcome.stopped_for_shutdown && !outcome.released => {
+            record::hand_over(conn, target, req, &claimed, &outcome).await
+        }
         // The command was stopped because the lease could not be kept: that is no failure of the
         // run. Finishing it `failed` would take the run from the backups; left alone, its lease
         // ends, the attempt is recorded `interrupted` and a backup (or a later claim) takes over.
@@ -458,6 +490,7 @@ async fn execute(
             (Recorded::Released { status, .. }, _) => status.clone(),
             (Recorded::Yes, true) => "finished".to_string(),
             (Recorded::Yes, false) => "failed".to_string(),
+            (Recorded::HandedOver, _) => "interrupted".to_string(),
             (Recorded::LeaseLost(_) | Recorded::Unreachable(_) | Recorded::Refused { .. }, _) => {
                 "unknown".to_string()
             }
@@ -539,6 +572,10 @@ fn say_recorded(
 ) {
     match recorded {
         Recorded::Yes => {}
+        Recorded::HandedOver => crate::errln!(
+            "anarchon: the command was stopped for the shutdown; attempt {attempt} of {job} @ {} is handed over: its lease ended now, and a replica standing by takes the run over as the next attempt",
+            rfc3339(slot)
+        ),
         Recorded::Released { reason, status } => crate::errln!(
             "anarchon: {reason}; the command was stopped, and attempt {attempt} of {job} @ {} is recorded {status}",
             rfc3339(slot)
@@ -647,7 +684,8 @@ async fn not_started(
             Recorded::LeaseLost(_)
             | Recorded::Unreachable(_)
             | Recorded::Refused { .. }
-            | Recorded::Released { .. } => "unknown".to_string(),
+            | Recorded::Released { .. }
+            | Recorded::HandedOver => "unknown".to_string(),
         },
         command: None,
         recorded: Some(recorded),

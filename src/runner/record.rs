@@ -153,3 +153,48 @@ pub async fn record_result(
         conn.pause_and_reconnect(&mut backoff, give_up).await;
     }
 }
+
+/// `anarchon cron` shut down and stopped the command at the end of its grace: the run is handed
+/// over ([`strategy::lease::hand_over`]: its lease ends now) so that a replica standing by takes
+/// it over at once as the next attempt, instead of when the lease would have ended. Retried
+/// through connection trouble while the lease lives; if it cannot be done, the lease ends by
+/// itself and the takeover comes then. A run an operator released meanwhile is finished with the
+/// release's status instead, as any released run is.
+pub async fn hand_over(
+    conn: &mut Connection,
+    target: Target<'_>,
+    req: &ClaimRequest,
+    claimed: &Claimed,
+    outcome: &CommandOutcome,
+) -> Recorded {
+    let Claimed::Lease(held) = claimed else {
+        return record(conn, target, req, claimed, outcome).await;
+    };
+    let give_up = Instant::now() + held.deadline.deadline().left().max(Duration::from_secs(1));
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let left = give_up.saturating_duration_since(Instant::now());
+        let call = strategy::lease::hand_over(conn, &held.keys, held.slot, &held.token);
+        let error = match timeout(left.max(Duration::from_millis(100)), call).await {
+            Ok(Ok(reply)) => {
+                return match reply.outcome {
+                    TokenOutcome::Ok => Recorded::HandedOver,
+                    TokenOutcome::Released => record(conn, target, req, claimed, outcome).await,
+                    TokenOutcome::Lost => Recorded::LeaseLost(reply.lost_reason()),
+                };
+            }
+            Ok(Err(e)) if !e.is_transient() => {
+                return Recorded::Refused {
+                    reason: e.to_string(),
+                    exit_code: e.exit_code().code(),
+                };
+            }
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "Redis did not answer in time".to_string(),
+        };
+        if Instant::now() >= give_up {
+            return Recorded::Unreachable(error);
+        }
+        conn.pause_and_reconnect(&mut backoff, give_up).await;
+    }
+}

@@ -40,6 +40,10 @@ pub enum Recorded {
     /// An operator released the run (`anarchon release`): the command was stopped, and the
     /// attempt is recorded with the release's status (`interrupted` or `failed`).
     Released { reason: String, status: String },
+    /// `anarchon cron` shut down: the command was stopped when its grace ended, and the run
+    /// handed over (its lease ended now): the next claim records the attempt `interrupted` and
+    /// takes the run over.
+    HandedOver,
 }
 
 /// The summary of one slot (`run --json` prints it).
@@ -123,6 +127,7 @@ impl SlotReport {
                     (Some(Recorded::Unreachable(_)), _) => ExitCode::Connection.code(),
                     (Some(Recorded::Refused { exit_code, .. }), _) => *exit_code,
                     (Some(Recorded::Yes | Recorded::Released { .. }) | None, _) => 0,
+                    (Some(Recorded::HandedOver), _) => ExitCode::LeaseLost.code(),
                 }
             }
         }

@@ -48,6 +48,9 @@ pub struct CronJob {
     /// The `NAME=value` lines above it, in order.
     pub env: Vec<(String, String)>,
     pub run: RunSettings,
+    /// Everything the job's settings were read from (its line, flags and environment): a reload
+    /// restarts a job whose fingerprint changed, and leaves the others be.
+    pub fingerprint: String,
 }
 
 /// Where a job's name comes from.
@@ -255,6 +258,7 @@ fn job_line(
     // `run`'s command comes only after `--`: a word of the annotation that is no flag's value
     // was refused above (by clap), so the command is the line's, whole.
     debug_assert_eq!(run_args.command, std::slice::from_ref(&command));
+    let fingerprint = format!("{args:?} {env:?}");
     let mut run = RunSettings::resolve(*run_args, global, false).map_err(|e| e.to_string())?;
     crate::store::validate_job_name(&run.job).map_err(|e| e.to_string())?;
     run.runner.command.env.extend(env.iter().cloned());
@@ -270,6 +274,7 @@ fn job_line(
         command,
         env: env.to_vec(),
         run,
+        fingerprint,
     })
 }
 

@@ -130,7 +130,32 @@ pub async fn heartbeat(
     token: &str,
     lease: Duration,
 ) -> Result<TokenReply> {
-    codec::call(conn, keys, &codec::Heartbeat { slot, token, lease }).await
+    let heartbeat = codec::Heartbeat {
+        slot,
+        token,
+        lease,
+        hand_over: false,
+    };
+    codec::call(conn, keys, &heartbeat).await
+}
+
+/// The holder gives its run up (`anarchon cron` shutting down, its command stopped and gone): the
+/// lease ends now, so the next claim (a backup standing by on another replica) records the
+/// attempt `interrupted` and takes the run over at once, rather than when the lease would have
+/// ended. The heartbeat script with its hand-over argument: only the current attempt's token can.
+pub async fn hand_over(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+    token: &str,
+) -> Result<TokenReply> {
+    let heartbeat = codec::Heartbeat {
+        slot,
+        token,
+        lease: Duration::ZERO,
+        hand_over: true,
+    };
+    codec::call(conn, keys, &heartbeat).await
 }
 
 /// `result_json` must be valid JSON text (an object, or `null`).

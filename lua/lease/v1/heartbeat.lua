@@ -1,6 +1,8 @@
 -- heartbeat(job, slot, token): pushes the lease end forward, only for the current attempt's token.
 -- KEYS: 1-6 as in lib.lua
--- ARGV: 1 slot, 2 token, 3 lease_ms
+-- ARGV: 1 slot, 2 token, 3 lease_ms, 4 'hand_over' (optional): the holder has stopped its command
+--   (`anarchon cron` shutting down) and gives the run up: its lease ends now, so that a backup's
+--   next claim records the attempt interrupted and takes the run over at once
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now[, '', '', released_by, reason]}
 --   outcome ok; lost when the run is gone, finished, or held by another token; released when an
 --   operator released it (lib.lua release_mark): the lease is not renewed, the holder must stop
@@ -32,6 +34,11 @@ end
 -- A heartbeat never moves the lease end backwards: a shorter --lease must not hand the run over.
 local lease_end = now + lease_ms
 local current = tonumber(run.lease_end)
-if current and current > lease_end then lease_end = current end
+if ARGV[4] == 'hand_over' then
+  lease_end = now
+  if current and current < now then lease_end = current end
+elseif current and current > lease_end then
+  lease_end = current
+end
 redis.call('HSET', KEYS[1], field(slot, 'lease_end'), lease_end)
 return reply('ok', lease_end)

@@ -1,7 +1,10 @@
 -- heartbeat(job, slot, token), store format 2: pushes the lease end forward, only for the current
 -- attempt's token.
 -- KEYS: 1-7 as in lua/lease/v2/lib.lua
--- ARGV: 1 slot, 2 token, 3 lease_ms (0: the lease the attempt was claimed with)
+-- ARGV: 1 slot, 2 token, 3 lease_ms (0: the lease the attempt was claimed with),
+--       4 'hand_over' (optional): the holder has stopped its command (`anarchon cron` shutting
+--       down) and gives the run up: its lease ends now, so that a backup's next claim records the
+--       attempt interrupted and takes the run over at once instead of when the lease would end
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now[, '', '', released_by, reason]}
 --   outcome ok; lost when the run is gone, over, or held by another token; released when an
 --   operator released it (lua/lease/released.lua): the lease is not renewed, the holder must stop its
@@ -20,6 +23,10 @@ end
 -- An expired lease that nobody took over is still ours: extending it steals from no one.
 -- A heartbeat never moves the lease end backwards: a shorter --lease must not hand the run over.
 if lease_ms <= 0 then lease_ms = run.lease_ms end
-run.lease_end = math.max(run.lease_end, now + lease_ms)
+if ARGV[4] == 'hand_over' then
+  run.lease_end = math.min(run.lease_end, now)
+else
+  run.lease_end = math.max(run.lease_end, now + lease_ms)
+end
 redis.call('HSET', KEYS[1], slot, encode_live(run))
 return {'ok', int(run.attempt), int(run.lease_end), run.runner, 'running', int(now)}

@@ -80,7 +80,7 @@ pub struct Backfill<'a> {
     /// `--backfill` and the flags that go with it.
     pub flags: BackfillFlags,
     pub opts: &'a RunnerOptions,
-    pub request: &'a dyn Fn(i64) -> ClaimRequest,
+    pub request: &'a (dyn Fn(i64) -> ClaimRequest + Sync),
     pub now: i64,
 }
 

@@ -42,50 +42,67 @@ struct RunSummary<'a> {
 
 /// A missed run the catch-up policy did not run.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-struct Skipped {
-    slot: i64,
+pub struct Skipped {
+    pub slot: i64,
     slot_time: String,
-    reason: String,
+    pub reason: String,
     /// Whether the store now records it as skipped (false: another host claimed it meanwhile, the
     /// job is paused over it, or a format 1 store, which has no place for it).
-    recorded: bool,
+    pub recorded: bool,
 }
 
 /// `run` with its settings resolved (from the command line, or a crontab line).
 pub async fn execute(run: &RunSettings, ctx: &Context) -> Result<i32> {
     ctx.lease_keys(&run.job)?;
-    let strategy = run.strategy;
-    let schedule = run.schedule.as_ref();
-    let opts = &run.runner;
-    let request = |slot: i64| -> ClaimRequest { run.claim.request(slot, RunKind::Scheduled) };
-    let (mut conn, check) = open_and_register(ctx, run, strategy).await?;
-    let now = check.server_now_ms;
+    let (mut conn, check) = open_and_register(ctx, run, run.strategy).await?;
     let (current, early) = current_slot(run, &check)?;
     if !early.is_zero() {
         // Started just before the slot by the server's clock: its run waits for it.
         tokio::time::sleep(early).await;
     }
-    let target = Target::new(ctx.prefix(), &run.job, strategy, &check);
-    if let (Some(b), Some(schedule)) = (run.backfill, schedule) {
+    if let (Some(b), Some(schedule)) = (run.backfill, run.schedule.as_ref()) {
+        let request = |slot: i64| -> ClaimRequest { run.claim.request(slot, RunKind::Scheduled) };
         let backfill = backfill::Backfill {
-            target,
+            target: Target::new(ctx.prefix(), &run.job, run.strategy, &check),
             schedule,
             flags: b,
-            opts,
+            opts: &run.runner,
             request: &request,
-            now,
+            now: check.server_now_ms,
         };
         return backfill::execute(&mut conn, ctx, run, backfill).await;
     }
+    let outcome = take_slot(&mut conn, ctx.prefix(), run, &check, current).await?;
+    print_outcome(run, ctx, &outcome, check.server_now_ms);
+    Ok(outcome.exit_code)
+}
+
+/// One scheduled slot taken as `run` takes it, once the store is open and `check` read: the
+/// jitter, the catch-up of missed runs (each in turn), then the slot itself, claimed, run and
+/// recorded by [`run_in_turn`], and `--on-failure` for each attempt that failed here. `anarchon
+/// cron` takes each of its slots through here too: one code path for a crontab line run by cron
+/// and one run by the daemon.
+pub async fn take_slot(
+    conn: &mut Connection,
+    prefix: &str,
+    run: &RunSettings,
+    check: &StoreCheck,
+    current: i64,
+) -> Result<Outcome> {
+    let strategy = run.strategy;
+    let opts = &run.runner;
+    let request = |slot: i64| -> ClaimRequest { run.claim.request(slot, RunKind::Scheduled) };
+    let now = check.server_now_ms;
+    let target = Target::new(prefix, &run.job, strategy, check);
     let delay = jitter_delay(&run.job, current, run.jitter);
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
     let keys = target.lease_keys();
 
-    let too_late = schedule.is_some() && now - current > millis(run.max_late);
+    let too_late = run.schedule.is_some() && now - current > millis(run.max_late);
     // Reads and skip records, all idempotent: retried through a stall as a claim is.
-    let plan = crate::runner::retrying(&mut conn, async |conn| {
+    let plan = crate::runner::retrying(conn, async |conn| {
         plan_catch_up(conn, run, &keys, current, now).await
     })
     .await?;
@@ -94,36 +111,25 @@ pub async fn execute(run: &RunSettings, ctx: &Context) -> Result<i32> {
     // hosts of a fleet coming back go through them together, each once, one at a time.
     let mut caught_up = Vec::new();
     for &slot in plan.to_run.iter().filter(|s| **s != current) {
-        let report = run_in_turn(&mut conn, target, &request, slot, opts, now, &mut caught_up);
+        let report = run_in_turn(conn, target, &request, slot, opts, now, &mut caught_up);
         let report = report.await?;
         caught_up.push(report);
     }
     let (skipped, current_missed) = (plan.skipped, plan.current_missed);
 
     let report = if !too_late || current_missed {
-        run_in_turn(
-            &mut conn,
-            target,
-            &request,
-            current,
-            opts,
-            now,
-            &mut caught_up,
-        )
-        .await?
+        run_in_turn(conn, target, &request, current, opts, now, &mut caught_up).await?
     } else {
         SlotReport::too_late(&run.job, current)
     };
     let exit_code = exit_code(run, &caught_up, &report);
     notify_failures(run, caught_up.iter().chain([&report])).await;
-    let outcome = Outcome {
+    Ok(Outcome {
         skipped,
         caught_up,
         report,
         exit_code,
-    };
-    print_outcome(run, ctx, &outcome, now);
-    Ok(exit_code)
+    })
 }
 
 /// How far before a fire time a `run` may start and still be for it (a host whose clock runs a
@@ -283,12 +289,12 @@ async fn skip_before_window(
 }
 
 /// What one `run` did, slot by slot.
-struct Outcome {
-    skipped: Vec<Skipped>,
-    caught_up: Vec<SlotReport>,
+pub struct Outcome {
+    pub skipped: Vec<Skipped>,
+    pub caught_up: Vec<SlotReport>,
     /// The current slot's.
-    report: SlotReport,
-    exit_code: i32,
+    pub report: SlotReport,
+    pub exit_code: i32,
 }
 
 /// What a run did: the JSON summary line, or on a terminal a line per missed run skipped and per
@@ -388,19 +394,37 @@ async fn open_with_registry(
     registration: &registry::Registration<'_>,
     keys: &LeaseKeys,
 ) -> Result<(Connection, StoreCheck, Option<redis::Value>)> {
-    let mut reads = vec![registration.read(), crate::server::eviction_policy_read()];
-    let types = if strategy.has_leases() {
-        keys.type_reads()
-    } else {
-        Vec::new()
-    };
-    reads.extend(types.iter().cloned());
+    let (reads, refuse) = opening_reads(strategy, registration, keys);
     let (conn, check, reads) = ctx
-        .open_for_write_and_read(strategy, &reads, |replies| match replies.get(2..) {
-            Some(types) if strategy.has_leases() => keys.refuse_other_types(types),
-            _ => Ok(()),
-        })
+        .open_for_write_and_read(strategy, &reads, refuse)
         .await?;
+    let registry_read = opening_read_back(reads);
+    Ok((conn, check, registry_read))
+}
+
+/// The reads sent with the format check when a run opens the store ([`open_with_registry`]), and
+/// the check of their replies that refuses keys of another type.
+fn opening_reads<'a>(
+    strategy: Strategy,
+    registration: &registry::Registration<'_>,
+    keys: &'a LeaseKeys,
+) -> (
+    Vec<redis::Cmd>,
+    impl FnOnce(&[redis::Value]) -> Result<()> + 'a,
+) {
+    let mut reads = vec![registration.read(), crate::server::eviction_policy_read()];
+    if strategy.has_leases() {
+        reads.extend(keys.type_reads());
+    }
+    let refuse = move |replies: &[redis::Value]| match replies.get(2..) {
+        Some(types) if strategy.has_leases() => keys.refuse_other_types(types),
+        _ => Ok(()),
+    };
+    (reads, refuse)
+}
+
+/// The registry's reply among the opening reads; a warning about the eviction policy is said.
+fn opening_read_back(reads: Vec<redis::Value>) -> Option<redis::Value> {
     let mut reads = reads.into_iter();
     let registry_read = reads.next();
     if let Some(warning) = reads
@@ -410,7 +434,30 @@ async fn open_with_registry(
     {
         crate::errln!("anarchon: {warning}");
     }
-    Ok((conn, check, registry_read))
+    registry_read
+}
+
+/// What `run` does when it opens the store, on a connection already open: the format check (the
+/// server's clock with it), the key types, and the registry written when due. `anarchon cron`
+/// does this at each slot it takes, on its one connection.
+pub async fn check_and_register(
+    conn: &mut Connection,
+    prefix: &str,
+    run: &RunSettings,
+) -> Result<StoreCheck> {
+    let registration = registry::Registration::new(
+        prefix,
+        &run.job,
+        &run.registry,
+        registry::host_of(&run.claim.runner),
+    );
+    let keys = LeaseKeys::new(prefix, &run.job);
+    let (reads, refuse) = opening_reads(run.strategy, &registration, &keys);
+    let (check, reads) =
+        crate::store::format::check_for_write_and_read(conn, prefix, &reads, refuse).await?;
+    let registry_read = opening_read_back(reads);
+    register_if_due(conn, &registration, registry_read, check.server_now_ms).await;
+    Ok(check)
 }
 
 /// Writes the registry (a script) only when something changed since `registry_read`. A failure

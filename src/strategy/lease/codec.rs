@@ -88,6 +88,8 @@ pub struct Heartbeat<'a> {
     pub slot: i64,
     pub token: &'a str,
     pub lease: Duration,
+    /// The holder gives the run up, its command stopped: the lease ends now ([`super::hand_over`]).
+    pub hand_over: bool,
 }
 
 impl LeaseCall for Heartbeat<'_> {
@@ -98,11 +100,15 @@ impl LeaseCall for Heartbeat<'_> {
     }
 
     fn args(&self) -> Vec<String> {
-        vec![
+        let mut args = vec![
             self.slot.to_string(),
             self.token.to_string(),
             millis(self.lease).to_string(),
-        ]
+        ];
+        if self.hand_over {
+            args.push("hand_over".to_string());
+        }
+        args
     }
 
     fn decode(&self, keys: &LeaseKeys, reply: Vec<String>) -> Result<Self::Reply> {

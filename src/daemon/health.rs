@@ -1,0 +1,164 @@
+//! `anarchon cron --listen ADDR`: `/metrics` (every job's health as `anarchon metrics` renders
+//! it, read from the store at each scrape, and the daemon's own counters), `/healthz` (liveness:
+//! the daemon answers) and `/readyz` (its store answers).
+
+use std::convert::Infallible;
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Request, Response, StatusCode};
+
+use super::Shared;
+use crate::error::{Error, Result};
+
+const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Binds `addr` (refused at once when it cannot: a second daemon on the port) and serves it on a
+/// task of its own.
+pub(super) async fn serve(addr: SocketAddr, shared: Arc<Shared>) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| Error::Other(format!("cannot listen on {addr}: {e}")))?;
+    crate::errln!(
+        "anarchon: serving /metrics, /healthz and /readyz on http://{}",
+        listener.local_addr().map_or(addr, |a| a)
+    );
+    tokio::task::spawn_local(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let shared = shared.clone();
+            tokio::task::spawn_local(async move {
+                let service = hyper::service::service_fn(move |req: Request<_>| {
+                    let shared = shared.clone();
+                    async move { Ok::<_, Infallible>(respond(&req, &shared).await) }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .await;
+            });
+        }
+    });
+    Ok(())
+}
+
+async fn respond(req: &Request<hyper::body::Incoming>, shared: &Shared) -> Response<Full<Bytes>> {
+    let reply = |status: StatusCode, body: String| {
+        Response::builder()
+            .status(status)
+            .header("content-type", CONTENT_TYPE)
+            .body(Full::new(Bytes::from(body)))
+            .unwrap_or_default()
+    };
+    let connected = shared.connected.load(Ordering::Relaxed);
+    match req.uri().path() {
+        "/healthz" => reply(StatusCode::OK, "ok\n".to_string()),
+        "/readyz" if connected => reply(StatusCode::OK, "ok: the store answers\n".to_string()),
+        "/readyz" => reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: the store does not answer\n".to_string(),
+        ),
+        "/metrics" => reply(StatusCode::OK, metrics(shared).await),
+        _ => reply(
+            StatusCode::NOT_FOUND,
+            "not found: try /metrics, /healthz or /readyz\n".to_string(),
+        ),
+    }
+}
+
+/// The store's metrics (as `anarchon metrics`), then the daemon's own.
+async fn metrics(shared: &Shared) -> String {
+    let started = std::time::Instant::now();
+    let (mut conn, _) = shared.connection().await;
+    let mut text = match crate::commands::metrics::scrape(&mut conn, &shared.prefix).await {
+        Ok(text) => text,
+        Err(e) => {
+            let mut body = format!(
+                "# anarchon could not read the store: {}\n",
+                e.to_string().lines().next().unwrap_or_default()
+            );
+            body.push_str(&crate::metrics::render(
+                &crate::metrics::Scrape {
+                    up: false,
+                    format: None,
+                    server_now: 0,
+                    duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                },
+                &[],
+                &[],
+            ));
+            body
+        }
+    };
+    let stats = &shared.stats;
+    let running = crate::runner::children::signal_groups_count();
+    let rows: [(&str, &str, &str, u64); 9] = [
+        (
+            "anarchon_cron_jobs",
+            "gauge",
+            "Jobs this daemon runs from its crontab.",
+            stats.jobs.load(Ordering::Relaxed),
+        ),
+        (
+            "anarchon_cron_store_connected",
+            "gauge",
+            "1 while the daemon's connection to the store answers.",
+            u64::from(shared.connected.load(Ordering::Relaxed)),
+        ),
+        (
+            "anarchon_cron_running_commands",
+            "gauge",
+            "Commands running under this daemon now.",
+            running as u64,
+        ),
+        (
+            "anarchon_cron_slots_taken_total",
+            "counter",
+            "Slots this daemon went to take (claimed, or found taken).",
+            stats.slots_taken.load(Ordering::Relaxed),
+        ),
+        (
+            "anarchon_cron_runs_started_total",
+            "counter",
+            "Runs this daemon won and ran.",
+            stats.runs_started.load(Ordering::Relaxed),
+        ),
+        (
+            "anarchon_cron_reloads_total",
+            "counter",
+            "Reloads of the crontab (SIGHUP, or the file changed).",
+            stats.reloads.load(Ordering::Relaxed),
+        ),
+        (
+            "anarchon_cron_reload_errors_total",
+            "counter",
+            "Reloads refused because the file did not read (the jobs ran on as they were).",
+            stats.reload_errors.load(Ordering::Relaxed),
+        ),
+        (
+            "anarchon_cron_reconnects_total",
+            "counter",
+            "Times the connection to the store was opened again.",
+            stats.reconnects.load(Ordering::Relaxed),
+        ),
+        (
+            "anarchon_cron_orphans_reaped_total",
+            "counter",
+            "Exited processes left by commands that the daemon reaped.",
+            stats.orphans_reaped.load(Ordering::Relaxed),
+        ),
+    ];
+    for (name, kind, help, value) in rows {
+        let _ = write!(
+            text,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
+        );
+    }
+    text
+}

@@ -1,0 +1,692 @@
+//! `anarchon cron FILE`: one long-running process that runs every job of a crontab file, in
+//! every replica of a service; each scheduled run executes once, on one replica.
+//!
+//! ```text
+//!            ┌─ job loop (one per crontab line): sleeps to the next fire time by the server's clock
+//! daemon ────┤        └─► slot task: check + registry ─► run::take_slot (the one path of `run`:
+//!  signals,  │                                           claim, lease, backups, overlap, catch-up,
+//!  reload,   │                                           guard, records)
+//!  reaper    └─ health (--listen): /metrics, /healthz, /readyz
+//! ```
+//!
+//! Nothing here decides who runs a slot: each slot goes through [`crate::commands::run::take_slot`]
+//! exactly as a crontab line's `anarchon run` does, with the line's settings. What the daemon adds
+//! is what a process of its own has to do:
+//! - **time**: slots by the server's clock (`TIME`, read with every slot's check), never this
+//!   machine's; a loop that woke late (a stopped process) takes the latest due slot, and
+//!   `--catch-up` the ones before it;
+//! - **one connection** shared by every job (it multiplexes), opened again after a failure,
+//!   said once when lost and once when back;
+//! - **children**: commands run under the daemon ([`Supervised`]): signals are the daemon's, their
+//!   output goes out line by line labelled with the run; orphans are reaped
+//!   ([`crate::runner::children`]), as tini does for PID 1;
+//! - **reload** on SIGHUP and when the file changes; a file that does not read keeps the jobs;
+//! - **shutdown**: SIGTERM stops claiming, lets running commands finish for `--shutdown-grace`,
+//!   then stops them and hands their runs over to a replica standing by.
+
+mod health;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::commands::Context;
+use crate::commands::run::{check_and_register, describe, take_slot};
+use crate::connection::{ConnectOptions, Connection};
+use crate::error::{ExitCode, Result};
+use crate::lines::RunLabel;
+use crate::runner::child::Supervised;
+use crate::settings::cron::CronSettings;
+use crate::settings::crontab::{CronJob, Crontab, Naming};
+use crate::settings::run::RunSettings;
+use crate::store::StoreCheck;
+use crate::time::{millis, rfc3339};
+
+/// How often a backup standing by on a replica claims again while the holder's lease lives: how
+/// soon a run handed over by a replica that shuts down is taken over (`run`'s is 5 s). A claim
+/// answered `running` is decided from one hash read.
+const STANDBY_POLL: Duration = Duration::from_millis(500);
+
+/// How long a slot's opening (the format check) is retried through connection trouble, as `run`
+/// retries its opening.
+const OPEN_RETRY_FOR: Duration = Duration::from_secs(10);
+
+/// How often the file is looked at for a change (its size, time and, when those moved, text).
+const FILE_POLL: Duration = Duration::from_secs(1);
+
+/// How long a shutdown waits, after the commands were told to stop, for them to be gone and
+/// their runs handed over (SIGKILL comes after [`crate::runner::child::SHUTDOWN_KILL_AFTER`]).
+const HAND_OVER_FOR: Duration = Duration::from_secs(8);
+
+/// What the job loops, slot tasks, signals and the health endpoint share.
+pub(crate) struct Shared {
+    prefix: String,
+    options: ConnectOptions,
+    /// The server's address without its password, for messages.
+    shown_url: String,
+    /// The one connection, and how many times it was opened (a task that saw it fail opens it
+    /// again only if nobody has since).
+    conn: tokio::sync::Mutex<(Connection, u64)>,
+    /// The server's clock as last read: its ms then, and this machine's monotonic instant then.
+    clock: std::sync::Mutex<(i64, Instant)>,
+    connected: AtomicBool,
+    /// Told to the commands when the shutdown grace is over.
+    stop_commands: watch::Receiver<bool>,
+    /// The slot tasks, running and done (pruned as they end).
+    slots: std::sync::Mutex<Vec<SlotTask>>,
+    pub(crate) stats: Stats,
+}
+
+/// The daemon's own counters, for `/metrics`.
+#[derive(Default)]
+pub(crate) struct Stats {
+    pub jobs: AtomicU64,
+    pub slots_taken: AtomicU64,
+    pub runs_started: AtomicU64,
+    pub reloads: AtomicU64,
+    pub reload_errors: AtomicU64,
+    pub reconnects: AtomicU64,
+    pub orphans_reaped: AtomicU64,
+}
+
+struct SlotTask {
+    label: Arc<RunLabel>,
+    handle: JoinHandle<()>,
+}
+
+/// A job the daemon runs: its settings, what they were read from, and its loop.
+struct Running {
+    job: Arc<RunSettings>,
+    fingerprint: String,
+    line: usize,
+    stop: watch::Sender<bool>,
+    handle: JoinHandle<()>,
+}
+
+impl Shared {
+    /// The server's time now, from its clock as last read and this machine's monotonic clock
+    /// since (never this machine's wall clock).
+    fn server_now(&self) -> i64 {
+        let (ms, at) = *self.clock.lock().unwrap_or_else(|e| e.into_inner());
+        ms + millis(at.elapsed())
+    }
+
+    fn note_clock(&self, check: &StoreCheck) {
+        let at = Instant::from_std(check.server_now_read_at);
+        *self.clock.lock().unwrap_or_else(|e| e.into_inner()) = (check.server_now_ms, at);
+    }
+
+    async fn connection(&self) -> (Connection, u64) {
+        let held = self.conn.lock().await;
+        (held.0.clone(), held.1)
+    }
+
+    /// Opens the connection again after `failed` (its generation) failed, unless another task has
+    /// already; says once that the store was lost.
+    async fn reconnect(&self, failed: u64, why: &crate::error::Error) {
+        if self.connected.swap(false, Ordering::Relaxed) {
+            crate::errln!(
+                "anarchon: lost the connection to {} ({}); reconnecting with back-off",
+                self.shown_url,
+                why.to_string().lines().next().unwrap_or_default()
+            );
+        }
+        let mut held = self.conn.lock().await;
+        if held.1 != failed {
+            return;
+        }
+        if let Ok(Ok(fresh)) =
+            tokio::time::timeout(Duration::from_secs(5), Connection::open(&self.options)).await
+        {
+            *held = (fresh, failed + 1);
+            self.stats.reconnects.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn note_connected(&self) {
+        if !self.connected.swap(true, Ordering::Relaxed) {
+            crate::errln!("anarchon: connected to {}", self.shown_url);
+        }
+    }
+
+    /// A slot's opening: the format check (the server's clock with it) and the registry, on the
+    /// shared connection, retried through trouble for up to [`OPEN_RETRY_FOR`].
+    async fn open_slot(&self, job: &RunSettings) -> Result<(Connection, StoreCheck)> {
+        let give_up = Instant::now() + OPEN_RETRY_FOR;
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            let (mut conn, generation) = self.connection().await;
+            match check_and_register(&mut conn, &self.prefix, job).await {
+                Ok(check) => {
+                    self.note_connected();
+                    self.note_clock(&check);
+                    return Ok((conn, check));
+                }
+                Err(e) if (e.is_transient() || e.can_pass()) && Instant::now() < give_up => {
+                    self.reconnect(generation, &e).await;
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Starts the task that takes `slot` of `job`.
+    fn spawn_slot(self: &Arc<Self>, job: Arc<RunSettings>, slot: i64) {
+        let label = RunLabel::new(&job.job, slot);
+        let shared = self.clone();
+        let handle = tokio::task::spawn_local(crate::lines::in_run(label.clone(), async move {
+            shared.take(&job, slot).await;
+        }));
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots.retain(|t| !t.handle.is_finished());
+        slots.push(SlotTask { label, handle });
+    }
+
+    /// Takes one slot as `run` would, and says what became of it.
+    async fn take(&self, job: &RunSettings, slot: i64) {
+        self.stats.slots_taken.fetch_add(1, Ordering::Relaxed);
+        let (mut conn, check) = match self.open_slot(job).await {
+            Ok(opened) => opened,
+            Err(e) => {
+                crate::errln!(
+                    "anarchon: cannot open the store for this run ({}); not taken here (another replica may have)",
+                    e.with_hint()
+                );
+                return;
+            }
+        };
+        // Woken by this machine's clock a little before the server's reached the slot.
+        if check.server_now_ms < slot {
+            let early = u64::try_from(slot - check.server_now_ms).unwrap_or(0);
+            tokio::time::sleep(Duration::from_millis(early)).await;
+        }
+        match take_slot(&mut conn, &self.prefix, job, &check, slot).await {
+            Ok(outcome) => {
+                let now = self.server_now();
+                for s in &outcome.skipped {
+                    crate::errln!(
+                        "anarchon: missed run {} not run ({}){}",
+                        rfc3339(s.slot),
+                        s.reason,
+                        if s.recorded {
+                            "; recorded as skipped"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+                for r in outcome.caught_up.iter().chain([&outcome.report]) {
+                    if r.outcome == crate::runner::SlotOutcome::Ran {
+                        self.stats.runs_started.fetch_add(1, Ordering::Relaxed);
+                    }
+                    crate::errln!("anarchon: {}", describe(r, now, job.max_late));
+                }
+            }
+            Err(e) => crate::errln!("error: {}", e.with_hint()),
+        }
+    }
+}
+
+/// The job loop: sleeps until the job's next fire time by the server's clock and starts its slot
+/// task, until told to stop (a reload that changed or removed the job, the shutdown). `at_start`:
+/// a slot that came due less than `--max-late` before the daemon started is taken too (a replica
+/// restarted just after its slot; the claim says if another replica has it).
+async fn job_loop(
+    shared: Arc<Shared>,
+    job: Arc<RunSettings>,
+    mut stop: watch::Receiver<bool>,
+    at_start: bool,
+) {
+    let Some(schedule) = job.schedule.clone() else {
+        return;
+    };
+    let now = shared.server_now();
+    let mut last = now;
+    if at_start
+        && let Some(due) = schedule.latest_at_or_before(now)
+        && now - due <= millis(job.max_late)
+    {
+        shared.spawn_slot(job.clone(), due);
+    }
+    loop {
+        let Some(next) = schedule.next_after(last) else {
+            return;
+        };
+        let wait = u64::try_from(next - shared.server_now()).unwrap_or(0);
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(wait)) => {}
+            _ = stop.changed() => return,
+        }
+        if *stop.borrow() {
+            return;
+        }
+        // A loop that woke long after `next` (the process was stopped) takes the latest due slot;
+        // the ones between are `--catch-up`'s.
+        let now = shared.server_now();
+        let due = schedule
+            .latest_at_or_before(now)
+            .filter(|d| *d > next)
+            .unwrap_or(next);
+        shared.spawn_slot(job.clone(), due);
+        last = due;
+    }
+}
+
+/// Runs the daemon until SIGTERM or SIGINT (exit 0 after the shutdown). Its tasks are local to
+/// this thread (the runtime has one): a slot's task borrows across awaits in ways that are not
+/// `Send`, and nothing here would gain from other threads.
+pub async fn run(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Result<ExitCode> {
+    tokio::task::LocalSet::new()
+        .run_until(run_local(settings, ctx, tab))
+        .await
+}
+
+async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Result<ExitCode> {
+    crate::lines::set_daemon_log(settings.log_format);
+    become_subreaper();
+    let options = ctx.global.connect_options()?;
+    crate::store::validate_prefix(ctx.prefix())?;
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut signals = Signals::new()?;
+    let Some((conn, check)) = first_connection(&options, ctx.prefix(), &mut signals).await? else {
+        return Ok(ExitCode::Ok);
+    };
+    let shared = Arc::new(Shared {
+        prefix: ctx.prefix().to_string(),
+        shown_url: conn.shown_url().to_string(),
+        options,
+        conn: tokio::sync::Mutex::new((conn, 0)),
+        clock: std::sync::Mutex::new((
+            check.server_now_ms,
+            Instant::from_std(check.server_now_read_at),
+        )),
+        connected: AtomicBool::new(true),
+        stop_commands: stop_rx,
+        slots: Default::default(),
+        stats: Stats::default(),
+    });
+    crate::errln!(
+        "anarchon: cron: {} job(s) from {}, as runner {} (store {}, format {})",
+        tab.jobs.len(),
+        settings.file.display(),
+        crate::strategy::default_runner(),
+        shared.shown_url,
+        check
+            .format
+            .map_or_else(|| "not set yet".to_string(), |f| f.to_string())
+    );
+    let mut jobs: HashMap<String, Running> = HashMap::new();
+    apply(&shared, &mut jobs, tab, true);
+    if let Some(addr) = settings.listen {
+        health::serve(addr, shared.clone()).await?;
+    }
+    let mut file = FileWatch::new(&settings.file);
+    let mut poll = tokio::time::interval(FILE_POLL);
+    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = signals.shutdown.wait() => break,
+            _ = signals.hup.recv() => reload(settings, ctx, &shared, &mut jobs, "SIGHUP"),
+            _ = poll.tick() => {
+                if file.changed() {
+                    reload(settings, ctx, &shared, &mut jobs, "the file changed");
+                }
+                reap(&shared);
+            }
+            _ = signals.child.recv() => reap(&shared),
+            _ = signals.usr1.recv() => forward(nix::sys::signal::Signal::SIGUSR1),
+            _ = signals.usr2.recv() => forward(nix::sys::signal::Signal::SIGUSR2),
+        }
+    }
+    shut_down(settings, &shared, jobs, stop_tx, &mut signals).await;
+    Ok(ExitCode::Ok)
+}
+
+/// Connects and reads the format key, retrying with back-off until the store answers (a replica
+/// may start before Redis does) or a signal asks to stop (None).
+async fn first_connection(
+    options: &ConnectOptions,
+    prefix: &str,
+    signals: &mut Signals,
+) -> Result<Option<(Connection, StoreCheck)>> {
+    let mut backoff = Duration::from_millis(200);
+    let mut said = false;
+    loop {
+        let opened = async {
+            let mut conn = Connection::open(options).await?;
+            let check = crate::store::format::check_for_write(&mut conn, prefix).await?;
+            Ok::<_, crate::error::Error>((conn, check))
+        };
+        match opened.await {
+            Ok(opened) => return Ok(Some(opened)),
+            Err(e) if e.is_transient() || e.can_pass() => {
+                if !said {
+                    crate::errln!(
+                        "anarchon: cannot reach the store yet ({}); retrying with back-off",
+                        e.to_string().lines().next().unwrap_or_default()
+                    );
+                    said = true;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = signals.shutdown.wait() => return Ok(None),
+        }
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+}
+
+/// Starts, restarts and stops job loops so that they are the crontab's jobs: a job whose line,
+/// flags or environment changed is restarted; a removed job's loop stops (a run of it in
+/// progress finishes). `at_start`: the daemon's start (see [`job_loop`]).
+fn apply(shared: &Arc<Shared>, jobs: &mut HashMap<String, Running>, tab: Crontab, at_start: bool) {
+    let mut seen = std::collections::HashSet::new();
+    let (mut added, mut changed, mut unchanged) = (0, 0, 0);
+    for cron_job in tab.jobs {
+        seen.insert(cron_job.name.clone());
+        if let Some(old) = jobs.get(&cron_job.name) {
+            if old.fingerprint == cron_job.fingerprint {
+                unchanged += 1;
+                continue;
+            }
+            changed += 1;
+            let _ = old.stop.send(true);
+        } else {
+            added += 1;
+        }
+        if !at_start {
+            crate::errln!(
+                "anarchon: job {} (line {}) {}",
+                cron_job.name,
+                cron_job.line,
+                if jobs.contains_key(&cron_job.name) {
+                    "changed; its next runs follow the new line"
+                } else {
+                    "added"
+                }
+            );
+        }
+        let running = start_job(shared, cron_job, at_start);
+        jobs.insert(running.job.job.clone(), running);
+    }
+    let removed: Vec<String> = jobs
+        .keys()
+        .filter(|name| !seen.contains(*name))
+        .cloned()
+        .collect();
+    for name in &removed {
+        if let Some(old) = jobs.remove(name) {
+            let _ = old.stop.send(true);
+            crate::errln!(
+                "anarchon: job {name} (was line {}) removed; a run of it in progress finishes",
+                old.line
+            );
+        }
+    }
+    shared
+        .stats
+        .jobs
+        .store(jobs.len() as u64, Ordering::Relaxed);
+    if !at_start {
+        crate::errln!(
+            "anarchon: reloaded: {added} added, {changed} changed, {} removed, {unchanged} unchanged",
+            removed.len()
+        );
+    }
+}
+
+/// A crontab job made ready for the daemon and its loop started.
+fn start_job(shared: &Arc<Shared>, cron_job: CronJob, at_start: bool) -> Running {
+    let CronJob {
+        line,
+        name,
+        naming,
+        schedule,
+        tz,
+        mut run,
+        fingerprint,
+        ..
+    } = cron_job;
+    run.runner.command.supervised = Some(Supervised {
+        stop: shared.stop_commands.clone(),
+    });
+    run.runner.standby_poll = STANDBY_POLL;
+    let next = run
+        .schedule
+        .as_ref()
+        .and_then(|s| s.next_after(shared.server_now()))
+        .map_or_else(|| "never".to_string(), rfc3339);
+    if at_start {
+        crate::errln!(
+            "anarchon: job {name} (line {line}): {schedule} ({tz}), next run {next}{}",
+            match naming {
+                Naming::Annotated => "",
+                Naming::Derived =>
+                    "; its name is derived from the line: editing the line renames the job (name it with `# anarchon: --job NAME` above it)",
+            }
+        );
+    }
+    let job = Arc::new(run);
+    let (stop, stop_rx) = watch::channel(false);
+    let handle = tokio::task::spawn_local(job_loop(shared.clone(), job.clone(), stop_rx, at_start));
+    Running {
+        job,
+        fingerprint,
+        line,
+        stop,
+        handle,
+    }
+}
+
+/// Reads the file again and applies it; a file that does not read changes nothing (said, and
+/// counted in `/metrics`).
+fn reload(
+    settings: &CronSettings,
+    ctx: &Context,
+    shared: &Arc<Shared>,
+    jobs: &mut HashMap<String, Running>,
+    why: &str,
+) {
+    shared.stats.reloads.fetch_add(1, Ordering::Relaxed);
+    match crate::commands::cron::read_file(settings, ctx) {
+        Ok(tab) => {
+            crate::errln!("anarchon: reloading {} ({why})", settings.file.display());
+            apply(shared, jobs, tab, false);
+        }
+        Err(errors) => {
+            shared.stats.reload_errors.fetch_add(1, Ordering::Relaxed);
+            crate::errln!(
+                "anarchon: reloading {} ({why}) failed; the {} job(s) run on as they were:\n  {}",
+                settings.file.display(),
+                jobs.len(),
+                crate::commands::cron::describe_errors(&settings.file, &errors).join("\n  ")
+            );
+        }
+    }
+}
+
+/// SIGTERM (or SIGINT): no new claims; the runs this replica holds get `--shutdown-grace` to end by
+/// themselves; then their commands are stopped and the runs handed over. Tasks that hold no run
+/// (standing by, waiting for an older run, claiming) end at once: the other replicas have them.
+async fn shut_down(
+    settings: &CronSettings,
+    shared: &Arc<Shared>,
+    jobs: HashMap<String, Running>,
+    stop_commands: watch::Sender<bool>,
+    signals: &mut Signals,
+) {
+    for running in jobs.values() {
+        let _ = running.stop.send(true);
+    }
+    for running in jobs.into_values() {
+        running.handle.abort();
+    }
+    let holding: Vec<SlotTask> = {
+        let mut slots = shared.slots.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut *slots)
+            .into_iter()
+            .filter(|t| {
+                let holds = t.label.attempt() > 0 && !t.handle.is_finished();
+                if !holds {
+                    t.handle.abort();
+                }
+                holds
+            })
+            .collect()
+    };
+    let grace = settings.shutdown_grace;
+    crate::errln!(
+        "anarchon: shutting down: no new runs here; {} run(s) in progress get up to {} to finish",
+        holding.len(),
+        humantime::format_duration(grace)
+    );
+    let all_done = all_finished(shared, &holding);
+    let finished = tokio::select! {
+        done = tokio::time::timeout(grace, all_done) => done.is_ok(),
+        // A second signal: no more grace.
+        () = signals.shutdown.wait() => false,
+    };
+    if !finished {
+        let left = holding.iter().filter(|t| !t.handle.is_finished()).count();
+        crate::errln!(
+            "anarchon: {left} command(s) still running; stopping them and handing their runs over"
+        );
+        let _ = stop_commands.send(true);
+        let handed = all_finished(shared, &holding);
+        let _ = tokio::time::timeout(HAND_OVER_FOR, handed).await;
+    }
+    for t in holding {
+        t.handle.abort();
+    }
+    reap(shared);
+    crate::errln!("anarchon: stopped");
+}
+
+/// Resolves when every task of `tasks` has ended, reaping orphans meanwhile (the main loop that
+/// reaps them is over).
+async fn all_finished(shared: &Shared, tasks: &[SlotTask]) {
+    while tasks.iter().any(|t| !t.handle.is_finished()) {
+        reap(shared);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Reaps orphans re-parented to the daemon (see [`crate::runner::children`]).
+fn reap(shared: &Shared) {
+    let reaped = crate::runner::children::reap_orphans();
+    shared
+        .stats
+        .orphans_reaped
+        .fetch_add(reaped.len() as u64, Ordering::Relaxed);
+}
+
+/// Passes a signal meant for the commands on to every running command's process group.
+fn forward(signal: nix::sys::signal::Signal) {
+    let n = crate::runner::children::signal_groups(signal);
+    crate::errln!("anarchon: forwarded {signal} to {n} running command(s)");
+}
+
+/// Makes orphaned descendants (what a command leaves running) this process's children, as they
+/// are PID 1's in a container, so that the reaper can wait for them (Linux; elsewhere they go to
+/// init as before).
+fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_CHILD_SUBREAPER takes an integer flag and touches no memory of ours.
+    unsafe {
+        nix::libc::prctl(nix::libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// The signals the daemon handles itself.
+struct Signals {
+    shutdown: Shutdown,
+    hup: tokio::signal::unix::Signal,
+    child: tokio::signal::unix::Signal,
+    usr1: tokio::signal::unix::Signal,
+    usr2: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listen = |kind| {
+            signal(kind)
+                .map_err(|e| crate::error::Error::Other(format!("cannot listen for signals: {e}")))
+        };
+        Ok(Signals {
+            shutdown: Shutdown {
+                term: listen(SignalKind::terminate())?,
+                int: listen(SignalKind::interrupt())?,
+            },
+            hup: listen(SignalKind::hangup())?,
+            child: listen(SignalKind::child())?,
+            usr1: listen(SignalKind::user_defined1())?,
+            usr2: listen(SignalKind::user_defined2())?,
+        })
+    }
+}
+
+/// SIGTERM and SIGINT: the daemon's shutdown (a second one ends the grace).
+struct Shutdown {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Shutdown {
+    async fn wait(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+        }
+    }
+}
+
+/// Whether the crontab file changed since last looked at: its size and modification time first,
+/// and its text when those moved (a ConfigMap's update swaps a symlink; an editor may write the
+/// same text again).
+struct FileWatch {
+    path: std::path::PathBuf,
+    seen: Option<(u64, std::time::SystemTime)>,
+    text: Option<String>,
+}
+
+impl FileWatch {
+    fn new(path: &std::path::Path) -> FileWatch {
+        let mut watch = FileWatch {
+            path: path.to_path_buf(),
+            seen: None,
+            text: None,
+        };
+        watch.seen = watch.stat();
+        watch.text = std::fs::read_to_string(path).ok();
+        watch
+    }
+
+    fn stat(&self) -> Option<(u64, std::time::SystemTime)> {
+        let meta = std::fs::metadata(&self.path).ok()?;
+        Some((meta.len(), meta.modified().ok()?))
+    }
+
+    fn changed(&mut self) -> bool {
+        let now = self.stat();
+        if now == self.seen {
+            return false;
+        }
+        self.seen = now;
+        let text = std::fs::read_to_string(&self.path).ok();
+        if text == self.text {
+            return false;
+        }
+        self.text = text;
+        true
+    }
+}

@@ -1,0 +1,135 @@
+//! The processes anarchon starts itself (commands and their guards), known by pid so that the
+//! daemon's reaper can tell them from orphans.
+//!
+//! `anarchon cron` may be PID 1 in a container, and it makes itself a child subreaper otherwise:
+//! the processes a command leaves behind (`cmd &`, a double fork) are re-parented to it when
+//! their parent exits, and must be reaped by it or they stay `<defunct>` (tini's job). But tokio
+//! waits for the commands it spawned by their pid, and the runner for its guards: a reaper that
+//! waited for *any* child (`waitpid(-1)`) would take their exit status from them. So the reaper
+//! waits only for zombies that are not in this registry, and a process is entered here under
+//! the same lock as it is started: the reaper never sees one of ours before it is known.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, MutexGuard};
+
+/// The pids of the processes anarchon started and waits for itself, and the process groups of
+/// the commands running now (the daemon forwards signals to them).
+#[derive(Default)]
+pub struct Registry {
+    pids: HashSet<i32>,
+    groups: HashSet<i32>,
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+fn registry() -> MutexGuard<'static, Option<Registry>> {
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Starts a process with the registry locked and enters its pid before unlocking.
+pub fn spawn_tracked<T, E>(
+    spawn: impl FnOnce() -> Result<T, E>,
+    pid_of: impl Fn(&T) -> Option<u32>,
+) -> Result<T, E> {
+    let mut held = registry();
+    let started = spawn()?;
+    if let Some(pid) = pid_of(&started).and_then(|p| i32::try_from(p).ok()) {
+        held.get_or_insert_default().pids.insert(pid);
+    }
+    Ok(started)
+}
+
+/// Forgets a process once it has been waited for.
+pub fn untrack(pid: u32) {
+    if let (Some(r), Ok(pid)) = (registry().as_mut(), i32::try_from(pid)) {
+        r.pids.remove(&pid);
+    }
+}
+
+/// Notes a running command's process group (its guard's pid), for [`signal_groups`].
+pub fn group_started(group: i32) {
+    registry().get_or_insert_default().groups.insert(group);
+}
+
+/// The command of `group` has ended.
+pub fn group_ended(group: i32) {
+    if let Some(r) = registry().as_mut() {
+        r.groups.remove(&group);
+    }
+}
+
+/// Sends `signal` to the process group of every command running now (the daemon passes on what
+/// is meant for them, as tini does). Returns how many groups there were.
+pub fn signal_groups(signal: nix::sys::signal::Signal) -> usize {
+    let groups: Vec<i32> = registry()
+        .as_ref()
+        .map(|r| r.groups.iter().copied().collect())
+        .unwrap_or_default();
+    for group in &groups {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(*group), signal);
+    }
+    groups.len()
+}
+
+/// How many commands run now (their process groups).
+pub fn signal_groups_count() -> usize {
+    registry().as_ref().map_or(0, |r| r.groups.len())
+}
+
+/// Reaps every child of this process that has exited and that anarchon does not wait for itself
+/// (orphans re-parented to it). Returns the pids reaped.
+#[cfg(target_os = "linux")]
+pub fn reap_orphans() -> Vec<i32> {
+    use nix::sys::wait::{WaitPidFlag, waitpid};
+    let me = std::process::id() as i32;
+    // Held while looking and waiting: nothing of ours starts meanwhile without being known.
+    let held = registry();
+    let ours = |pid: &i32| held.as_ref().is_some_and(|r| r.pids.contains(pid));
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut reaped = Vec::new();
+    for pid in entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()) {
+        if pid == me || ours(&pid) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // After the name's closing parenthesis: state, then the parent's pid.
+        let mut fields = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace())
+            .into_iter()
+            .flatten();
+        let (state, parent) = (
+            fields.next(),
+            fields.next().and_then(|p| p.parse::<i32>().ok()),
+        );
+        if state == Some("Z") && parent == Some(me) {
+            let _ = waitpid(nix::unistd::Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+            reaped.push(pid);
+        }
+    }
+    reaped
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn reap_orphans() -> Vec<i32> {
+    Vec::new()
+}
+
+/// Locks the registry for a start that is not a [`spawn_tracked`] (the guard's fork); enter its
+/// pid with [`Held::track`] before dropping.
+pub fn hold() -> Held {
+    Held(registry())
+}
+
+/// The registry, locked ([`hold`]).
+pub struct Held(MutexGuard<'static, Option<Registry>>);
+
+impl Held {
+    pub fn track(&mut self, pid: i32) {
+        self.0.get_or_insert_default().pids.insert(pid);
+    }
+}

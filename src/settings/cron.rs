@@ -1,0 +1,51 @@
+//! `anarchon cron`'s own settings (the crontab's jobs are read by [`super::crontab`]).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::{CronArgs, CronLogFormat};
+use crate::error::Result;
+use crate::lines::LogFormat;
+
+/// How the daemon runs, beyond its jobs.
+#[derive(Debug, Clone)]
+pub struct CronSettings {
+    pub file: PathBuf,
+    /// `--check`: read the file, show the jobs and their next runs, exit.
+    pub check: Option<CheckSettings>,
+    /// How long running commands may take to finish after SIGTERM before they are stopped and
+    /// their runs handed over.
+    pub shutdown_grace: Duration,
+    pub log_format: LogFormat,
+    /// Where /metrics and /healthz are served, if anywhere.
+    pub listen: Option<SocketAddr>,
+}
+
+/// `cron --check`.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckSettings {
+    /// How many next runs to show for each job.
+    pub next: usize,
+}
+
+impl CronSettings {
+    pub fn resolve(args: CronArgs) -> Result<CronSettings> {
+        Ok(CronSettings {
+            file: args.file,
+            check: args.check.then_some(CheckSettings {
+                next: usize::from(args.next),
+            }),
+            shutdown_grace: args.shutdown_grace,
+            log_format: match args.log_format {
+                CronLogFormat::Text => LogFormat::Text,
+                CronLogFormat::Json => LogFormat::Json,
+            },
+            listen: args
+                .listen
+                .as_deref()
+                .map(crate::settings::listen_address)
+                .transpose()?,
+        })
+    }
+}
