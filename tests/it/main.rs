@@ -8,6 +8,7 @@ mod architecture;
 mod backfill;
 mod catchup;
 mod connections;
+mod cron;
 mod dst;
 mod exactly_once;
 mod faults;

@@ -1,0 +1,737 @@
+//! `anarchon cron FILE`: several replicas of a service run one crontab, and each scheduled run of
+//! each line executes once, on one replica, under faults (kill -9 and SIGSTOP of a replica, a
+//! relay's delays and black holes, a Redis restart), with its shutdown handing runs over, its
+//! reload, its reaping of orphans, its logs and its health endpoint. The ground truth is what the
+//! commands themselves logged (`common::ticker`), checked against the store's records: two
+//! copies at one instant fail, and so does a due slot that ended neither ran nor decided.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::proxy::{Fault, FaultProxy};
+use crate::common::ticker::{spans_of, ticker_as};
+use crate::common::{Server, wait_for};
+use anarchon::store::read::ResultEntry;
+
+/// One replica: `anarchon cron FILE` with its stdout and stderr in files.
+struct Replica {
+    child: Child,
+    out: PathBuf,
+    err: PathBuf,
+}
+
+impl Replica {
+    fn start(url: &str, file: &Path, dir: &Path, name: &str, extra: &[&str]) -> Replica {
+        let out = dir.join(format!("{name}.out"));
+        let err = dir.join(format!("{name}.err"));
+        let mut cmd = std::process::Command::new(crate::common::anarchon_path());
+        for var in [
+            "ANARCHON_PREFIX",
+            "ANARCHON_BACKEND",
+            "NO_COLOR",
+            "REDIS_URL",
+        ] {
+            cmd.env_remove(var);
+        }
+        let child = cmd
+            .env("ANARCHON_REDIS_URL", url)
+            .arg("cron")
+            .arg(file)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .expect("start anarchon cron");
+        let replica = Replica { child, out, err };
+        wait_for(
+            "the replica to start its jobs",
+            Duration::from_secs(20),
+            || replica.stderr().contains("anarchon: cron:"),
+        );
+        replica
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.err).unwrap_or_default()
+    }
+
+    fn stdout(&self) -> String {
+        std::fs::read_to_string(&self.out).unwrap_or_default()
+    }
+
+    fn signal(&self, sig: &str) {
+        std::process::Command::new("kill")
+            .args([sig, &self.pid().to_string()])
+            .status()
+            .unwrap();
+    }
+
+    /// Waits for the replica to exit (after a signal), up to `limit`.
+    fn exit_code(&mut self, limit: Duration) -> Option<i32> {
+        let until = Instant::now() + limit;
+        while Instant::now() < until {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+/// A crontab line for job `job` every `every` seconds: the ticker logs `<slot>/<attempt> <ms>` to
+/// `log` for `ms` milliseconds.
+fn ticking_job(job: &str, every: u64, log: &Path, ms: u64, flags: &str) -> String {
+    format!(
+        "# anarchon: --job {job} {flags}\n*/{every} * * * * * {}\n",
+        ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", ms, false)
+    )
+}
+
+/// The server's clock, ms.
+fn server_ms(s: &Server) -> i64 {
+    s.now_ms()
+}
+
+/// Fails when two runs of one job ran at the same instant (the ticker's log of that job).
+fn assert_never_two_at_once(job: &str, log: &Path) -> BTreeMap<String, (i64, i64)> {
+    let spans = spans_of::<String>(log);
+    let list: Vec<(&String, &(i64, i64))> = spans.iter().collect();
+    for (i, (a, (a0, a1))) in list.iter().enumerate() {
+        for (b, (b0, b1)) in &list[i + 1..] {
+            assert!(
+                a1 < b0 || b1 < a0,
+                "{job}: {a} ({a0}..{a1}) and {b} ({b0}..{b1}) ran at the same time"
+            );
+        }
+    }
+    spans
+}
+
+/// How each slot of `job` due in `window` (server ms) ended, by the store's records and the
+/// command's own log: ran (finished, and the log shows it running), or decided by a policy
+/// (skipped, superseded); anything else is a lost run, returned with what is there.
+fn lost_runs(
+    s: &Server,
+    job: &str,
+    every_ms: i64,
+    window: (i64, i64),
+    spans: &BTreeMap<String, (i64, i64)>,
+) -> (usize, Vec<(i64, String)>) {
+    let results = s.results(job);
+    let first = window.0 - window.0.rem_euclid(every_ms) + every_ms;
+    let mut due = 0;
+    let mut lost = Vec::new();
+    for slot in (first..=window.1).step_by(usize::try_from(every_ms).unwrap()) {
+        due += 1;
+        let of_slot: Vec<&ResultEntry> = results.iter().filter(|r| r.slot == slot).collect();
+        let ran = spans.keys().any(|id| id.starts_with(&format!("{slot}/")));
+        let finished = of_slot
+            .iter()
+            .filter(|r| r.status == "finished" || r.status == "failed")
+            .count();
+        let decided = of_slot.iter().any(|r| {
+            r.status == "skipped"
+                || (r.status == "interrupted" && r.result.get("superseded_by").is_some())
+        });
+        match (finished, ran, decided) {
+            (1, true, _) | (0, _, true) => {}
+            _ => lost.push((
+                slot,
+                format!(
+                    "ran: {ran}; recorded: {:?}",
+                    of_slot
+                        .iter()
+                        .map(|r| format!("{} #{:?} {}", r.status, r.attempt, r.result))
+                        .collect::<Vec<_>>()
+                ),
+            )),
+        }
+    }
+    (due, lost)
+}
+
+/// The slots of `job` that ran more than once (one after the other: a takeover).
+fn counted_runs(spans: &BTreeMap<String, (i64, i64)>) -> BTreeMap<i64, usize> {
+    let mut runs: BTreeMap<i64, usize> = BTreeMap::new();
+    for id in spans.keys() {
+        if let Some((slot, _)) = id.split_once('/') {
+            *runs.entry(slot.parse().unwrap()).or_default() += 1;
+        }
+    }
+    runs
+}
+
+#[test]
+fn check_shows_each_job_and_its_next_runs_and_exits_2_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(
+        &file,
+        "SHELL=/bin/sh\n# anarchon: --job sync --overlap replace\n*/5 * * * * /usr/bin/sync.sh\nCRON_TZ=Europe/Berlin\n30 2 * * * /opt/report.sh\n",
+    );
+    let out = crate::common::anarchon()
+        .args(["cron", "--check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("sync") && text.contains("*/5 * * * *"),
+        "{text}"
+    );
+    assert!(text.contains("Europe/Berlin"), "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("derived from the line"), "{err}");
+
+    let out = crate::common::anarchon()
+        .args(["--json", "cron", "--check", "--next", "2"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = doc["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0]["job"], "sync");
+    assert_eq!(jobs[0]["naming"], "annotated");
+    assert_eq!(jobs[0]["next"].as_array().unwrap().len(), 2);
+    assert_eq!(jobs[1]["naming"], "derived");
+    assert_eq!(jobs[1]["tz"], "Europe/Berlin");
+
+    write(
+        &file,
+        "*/5 * * * * /usr/bin/ok\n# anarchon: --overlap sideways\n* * * * * /bin/x\nnot a line\n",
+    );
+    let out = crate::common::anarchon()
+        .args(["cron", "--check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let shown = file.display().to_string();
+    assert!(err.contains(&format!("{shown}:3:")), "{err}");
+    assert!(err.contains(&format!("{shown}:4:")), "{err}");
+    // The daemon refuses the same file at start, with the same words.
+    let out = crate::common::anarchon()
+        .args(["--redis", "redis://127.0.0.1:1", "cron"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("{shown}:3:")));
+}
+
+/// Three replicas run three jobs every 2-3 s while one replica is killed -9, another stopped
+/// (SIGSTOP) past the lease, and a third's network delayed then cut by its relay: every due slot
+/// runs once or is decided, never two copies at once.
+#[test]
+fn three_replicas_run_each_slot_once_through_kill_stop_and_a_bad_network() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let jobs = [("a", 2u64), ("b", 2), ("c", 3)];
+    let mut text = String::new();
+    for (job, every) in jobs {
+        let log = dir.path().join(format!("{job}.log"));
+        text.push_str(&ticking_job(job, every, &log, every * 600, "--lease 3s"));
+    }
+    write(&file, &text);
+    let relays: Vec<FaultProxy> = (0..3).map(|_| FaultProxy::start(s.port)).collect();
+    let mut replicas: Vec<Replica> = relays
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Replica::start(&r.url, &file, dir.path(), &format!("r{i}"), &[]))
+        .collect();
+    let start = server_ms(&s);
+    let names: Vec<&str> = jobs.iter().map(|(j, _)| *j).collect();
+    std::thread::sleep(Duration::from_secs(4));
+    // A replica killed outright while it runs a command: its guards stop its commands, the
+    // others take the runs over (or a newer slot supersedes them).
+    let killed = holder(&s, &names, &replicas, &[]);
+    replicas[killed].signal("-KILL");
+    std::thread::sleep(Duration::from_secs(5));
+    // Stopped past the lease while it runs one: its guards stop its commands at the deadline.
+    let stopped = holder(&s, &names, &replicas, &[killed]);
+    replicas[stopped].signal("-STOP");
+    std::thread::sleep(Duration::from_secs(4));
+    replicas[stopped].signal("-CONT");
+    std::thread::sleep(Duration::from_secs(3));
+    // A slow network, then a black hole, then back, for a replica running a command.
+    let cut = holder(&s, &names, &replicas, &[killed]);
+    relays[cut].set(Fault::DelayReplies(Duration::from_millis(800)));
+    std::thread::sleep(Duration::from_secs(3));
+    relays[cut].set(Fault::Partition);
+    std::thread::sleep(Duration::from_secs(4));
+    relays[cut].set(Fault::Pass);
+    std::thread::sleep(Duration::from_secs(6));
+    let end = server_ms(&s);
+    for (i, r) in replicas
+        .iter_mut()
+        .enumerate()
+        .filter(|(i, _)| *i != killed)
+    {
+        let _ = i;
+        r.signal("-TERM");
+        assert_eq!(
+            r.exit_code(Duration::from_secs(40)),
+            Some(0),
+            "{}",
+            r.stderr()
+        );
+    }
+    for (job, every) in jobs {
+        let log = dir.path().join(format!("{job}.log"));
+        let spans = assert_never_two_at_once(job, &log);
+        let every_ms = i64::try_from(every).unwrap() * 1000;
+        // From a slot after all replicas were up to the last one whose run had time to end.
+        let (due, lost) = lost_runs(&s, job, every_ms, (start + 1_000, end - 5_000), &spans);
+        assert!(due >= 6, "{job}: only {due} slots due");
+        assert!(
+            lost.is_empty(),
+            "{job}: {} of {due} due slots lost: {lost:?}\n{}",
+            lost.len(),
+            replicas
+                .iter()
+                .map(Replica::stderr)
+                .collect::<Vec<_>>()
+                .join("\n----\n")
+        );
+        let again: Vec<_> = counted_runs(&spans)
+            .into_iter()
+            .filter(|(_, n)| *n > 1)
+            .collect();
+        eprintln!("{job}: {due} due slots, none lost; taken over after a fault: {again:?}");
+    }
+}
+
+/// The replica (its index) that runs a command of one of `jobs` now, other than those in `not`:
+/// waits for one, so that a fault dealt to it hits a run in progress.
+fn holder(s: &Server, jobs: &[&str], replicas: &[Replica], not: &[usize]) -> usize {
+    let mut found = None;
+    wait_for(
+        "a replica running a command",
+        Duration::from_secs(20),
+        || {
+            found = jobs.iter().find_map(|job| {
+                s.in_progress(job).into_iter().find_map(|slot| {
+                    let run = s.run(job, &slot.to_string())?;
+                    let pid = run.runner.rsplit(':').next()?.parse::<u32>().ok()?;
+                    replicas
+                        .iter()
+                        .position(|r| r.pid() == pid)
+                        .filter(|i| !not.contains(i))
+                })
+            });
+            found.is_some()
+        },
+    );
+    found.unwrap()
+}
+
+/// A Redis restart (AOF, fsync always) while three replicas run: they reconnect, say so once,
+/// and go on; no slot runs twice, and the slots after the restart run.
+#[test]
+fn replicas_ride_out_a_redis_restart_with_aof() {
+    let mut s = Server::start_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("a.log");
+    write(&file, &ticking_job("a", 2, &log, 500, "--lease 4s"));
+    let replicas: Vec<Replica> = (0..3)
+        .map(|i| Replica::start(&s.url, &file, dir.path(), &format!("r{i}"), &[]))
+        .collect();
+    let start = server_ms(&s);
+    std::thread::sleep(Duration::from_secs(5));
+    s.restart(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let back = server_ms(&s);
+    wait_for("a run after the restart", Duration::from_secs(20), || {
+        spans_of::<String>(&log).keys().any(|id| {
+            id.split_once('/')
+                .is_some_and(|(slot, _)| slot.parse::<i64>().unwrap() > back + 2_000)
+        })
+    });
+    std::thread::sleep(Duration::from_secs(4));
+    let end = server_ms(&s);
+    let spans = assert_never_two_at_once("a", &log);
+    let runs = counted_runs(&spans);
+    assert!(runs.values().all(|n| *n == 1), "a slot ran twice: {runs:?}");
+    // Every slot from well after the restart on ran or was decided.
+    let (due, lost) = lost_runs(&s, "a", 2_000, (back + 3_000, end - 4_000), &spans);
+    assert!(lost.is_empty(), "{lost:?} of {due}");
+    let _ = start;
+    let said: usize = replicas
+        .iter()
+        .map(|r| r.stderr().matches("lost the connection").count())
+        .sum();
+    assert!(said >= 1, "no replica said it lost the connection");
+    for r in &replicas {
+        assert!(
+            r.stderr().matches("lost the connection").count() <= 2,
+            "said more than once per outage: {}",
+            r.stderr()
+        );
+    }
+}
+
+/// A rolling deploy: SIGTERM to the replica running a long command. The command gets the grace
+/// (1 s), is stopped, and the run is handed over: the other replica starts it as attempt 2 at
+/// once, not when the 30 s lease would have ended. The replica exits 0.
+#[test]
+fn sigterm_hands_a_running_slot_to_another_replica_when_the_grace_ends() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("long.log");
+    write(&file, &ticking_job("long", 30, &log, 25_000, "--lease 30s"));
+    let mut replicas: Vec<Replica> = (0..2)
+        .map(|i| {
+            Replica::start(
+                &s.url,
+                &file,
+                dir.path(),
+                &format!("r{i}"),
+                &["--shutdown-grace", "1s"],
+            )
+        })
+        .collect();
+    wait_for("a run to start", Duration::from_secs(40), || {
+        !spans_of::<String>(&log).is_empty()
+    });
+    let first = spans_of::<String>(&log).keys().next().unwrap().clone();
+    let holder = replicas
+        .iter()
+        .position(|r| r.stderr().contains("won; running the command"))
+        .expect("a replica won");
+    let standing = 1 - holder;
+    wait_for(
+        "the other replica to stand by",
+        Duration::from_secs(10),
+        || replicas[standing].stderr().contains("standing by"),
+    );
+    let term_at = server_ms(&s);
+    replicas[holder].signal("-TERM");
+    let (slot, _) = first.split_once('/').unwrap();
+    let second = format!("{slot}/2");
+    wait_for(
+        "attempt 2 on the other replica",
+        Duration::from_secs(20),
+        || spans_of::<String>(&log).contains_key(&second),
+    );
+    assert_eq!(replicas[holder].exit_code(Duration::from_secs(20)), Some(0));
+    let spans = assert_never_two_at_once("long", &log);
+    let took_over = spans[&second].0 - (term_at + 1_000);
+    eprintln!("attempt 2 started {took_over} ms after the grace ended");
+    // Handed over, not left to the lease (30 s).
+    assert!(
+        took_over < 10_000,
+        "took over {took_over} ms after the grace"
+    );
+    assert!(spans[&first].1 < spans[&second].0);
+    let holder_said = replicas[holder].stderr();
+    assert!(holder_said.contains("handed over"), "{holder_said}");
+    let history = s.results("long");
+    let ended = history
+        .iter()
+        .find(|r| r.attempt == Some(1))
+        .expect("attempt 1 recorded");
+    assert_eq!(ended.status, "interrupted");
+}
+
+/// A changed file is reloaded (a new job runs); a file that does not read is refused with its
+/// line and the jobs run on; SIGHUP reloads too.
+#[test]
+fn reload_takes_a_good_file_and_keeps_the_jobs_through_a_bad_one() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let (a, b) = (dir.path().join("a.log"), dir.path().join("b.log"));
+    let job_a = ticking_job("a", 1, &a, 100, "");
+    write(&file, &job_a);
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    wait_for("job a to run", Duration::from_secs(10), || a.exists());
+    write(
+        &file,
+        &format!("{job_a}{}", ticking_job("b", 1, &b, 100, "")),
+    );
+    wait_for(
+        "job b to run after the reload",
+        Duration::from_secs(10),
+        || b.exists(),
+    );
+    assert!(replica.stderr().contains("1 added"), "{}", replica.stderr());
+
+    write(
+        &file,
+        &format!("{job_a}*/1 * * * * * \n# anarchon: --lease\n"),
+    );
+    wait_for(
+        "the bad file to be refused",
+        Duration::from_secs(10),
+        || replica.stderr().contains("failed; the 2 job(s) run on"),
+    );
+    let shown = format!("{}:", file.display());
+    assert!(replica.stderr().contains(&shown), "{}", replica.stderr());
+    let seen = std::fs::read_to_string(&b).unwrap().len();
+    wait_for("job b to keep running", Duration::from_secs(10), || {
+        std::fs::read_to_string(&b).unwrap().len() > seen
+    });
+
+    // SIGHUP with job b removed: b stops, a runs on.
+    write(&file, &job_a);
+    replica.signal("-HUP");
+    wait_for("job b to be removed", Duration::from_secs(10), || {
+        replica.stderr().contains("job b (was line")
+    });
+    assert!(replica.stderr().contains("(SIGHUP)") || replica.stderr().contains("changed"));
+}
+
+/// What a command leaves behind is re-parented to the daemon (a subreaper, as PID 1 is in a
+/// container) and reaped when it exits: nothing stays `<defunct>`.
+#[test]
+fn orphans_a_command_leaves_are_reaped() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let pids = dir.path().join("pids");
+    write(
+        &file,
+        &format!(
+            "# anarchon: --job orphan --leave-children\n*/1 * * * * * sleep 1.5 & echo $! >> {}\n",
+            pids.display()
+        ),
+    );
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    let me = replica.pid().to_string();
+    let parent_of = |pid: u32| -> Option<String> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = stat.rsplit_once(')')?.1.to_string();
+        rest.split_whitespace().nth(1).map(str::to_string)
+    };
+    wait_for("three orphans", Duration::from_secs(15), || {
+        std::fs::read_to_string(&pids).is_ok_and(|t| t.lines().count() >= 3)
+    });
+    let orphans: Vec<u32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .take(3)
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    // The newest is still running: its shell has exited, so it is the daemon's child now.
+    let newest = *orphans.last().unwrap();
+    wait_for(
+        "the orphan to be re-parented to the daemon",
+        Duration::from_secs(5),
+        || parent_of(newest).as_deref() == Some(me.as_str()),
+    );
+    for pid in &orphans {
+        wait_for(
+            &format!("orphan {pid} to be reaped (not a zombie)"),
+            Duration::from_secs(10),
+            || !Path::new(&format!("/proc/{pid}")).exists(),
+        );
+    }
+    // And the daemon has no zombie child at all.
+    let zombies: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("stat")).ok())
+        .filter(|stat| {
+            let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            f.first() == Some(&"Z") && f.get(1) == Some(&me.as_str())
+        })
+        .collect();
+    assert!(zombies.is_empty(), "zombies: {zombies:?}");
+}
+
+/// `--log-format json`: every line is an object with the run's job, slot and attempt, the
+/// command's stdout on stdout, its stderr and anarchon's own events on stderr.
+#[test]
+fn json_logs_label_every_line_with_its_run() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(
+        &file,
+        "# anarchon: --job hello\n*/1 * * * * * echo out line; echo err line >&2\n",
+    );
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--log-format", "json"]);
+    wait_for("two runs' output", Duration::from_secs(15), || {
+        replica.stdout().lines().count() >= 2
+    });
+    for line in replica.stdout().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect(line);
+        assert_eq!(v["job"], "hello", "{line}");
+        assert_eq!(v["stream"], "stdout");
+        assert_eq!(v["message"], "out line");
+        assert!(v["slot"].as_i64().unwrap() % 1000 == 0, "{line}");
+        assert_eq!(v["attempt"], 1);
+        assert!(v["time"].is_string());
+    }
+    let err = replica.stderr();
+    let events: Vec<serde_json::Value> = err
+        .lines()
+        .map(|l| serde_json::from_str(l).expect(l))
+        .collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["stream"] == "stderr" && e["message"] == "err line")
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["stream"] == "anarchon" && e["message"].as_str().unwrap().contains("won"))
+    );
+}
+
+fn http_get(port: u16, path: &str) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+/// `--listen`: /healthz answers, /readyz says whether the store answers, /metrics has every job's
+/// health and the daemon's own counters.
+#[test]
+fn listen_serves_healthz_readyz_and_metrics() {
+    let mut s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(
+        &file,
+        "# anarchon: --job m1\n*/1 * * * * * true\n# anarchon: --job m2\n*/2 * * * * * true\n",
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let replica = Replica::start(
+        &s.url,
+        &file,
+        dir.path(),
+        "r",
+        &["--listen", &port.to_string()],
+    );
+    wait_for("a run", Duration::from_secs(10), || {
+        replica.stderr().contains("finished as attempt")
+    });
+    assert_eq!(http_get(port, "/healthz"), (200, "ok\n".to_string()));
+    assert_eq!(http_get(port, "/readyz").0, 200);
+    let (status, metrics) = http_get(port, "/metrics");
+    assert_eq!(status, 200);
+    assert!(metrics.contains("anarchon_cron_jobs 2"), "{metrics}");
+    assert!(metrics.contains("anarchon_up 1"), "{metrics}");
+    assert!(metrics.contains("job=\"m1\""), "{metrics}");
+    let started: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("anarchon_cron_runs_started_total "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(started >= 1, "{metrics}");
+    // The store gone: still alive, not ready, and the scrape says anarchon_up 0.
+    s.stop();
+    wait_for("readyz to say not ready", Duration::from_secs(15), || {
+        http_get(port, "/readyz").0 == 503
+    });
+    assert_eq!(http_get(port, "/healthz").0, 200);
+    assert!(http_get(port, "/metrics").1.contains("anarchon_up 0"));
+}
+
+/// A daemon and hosts running the same line from their crontabs (`anarchon run`) share the job:
+/// each slot runs once, whoever wins it.
+#[test]
+fn a_daemon_and_run_hosts_share_a_job() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("shared.log");
+    let command = ticker_as(&log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", 300, false);
+    write(
+        &file,
+        &format!("# anarchon: --job shared --lease 3s\n*/2 * * * * * {command}\n"),
+    );
+    let _replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    let start = server_ms(&s);
+    // Two "hosts" whose cron starts `anarchon run` for every slot.
+    let until = Instant::now() + Duration::from_secs(10);
+    let mut hosts = Vec::new();
+    while Instant::now() < until {
+        let now = server_ms(&s);
+        let next = now - now.rem_euclid(2_000) + 2_000;
+        std::thread::sleep(Duration::from_millis(u64::try_from(next - now).unwrap()));
+        for _ in 0..2 {
+            hosts.push(
+                s.anarchon_process()
+                    .args([
+                        "run",
+                        "--job",
+                        "shared",
+                        "--schedule",
+                        "*/2 * * * * *",
+                        "--lease",
+                        "3s",
+                        "--shell",
+                        "--",
+                        &command,
+                    ])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap(),
+            );
+        }
+    }
+    for mut h in hosts {
+        let _ = h.wait();
+    }
+    let end = server_ms(&s);
+    let spans = assert_never_two_at_once("shared", &log);
+    assert!(counted_runs(&spans).values().all(|n| *n == 1), "{spans:?}");
+    let (due, lost) = lost_runs(&s, "shared", 2_000, (start, end - 2_000), &spans);
+    assert!(lost.is_empty(), "{lost:?} of {due}");
+    let runners: std::collections::BTreeSet<String> = s
+        .results("shared")
+        .into_iter()
+        .filter(|r| r.status == "finished")
+        .map(|r| r.runner)
+        .collect();
+    eprintln!("{due} slots, run by {} runners", runners.len());
+}
