@@ -51,6 +51,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('heartbeat', 'heartbeat', [CompletionResultType]::ParameterValue, 'Push the lease of a run you hold forward (only with the current attempt''s token)')
             [CompletionResult]::new('finish', 'finish', [CompletionResultType]::ParameterValue, 'End a run you hold as ok or failed, recording its result')
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)')
+            [CompletionResult]::new('cron', 'cron', [CompletionResultType]::ParameterValue, 'Run every job of a crontab file, each scheduled run once across the replicas running it')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List every job under the prefix: layout, runs in progress, last run, last result, history')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show one job in full: runs in progress with their leases, recent runs and results, keys')
             [CompletionResult]::new('history', 'history', [CompletionResultType]::ParameterValue, 'Show a job''s attempts and results, newest first')
@@ -240,6 +241,38 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--keep-stdout', '--keep-stdout', [CompletionResultType]::ParameterName, 'Keep the last 4 KiB of the command''s stdout in its result (`stdout_tail`, shown by `logs` and `history -v`), as its stderr is always kept: for jobs that report on stdout. The command''s stdout then goes through a pipe (it is still printed as it comes), so a command that asks whether its stdout is a terminal hears no')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress or notes on stderr; errors and lost leases are still reported')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress or notes on stderr; errors and lost leases are still reported')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")')
+            [CompletionResult]::new('--no-headers', '--no-headers', [CompletionResultType]::ParameterName, 'Print tables without their header row (for scripts, as kubectl --no-headers)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;cron' {
+            [CompletionResult]::new('--next', '--next', [CompletionResultType]::ParameterName, 'How many next runs --check shows for each job')
+            [CompletionResult]::new('--shutdown-grace', '--shutdown-grace', [CompletionResultType]::ParameterName, 'On SIGTERM or SIGINT, how long running commands may take to finish before they are stopped (SIGTERM, SIGKILL 2 s later) and their runs handed to another replica. Keep it under what the orchestrator allows (Kubernetes: terminationGracePeriodSeconds, 30 s)')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How the lines of the commands'' output and of anarchon''s own events are written: text (`[job slot #attempt] line`) or json (one object a line, for log collectors)')
+            [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Serve /metrics (Prometheus: every job''s health, and this daemon''s own) and /healthz at ADDR (host:port, or a port alone on 127.0.0.1). Bind 0.0.0.0 only on purpose')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name (on any URL or --host)')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Read the file and print each job''s name, schedule, time zone and next runs, then exit: 0 when it reads, 2 with every error (FILE:LINE: why) when it does not')
             [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
             [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
             [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
@@ -778,6 +811,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('heartbeat', 'heartbeat', [CompletionResultType]::ParameterValue, 'Push the lease of a run you hold forward (only with the current attempt''s token)')
             [CompletionResult]::new('finish', 'finish', [CompletionResultType]::ParameterValue, 'End a run you hold as ok or failed, recording its result')
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)')
+            [CompletionResult]::new('cron', 'cron', [CompletionResultType]::ParameterValue, 'Run every job of a crontab file, each scheduled run once across the replicas running it')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List every job under the prefix: layout, runs in progress, last run, last result, history')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show one job in full: runs in progress with their leases, recent runs and results, keys')
             [CompletionResult]::new('history', 'history', [CompletionResultType]::ParameterValue, 'Show a job''s attempts and results, newest first')
@@ -807,6 +841,9 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             break
         }
         'anarchon;help;run' {
+            break
+        }
+        'anarchon;help;cron' {
             break
         }
         'anarchon;help;list' {

@@ -25,6 +25,9 @@ _anarchon() {
             anarchon,completions)
                 cmd="anarchon__subcmd__completions"
                 ;;
+            anarchon,cron)
+                cmd="anarchon__subcmd__cron"
+                ;;
             anarchon,doctor)
                 cmd="anarchon__subcmd__doctor"
                 ;;
@@ -88,6 +91,9 @@ _anarchon() {
             anarchon__subcmd__help,completions)
                 cmd="anarchon__subcmd__help__subcmd__completions"
                 ;;
+            anarchon__subcmd__help,cron)
+                cmd="anarchon__subcmd__help__subcmd__cron"
+                ;;
             anarchon__subcmd__help,doctor)
                 cmd="anarchon__subcmd__help__subcmd__doctor"
                 ;;
@@ -149,7 +155,7 @@ _anarchon() {
 
     case "${cmd}" in
         anarchon)
-            opts="-p -n -o -h -V --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help --version claim heartbeat finish run list inspect history logs wait trim release pause resume migrate run-now check metrics doctor completions man help"
+            opts="-p -n -o -h -V --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help --version claim heartbeat finish run cron list inspect history logs wait trim release pause resume migrate run-now check metrics doctor completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -458,6 +464,104 @@ _anarchon() {
             fi
             case "${prev}" in
                 --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --redis)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prefix)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backend)
+                    COMPREPLY=($(compgen -W "redis valkey" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json wide name" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --time-format)
+                    COMPREPLY=($(compgen -W "auto compact rfc3339 relative" -- "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --command-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        anarchon__subcmd__cron)
+            opts="-p -n -o -h --check --next --shutdown-grace --log-format --listen --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --next)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --shutdown-grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --listen)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -851,7 +955,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__help)
-            opts="claim heartbeat finish run list inspect history logs wait trim release pause resume migrate run-now check metrics doctor completions man help"
+            opts="claim heartbeat finish run cron list inspect history logs wait trim release pause resume migrate run-now check metrics doctor completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -893,6 +997,20 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        anarchon__subcmd__help__subcmd__cron)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -48,6 +48,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand heartbeat 'Push the lease of a run you hold forward (only with the current attempt''s token)'
             cand finish 'End a run you hold as ok or failed, recording its result'
             cand run 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)'
+            cand cron 'Run every job of a crontab file, each scheduled run once across the replicas running it'
             cand list 'List every job under the prefix: layout, runs in progress, last run, last result, history'
             cand inspect 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
             cand history 'Show a job''s attempts and results, newest first'
@@ -233,6 +234,37 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --keep-stdout 'Keep the last 4 KiB of the command''s stdout in its result (`stdout_tail`, shown by `logs` and `history -v`), as its stderr is always kept: for jobs that report on stdout. The command''s stdout then goes through a pipe (it is still printed as it comes), so a command that asks whether its stdout is a terminal hears no'
             cand -q 'No progress or notes on stderr; errors and lost leases are still reported'
             cand --quiet 'No progress or notes on stderr; errors and lost leases are still reported'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")'
+            cand --no-headers 'Print tables without their header row (for scripts, as kubectl --no-headers)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'anarchon;cron'= {
+            cand --next 'How many next runs --check shows for each job'
+            cand --shutdown-grace 'On SIGTERM or SIGINT, how long running commands may take to finish before they are stopped (SIGTERM, SIGKILL 2 s later) and their runs handed to another replica. Keep it under what the orchestrator allows (Kubernetes: terminationGracePeriodSeconds, 30 s)'
+            cand --log-format 'How the lines of the commands'' output and of anarchon''s own events are written: text (`[job slot #attempt] line`) or json (one object a line, for log collectors)'
+            cand --listen 'Serve /metrics (Prometheus: every job''s health, and this daemon''s own) and /healthz at ADDR (host:port, or a port alone on 127.0.0.1). Bind 0.0.0.0 only on purpose'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
+            cand -p 'Port [default: 6379, or the URL''s]'
+            cand --port 'Port [default: 6379, or the URL''s]'
+            cand -n 'Database number [default: 0, or the URL''s]'
+            cand --db 'Database number [default: 0, or the URL''s]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand -o 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --output 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --check 'Read the file and print each job''s name, schedule, time zone and next runs, then exit: 0 when it reads, 2 with every error (FILE:LINE: why) when it does not'
             cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
             cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
             cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
@@ -754,6 +786,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand heartbeat 'Push the lease of a run you hold forward (only with the current attempt''s token)'
             cand finish 'End a run you hold as ok or failed, recording its result'
             cand run 'Run a command for one scheduled run, on whichever host wins it (the crontab wrapper)'
+            cand cron 'Run every job of a crontab file, each scheduled run once across the replicas running it'
             cand list 'List every job under the prefix: layout, runs in progress, last run, last result, history'
             cand inspect 'Show one job in full: runs in progress with their leases, recent runs and results, keys'
             cand history 'Show a job''s attempts and results, newest first'
@@ -779,6 +812,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;help;finish'= {
         }
         &'anarchon;help;run'= {
+        }
+        &'anarchon;help;cron'= {
         }
         &'anarchon;help;list'= {
         }

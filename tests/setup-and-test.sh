@@ -3,7 +3,7 @@
 # command for contributors, and what .ci/run runs. Installs only what is missing, through apt
 # (with sudo when not root): redis-server, redis-tools, valkey-server (bookworm-backports on
 # Debian 12, derived from the machine's own Debian source entry), faketime, openssl, make, man-db,
-# bsdutils, and Python's prometheus_client and redis-py from apt (python3-prometheus-client,
+# bsdutils, systemd (for systemd-analyze), and Python's prometheus_client and redis-py from apt (python3-prometheus-client,
 # python3-redis; never pip: Debian 12 refuses it, PEP 668). Then: rustfmt and clippy, the suite on
 # Redis in store format 1, the lease tests in format 2, the suite on Valkey, and, when their
 # sources are found, on Redis 5.0 and the connection tests on Redis 6.0 (built from the release
@@ -44,6 +44,8 @@ need make make
 need cc gcc
 need manpath man-db
 need script bsdutils
+# `systemd-analyze verify` checks the systemd unit of `anarchon cron` (docs/deploy/).
+need systemd-analyze systemd
 # The Python the tests use: the first python3 on PATH that imports both packages, else Debian's.
 python_with_packages() {
   for py in python3 /usr/bin/python3; do
@@ -133,7 +135,7 @@ say "the lease tests again, against stores an operator moved to format 2 (anarch
 # (the integration tests are one binary, tests/it/; a filter `lease::` selects tests/it/lease.rs)
 ANARCHON_TEST_STORE_FORMAT=2 cargo test --locked --test it -- lease:: faults:: run:: operator:: \
   hardening:: reliability:: tty:: oncall:: pause:: exactly_once:: soak:: \
-  catchup:: fencing:: herd:: functions:: overlap:: backfill:: ping:: monitoring::
+  catchup:: fencing:: herd:: functions:: overlap:: backfill:: ping:: monitoring:: cron::
 
 say "test suite against valkey-server"
 ANARCHON_TEST_SERVER=valkey-server cargo test --locked --tests

@@ -735,3 +735,82 @@ fn a_daemon_and_run_hosts_share_a_job() {
         .collect();
     eprintln!("{due} slots, run by {} runners", runners.len());
 }
+
+/// The systemd unit in docs/deploy verifies (`systemd-analyze verify`), with the binary it names
+/// being this build and its man page this build's.
+#[test]
+fn the_systemd_unit_verifies() {
+    if !crate::common::have("systemd-analyze") {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "systemd-analyze is missing (tests/setup-and-test.sh installs it)"
+        );
+        crate::common::skip("no systemd-analyze");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let unit = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/deploy/anarchon-cron.service"),
+    )
+    .unwrap();
+    let binary = crate::common::anarchon_path();
+    let unit = unit.replace("/usr/bin/anarchon", &binary.display().to_string());
+    let path = dir.path().join("anarchon-cron.service");
+    write(&path, &unit);
+    let man1 = dir.path().join("man/man1");
+    std::fs::create_dir_all(&man1).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("man/anarchon-cron.1"),
+        man1.join("anarchon-cron.1"),
+    )
+    .unwrap();
+    let out = std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .env("MANPATH", dir.path().join("man"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && said.trim().is_empty(),
+        "systemd-analyze verify: {:?}\n{said}",
+        out.status
+    );
+}
+
+/// SIGUSR1 to the daemon is passed on to the running commands' process groups (as tini passes
+/// signals on); the daemon itself goes on.
+#[test]
+fn sigusr1_is_passed_on_to_running_commands() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let got = dir.path().join("got");
+    let started = dir.path().join("started");
+    write(
+        &file,
+        &format!(
+            "# anarchon: --job usr --lease 20s\n*/30 * * * * * trap 'echo usr1 >> {got}; exit 0' USR1; touch {started}; while true; do sleep 0.1; done\n",
+            got = got.display(),
+            started = started.display()
+        ),
+    );
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    wait_for("the command to start", Duration::from_secs(40), || {
+        started.exists()
+    });
+    replica.signal("-USR1");
+    wait_for(
+        "the command to get SIGUSR1",
+        Duration::from_secs(10),
+        || got.exists(),
+    );
+    wait_for("the run to end", Duration::from_secs(10), || {
+        replica.stderr().contains("finished as attempt 1")
+    });
+    assert!(
+        replica
+            .stderr()
+            .contains("forwarded SIGUSR1 to 1 running command(s)")
+    );
+}
