@@ -5,7 +5,8 @@
 //!
 //! ```text
 //!  main
-//!  commands    one module per subcommand: calls the store or a strategy, prints
+//!  commands    one module per subcommand: calls the store or a strategy, prints (`cron`'s
+//!              daemon too: it takes each slot through `run`'s module)
 //!  settings · output · generate   flags resolved once into plain settings | tables, JSON, colour
 //!  cli         clap: every flag, once
 //!  runner · metrics   run's command under a claim (guard, deadline, keeper, backup, record) |
@@ -40,7 +41,6 @@
 pub mod cli;
 pub mod commands;
 pub mod connection;
-pub mod daemon;
 pub mod error;
 pub mod generate;
 pub mod health;

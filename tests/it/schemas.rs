@@ -217,6 +217,17 @@ fn every_commands_json_output_matches_its_schema() {
         ],
     );
 
+    let crontab = s.dir.path().join("crontab");
+    std::fs::write(
+        &crontab,
+        "# anarchon: --job c1\n*/5 * * * * true\n@hourly /bin/true\n",
+    )
+    .unwrap();
+    check(
+        &s,
+        "cron-check",
+        &["cron", "--check", crontab.to_str().unwrap()],
+    );
     check(&s, "list", &["list"]);
     check(&s, "list-active", &["list", "--active"]);
     check(&s, "inspect", &["inspect", "sj"]);

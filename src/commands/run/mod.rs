@@ -423,14 +423,17 @@ fn opening_reads<'a>(
     (reads, refuse)
 }
 
-/// The registry's reply among the opening reads; a warning about the eviction policy is said.
+/// The registry's reply among the opening reads; a warning about the eviction policy is said,
+/// once a process (`anarchon cron` opens the store at every slot).
 fn opening_read_back(reads: Vec<redis::Value>) -> Option<redis::Value> {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     let mut reads = reads.into_iter();
     let registry_read = reads.next();
     if let Some(warning) = reads
         .next()
         .as_ref()
         .and_then(crate::server::eviction_warning)
+        && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed)
     {
         crate::errln!("anarchon: {warning}");
     }

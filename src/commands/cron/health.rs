@@ -12,7 +12,7 @@ use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, Response, StatusCode};
 
-use super::Shared;
+use super::daemon::Shared;
 use crate::error::{Error, Result};
 
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";

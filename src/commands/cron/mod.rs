@@ -1,5 +1,8 @@
 //! `anarchon cron FILE`: every job of a crontab file, run by one long-running process in each
-//! replica of a service ([`crate::daemon`]); `--check` reads the file and shows what it would run.
+//! replica of a service ([`daemon`]); `--check` reads the file and shows what it would run.
+
+mod daemon;
+mod health;
 
 use serde::Serialize;
 
@@ -22,7 +25,7 @@ pub async fn execute(settings: &CronSettings, ctx: &Context) -> Result<ExitCode>
             show(settings, ctx, &tab, check);
             Ok(ExitCode::Ok)
         }
-        None => crate::daemon::run(settings, ctx, tab).await,
+        None => daemon::run(settings, ctx, tab).await,
     }
 }
 

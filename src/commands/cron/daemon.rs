@@ -24,7 +24,7 @@
 //! - **shutdown**: SIGTERM stops claiming, lets running commands finish for `--shutdown-grace`,
 //!   then stops them and hands their runs over to a replica standing by.
 
-mod health;
+use super::health;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,8 +64,8 @@ const FILE_POLL: Duration = Duration::from_secs(1);
 const HAND_OVER_FOR: Duration = Duration::from_secs(8);
 
 /// What the job loops, slot tasks, signals and the health endpoint share.
-pub(crate) struct Shared {
-    prefix: String,
+pub(super) struct Shared {
+    pub(super) prefix: String,
     options: ConnectOptions,
     /// The server's address without its password, for messages.
     shown_url: String,
@@ -74,17 +74,17 @@ pub(crate) struct Shared {
     conn: tokio::sync::Mutex<(Connection, u64)>,
     /// The server's clock as last read: its ms then, and this machine's monotonic instant then.
     clock: std::sync::Mutex<(i64, Instant)>,
-    connected: AtomicBool,
+    pub(super) connected: AtomicBool,
     /// Told to the commands when the shutdown grace is over.
     stop_commands: watch::Receiver<bool>,
     /// The slot tasks, running and done (pruned as they end).
     slots: std::sync::Mutex<Vec<SlotTask>>,
-    pub(crate) stats: Stats,
+    pub(super) stats: Stats,
 }
 
 /// The daemon's own counters, for `/metrics`.
 #[derive(Default)]
-pub(crate) struct Stats {
+pub(super) struct Stats {
     pub jobs: AtomicU64,
     pub slots_taken: AtomicU64,
     pub runs_started: AtomicU64,
@@ -121,7 +121,7 @@ impl Shared {
         *self.clock.lock().unwrap_or_else(|e| e.into_inner()) = (check.server_now_ms, at);
     }
 
-    async fn connection(&self) -> (Connection, u64) {
+    pub(super) async fn connection(&self) -> (Connection, u64) {
         let held = self.conn.lock().await;
         (held.0.clone(), held.1)
     }
@@ -295,9 +295,19 @@ async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Resu
     crate::store::validate_prefix(ctx.prefix())?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut signals = Signals::new()?;
-    let Some((conn, check)) = first_connection(&options, ctx.prefix(), &mut signals).await? else {
+    let Some((mut conn, check)) = first_connection(&options, ctx.prefix(), &mut signals).await?
+    else {
         return Ok(ExitCode::Ok);
     };
+    // A job of the idmp strategy needs a server that has it (as `run` checks when it connects).
+    if tab
+        .jobs
+        .iter()
+        .any(|j| matches!(j.run.strategy, crate::strategy::Strategy::Idmp { .. }))
+    {
+        let info = crate::server::detect(&mut conn).await?;
+        crate::strategy::claim_only::require_idmp(&info)?;
+    }
     let shared = Arc::new(Shared {
         prefix: ctx.prefix().to_string(),
         shown_url: conn.shown_url().to_string(),
