@@ -13,6 +13,9 @@
 #   SEED     the nemesis's seed (default 1): the same seed deals the same faults at the same times
 #   BASELINE_BINARY  another anarchon binary to soak in the same run first (e.g. the previous
 #            release, built into another target dir), for a before/after in one run
+# AS=run,cron,mixed picks how the hosts run the job (default all three): cron starting `anarchon
+# run` at every tick, replicas of `anarchon cron` (killed -9 and started again, stopped, cut off,
+# and shut down by SIGTERM as in a rolling deploy), or both sharing the job.
 # FORMATS=1,2 picks the store formats (default both); OVERLAPS=forbid,replace,buffer the crontab
 # line's --overlap policies (default all three; replace and buffer run 4 s commands every 3 s, so
 # that every slot meets a run in progress). Reports, never fails. When a soak loses a run or runs
@@ -26,13 +29,14 @@ SEED=${3:-1}
 BASELINE=${4:-}
 FORMATS=${FORMATS:-1,2}
 OVERLAPS=${OVERLAPS:-forbid,replace,buffer}
+AS=${AS:-run,cron,mixed}
 
 cargo build --release --quiet --bin anarchon
-soak() { # label binary format overlap
-  local label=$1 binary=$2 format=$3 overlap=$4 run_ms=2000
+soak() { # label binary format overlap hosts
+  local label=$1 binary=$2 format=$3 overlap=$4 hosts=$5 run_ms=2000
   [ "$overlap" = forbid ] || run_ms=4000
-  echo "== $label, store format $format, --overlap $overlap"
-  ANARCHON_SOAK_OVERLAP=$overlap ANARCHON_SOAK_RUN_MS=$run_ms ANARCHON_SOAK_SECS=$SECONDS_PER_FORMAT ANARCHON_SOAK_HOSTS=$HOSTS ANARCHON_SOAK_SEED=$SEED \
+  echo "== $label, store format $format, --overlap $overlap, hosts as $hosts"
+  ANARCHON_SOAK_AS=$hosts ANARCHON_SOAK_OVERLAP=$overlap ANARCHON_SOAK_RUN_MS=$run_ms ANARCHON_SOAK_SECS=$SECONDS_PER_FORMAT ANARCHON_SOAK_HOSTS=$HOSTS ANARCHON_SOAK_SEED=$SEED \
     ANARCHON_SOAK_REPORT_ONLY=1 ANARCHON_TEST_STORE_FORMAT=$format ANARCHON_SOAK_BINARY=$binary \
     ANARCHON_SOAK_KEEP_DIR=${ANARCHON_SOAK_KEEP_DIR:-target/soak} \
     cargo test --release --quiet --test it -- soak:: --nocapture 2>&1 \
@@ -40,7 +44,9 @@ soak() { # label binary format overlap
 }
 for format in ${FORMATS//,/ }; do
   for overlap in ${OVERLAPS//,/ }; do
-    [ -z "$BASELINE" ] || soak "baseline $BASELINE" "$(realpath "$BASELINE")" "$format" "$overlap"
-    soak "this build" "$(realpath target/release/anarchon)" "$format" "$overlap"
+    for hosts in ${AS//,/ }; do
+      [ -z "$BASELINE" ] || soak "baseline $BASELINE" "$(realpath "$BASELINE")" "$format" "$overlap" "$hosts"
+      soak "this build" "$(realpath target/release/anarchon)" "$format" "$overlap" "$hosts"
+    done
   done
 done

@@ -85,9 +85,20 @@ fn now_ms() -> i64 {
     .unwrap()
 }
 
-/// A host: its fault relay and the `anarchon run` processes it started that are still running.
+/// How a host runs the job: cron starting `anarchon run` at every tick, or one long-running
+/// `anarchon cron` daemon on a crontab of the same line (restarted when it dies, as Kubernetes
+/// or systemd restart a replica).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Run,
+    Cron,
+}
+
+/// A host: its fault relay and the processes it started that are still running (its `anarchon
+/// run` wrappers, or its daemon).
 struct Host {
     name: String,
+    kind: Kind,
     proxy: FaultProxy,
     running: Mutex<Vec<Child>>,
 }
@@ -159,12 +170,45 @@ fn sleep_to_next_tick(stop: &AtomicBool) {
 #[derive(Debug, Clone, Copy)]
 struct Line {
     overlap: &'static str,
+    /// How the hosts run it (`ANARCHON_SOAK_AS=run|cron|mixed` sets it for bench/soak.sh).
+    hosts: HostsAs,
     run_ms: u64,
     /// Seconds of faults in the suite (`ANARCHON_SOAK_SECS` sets it for bench/soak.sh).
     chaos_secs: u64,
 }
 
+/// The job's `# anarchon:` flags, the same on every host whichever way it runs them.
+fn line_flags(host: &Host, line: Line) -> Vec<String> {
+    [
+        "--job",
+        JOB,
+        "--lease",
+        "3s",
+        "--kill-after",
+        "2s",
+        "--runner",
+        &host.name,
+        "--overlap",
+        line.overlap,
+        // After an outage of the whole fleet, the missed runs are caught up (the lines of a fleet
+        // that cares about every run).
+        "--catch-up",
+        "30s",
+        "--catch-up-max",
+        "20",
+    ]
+    .iter()
+    .map(|w| w.to_string())
+    .collect()
+}
+
+/// The connection flags every host uses (short timeouts: faults are seconds long).
+const CONNECTION_FLAGS: [&str; 4] = ["--command-timeout", "2s", "--connect-timeout", "1s"];
+
 fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet, line: Line) {
+    if host.kind == Kind::Cron {
+        return replica(dir, host, log, stop, fleet, line);
+    }
     let err_log = dir.join(format!("{}.err", host.name));
     while !stop.load(Ordering::Relaxed) {
         sleep_to_next_tick(stop);
@@ -183,30 +227,10 @@ fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet
             .env_remove("ANARCHON_REDIS_URL")
             .env_remove("NO_COLOR")
             .env("ANARCHON_REDIS_URL", &host.proxy.url)
+            .args(CONNECTION_FLAGS)
+            .args(["run", "--schedule", "*/3 * * * * *"])
+            .args(line_flags(host, line))
             .args([
-                "run",
-                "--job",
-                JOB,
-                "--schedule",
-                "*/3 * * * * *",
-                "--lease",
-                "3s",
-                "--kill-after",
-                "2s",
-                "--command-timeout",
-                "2s",
-                "--connect-timeout",
-                "1s",
-                "--runner",
-                &host.name,
-                "--overlap",
-                line.overlap,
-                // After an outage of the whole fleet, the missed runs are caught up (the lines of
-                // a fleet that cares about every run).
-                "--catch-up",
-                "30s",
-                "--catch-up-max",
-                "20",
                 "--shell",
                 "--",
                 &ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", line.run_ms, false),
@@ -217,6 +241,99 @@ fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet
             .spawn()
             .unwrap();
         host.running.lock().unwrap().push(child);
+    }
+}
+
+/// A host that runs the job in `anarchon cron` on a crontab of the same line: its daemon is
+/// started again a second after it died (a kill -9), and killed while the whole fleet is down.
+fn replica(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet, line: Line) {
+    let err_log = dir.join(format!("{}.err", host.name));
+    let file = dir.join(format!("{}.crontab", host.name));
+    let flags = shlex::try_join(line_flags(host, line).iter().map(String::as_str)).unwrap();
+    std::fs::write(
+        &file,
+        format!(
+            "# anarchon: {flags}\n*/3 * * * * * {}\n",
+            ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", line.run_ms, false)
+        ),
+    )
+    .unwrap();
+    let mut died_at: Option<Instant> = None;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+        let mut running = host.running.lock().unwrap();
+        running.retain_mut(|c| c.try_wait().ok().flatten().is_none());
+        if fleet.down.load(Ordering::Relaxed) {
+            for child in running.iter_mut() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            running.clear();
+            continue;
+        }
+        if !running.is_empty() {
+            died_at = None;
+            continue;
+        }
+        let since = *died_at.get_or_insert_with(Instant::now);
+        if since.elapsed() < Duration::from_secs(1) {
+            continue;
+        }
+        let stderr = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&err_log)
+            .unwrap();
+        let child = Command::new(binary())
+            .env_remove("ANARCHON_REDIS_URL")
+            .env_remove("NO_COLOR")
+            .env("ANARCHON_REDIS_URL", &host.proxy.url)
+            .args(CONNECTION_FLAGS)
+            .args(["cron", "--shutdown-grace", "1s"])
+            .arg(&file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        running.push(child);
+        died_at = None;
+    }
+    // The end of the soak: each replica shuts down as in a deploy (SIGTERM).
+    for child in host.running.lock().unwrap().iter() {
+        signal("-CONT", child.id());
+        signal("-TERM", child.id());
+    }
+}
+
+/// How the soak's hosts run the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HostsAs {
+    /// Every host's cron starts `anarchon run` at every tick.
+    Run,
+    /// Every host is a replica running `anarchon cron`.
+    Cron,
+    /// Both at once on one job: even hosts replicas, odd hosts cron.
+    Mixed,
+}
+
+impl HostsAs {
+    fn of_env(default: HostsAs) -> HostsAs {
+        match std::env::var("ANARCHON_SOAK_AS").as_deref() {
+            Ok("run") => HostsAs::Run,
+            Ok("cron") => HostsAs::Cron,
+            Ok("mixed") => HostsAs::Mixed,
+            _ => default,
+        }
+    }
+
+    fn kind(self, host: u64) -> Kind {
+        match self {
+            HostsAs::Run => Kind::Run,
+            HostsAs::Cron => Kind::Cron,
+            HostsAs::Mixed if host.is_multiple_of(2) => Kind::Cron,
+            HostsAs::Mixed => Kind::Run,
+        }
     }
 }
 
@@ -234,9 +351,12 @@ enum Nemesis {
     Outage,
     /// `anarchon pause` of the job for 2-5 s.
     Pause,
+    /// A rolling deploy: SIGTERM to a replica (`anarchon cron`), which hands its run over and is
+    /// started again. Nothing for a host of `anarchon run`.
+    Term,
 }
 
-const FAULTS: [Nemesis; 9] = [
+const FAULTS: [Nemesis; 10] = [
     Nemesis::Kill9,
     Nemesis::Stop,
     Nemesis::Delay,
@@ -246,6 +366,7 @@ const FAULTS: [Nemesis; 9] = [
     Nemesis::Release,
     Nemesis::Outage,
     Nemesis::Pause,
+    Nemesis::Term,
 ];
 
 /// Hits one fault at random every 1-2 s until `until`; each fault lasts 1-5 s and is undone by a
@@ -321,9 +442,22 @@ fn nemesis(
                     .query::<()>(&mut c)
                     .is_ok()
             }
+            Nemesis::Term => match host.some_pid(pick).filter(|_| host.kind == Kind::Cron) {
+                Some(pid) => {
+                    // The grace (1 s), the stop (2 s at most) and the hand-over.
+                    hit(Some(&host.name), 3_500);
+                    signal("-TERM", pid);
+                    true
+                }
+                None => false,
+            },
             Nemesis::Outage => {
                 let fleet = fleet.clone();
                 let down_for = Duration::from_millis(4_000 + pick % 6_000);
+                // Replicas go down with the machines, their runs in progress with them.
+                if hosts.iter().any(|h| h.kind == Kind::Cron) {
+                    hit(None, down_for.as_millis());
+                }
                 fleet.down.store(true, Ordering::Relaxed);
                 undo.push(std::thread::spawn(move || {
                     std::thread::sleep(down_for);
@@ -587,9 +721,28 @@ fn a_randomized_fault_soak_never_runs_two_copies_at_once() {
     };
     soak(Line {
         overlap,
+        hosts: HostsAs::Run,
         run_ms: setting("ANARCHON_SOAK_RUN_MS", 2_000),
         chaos_secs: 12,
     });
+}
+
+/// The same soak with every host a replica of `anarchon cron` (killed -9 and started again,
+/// stopped, cut off, and shut down by SIGTERM as in a rolling deploy), and with replicas and
+/// hosts of `anarchon run` sharing the job.
+#[test]
+fn a_fault_soak_of_cron_replicas_never_runs_two_copies_or_loses_a_run() {
+    if std::env::var_os("ANARCHON_SOAK_AS").is_some() {
+        return; // bench/soak.sh runs one kind of host at a time, through the test above
+    }
+    for hosts in [HostsAs::Cron, HostsAs::Mixed] {
+        soak(Line {
+            overlap: "forbid",
+            hosts,
+            run_ms: 2_000,
+            chaos_secs: 10,
+        });
+    }
 }
 
 /// The same under `--overlap replace` and `buffer`, with runs longer than the interval, so that
@@ -604,6 +757,7 @@ fn a_fault_soak_under_replace_and_buffer_never_runs_two_copies_at_once() {
         // Shorter than the forbid soak: each suite pass runs both (bench/soak.sh runs them long).
         soak(Line {
             overlap,
+            hosts: HostsAs::Run,
             run_ms: 4_000,
             chaos_secs: 8,
         });
@@ -621,6 +775,7 @@ fn soak(line: Line) {
         .map(|i| {
             Arc::new(Host {
                 name: format!("h{i}"),
+                kind: HostsAs::of_env(line.hosts).kind(i),
                 proxy: FaultProxy::start(s.port),
                 running: Mutex::new(Vec::new()),
             })
@@ -680,7 +835,8 @@ fn soak(line: Line) {
     );
     let together: i64 = verdict.overlaps.iter().map(|o| o.2).sum();
     eprintln!(
-        "soak: {secs} s, {host_count} hosts, seed {seed}, --overlap {}, store format {}: faults {dealt:?}\n  slots run {}, two copies at once {} ({} ms together){}\n  slots run more than once (one after the other) {}: {:?}\n  slots left without an ended attempt {}: {:?}",
+        "soak: {secs} s, {host_count} hosts ({:?}), seed {seed}, --overlap {}, store format {}: faults {dealt:?}\n  slots run {}, two copies at once {} ({} ms together){}\n  slots run more than once (one after the other) {}: {:?}\n  slots left without an ended attempt {}: {:?}",
+        HostsAs::of_env(line.hosts),
         line.overlap,
         Server::test_store_format(),
         verdict.slots_run,
