@@ -59,6 +59,9 @@ const OPEN_RETRY_FOR: Duration = Duration::from_secs(10);
 /// How often the file is looked at for a change (its size, time and, when those moved, text).
 const FILE_POLL: Duration = Duration::from_secs(1);
 
+/// Every how many file polls the reaper looks for orphans without a SIGCHLD.
+const REAP_EVERY_TICKS: u64 = 30;
+
 /// How long a shutdown waits, after the commands were told to stop, for them to be gone and
 /// their runs handed over (SIGKILL comes after [`crate::runner::child::SHUTDOWN_KILL_AFTER`]).
 const HAND_OVER_FOR: Duration = Duration::from_secs(8);
@@ -339,6 +342,7 @@ async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Resu
     }
     let mut file = FileWatch::new(&settings.file);
     let mut poll = tokio::time::interval(FILE_POLL);
+    let mut ticks: u64 = 0;
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -348,7 +352,12 @@ async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Resu
                 if file.changed() {
                     reload(settings, ctx, &shared, &mut jobs, "the file changed");
                 }
-                reap(&shared);
+                // SIGCHLD says when to reap; a look now and then catches one that was coalesced
+                // away while a reap was under way (the look reads /proc: not every second).
+                ticks += 1;
+                if ticks.is_multiple_of(REAP_EVERY_TICKS) {
+                    reap(&shared);
+                }
             }
             _ = signals.child.recv() => reap(&shared),
             _ = signals.usr1.recv() => forward(nix::sys::signal::Signal::SIGUSR1),
