@@ -814,3 +814,87 @@ fn sigusr1_is_passed_on_to_running_commands() {
             .contains("forwarded SIGUSR1 to 1 running command(s)")
     );
 }
+
+/// As PID 1 of a PID namespace (a container's first process: `unshare --pid`, where the host
+/// allows it), the daemon reaps every orphan the jobs leave (there is no init above it to do it)
+/// and a SIGTERM ends it with 0. Orphans reparent to PID 1 whatever the subreaper setting, so
+/// this is the container case itself, not its stand-in.
+#[test]
+fn as_pid_1_of_a_namespace_it_reaps_orphans_and_stops_on_sigterm() {
+    let probe = std::process::Command::new("unshare")
+        .args(["--fork", "--pid", "--mount-proc", "true"])
+        .stderr(Stdio::null())
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        crate::common::skip("unshare --pid is not permitted here (needs root or user namespaces)");
+        return;
+    }
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let (pids, left) = (dir.path().join("pids"), dir.path().join("left"));
+    // One job leaves an orphan every second; another, every two seconds, names each orphan older
+    // than a second that is still there (its /proc entry: a zombie keeps one).
+    write(
+        &file,
+        &format!(
+            "# anarchon: --job orphans --leave-children\n*/1 * * * * * sleep 0.2 & echo \"$! $(date +%s%3N)\" >> {pids}\n\
+             # anarchon: --job look\n*/2 * * * * * now=$(date +%s%3N); while read p t; do [ $((now - t)) -gt 1000 ] && [ -e /proc/$p ] && echo \"left $p\" >> {left}; done < {pids}; echo looked >> {left}\n",
+            pids = pids.display(),
+            left = left.display()
+        ),
+    );
+    let err = dir.path().join("ns.err");
+    let mut unshare = std::process::Command::new("unshare")
+        .args(["--fork", "--pid", "--mount-proc"])
+        .arg(crate::common::anarchon_path())
+        .args(["--redis", &s.url, "cron"])
+        .arg(&file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let looked = || {
+        std::fs::read_to_string(&left)
+            .unwrap_or_default()
+            .matches("looked")
+            .count()
+    };
+    wait_for("four looks at the orphans", Duration::from_secs(30), || {
+        looked() >= 4
+    });
+    let report = std::fs::read_to_string(&left).unwrap();
+    assert!(
+        !report.contains("left"),
+        "orphans left unreaped under PID 1: {report}\n{}",
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    assert!(std::fs::read_to_string(&pids).unwrap().lines().count() >= 4);
+    // The daemon is the child of unshare (PID 1 inside): SIGTERM to it.
+    let daemon =
+        std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", unshare.id())).unwrap();
+    let daemon = daemon
+        .split_whitespace()
+        .next()
+        .expect("the daemon")
+        .to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &daemon])
+        .status()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = unshare.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < until, "the daemon did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "{}",
+        std::fs::read_to_string(&err).unwrap()
+    );
+}
