@@ -898,3 +898,30 @@ fn as_pid_1_of_a_namespace_it_reaps_orphans_and_stops_on_sigterm() {
         std::fs::read_to_string(&err).unwrap()
     );
 }
+
+/// A server whose eviction policy may evict the store's keys is warned about once, not at every
+/// slot the daemon opens (nor does it ask the server's config at every slot).
+#[test]
+fn the_eviction_warning_is_said_once() {
+    let s = Server::start_with(&["--maxmemory-policy", "allkeys-lru"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(&file, "# anarchon: --job ev\n*/1 * * * * * true\n");
+    // (CONFIG GET is `config|get` in Redis 7's commandstats, `config` before.)
+    let configs = || s.command_calls("config|get") + s.command_calls("config");
+    let configs_before = configs();
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    wait_for("four runs", Duration::from_secs(20), || {
+        replica.stderr().matches("finished as attempt").count() >= 4
+    });
+    assert_eq!(
+        replica
+            .stderr()
+            .matches("maxmemory-policy allkeys-lru")
+            .count(),
+        1,
+        "{}",
+        replica.stderr()
+    );
+    assert!(configs() - configs_before <= 1, "CONFIG GET at every slot");
+}

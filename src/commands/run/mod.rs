@@ -394,45 +394,53 @@ async fn open_with_registry(
     registration: &registry::Registration<'_>,
     keys: &LeaseKeys,
 ) -> Result<(Connection, StoreCheck, Option<redis::Value>)> {
-    let (reads, refuse) = opening_reads(strategy, registration, keys);
+    let (reads, refuse) = opening_reads(strategy, registration, keys, true);
     let (conn, check, reads) = ctx
         .open_for_write_and_read(strategy, &reads, refuse)
         .await?;
-    let registry_read = opening_read_back(reads);
+    let registry_read = opening_read_back(reads, true);
     Ok((conn, check, registry_read))
 }
 
 /// The reads sent with the format check when a run opens the store ([`open_with_registry`]), and
-/// the check of their replies that refuses keys of another type.
+/// the check of their replies that refuses keys of another type. `eviction`: the server's
+/// eviction policy is read too (each `run`; the daemon once: it does not change under a process
+/// that asks at every slot, and CONFIG GET is no cheap read).
 fn opening_reads<'a>(
     strategy: Strategy,
     registration: &registry::Registration<'_>,
     keys: &'a LeaseKeys,
+    eviction: bool,
 ) -> (
     Vec<redis::Cmd>,
     impl FnOnce(&[redis::Value]) -> Result<()> + 'a,
 ) {
-    let mut reads = vec![registration.read(), crate::server::eviction_policy_read()];
+    let mut reads = vec![registration.read()];
+    if eviction {
+        reads.push(crate::server::eviction_policy_read());
+    }
+    let types_from = reads.len();
     if strategy.has_leases() {
         reads.extend(keys.type_reads());
     }
-    let refuse = move |replies: &[redis::Value]| match replies.get(2..) {
+    let refuse = move |replies: &[redis::Value]| match replies.get(types_from..) {
         Some(types) if strategy.has_leases() => keys.refuse_other_types(types),
         _ => Ok(()),
     };
     (reads, refuse)
 }
 
-/// The registry's reply among the opening reads; a warning about the eviction policy is said,
-/// once a process (`anarchon cron` opens the store at every slot).
-fn opening_read_back(reads: Vec<redis::Value>) -> Option<redis::Value> {
+/// The registry's reply among the opening reads; a warning about the eviction policy, when it was
+/// read, is said once a process.
+fn opening_read_back(reads: Vec<redis::Value>, eviction: bool) -> Option<redis::Value> {
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     let mut reads = reads.into_iter();
     let registry_read = reads.next();
-    if let Some(warning) = reads
-        .next()
-        .as_ref()
-        .and_then(crate::server::eviction_warning)
+    if eviction
+        && let Some(warning) = reads
+            .next()
+            .as_ref()
+            .and_then(crate::server::eviction_warning)
         && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed)
     {
         crate::errln!("anarchon: {warning}");
@@ -455,10 +463,12 @@ pub async fn check_and_register(
         registry::host_of(&run.claim.runner),
     );
     let keys = LeaseKeys::new(prefix, &run.job);
-    let (reads, refuse) = opening_reads(run.strategy, &registration, &keys);
+    static EVICTION_READ: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let eviction = !EVICTION_READ.swap(true, std::sync::atomic::Ordering::Relaxed);
+    let (reads, refuse) = opening_reads(run.strategy, &registration, &keys, eviction);
     let (check, reads) =
         crate::store::format::check_for_write_and_read(conn, prefix, &reads, refuse).await?;
-    let registry_read = opening_read_back(reads);
+    let registry_read = opening_read_back(reads, eviction);
     register_if_due(conn, &registration, registry_read, check.server_now_ms).await;
     Ok(check)
 }
