@@ -199,7 +199,6 @@ pub fn command_line(label: &RunLabel, stream: Stream, line: &[u8]) {
 }
 
 fn write_labelled(format: LogFormat, label: Option<&RunLabel>, stream: Stream, line: &[u8]) {
-    use std::io::Write;
     let text = String::from_utf8_lossy(line);
     let text = text.trim_end_matches(['\n', '\r']);
     let slot_time = |slot: i64| {
@@ -237,12 +236,98 @@ fn write_labelled(format: LogFormat, label: Option<&RunLabel>, stream: Stream, l
             None => text.to_string(),
         },
     };
-    if stream == Stream::Stdout {
-        let mut out = std::io::stdout().lock();
-        note_write_failure(writeln!(out, "{rendered}").and_then(|()| out.flush()));
-    } else {
-        let _ = writeln!(std::io::stderr().lock(), "{rendered}");
+    log_sink().send(stream == Stream::Stdout, rendered);
+}
+
+/// The daemon's lines go out through a thread of their own: a write to a pipe whose reader stalls
+/// (a log shipper that stopped reading, `| less` left open) blocks until it reads, and done on
+/// the daemon's one thread it would stop everything: claims, heartbeats, reaping, signals. Lines
+/// wait in a bounded queue instead; when it is full they are dropped, counted, and the count is
+/// said once the reader reads again. A command's output is the same: it is never held up by it.
+struct LogSink {
+    queue: std::sync::mpsc::SyncSender<Queued>,
+    dropped: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// What the writer thread is given: a line (for stdout or stderr), or a flush to acknowledge.
+enum Queued {
+    Line { to_stdout: bool, line: String },
+    Flushed(std::sync::mpsc::SyncSender<()>),
+}
+
+/// How many lines may wait for a slow reader before lines are dropped.
+const LOG_QUEUE: usize = 16_384;
+
+impl LogSink {
+    fn start() -> LogSink {
+        use std::io::Write;
+        let (queue, lines) = std::sync::mpsc::sync_channel::<Queued>(LOG_QUEUE);
+        let dropped = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counted = dropped.clone();
+        std::thread::spawn(move || {
+            for item in lines {
+                let (to_stdout, line) = match item {
+                    Queued::Line { to_stdout, line } => (to_stdout, line),
+                    Queued::Flushed(done) => {
+                        let _ = done.try_send(());
+                        continue;
+                    }
+                };
+                let lost = counted.swap(0, std::sync::atomic::Ordering::Relaxed);
+                if lost > 0 {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "anarchon: {lost} log line(s) dropped: the reader of this process's output was not keeping up"
+                    );
+                }
+                if to_stdout {
+                    let mut out = std::io::stdout().lock();
+                    note_write_failure(writeln!(out, "{line}").and_then(|()| out.flush()));
+                } else {
+                    let _ = writeln!(std::io::stderr().lock(), "{line}");
+                }
+            }
+        });
+        LogSink { queue, dropped }
     }
+
+    fn send(&self, to_stdout: bool, line: String) {
+        if self
+            .queue
+            .try_send(Queued::Line { to_stdout, line })
+            .is_err()
+        {
+            self.dropped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+fn log_sink() -> &'static LogSink {
+    static SINK: std::sync::OnceLock<LogSink> = std::sync::OnceLock::new();
+    SINK.get_or_init(LogSink::start)
+}
+
+/// Waits (up to `limit`) until the daemon's queued lines are written: its last words before it
+/// exits must not be lost with the queue. A reader that does not read by then loses them.
+pub fn flush_daemon_log(limit: std::time::Duration) {
+    if DAEMON_LOG.get().is_none() {
+        return;
+    }
+    let until = std::time::Instant::now() + limit;
+    let (done, acknowledged) = std::sync::mpsc::sync_channel::<()>(1);
+    let mut flush = Queued::Flushed(done);
+    loop {
+        match log_sink().queue.try_send(flush) {
+            Ok(()) => break,
+            Err(std::sync::mpsc::TrySendError::Full(back)) if std::time::Instant::now() < until => {
+                flush = back;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(_) => return,
+        }
+    }
+    let _ = acknowledged.recv_timeout(until.saturating_duration_since(std::time::Instant::now()));
 }
 
 /// `crate::errln!` that never panics (see [`error_line`]): every message on stderr goes through it.

@@ -43,6 +43,8 @@ fn main() {
             code = anarchon::error::ExitCode::Failure.code();
         }
     }
+    // `anarchon cron` writes its lines through a queue: its last ones go out before the exit.
+    anarchon::lines::flush_daemon_log(std::time::Duration::from_secs(2));
     std::process::exit(code);
 }
 

@@ -925,3 +925,68 @@ fn the_eviction_warning_is_said_once() {
     );
     assert!(configs() - configs_before <= 1, "CONFIG GET at every slot");
 }
+
+/// A reader of the daemon's output that stops reading (a stalled log shipper) must not stop the
+/// daemon: its lines wait in a queue and are dropped when it is full (and counted), while slots go
+/// on being taken and SIGTERM still ends it.
+#[test]
+fn a_stalled_log_reader_does_not_stop_the_daemon() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(
+        &file,
+        "# anarchon: --job chatty\n*/2 * * * * * seq 1 200000\n# anarchon: --job tick\n*/1 * * * * * true\n",
+    );
+    let fifo = dir.path().join("out");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // The reader: opened, never read.
+    let _reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let err = dir.path().join("r.err");
+    let mut cmd = std::process::Command::new(crate::common::anarchon_path());
+    let mut daemon = cmd
+        .env_remove("ANARCHON_REDIS_URL")
+        .args(["--redis", &s.url, "cron"])
+        .arg(&file)
+        .stdin(Stdio::null())
+        .stdout(std::fs::OpenOptions::new().write(true).open(&fifo).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    wait_for(
+        "the pipe to fill with chatty's output",
+        Duration::from_secs(20),
+        || s.results("chatty").len() >= 2,
+    );
+    let ticks = s.results("tick").len();
+    wait_for("tick to go on running", Duration::from_secs(20), || {
+        s.results("tick").len() >= ticks + 3
+    });
+    std::process::Command::new("kill")
+        .args(["-TERM", &daemon.id().to_string()])
+        .status()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = daemon.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= until {
+            let _ = daemon.kill();
+            panic!("the daemon did not stop on SIGTERM with its output stalled");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+}
