@@ -990,3 +990,45 @@ fn a_stalled_log_reader_does_not_stop_the_daemon() {
     };
     assert_eq!(status.code(), Some(0));
 }
+
+/// A replica that starts while its store is down answers its liveness probe from the start (alive,
+/// not ready), and starts its jobs when the store comes.
+#[test]
+fn healthz_answers_while_the_store_is_not_there_yet() {
+    let mut s = Server::start();
+    s.stop();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(&file, "# anarchon: --job late\n*/1 * * * * * true\n");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let err = dir.path().join("r.err");
+    let mut daemon = std::process::Command::new(crate::common::anarchon_path())
+        .env_remove("ANARCHON_REDIS_URL")
+        .args(["--redis", &s.url, "cron"])
+        .arg(&file)
+        .args(["--listen", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    wait_for("the listener", Duration::from_secs(10), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert_eq!(http_get(port, "/healthz"), (200, "ok\n".to_string()));
+    assert_eq!(http_get(port, "/readyz").0, 503);
+    assert!(http_get(port, "/metrics").1.contains("anarchon_up 0"));
+    s.restart(&[]);
+    wait_for("the store to be reached", Duration::from_secs(20), || {
+        http_get(port, "/readyz").0 == 200
+    });
+    wait_for("a run", Duration::from_secs(20), || {
+        !s.results("late").is_empty()
+    });
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+}

@@ -298,6 +298,10 @@ async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Resu
     crate::store::validate_prefix(ctx.prefix())?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut signals = Signals::new()?;
+    let started: health::Started = Default::default();
+    if let Some(addr) = settings.listen {
+        health::serve(addr, started.clone()).await?;
+    }
     let Some((mut conn, check)) = first_connection(&options, ctx.prefix(), &mut signals).await?
     else {
         return Ok(ExitCode::Ok);
@@ -337,9 +341,7 @@ async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Resu
     );
     let mut jobs: HashMap<String, Running> = HashMap::new();
     apply(&shared, &mut jobs, tab, true);
-    if let Some(addr) = settings.listen {
-        health::serve(addr, shared.clone()).await?;
-    }
+    let _ = started.set(shared.clone());
     let mut file = FileWatch::new(&settings.file);
     let mut poll = tokio::time::interval(FILE_POLL);
     let mut ticks: u64 = 0;

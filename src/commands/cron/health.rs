@@ -17,9 +17,15 @@ use crate::error::{Error, Result};
 
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
+/// The daemon, once it has reached the store; until then (a replica may start before Redis) the
+/// endpoints answer for a daemon that is starting: alive, not ready.
+pub(super) type Started = Arc<tokio::sync::OnceCell<Arc<Shared>>>;
+
 /// Binds `addr` (refused at once when it cannot: a second daemon on the port) and serves it on a
-/// task of its own.
-pub(super) async fn serve(addr: SocketAddr, shared: Arc<Shared>) -> Result<()> {
+/// task of its own, from the daemon's start: a liveness probe must get its answer while the
+/// daemon waits for the store, or an orchestrator restarts every replica of a fleet that starts
+/// during a Redis outage, again and again.
+pub(super) async fn serve(addr: SocketAddr, started: Started) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| Error::Other(format!("cannot listen on {addr}: {e}")))?;
@@ -32,11 +38,11 @@ pub(super) async fn serve(addr: SocketAddr, shared: Arc<Shared>) -> Result<()> {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
-            let shared = shared.clone();
+            let started = started.clone();
             tokio::task::spawn_local(async move {
                 let service = hyper::service::service_fn(move |req: Request<_>| {
-                    let shared = shared.clone();
-                    async move { Ok::<_, Infallible>(respond(&req, &shared).await) }
+                    let started = started.clone();
+                    async move { Ok::<_, Infallible>(respond(&req, started.get()).await) }
                 });
                 let io = hyper_util::rt::TokioIo::new(stream);
                 let _ = hyper::server::conn::http1::Builder::new()
@@ -48,13 +54,30 @@ pub(super) async fn serve(addr: SocketAddr, shared: Arc<Shared>) -> Result<()> {
     Ok(())
 }
 
-async fn respond(req: &Request<hyper::body::Incoming>, shared: &Shared) -> Response<Full<Bytes>> {
+async fn respond(
+    req: &Request<hyper::body::Incoming>,
+    shared: Option<&Arc<Shared>>,
+) -> Response<Full<Bytes>> {
     let reply = |status: StatusCode, body: String| {
         Response::builder()
             .status(status)
             .header("content-type", CONTENT_TYPE)
             .body(Full::new(Bytes::from(body)))
             .unwrap_or_default()
+    };
+    let Some(shared) = shared else {
+        return match req.uri().path() {
+            "/healthz" => reply(StatusCode::OK, "ok\n".to_string()),
+            "/readyz" => reply(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "not ready: starting, the store has not answered yet\n".to_string(),
+            ),
+            "/metrics" => reply(StatusCode::OK, store_unreadable("not reached yet", 0.0)),
+            _ => reply(
+                StatusCode::NOT_FOUND,
+                "not found: try /metrics, /healthz or /readyz\n".to_string(),
+            ),
+        };
     };
     let connected = shared.connected.load(Ordering::Relaxed);
     match req.uri().path() {
@@ -72,29 +95,32 @@ async fn respond(req: &Request<hyper::body::Incoming>, shared: &Shared) -> Respo
     }
 }
 
+/// The scrape of a store that cannot be read: `anarchon_up 0`, as exporters answer.
+fn store_unreadable(why: &str, duration_ms: f64) -> String {
+    let mut body = format!("# anarchon could not read the store: {why}\n");
+    body.push_str(&crate::metrics::render(
+        &crate::metrics::Scrape {
+            up: false,
+            format: None,
+            server_now: 0,
+            duration_ms,
+        },
+        &[],
+        &[],
+    ));
+    body
+}
+
 /// The store's metrics (as `anarchon metrics`), then the daemon's own.
 async fn metrics(shared: &Shared) -> String {
     let started = std::time::Instant::now();
     let (mut conn, _) = shared.connection().await;
     let mut text = match crate::commands::metrics::scrape(&mut conn, &shared.prefix).await {
         Ok(text) => text,
-        Err(e) => {
-            let mut body = format!(
-                "# anarchon could not read the store: {}\n",
-                e.to_string().lines().next().unwrap_or_default()
-            );
-            body.push_str(&crate::metrics::render(
-                &crate::metrics::Scrape {
-                    up: false,
-                    format: None,
-                    server_now: 0,
-                    duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-                },
-                &[],
-                &[],
-            ));
-            body
-        }
+        Err(e) => store_unreadable(
+            e.to_string().lines().next().unwrap_or_default(),
+            started.elapsed().as_secs_f64() * 1000.0,
+        ),
     };
     let stats = &shared.stats;
     let running = crate::runner::children::signal_groups_count();
