@@ -56,15 +56,21 @@ impl Schedule {
             // The parser's message quotes its own 6-field form with a caret under it: its last
             // line is the reason.
             let reason = e.to_string();
-            let reason = reason.lines().last().unwrap_or_default().trim().to_string();
+            let reason = reason
+                .lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| l.chars().any(char::is_alphabetic))
+                .unwrap_or("not understood")
+                .to_string();
             format!(
                 "--schedule {text:?} is not a cron expression ({reason}); write 5 fields like '*/5 * * * *', 6 with seconds first, or @hourly"
             )
         })?;
-        let follows_local_clock = match normalized.split_whitespace().nth(2) {
-            Some(hours) => hours.starts_with('*'),
-            None => normalized == "@hourly",
-        };
+        let follows_local_clock = normalized
+            .split_whitespace()
+            .nth(2)
+            .is_some_and(|hours| hours.starts_with('*'));
         Ok(Schedule {
             inner,
             tz,
@@ -257,10 +263,20 @@ impl Schedule {
 /// and rewrites numeric days of week as names.
 fn normalize(text: &str) -> Result<String, String> {
     if text.starts_with('@') {
-        return Ok(match text.to_ascii_lowercase().as_str() {
-            "@midnight" => "@daily".to_string(),
-            other => other.to_string(),
-        });
+        // Vixie cron's aliases, as 6-field expressions (the parser's own know no @annually).
+        return match text.to_ascii_lowercase().as_str() {
+            "@yearly" | "@annually" => Ok("0 0 0 1 1 *".to_string()),
+            "@monthly" => Ok("0 0 0 1 * *".to_string()),
+            "@weekly" => Ok("0 0 0 * * SUN".to_string()),
+            "@daily" | "@midnight" => Ok("0 0 0 * * *".to_string()),
+            "@hourly" => Ok("0 0 * * * *".to_string()),
+            "@reboot" => Err(format!(
+                "--schedule {text:?} has no fire times: a run at boot is not a scheduled run (start the command from the service itself)"
+            )),
+            _ => Err(format!(
+                "--schedule {text:?} is no alias; the aliases are @yearly (@annually), @monthly, @weekly, @daily (@midnight) and @hourly"
+            )),
+        };
     }
     let mut fields: Vec<String> = text.split_whitespace().map(str::to_string).collect();
     match fields.len() {

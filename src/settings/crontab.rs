@@ -96,6 +96,16 @@ pub fn read(text: &str, global: &GlobalArgs) -> Result<Crontab, Vec<LineError>> 
             continue;
         }
         if let Some(comment) = text.strip_prefix('#') {
+            if looks_like_an_annotation(comment) {
+                errors.push(LineError {
+                    line,
+                    message: format!(
+                        "{:?} looks like an annotation but is not one, so its flags would be ignored\n  hint: write `# anarchon: FLAGS` (lower case, with the colon)",
+                        text.trim_end()
+                    ),
+                });
+                continue;
+            }
             if let Some(flags) = comment.trim_start().strip_prefix(ANNOTATION) {
                 match (&annotation, shlex::split(flags)) {
                     (Some((first, _)), _) => errors.push(LineError {
@@ -149,6 +159,38 @@ pub fn read(text: &str, global: &GlobalArgs) -> Result<Crontab, Vec<LineError>> 
     } else {
         Err(errors)
     }
+}
+
+/// A comment that was meant as a `# anarchon:` line but is not one (`# anarchon --job x`,
+/// `# Anarchon: ...`): its flags would be silently ignored, and the job run with defaults.
+fn looks_like_an_annotation(comment: &str) -> bool {
+    let words = comment.trim_start();
+    if words.starts_with(ANNOTATION) {
+        return false;
+    }
+    let lower = words.to_ascii_lowercase();
+    lower
+        .strip_prefix("anarchon")
+        .is_some_and(|rest| rest.starts_with(':') || rest.trim_start().starts_with("--"))
+}
+
+/// The long names of the global flags (`--redis`, `--prefix`, ...): the daemon's, not a job's.
+fn global_flags() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .collect()
+}
+
+/// A cron field's word (`*`, `*/5`, `1-5`, `0,30`): a command that starts with one was most
+/// likely a 7th field (Quartz's year), which crontab does not have.
+fn looks_like_a_field(word: &str) -> bool {
+    !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '*' | '/' | ',' | '-' | '?'))
 }
 
 /// A `NAME=value` line: its name and value (quotes taken off), else None.
@@ -224,6 +266,17 @@ fn job_line(
             "`# anarchon:` sets {owned}, which the job line below it says\n  hint: drop {owned}: the line's schedule is the job's"
         ));
     }
+    let globals = global_flags();
+    if let Some(global) = flags.iter().find(|w| {
+        globals
+            .iter()
+            .any(|g| *w == g || w.starts_with(&format!("{g}=")))
+    }) {
+        let name = global.split('=').next().unwrap_or(global);
+        return Err(format!(
+            "`# anarchon:` sets {name}, a flag of the daemon, not of a job (every job of the file shares the daemon's connection and prefix)\n  hint: give it to `anarchon cron` itself, or run another daemon for another store"
+        ));
+    }
     if flags.iter().any(|w| w == "--") {
         return Err(
             "`# anarchon:` carries `run`'s flags, not a command: the job line's command is the job's"
@@ -232,6 +285,16 @@ fn job_line(
     }
     let tz = if named("--tz") { None } else { Some(tz) };
     let (schedule, command) = split_schedule(text, tz.unwrap_or("UTC"))?;
+    if command
+        .split_whitespace()
+        .next()
+        .is_some_and(looks_like_a_field)
+    {
+        return Err(format!(
+            "the command starts with {:?}, which reads as one more schedule field: crontab has 5 fields, or 6 with seconds first, and no year field",
+            command.split_whitespace().next().unwrap_or_default()
+        ));
+    }
     let naming = if named("--job") {
         Naming::Annotated
     } else {
@@ -246,8 +309,23 @@ fn job_line(
     if naming == Naming::Derived {
         args.extend(["--job".to_string(), derived_name(&schedule, &command)]);
     }
-    args.extend(["--shell".to_string(), "--".to_string(), command.clone()]);
+    // SHELL above the line runs the command, as Vixie cron does (default /bin/sh: `run --shell`).
+    match env.iter().rev().find(|(name, _)| name == "SHELL") {
+        Some((_, shell)) if shell != "/bin/sh" => {
+            args.extend([
+                "--".to_string(),
+                shell.clone(),
+                "-c".to_string(),
+                command.clone(),
+            ]);
+        }
+        _ => args.extend(["--shell".to_string(), "--".to_string(), command.clone()]),
+    }
     let cli = Cli::try_parse_from(&args).map_err(|e| {
+        use clap::error::ErrorKind;
+        if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+            return "`# anarchon:` carries a job's flags; --help and --version are not any (`anarchon run --help` lists them)".to_string();
+        }
         let text = e.to_string();
         let first = text.lines().next().unwrap_or_default();
         first.trim_start_matches("error: ").to_string()
@@ -257,10 +335,20 @@ fn job_line(
     };
     // `run`'s command comes only after `--`: a word of the annotation that is no flag's value
     // was refused above (by clap), so the command is the line's, whole.
-    debug_assert_eq!(run_args.command, std::slice::from_ref(&command));
+    debug_assert_eq!(run_args.command.last(), Some(&command));
     let fingerprint = format!("{args:?} {env:?}");
     let mut run = RunSettings::resolve(*run_args, global, false).map_err(|e| e.to_string())?;
     crate::store::validate_job_name(&run.job).map_err(|e| e.to_string())?;
+    let now = chrono::Utc::now().timestamp_millis();
+    if run
+        .schedule
+        .as_ref()
+        .is_some_and(|s| s.next_after(now).is_none())
+    {
+        return Err(format!(
+            "the schedule {schedule:?} never fires (a day that no month has?)"
+        ));
+    }
     run.runner.command.env.extend(env.iter().cloned());
     Ok(CronJob {
         line,
@@ -417,5 +505,63 @@ CRON_TZ=Europe/Berlin
         );
         assert_eq!(env_line("* * * * * A=1 cmd"), None);
         assert_eq!(env_line("@daily X=1"), None);
+    }
+
+    fn first_error(text: &str) -> String {
+        let errors = read(text, &global()).unwrap_err();
+        errors[0].to_string()
+    }
+
+    #[test]
+    fn mistakes_that_would_be_ignored_are_refused_with_their_line() {
+        // An annotation without its colon, or capitalised: its flags would be lost.
+        let e = first_error("# anarchon --job x --lease 3s\n* * * * * /bin/x\n");
+        assert!(
+            e.starts_with("line 1:") && e.contains("looks like an annotation"),
+            "{e}"
+        );
+        let e = first_error("# Anarchon: --job x\n* * * * * /bin/x\n");
+        assert!(e.contains("looks like an annotation"), "{e}");
+        // A comment that merely mentions anarchon is a comment.
+        assert!(read("# anarchon runs these\n* * * * * /bin/x\n", &global()).is_ok());
+        // The daemon's flags are not a job's.
+        let e = first_error("# anarchon: --job x --prefix other:\n* * * * * /bin/x\n");
+        assert!(e.contains("--prefix, a flag of the daemon"), "{e}");
+        let e = first_error("# anarchon: --job x --redis=redis://127.0.0.1:1\n* * * * * /bin/x\n");
+        assert!(e.contains("--redis, a flag of the daemon"), "{e}");
+        let e = first_error("# anarchon: --help\n* * * * * /bin/x\n");
+        assert!(e.contains("--help and --version are not"), "{e}");
+        // A 7th (year) field would run `* echo x` as the command.
+        let e = first_error("* * * * * * * echo x\n");
+        assert!(e.contains("no year field"), "{e}");
+        // A schedule that never fires.
+        let e = first_error("0 0 31 2 * /bin/x\n");
+        assert!(e.contains("never fires"), "{e}");
+    }
+
+    #[test]
+    fn aliases_read_as_vixie_cron_reads_them_and_shell_runs_the_command() {
+        let tab = read(
+            "@annually /bin/a\n@midnight /bin/b\nSHELL=/bin/bash\n@weekly echo $BASH_VERSION\n",
+            &global(),
+        )
+        .unwrap();
+        assert_eq!(tab.jobs.len(), 3);
+        assert_eq!(tab.jobs[0].schedule, "@annually");
+        let first = tab.jobs[0].run.schedule.as_ref().unwrap();
+        assert_eq!(
+            first.next_after(1_796_220_300_000),
+            Some(1_798_761_600_000) // 2027-01-01T00:00:00Z
+        );
+        // Under SHELL=/bin/bash the command runs by bash, not /bin/sh.
+        let spec = &tab.jobs[2].run.runner.command;
+        assert!(!spec.shell);
+        assert_eq!(
+            spec.argv,
+            ["/bin/bash", "-c", "echo $BASH_VERSION"].map(String::from)
+        );
+        assert!(tab.jobs[0].run.runner.command.shell);
+        let e = first_error("@reboot /bin/x\n");
+        assert!(e.contains("no fire times") && !e.contains("(^)"), "{e}");
     }
 }

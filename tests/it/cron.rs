@@ -232,6 +232,16 @@ fn check_shows_each_job_and_its_next_runs_and_exits_2_with_file_and_line() {
     let shown = file.display().to_string();
     assert!(err.contains(&format!("{shown}:3:")), "{err}");
     assert!(err.contains(&format!("{shown}:4:")), "{err}");
+    // A file with no job line is refused too: a daemon with nothing to run is a mistake.
+    let empty = dir.path().join("empty");
+    write(&empty, "# nothing yet\nSHELL=/bin/sh\n");
+    let out = crate::common::anarchon()
+        .args(["cron", "--check"])
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no job line"));
     // The daemon refuses the same file at start, with the same words.
     let out = crate::common::anarchon()
         .args(["--redis", "redis://127.0.0.1:1", "cron"])
@@ -492,6 +502,18 @@ fn reload_takes_a_good_file_and_keeps_the_jobs_through_a_bad_one() {
     );
     let shown = format!("{}:", file.display());
     assert!(replica.stderr().contains(&shown), "{}", replica.stderr());
+    let seen = std::fs::read_to_string(&b).unwrap().len();
+    wait_for("job b to keep running", Duration::from_secs(10), || {
+        std::fs::read_to_string(&b).unwrap().len() > seen
+    });
+
+    // A file caught empty (truncated, being written) has no job: refused, the jobs run on.
+    write(&file, "");
+    wait_for(
+        "the empty file to be refused",
+        Duration::from_secs(10),
+        || replica.stderr().contains("has no job line"),
+    );
     let seen = std::fs::read_to_string(&b).unwrap().len();
     wait_for("job b to keep running", Duration::from_secs(10), || {
         std::fs::read_to_string(&b).unwrap().len() > seen
@@ -923,7 +945,14 @@ fn the_eviction_warning_is_said_once() {
         "{}",
         replica.stderr()
     );
-    assert!(configs() - configs_before <= 1, "CONFIG GET at every slot");
+    assert!(configs() - configs_before <= 2, "CONFIG GET at every slot");
+    // The test server keeps nothing across a restart: said once, at the start.
+    assert_eq!(
+        replica.stderr().matches("no persistence").count(),
+        1,
+        "{}",
+        replica.stderr()
+    );
 }
 
 /// A reader of the daemon's output that stops reading (a stalled log shipper) must not stop the

@@ -306,6 +306,12 @@ async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Resu
     else {
         return Ok(ExitCode::Ok);
     };
+    // A store that a restart can lose lets runs run again (docs: "The server under the store"):
+    // said once at the start, as `doctor` says it.
+    let (aof, save) = crate::server::read_persistence(&mut conn).await;
+    if let (false, words) = crate::server::persistence_verdict(aof, save.as_deref()) {
+        crate::errln!("anarchon: warning: {words}");
+    }
     // A job of the idmp strategy needs a server that has it (as `run` checks when it connects).
     if tab
         .jobs
@@ -349,7 +355,10 @@ async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Resu
     loop {
         tokio::select! {
             () = signals.shutdown.wait() => break,
-            _ = signals.hup.recv() => reload(settings, ctx, &shared, &mut jobs, "SIGHUP"),
+            _ = signals.hup.recv() => {
+                file.take_now();
+                reload(settings, ctx, &shared, &mut jobs, "SIGHUP");
+            }
             _ = poll.tick() => {
                 if file.changed() {
                     reload(settings, ctx, &shared, &mut jobs, "the file changed");
@@ -671,43 +680,45 @@ impl Shutdown {
     }
 }
 
-/// Whether the crontab file changed since last looked at: its size and modification time first,
-/// and its text when those moved (a ConfigMap's update swaps a symlink; an editor may write the
-/// same text again).
+/// Whether the crontab file changed: its text is read at every look (a file's size and time can
+/// stay the same across a change: a ConfigMap's symlink swap, a copy that keeps times), and a
+/// new text is taken only once two looks in a row read it the same, so a file caught while it is
+/// written (an editor, `cat > crontab`) is not taken half-written.
 struct FileWatch {
     path: std::path::PathBuf,
-    seen: Option<(u64, std::time::SystemTime)>,
-    text: Option<String>,
+    /// The text the jobs were last read from.
+    taken: Option<String>,
+    /// A new text seen once, waiting for the next look to confirm it.
+    seen: Option<Option<String>>,
 }
 
 impl FileWatch {
     fn new(path: &std::path::Path) -> FileWatch {
-        let mut watch = FileWatch {
+        FileWatch {
             path: path.to_path_buf(),
+            taken: std::fs::read_to_string(path).ok(),
             seen: None,
-            text: None,
-        };
-        watch.seen = watch.stat();
-        watch.text = std::fs::read_to_string(path).ok();
-        watch
+        }
     }
 
-    fn stat(&self) -> Option<(u64, std::time::SystemTime)> {
-        let meta = std::fs::metadata(&self.path).ok()?;
-        Some((meta.len(), meta.modified().ok()?))
+    /// The file is read now (SIGHUP): what it holds is taken.
+    fn take_now(&mut self) {
+        self.taken = std::fs::read_to_string(&self.path).ok();
+        self.seen = None;
     }
 
     fn changed(&mut self) -> bool {
-        let now = self.stat();
-        if now == self.seen {
-            return false;
-        }
-        self.seen = now;
         let text = std::fs::read_to_string(&self.path).ok();
-        if text == self.text {
+        if text == self.taken {
+            self.seen = None;
             return false;
         }
-        self.text = text;
-        true
+        if self.seen.as_ref() == Some(&text) {
+            self.taken = text;
+            self.seen = None;
+            return true;
+        }
+        self.seen = Some(text);
+        false
     }
 }

@@ -40,7 +40,16 @@ pub fn read_file(
             message: format!("cannot read the file: {e}"),
         }]
     })?;
-    crontab::read(&text, &ctx.global)
+    let tab = crontab::read(&text, &ctx.global)?;
+    if tab.jobs.is_empty() {
+        // A daemon with nothing to run is a mistake; and a reload that finds no job is a file
+        // caught empty (truncated, being written): taking it would stop every job of the fleet.
+        return Err(vec![LineError {
+            line: 0,
+            message: "has no job line (a schedule and a command): there is nothing to run".into(),
+        }]);
+    }
+    Ok(tab)
 }
 
 /// `FILE:LINE: why`, one a line, as compilers say it (and `FILE: why` for the whole file).
