@@ -168,11 +168,14 @@ def herd():
     stop_pinging.set()
     thread.join()
     stop(procs)
+    # The runs of the minute's slot (a replica's start also takes the slot before it, when it
+    # is less than --max-late old: those are not the herd's).
     late = []
     with open(log) as f:
         for line in f:
             slot, at = line.split()
-            late.append(int(at) - int(slot))
+            if int(slot) == boundary * 1000:
+                late.append(int(at) - int(slot))
     idle = [us for t, us in pings if boundary - 12 <= t < boundary - 2]
     busy = [us for t, us in pings if boundary <= t < boundary + 10]
     return {

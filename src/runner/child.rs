@@ -239,7 +239,10 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     }
     let succeeded = status.as_ref().is_ok_and(|s| s.success());
     watch.note_loss_after_exit(succeeded, &mut outcome);
-    let _ = tokio::time::timeout(STDERR_DRAIN, copiers.stdout).await;
+    // One wait for both streams: a process the command was let leave behind (--leave-children)
+    // may hold them open, and the run must not last two drains longer for it.
+    let drained_by = Instant::now() + STDERR_DRAIN;
+    let _ = tokio::time::timeout_at(drained_by, copiers.stdout).await;
     outcome.stdout_tail = String::from_utf8_lossy(
         &copiers
             .stdout_tail
@@ -247,7 +250,7 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
             .unwrap_or_else(|e| e.into_inner()),
     )
     .into_owned();
-    finish_outcome(outcome, status, copiers.stderr, copiers.stderr_tail).await
+    finish_outcome(outcome, status, copiers.stderr, copiers.stderr_tail, drained_by).await
 }
 
 /// The tasks that pass the command's stderr (and stdout, when piped) through, keeping their tails.
@@ -684,6 +687,7 @@ async fn finish_outcome(
     status: std::io::Result<ExitStatus>,
     copier: tokio::task::JoinHandle<()>,
     tail: Tail,
+    drained_by: Instant,
 ) -> CommandOutcome {
     use std::os::unix::process::ExitStatusExt;
     match status {
@@ -698,7 +702,7 @@ async fn finish_outcome(
     }
     // A process the command was let leave behind (--leave-children) may hold its stderr open: do
     // not wait for it for long, and keep what was read so far.
-    let _ = tokio::time::timeout(STDERR_DRAIN, copier).await;
+    let _ = tokio::time::timeout_at(drained_by, copier).await;
     let bytes = tail.lock().unwrap_or_else(|e| e.into_inner()).clone();
     outcome.stderr_tail = String::from_utf8_lossy(&bytes).into_owned();
     outcome

@@ -583,7 +583,10 @@ async fn shut_down(
     let finished = tokio::select! {
         done = tokio::time::timeout(grace, all_done) => done.is_ok(),
         // A second signal: no more grace.
-        () = signals.shutdown.wait() => false,
+        () = signals.shutdown.wait() => {
+            crate::errln!("anarchon: a second signal: ending the grace now");
+            false
+        }
     };
     if !finished {
         let left = holding.iter().filter(|t| !t.handle.is_finished()).count();
