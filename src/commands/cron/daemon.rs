@@ -247,7 +247,7 @@ async fn job_loop(
     mut stop: watch::Receiver<bool>,
     at_start: bool,
 ) {
-    let Some(schedule) = job.schedule.clone() else {
+    let Some(schedule) = job.schedule.as_ref() else {
         return;
     };
     let now = shared.server_now();
