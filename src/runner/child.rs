@@ -250,7 +250,14 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
             .unwrap_or_else(|e| e.into_inner()),
     )
     .into_owned();
-    finish_outcome(outcome, status, copiers.stderr, copiers.stderr_tail, drained_by).await
+    finish_outcome(
+        outcome,
+        status,
+        copiers.stderr,
+        copiers.stderr_tail,
+        drained_by,
+    )
+    .await
 }
 
 /// The tasks that pass the command's stderr (and stdout, when piped) through, keeping their tails.

@@ -94,6 +94,17 @@ impl Drop for Replica {
     }
 }
 
+/// A process this test started, killed (SIGKILL) and waited for when the test ends, passing or
+/// not: a failing assertion must not leave a daemon running.
+struct Started(Child);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
@@ -844,7 +855,7 @@ fn sigusr1_is_passed_on_to_running_commands() {
 #[test]
 fn as_pid_1_of_a_namespace_it_reaps_orphans_and_stops_on_sigterm() {
     let probe = std::process::Command::new("unshare")
-        .args(["--fork", "--pid", "--mount-proc", "true"])
+        .args(["--fork", "--pid", "--mount-proc", "--kill-child", "true"])
         .stderr(Stdio::null())
         .status();
     if !probe.is_ok_and(|s| s.success()) {
@@ -867,16 +878,20 @@ fn as_pid_1_of_a_namespace_it_reaps_orphans_and_stops_on_sigterm() {
         ),
     );
     let err = dir.path().join("ns.err");
-    let mut unshare = std::process::Command::new("unshare")
-        .args(["--fork", "--pid", "--mount-proc"])
-        .arg(crate::common::anarchon_path())
-        .args(["--redis", &s.url, "cron"])
-        .arg(&file)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
+    // --kill-child: a failing test takes the namespace's PID 1 with it.
+    let mut unshare = Started(
+        std::process::Command::new("unshare")
+            .args(["--fork", "--pid", "--mount-proc", "--kill-child"])
+            .arg(crate::common::anarchon_path())
+            .args(["--redis", &s.url, "cron"])
+            .arg(&file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let unshare = &mut unshare.0;
     let looked = || {
         std::fs::read_to_string(&left)
             .unwrap_or_default()
@@ -984,15 +999,17 @@ fn a_stalled_log_reader_does_not_stop_the_daemon() {
         .unwrap();
     let err = dir.path().join("r.err");
     let mut cmd = std::process::Command::new(crate::common::anarchon_path());
-    let mut daemon = cmd
-        .env_remove("ANARCHON_REDIS_URL")
-        .args(["--redis", &s.url, "cron"])
-        .arg(&file)
-        .stdin(Stdio::null())
-        .stdout(std::fs::OpenOptions::new().write(true).open(&fifo).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
+    let mut daemon = Started(
+        cmd.env_remove("ANARCHON_REDIS_URL")
+            .args(["--redis", &s.url, "cron"])
+            .arg(&file)
+            .stdin(Stdio::null())
+            .stdout(std::fs::OpenOptions::new().write(true).open(&fifo).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let daemon = &mut daemon.0;
     wait_for(
         "the pipe to fill with chatty's output",
         Duration::from_secs(20),
@@ -1011,10 +1028,10 @@ fn a_stalled_log_reader_does_not_stop_the_daemon() {
         if let Some(status) = daemon.try_wait().unwrap() {
             break status;
         }
-        if Instant::now() >= until {
-            let _ = daemon.kill();
-            panic!("the daemon did not stop on SIGTERM with its output stalled");
-        }
+        assert!(
+            Instant::now() < until,
+            "the daemon did not stop on SIGTERM with its output stalled"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(0));
@@ -1035,16 +1052,18 @@ fn healthz_answers_while_the_store_is_not_there_yet() {
         .unwrap()
         .port();
     let err = dir.path().join("r.err");
-    let mut daemon = std::process::Command::new(crate::common::anarchon_path())
-        .env_remove("ANARCHON_REDIS_URL")
-        .args(["--redis", &s.url, "cron"])
-        .arg(&file)
-        .args(["--listen", &port.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
+    let _daemon = Started(
+        std::process::Command::new(crate::common::anarchon_path())
+            .env_remove("ANARCHON_REDIS_URL")
+            .args(["--redis", &s.url, "cron"])
+            .arg(&file)
+            .args(["--listen", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap(),
+    );
     wait_for("the listener", Duration::from_secs(10), || {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     });
@@ -1058,6 +1077,4 @@ fn healthz_answers_while_the_store_is_not_there_yet() {
     wait_for("a run", Duration::from_secs(20), || {
         !s.results("late").is_empty()
     });
-    let _ = daemon.kill();
-    let _ = daemon.wait();
 }
