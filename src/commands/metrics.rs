@@ -105,19 +105,23 @@ async fn serve(addr: &str, ctx: &Context) -> Result<ExitCode> {
     }
 }
 
+/// A plain-text HTTP answer in the exposition format's content type (`metrics --listen`, `cron
+/// --listen`).
+pub(crate) fn text_reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    Response::builder()
+        .status(status)
+        .header("content-type", CONTENT_TYPE)
+        .body(Full::new(Bytes::from(body)))
+        .unwrap_or_default()
+}
+
 async fn respond(
     req: &Request<hyper::body::Incoming>,
     conn: &Mutex<Option<Connection>>,
     prefix: &str,
     options: &crate::connection::ConnectOptions,
 ) -> Response<Full<Bytes>> {
-    let reply = |status: StatusCode, body: String| {
-        Response::builder()
-            .status(status)
-            .header("content-type", CONTENT_TYPE)
-            .body(Full::new(Bytes::from(body)))
-            .unwrap_or_default()
-    };
+    let reply = text_reply;
     match req.uri().path() {
         "/metrics" => {}
         "/" => {

@@ -105,9 +105,7 @@ pub async fn record_result(
         }
         Claimed::ClaimOnly { .. } => Instant::now() + CLAIM_ONLY_RECORD_FOR,
     };
-    let mut backoff = Duration::from_millis(100);
-    loop {
-        let left = give_up.saturating_duration_since(Instant::now());
+    let reply = answered(conn, give_up, async |conn| {
         // A lease run's end time is read by its script; a claim-only run's is the server's clock
         // at the claim plus the time since.
         let ended_at = match claimed {
@@ -126,29 +124,46 @@ pub async fn record_result(
             ended_at,
             by_itself,
         };
-        let finish = strategy::finish(conn, target, &ending);
-        let error = match timeout(left.max(Duration::from_millis(100)), finish).await {
-            Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => {
-                return match reply.released {
-                    Some(released) => Recorded::Released {
-                        reason: released.to_string(),
-                        status: reply.status,
-                    },
-                    None => Recorded::Yes,
-                };
-            }
-            Ok(Ok(reply)) => return Recorded::LeaseLost(reply.lost_reason()),
+        strategy::finish(conn, target, &ending).await
+    })
+    .await;
+    match reply {
+        Ok(reply) if reply.outcome == TokenOutcome::Ok => match reply.released {
+            Some(released) => Recorded::Released {
+                reason: released.to_string(),
+                status: reply.status,
+            },
+            None => Recorded::Yes,
+        },
+        Ok(reply) => Recorded::LeaseLost(reply.lost_reason()),
+        Err(not_recorded) => not_recorded,
+    }
+}
+
+/// Sends `call` until the server answers it, through connection trouble (each try bounded by the
+/// time left, a fresh connection after a failure), until `give_up`: the answer, or why the run's
+/// end could not be recorded (refused, or unreachable).
+async fn answered<T>(
+    conn: &mut Connection,
+    give_up: Instant,
+    mut call: impl AsyncFnMut(&mut Connection) -> crate::error::Result<T>,
+) -> Result<T, Recorded> {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let left = give_up.saturating_duration_since(Instant::now());
+        let error = match timeout(left.max(Duration::from_millis(100)), call(conn)).await {
+            Ok(Ok(reply)) => return Ok(reply),
             Ok(Err(e)) if !e.is_transient() => {
-                return Recorded::Refused {
+                return Err(Recorded::Refused {
                     reason: e.to_string(),
                     exit_code: e.exit_code().code(),
-                };
+                });
             }
             Ok(Err(e)) => e.to_string(),
             Err(_) => "Redis did not answer in time".to_string(),
         };
         if Instant::now() >= give_up {
-            return Recorded::Unreachable(error);
+            return Err(Recorded::Unreachable(error));
         }
         conn.pause_and_reconnect(&mut backoff, give_up).await;
     }
@@ -171,30 +186,16 @@ pub async fn hand_over(
         return record(conn, target, req, claimed, outcome).await;
     };
     let give_up = Instant::now() + held.deadline.deadline().left().max(Duration::from_secs(1));
-    let mut backoff = Duration::from_millis(100);
-    loop {
-        let left = give_up.saturating_duration_since(Instant::now());
-        let call = strategy::lease::hand_over(conn, &held.keys, held.slot, &held.token);
-        let error = match timeout(left.max(Duration::from_millis(100)), call).await {
-            Ok(Ok(reply)) => {
-                return match reply.outcome {
-                    TokenOutcome::Ok => Recorded::HandedOver,
-                    TokenOutcome::Released => record(conn, target, req, claimed, outcome).await,
-                    TokenOutcome::Lost => Recorded::LeaseLost(reply.lost_reason()),
-                };
-            }
-            Ok(Err(e)) if !e.is_transient() => {
-                return Recorded::Refused {
-                    reason: e.to_string(),
-                    exit_code: e.exit_code().code(),
-                };
-            }
-            Ok(Err(e)) => e.to_string(),
-            Err(_) => "Redis did not answer in time".to_string(),
-        };
-        if Instant::now() >= give_up {
-            return Recorded::Unreachable(error);
-        }
-        conn.pause_and_reconnect(&mut backoff, give_up).await;
+    let reply = answered(conn, give_up, async |conn| {
+        strategy::lease::hand_over(conn, &held.keys, held.slot, &held.token).await
+    })
+    .await;
+    match reply {
+        Ok(reply) => match reply.outcome {
+            TokenOutcome::Ok => Recorded::HandedOver,
+            TokenOutcome::Released => record(conn, target, req, claimed, outcome).await,
+            TokenOutcome::Lost => Recorded::LeaseLost(reply.lost_reason()),
+        },
+        Err(not_recorded) => not_recorded,
     }
 }

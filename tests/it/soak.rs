@@ -205,6 +205,25 @@ fn line_flags(host: &Host, line: Line) -> Vec<String> {
 /// The connection flags every host uses (short timeouts: faults are seconds long).
 const CONNECTION_FLAGS: [&str; 4] = ["--command-timeout", "2s", "--connect-timeout", "1s"];
 
+/// An anarchon process of `host`: through its relay, with the soak's connection flags, its stderr
+/// appended to `err_log`.
+fn host_process(host: &Host, err_log: &Path) -> Command {
+    let stderr = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(err_log)
+        .unwrap();
+    let mut cmd = Command::new(binary());
+    cmd.env_remove("ANARCHON_REDIS_URL")
+        .env_remove("NO_COLOR")
+        .env("ANARCHON_REDIS_URL", &host.proxy.url)
+        .args(CONNECTION_FLAGS)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr);
+    cmd
+}
+
 fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet, line: Line) {
     if host.kind == Kind::Cron {
         return replica(dir, host, log, stop, fleet, line);
@@ -218,16 +237,7 @@ fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet
         if fleet.down.load(Ordering::Relaxed) {
             continue; // the whole fleet is down: cron starts nothing
         }
-        let stderr = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&err_log)
-            .unwrap();
-        let child = Command::new(binary())
-            .env_remove("ANARCHON_REDIS_URL")
-            .env_remove("NO_COLOR")
-            .env("ANARCHON_REDIS_URL", &host.proxy.url)
-            .args(CONNECTION_FLAGS)
+        let child = host_process(host, &err_log)
             .args(["run", "--schedule", "*/3 * * * * *"])
             .args(line_flags(host, line))
             .args([
@@ -235,9 +245,6 @@ fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet
                 "--",
                 &ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", line.run_ms, false),
             ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
             .spawn()
             .unwrap();
         host.running.lock().unwrap().push(child);
@@ -279,21 +286,9 @@ fn replica(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet
         if since.elapsed() < Duration::from_secs(1) {
             continue;
         }
-        let stderr = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&err_log)
-            .unwrap();
-        let child = Command::new(binary())
-            .env_remove("ANARCHON_REDIS_URL")
-            .env_remove("NO_COLOR")
-            .env("ANARCHON_REDIS_URL", &host.proxy.url)
-            .args(CONNECTION_FLAGS)
+        let child = host_process(host, &err_log)
             .args(["cron", "--shutdown-grace", "1s"])
             .arg(&file)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
             .spawn()
             .unwrap();
         running.push(child);

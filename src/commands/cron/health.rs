@@ -15,8 +15,6 @@ use hyper::{Request, Response, StatusCode};
 use super::daemon::Shared;
 use crate::error::{Error, Result};
 
-const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
-
 /// The daemon, once it has reached the store; until then (a replica may start before Redis) the
 /// endpoints answer for a daemon that is starting: alive, not ready.
 pub(super) type Started = Arc<tokio::sync::OnceCell<Arc<Shared>>>;
@@ -58,13 +56,7 @@ async fn respond(
     req: &Request<hyper::body::Incoming>,
     shared: Option<&Arc<Shared>>,
 ) -> Response<Full<Bytes>> {
-    let reply = |status: StatusCode, body: String| {
-        Response::builder()
-            .status(status)
-            .header("content-type", CONTENT_TYPE)
-            .body(Full::new(Bytes::from(body)))
-            .unwrap_or_default()
-    };
+    let reply = crate::commands::metrics::text_reply;
     let Some(shared) = shared else {
         return match req.uri().path() {
             "/healthz" => reply(StatusCode::OK, "ok\n".to_string()),
