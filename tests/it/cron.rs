@@ -721,7 +721,7 @@ fn a_daemon_and_run_hosts_share_a_job() {
         &file,
         &format!("# anarchon: --job shared --lease 3s\n*/2 * * * * * {command}\n"),
     );
-    let _replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
     let start = server_ms(&s);
     // Two "hosts" whose cron starts `anarchon run` for every slot.
     let until = Instant::now() + Duration::from_secs(10);
@@ -767,6 +767,14 @@ fn a_daemon_and_run_hosts_share_a_job() {
         .map(|r| r.runner)
         .collect();
     eprintln!("{due} slots, run by {} runners", runners.len());
+    // The replica shows as a runner (`host:pid`) as the hosts do, in the records `list`,
+    // `inspect` and `history` read.
+    let replica = format!(":{}", replica.pid());
+    let listed = s.cli(&["--json", "history", "shared", "--last", "100"]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains(&replica),
+        "the replica {replica} is not among the runners: {runners:?}"
+    );
 }
 
 /// The systemd unit in docs/deploy verifies (`systemd-analyze verify`), with the binary it names
