@@ -84,6 +84,18 @@ pub struct Supervised {
 /// is gone (a replica's orchestrator kills the daemon soon after: Kubernetes 30 s after SIGTERM).
 pub const SHUTDOWN_KILL_AFTER: Duration = Duration::from_secs(2);
 
+impl CommandSpec {
+    /// The grace between SIGTERM and SIGKILL for this command now: `--kill-after`, and no more than
+    /// [`SHUTDOWN_KILL_AFTER`] once the daemon's shutdown stopped it.
+    fn kill_after_for(&self, outcome: &CommandOutcome) -> Duration {
+        if outcome.stopped_for_shutdown {
+            self.kill_after.min(SHUTDOWN_KILL_AFTER)
+        } else {
+            self.kill_after
+        }
+    }
+}
+
 /// For serde: a count of zero is left out of the JSON.
 fn is_zero(n: &usize) -> bool {
     *n == 0
@@ -153,15 +165,18 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     let mut outcome = CommandOutcome::default();
     // Handlers first: a SIGTERM that arrives while the command starts must be forwarded to it, not
     // kill anarchon and leave the command behind.
-    let mut signals = match Signals::install() {
-        // The daemon handles its signals itself (shutdown, reload) and forwards what it must.
-        _ if spec.supervised.is_some() => None,
-        Ok(s) => Some(s),
-        Err(e) => {
-            crate::errln!(
-                "error: cannot install signal handlers ({e}); the command runs without forwarding"
-            );
-            None
+    // (The daemon handles its signals itself, shutdown and reload, and forwards what it must.)
+    let mut signals = if spec.supervised.is_some() {
+        None
+    } else {
+        match Signals::install() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                crate::errln!(
+                    "error: cannot install signal handlers ({e}); the command runs without forwarding"
+                );
+                None
+            }
         }
     };
     let grace = lease.map(|l| stop_grace(l.lease(), spec.kill_after));
@@ -175,7 +190,9 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
             return not_started(spec, &e);
         }
     };
-    let target = child.id().map(|id| Target {
+    // Its pid now: tokio forgets it once the command has been waited for.
+    let pid = child.id();
+    let target = pid.map(|id| Target {
         pid: match (&guard, spec.foreground) {
             (Some(g), false) => g.group(),
             _ => Pid::from_raw(id as i32),
@@ -215,7 +232,7 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
             _ = tick.tick() => watch.tick(guard.as_mut(), &mut outcome),
         }
     };
-    if let Some(pid) = child.id() {
+    if let Some(pid) = pid {
         super::children::untrack(pid);
     }
     if let Some(Target { pid, group: true }) = target {
@@ -227,11 +244,7 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
         let deadline = lease
             .filter(|_| spec.stop_on_lease_lost)
             .map(LeaseDeadline::deadline);
-        let kill_after = if outcome.stopped_for_shutdown {
-            spec.kill_after.min(SHUTDOWN_KILL_AFTER)
-        } else {
-            spec.kill_after
-        };
+        let kill_after = spec.kill_after_for(&outcome);
         outcome.children_stopped = stop_leftovers(g, kill_after, deadline).await;
     }
     if let Some(g) = guard {
@@ -387,7 +400,7 @@ impl Watch<'_> {
     fn stop_for_shutdown(&mut self, guard: Option<&mut Guard>, outcome: &mut CommandOutcome) {
         let now = BootTime::now();
         outcome.stopped_for_shutdown = true;
-        let kill_after = self.spec.kill_after.min(SHUTDOWN_KILL_AFTER);
+        let kill_after = self.spec.kill_after_for(outcome);
         crate::errln!(
             "anarchon: shutting down and the grace is over; stopping the command (SIGTERM, SIGKILL in {} at the latest) to hand the run over",
             humantime::format_duration(kill_after)
@@ -844,5 +857,29 @@ mod tests {
         assert_eq!(o.process_exit_code(), 124);
         o.exit_code = Some(0);
         assert!(!o.succeeded());
+    }
+
+    /// Every process a run starts (its guard, its command) is forgotten by the registry once
+    /// waited for: a pid left there would be taken for ours when the kernel gives it to an
+    /// orphan, which the daemon's reaper then never reaps.
+    #[tokio::test]
+    async fn a_run_leaves_no_pid_in_the_registry() {
+        let spec = CommandSpec {
+            argv: vec!["true".to_string()],
+            shell: false,
+            foreground: false,
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            timeout: None,
+            kill_after: Duration::from_secs(1),
+            stop_on_lease_lost: true,
+            leave_children: false,
+            stdout_to_stderr: false,
+            keep_stdout: false,
+            supervised: None,
+        };
+        let outcome = run(&spec, None, true).await;
+        assert_eq!(outcome.exit_code, Some(0));
+        assert_eq!(crate::runner::children::tracked(), Vec::<i32>::new());
     }
 }

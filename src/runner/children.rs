@@ -39,6 +39,15 @@ pub fn spawn_tracked<T, E>(
     Ok(started)
 }
 
+/// The pids known now (tests: every process started is forgotten once waited for).
+#[cfg(test)]
+pub(crate) fn tracked() -> Vec<i32> {
+    registry()
+        .as_ref()
+        .map(|r| r.pids.iter().copied().collect())
+        .unwrap_or_default()
+}
+
 /// Forgets a process once it has been waited for.
 pub fn untrack(pid: u32) {
     if let (Some(r), Ok(pid)) = (registry().as_mut(), i32::try_from(pid)) {
