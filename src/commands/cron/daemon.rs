@@ -56,7 +56,7 @@ const STANDBY_POLL: Duration = Duration::from_millis(500);
 /// retries its opening.
 const OPEN_RETRY_FOR: Duration = Duration::from_secs(10);
 
-/// How often the file is looked at for a change (its size, time and, when those moved, text).
+/// How often the file's text is read for a change ([`FileWatch`]).
 const FILE_POLL: Duration = Duration::from_secs(1);
 
 /// Every how many file polls the reaper looks for orphans without a SIGCHLD.
@@ -356,12 +356,12 @@ async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Resu
         tokio::select! {
             () = signals.shutdown.wait() => break,
             _ = signals.hup.recv() => {
-                file.take_now();
-                reload(settings, ctx, &shared, &mut jobs, "SIGHUP");
+                let text = file.take_now();
+                reload(settings, ctx, &shared, &mut jobs, "SIGHUP", text);
             }
             _ = poll.tick() => {
-                if file.changed() {
-                    reload(settings, ctx, &shared, &mut jobs, "the file changed");
+                if let Some(text) = file.changed() {
+                    reload(settings, ctx, &shared, &mut jobs, "the file changed", text);
                 }
                 // SIGCHLD says when to reap; a look now and then catches one that was coalesced
                 // away while a reap was under way (the look reads /proc: not every second).
@@ -517,17 +517,19 @@ fn start_job(shared: &Arc<Shared>, cron_job: CronJob, at_start: bool) -> Running
     }
 }
 
-/// Reads the file again and applies it; a file that does not read changes nothing (said, and
-/// counted in `/metrics`).
+/// Applies the file's new `text` (the one [`FileWatch`] took: the file is not read again, so
+/// what is applied is what was seen settled); a file that does not read changes nothing (said,
+/// and counted in `/metrics`).
 fn reload(
     settings: &CronSettings,
     ctx: &Context,
     shared: &Arc<Shared>,
     jobs: &mut HashMap<String, Running>,
     why: &str,
+    text: std::result::Result<String, String>,
 ) {
     shared.stats.reloads.fetch_add(1, Ordering::Relaxed);
-    match crate::commands::cron::read_file(settings, ctx) {
+    match crate::commands::cron::jobs_of(text, ctx) {
         Ok(tab) => {
             crate::errln!("anarchon: reloading {} ({why})", settings.file.display());
             apply(shared, jobs, tab, false);
@@ -579,7 +581,7 @@ async fn shut_down(
         holding.len(),
         humantime::format_duration(grace)
     );
-    let all_done = all_finished(shared, &holding);
+    let all_done = all_finished(shared, &holding, &mut signals.child);
     let finished = tokio::select! {
         done = tokio::time::timeout(grace, all_done) => done.is_ok(),
         // A second signal: no more grace.
@@ -594,7 +596,7 @@ async fn shut_down(
             "anarchon: {left} command(s) still running; stopping them and handing their runs over"
         );
         let _ = stop_commands.send(true);
-        let handed = all_finished(shared, &holding);
+        let handed = all_finished(shared, &holding, &mut signals.child);
         let _ = tokio::time::timeout(HAND_OVER_FOR, handed).await;
     }
     for t in holding {
@@ -604,12 +606,18 @@ async fn shut_down(
     crate::errln!("anarchon: stopped");
 }
 
-/// Resolves when every task of `tasks` has ended, reaping orphans meanwhile (the main loop that
-/// reaps them is over).
-async fn all_finished(shared: &Shared, tasks: &[SlotTask]) {
+/// Resolves when every task of `tasks` has ended, reaping orphans meanwhile at each SIGCHLD (the
+/// main loop that reaps them is over).
+async fn all_finished(
+    shared: &Shared,
+    tasks: &[SlotTask],
+    child_exited: &mut tokio::signal::unix::Signal,
+) {
     while tasks.iter().any(|t| !t.handle.is_finished()) {
-        reap(shared);
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(20)) => {}
+            _ = child_exited.recv() => reap(shared),
+        }
     }
 }
 
@@ -686,42 +694,45 @@ impl Shutdown {
 /// Whether the crontab file changed: its text is read at every look (a file's size and time can
 /// stay the same across a change: a ConfigMap's symlink swap, a copy that keeps times), and a
 /// new text is taken only once two looks in a row read it the same, so a file caught while it is
-/// written (an editor, `cat > crontab`) is not taken half-written.
+/// written (an editor, `cat > crontab`) is not taken half-written. A file that cannot be read is
+/// a text too: its error.
 struct FileWatch {
     path: std::path::PathBuf,
     /// The text the jobs were last read from.
-    taken: Option<String>,
+    taken: std::result::Result<String, String>,
     /// A new text seen once, waiting for the next look to confirm it.
-    seen: Option<Option<String>>,
+    seen: Option<std::result::Result<String, String>>,
 }
 
 impl FileWatch {
     fn new(path: &std::path::Path) -> FileWatch {
         FileWatch {
             path: path.to_path_buf(),
-            taken: std::fs::read_to_string(path).ok(),
+            taken: crate::commands::cron::read_text(path),
             seen: None,
         }
     }
 
-    /// The file is read now (SIGHUP): what it holds is taken.
-    fn take_now(&mut self) {
-        self.taken = std::fs::read_to_string(&self.path).ok();
+    /// The file is read now (SIGHUP): what it holds is taken, and returned.
+    fn take_now(&mut self) -> std::result::Result<String, String> {
+        self.taken = crate::commands::cron::read_text(&self.path);
         self.seen = None;
+        self.taken.clone()
     }
 
-    fn changed(&mut self) -> bool {
-        let text = std::fs::read_to_string(&self.path).ok();
+    /// The new text, once two looks in a row read it the same; None while nothing changed.
+    fn changed(&mut self) -> Option<std::result::Result<String, String>> {
+        let text = crate::commands::cron::read_text(&self.path);
         if text == self.taken {
             self.seen = None;
-            return false;
+            return None;
         }
         if self.seen.as_ref() == Some(&text) {
-            self.taken = text;
+            self.taken = text.clone();
             self.seen = None;
-            return true;
+            return Some(text);
         }
         self.seen = Some(text);
-        false
+        None
     }
 }

@@ -34,12 +34,20 @@ pub fn read_file(
     settings: &CronSettings,
     ctx: &Context,
 ) -> std::result::Result<Crontab, Vec<LineError>> {
-    let text = std::fs::read_to_string(&settings.file).map_err(|e| {
-        vec![LineError {
-            line: 0,
-            message: format!("cannot read the file: {e}"),
-        }]
-    })?;
+    jobs_of(read_text(&settings.file), ctx)
+}
+
+/// The crontab's text, or why it cannot be read.
+pub fn read_text(file: &std::path::Path) -> std::result::Result<String, String> {
+    std::fs::read_to_string(file).map_err(|e| format!("cannot read the file: {e}"))
+}
+
+/// The jobs of a crontab's text (as [`read_text`] gave it), every error with its line.
+pub fn jobs_of(
+    text: std::result::Result<String, String>,
+    ctx: &Context,
+) -> std::result::Result<Crontab, Vec<LineError>> {
+    let text = text.map_err(|message| vec![LineError { line: 0, message }])?;
     let tab = crontab::read(&text, &ctx.global)?;
     if tab.jobs.is_empty() {
         // A daemon with nothing to run is a mistake; and a reload that finds no job is a file
