@@ -110,7 +110,7 @@ impl Context {
     }
 
     /// Connects, and checks that the server can run the strategy (before anything is written).
-    async fn connect_for(&self, strategy: Strategy) -> Result<Connection> {
+    pub async fn connect_for(&self, strategy: Strategy) -> Result<Connection> {
         let mut conn = self.connect().await?;
         if matches!(strategy, Strategy::Idmp { .. }) {
             let info = server::detect(&mut conn).await?;

@@ -78,6 +78,9 @@ pub(super) struct Shared {
     /// The server's clock as last read: its ms then, and this machine's monotonic instant then.
     clock: std::sync::Mutex<(i64, Instant)>,
     pub(super) connected: AtomicBool,
+    /// Whether a slot's opening has asked the server's eviction policy (once: it is said once,
+    /// and CONFIG GET at every slot would cost every slot).
+    eviction_asked: AtomicBool,
     /// Told to the commands when the shutdown grace is over.
     stop_commands: watch::Receiver<bool>,
     /// The slot tasks, running and done (pruned as they end).
@@ -164,7 +167,8 @@ impl Shared {
         let mut backoff = Duration::from_millis(100);
         loop {
             let (mut conn, generation) = self.connection().await;
-            match check_and_register(&mut conn, &self.prefix, job).await {
+            let eviction = !self.eviction_asked.swap(true, Ordering::Relaxed);
+            match check_and_register(&mut conn, &self.prefix, job, eviction).await {
                 Ok(check) => {
                     self.note_connected();
                     self.note_clock(&check);
@@ -331,6 +335,7 @@ async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Resu
             Instant::from_std(check.server_now_read_at),
         )),
         connected: AtomicBool::new(true),
+        eviction_asked: AtomicBool::new(false),
         stop_commands: stop_rx,
         slots: Default::default(),
         stats: Stats::default(),

@@ -337,21 +337,14 @@ fn print_outcome(run: &RunSettings, ctx: &Context, outcome: &Outcome, now: i64) 
     }
 }
 
-/// Connects, checks the format key and records the job in the registry when due ([`register_if_due`];
-/// not for a backfill: an operator's one-off is not the crontab line whose settings monitoring
-/// reads).
+/// Connects, checks the format key and records the job in the registry when due
+/// ([`check_and_register`]), retrying through a server that does not answer for a moment.
 async fn open_and_register(
     ctx: &Context,
     run: &RunSettings,
     strategy: Strategy,
 ) -> Result<(Connection, StoreCheck)> {
-    let registration = registry::Registration::new(
-        ctx.prefix(),
-        &run.job,
-        &run.registry,
-        registry::host_of(&run.claim.runner),
-    );
-    let keys = ctx.lease_keys(&run.job)?;
+    ctx.lease_keys(&run.job)?;
     // A server that does not answer for a moment (a stall: CLIENT PAUSE, a slow fork, a failover;
     // a network hiccup) must not cost the slot: every host of a fleet would give up at once, and
     // nobody would run or record it. The opening is retried as a claim is; the slot is still
@@ -359,9 +352,14 @@ async fn open_and_register(
     let give_up = tokio::time::Instant::now() + OPEN_RETRY_FOR;
     let mut backoff = Duration::from_millis(100);
     let mut said = false;
-    let (mut conn, check, registry_read) = loop {
-        match open_with_registry(ctx, strategy, &registration, &keys).await {
-            Ok(opened) => break opened,
+    loop {
+        let opened = async {
+            let mut conn = ctx.connect_for(strategy).await?;
+            let check = check_and_register(&mut conn, ctx.prefix(), run, true).await?;
+            Ok::<_, crate::error::Error>((conn, check))
+        };
+        match opened.await {
+            Ok(opened) => return Ok(opened),
             Err(e) if e.is_transient() && tokio::time::Instant::now() < give_up => {
                 if !said && !run.quiet() && std::io::stderr().is_terminal() {
                     crate::errln!(
@@ -375,37 +373,12 @@ async fn open_and_register(
             }
             Err(e) => return Err(e),
         }
-    };
-    if run.backfill.is_none() {
-        register_if_due(&mut conn, &registration, registry_read, check.server_now_ms).await;
     }
-    Ok((conn, check))
 }
 
-/// Connects and checks the format key; monitoring's record of the job (the registry), the
-/// server's eviction policy and the types of the job's keys are read in the same round trip (the
-/// registry's reply is returned for [`register_if_due`]), so most runs add no round trip. A job
-/// whose keys hold another type than its scripts write is refused there, before the format key,
-/// the registry or a claim writes anything and before the command runs (a `:runs` of another
-/// type was found only when the finish failed, after the command had run).
-async fn open_with_registry(
-    ctx: &Context,
-    strategy: Strategy,
-    registration: &registry::Registration<'_>,
-    keys: &LeaseKeys,
-) -> Result<(Connection, StoreCheck, Option<redis::Value>)> {
-    let (reads, refuse) = opening_reads(strategy, registration, keys, true);
-    let (conn, check, reads) = ctx
-        .open_for_write_and_read(strategy, &reads, refuse)
-        .await?;
-    let registry_read = opening_read_back(reads, true);
-    Ok((conn, check, registry_read))
-}
-
-/// The reads sent with the format check when a run opens the store ([`open_with_registry`]), and
+/// The reads sent with the format check when a run opens the store ([`check_and_register`]), and
 /// the check of their replies that refuses keys of another type. `eviction`: the server's
-/// eviction policy is read too (each `run`; the daemon once: it does not change under a process
-/// that asks at every slot, and CONFIG GET is no cheap read).
+/// eviction policy is read too.
 fn opening_reads<'a>(
     strategy: Strategy,
     registration: &registry::Registration<'_>,
@@ -431,9 +404,8 @@ fn opening_reads<'a>(
 }
 
 /// The registry's reply among the opening reads; a warning about the eviction policy, when it was
-/// read, is said once a process.
+/// read and evicts.
 fn opening_read_back(reads: Vec<redis::Value>, eviction: bool) -> Option<redis::Value> {
-    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     let mut reads = reads.into_iter();
     let registry_read = reads.next();
     if eviction
@@ -441,7 +413,6 @@ fn opening_read_back(reads: Vec<redis::Value>, eviction: bool) -> Option<redis::
             .next()
             .as_ref()
             .and_then(crate::server::eviction_warning)
-        && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed)
     {
         crate::errln!("anarchon: {warning}");
     }
@@ -449,12 +420,21 @@ fn opening_read_back(reads: Vec<redis::Value>, eviction: bool) -> Option<redis::
 }
 
 /// What `run` does when it opens the store, on a connection already open: the format check (the
-/// server's clock with it), the key types, and the registry written when due. `anarchon cron`
-/// does this at each slot it takes, on its one connection.
+/// server's clock with it); monitoring's record of the job (the registry), the server's eviction
+/// policy (with `eviction`: each `run`, and `anarchon cron` once, since it opens the store at
+/// every slot and CONFIG GET is no cheap read) and the types of the job's keys are read in the same
+/// round trip, so most runs add no round trip. A job whose keys hold another type than its scripts
+/// write is refused there, before the format key, the registry or a claim writes anything and
+/// before the command runs (a `:runs` of another type was found only when the finish failed,
+/// after the command had run). The registry is written when something changed
+/// ([`register_if_due`]; not for a backfill: an operator's one-off is not the crontab line whose
+/// settings monitoring reads). `anarchon cron` does this at each slot it takes, on its one
+/// connection.
 pub async fn check_and_register(
     conn: &mut Connection,
     prefix: &str,
     run: &RunSettings,
+    eviction: bool,
 ) -> Result<StoreCheck> {
     let registration = registry::Registration::new(
         prefix,
@@ -463,13 +443,13 @@ pub async fn check_and_register(
         registry::host_of(&run.claim.runner),
     );
     let keys = LeaseKeys::new(prefix, &run.job);
-    static EVICTION_READ: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let eviction = !EVICTION_READ.swap(true, std::sync::atomic::Ordering::Relaxed);
     let (reads, refuse) = opening_reads(run.strategy, &registration, &keys, eviction);
     let (check, reads) =
         crate::store::format::check_for_write_and_read(conn, prefix, &reads, refuse).await?;
     let registry_read = opening_read_back(reads, eviction);
-    register_if_due(conn, &registration, registry_read, check.server_now_ms).await;
+    if run.backfill.is_none() {
+        register_if_due(conn, &registration, registry_read, check.server_now_ms).await;
+    }
     Ok(check)
 }
 
