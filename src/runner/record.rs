@@ -22,6 +22,21 @@ pub enum Claimed {
     ClaimOnly { started: Instant, server_now: i64 },
 }
 
+impl Claimed {
+    /// Until when the run's end is tried, through connection trouble: with a lease, while it
+    /// lives, and even past its deadline once (if nobody took over, the run is ours: the script
+    /// checks the token, so a late finish can never overwrite another attempt); claim-only, a
+    /// fixed time.
+    fn record_until(&self) -> Instant {
+        match self {
+            Claimed::Lease(held) => {
+                Instant::now() + held.deadline.deadline().left().max(Duration::from_secs(1))
+            }
+            Claimed::ClaimOnly { .. } => Instant::now() + CLAIM_ONLY_RECORD_FOR,
+        }
+    }
+}
+
 /// The result stored with the run: how the command ended (see docs/store-format.md, "the result
 /// of `anarchon run`"). `exit_code` and `duration_ms` always; the rest only when they say
 /// something (a signal, a timeout, a lost lease, stderr, a spawn error): the runner and attempt are
@@ -97,15 +112,7 @@ pub async fn record_result(
     result: &str,
     by_itself: bool,
 ) -> Recorded {
-    // Even past the deadline the finish is worth trying once: if nobody took over, it is ours (the
-    // script checks the token, so a late finish can never overwrite another attempt).
-    let give_up = match claimed {
-        Claimed::Lease(held) => {
-            Instant::now() + held.deadline.deadline().left().max(Duration::from_secs(1))
-        }
-        Claimed::ClaimOnly { .. } => Instant::now() + CLAIM_ONLY_RECORD_FOR,
-    };
-    let reply = answered(conn, give_up, async |conn| {
+    let reply = answered(conn, claimed.record_until(), async |conn| {
         // A lease run's end time is read by its script; a claim-only run's is the server's clock
         // at the claim plus the time since.
         let ended_at = match claimed {
@@ -185,8 +192,7 @@ pub async fn hand_over(
     let Claimed::Lease(held) = claimed else {
         return record(conn, target, req, claimed, outcome).await;
     };
-    let give_up = Instant::now() + held.deadline.deadline().left().max(Duration::from_secs(1));
-    let reply = answered(conn, give_up, async |conn| {
+    let reply = answered(conn, claimed.record_until(), async |conn| {
         strategy::lease::hand_over(conn, &held.keys, held.slot, &held.token).await
     })
     .await;
