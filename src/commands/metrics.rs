@@ -105,6 +105,23 @@ async fn serve(addr: &str, ctx: &Context) -> Result<ExitCode> {
     }
 }
 
+/// The scrape of a store that cannot be read: `anarchon_up 0`, as exporters answer, so that
+/// Prometheus alerts on it instead of on a gap (`metrics --listen`, `cron --listen`).
+pub(crate) fn store_unreadable(why: &str, duration_ms: f64) -> String {
+    let mut body = format!("# anarchon could not read the store: {why}\n");
+    body.push_str(&render(
+        &Scrape {
+            up: false,
+            format: None,
+            server_now: 0,
+            duration_ms,
+        },
+        &[],
+        &[],
+    ));
+    body
+}
+
 /// A plain-text HTTP answer in the exposition format's content type (`metrics --listen`, `cron
 /// --listen`).
 pub(crate) fn text_reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
@@ -153,21 +170,12 @@ async fn respond(
         Err(e) => {
             // Open a fresh connection next time: after a restart the old one stays broken.
             *conn.lock().await = None;
-            let mut body = format!(
-                "# anarchon could not read the store: {}\n",
-                e.to_string().lines().next().unwrap_or_default()
-            );
-            body.push_str(&render(
-                &Scrape {
-                    up: false,
-                    format: None,
-                    server_now: 0,
-                    duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-                },
-                &[],
-                &[],
-            ));
-            reply(StatusCode::OK, body)
+            let why = e.to_string();
+            let why = why.lines().next().unwrap_or_default();
+            reply(
+                StatusCode::OK,
+                store_unreadable(why, started.elapsed().as_secs_f64() * 1000.0),
+            )
         }
     }
 }

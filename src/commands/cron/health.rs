@@ -13,6 +13,7 @@ use hyper::body::Bytes;
 use hyper::{Request, Response, StatusCode};
 
 use super::daemon::Shared;
+use crate::commands::metrics::store_unreadable;
 use crate::error::{Error, Result};
 
 /// The daemon, once it has reached the store; until then (a replica may start before Redis) the
@@ -85,22 +86,6 @@ async fn respond(
             "not found: try /metrics, /healthz or /readyz\n".to_string(),
         ),
     }
-}
-
-/// The scrape of a store that cannot be read: `anarchon_up 0`, as exporters answer.
-fn store_unreadable(why: &str, duration_ms: f64) -> String {
-    let mut body = format!("# anarchon could not read the store: {why}\n");
-    body.push_str(&crate::metrics::render(
-        &crate::metrics::Scrape {
-            up: false,
-            format: None,
-            server_now: 0,
-            duration_ms,
-        },
-        &[],
-        &[],
-    ));
-    body
 }
 
 /// The store's metrics (as `anarchon metrics`), then the daemon's own.
