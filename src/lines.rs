@@ -74,7 +74,7 @@ pub fn write_raw(bytes: &[u8]) {
 pub fn error_line(text: &str) {
     use std::io::Write;
     if let Some(format) = DAEMON_LOG.get() {
-        let label = RUN.try_with(|r| r.clone()).ok();
+        let label = current_run();
         for line in text.lines() {
             write_labelled(*format, label.as_deref(), Stream::Anarchon, line.as_bytes());
         }
@@ -206,7 +206,7 @@ fn write_labelled(format: LogFormat, label: Option<&RunLabel>, stream: Stream, l
             .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
             .unwrap_or_default()
     };
-    let attempt = label.map_or(0, |l| l.attempt.load(std::sync::atomic::Ordering::Relaxed));
+    let attempt = label.map_or(0, RunLabel::attempt);
     let rendered = match format {
         LogFormat::Json => {
             let mut object = serde_json::Map::new();

@@ -563,38 +563,14 @@ async fn stop_leftovers(
     left.len()
 }
 
-/// The processes in process group `group` other than its leader (the guard), from /proc.
-#[cfg(target_os = "linux")]
+/// The processes in process group `group` other than its leader (the guard) that still run (a
+/// zombie is no longer running: its parent, or the daemon's reaper, waits for it).
 fn group_members(group: Pid) -> Vec<Pid> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| *pid != group.as_raw())
-        .filter(|pid| {
-            // Field 5 of /proc/PID/stat, counted after the command name's closing parenthesis
-            // (the name itself may hold spaces and parentheses).
-            // A zombie is no longer running (its parent, or the daemon's reaper, waits for it).
-            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-                let mut fields = stat
-                    .rsplit_once(')')
-                    .map(|(_, rest)| rest.split_whitespace())
-                    .into_iter()
-                    .flatten();
-                let state = fields.next();
-                state != Some("Z")
-                    && fields.nth(1).and_then(|g| g.parse::<i32>().ok()) == Some(group.as_raw())
-            })
-        })
-        .map(Pid::from_raw)
+    super::children::processes()
+        .into_iter()
+        .filter(|p| p.group == group.as_raw() && p.pid != group.as_raw() && !p.zombie)
+        .map(|p| Pid::from_raw(p.pid))
         .collect()
-}
-
-/// Elsewhere the group's members are not listed: processes left behind run on (documented).
-#[cfg(not(target_os = "linux"))]
-fn group_members(_group: Pid) -> Vec<Pid> {
-    Vec::new()
 }
 
 fn earliest(a: Option<BootTime>, b: BootTime) -> Option<BootTime> {

@@ -85,6 +85,48 @@ pub fn signal_groups_count() -> usize {
     registry().as_ref().map_or(0, |r| r.groups.len())
 }
 
+/// A process as `/proc/PID/stat` shows it: what the runner and the reaper need of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Process {
+    pub pid: i32,
+    /// Exited, and not waited for yet (`<defunct>`).
+    pub zombie: bool,
+    pub parent: i32,
+    pub group: i32,
+}
+
+/// Every process of the machine (of its PID namespace), from /proc.
+#[cfg(target_os = "linux")]
+pub fn processes() -> Vec<Process> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // The fields after the command name's closing parenthesis (the name itself may hold
+            // spaces and parentheses): state, parent, process group.
+            let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+            let zombie = fields.next()? == "Z";
+            let parent = fields.next()?.parse().ok()?;
+            let group = fields.next()?.parse().ok()?;
+            Some(Process {
+                pid,
+                zombie,
+                parent,
+                group,
+            })
+        })
+        .collect()
+}
+
+/// Elsewhere processes are not listed: what a command leaves behind runs on (documented).
+#[cfg(not(target_os = "linux"))]
+pub fn processes() -> Vec<Process> {
+    Vec::new()
+}
+
 /// Reaps every child of this process that has exited and that anarchon does not wait for itself
 /// (orphans re-parented to it). Returns the pids reaped.
 #[cfg(target_os = "linux")]
@@ -93,31 +135,15 @@ pub fn reap_orphans() -> Vec<i32> {
     let me = std::process::id() as i32;
     // Held while looking and waiting: nothing of ours starts meanwhile without being known.
     let held = registry();
-    let ours = |pid: &i32| held.as_ref().is_some_and(|r| r.pids.contains(pid));
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
+    let ours = |pid: i32| held.as_ref().is_some_and(|r| r.pids.contains(&pid));
     let mut reaped = Vec::new();
-    for pid in entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()) {
-        if pid == me || ours(&pid) {
-            continue;
-        }
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // After the name's closing parenthesis: state, then the parent's pid.
-        let mut fields = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.split_whitespace())
-            .into_iter()
-            .flatten();
-        let (state, parent) = (
-            fields.next(),
-            fields.next().and_then(|p| p.parse::<i32>().ok()),
-        );
-        if state == Some("Z") && parent == Some(me) {
-            let _ = waitpid(nix::unistd::Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
-            reaped.push(pid);
+    for p in processes() {
+        if p.zombie && p.parent == me && !ours(p.pid) {
+            let _ = waitpid(
+                nix::unistd::Pid::from_raw(p.pid),
+                Some(WaitPidFlag::WNOHANG),
+            );
+            reaped.push(p.pid);
         }
     }
     reaped
