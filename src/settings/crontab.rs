@@ -175,14 +175,15 @@ fn looks_like_an_annotation(comment: &str) -> bool {
 }
 
 /// The long names of the global flags (`--redis`, `--prefix`, ...): the daemon's, not a job's.
-fn global_flags() -> Vec<String> {
+/// Read from the definitions once: every job line of every reload asks.
+static GLOBAL_FLAGS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
     use clap::CommandFactory;
     Cli::command()
         .get_arguments()
         .filter(|a| a.is_global_set())
         .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
         .collect()
-}
+});
 
 /// A cron field's word (`*`, `*/5`, `1-5`, `0,30`): a command that starts with one was most
 /// likely a 7th field (Quartz's year), which crontab does not have.
@@ -266,9 +267,8 @@ fn job_line(
             "`# anarchon:` sets {owned}, which the job line below it says\n  hint: drop {owned}: the line's schedule is the job's"
         ));
     }
-    let globals = global_flags();
     if let Some(global) = flags.iter().find(|w| {
-        globals
+        GLOBAL_FLAGS
             .iter()
             .any(|g| *w == g || w.starts_with(&format!("{g}=")))
     }) {
