@@ -377,6 +377,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Every job under the prefix, newest first with a JOB column (with --follow: jobs that appear later too). Combine with --since, --status and --runner: "what failed on host-b in the last hour"')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Add a column with the last line each attempt left on stderr (or why it ended)')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Add a column with the last line each attempt left on stderr (or why it ended)')
+            [CompletionResult]::new('--events', '--events', [CompletionResultType]::ParameterName, 'The job''s events instead of its attempts, newest first, at most --last: each run''s claim, takeover (from which host), end, skip (why), supersession, release or replacement (by whom, why), and every operator''s release, pause, resume, run-now, trim and migrate (who, when, why: `--reason`)')
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Then print each attempt as it ends, until interrupted (like `tail -f`; the store is read every --interval)')
             [CompletionResult]::new('--follow', '--follow', [CompletionResultType]::ParameterName, 'Then print each attempt as it ends, until interrupted (like `tail -f`; the store is read every --interval)')
             [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped')
@@ -456,6 +457,8 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep about this many runs per job (the scheduler''s historySize)')
             [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Also remove runs whose slot is older than this')
             [CompletionResult]::new('--protect', '--protect', [CompletionResultType]::ParameterName, 'Never remove a run younger than this: a late claim could still ask for it [default: what the job''s claimants recorded (max-late + catch-up + lease x attempts), or 24h when the store does not know; 1h for claim-only jobs]. Shorter than the recorded need is refused')
+            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)')
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Who does it, recorded with it [default: $USER@host:pid]')
             [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
             [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
@@ -490,8 +493,8 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--slot', '--slot', [CompletionResultType]::ParameterName, 'The run to release [default: the job''s one run in progress]')
             [CompletionResult]::new('--expired', '--expired', [CompletionResultType]::ParameterName, 'Release only runs whose lease expired more than DURATION ago (every such run of the job, or of every job with --all): holders that died with nobody standing by')
             [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'How the released attempt is recorded')
-            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why, recorded with the attempt (an incident number, a sentence)')
-            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Who releases, recorded with the attempt [default: $USER@host:pid]')
+            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)')
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Who does it, recorded with it [default: $USER@host:pid]')
             [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
             [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
@@ -527,8 +530,8 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
         'anarchon;pause' {
             [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'Until this time (RFC 3339, or ms since the epoch) [default: until `resume`]')
             [CompletionResult]::new('--for', '--for', [CompletionResultType]::ParameterName, 'For this long from now, by the server''s clock')
-            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why, shown by `list` and `inspect`')
-            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Who pauses [default: $USER@host:pid]')
+            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)')
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Who does it, recorded with it [default: $USER@host:pid]')
             [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
             [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
@@ -556,6 +559,8 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             break
         }
         'anarchon;resume' {
+            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)')
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Who does it, recorded with it [default: $USER@host:pid]')
             [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
             [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
@@ -584,6 +589,8 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
         }
         'anarchon;migrate' {
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'The store format to move to: 2 (anarchon''s own), or 1 (the seed''s, which every scheduler reads)')
+            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)')
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Who does it, recorded with it [default: $USER@host:pid]')
             [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
             [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
@@ -628,6 +635,8 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--on-lease-lost', '--on-lease-lost', [CompletionResultType]::ParameterName, 'What to do with the command when the lease is lost: terminate it, or let it continue [default: terminate]')
             [CompletionResult]::new('--kill-after', '--kill-after', [CompletionResultType]::ParameterName, 'Grace between SIGTERM and SIGKILL when anarchon stops the command')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the command after this long and record it as failed (exit 124)')
+            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)')
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Who does it, recorded with it [default: $USER@host:pid]')
             [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
             [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')

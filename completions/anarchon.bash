@@ -1277,7 +1277,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__history)
-            opts="-v -f -w -p -n -o -h --all --runner --strategy --since --status --last --verbose --follow --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-v -f -w -p -n -o -h --all --runner --strategy --since --status --last --verbose --events --follow --watch --interval --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1845,13 +1845,21 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__migrate)
-            opts="-y -p -n -o -h --to --dry-run --yes --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-y -p -n -o -h --to --dry-run --yes --reason --by --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2131,12 +2139,20 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__resume)
-            opts="-p -n -o -h --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --reason --by --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --redis)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2427,7 +2443,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__run__subcmd__now)
-            opts="-q -p -n -o -h --new --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --leave-children --keep-stdout --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-q -p -n -o -h --new --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --leave-children --keep-stdout --quiet --reason --by --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2486,6 +2502,14 @@ _anarchon() {
                     return 0
                     ;;
                 --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2565,7 +2589,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__trim)
-            opts="-y -p -n -o -h --all --strategy --keep --older-than --protect --dry-run --yes --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-y -p -n -o -h --all --strategy --keep --older-than --protect --dry-run --yes --reason --by --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2584,6 +2608,14 @@ _anarchon() {
                     return 0
                     ;;
                 --protect)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -443,6 +443,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l connect-ti
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l all -d 'Every job under the prefix, newest first with a JOB column (with --follow: jobs that appear later too). Combine with --since, --status and --runner: "what failed on host-b in the last hour"'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s v -l verbose -d 'Add a column with the last line each attempt left on stderr (or why it ended)'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l events -d 'The job\'s events instead of its attempts, newest first, at most --last: each run\'s claim, takeover (from which host), end, skip (why), supersession, release or replacement (by whom, why), and every operator\'s release, pause, resume, run-now, trim and migrate (who, when, why: `--reason`)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s f -l follow -d 'Then print each attempt as it ends, until interrupted (like `tail -f`; the store is read every --interval)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
@@ -529,6 +530,8 @@ script\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l keep -d 'Keep about this many runs per job (the scheduler\'s historySize)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l older-than -d 'Also remove runs whose slot is older than this' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l protect -d 'Never remove a run younger than this: a late claim could still ask for it [default: what the job\'s claimants recorded (max-late + catch-up + lease x attempts), or 24h when the store does not know; 1h for claim-only jobs]. Shorter than the recorded need is refused' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l reason -d 'Why (an incident number, a sentence): recorded in the job\'s events, and where the action keeps one (a pause, a released run\'s result)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l by -d 'Who does it, recorded with it [default: $USER@host:pid]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand trim" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
@@ -565,8 +568,8 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l slot -d 'T
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l expired -d 'Release only runs whose lease expired more than DURATION ago (every such run of the job, or of every job with --all): holders that died with nobody standing by' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l status -d 'How the released attempt is recorded' -r -f -a "interrupted\t'the attempt did not end by itself (the default)'
 failed\t'the attempt is recorded as a failure, as a failed command\'s'"
-complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l reason -d 'Why, recorded with the attempt (an incident number, a sentence)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l by -d 'Who releases, recorded with the attempt [default: $USER@host:pid]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l reason -d 'Why (an incident number, a sentence): recorded in the job\'s events, and where the action keeps one (a pause, a released run\'s result)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l by -d 'Who does it, recorded with it [default: $USER@host:pid]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
@@ -603,8 +606,8 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand release" -l no-headers
 complete -c anarchon -n "__fish_anarchon_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l until -d 'Until this time (RFC 3339, or ms since the epoch) [default: until `resume`]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l for -d 'For this long from now, by the server\'s clock' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l reason -d 'Why, shown by `list` and `inspect`' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l by -d 'Who pauses [default: $USER@host:pid]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l reason -d 'Why (an incident number, a sentence): recorded in the job\'s events, and where the action keeps one (a pause, a released run\'s result)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l by -d 'Who does it, recorded with it [default: $USER@host:pid]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
@@ -634,6 +637,8 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l cluster -d '
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l json -d 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")'
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand pause" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l reason -d 'Why (an incident number, a sentence): recorded in the job\'s events, and where the action keeps one (a pause, a released run\'s result)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l by -d 'Who does it, recorded with it [default: $USER@host:pid]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
@@ -664,6 +669,8 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l json -d 'Pr
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand resume" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l to -d 'The store format to move to: 2 (anarchon\'s own), or 1 (the seed\'s, which every scheduler reads)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l reason -d 'Why (an incident number, a sentence): recorded in the job\'s events, and where the action keeps one (a pause, a released run\'s result)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l by -d 'Who does it, recorded with it [default: $USER@host:pid]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand migrate" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
@@ -716,6 +723,8 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l on-lease-l
 continue\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l kill-after -d 'Grace between SIGTERM and SIGKILL when anarchon stops the command' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l timeout -d 'Stop the command after this long and record it as failed (exit 124)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l reason -d 'Why (an incident number, a sentence): recorded in the job\'s events, and where the action keeps one (a pause, a released run\'s result)' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l by -d 'Who does it, recorded with it [default: $USER@host:pid]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r

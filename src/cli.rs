@@ -826,6 +826,13 @@ pub struct HistoryArgs {
     #[arg(long, short)]
     pub verbose: bool,
 
+    /// The job's events instead of its attempts, newest first, at most --last: each run's
+    /// claim, takeover (from which host), end, skip (why), supersession, release or replacement
+    /// (by whom, why), and every operator's release, pause, resume, run-now, trim and migrate
+    /// (who, when, why: `--reason`).
+    #[arg(long, conflicts_with_all = ["all", "follow", "status", "verbose", "runner"])]
+    pub events: bool,
+
     /// Then print each attempt as it ends, until interrupted (like `tail -f`; the store is read
     /// every --interval).
     #[arg(long, short = 'f', conflicts_with = "watch")]
@@ -958,6 +965,9 @@ pub struct TrimArgs {
     /// Do not ask for confirmation (needed when stdin is not a terminal).
     #[arg(long, short)]
     pub yes: bool,
+
+    #[command(flatten)]
+    pub audit: AuditArgs,
 }
 
 #[derive(Debug, Args)]
@@ -978,6 +988,9 @@ pub struct RunNowArgs {
 
     #[command(flatten)]
     pub exec: ExecArgs,
+
+    #[command(flatten)]
+    pub audit: AuditArgs,
 
     /// The command and its arguments, after `--` (none: only claim the manual run).
     #[arg(last = true, value_name = "COMMAND")]
@@ -1007,13 +1020,8 @@ pub struct ReleaseArgs {
     #[arg(long, default_value = "interrupted", value_parser = domain_values(ReleaseStatus::ALL, ReleaseStatus::as_str, ReleaseStatus::help), value_name = "STATUS")]
     pub status: ReleaseStatus,
 
-    /// Why, recorded with the attempt (an incident number, a sentence).
-    #[arg(long, value_name = "TEXT")]
-    pub reason: Option<String>,
-
-    /// Who releases, recorded with the attempt [default: $USER@host:pid].
-    #[arg(long, value_name = "NAME")]
-    pub by: Option<String>,
+    #[command(flatten)]
+    pub audit: AuditArgs,
 
     /// Only show what would be released.
     #[arg(long)]
@@ -1047,19 +1055,31 @@ pub struct PauseArgs {
     #[arg(long = "for", id = "for_", value_parser = parse_duration, value_name = "DURATION")]
     pub for_: Option<Duration>,
 
-    /// Why, shown by `list` and `inspect`.
-    #[arg(long, value_name = "TEXT")]
-    pub reason: Option<String>,
-
-    /// Who pauses [default: $USER@host:pid].
-    #[arg(long, value_name = "NAME")]
-    pub by: Option<String>,
+    #[command(flatten)]
+    pub audit: AuditArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
     /// The job's name.
     pub job: String,
+
+    #[command(flatten)]
+    pub audit: AuditArgs,
+}
+
+/// Who does an operator's action and why (`release`, `pause`, `resume`, `run-now`, `trim`,
+/// `migrate`): recorded with it in the job's events, which `inspect` and `history --events` show.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Why (an incident number, a sentence): recorded in the job's events, and where the action
+    /// keeps one (a pause, a released run's result).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    /// Who does it, recorded with it [default: $USER@host:pid].
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -1076,6 +1096,9 @@ pub struct MigrateArgs {
     /// Do not ask for confirmation (needed when stdin is not a terminal).
     #[arg(long, short)]
     pub yes: bool,
+
+    #[command(flatten)]
+    pub audit: AuditArgs,
 }
 
 #[derive(Debug, Args)]

@@ -135,6 +135,7 @@ impl Output {
         let tone_of = |column: usize, text: &str| match header.get(column).copied() {
             Some("STATUS" | "STATE") => Some(status_tone(text)),
             Some("HEALTH") => Some(health_tone(text)),
+            Some("EVENT") => Some(event_tone(text)),
             _ => None,
         };
         for row in rows {
@@ -211,11 +212,58 @@ impl Output {
     }
 }
 
+/// Events as a table (`inspect`, `history --events`): WHEN, EVENT, SLOT, ATTEMPT, BY, DETAIL;
+/// an event's reason leads its detail.
+pub fn event_table(
+    out: &Output,
+    events: &[crate::store::events::Event],
+    now_ms: i64,
+) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let header = vec!["WHEN", "EVENT", "SLOT", "ATTEMPT", "BY", "DETAIL"];
+    let rows = events
+        .iter()
+        .map(|e| {
+            let detail = match (&e.reason, e.detail.is_empty()) {
+                (Some(r), true) => format!("reason: {r}"),
+                (Some(r), false) => format!("reason: {r}; {}", e.detail),
+                (None, _) => e.detail.clone(),
+            };
+            vec![
+                out.when(Some(e.at), now_ms),
+                e.event.clone(),
+                e.slot.map_or("-".to_string(), |s| out.time(s)),
+                e.attempt.map_or("-".to_string(), |a| a.to_string()),
+                e.by.clone(),
+                if detail.is_empty() {
+                    "-".to_string()
+                } else {
+                    detail
+                },
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
+/// How an event's word is coloured: what lost or refused a run in red or yellow.
+fn event_tone(event: &str) -> Tone {
+    match event {
+        "failed" | "lease_expired" => Tone::Bad,
+        "took_over" | "skipped" | "superseded" | "released" | "replaced" | "release" | "pause" => {
+            Tone::Warn
+        }
+        "finished" | "resume" => Tone::Good,
+        _ => Tone::Dim,
+    }
+}
+
 /// The tone a run status is painted in.
 /// The columns of a table that may be cut to fit a terminal (with `…`): names and free text.
 /// Every other column (times, pids, attempts, tokens, counts, kinds) is shown whole, but for
 /// RUNNER (`host:pid`), whose host is cut in its middle, keeping the pid.
-const CUTTABLE: [&str; 6] = ["JOB", "SCHEDULE", "RESULT", "KEY", "REASON", "RUNNER"];
+const CUTTABLE: [&str; 8] = [
+    "JOB", "SCHEDULE", "RESULT", "KEY", "REASON", "RUNNER", "BY", "DETAIL",
+];
 
 /// Time columns shown as `<time> (<relative>)` that keep their time alone when a table still does
 /// not fit a terminal.

@@ -9,6 +9,7 @@ use crate::connection::Connection;
 use crate::error::{ExitCode, Result};
 use crate::output::result_summary;
 use crate::settings::read::HistorySettings;
+use crate::store::events::{self, Attempt, Event};
 use crate::store::format;
 use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
 use crate::store::job::locate_job;
@@ -57,6 +58,9 @@ pub async fn execute(settings: &HistorySettings, ctx: &Context) -> Result<ExitCo
         .into_iter()
         .filter(|e| ran_on(e, settings.runner.as_deref()))
         .collect();
+    if settings.events {
+        return print_events(ctx, &mut conn, &job, &entries, since, settings.last, now).await;
+    }
 
     if ctx.out.json {
         ctx.out.print_json(&HistoryReport {
@@ -87,6 +91,51 @@ pub async fn execute(settings: &HistorySettings, ctx: &Context) -> Result<ExitCo
     if settings.verbose {
         header.push("STDERR (LAST LINE)");
     }
+    crate::outln!("{}", ctx.out.table(&header, rows));
+    Ok(ExitCode::Ok)
+}
+
+/// `history --events --json`.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+struct EventsReport<'a> {
+    job: &'a str,
+    #[serde(flatten)]
+    clock: crate::output::ServerClock,
+    since: Option<i64>,
+    events: Vec<Event>,
+}
+
+/// `history JOB --events`: the attempts read (at most `--last`, since `--since`) as events, with
+/// the operators' actions over the same time, newest first, at most `last`.
+async fn print_events(
+    ctx: &Context,
+    conn: &mut Connection,
+    job: &str,
+    entries: &[HistoryEntry],
+    since: Option<i64>,
+    last: usize,
+    now: i64,
+) -> Result<ExitCode> {
+    let attempts: Vec<Attempt> = entries.iter().map(Attempt::from).collect();
+    let actions = events::read_actions(conn, ctx.prefix(), job, last).await?;
+    let mut listed = events::newest_first(events::run_events(&attempts), actions, last);
+    // An operator's action is kept by when it was done, a run's event by its slot (as history
+    // keeps runs): both from --since on.
+    listed.retain(|e| since.is_none_or(|s| e.slot.map_or(e.at, |slot| slot.max(e.at)) >= s));
+    if ctx.out.json {
+        ctx.out.print_json(&EventsReport {
+            job,
+            clock: crate::output::ServerClock::at(now),
+            since,
+            events: listed,
+        });
+        return Ok(ExitCode::Ok);
+    }
+    if listed.is_empty() {
+        crate::errln!("no events for {job} matching these filters");
+        return Ok(ExitCode::Ok);
+    }
+    let (header, rows) = crate::output::event_table(&ctx.out, &listed, now);
     crate::outln!("{}", ctx.out.table(&header, rows));
     Ok(ExitCode::Ok)
 }
@@ -372,6 +421,10 @@ pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         (
             "history",
             crate::commands::output_schema::<HistoryReport<'static>>(),
+        ),
+        (
+            "history-events",
+            crate::commands::output_schema::<EventsReport<'static>>(),
         ),
         (
             "history-all",

@@ -8,6 +8,7 @@ use crate::output::result_summary;
 use crate::settings::read::InspectSettings;
 use crate::store::Layout;
 use crate::store::LeaseFormat;
+use crate::store::events::{self, Attempt};
 use crate::store::format;
 use crate::store::job::{ActiveRun, RunWithResult, locate_job, runs_with_results};
 use crate::store::keys::hash_slot;
@@ -48,6 +49,9 @@ pub struct JobDetail {
     pub registry: Option<crate::store::registry::Registry>,
     /// Whether the job is healthy (src/health.rs).
     pub health: Option<crate::health::Health>,
+    /// What happened to the job lately, newest first: its runs' claims, takeovers, ends and
+    /// skips (from the runs shown) and operators' actions (`crate::store::events`).
+    pub events: Vec<crate::store::events::Event>,
 }
 
 /// A slot waiting for an older run under `--overlap buffer`.
@@ -94,6 +98,24 @@ pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCo
         until,
         until_time: crate::time::rfc3339(until),
     });
+    // The events: the runs read above as events, and the newest operator actions.
+    let attempts: Vec<Attempt> = view
+        .recent
+        .iter()
+        .take(settings.last)
+        .map(Attempt::from)
+        .chain(view.in_progress.iter().map(Attempt::from))
+        .collect();
+    // An events key another program broke does not hide the rest of the job: said, and left out.
+    let actions = match events::read_actions(&mut conn, ctx.prefix(), &settings.job, EVENTS).await {
+        Ok(actions) => actions,
+        Err(e) if e.key().is_some() => {
+            crate::errln!("warning: {e}; the operators' actions are left out of the events");
+            Vec::new()
+        }
+        Err(e) => return Err(e),
+    };
+    let events = events::newest_first(events::run_events(&attempts), actions, EVENTS);
     let crate::store::view::JobView {
         recent,
         in_progress,
@@ -141,6 +163,7 @@ pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCo
         runs,
         registry,
         health,
+        events,
     };
     if ctx.out.json {
         ctx.out.print_json(&detail);
@@ -159,6 +182,22 @@ fn print_text(ctx: &Context, d: &JobDetail) {
         print_active(ctx, d);
     }
     print_runs(ctx, d);
+    print_events(ctx, d);
+}
+
+/// How many events `inspect` shows, as `kubectl describe` shows the recent ones
+/// (`history --events` lists more).
+const EVENTS: usize = 10;
+
+/// The newest events, as `kubectl describe` ends with them.
+fn print_events(ctx: &Context, d: &JobDetail) {
+    crate::outln!("\nevents:");
+    if d.events.is_empty() {
+        crate::outln!("  none");
+        return;
+    }
+    let (header, rows) = crate::output::event_table(&ctx.out, &d.events, d.clock.server_time);
+    crate::outln!("{}", ctx.out.table(&header, rows));
 }
 
 /// The job, its store format and what that means for other readers, and its keys.

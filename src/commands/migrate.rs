@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::commands::Context;
 use crate::error::{Error, ExitCode, Result};
 use crate::settings::operator::MigrateSettings;
+use crate::store::events::{self, Action};
 use crate::store::migrate::{self, JobToConvert, Plan};
 use crate::store::read::Unreadable;
 use crate::store::{LeaseFormat, format, validate_prefix};
@@ -101,7 +102,16 @@ pub async fn execute(settings: &MigrateSettings, ctx: &Context) -> Result<ExitCo
             return Ok(ExitCode::Running);
         }
     };
-    let converted = convert(&mut conn, prefix, from, to, &plan, &lock, ctx.out.json).await;
+    let converted = convert(
+        &mut conn,
+        prefix,
+        from,
+        settings,
+        &plan,
+        &lock,
+        ctx.out.json,
+    )
+    .await;
     // Released even after a failure: a rerun goes on where this one stopped.
     let released = lock.release(&mut conn).await;
     let (converted, runs_moved, mut errors) = converted?;
@@ -129,11 +139,12 @@ async fn convert(
     conn: &mut crate::connection::Connection,
     prefix: &str,
     from: Option<u32>,
-    to: LeaseFormat,
+    settings: &MigrateSettings,
     plan: &Plan,
     lock: &migrate::MigrationLock,
     json: bool,
 ) -> Result<(usize, u64, Vec<Unreadable>)> {
+    let (to, audit) = (settings.to, &settings.audit);
     if let migrate::Switch::Moved(found) = migrate::switch_format(conn, prefix, from, to).await? {
         return Err(crate::error::Error::Other(format!(
             "the format key {prefix}format changed while migrate ran (found {}, expected {}): nothing was converted; run migrate again",
@@ -166,6 +177,13 @@ async fn convert(
                 Ok((true, n)) => {
                     converted += 1;
                     moved += n;
+                    let detail = format!(
+                        "converted the job to store format {} ({n} runs in progress moved to {})",
+                        to.number(),
+                        to.runs_in_progress_keys()
+                    );
+                    let action = Action::new("migrate", &audit.by, audit.reason.as_deref(), detail);
+                    events::record(conn, prefix, job, &action).await;
                 }
                 // A claim converted it meanwhile.
                 Ok((false, _)) => {}

@@ -166,22 +166,6 @@ pub fn confirm(action: &str, prompt: &str, unchanged: &str) -> Result<()> {
     }
 }
 
-/// Who does an operator's action, as recorded with it: `user@host:pid`, the user from `$USER`, or,
-/// where that is unset (cron, systemd, `env -i`), the account of this process's user id.
-pub fn default_by() -> String {
-    let user = std::env::var("USER")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .or_else(|| {
-            nix::unistd::User::from_uid(nix::unistd::getuid())
-                .ok()
-                .flatten()
-                .map(|u| u.name)
-        })
-        .unwrap_or_else(|| format!("uid {}", nix::unistd::getuid()));
-    format!("{user}@{}", crate::strategy::default_runner())
-}
-
 /// A token as a person pastes it from a table (`9100687e…`): a prefix of at least 6 characters
 /// of the current attempt's token, the ellipsis allowed, stands for the whole token. Anything else
 /// is passed on as given, and the script, which compares whole tokens, answers `lost`.

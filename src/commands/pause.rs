@@ -5,8 +5,9 @@ use serde::Serialize;
 
 use crate::commands::Context;
 use crate::error::{Error, ExitCode, Result};
-use crate::settings::operator::{PauseSettings, ResumeSettings};
+use crate::settings::operator::{Audit, PauseSettings, ResumeSettings};
 use crate::store::Layout;
+use crate::store::events::{self, Action};
 use crate::store::job::locate_job;
 use crate::store::pause::{self, Pause};
 use crate::strategy::Strategy;
@@ -42,15 +43,23 @@ pub async fn pause(settings: &PauseSettings, ctx: &Context) -> Result<ExitCode> 
         paused_at: Some(now),
         paused_until: until,
         resumed_at: None,
-        paused_by: Some(
-            settings
-                .by
-                .clone()
-                .unwrap_or_else(crate::commands::default_by),
-        ),
-        paused_reason: settings.reason.clone(),
+        paused_by: Some(settings.audit.by.clone()),
+        paused_reason: settings.audit.reason.clone(),
     };
     pause::write_pause(&mut conn, &keys, &record).await?;
+    let until = match until {
+        Some(at) => format!("until {}", rfc3339(at)),
+        None => "until resumed".to_string(),
+    };
+    audit(
+        &mut conn,
+        ctx,
+        &settings.job,
+        "pause",
+        &settings.audit,
+        until,
+    )
+    .await;
     report(ctx, &settings.job, &record, now);
     Ok(ExitCode::Ok)
 }
@@ -66,9 +75,33 @@ pub async fn resume(settings: &ResumeSettings, ctx: &Context) -> Result<ExitCode
         return Ok(ExitCode::Ok);
     }
     pause::write_resume(&mut conn, &keys, now).await?;
+    let paused_by = before.paused_by.as_deref().unwrap_or("someone");
+    let since = rfc3339(before.paused_at.unwrap_or(now));
+    audit(
+        &mut conn,
+        ctx,
+        &settings.job,
+        "resume",
+        &settings.audit,
+        format!("ended the pause {paused_by} began at {since}"),
+    )
+    .await;
     let after = pause::read_pause(&mut conn, &keys).await?;
     report(ctx, &settings.job, &after, now);
     Ok(ExitCode::Ok)
+}
+
+/// Records the operator's action in the job's events.
+async fn audit(
+    conn: &mut crate::connection::Connection,
+    ctx: &Context,
+    job: &str,
+    action: &str,
+    who: &Audit,
+    detail: String,
+) {
+    let action = Action::new(action, &who.by, who.reason.as_deref(), detail);
+    events::record(conn, ctx.prefix(), job, &action).await;
 }
 
 fn report(ctx: &Context, job: &str, p: &Pause, now: i64) {

@@ -20,6 +20,7 @@ use crate::error::{Error, ExitCode, Result};
 use crate::settings::operator::ReleaseSettings;
 use crate::store::Layout;
 use crate::store::discover::{JobRef, find_jobs};
+use crate::store::events::{self, Action};
 use crate::store::job::{ActiveRun, active_runs_for, locate_job};
 use crate::store::{LeaseKeys, StoreCheck, validate_job_name, validate_prefix};
 use crate::strategy::Strategy;
@@ -70,15 +71,12 @@ pub async fn execute(settings: &ReleaseSettings, ctx: &Context) -> Result<ExitCo
     let jobs = jobs_to_look_at(&mut conn, ctx, settings, &check).await?;
     let (chosen, none_because) = choose_runs(&mut conn, ctx, settings, &check, &jobs).await?;
     let status = settings.status.as_str();
-    let by = settings
-        .by
-        .clone()
-        .unwrap_or_else(crate::commands::default_by);
+    let by = settings.audit.by.clone();
     let mut report = Report {
         dry_run: settings.dry_run,
         status,
         by: by.clone(),
-        reason: settings.reason.clone(),
+        reason: settings.audit.reason.clone(),
         runs: Vec::new(),
         none_because,
     };
@@ -100,6 +98,14 @@ pub async fn execute(settings: &ReleaseSettings, ctx: &Context) -> Result<ExitCo
             };
             let (outcome, ended_by, waited) =
                 release_one(&mut conn, &request, settings, ctx.out.json).await?;
+            let action = Action::new(
+                "release",
+                &by,
+                settings.audit.reason.as_deref(),
+                released_words(&run, outcome, ended_by, status),
+            )
+            .at_slot(run.state.slot);
+            events::record(&mut conn, ctx.prefix(), &job, &action).await;
             (outcome_word(outcome).to_string(), ended_by, waited)
         };
         report.runs.push(Released {
@@ -132,7 +138,7 @@ pub async fn execute(settings: &ReleaseSettings, ctx: &Context) -> Result<ExitCo
 
 /// The result a released attempt is recorded with: who released it and why.
 fn release_result(by: &str, settings: &ReleaseSettings) -> String {
-    let reason = settings.reason.clone().unwrap_or_else(|| {
+    let reason = settings.audit.reason.clone().unwrap_or_else(|| {
         if settings.expired.is_some() {
             "lease expired".to_string()
         } else {
@@ -140,6 +146,35 @@ fn release_result(by: &str, settings: &ReleaseSettings) -> String {
         }
     });
     serde_json::json!({ "released_by": by, "reason": reason }).to_string()
+}
+
+/// What a release did, as its entry in the job's events says it.
+fn released_words(
+    run: &ActiveRun,
+    outcome: ReleaseOutcome,
+    ended_by: Option<&str>,
+    status: &str,
+) -> String {
+    let attempt = format!("attempt {} of {}", run.state.attempt, run.state.runner);
+    match (outcome, ended_by) {
+        (ReleaseOutcome::Released, Some("holder")) => {
+            format!("released {attempt}: its holder stopped the command ({status})")
+        }
+        (ReleaseOutcome::Released, Some("lease_expired")) => {
+            format!("released {attempt}: ended when its lease expired ({status})")
+        }
+        (ReleaseOutcome::Released, Some("forced")) => {
+            format!("released {attempt} by force ({status}); its command may still have run")
+        }
+        (ReleaseOutcome::Released, _) => format!("released {attempt} ({status})"),
+        (ReleaseOutcome::Releasing, _) => {
+            format!("marked {attempt} released; its holder stops it at its next heartbeat")
+        }
+        (ReleaseOutcome::None, _) => format!("nothing to release: {attempt} had ended"),
+        (ReleaseOutcome::Changed, _) => {
+            format!("nothing released: {attempt} was taken over meanwhile")
+        }
+    }
 }
 
 /// The report's word for a release's outcome.

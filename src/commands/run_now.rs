@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::runner::{Target, run_slot};
 use crate::settings::claim::RunNowCommand;
 use crate::store::RunKind;
+use crate::store::events::{self, Action};
 use crate::strategy;
 
 pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<i32> {
@@ -27,6 +28,15 @@ pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<i32> {
     .await?;
     let now = check.server_now_ms;
     let req = r.claim.request(now, RunKind::Manual);
+    // Recorded before the run, which may last hours: the events say who asked for it and why
+    // from the start; the run's own claim and end follow as run events.
+    let asked = match &r.runner {
+        Some(_) => format!("a manual run, by {}", req.runner),
+        None => format!("a manual run claimed for {}", req.runner),
+    };
+    let action =
+        Action::new("run-now", &r.audit.by, r.audit.reason.as_deref(), asked).at_slot(req.slot);
+    events::record(&mut conn, ctx.prefix(), &r.job, &action).await;
     match &r.runner {
         Some(opts) => {
             let target = Target::new(ctx.prefix(), &r.job, strategy, &check);

@@ -13,6 +13,7 @@ use crate::error::{Error, ExitCode, Result};
 use crate::settings::operator::TrimSettings;
 use crate::store::Layout;
 use crate::store::discover::{JobRef, find_jobs};
+use crate::store::events::{self, Action};
 use crate::store::job::locate_job;
 use crate::store::read::Unreadable;
 use crate::store::{LeaseKeys, format, validate_job_name, validate_prefix};
@@ -97,6 +98,20 @@ pub async fn execute(settings: &TrimSettings, ctx: &Context) -> Result<ExitCode>
         &check,
     )
     .await?;
+    if !settings.dry_run {
+        for job in trimmed.0.iter().filter(|j| j.trimmed > 0) {
+            let newest = job.slots.last().copied().unwrap_or_default();
+            let detail = format!(
+                "removed {} run{} of history, the newest of {}",
+                job.trimmed,
+                if job.trimmed == 1 { "" } else { "s" },
+                crate::time::rfc3339(newest)
+            );
+            let audit = &settings.audit;
+            let action = Action::new("trim", &audit.by, audit.reason.as_deref(), detail);
+            events::record(&mut conn, ctx.prefix(), &job.job, &action).await;
+        }
+    }
     report(ctx, settings, &policy, trimmed)
 }
 

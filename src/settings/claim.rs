@@ -70,6 +70,8 @@ pub struct RunNowCommand {
     pub runner: Option<RunnerOptions>,
     /// `--new`.
     pub new: bool,
+    /// Who asked for the manual run and why (the job's events).
+    pub audit: crate::settings::operator::Audit,
 }
 
 impl RunNowCommand {
@@ -91,6 +93,7 @@ impl RunNowCommand {
             claim,
             runner,
             new: args.new,
+            audit: args.audit.into(),
         })
     }
 }

@@ -3,11 +3,47 @@
 
 use std::time::Duration;
 
-use crate::cli::{MigrateArgs, PauseArgs, ReleaseArgs, ResumeArgs, StrategyName, TrimArgs};
+use crate::cli::{
+    AuditArgs, MigrateArgs, PauseArgs, ReleaseArgs, ResumeArgs, StrategyName, TrimArgs,
+};
 use crate::error::{Error, Result};
 use crate::store::{Layout, LeaseFormat};
 use crate::strategy::lease::ReleaseStatus;
 use crate::time::SlotSpec;
+
+/// Who does an operator's action and why, as recorded in the job's events
+/// (`crate::store::events`).
+#[derive(Debug, Clone)]
+pub struct Audit {
+    /// `--by`, or `user@host:pid` ([`default_by`]).
+    pub by: String,
+    pub reason: Option<String>,
+}
+
+impl From<AuditArgs> for Audit {
+    fn from(args: AuditArgs) -> Self {
+        Audit {
+            by: args.by.unwrap_or_else(default_by),
+            reason: args.reason.filter(|r| !r.is_empty()),
+        }
+    }
+}
+
+/// Who does an operator's action, as recorded with it: `user@host:pid`, the user from `$USER`, or,
+/// where that is unset (cron, systemd, `env -i`), the account of this process's user id.
+pub fn default_by() -> String {
+    let user = std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| {
+            nix::unistd::User::from_uid(nix::unistd::getuid())
+                .ok()
+                .flatten()
+                .map(|u| u.name)
+        })
+        .unwrap_or_else(|| format!("uid {}", nix::unistd::getuid()));
+    format!("{user}@{}", crate::strategy::default_runner())
+}
 
 /// `anarchon trim`.
 #[derive(Debug, Clone)]
@@ -24,6 +60,7 @@ pub struct TrimSettings {
     pub dry_run: bool,
     /// Confirmed beforehand (`--yes`).
     pub yes: bool,
+    pub audit: Audit,
 }
 
 impl From<TrimArgs> for TrimSettings {
@@ -36,6 +73,7 @@ impl From<TrimArgs> for TrimSettings {
             protect: args.protect,
             dry_run: args.dry_run,
             yes: args.yes,
+            audit: args.audit.into(),
         }
     }
 }
@@ -50,8 +88,8 @@ pub struct ReleaseSettings {
     pub expired: Option<Duration>,
     pub all: bool,
     pub status: ReleaseStatus,
-    pub reason: Option<String>,
-    pub by: Option<String>,
+    /// Who releases and why: recorded with the attempt and in the job's events.
+    pub audit: Audit,
     pub dry_run: bool,
     /// Do not wait for the holder to stop its command.
     pub no_wait: bool,
@@ -69,8 +107,7 @@ impl From<ReleaseArgs> for ReleaseSettings {
             expired: args.expired,
             all: args.all,
             status: args.status,
-            reason: args.reason,
-            by: args.by,
+            audit: args.audit.into(),
             dry_run: args.dry_run,
             no_wait: args.no_wait,
             force: args.force,
@@ -87,8 +124,8 @@ pub struct PauseSettings {
     pub until: Option<SlotSpec>,
     /// For this long from now.
     pub for_: Option<Duration>,
-    pub reason: Option<String>,
-    pub by: Option<String>,
+    /// Who pauses and why: kept with the pause (`list`, `inspect`) and in the job's events.
+    pub audit: Audit,
 }
 
 impl From<PauseArgs> for PauseSettings {
@@ -97,8 +134,7 @@ impl From<PauseArgs> for PauseSettings {
             job: args.job,
             until: args.until,
             for_: args.for_,
-            reason: args.reason,
-            by: args.by,
+            audit: args.audit.into(),
         }
     }
 }
@@ -107,11 +143,15 @@ impl From<PauseArgs> for PauseSettings {
 #[derive(Debug, Clone)]
 pub struct ResumeSettings {
     pub job: String,
+    pub audit: Audit,
 }
 
 impl From<ResumeArgs> for ResumeSettings {
     fn from(args: ResumeArgs) -> Self {
-        ResumeSettings { job: args.job }
+        ResumeSettings {
+            job: args.job,
+            audit: args.audit.into(),
+        }
     }
 }
 
@@ -123,6 +163,7 @@ pub struct MigrateSettings {
     pub dry_run: bool,
     /// Confirmed beforehand (`--yes`).
     pub yes: bool,
+    pub audit: Audit,
 }
 
 impl MigrateSettings {
@@ -135,6 +176,7 @@ impl MigrateSettings {
             to,
             dry_run: args.dry_run,
             yes: args.yes,
+            audit: args.audit.into(),
         })
     }
 }

@@ -68,6 +68,8 @@ pub struct HistorySettings {
     pub status: Option<String>,
     pub last: usize,
     pub verbose: bool,
+    /// The job's events instead of its attempts (`--events`).
+    pub events: bool,
     /// Print each attempt as it ends, until interrupted.
     pub follow: bool,
     pub watch: Watch,
@@ -83,6 +85,7 @@ impl From<HistoryArgs> for HistorySettings {
             status: args.status,
             last: args.last,
             verbose: args.verbose,
+            events: args.events,
             follow: args.follow,
             watch: Watch::of(&args.watch),
         }

@@ -4,6 +4,7 @@
 
 pub mod decode;
 pub mod discover;
+pub mod events;
 pub mod format;
 pub mod history;
 pub mod job;

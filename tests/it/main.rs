@@ -10,6 +10,7 @@ mod catchup;
 mod connections;
 mod cron;
 mod dst;
+mod events;
 mod exactly_once;
 mod faults;
 mod fencing;

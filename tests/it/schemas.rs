@@ -233,6 +233,13 @@ fn every_commands_json_output_matches_its_schema() {
     check(&s, "inspect", &["inspect", "sj"]);
     check(&s, "history", &["history", "sj", "-v"]);
     check(&s, "history-all", &["history", "--all", "--since", "1h"]);
+    // An operator's action among the run events.
+    s.anarchon()
+        .args(["pause", "sj", "--for", "1m", "--reason", "schema"])
+        .assert()
+        .success();
+    check(&s, "history-events", &["history", "sj", "--events"]);
+    s.anarchon().args(["resume", "sj"]).assert().success();
     check(&s, "logs", &["logs", "sj"]);
     check(&s, "check", &["check", "sj"]);
     check(&s, "doctor", &["doctor"]);
