@@ -880,6 +880,13 @@ pub struct LogsArgs {
     /// The newest N ended attempts, whatever their status.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub last: Option<u64>,
+
+    /// Follow a run's output as its command prints it, from any host, and end with how the run
+    /// ended (exiting as `wait` does): the newest run in progress, or the run of --slot. Across a
+    /// takeover it goes on with the next attempt. Needs the run started with `run --live-output`
+    /// (or `# anarchon: --live-output` in a crontab); `--json`: a JSON line per line of output.
+    #[arg(long, short = 'f', conflicts_with = "last")]
+    pub follow: bool,
 }
 
 /// How a command runs under a lease; shared by `run` and `run-now`.
@@ -924,6 +931,19 @@ pub struct ExecArgs {
     /// that asks whether its stdout is a terminal hears no.
     #[arg(long, conflicts_with = "foreground")]
     pub keep_stdout: bool,
+
+    /// Send the command's output to the store as it prints, line by line, so that `anarchon logs
+    /// -f JOB` follows it from any host while it runs (and for a day after, or the job's
+    /// --history-ttl if shorter). At most --live-output-lines lines per attempt. Its stdout then
+    /// goes through a pipe, as with --keep-stdout. Off by default: a run costs the server nothing
+    /// more without it.
+    #[arg(long, conflicts_with = "foreground")]
+    pub live_output: bool,
+
+    /// With --live-output: the most lines of an attempt's output sent to the store; the rest is
+    /// printed here as usual but not sent.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000), value_name = "N", requires = "live_output")]
+    pub live_output_lines: u64,
 
     /// No progress or notes on stderr; errors and lost leases are still reported.
     #[arg(long, short)]

@@ -320,7 +320,12 @@ impl ExecArgs {
                 keep_stdout: self.keep_stdout,
                 // Only `anarchon cron` supervises its commands; it sets this itself.
                 supervised: None,
+                // The runner starts the writer of each attempt's output itself.
+                live: None,
             },
+            live_output: self.live_output.then_some(crate::runner::live::LiveOutput {
+                lines: self.live_output_lines,
+            }),
             on_overlap: crate::runner::overlap::OnOverlap::Skip,
             ping: None,
             // Only `run --catch-up` and `--backfill` go through missed runs in turn.

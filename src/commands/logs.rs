@@ -162,8 +162,250 @@ fn print_entry(ctx: &Context, job: &str, e: &HistoryEntry, now: i64) {
 
 /// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
-    vec![(
-        "logs",
-        crate::commands::output_schema::<LogsReport<'static>>(),
-    )]
+    vec![
+        (
+            "logs",
+            crate::commands::output_schema::<LogsReport<'static>>(),
+        ),
+        (
+            "logs-follow",
+            crate::commands::output_schema::<FollowLine<'static>>(),
+        ),
+        (
+            "logs-follow-end",
+            crate::commands::output_schema::<FollowEnd<'static>>(),
+        ),
+    ]
+}
+
+/// `logs -f --json`: one line of a run's output.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+struct FollowLine<'a> {
+    job: &'a str,
+    slot: i64,
+    attempt: u32,
+    /// `stdout` or `stderr`.
+    stream: &'static str,
+    line: &'a str,
+}
+
+/// `logs -f --json`: the last line, how the followed run ended (as `wait --json` says it).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+struct FollowEnd<'a> {
+    job: &'a str,
+    run: &'a HistoryEntry,
+    exit_code: i32,
+}
+
+/// How often a followed run's output is read.
+const OUTPUT_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// How long a run in progress may show no output stream before `logs -f` says it has none: its
+/// holder writes the stream's first entry as the command starts.
+const NO_OUTPUT_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// `anarchon logs -f JOB`: follows a run's output (`run --live-output`) as its command prints
+/// it, from any host, across takeovers (each attempt has its own stream), and ends with how the
+/// run ended, exiting as `wait` does. Reads only: the output stream every [`OUTPUT_POLL`] and the
+/// run (as `wait` reads it) between.
+pub async fn follow(settings: &LogsSettings, ctx: &Context) -> Result<i32> {
+    use crate::commands::wait::{Seen, exit_code_of, look};
+    use crate::store::output::output_key;
+    let (mut conn, check, keys) = ctx.open_job(&settings.job, settings.layout).await?;
+    if matches!(keys, crate::store::JobKeys::ClaimOnly(_)) {
+        return Err(Error::usage(format!(
+            "logs -f follows runs in progress, which claim-only jobs do not keep\n  hint: `anarchon logs {}` shows what its runs left behind",
+            settings.job
+        )));
+    }
+    let job = settings.job.as_str();
+    let mut slot = settings.slot.map(|s| s.resolve(check.server_now_ms));
+    let mut interrupt = crate::commands::Interrupt::new()?;
+    // The attempt followed, the stream's position, and since when it has shown nothing.
+    let mut following: Option<(u32, String)> = None;
+    let mut after = "0".to_string();
+    let mut silent_since = std::time::Instant::now();
+    let mut over = false;
+    loop {
+        let now = crate::store::format::check_for_read(&mut conn, ctx.prefix())
+            .await?
+            .server_now_ms;
+        let seen = look(&mut conn, &keys, &mut slot, now).await?;
+        let (entry, ended) = match seen {
+            Seen::Waiting(Some(e)) => (e, false),
+            Seen::Ended(e) => (e, true),
+            Seen::Waiting(None) => {
+                return Err(Error::NotFound(
+                    format!(
+                        "{job} has no run {}\n  hint: `anarchon wait {job}` waits for its next run; `anarchon logs {job}` shows what its runs left behind",
+                        match slot {
+                            Some(s) => format!("of {}", crate::time::rfc3339(s)),
+                            None => "in progress".to_string(),
+                        }
+                    )
+                    .into(),
+                ));
+            }
+        };
+        let attempt = entry.attempt.unwrap_or(1);
+        // A takeover: the rest of the attempt before, then the next one's stream.
+        if following.as_ref().is_some_and(|(a, _)| *a != attempt) {
+            if let Some((before, key)) = &following {
+                drain(
+                    ctx,
+                    &mut conn,
+                    key,
+                    &mut after,
+                    job,
+                    (entry.slot, *before),
+                    true,
+                )
+                .await?;
+            }
+            if !ctx.out.json {
+                crate::errln!(
+                    "anarchon: attempt {attempt} on {} took the run over",
+                    entry.runner
+                );
+            }
+            following = None;
+        }
+        if following.is_none() {
+            let key = output_key(ctx.prefix(), job, entry.slot, attempt);
+            following = Some((attempt, key));
+            after = "0".to_string();
+            over = false;
+            silent_since = std::time::Instant::now();
+        }
+        let key = following
+            .as_ref()
+            .map(|(_, k)| k.clone())
+            .unwrap_or_default();
+        let read = drain(
+            ctx,
+            &mut conn,
+            &key,
+            &mut after,
+            job,
+            (entry.slot, attempt),
+            false,
+        )
+        .await?;
+        over |= read.over;
+        if read.entries > 0 {
+            silent_since = std::time::Instant::now();
+        }
+        if ended {
+            // What the attempt wrote after the look: it ended, so its stream is complete now.
+            drain(
+                ctx,
+                &mut conn,
+                &key,
+                &mut after,
+                job,
+                (entry.slot, attempt),
+                true,
+            )
+            .await?;
+            if after == "0" && !ctx.out.json {
+                crate::errln!(
+                    "anarchon: attempt {attempt} kept no output in the store (it was not started with --live-output)"
+                );
+            }
+            let code = exit_code_of(&entry);
+            if ctx.out.json {
+                ctx.out.print_json_line(&FollowEnd {
+                    job,
+                    run: &entry,
+                    exit_code: code,
+                });
+            } else {
+                crate::errln!(
+                    "anarchon: {job} @ {}: {} as attempt {attempt} on {}{}",
+                    entry.slot_time,
+                    entry.status,
+                    entry.runner,
+                    match crate::output::result_summary(Some(&entry.result)).as_str() {
+                        "-" => String::new(),
+                        summary => format!(" ({summary})"),
+                    }
+                );
+            }
+            return Ok(code);
+        }
+        if after == "0" && !over && silent_since.elapsed() >= NO_OUTPUT_AFTER {
+            return Err(Error::NotFound(
+                format!(
+                    "{job} @ {} (attempt {attempt} on {}) sends no output to the store: it was not started with --live-output\n  hint: start the job with `anarchon run --live-output ...` (or `# anarchon: --live-output` in a crontab) to follow its output; `anarchon wait {job}` waits for it to end",
+                    entry.slot_time, entry.runner
+                )
+                .into(),
+            ));
+        }
+        if crate::output::output_gone() || interrupt.sleep(OUTPUT_POLL).await {
+            return Ok(ExitCode::Ok.code());
+        }
+    }
+}
+
+/// What one read of an output stream found.
+struct Drained {
+    entries: usize,
+    /// The `end` entry was read: the command's output is over.
+    over: bool,
+}
+
+/// Prints the entries of `key` after `after` (moving it on), all of them when `whole`, else one
+/// read's worth.
+async fn drain(
+    ctx: &Context,
+    conn: &mut crate::connection::Connection,
+    key: &str,
+    after: &mut String,
+    job: &str,
+    (slot, attempt): (i64, u32),
+    whole: bool,
+) -> Result<Drained> {
+    use crate::store::output::{Entry, read_after};
+    let mut drained = Drained {
+        entries: 0,
+        over: false,
+    };
+    loop {
+        let entries = read_after(conn, key, after, 1000).await?;
+        let n = entries.len();
+        for (id, entry) in entries {
+            *after = id;
+            drained.entries += 1;
+            let (stream, line) = match &entry {
+                Entry::Stdout(line) => ("stdout", line),
+                Entry::Stderr(line) => ("stderr", line),
+                Entry::Cut(sent) => {
+                    crate::errln!(
+                        "anarchon: the run's output was cut after {sent} lines (--live-output-lines); the rest is not in the store"
+                    );
+                    continue;
+                }
+                Entry::End(_) => {
+                    drained.over = true;
+                    continue;
+                }
+                Entry::Start(_) => continue,
+            };
+            if ctx.out.json {
+                ctx.out.print_json_line(&FollowLine {
+                    job,
+                    slot,
+                    attempt,
+                    stream,
+                    line,
+                });
+            } else {
+                crate::outln!("{line}");
+            }
+        }
+        if !whole || n < 1000 {
+            return Ok(drained);
+        }
+    }
 }

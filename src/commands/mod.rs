@@ -244,7 +244,14 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         }
         Command::Trim(args) => trim::execute(&TrimSettings::from(args), ctx).await?,
         Command::Migrate(args) => migrate::execute(&MigrateSettings::resolve(args)?, ctx).await?,
-        Command::Logs(args) => logs::execute(&LogsSettings::from(args), ctx).await?,
+        Command::Logs(args) => {
+            let settings = LogsSettings::from(args);
+            if settings.follow {
+                // `logs -f` exits as `wait` does: with how the followed run ended.
+                return logs::follow(&settings, ctx).await;
+            }
+            logs::execute(&settings, ctx).await?
+        }
         // `wait` exits with the run's own outcome (the command's exit code when it failed).
         Command::Wait(args) => return wait::execute(&WaitSettings::from(args), ctx).await,
         Command::Release(args) => release::execute(&ReleaseSettings::from(args), ctx).await?,

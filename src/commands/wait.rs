@@ -24,7 +24,7 @@ struct WaitReport {
 }
 
 /// Where the awaited run is.
-enum Seen {
+pub(crate) enum Seen {
     /// Not claimed yet, or in progress (running, or expired until a backup takes it over).
     Waiting(Option<HistoryEntry>),
     /// Ended: its newest attempt.
@@ -63,7 +63,7 @@ pub async fn execute(settings: &WaitSettings, ctx: &Context) -> Result<i32> {
 
 /// Reads the awaited run: the run of `slot`, or (the first time, `slot` None) the newest run in
 /// progress, whose slot is then kept; with none in progress, the newest ended run.
-async fn look(
+pub(crate) async fn look(
     conn: &mut crate::connection::Connection,
     keys: &JobKeys,
     slot: &mut Option<i64>,
@@ -110,16 +110,25 @@ fn waiting_line(job: &str, slot: Option<i64>, entry: Option<&HistoryEntry>) -> S
     }
 }
 
+/// What `wait` (and `logs -f`) exits with for an ended attempt: 0 finished or skipped; the
+/// command's exit code when it failed with one, else 1.
+pub(crate) fn exit_code_of(e: &HistoryEntry) -> i32 {
+    match e.status.as_str() {
+        "finished" | "skipped" => 0,
+        _ => e
+            .result
+            .get("exit_code")
+            .and_then(|c| c.as_i64())
+            .filter(|c| (1..=255).contains(c))
+            .map_or(1, |c| c as i32),
+    }
+}
+
 /// Prints how the run ended and returns the exit code: 0 finished or skipped; the command's exit
 /// code when it failed with one, else 1.
 fn report(ctx: &Context, job: &str, e: &HistoryEntry) -> i32 {
     let exit_code = e.result.get("exit_code").and_then(|c| c.as_i64());
-    let code = match e.status.as_str() {
-        "finished" | "skipped" => 0,
-        _ => exit_code
-            .filter(|c| (1..=255).contains(c))
-            .map_or(1, |c| c as i32),
-    };
+    let code = exit_code_of(e);
     if ctx.out.json {
         ctx.out.print_json(&WaitReport {
             job: job.to_string(),

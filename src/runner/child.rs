@@ -28,6 +28,7 @@ use tokio::time::Instant;
 use crate::error::ExitCode;
 use crate::runner::deadline::{BootTime, LeaseDeadline, Loss, stop_grace};
 use crate::runner::guard::Guard;
+use crate::runner::live::Lines;
 
 /// How much of the command's stderr the result keeps.
 pub const STDERR_TAIL_BYTES: usize = 4096;
@@ -66,6 +67,9 @@ pub struct CommandSpec {
     pub keep_stdout: bool,
     /// Set when the command runs under `anarchon cron` ([`Supervised`]); None under `run`.
     pub supervised: Option<Supervised>,
+    /// `--live-output`: each line of its stdout and stderr is also handed here
+    /// ([`crate::runner::live`]); its stdout is then a pipe, as with `keep_stdout`.
+    pub live: Option<crate::runner::live::LiveSink>,
 }
 
 /// A command run by the daemon (`anarchon cron`) rather than by an `anarchon run` of its own:
@@ -285,6 +289,11 @@ impl Copiers {
     fn start(child: &mut Child, spec: &CommandSpec) -> Self {
         let stderr_tail = Tail::default();
         let stdout_tail = Tail::default();
+        let live = |stderr: bool| {
+            spec.live
+                .clone()
+                .map(|sink| crate::runner::live::Lines::new(sink, stderr))
+        };
         if let (Some(_), Some(label)) = (&spec.supervised, crate::lines::current_run()) {
             use crate::lines::Stream;
             let stderr = tokio::spawn(pass_lines(
@@ -292,12 +301,14 @@ impl Copiers {
                 label.clone(),
                 Stream::Stderr,
                 stderr_tail.clone(),
+                live(true),
             ));
             let stdout = tokio::spawn(pass_lines(
                 child.stdout.take(),
                 label,
                 Stream::Stdout,
                 stdout_tail.clone(),
+                live(false),
             ));
             return Copiers {
                 stderr,
@@ -309,11 +320,13 @@ impl Copiers {
         let stderr = tokio::spawn(pass_through_stderr(
             child.stderr.take(),
             stderr_tail.clone(),
+            live(true),
         ));
         let stdout = tokio::spawn(pass_through_stdout(
             child.stdout.take(),
             stdout_tail.clone(),
             spec.stdout_to_stderr,
+            live(false),
         ));
         Copiers {
             stderr,
@@ -638,13 +651,15 @@ fn spawn(spec: &CommandSpec, group: Option<Pid>) -> std::io::Result<Child> {
     }
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::inherit())
-        .stdout(if spec.keep_stdout || spec.supervised.is_some() {
-            Stdio::piped()
-        } else if spec.stdout_to_stderr {
-            Stdio::from(std::io::stderr())
-        } else {
-            Stdio::inherit()
-        })
+        .stdout(
+            if spec.keep_stdout || spec.supervised.is_some() || spec.live.is_some() {
+                Stdio::piped()
+            } else if spec.stdout_to_stderr {
+                Stdio::from(std::io::stderr())
+            } else {
+                Stdio::inherit()
+            },
+        )
         .stderr(Stdio::piped())
         .kill_on_drop(false);
     if !spec.foreground {
@@ -710,9 +725,9 @@ type Tail = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
 
 /// Copies the command's stderr to ours as it comes, keeping the last [`STDERR_TAIL_BYTES`] in
 /// `tail`.
-async fn pass_through_stderr(stderr: Option<ChildStderr>, tail: Tail) {
+async fn pass_through_stderr(stderr: Option<ChildStderr>, tail: Tail, live: Option<Lines>) {
     if let Some(stderr) = stderr {
-        pass_through(stderr, Box::pin(tokio::io::stderr()), tail).await;
+        pass_through(stderr, Box::pin(tokio::io::stderr()), tail, live).await;
     }
 }
 
@@ -721,6 +736,7 @@ async fn pass_through_stdout(
     stdout: Option<tokio::process::ChildStdout>,
     tail: Tail,
     to_stderr: bool,
+    live: Option<Lines>,
 ) {
     let Some(stdout) = stdout else {
         return;
@@ -730,7 +746,7 @@ async fn pass_through_stdout(
     } else {
         Box::pin(tokio::io::stdout())
     };
-    pass_through(stdout, ours, tail).await;
+    pass_through(stdout, ours, tail, live).await;
 }
 
 /// Copies one of the command's streams to ours as it comes, keeping its last
@@ -740,6 +756,7 @@ async fn pass_through(
     mut from: impl tokio::io::AsyncRead + Unpin,
     mut ours: std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>,
     tail: Tail,
+    mut live: Option<Lines>,
 ) {
     let mut buf = [0u8; 8192];
     loop {
@@ -752,8 +769,14 @@ async fn pass_through(
                     &mut tail.lock().unwrap_or_else(|e| e.into_inner()),
                     &buf[..n],
                 );
+                if let Some(lines) = &mut live {
+                    lines.push(&buf[..n]);
+                }
             }
         }
+    }
+    if let Some(lines) = live {
+        lines.finish();
     }
 }
 
@@ -768,6 +791,7 @@ async fn pass_lines(
     label: std::sync::Arc<crate::lines::RunLabel>,
     stream: crate::lines::Stream,
     tail: Tail,
+    mut live: Option<Lines>,
 ) {
     let Some(mut from) = from else {
         return;
@@ -783,6 +807,9 @@ async fn pass_lines(
             &mut tail.lock().unwrap_or_else(|e| e.into_inner()),
             &buf[..n],
         );
+        if let Some(lines) = &mut live {
+            lines.push(&buf[..n]);
+        }
         for piece in buf[..n].split_inclusive(|b| *b == b'\n') {
             line.extend_from_slice(piece);
             if line.ends_with(b"\n") || line.len() >= LONGEST_LINE {
@@ -793,6 +820,9 @@ async fn pass_lines(
     }
     if !line.is_empty() {
         crate::lines::command_line(&label, stream, &line);
+    }
+    if let Some(lines) = live {
+        lines.finish();
     }
 }
 
@@ -853,6 +883,7 @@ mod tests {
             stdout_to_stderr: false,
             keep_stdout: false,
             supervised: None,
+            live: None,
         };
         let outcome = run(&spec, None, true).await;
         assert_eq!(outcome.exit_code, Some(0));

@@ -24,6 +24,7 @@ pub mod children;
 pub mod deadline;
 pub mod guard;
 pub mod keeper;
+pub mod live;
 pub mod notify;
 pub mod overlap;
 pub mod ping;
@@ -50,6 +51,9 @@ use child::CommandSpec;
 use deadline::{BootTime, LeaseDeadline, Loss};
 use keeper::HeldLease;
 
+/// How long the end of a run waits for its last lines of `--live-output` to be written.
+const LIVE_OUTPUT_DRAIN: Duration = Duration::from_secs(2);
+
 /// How to run one slot, beyond the claim itself.
 #[derive(Debug, Clone)]
 pub struct RunnerOptions {
@@ -75,6 +79,8 @@ pub struct RunnerOptions {
     /// notices a run ended early or handed over ([`backup::STANDBY_POLL_MAX`] for `run`; less
     /// under `anarchon cron`, whose replicas hand runs over when they shut down).
     pub standby_poll: Duration,
+    /// `--live-output`: each attempt's output goes to the store as it prints ([`live`]).
+    pub live_output: Option<live::LiveOutput>,
 }
 
 /// `run --wait-replicas N`: after winning, `WAIT` until N replicas acknowledged the claim (and the
@@ -445,9 +451,27 @@ async fn execute(
         }
         return not_started(conn, target, req, won, &claimed, backup, why).await;
     }
+    let mut spec = spec;
+    let publisher = opts.live_output.map(|live| {
+        let key = crate::store::output::output_key(target.prefix, job, req.slot, attempt);
+        // The output goes with the history: never kept longer than the history's TTL.
+        let ttl = req.history.ttl.map_or(crate::store::output::TTL, |t| {
+            t.min(crate::store::output::TTL)
+        });
+        let (sink, task) = live::start(conn.clone(), key, req.runner.clone(), live, ttl);
+        spec.live = Some(sink);
+        task
+    });
     let outcome = child::run(&spec, deadline, opts.quiet).await;
     if let Some(keeper) = keeper {
         keeper.abort();
+    }
+    if let Some(task) = publisher {
+        // The last lines and the `end` entry go before the run's end is recorded, so a reader
+        // sees all of the output before the status. Bounded: a server that does not answer
+        // does not hold the record back for long.
+        drop(spec.live.take());
+        let _ = tokio::time::timeout(LIVE_OUTPUT_DRAIN, task).await;
     }
 
     let stopped_for_lease = outcome.lease_lost && spec.stop_on_lease_lost;

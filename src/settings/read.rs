@@ -156,6 +156,8 @@ pub struct LogsSettings {
     pub slot: Option<SlotSpec>,
     /// The newest N ended attempts, whatever their status.
     pub last: Option<u64>,
+    /// Follow a run's live output (`-f`).
+    pub follow: bool,
 }
 
 impl From<LogsArgs> for LogsSettings {
@@ -165,6 +167,7 @@ impl From<LogsArgs> for LogsSettings {
             layout: layout(args.strategy),
             slot: args.slot,
             last: args.last,
+            follow: args.follow,
         }
     }
 }

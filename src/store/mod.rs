@@ -13,6 +13,7 @@ pub mod layout;
 pub mod lease;
 pub mod migrate;
 pub mod names;
+pub mod output;
 pub mod pause;
 pub mod read;
 pub mod registry;

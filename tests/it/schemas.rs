@@ -278,6 +278,32 @@ fn every_commands_json_output_matches_its_schema() {
     let _ = follow.wait();
     assert_valid("history-follow", &serde_json::from_str(&line).unwrap());
 
+    // logs -f: a line per line of output, then how the run ended.
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "lf",
+        "--slot",
+        "60000",
+        "--live-output",
+        "--",
+        "sh",
+        "-c",
+        "echo one; echo two >&2",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = s.cli(&["logs", "lf", "-f", "--slot", "60000", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for line in &lines[..2] {
+        assert_valid("logs-follow", line);
+    }
+    assert_valid("logs-follow-end", &lines[2]);
+
     // check's UNKNOWN (the server cannot be reached) has the same shape.
     let out = common::anarchon()
         .args(["check", "sj", "--json"])
