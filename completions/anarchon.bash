@@ -1579,7 +1579,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__logs)
-            opts="-p -n -o -h --strategy --slot --last --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-f -p -n -o -h --strategy --slot --last --follow --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2229,7 +2229,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__run)
-            opts="-q -p -n -o -h --job --schedule --tz --slot --max-late --jitter --catch-up --backfill --backfill-max --include-skipped --dry-run --wait-replicas --wait-timeout --if-unreplicated --catch-up-policy --catch-up-max --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --no-backup --skipped-ok --on-failure --ping --ping-timeout --on-failure-timeout --backup-for --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --leave-children --keep-stdout --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-q -p -n -o -h --job --schedule --tz --slot --max-late --jitter --catch-up --backfill --backfill-max --include-skipped --dry-run --wait-replicas --wait-timeout --if-unreplicated --catch-up-policy --catch-up-max --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --no-backup --skipped-ok --on-failure --ping --ping-timeout --on-failure-timeout --backup-for --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --leave-children --keep-stdout --live-output --live-output-lines --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2367,6 +2367,10 @@ _anarchon() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --live-output-lines)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --redis)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2443,7 +2447,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__run__subcmd__now)
-            opts="-q -p -n -o -h --new --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --leave-children --keep-stdout --quiet --reason --by --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-q -p -n -o -h --new --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --leave-children --keep-stdout --live-output --live-output-lines --quiet --reason --by --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2502,6 +2506,10 @@ _anarchon() {
                     return 0
                     ;;
                 --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --live-output-lines)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

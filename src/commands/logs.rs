@@ -183,6 +183,8 @@ pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
 struct FollowLine<'a> {
     job: &'a str,
     slot: i64,
+    /// `slot` as RFC 3339.
+    slot_time: String,
     attempt: u32,
     /// `stdout` or `stderr`.
     stream: &'static str,
@@ -396,6 +398,7 @@ async fn drain(
                 ctx.out.print_json_line(&FollowLine {
                     job,
                     slot,
+                    slot_time: crate::time::rfc3339(slot),
                     attempt,
                     stream,
                     line,

@@ -20,6 +20,7 @@ mod generated;
 mod hardening;
 mod herd;
 mod lease;
+mod live_output;
 mod live_views;
 mod migrate;
 mod monitoring;
