@@ -12,8 +12,29 @@ static WRITE_FAILURE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 /// `main` at the end ([`write_failure`]), never as a panic.
 pub fn write_line(text: &str) {
     use std::io::Write;
+    if let Some(kept) = CAPTURE.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        kept.extend(text.split('\n').map(str::to_string));
+        return;
+    }
     let mut out = std::io::stdout().lock();
     note_write_failure(writeln!(out, "{text}").and_then(|()| out.flush()));
+}
+
+/// The lines [`write_line`] keeps instead of writing, while a capture is on ([`capture`]).
+static CAPTURE: std::sync::Mutex<Option<Vec<String>>> = std::sync::Mutex::new(None);
+
+/// Runs `round` with stdout's lines kept rather than written, and returns them with its result:
+/// a piped `--watch` compares each round's lines with the last round's and prints only those
+/// that changed. Lines written straight to stdout (JSON documents) are not kept.
+pub async fn capture<T>(round: impl std::future::Future<Output = T>) -> (T, Vec<String>) {
+    *CAPTURE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+    let result = round.await;
+    let kept = CAPTURE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or_default();
+    (result, kept)
 }
 
 /// Keeps why writing the output failed, for [`write_failure`]: a closed pipe (`| head`) is not a

@@ -327,6 +327,8 @@ where
     let mut interrupt = Interrupt::new()?;
     let mut outage = Outage::default();
     let mut code = crate::error::ExitCode::Ok;
+    // Piped text: the lines of the last round, so that each round prints only what changed.
+    let mut changes = (!ctx.out.tty && !ctx.out.json).then(Changes::default);
     loop {
         let stamp = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S UTC");
         if ctx.out.tty && !ctx.out.json {
@@ -334,10 +336,16 @@ where
                 "\x1b[H\x1b[2Jevery {}: {stamp} (Ctrl-C to stop)\n",
                 humantime::format_duration(watch.interval)
             );
-        } else if !ctx.out.json {
-            crate::outln!("--- {stamp}");
         }
-        let wait = match run().await {
+        let round = match &mut changes {
+            Some(changes) => {
+                let (round, lines) = crate::lines::capture(run()).await;
+                changes.print(&stamp.to_string(), lines);
+                round
+            }
+            None => run().await,
+        };
+        let wait = match round {
             Ok(round) => {
                 code = round;
                 outage.over();
@@ -348,6 +356,33 @@ where
         if crate::output::output_gone() || interrupt.sleep(wait).await {
             return Ok(code);
         }
+    }
+}
+
+/// A piped `--watch`, as `kubectl get -w` prints: the first round whole, then, under a `---
+/// <time>` line, only the lines that are new or changed since the round before (a run that
+/// started, a status that changed); a round with no change prints nothing.
+#[derive(Default)]
+struct Changes {
+    last: Option<std::collections::HashSet<String>>,
+}
+
+impl Changes {
+    fn print(&mut self, stamp: &str, lines: Vec<String>) {
+        // Compared by their words: a table's columns widen or narrow with what a row says, and
+        // a row (or the header) whose words are the same has not changed.
+        let words = |line: &str| line.split_whitespace().collect::<Vec<_>>().join(" ");
+        let changed: Vec<&String> = match &self.last {
+            None => lines.iter().collect(),
+            Some(last) => lines.iter().filter(|l| !last.contains(&words(l))).collect(),
+        };
+        if !changed.is_empty() {
+            crate::outln!("--- {stamp}");
+            for line in changed {
+                crate::outln!("{line}");
+            }
+        }
+        self.last = Some(lines.iter().map(|l| words(l)).collect());
     }
 }
 

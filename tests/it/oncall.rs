@@ -404,10 +404,25 @@ fn list_watch_repeats_and_history_follow_prints_runs_as_they_end() {
         Some(0)
     );
 
+    // Piped, as `kubectl get -w`: the table once, then only the rows that changed.
     let watch = Watched::start(&s, &["list", "--watch", "--interval", "200ms"]);
     watch.wait_for("a first round", |l| l.starts_with("--- "));
+    watch.wait_for("the header", |l| l.starts_with("JOB"));
     watch.wait_for("the job", |l| l.starts_with("a "));
-    watch.wait_for("a second round", |l| l.starts_with("--- "));
+    assert_eq!(
+        s.cli(&[
+            "run", "--job", "a", "--slot", "90000", "--", "sh", "-c", "exit 3"
+        ])
+        .status
+        .code(),
+        Some(3)
+    );
+    watch.wait_for("a round with a change", |l| l.starts_with("--- "));
+    let changed = watch.wait_for("the changed row", |_| true);
+    assert!(
+        changed.starts_with("a ") && changed.contains("failed"),
+        "only the changed row follows the time, not the header: {changed:?}"
+    );
     watch.interrupt();
 
     let follow = Watched::start(
