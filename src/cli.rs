@@ -263,24 +263,28 @@ pub enum Command {
     )]
     List(ListArgs),
 
-    /// Show one job in full: runs in progress with their leases, recent runs and results, keys.
+    /// Show one job in full: runs in progress with their leases, recent runs and results, keys,
+    /// and its newest events (as kubectl describe): claims, takeovers, skips, releases, and who
+    /// paused, resumed, released or ran it by hand, when and why.
     #[command(
         after_long_help = examples(&["anarchon inspect billing", "anarchon inspect billing --last 100 --json"])
     )]
     Inspect(InspectArgs),
 
-    /// Show a job's attempts and results, newest first.
+    /// Show a job's attempts and results, newest first (or, with --events, what happened to it and
+    /// who did what).
     #[command(
-        after_long_help = examples(&["anarchon history sync --since 6h --status failed", "anarchon history sync --last 5 --json"])
+        after_long_help = examples(&["anarchon history sync --since 6h --status failed", "anarchon history sync --last 5 --json", "anarchon history sync --events --since 1d"])
     )]
     History(HistoryArgs),
 
     /// Show what a job's runs left behind: stderr tail, exit code or signal, timeout, duration.
     ///
     /// The newest failure by default; --slot for one run's attempts, --last N for the newest N
-    /// attempts whatever their status.
+    /// attempts whatever their status; -f follows a run's output as it prints, from any host, when
+    /// it was started with `run --live-output`.
     #[command(
-        after_long_help = examples(&["anarchon logs billing", "anarchon logs billing --slot 2026-12-02T03:00:00Z", "anarchon logs billing --last 5 --json"])
+        after_long_help = examples(&["anarchon logs billing", "anarchon logs billing --slot 2026-12-02T03:00:00Z", "anarchon logs billing --last 5 --json", "anarchon logs -f billing"])
     )]
     Logs(LogsArgs),
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::proxy::{Fault, FaultProxy};
 use crate::common::ticker::{spans_of, ticker_as};
-use crate::common::{Server, wait_for};
+use crate::common::{Server, stderr, wait_for};
 use anarchon::store::read::ResultEntry;
 
 /// One replica: `anarchon cron FILE` with its stdout and stderr in files.
@@ -1085,4 +1085,50 @@ fn healthz_answers_while_the_store_is_not_there_yet() {
     wait_for("a run", Duration::from_secs(20), || {
         !s.results("late").is_empty()
     });
+}
+
+/// `# anarchon: --live-output` in a crontab: each run's output reaches the store from whichever
+/// replica ran it, and `logs -f` on another host shows it with how the run ended.
+#[test]
+fn live_output_from_a_crontab_is_followed_from_another_host() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(
+        &file,
+        "# anarchon: --job talk --live-output\n*/2 * * * * * echo said $ANARCHON_SLOT; echo warned >&2\n",
+    );
+    let a = Replica::start(&s.url, &file, dir.path(), "a", &[]);
+    let b = Replica::start(&s.url, &file, dir.path(), "b", &[]);
+    wait_for(
+        "a run's output in the store",
+        Duration::from_secs(20),
+        || {
+            s.keys()
+                .iter()
+                .any(|k| k.starts_with("{cron:talk}:output:"))
+        },
+    );
+    // The newest ended run, followed from its start: its lines, then its status.
+    let key = s
+        .keys()
+        .into_iter()
+        .find(|k| k.starts_with("{cron:talk}:output:"))
+        .unwrap();
+    let slot = key.split(':').nth(3).unwrap().to_string();
+    wait_for("the run's end", Duration::from_secs(10), || {
+        s.run("talk", &slot).is_some_and(|r| r.status == "finished")
+    });
+    let out = s.cli(&["logs", "talk", "-f", "--slot", &slot]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, [format!("said {slot}").as_str(), "warned"], "{text}");
+    assert!(
+        stderr(&out).contains("finished as attempt 1"),
+        "{}",
+        stderr(&out)
+    );
+    drop((a, b));
 }
