@@ -466,12 +466,18 @@ async fn execute(
     if let Some(keeper) = keeper {
         keeper.abort();
     }
-    if let Some(task) = publisher {
+    if let Some(mut task) = publisher {
         // The last lines and the `end` entry go before the run's end is recorded, so a reader
-        // sees all of the output before the status. Bounded: a server that does not answer
-        // does not hold the record back for long.
+        // sees all of the output before the status. Bounded: a server that does not answer, or
+        // a background child of the command that keeps its output open, does not hold the
+        // record back for long; the writer is then stopped (a reader ends with the status).
         drop(spec.live.take());
-        let _ = tokio::time::timeout(LIVE_OUTPUT_DRAIN, task).await;
+        if tokio::time::timeout(LIVE_OUTPUT_DRAIN, &mut task)
+            .await
+            .is_err()
+        {
+            task.abort();
+        }
     }
 
     let stopped_for_lease = outcome.lease_lost && spec.stop_on_lease_lost;

@@ -246,7 +246,7 @@ impl From<&ResultEntry> for Attempt {
     fn from(r: &ResultEntry) -> Self {
         Attempt {
             slot: r.slot,
-            attempt: r.attempt.unwrap_or(0),
+            attempt: attempt_number(r.attempt, &r.status),
             runner: r.runner.clone(),
             status: r.status.clone(),
             claimed_at: r.claimed_at,
@@ -276,7 +276,7 @@ impl From<&crate::store::history::HistoryEntry> for Attempt {
     fn from(h: &crate::store::history::HistoryEntry) -> Self {
         Attempt {
             slot: h.slot,
-            attempt: h.attempt.unwrap_or(0),
+            attempt: attempt_number(h.attempt, &h.status),
             runner: h.runner.clone(),
             status: h.status.clone(),
             claimed_at: h.claimed_at,
@@ -287,6 +287,12 @@ impl From<&crate::store::history::HistoryEntry> for Attempt {
             manual: false,
         }
     }
+}
+
+/// An attempt's number: as recorded, or for a claim-only job's run (which records none) 1, a skip
+/// 0.
+fn attempt_number(recorded: Option<u32>, status: &str) -> u32 {
+    recorded.unwrap_or(if status == "skipped" { 0 } else { 1 })
 }
 
 /// The events of a job's runs, read back from what the claim scripts recorded: its attempts,
@@ -303,7 +309,7 @@ pub fn run_events(attempts: &[Attempt]) -> Vec<Event> {
             .map(|r| r.runner.as_str())
     };
     for r in attempts {
-        if r.attempt == 0 || r.status == "skipped" {
+        if r.status == "skipped" {
             let mut e = Event::run(
                 r.ended_at.or(r.claimed_at).unwrap_or(r.slot),
                 "skipped",

@@ -346,3 +346,33 @@ fn an_events_key_of_another_type_warns_and_the_action_still_counts() {
     assert_eq!(out.status.code(), Some(92), "{}", stderr(&out));
     assert!(stderr(&out).contains("{cron:w}:events"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_claim_only_jobs_runs_are_claims_and_ends_not_skips() {
+    let s = Server::start();
+    for (slot, cmd) in [("60000", "true"), ("120000", "false")] {
+        s.cli(&[
+            "run",
+            "--job",
+            "co",
+            "--strategy",
+            "stream-id",
+            "--slot",
+            slot,
+            "--",
+            cmd,
+        ]);
+    }
+    let all = events(&s, "co");
+    let words: Vec<&str> = all
+        .iter()
+        .rev()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        words,
+        ["claimed", "finished", "claimed", "failed"],
+        "{all:#?}"
+    );
+    assert!(all.iter().all(|e| e["attempt"] == 1), "{all:#?}");
+}
