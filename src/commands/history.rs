@@ -118,7 +118,15 @@ async fn print_events(
 ) -> Result<ExitCode> {
     let attempts: Vec<Attempt> = entries.iter().map(Attempt::from).collect();
     let actions = events::read_actions(conn, ctx.prefix(), job, last).await?;
-    let mut listed = events::newest_first(events::run_events(&attempts), actions, last);
+    // The job's jitter, from its registry, so a claim it delayed on purpose is not called late.
+    let key = crate::store::registry::registry_key(ctx.prefix(), job);
+    let fields: Vec<(String, String)> = conn.query(redis::cmd("HGETALL").arg(&key)).await?;
+    let jitter = crate::store::registry::decode(&key, &fields)?.map_or(0, |r| r.settings.jitter_ms);
+    let mut listed = events::newest_first(
+        events::run_events(&attempts, events::late_after(jitter)),
+        actions,
+        last,
+    );
     // An operator's action is kept by when it was done, a run's event by its slot (as history
     // keeps runs): both from --since on.
     listed.retain(|e| since.is_none_or(|s| e.slot.map_or(e.at, |slot| slot.max(e.at)) >= s));

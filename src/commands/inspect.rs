@@ -115,7 +115,12 @@ pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCo
         }
         Err(e) => return Err(e),
     };
-    let events = events::newest_first(events::run_events(&attempts), actions, EVENTS);
+    let jitter = view.registry.as_ref().map_or(0, |r| r.settings.jitter_ms);
+    let events = events::newest_first(
+        events::run_events(&attempts, events::late_after(jitter)),
+        actions,
+        EVENTS,
+    );
     let crate::store::view::JobView {
         recent,
         in_progress,

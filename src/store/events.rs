@@ -30,9 +30,14 @@ use crate::store::state::{RunKind, RunState};
 /// How many operator actions a job's events stream keeps (the oldest go first).
 pub const KEPT: usize = 100;
 
-/// A claim is called late when it came this long after its slot or more (beyond the job's own
-/// jitter, which delays every claim on purpose).
+/// A claim is called late when it came this long after its slot or more, beyond the job's own
+/// `--jitter` (which delays claims on purpose): [`late_after`].
 pub const LATE_MS: i64 = 60_000;
+
+/// How long after its slot a claim of a job whose runs are jittered by up to `jitter_ms` is late.
+pub fn late_after(jitter_ms: i64) -> i64 {
+    LATE_MS + jitter_ms.max(0)
+}
 
 /// The events key of `job` under `prefix` (the job's hash tag, so it sits beside its keys, in its
 /// Cluster slot, in either layout).
@@ -296,10 +301,11 @@ fn attempt_number(recorded: Option<u32>, status: &str) -> u32 {
 }
 
 /// The events of a job's runs, read back from what the claim scripts recorded: its attempts,
-/// ended or in progress, in any order. Each attempt gives its claim (`claimed`, or `took_over`
+/// ended or in progress, in any order; a first claim `late_after` ms or more after its slot is
+/// said to be late ([`late_after`]). Each attempt gives its claim (`claimed`, or `took_over`
 /// for an attempt after the first) and, once ended, its end; a skip gives `skipped`. Oldest
 /// first.
-pub fn run_events(attempts: &[Attempt]) -> Vec<Event> {
+pub fn run_events(attempts: &[Attempt], late_after: i64) -> Vec<Event> {
     let mut events = Vec::new();
     // Who held each attempt, to say whom a takeover took the run from.
     let holder = |slot: i64, attempt: u32| -> Option<&str> {
@@ -337,7 +343,7 @@ pub fn run_events(attempts: &[Attempt]) -> Vec<Event> {
             }
             if r.manual {
                 words.push("manual run".to_string());
-            } else if r.attempt == 1 && at - r.slot >= LATE_MS {
+            } else if r.attempt == 1 && at - r.slot >= late_after {
                 words.push(format!(
                     "late by {}",
                     crate::time::humanize(u64::try_from(at - r.slot).unwrap_or(0))
@@ -501,7 +507,7 @@ mod tests {
             ),
         ];
         let attempts: Vec<Attempt> = results.iter().map(Attempt::from).collect();
-        let events = run_events(&attempts);
+        let events = run_events(&attempts, LATE_MS);
         let words: Vec<(&str, &str, &str)> = events
             .iter()
             .map(|e| (e.event.as_str(), e.by.as_str(), e.detail.as_str()))
@@ -568,7 +574,7 @@ mod tests {
             ),
         ];
         let attempts: Vec<Attempt> = results.iter().map(Attempt::from).collect();
-        let events = run_events(&attempts);
+        let events = run_events(&attempts, LATE_MS);
         let find = |event: &str| events.iter().find(|e| e.event == event).unwrap();
         assert_eq!(
             find("skipped").reason.as_deref(),
