@@ -17,6 +17,7 @@ pub mod pause;
 pub mod release;
 pub mod run;
 pub mod run_now;
+pub mod timeline;
 pub mod trim;
 pub mod wait;
 
@@ -260,6 +261,11 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         }
         Command::Trim(args) => trim::execute(&TrimSettings::from(args), ctx).await?,
         Command::Migrate(args) => migrate::execute(&MigrateSettings::resolve(args)?, ctx).await?,
+        Command::Timeline(args) => {
+            let settings =
+                crate::settings::timeline::TimelineSettings::resolve(args, ctx.out.json)?;
+            timeline::execute(&settings, ctx).await?
+        }
         Command::Logs(args) => logs::execute(&LogsSettings::from(args), ctx).await?,
         // `wait` exits with the run's own outcome (the command's exit code when it failed).
         Command::Wait(args) => return wait::execute(&WaitSettings::from(args), ctx).await,
@@ -490,6 +496,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         pause::json_schemas(),
         release::json_schemas(),
         run::json_schemas(),
+        timeline::json_schemas(),
         trim::json_schemas(),
         wait::json_schemas(),
     ]
