@@ -233,6 +233,8 @@ fn every_commands_json_output_matches_its_schema() {
     check(&s, "inspect", &["inspect", "sj"]);
     check(&s, "history", &["history", "sj", "-v"]);
     check(&s, "history-all", &["history", "--all", "--since", "1h"]);
+    check(&s, "timeline", &["timeline", "sj", "--since", "1h"]);
+    check(&s, "timeline", &["timeline", "--all"]);
     check(&s, "logs", &["logs", "sj"]);
     check(&s, "check", &["check", "sj"]);
     check(&s, "doctor", &["doctor"]);
