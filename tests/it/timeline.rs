@@ -565,6 +565,21 @@ fn several_jobs_share_one_axis_and_a_closed_pipe_is_no_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
     assert_eq!(common::stderr(&out), "", "a closed pipe is not an error");
+
+    // A job whose data cannot be read is named (exit 92); every other job is still drawn.
+    let _: i64 = s.cmd(&["ZADD", "{cron:bad}:results", &m.ago(1), "not a result"]);
+    let out = s
+        .cli(&["timeline", "--all", "--since", "5m", "--json"])
+        .expect(92);
+    let doc = out.json();
+    assert_eq!(doc["errors"][0]["job"], "bad", "{doc:#}");
+    assert_eq!(doc["jobs"].as_array().unwrap().len(), 2);
+    assert!(
+        common::stderr(&out).contains("bad: cannot be read"),
+        "{}",
+        out.dump()
+    );
+    s.cli(&["timeline", "bad"]).expect(92);
 }
 
 /// On a terminal 80 columns wide the picture fits it, in colour unless NO_COLOR says otherwise.
