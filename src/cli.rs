@@ -278,6 +278,29 @@ pub enum Command {
     )]
     History(HistoryArgs),
 
+    /// Draw a job's runs on a time axis: overlaps, takeovers, late starts, skips, failures.
+    ///
+    /// A row per slot, a line per attempt in it, over a time axis as wide as the terminal (100
+    /// columns when piped, or --width): a bar from the attempt's claim to its end (a run in
+    /// progress: to now), the attempt's host, and how it ended: finished, failed, interrupted (its
+    /// lease expired), replaced (`--overlap replace`), superseded by a newer slot, released by an
+    /// operator, skipped by a policy (with the reason). A takeover (attempt N+1 after attempt N's
+    /// lease expired) says from which host; a late start (a first claim more than --late-after
+    /// after its slot) says how late. Any instant at which two attempts of one job held it at once
+    /// is drawn ▓ and said in a summary line: under --overlap forbid it must never happen. A
+    /// legend ends the picture; colours only on a terminal.
+    ///
+    /// The range is the last hour unless --since and --until say otherwise; a run that ran in it
+    /// for an older slot (a catch-up, a takeover, a long run) is drawn when its slot is no further
+    /// before --since than the range is long (an hour at least, a day at most). Several jobs share
+    /// one axis (JOB JOB ..., or --all: every job with an attempt in the range), for "what ran
+    /// during the incident". --svg FILE writes the same picture as an SVG document for a postmortem; --json
+    /// writes the data (docs/schemas/timeline.schema.json).
+    #[command(
+        after_long_help = examples(&["anarchon timeline billing", "anarchon timeline billing --since 6h", "anarchon timeline --all --since 2026-12-02T03:00:00Z --until 2026-12-02T04:00:00Z --svg incident.svg", "anarchon timeline sync --json | jq '.jobs[].overlaps'"])
+    )]
+    Timeline(TimelineArgs),
+
     /// Show what a job's runs left behind: stderr tail, exit code or signal, timeout, duration.
     ///
     /// The newest failure by default; --slot for one run's attempts, --last N for the newest N
@@ -1232,4 +1255,45 @@ pub struct ManArgs {
     /// where.
     #[arg(long, conflicts_with = "dir")]
     pub install: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TimelineArgs {
+    /// The jobs, drawn on one time axis (or --all).
+    #[arg(
+        value_name = "JOB",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub jobs: Vec<String>,
+
+    /// Every job under the prefix that has an attempt in the range, in name order.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Which layout to read: lease, or a claim-only strategy [default: whichever exists].
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Option<StrategyName>,
+
+    /// Start of the range: a duration ago (6h) or a time (RFC 3339, ms) [default: an hour before
+    /// --until].
+    #[arg(long, value_parser = crate::time::parse_since, value_name = "DURATION|TIME")]
+    pub since: Option<crate::time::Since>,
+
+    /// End of the range: `now`, a duration ago (30m) or a time (RFC 3339, ms) [default: now].
+    #[arg(long, value_parser = crate::time::parse_range_end, value_name = "now|DURATION|TIME")]
+    pub until: Option<crate::time::RangeEnd>,
+
+    /// How many columns the picture takes [default: the terminal's width; 100 when piped].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(40..=2000), value_name = "N")]
+    pub width: Option<u16>,
+
+    /// A run is late when its first claim came more than this after its slot [default: the job's
+    /// --jitter, from the job registry, + 10s].
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub late_after: Option<Duration>,
+
+    /// Also write the picture as an SVG document to FILE (`-`: to stdout, instead of the text).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<std::path::PathBuf>,
 }

@@ -13,6 +13,7 @@ pub mod crontab;
 pub mod operator;
 pub mod read;
 pub mod run;
+pub mod timeline;
 
 use std::time::Duration;
 

@@ -135,18 +135,20 @@ pub fn parse_time_range(text: &str) -> Result<TimeRange, String> {
             "{text:?} is not a range; give FROM..TO, each `now`, ms, RFC 3339 or a duration ago (`2026-12-01T00:00:00Z..now`, `6h..1h`)"
         ));
     };
-    let end = |part: &str| -> Result<RangeEnd, String> {
-        match parse_slot(part) {
-            Ok(spec) => Ok(RangeEnd::Slot(spec)),
-            Err(slot_error) => parse_duration(part)
-                .map(RangeEnd::Ago)
-                .map_err(|_| format!("{slot_error}, or a duration ago (6h)")),
-        }
-    };
     Ok(TimeRange {
-        from: end(from)?,
-        to: end(to)?,
+        from: parse_range_end(from)?,
+        to: parse_range_end(to)?,
     })
+}
+
+/// Parses one end of a time range: `now`, ms since the epoch, RFC 3339, or a duration ago (`6h`).
+pub fn parse_range_end(text: &str) -> Result<RangeEnd, String> {
+    match parse_slot(text) {
+        Ok(spec) => Ok(RangeEnd::Slot(spec)),
+        Err(slot_error) => parse_duration(text)
+            .map(RangeEnd::Ago)
+            .map_err(|_| format!("{slot_error}, or a duration ago (6h)")),
+    }
 }
 
 /// The last slot accepted: 9999-12-31T23:59:59.999Z. Later ones print badly and, with a lease

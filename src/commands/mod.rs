@@ -17,6 +17,7 @@ pub mod pause;
 pub mod release;
 pub mod run;
 pub mod run_now;
+pub mod timeline;
 pub mod trim;
 pub mod wait;
 
@@ -244,6 +245,11 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         }
         Command::Trim(args) => trim::execute(&TrimSettings::from(args), ctx).await?,
         Command::Migrate(args) => migrate::execute(&MigrateSettings::resolve(args)?, ctx).await?,
+        Command::Timeline(args) => {
+            let settings =
+                crate::settings::timeline::TimelineSettings::resolve(args, ctx.out.json)?;
+            timeline::execute(&settings, ctx).await?
+        }
         Command::Logs(args) => {
             let settings = LogsSettings::from(args);
             if settings.follow {
@@ -516,6 +522,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         pause::json_schemas(),
         release::json_schemas(),
         run::json_schemas(),
+        timeline::json_schemas(),
         trim::json_schemas(),
         wait::json_schemas(),
     ]

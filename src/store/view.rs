@@ -177,7 +177,7 @@ pub async fn read_one(
         prefix,
         std::slice::from_ref(job),
         store,
-        "-inf",
+        ("-inf", "+inf"),
         newest.max(RECENT_RESULTS),
     )
     .await?;
@@ -191,7 +191,7 @@ pub async fn read_one(
     }
 }
 
-/// The most results one job's window read returns (`check --window`).
+/// The most results one job's window read returns (`check --window`, `timeline`).
 const WINDOW_RESULTS: usize = 100_000;
 
 /// As [`read`], with every result from `window_start` (server ms) on instead of the newest
@@ -207,11 +207,50 @@ pub async fn read_over(
         Some(start) => (start.to_string(), WINDOW_RESULTS),
         None => ("-inf".to_string(), RECENT_RESULTS),
     };
+    read_results_between(
+        conn,
+        prefix,
+        jobs,
+        store,
+        &results_from,
+        "+inf",
+        results_max,
+    )
+    .await
+}
+
+/// As [`read`], with every result whose slot is in `[from, to]` (server ms) instead of the newest
+/// [`RECENT_RESULTS`] (at most [`WINDOW_RESULTS`] per job, the newest: `recent_is_all` says
+/// whether that was all of them): `timeline`'s window, which never reads the history after it.
+pub async fn read_between(
+    conn: &mut Connection,
+    prefix: &str,
+    jobs: &[JobRef],
+    store: &crate::store::StoreCheck,
+    from: i64,
+    to: i64,
+) -> Result<(Vec<JobView>, Vec<Unreadable>)> {
+    let (from, to) = (from.to_string(), to.to_string());
+    read_results_between(conn, prefix, jobs, store, &from, &to, WINDOW_RESULTS).await
+}
+
+/// Every job's view, its results those whose slot is in `[results_from, results_to]` (score
+/// bounds as ZREVRANGEBYSCORE takes them), at most `results_max`, [`BATCH`] jobs at a time.
+async fn read_results_between(
+    conn: &mut Connection,
+    prefix: &str,
+    jobs: &[JobRef],
+    store: &crate::store::StoreCheck,
+    results_from: &str,
+    results_to: &str,
+    results_max: usize,
+) -> Result<(Vec<JobView>, Vec<Unreadable>)> {
     let mut out = Vec::with_capacity(jobs.len());
     let mut bad = Vec::new();
+    let bounds = (results_from, results_to);
     for batch in jobs.chunks(BATCH) {
         let (found, unreadable) =
-            read_batch(conn, prefix, batch, store, &results_from, results_max).await?;
+            read_batch(conn, prefix, batch, store, bounds, results_max).await?;
         out.extend(found);
         bad.extend(unreadable);
     }
@@ -224,7 +263,7 @@ async fn read_batch(
     prefix: &str,
     batch: &[JobRef],
     store: &crate::store::StoreCheck,
-    results_from: &str,
+    (results_from, results_to): (&str, &str),
     results_max: usize,
 ) -> Result<(Vec<JobView>, Vec<Unreadable>)> {
     let store_format = store.lease_format();
@@ -239,7 +278,7 @@ async fn read_batch(
             .arg(registry::registry_key(prefix, &job.name));
         pipe.cmd("ZREVRANGEBYSCORE")
             .arg(results_key(prefix, job))
-            .arg("+inf")
+            .arg(results_to)
             .arg(results_from)
             .arg("WITHSCORES")
             .arg("LIMIT")

@@ -38,4 +38,5 @@ mod schemas;
 mod sentinel;
 mod soak;
 mod strategies;
+mod timeline;
 mod tty;

@@ -240,6 +240,8 @@ fn every_commands_json_output_matches_its_schema() {
         .success();
     check(&s, "history-events", &["history", "sj", "--events"]);
     s.anarchon().args(["resume", "sj"]).assert().success();
+    check(&s, "timeline", &["timeline", "sj", "--since", "1h"]);
+    check(&s, "timeline", &["timeline", "--all"]);
     check(&s, "logs", &["logs", "sj"]);
     check(&s, "check", &["check", "sj"]);
     check(&s, "doctor", &["doctor"]);

@@ -1,0 +1,433 @@
+//! The timeline as an SVG document, for a postmortem: the picture the text draws, with each
+//! attempt a bar (`<rect class="attempt <outcome>">`) whose `<title>` says all about it (shown on
+//! hover), every overlap a red band over the job's rows, the notes, summaries and a legend. Built
+//! with the `svg` crate, which writes the elements and escapes their text; names from the store
+//! go only into text, never into attributes.
+
+use svg::Document;
+use svg::node::element::{Group, Line, Rectangle, Style, Text, Title};
+
+use crate::output::Tone;
+use crate::time::humanize;
+
+use super::TimelineReport;
+use super::axis::{Axis, TimeStyle};
+use super::model::{Attempt, JobTimeline, Outcome, SlotRow};
+use super::text::{note, summary};
+
+/// The width of a character of the monospace font, in px (12px text).
+const CHAR: f64 = 7.2;
+/// The same, generously, for the document's width: a viewer without the font uses a wider one.
+const WIDE_CHAR: f64 = 8.0;
+const ROW: f64 = 18.0;
+const BAR_HEIGHT: f64 = 10.0;
+const PAD: f64 = 12.0;
+/// The width of the time axis, in px.
+const AXIS: usize = 900;
+
+const CSS: &str = "
+text { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; fill: #222; }
+.title { font-size: 14px; font-weight: bold; }
+.job { font-weight: bold; }
+.tick { stroke: #ddd; stroke-width: 1; }
+.tick-label { fill: #666; }
+.slot-to-claim { stroke: #999; stroke-width: 1; stroke-dasharray: 2 2; }
+.slot-to-claim.late { stroke: #e0a000; stroke-width: 2; }
+.attempt { stroke: none; }
+.finished { fill: #2e7d32; }
+.failed { fill: #c62828; }
+.interrupted { fill: #ef6c00; }
+.replaced { fill: #8e24aa; }
+.superseded { fill: #8d6e63; }
+.released { fill: #1565c0; }
+.skipped { fill: #9e9e9e; }
+.running { fill: #f9a825; }
+.expired { fill: #ef9a9a; }
+.claimed { fill: #b0bec5; }
+.at-once { fill: #d50000; }
+.overlap { fill: #d50000; fill-opacity: 0.15; stroke: #d50000; stroke-width: 1; }
+.possible-overlap { fill: #ff9800; fill-opacity: 0.12; stroke: #ff9800; stroke-dasharray: 3 2; }
+.takeover { fill: #222; font-weight: bold; }
+.bad { fill: #c62828; }
+.warn { fill: #b26a00; }
+.dim { fill: #777; }
+.good { fill: #2e7d32; }
+";
+
+/// Every outcome, in the legend's order.
+const OUTCOMES: [Outcome; 10] = [
+    Outcome::Finished,
+    Outcome::Failed,
+    Outcome::Interrupted,
+    Outcome::Replaced,
+    Outcome::Superseded,
+    Outcome::Released,
+    Outcome::Skipped,
+    Outcome::Running,
+    Outcome::Expired,
+    Outcome::Claimed,
+];
+
+/// What an outcome is called in the legend.
+fn meaning(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Finished => "finished",
+        Outcome::Failed => "failed",
+        Outcome::Interrupted => "lease expired",
+        Outcome::Replaced => "replaced (--overlap replace)",
+        Outcome::Superseded => "superseded by a newer slot",
+        Outcome::Released => "released by an operator",
+        Outcome::Skipped => "skipped by a policy",
+        Outcome::Running => "running",
+        Outcome::Expired => "in progress, lease expired",
+        Outcome::Claimed => "claimed, no result yet",
+    }
+}
+
+fn class_of(tone: Option<Tone>) -> &'static str {
+    match tone {
+        Some(Tone::Bad) => "bad",
+        Some(Tone::Warn) => "warn",
+        Some(Tone::Dim) => "dim",
+        Some(Tone::Good) => "good",
+        None => "",
+    }
+}
+
+/// `text` fit for XML: characters XML 1.0 cannot hold (control characters a store value may
+/// have) become U+FFFD. The svg crate escapes `&`, `<` and `>`.
+fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && !matches!(c, '\t' | '\n') {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+fn px(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// A line of text at (x, y).
+fn text(x: f64, y: f64, content: &str, class: &str) -> Text {
+    let t = Text::new(clean(content))
+        .set("x", px(x))
+        .set("y", px(y))
+        .set("xml:space", "preserve");
+    if class.is_empty() {
+        t
+    } else {
+        t.set("class", class)
+    }
+}
+
+/// The picture as an SVG document.
+pub fn render(report: &TimelineReport) -> String {
+    let now = report.clock.server_time;
+    let slots = report
+        .jobs
+        .iter()
+        .flat_map(|j| j.slots.iter().map(|r| r.slot))
+        .filter(|s| *s >= report.since - 86_400_000);
+    let style = TimeStyle::of(report.since, report.until, slots);
+    let rows = || report.jobs.iter().flat_map(|j| j.slots.iter());
+    let attempts = || rows().flat_map(|r| r.attempts.iter());
+    let slot_chars = rows()
+        .map(|r| style.slot(r.slot).chars().count())
+        .chain([7])
+        .max()
+        .unwrap_or(7);
+    let host_chars = attempts()
+        .map(|a| a.host.chars().count())
+        .chain([4])
+        .max()
+        .unwrap_or(4)
+        .min(40);
+    let x_attempt = PAD + (slot_chars as f64 + 1.0) * WIDE_CHAR;
+    let x_host = x_attempt + 4.0 * WIDE_CHAR;
+    let x0 = x_host + (host_chars as f64 + 2.0) * WIDE_CHAR;
+    let axis = Axis {
+        since: report.since,
+        until: report.until,
+        width: AXIS,
+    };
+    let x_of = |t: i64| x0 + axis.x(t.clamp(report.since, report.until));
+    let x_note = x0 + AXIS as f64 + 2.0 * CHAR;
+
+    let mut body = Group::new();
+    let mut widest = x_note;
+    let mut y = PAD + 14.0;
+    let title = format!(
+        "anarchon timeline: {} to {} UTC ({})",
+        crate::time::compact(report.since),
+        crate::time::compact(report.until),
+        humanize((report.until - report.since).max(0) as u64)
+    );
+    body = body.add(text(PAD, y, &title, "title"));
+    y += ROW * 1.5;
+    // Ticks are chosen as for text: as many labels as fit the axis in characters.
+    let ticks = Axis {
+        width: (AXIS as f64 / CHAR) as usize,
+        ..axis
+    }
+    .ticks();
+    for (t, label) in &ticks {
+        body = body.add(text(x_of(*t), y, label, "tick-label"));
+    }
+    y += 6.0;
+    let grid_top = y;
+    let mut jobs = Group::new().set("class", "jobs");
+    for job in &report.jobs {
+        let (group, bottom, right) = draw_job(job, style, now, &x_of, x_note, y, x_attempt, x_host);
+        jobs = jobs.add(group);
+        widest = widest.max(right);
+        y = bottom;
+    }
+    let grid_bottom = y;
+    let mut grid = Group::new().set("class", "grid");
+    for (t, _) in &ticks {
+        grid = grid.add(
+            Line::new()
+                .set("class", "tick")
+                .set("x1", px(x_of(*t)))
+                .set("x2", px(x_of(*t)))
+                .set("y1", px(grid_top))
+                .set("y2", px(grid_bottom)),
+        );
+    }
+    y += ROW;
+    if report.idle_jobs > 0 {
+        let idle = format!(
+            "{} under the prefix had no attempt in the range",
+            super::text::plural(report.idle_jobs, "other job")
+        );
+        body = body.add(text(PAD, y, &idle, "dim"));
+        y += ROW;
+    }
+    // The legend: a swatch per outcome shown, and the marks.
+    let shown: Vec<Outcome> = OUTCOMES
+        .into_iter()
+        .filter(|o| attempts().any(|a| a.outcome == *o))
+        .collect();
+    let mut legend = Group::new().set("class", "legend");
+    let mut x = PAD;
+    legend = legend.add(text(x, y, "legend:", ""));
+    x += 9.0 * CHAR;
+    for outcome in shown {
+        legend = legend.add(
+            Rectangle::new()
+                .set("class", outcome.as_str())
+                .set("x", px(x))
+                .set("y", px(y - BAR_HEIGHT + 1.0))
+                .set("width", 14)
+                .set("height", px(BAR_HEIGHT)),
+        );
+        let label = meaning(outcome);
+        legend = legend.add(text(x + 18.0, y, label, ""));
+        x += 18.0 + (label.chars().count() as f64 + 2.0) * CHAR;
+    }
+    let marks = "↳ takeover · dashes: slot to first claim (amber: late) · red: held by two attempts at once";
+    legend = legend.add(text(x, y, marks, "dim"));
+    widest = widest.max(x + marks.chars().count() as f64 * WIDE_CHAR);
+    y += ROW;
+
+    let width = (widest + PAD).ceil();
+    let height = (y + PAD).ceil();
+    let document = Document::new()
+        .set("width", width)
+        .set("height", height)
+        .set("viewBox", (0, 0, width, height))
+        .add(Style::new(CSS))
+        .add(
+            Rectangle::new()
+                .set("width", "100%")
+                .set("height", "100%")
+                .set("fill", "#fff"),
+        )
+        .add(grid)
+        .add(body)
+        .add(jobs)
+        .add(legend);
+    format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{document}\n")
+}
+
+/// One job's rows from `y` down: its name, a line per attempt, its overlaps, its summary.
+/// Returns the group, the y below it and the rightmost x it reaches.
+#[allow(clippy::too_many_arguments)]
+fn draw_job(
+    job: &JobTimeline,
+    style: TimeStyle,
+    now: i64,
+    x_of: &impl Fn(i64) -> f64,
+    x_note: f64,
+    mut y: f64,
+    x_attempt: f64,
+    x_host: f64,
+) -> (Group, f64, f64) {
+    let mut group = Group::new().set("class", "job-timeline");
+    let mut right = x_note;
+    y += ROW;
+    let mut header = job.job.clone();
+    if let Some(policy) = &job.overlap_policy {
+        header.push_str(&format!("  --overlap {policy}"));
+    }
+    header.push_str(&format!(
+        "  late: first claim over {} after the slot",
+        humanize(job.late_after_ms.max(0) as u64)
+    ));
+    group = group.add(text(PAD, y, &header, "job"));
+    let rows_top = y + 4.0;
+    if job.slots.is_empty() {
+        y += ROW;
+        group = group.add(text(PAD, y, "(no attempt in the range)", "dim"));
+    }
+    for row in &job.slots {
+        for (i, a) in row.attempts.iter().enumerate() {
+            y += ROW;
+            let (line, note_right) =
+                attempt_line(row, i, a, style, now, x_of, x_note, y, x_attempt, x_host);
+            group = group.add(line);
+            right = right.max(note_right);
+        }
+    }
+    let rows_bottom = y + 6.0;
+    for o in &job.overlaps {
+        let (x1, x2) = (x_of(o.from), x_of(o.to));
+        let mut band = Rectangle::new()
+            .set(
+                "class",
+                if o.certain {
+                    "overlap"
+                } else {
+                    "possible-overlap"
+                },
+            )
+            .set("x", px(x1))
+            .set("y", px(rows_top))
+            .set("width", px((x2 - x1).max(1.0)))
+            .set("height", px(rows_bottom - rows_top));
+        let who: Vec<String> = o
+            .attempts
+            .iter()
+            .map(|a| {
+                let n = a.attempt.map_or("-".to_string(), |n| n.to_string());
+                format!("{} #{n} on {}", style.slot(a.slot), a.runner)
+            })
+            .collect();
+        band = band.add(Title::new(clean(&format!(
+            "{}overlap of {} from {} to {}: {}",
+            if o.certain { "" } else { "possible " },
+            humanize(o.duration_ms.max(0) as u64),
+            o.from_time,
+            o.to_time,
+            who.join(" and ")
+        ))));
+        group = group.add(band);
+    }
+    for (line, tone) in summary(job, style, 160) {
+        y += ROW;
+        right = right.max(PAD + line.chars().count() as f64 * WIDE_CHAR);
+        group = group.add(text(PAD, y, &line, class_of(tone)));
+    }
+    (group, y + ROW / 2.0, right)
+}
+
+/// An attempt's line: its labels, the dashes from its slot, its bar, the overlapping part, its
+/// note. Returns the group and the rightmost x its note reaches.
+#[allow(clippy::too_many_arguments)]
+fn attempt_line(
+    row: &SlotRow,
+    i: usize,
+    a: &Attempt,
+    style: TimeStyle,
+    now: i64,
+    x_of: &impl Fn(i64) -> f64,
+    x_note: f64,
+    y: f64,
+    x_attempt: f64,
+    x_host: f64,
+) -> (Group, f64) {
+    let mut g = Group::new();
+    if i == 0 {
+        g = g.add(text(PAD, y, &style.slot(row.slot), ""));
+    }
+    let number = match a.attempt {
+        Some(n) if n > 0 => n.to_string(),
+        _ => "-".to_string(),
+    };
+    g = g.add(text(x_attempt, y, &number, ""));
+    g = g.add(text(x_host, y, &a.host, ""));
+    let (start, end) = (a.start(row.slot), a.end(row.slot, now));
+    let bar_y = y - BAR_HEIGHT + 1.0;
+    if i == 0 && row.slot < start {
+        let class = if row.late {
+            "slot-to-claim late"
+        } else {
+            "slot-to-claim"
+        };
+        g = g.add(
+            Line::new()
+                .set("class", class)
+                .set("x1", px(x_of(row.slot)))
+                .set("x2", px(x_of(start)))
+                .set("y1", px(bar_y + BAR_HEIGHT / 2.0))
+                .set("y2", px(bar_y + BAR_HEIGHT / 2.0)),
+        );
+    }
+    let (x1, x2) = (x_of(start), x_of(end));
+    let about = format!(
+        "{} attempt {number} on {}: {}{}{}",
+        row.slot_time,
+        a.runner,
+        a.outcome.as_str(),
+        a.reason
+            .as_deref()
+            .map_or(String::new(), |r| format!(" ({r})")),
+        match (&a.claimed_at_time, &a.ended_at_time) {
+            (Some(c), Some(e)) => format!(", claimed {c}, ended {e}"),
+            (Some(c), None) => format!(", claimed {c}, open"),
+            _ => String::new(),
+        }
+    );
+    let bar = Rectangle::new()
+        .set("class", format!("attempt {}", a.outcome.as_str()))
+        .set("data-slot", row.slot)
+        .set("data-attempt", a.attempt.map_or(-1, i64::from))
+        .set("x", px(x1))
+        .set("y", px(bar_y))
+        .set("width", px((x2 - x1).max(3.0)))
+        .set("height", px(BAR_HEIGHT))
+        .add(Title::new(clean(&about)));
+    g = g.add(bar);
+    for &(from, to, sure) in &a.overlap_spans {
+        let (o1, o2) = (x_of(from.max(start)), x_of(to.min(end)));
+        g = g.add(
+            Rectangle::new()
+                .set("class", if sure { "at-once" } else { "possible-overlap" })
+                .set("x", px(o1))
+                .set("y", px(bar_y + 2.0))
+                .set("width", px((o2 - o1).max(1.0)))
+                .set("height", px(BAR_HEIGHT - 4.0)),
+        );
+    }
+    if a.takeover_from.is_some() {
+        g = g.add(text(x1 - CHAR, y, "↳", "takeover"));
+    }
+    // One text per note, in the colour of its gravest part (tspans would each start a line of
+    // the document, and their whitespace would show).
+    let pieces = note(style, now, row, i, a);
+    let tone = [Tone::Bad, Tone::Warn, Tone::Good, Tone::Dim]
+        .into_iter()
+        .find(|t| {
+            pieces.iter().any(|(_, p)| {
+                p.as_ref().map(std::mem::discriminant) == Some(std::mem::discriminant(t))
+            })
+        });
+    let said: String = pieces.into_iter().map(|(t, _)| t).collect();
+    g = g.add(text(x_note, y, &said, class_of(tone)));
+    (g, x_note + said.chars().count() as f64 * WIDE_CHAR)
+}
