@@ -22,6 +22,7 @@ mod lease;
 mod live_views;
 mod migrate;
 mod monitoring;
+mod next;
 mod oncall;
 mod operator;
 mod overlap;
