@@ -842,7 +842,14 @@ fn print_fire_times(ctx: &Context, r: &NextReport, utc: bool) {
             header.push("CLAIMS AT (UTC)");
         }
     }
-    header.push("NOTE");
+    // A NOTE column only when a fire time has one.
+    let noted = r
+        .fire_times
+        .iter()
+        .any(|t| t.daylight_saving.is_some() || t.paused);
+    if noted {
+        header.push("NOTE");
+    }
     let rows = r
         .fire_times
         .iter()
@@ -869,7 +876,9 @@ fn print_fire_times(ctx: &Context, r: &NextReport, utc: bool) {
             if t.paused {
                 notes.push("paused: skipped".to_string());
             }
-            row.push(notes.join("; "));
+            if noted {
+                row.push(notes.join("; "));
+            }
             row
         })
         .collect();
@@ -918,12 +927,15 @@ fn print_changes(ctx: &Context, r: &NextReport, utc: bool) {
     let out = &ctx.out;
     let d = &r.daylight_saving;
     if d.changes.is_empty() {
-        crate::outln!(
-            "\nno daylight-saving change in {} before {}{}",
-            r.tz,
-            utc_time(out, d.until),
-            if utc { " (UTC has none)" } else { "" }
-        );
+        if utc {
+            crate::outln!("\nno daylight saving in UTC");
+        } else {
+            crate::outln!(
+                "\nno daylight-saving change in {} before {}",
+                r.tz,
+                utc_time(out, d.until)
+            );
+        }
         return;
     }
     crate::outln!(
