@@ -271,6 +271,34 @@ pub enum Command {
     )]
     Inspect(InspectArgs),
 
+    /// When a job runs next: its fire times, jitter, the daylight-saving changes ahead, and what
+    /// --catch-up would do after an outage.
+    ///
+    /// The job's schedule, zone, jitter and catch-up come from the job registry (what `anarchon
+    /// run` recorded), and the times from the server's clock; with --schedule (and --tz) no
+    /// server is needed and the times start from this machine's clock. --from starts elsewhere
+    /// (the output is then the same every time). Every time is shown in UTC and in the schedule's
+    /// zone, with the delay `run --jitter` waits before claiming it: the same on every host, derived
+    /// from the job's name and the slot (without a job, only its range).
+    ///
+    /// Daylight saving: the zone's offset changes in the next 12 months (or up to the last time
+    /// shown, if later), each with what the scheduler does with this schedule there, computed by
+    /// the code that schedules it: a fixed-hour time the change skips (30 2 * * * on a
+    /// spring-forward night) runs once, right after the jump; one it repeats runs once, the first
+    /// time; wildcard hours (*/15 * * * *) follow the local clock: skipped times do not run,
+    /// repeated ones run each time.
+    ///
+    /// --after-outage D: what the first run after every host was down for D (until --from, or
+    /// now) would do with --catch-up (the registry's, or the flags below): the missed runs it
+    /// runs, those it records skipped and why (older than the window, over --catch-up-max, policy
+    /// latest), and those nobody runs. The first run is the one cron starts at the schedule's next
+    /// fire time after the outage; runs before the outage are supposed claimed, and none from
+    /// before the store first saw the job is caught up. Decided by `run`'s own catch-up code.
+    #[command(
+        after_long_help = examples(&["anarchon next sync", "anarchon next sync --after-outage 2h --json", "anarchon next --schedule '30 2 * * *' --tz Europe/Berlin --from 2026-03-27T00:00:00Z", "anarchon next nightly --schedule '0 3 * * *' --jitter 10m   # what run --job nightly --jitter 10m would wait"])
+    )]
+    Next(NextArgs),
+
     /// Show a job's attempts and results, newest first (or, with --events, what happened to it and
     /// who did what).
     #[command(
@@ -814,6 +842,53 @@ pub struct InspectArgs {
 
     #[command(flatten)]
     pub watch: WatchArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct NextArgs {
+    /// The job: its registered schedule (what `run` recorded), read from the store. With
+    /// --schedule only its name is used, for the jitter `run --job JOB` would wait.
+    #[arg(value_name = "JOB", required_unless_present = "schedule")]
+    pub job: Option<String>,
+
+    /// A cron schedule to show instead of a job's: 5 fields, 6 with seconds first, or @hourly
+    /// style. The store is not read.
+    #[arg(long, value_name = "CRON")]
+    pub schedule: Option<String>,
+
+    /// Time zone of --schedule (IANA name) [default: UTC].
+    #[arg(long, value_name = "ZONE", requires = "schedule")]
+    pub tz: Option<String>,
+
+    /// How many fire times to show.
+    #[arg(long, short = 'c', default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1000), value_name = "N")]
+    pub count: u16,
+
+    /// Start here instead of now (RFC 3339, or ms since the epoch): fire times at or after it,
+    /// and the outage of --after-outage ends here.
+    #[arg(long, value_parser = parse_slot, value_name = "TIME")]
+    pub from: Option<SlotSpec>,
+
+    /// The jitter to show instead of the registry's (with --schedule: run's --jitter).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub jitter: Option<Duration>,
+
+    /// Also show what the first run after an outage of this long (every host down, until --from
+    /// or now) would run, record skipped, and leave, with --catch-up.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub after_outage: Option<Duration>,
+
+    /// With --after-outage: the --catch-up window to suppose instead of the registry's.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", requires = "after_outage")]
+    pub catch_up: Option<Duration>,
+
+    /// With --after-outage: the --catch-up-policy to suppose instead of the registry's.
+    #[arg(long, value_parser = domain_values(CatchUpPolicy::ALL, CatchUpPolicy::name, CatchUpPolicy::help), value_name = "POLICY", requires = "after_outage")]
+    pub catch_up_policy: Option<CatchUpPolicy>,
+
+    /// With --after-outage: --catch-up-max (the registry does not record it) [default: run's, 10].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000), value_name = "N", requires = "after_outage")]
+    pub catch_up_max: Option<u32>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -144,6 +144,80 @@ impl Schedule {
         out
     }
 
+    /// Whether the hour field is a wildcard: across daylight saving the schedule follows the local
+    /// clock (skipped times do not fire, repeated ones fire each time) rather than the fixed-hour
+    /// policy (see the module doc).
+    pub fn follows_local_clock(&self) -> bool {
+        self.follows_local_clock
+    }
+
+    /// An instant as the schedule's zone shows it (its local time, offset and abbreviation).
+    pub fn local(&self, ms: i64) -> Option<chrono::DateTime<Tz>> {
+        Utc.timestamp_millis_opt(ms)
+            .single()
+            .map(|t| t.with_timezone(&self.tz))
+    }
+
+    /// The zone's offset changes in `[from_ms, until_ms)`, oldest first, each with what the
+    /// policy of the module doc does there with this schedule: the fire times it gives the local
+    /// times the change skips or repeats are found by the predicates [`Schedule::next_after`]
+    /// itself decides by, and the walk of [`Schedule::between`], so they are the scheduler's own.
+    pub fn offset_changes(&self, from_ms: i64, until_ms: i64) -> Vec<OffsetChange> {
+        let mut out = Vec::new();
+        // From just before `from_ms`: a change at `from_ms` itself counts.
+        let mut from = from_ms - 1;
+        while let Some(at) = self.next_change(from, until_ms) {
+            out.push(self.change_at(at));
+            from = at;
+        }
+        out
+    }
+
+    /// What the change at `at` does to this schedule.
+    fn change_at(&self, at: i64) -> OffsetChange {
+        let (before_ms, after_ms) = (self.offset_ms(at - 1), self.offset_ms(at));
+        let (span_start, span_end) = if after_ms > before_ms {
+            (at + before_ms, at + after_ms)
+        } else {
+            (at + after_ms, at + before_ms)
+        };
+        // The schedule's own local times in the span, by its matcher.
+        let mut local_times = Vec::new();
+        let mut local_time_count = 0;
+        let mut local = span_start - 1;
+        while let Some(t) = self.first_local_after(local).filter(|t| *t < span_end) {
+            if local_times.len() < MAX_LISTED {
+                local_times.push(t);
+            }
+            local_time_count += 1;
+            local = t;
+        }
+        let (runs, run_count) = if after_ms > before_ms {
+            // A skip: the jump itself fires for the skipped times exactly when `next_after` returns
+            // it for them.
+            if self.jumps_over_a_fire_time(at) {
+                (vec![at], 1)
+            } else {
+                (Vec::new(), 0)
+            }
+        } else {
+            // A repeat: the real fire times over both occurrences of the span.
+            let delta = before_ms - after_ms;
+            let all = self.between(at - delta - 1, at + delta, usize::MAX);
+            let count = all.len();
+            (all.into_iter().take(2 * MAX_LISTED).collect(), count)
+        };
+        OffsetChange {
+            at,
+            before_ms,
+            after_ms,
+            local_times,
+            local_time_count,
+            runs,
+            run_count,
+        }
+    }
+
     /// Whether `t` is the second occurrence of a local time a fall-back repeats, for a schedule
     /// with fixed hours (which fires only at the first).
     fn is_repeat_of_a_fixed_time(&self, t: i64) -> bool {
@@ -256,6 +330,50 @@ impl Schedule {
             .after(&start)
             .next_back()
             .map(|t| t.timestamp_millis())
+    }
+}
+
+/// How many of the local times a change affects [`OffsetChange`] lists (a schedule of seconds has
+/// 3600 in an hour); the counts are whole.
+const MAX_LISTED: usize = 60;
+
+/// A change of a zone's UTC offset (daylight saving) and what the schedule does across it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetChange {
+    /// The instant of the change, UTC ms.
+    pub at: i64,
+    /// The zone's UTC offset just before and from the change, ms.
+    pub before_ms: i64,
+    pub after_ms: i64,
+    /// The schedule's local times (naive: local ms written as if UTC) that the change skips (a
+    /// jump forward) or repeats (a jump back), oldest first; at most [`MAX_LISTED`].
+    pub local_times: Vec<i64>,
+    pub local_time_count: usize,
+    /// The fire times the scheduler gives them, oldest first: for a skip, the jump itself when it
+    /// stands for the skipped times (fixed hours) or none (wildcard hours); for a repeat, every
+    /// fire time over both occurrences of the repeated span (fixed hours: the first only).
+    pub runs: Vec<i64>,
+    pub run_count: usize,
+}
+
+impl OffsetChange {
+    /// Whether the clock jumps forward (local times are skipped); else back (they repeat).
+    pub fn skips(&self) -> bool {
+        self.after_ms > self.before_ms
+    }
+
+    /// The local times skipped or repeated, `[start, end)` (naive local ms: 02:00 to 03:00).
+    pub fn local_span(&self) -> (i64, i64) {
+        if self.skips() {
+            (self.at + self.before_ms, self.at + self.after_ms)
+        } else {
+            (self.at + self.after_ms, self.at + self.before_ms)
+        }
+    }
+
+    /// For a repeat: whether the fire time `t` is in the second occurrence of the span.
+    pub fn is_second_occurrence(&self, t: i64) -> bool {
+        !self.skips() && t >= self.at
     }
 }
 
@@ -675,6 +793,89 @@ mod tests {
         let newest = s.newest_between(0, ms("2026-12-02T12:00:00Z"), 1000);
         assert_eq!(newest.len(), 1000);
         assert_eq!(newest[999], ms("2026-12-02T12:00:00Z"));
+    }
+
+    fn naive(local: &str) -> i64 {
+        ms(&format!("{local}Z"))
+    }
+
+    #[test]
+    fn offset_changes_say_what_the_policy_does_with_fixed_hours() {
+        let s = Schedule::parse("30 2 * * *", "Europe/Berlin").unwrap();
+        let changes = s.offset_changes(ms("2026-01-01T00:00:00Z"), ms("2027-01-01T00:00:00Z"));
+        assert_eq!(changes.len(), 2);
+        let spring = &changes[0];
+        assert!(spring.skips());
+        assert_eq!(spring.at, ms("2026-03-29T01:00:00Z"));
+        assert_eq!((spring.before_ms, spring.after_ms), (3_600_000, 7_200_000));
+        assert_eq!(
+            spring.local_span(),
+            (naive("2026-03-29T02:00:00"), naive("2026-03-29T03:00:00"))
+        );
+        assert_eq!(spring.local_times, [naive("2026-03-29T02:30:00")]);
+        // Runs once, at the jump: the slot `between` gives that night.
+        assert_eq!(spring.runs, [ms("2026-03-29T01:00:00Z")]);
+        assert_eq!(
+            s.between(ms("2026-03-28T12:00:00Z"), ms("2026-03-29T12:00:00Z"), 10),
+            spring.runs
+        );
+        let autumn = &changes[1];
+        assert!(!autumn.skips());
+        assert_eq!(autumn.at, ms("2026-10-25T01:00:00Z"));
+        assert_eq!(autumn.local_times, [naive("2026-10-25T02:30:00")]);
+        // Once, the first time (02:30 CEST).
+        assert_eq!(autumn.runs, [ms("2026-10-25T00:30:00Z")]);
+        assert!(!autumn.is_second_occurrence(autumn.runs[0]));
+        // A change at the first instant asked about counts.
+        assert_eq!(
+            s.offset_changes(spring.at, spring.at + 1),
+            std::slice::from_ref(spring)
+        );
+        // A time the change does not touch: nothing to say but the change.
+        let nine = Schedule::parse("0 9 * * *", "Europe/Berlin").unwrap();
+        let changes = nine.offset_changes(ms("2026-01-01T00:00:00Z"), ms("2027-01-01T00:00:00Z"));
+        assert!(
+            changes
+                .iter()
+                .all(|c| c.local_times.is_empty() && c.runs.is_empty())
+        );
+        assert!(
+            Schedule::parse("30 2 * * *", "UTC")
+                .unwrap()
+                .offset_changes(0, ms("2027-01-01T00:00:00Z"))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn offset_changes_say_what_the_policy_does_with_wildcard_hours() {
+        let s = Schedule::parse("*/15 * * * *", "Europe/Berlin").unwrap();
+        let changes = s.offset_changes(ms("2026-01-01T00:00:00Z"), ms("2027-01-01T00:00:00Z"));
+        let (spring, autumn) = (&changes[0], &changes[1]);
+        assert_eq!(spring.local_time_count, 4);
+        assert!(spring.runs.is_empty(), "skipped times do not run");
+        assert_eq!(autumn.local_time_count, 4);
+        // Each repeated time runs twice: 8 runs, the second four after the change.
+        assert_eq!(autumn.run_count, 8);
+        assert_eq!(
+            autumn.runs,
+            s.between(ms("2026-10-24T23:59:59Z"), ms("2026-10-25T02:00:00Z"), 100)
+        );
+        assert_eq!(
+            autumn
+                .runs
+                .iter()
+                .filter(|t| autumn.is_second_occurrence(**t))
+                .count(),
+            4
+        );
+        // New York's changes, for a fixed time in the skipped hour and one in the repeated hour.
+        let s = Schedule::parse("30 1,2 * * *", "America/New_York").unwrap();
+        let changes = s.offset_changes(ms("2026-01-01T00:00:00Z"), ms("2027-01-01T00:00:00Z"));
+        assert_eq!(changes[0].local_times, [naive("2026-03-08T02:30:00")]);
+        assert_eq!(changes[0].runs, [ms("2026-03-08T07:00:00Z")]);
+        assert_eq!(changes[1].local_times, [naive("2026-11-01T01:30:00")]);
+        assert_eq!(changes[1].runs, [ms("2026-11-01T05:30:00Z")]);
     }
 
     #[test]

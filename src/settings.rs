@@ -10,6 +10,7 @@
 pub mod claim;
 pub mod cron;
 pub mod crontab;
+pub mod next;
 pub mod operator;
 pub mod read;
 pub mod run;

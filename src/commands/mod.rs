@@ -13,6 +13,7 @@ pub mod list;
 pub mod logs;
 pub mod metrics;
 pub mod migrate;
+pub mod next;
 pub mod pause;
 pub mod release;
 pub mod run;
@@ -242,6 +243,13 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
             } else {
                 watched(&settings.watch, ctx, || history::execute(&settings, ctx)).await?
             }
+        }
+        Command::Next(args) => {
+            let settings = crate::settings::next::NextSettings::resolve(args)?;
+            if let Some(job) = settings.job() {
+                crate::store::validate_job_name(job)?;
+            }
+            next::execute(&settings, ctx).await?
         }
         Command::Trim(args) => trim::execute(&TrimSettings::from(args), ctx).await?,
         Command::Migrate(args) => migrate::execute(&MigrateSettings::resolve(args)?, ctx).await?,
@@ -519,6 +527,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         list::json_schemas(),
         logs::json_schemas(),
         migrate::json_schemas(),
+        next::json_schemas(),
         pause::json_schemas(),
         release::json_schemas(),
         run::json_schemas(),

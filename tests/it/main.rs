@@ -24,6 +24,7 @@ mod live_output;
 mod live_views;
 mod migrate;
 mod monitoring;
+mod next;
 mod oncall;
 mod operator;
 mod overlap;

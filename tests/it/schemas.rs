@@ -231,6 +231,47 @@ fn every_commands_json_output_matches_its_schema() {
     check(&s, "list", &["list"]);
     check(&s, "list-active", &["list", "--active"]);
     check(&s, "inspect", &["inspect", "sj"]);
+    check(
+        &s,
+        "run",
+        &[
+            "run",
+            "--job",
+            "nx",
+            "--schedule",
+            "*/5 * * * *",
+            "--tz",
+            "Europe/Berlin",
+            "--jitter",
+            "10s",
+            "--catch-up",
+            "1h",
+            "--max-late",
+            "5m",
+            "--",
+            "true",
+        ],
+    );
+    check(&s, "next", &["next", "nx", "--after-outage", "3h"]);
+    check(
+        &s,
+        "next",
+        &[
+            "next",
+            "--schedule",
+            "30 2 * * *",
+            "--tz",
+            "Europe/Berlin",
+            "--jitter",
+            "1m",
+            "--from",
+            "2026-03-27T00:00:00Z",
+            "--after-outage",
+            "2d",
+            "--catch-up",
+            "1d",
+        ],
+    );
     check(&s, "history", &["history", "sj", "-v"]);
     check(&s, "history-all", &["history", "--all", "--since", "1h"]);
     // An operator's action among the run events.

@@ -4,6 +4,7 @@
 //! disagree still name the same run. Then [`crate::runner::run_slot`] claims it and runs the command.
 
 mod backfill;
+pub(crate) mod catch_up;
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -20,15 +21,11 @@ use crate::store::{LeaseKeys, RunKind, StoreCheck, registry};
 use crate::strategy::Strategy;
 use crate::strategy::claim::ClaimRequest;
 use crate::strategy::lease;
-use crate::time::{millis, rfc3339};
+use crate::time::rfc3339;
 
 /// How long `run` retries opening the store through connection trouble before it gives up (as a
 /// claim is retried: [`crate::runner`]'s `CLAIM_RETRY_FOR`).
 const OPEN_RETRY_FOR: Duration = Duration::from_secs(10);
-
-/// How many of a window's newest slots one `--catch-up` looks at (a guard against `* * * * * *`
-/// over days: older ones are neither run nor recorded).
-const MAX_CATCH_UP_SLOTS: usize = 1000;
 
 /// `run --json`: one line, the current slot's report plus the caught-up and skipped ones.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -100,7 +97,6 @@ pub async fn take_slot(
     }
     let keys = target.lease_keys();
 
-    let too_late = run.schedule.is_some() && now - current > millis(run.max_late);
     // Reads and skip records, all idempotent: retried through a stall as a claim is.
     let plan = crate::runner::retrying(conn, async |conn| {
         plan_catch_up(conn, run, &keys, current, now).await
@@ -115,9 +111,9 @@ pub async fn take_slot(
         let report = report.await?;
         caught_up.push(report);
     }
-    let (skipped, current_missed) = (plan.skipped, plan.current_missed);
+    let (skipped, runs_current) = (plan.skipped, plan.runs_current);
 
-    let report = if !too_late || current_missed {
+    let report = if runs_current {
         run_in_turn(conn, target, &request, current, opts, now, &mut caught_up).await?
     } else {
         SlotReport::too_late(&run.job, current)
@@ -162,7 +158,7 @@ fn current_slot(run: &RunSettings, check: &StoreCheck) -> Result<(i64, Duration)
 
 /// [`current_slot`] of a schedule, for a process started at `started` (server ms) that read the
 /// server's clock as `now`.
-fn scheduled_slot(s: &Schedule, started: i64, now: i64) -> Option<(i64, Duration)> {
+pub(crate) fn scheduled_slot(s: &Schedule, started: i64, now: i64) -> Option<(i64, Duration)> {
     let started = started.min(now);
     let latest = s.latest_at_or_before(started);
     if let (Some(next), Some(latest)) = (s.next_after(started), latest)
@@ -194,12 +190,13 @@ struct CatchUpPlan {
     to_run: Vec<i64>,
     /// Those the policy does not run, recorded as skipped (each with why).
     skipped: Vec<Skipped>,
-    /// Whether the current slot is itself a missed run: too late, and nobody claimed it.
-    current_missed: bool,
+    /// Whether the current slot is claimed: on time, or too late but itself a missed run.
+    runs_current: bool,
 }
 
-/// `--catch-up`: the schedule's runs in the window that no host claimed ([`missed_runs`]); those
-/// the policy does not run are recorded as skipped here, so that no later claim runs them.
+/// `--catch-up`: what [`catch_up::decide`] decides from the store (the schedule's runs in the
+/// window that no host claimed, and those before it when the hosts were down longer); those it
+/// does not run are recorded as skipped here, so that no later claim runs them.
 async fn plan_catch_up(
     conn: &mut Connection,
     run: &RunSettings,
@@ -207,85 +204,25 @@ async fn plan_catch_up(
     current: i64,
     now: i64,
 ) -> Result<CatchUpPlan> {
-    let schedule = run.schedule.as_ref();
-    let catch_up = run.catch_up_window();
-    let too_late = schedule.is_some() && now - current > millis(run.max_late);
-    let (first_seen, missed) = match schedule.filter(|_| !catch_up.is_zero()) {
-        Some(s) => missed_runs(conn, keys, s, now - millis(catch_up), current, too_late).await?,
-        None => (None, Vec::new()),
-    };
-    // The current slot is among them only when it is too late and nobody claimed it.
-    let current_missed = missed.last() == Some(&current);
-    let (to_skip, to_run) = missed.split_at(
-        missed.len()
-            - run
-                .catch_up
-                .map_or(0, |c| c.runs(missed.len(), current_missed)),
-    );
-    let reason = run.catch_up.map_or(String::new(), |c| c.skip_reason());
-    let runner = run.claim.runner.clone();
+    let rule = catch_up::Rule::of(run);
+    let decision =
+        catch_up::decide(&rule, current, now, &mut catch_up::Store { conn, keys }).await?;
+    let runner = &run.claim.runner;
     let mut skipped = Vec::new();
-    if let (Some(s), Some(first_seen)) = (schedule.filter(|_| !catch_up.is_zero()), first_seen) {
-        let window = (now - millis(catch_up), catch_up);
-        skipped = skip_before_window(conn, keys, s, window, first_seen, &missed, &runner).await?;
-    }
-    for &slot in to_skip {
-        let outcome = lease::skip(conn, keys, slot, &runner, &reason).await?;
+    for (slot, reason) in &decision.to_skip {
+        let outcome = lease::skip(conn, keys, *slot, runner, reason).await?;
         skipped.push(Skipped {
-            slot,
-            slot_time: rfc3339(slot),
+            slot: *slot,
+            slot_time: rfc3339(*slot),
             reason: reason.clone(),
             recorded: outcome == lease::SkipOutcome::Skipped,
         });
     }
     Ok(CatchUpPlan {
-        to_run: to_run.to_vec(),
+        runs_current: decision.runs_current(),
+        to_run: decision.to_run,
         skipped,
-        current_missed,
     })
-}
-
-/// When the hosts were down for longer than `--catch-up` (the window's first slot was missed too),
-/// the missed runs before the window are recorded skipped, "older than --catch-up": the policy
-/// decided not to run them, and history and monitoring must say so rather than show nothing, as if
-/// they had never been due. At most the newest [`MAX_CATCH_UP_SLOTS`] of them, none from before
-/// the store first saw the job; nothing is looked at while the window's first slot was claimed
-/// (the usual case: no outage, or a short one).
-/// `window`: its start (server ms) and length (`--catch-up`); `first_seen` as [`missed_runs`]
-/// read it.
-async fn skip_before_window(
-    conn: &mut Connection,
-    keys: &LeaseKeys,
-    schedule: &Schedule,
-    (window_start, catch_up): (i64, Duration),
-    first_seen: i64,
-    missed: &[i64],
-    runner: &str,
-) -> Result<Vec<Skipped>> {
-    let window_first = schedule.next_after(window_start.max(first_seen) - 1);
-    if first_seen >= window_start || missed.first().copied() != window_first {
-        return Ok(Vec::new());
-    }
-    let before = schedule.newest_between(first_seen - 1, window_start - 1, MAX_CATCH_UP_SLOTS);
-    let claimed = lease::were_claimed(conn, keys, &before).await?;
-    let reason = format!(
-        "older than --catch-up {} (the hosts were down longer)",
-        humantime::format_duration(catch_up)
-    );
-    let mut skipped = Vec::new();
-    for (slot, claimed) in before.into_iter().zip(claimed) {
-        if claimed {
-            continue;
-        }
-        let outcome = lease::skip(conn, keys, slot, runner, &reason).await?;
-        skipped.push(Skipped {
-            slot,
-            slot_time: rfc3339(slot),
-            reason: reason.clone(),
-            recorded: outcome == lease::SkipOutcome::Skipped,
-        });
-    }
-    Ok(skipped)
 }
 
 /// What one `run` did, slot by slot.
@@ -495,34 +432,6 @@ fn first_failure(reports: &[SlotReport]) -> Option<i32> {
         .filter(|r| r.outcome == SlotOutcome::Ran)
         .map(SlotReport::exit_code)
         .find(|code| *code != 0)
-}
-
-/// The schedule's runs in the catch-up window that no host claimed, oldest first: slots from
-/// `window_start` to before `current`, and `current` too when it is `too_late` (it would not run
-/// otherwise). Never a slot from before the store first saw the job ([`lease::first_seen`]), so a
-/// first deployment catches up nothing; at most the newest [`MAX_CATCH_UP_SLOTS`] are looked at.
-/// Returns them with when the store first saw the job (None: never).
-async fn missed_runs(
-    conn: &mut crate::connection::Connection,
-    keys: &LeaseKeys,
-    schedule: &Schedule,
-    window_start: i64,
-    current: i64,
-    too_late: bool,
-) -> Result<(Option<i64>, Vec<i64>)> {
-    let Some(first_seen) = lease::first_seen(conn, keys).await? else {
-        return Ok((None, Vec::new()));
-    };
-    let since = window_start.max(first_seen);
-    let until = if too_late { current } else { current - 1 };
-    let slots = schedule.newest_between(since - 1, until, MAX_CATCH_UP_SLOTS);
-    let claimed = lease::were_claimed(conn, keys, &slots).await?;
-    let missed = slots
-        .into_iter()
-        .zip(claimed)
-        .filter_map(|(slot, claimed)| (!claimed).then_some(slot))
-        .collect();
-    Ok((Some(first_seen), missed))
 }
 
 /// The jitter delay of one run: a fraction of `jitter` derived from the job and the slot (FNV-1a),
