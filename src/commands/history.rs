@@ -9,7 +9,8 @@ use crate::connection::Connection;
 use crate::error::{ExitCode, Result};
 use crate::output::result_summary;
 use crate::settings::read::HistorySettings;
-use crate::store::events::{self, Attempt, Event};
+use crate::store::attempt::{Attempt, late_after_ms};
+use crate::store::events::{self, Event};
 use crate::store::format;
 use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
 use crate::store::job::locate_job;
@@ -123,7 +124,7 @@ async fn print_events(
     let fields: Vec<(String, String)> = conn.query(redis::cmd("HGETALL").arg(&key)).await?;
     let jitter = crate::store::registry::decode(&key, &fields)?.map_or(0, |r| r.settings.jitter_ms);
     let mut listed = events::newest_first(
-        events::run_events(&attempts, events::late_after(jitter)),
+        events::run_events(&attempts, late_after_ms(jitter)),
         actions,
         last,
     );

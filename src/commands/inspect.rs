@@ -8,7 +8,8 @@ use crate::output::result_summary;
 use crate::settings::read::InspectSettings;
 use crate::store::Layout;
 use crate::store::LeaseFormat;
-use crate::store::events::{self, Attempt};
+use crate::store::attempt::{Attempt, late_after_ms};
+use crate::store::events;
 use crate::store::format;
 use crate::store::job::{ActiveRun, RunWithResult, locate_job, runs_with_results};
 use crate::store::keys::hash_slot;
@@ -103,8 +104,9 @@ pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCo
         .recent
         .iter()
         .take(settings.last)
+        .cloned()
         .map(Attempt::from)
-        .chain(view.in_progress.iter().map(Attempt::from))
+        .chain(view.in_progress.iter().cloned().map(Attempt::in_progress))
         .collect();
     // An events key another program broke does not hide the rest of the job: said, and left out.
     let actions = match events::read_actions(&mut conn, ctx.prefix(), &settings.job, EVENTS).await {
@@ -117,7 +119,7 @@ pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCo
     };
     let jitter = view.registry.as_ref().map_or(0, |r| r.settings.jitter_ms);
     let events = events::newest_first(
-        events::run_events(&attempts, events::late_after(jitter)),
+        events::run_events(&attempts, late_after_ms(jitter)),
         actions,
         EVENTS,
     );

@@ -30,7 +30,8 @@ pub struct TimelineSettings {
     pub until: Option<RangeEnd>,
     /// Columns of the text picture (None: the terminal's, or [`DEFAULT_WIDTH`] when piped).
     pub width: Option<u16>,
-    /// How long after its slot a first claim counts late (None: the job's jitter + [`LATE_SLACK`]).
+    /// How long after its slot a first claim counts late (None: the job's jitter and
+    /// [`crate::store::attempt::LATE_SLACK_MS`]).
     pub late_after: Option<Duration>,
     pub svg: Option<SvgTarget>,
 }
@@ -40,10 +41,6 @@ pub const DEFAULT_WIDTH: u16 = 100;
 
 /// The range when `--since` is not given: this long before its end.
 pub const DEFAULT_RANGE: Duration = Duration::from_secs(3600);
-
-/// A first claim later than the job's `--jitter` plus this after its slot is a late start: cron
-/// starts a process within a second of its minute, and a host claims right after.
-pub const LATE_SLACK: Duration = Duration::from_secs(10);
 
 impl TimelineSettings {
     /// `json`: the command prints JSON (`--svg -` then has no stdout to write to).

@@ -24,20 +24,10 @@ use serde::Serialize;
 
 use crate::connection::Connection;
 use crate::error::{Error, Result};
-use crate::store::read::ResultEntry;
-use crate::store::state::{RunKind, RunState};
+use crate::store::attempt::{Attempt, Outcome};
 
 /// How many operator actions a job's events stream keeps (the oldest go first).
 pub const KEPT: usize = 100;
-
-/// A claim is called late when it came this long after its slot or more, beyond the job's own
-/// `--jitter` (which delays claims on purpose): [`late_after`].
-pub const LATE_MS: i64 = 60_000;
-
-/// How long after its slot a claim of a job whose runs are jittered by up to `jitter_ms` is late.
-pub fn late_after(jitter_ms: i64) -> i64 {
-    LATE_MS + jitter_ms.max(0)
-}
 
 /// The events key of `job` under `prefix` (the job's hash tag, so it sits beside its keys, in its
 /// Cluster slot, in either layout).
@@ -231,78 +221,9 @@ pub fn decode_actions(key: &str, value: Value) -> Result<Vec<Event>> {
         .collect()
 }
 
-/// One attempt as the run events read it: an ended attempt's `:results` member, or a run in
-/// progress (no `status` end yet).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Attempt {
-    pub slot: i64,
-    /// 0 for a skip.
-    pub attempt: u32,
-    pub runner: String,
-    /// `running` for a run in progress.
-    pub status: String,
-    pub claimed_at: Option<i64>,
-    pub ended_at: Option<i64>,
-    pub result: serde_json::Value,
-    pub manual: bool,
-}
-
-impl From<&ResultEntry> for Attempt {
-    fn from(r: &ResultEntry) -> Self {
-        Attempt {
-            slot: r.slot,
-            attempt: attempt_number(r.attempt, &r.status),
-            runner: r.runner.clone(),
-            status: r.status.clone(),
-            claimed_at: r.claimed_at,
-            ended_at: r.ended_at,
-            result: r.result.clone(),
-            manual: r.kind.as_deref() == Some("manual"),
-        }
-    }
-}
-
-impl From<&RunState> for Attempt {
-    fn from(r: &RunState) -> Self {
-        Attempt {
-            slot: r.slot,
-            attempt: r.attempt,
-            runner: r.runner.clone(),
-            status: "running".to_string(),
-            claimed_at: Some(r.claimed_at),
-            ended_at: None,
-            result: serde_json::Value::Null,
-            manual: r.kind == RunKind::Manual,
-        }
-    }
-}
-
-impl From<&crate::store::history::HistoryEntry> for Attempt {
-    fn from(h: &crate::store::history::HistoryEntry) -> Self {
-        Attempt {
-            slot: h.slot,
-            attempt: attempt_number(h.attempt, &h.status),
-            runner: h.runner.clone(),
-            status: h.status.clone(),
-            claimed_at: h.claimed_at,
-            ended_at: h.ended_at,
-            result: h.result.clone(),
-            // A history line does not say; a manual run's slot is its request, so it is never
-            // called late either way.
-            manual: false,
-        }
-    }
-}
-
-/// An attempt's number: as recorded, or for a claim-only job's run (which records none) 1, a skip
-/// 0.
-fn attempt_number(recorded: Option<u32>, status: &str) -> u32 {
-    recorded.unwrap_or(if status == "skipped" { 0 } else { 1 })
-}
-
 /// The events of a job's runs, read back from what the claim scripts recorded: its attempts,
-/// ended or in progress, in any order; a first claim `late_after` ms or more after its slot is
-/// said to be late ([`late_after`]). Each attempt gives its claim (`claimed`, or `took_over`
+/// ended or in progress, in any order; a first claim more than `late_after` ms after its slot is
+/// said to be late ([`crate::store::attempt::late_after_ms`]). Each attempt gives its claim (`claimed`, or `took_over`
 /// for an attempt after the first) and, once ended, its end; a skip gives `skipped`. Oldest
 /// first.
 pub fn run_events(attempts: &[Attempt], late_after: i64) -> Vec<Event> {
@@ -311,10 +232,11 @@ pub fn run_events(attempts: &[Attempt], late_after: i64) -> Vec<Event> {
     let holder = |slot: i64, attempt: u32| -> Option<&str> {
         attempts
             .iter()
-            .find(|r| r.slot == slot && r.attempt == attempt)
+            .find(|r| r.slot == slot && r.number() == attempt)
             .map(|r| r.runner.as_str())
     };
     for r in attempts {
+        let attempt = r.number();
         if r.status == "skipped" {
             let mut e = Event::run(
                 r.ended_at.or(r.claimed_at).unwrap_or(r.slot),
@@ -328,22 +250,18 @@ pub fn run_events(attempts: &[Attempt], late_after: i64) -> Vec<Event> {
             continue;
         }
         if let Some(at) = r.claimed_at {
-            let event = if r.attempt > 1 {
-                "took_over"
-            } else {
-                "claimed"
-            };
-            let mut e = Event::run(at, event, r.slot, Some(r.attempt), &r.runner);
+            let event = if attempt > 1 { "took_over" } else { "claimed" };
+            let mut e = Event::run(at, event, r.slot, Some(attempt), &r.runner);
             let mut words = Vec::new();
-            if r.attempt > 1 {
-                match holder(r.slot, r.attempt - 1) {
+            if attempt > 1 {
+                match holder(r.slot, attempt - 1) {
                     Some(from) => words.push(format!("from {from}, whose lease expired")),
                     None => words.push("after its lease expired".to_string()),
                 }
             }
             if r.manual {
                 words.push("manual run".to_string());
-            } else if r.attempt == 1 && at - r.slot >= late_after {
+            } else if r.is_late(late_after) {
                 words.push(format!(
                     "late by {}",
                     crate::time::humanize(u64::try_from(at - r.slot).unwrap_or(0))
@@ -352,8 +270,8 @@ pub fn run_events(attempts: &[Attempt], late_after: i64) -> Vec<Event> {
             e.detail = words.join(", ");
             events.push(e);
         }
-        if let (Some(at), false) = (r.ended_at, r.status == "running") {
-            events.push(end_event(r, at));
+        if let Some(at) = r.ended_at {
+            events.push(end_event(r, attempt, at));
         }
     }
     events.sort_by_key(order);
@@ -371,42 +289,45 @@ fn end_rank(event: &str) -> u8 {
     u8::from(!matches!(event, "claimed" | "took_over"))
 }
 
-/// The event an ended attempt's member says.
-fn end_event(r: &Attempt, at: i64) -> Event {
-    let attempt = r.attempt;
+/// The event an ended attempt's member says: its [`Outcome`], as every view judges it.
+fn end_event(r: &Attempt, attempt: u32, at: i64) -> Event {
     let result = &r.result;
     let field = |name: &str| result.get(name).filter(|v| !v.is_null());
     let mut e = Event::run(at, "ended", r.slot, Some(attempt), &r.runner);
     e.reason = reason_of(result);
-    match r.status.as_str() {
-        _ if crate::store::read::replaced(&r.status, result) => {
+    match r.outcome(at) {
+        Outcome::Replaced => {
             e.event = "replaced".into();
             e.by = text(field("released_by")).unwrap_or_else(|| r.runner.clone());
             e.detail = format!("attempt {attempt} of {}", r.runner);
         }
-        _ if field("released_by").is_some() => {
+        Outcome::Released => {
             e.event = "released".into();
             e.by = text(field("released_by")).unwrap_or_default();
             e.detail = format!("attempt {attempt} of {}, recorded {}", r.runner, r.status);
         }
-        "interrupted" if field("superseded_by").is_some() => {
+        Outcome::Superseded => {
             e.event = "superseded".into();
             e.detail = match field("superseded_by").and_then(|v| v.as_i64()) {
                 Some(slot) => format!("by the run of {}", crate::time::rfc3339(slot)),
                 None => "by a newer run".to_string(),
             };
         }
-        "interrupted" => {
-            e.event = "lease_expired".into();
-            // The member's reason is the event's name.
-            e.reason = e.reason.filter(|r| r != "lease expired");
-            e.detail = format!("attempt {attempt} of {}", r.runner);
-        }
-        "finished" | "failed" => {
+        Outcome::Finished | Outcome::Failed => {
             e.event = r.status.clone();
             e.detail = command_words(result);
         }
-        other => e.detail = format!("status {other}"),
+        // Interrupted (its lease expired), or a status another writer recorded that this build
+        // does not know (judged interrupted too, with the status said).
+        _ => {
+            e.event = "lease_expired".into();
+            // The member's reason is the event's name.
+            e.reason = e.reason.filter(|r| r != "lease expired");
+            e.detail = match r.status.as_str() {
+                "interrupted" => format!("attempt {attempt} of {}", r.runner),
+                other => format!("attempt {attempt} of {}, recorded {other}", r.runner),
+            };
+        }
     }
     e
 }
@@ -460,6 +381,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    use crate::store::read::ResultEntry;
+
+    const LATE: i64 = 60_000;
+
     fn ended(
         slot: i64,
         attempt: u32,
@@ -506,8 +431,8 @@ mod tests {
                 json!({"exit_code":0,"duration_ms":1000}),
             ),
         ];
-        let attempts: Vec<Attempt> = results.iter().map(Attempt::from).collect();
-        let events = run_events(&attempts, LATE_MS);
+        let attempts: Vec<Attempt> = results.iter().cloned().map(Attempt::from).collect();
+        let events = run_events(&attempts, LATE);
         let words: Vec<(&str, &str, &str)> = events
             .iter()
             .map(|e| (e.event.as_str(), e.by.as_str(), e.detail.as_str()))
@@ -568,13 +493,13 @@ mod tests {
                 1,
                 "a:1",
                 "failed",
-                s + 6 + LATE_MS,
-                s + 6 + LATE_MS + 1,
+                s + 6 + LATE + 1,
+                s + 6 + LATE + 1 + 1,
                 json!({"exit_code":3}),
             ),
         ];
-        let attempts: Vec<Attempt> = results.iter().map(Attempt::from).collect();
-        let events = run_events(&attempts, LATE_MS);
+        let attempts: Vec<Attempt> = results.iter().cloned().map(Attempt::from).collect();
+        let events = run_events(&attempts, LATE);
         let find = |event: &str| events.iter().find(|e| e.event == event).unwrap();
         assert_eq!(
             find("skipped").reason.as_deref(),

@@ -2,6 +2,7 @@
 //! store format is one module of [`lease`].
 //! docs/store-format.md is the prose version of this module.
 
+pub mod attempt;
 pub mod decode;
 pub mod discover;
 pub mod events;

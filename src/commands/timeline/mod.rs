@@ -13,9 +13,7 @@ use serde::Serialize;
 
 use crate::commands::Context;
 use crate::error::{Error, ExitCode, Result};
-use crate::settings::timeline::{
-    DEFAULT_RANGE, DEFAULT_WIDTH, LATE_SLACK, SvgTarget, TimelineSettings,
-};
+use crate::settings::timeline::{DEFAULT_RANGE, DEFAULT_WIDTH, SvgTarget, TimelineSettings};
 use crate::store::Layout;
 use crate::store::discover::JobRef;
 use crate::store::read::Unreadable;
@@ -177,7 +175,7 @@ pub async fn execute(settings: &TimelineSettings, ctx: &Context) -> Result<ExitC
                     }
                 }
             };
-            let threshold = model::late_after_ms(registry.as_ref(), late_after, millis(LATE_SLACK));
+            let threshold = model::late_after_ms(registry.as_ref(), late_after);
             let job = model::build(
                 &name,
                 layout,

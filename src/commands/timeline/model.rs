@@ -8,10 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::store::Layout;
-use crate::store::job::RunWithResult;
-use crate::store::read::ResultEntry;
 use crate::store::registry::{Registry, host_of};
-use crate::store::state::RunState;
 use crate::time::rfc3339;
 
 /// The range drawn, and the server's clock (ms).
@@ -22,141 +19,7 @@ pub struct Window {
     pub now: i64,
 }
 
-/// How an attempt ended (or that it has not).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    /// Its command succeeded.
-    Finished,
-    /// Its command failed (an exit code, a signal, a timeout).
-    Failed,
-    /// Its lease expired: its holder stopped renewing it (the next attempt, if any, took over).
-    Interrupted,
-    /// `run --overlap replace` stopped it for a newer slot.
-    Replaced,
-    /// A newer slot's claim ended it after its lease had expired (`--overlap forbid`).
-    Superseded,
-    /// An operator released it (`anarchon release`).
-    Released,
-    /// A policy decided not to run the slot (`--overlap forbid`, `--catch-up-policy`): attempt 0.
-    Skipped,
-    /// In progress, its lease live.
-    Running,
-    /// Still in progress in the store, its lease ended: its holder is gone or hung, and nobody
-    /// took it over (yet).
-    Expired,
-    /// A claim-only job's claim with no result yet (those strategies have no leases).
-    Claimed,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Finished => "finished",
-            Outcome::Failed => "failed",
-            Outcome::Interrupted => "interrupted",
-            Outcome::Replaced => "replaced",
-            Outcome::Superseded => "superseded",
-            Outcome::Released => "released",
-            Outcome::Skipped => "skipped",
-            Outcome::Running => "running",
-            Outcome::Expired => "expired",
-            Outcome::Claimed => "claimed",
-        }
-    }
-
-    /// Whether the attempt is still open: drawn to now.
-    pub fn open(self) -> bool {
-        matches!(self, Outcome::Running | Outcome::Expired | Outcome::Claimed)
-    }
-}
-
-/// One attempt as read, before it is judged: an ended attempt (a `:results` member), a run in
-/// progress, or a claim-only job's claim with its result.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Seen {
-    pub slot: i64,
-    /// None: a claim-only job's claim; 0: a skip.
-    pub attempt: Option<u32>,
-    pub runner: String,
-    /// As recorded: finished, failed, interrupted, skipped; `running` for a run in progress,
-    /// `claimed` for a claim with no result.
-    pub status: String,
-    pub claimed_at: Option<i64>,
-    pub ended_at: Option<i64>,
-    /// The lease's end of a run in progress.
-    pub lease_end: Option<i64>,
-    pub result: serde_json::Value,
-    pub manual: bool,
-}
-
-impl From<ResultEntry> for Seen {
-    fn from(r: ResultEntry) -> Self {
-        Seen {
-            slot: r.slot,
-            attempt: r.attempt,
-            runner: r.runner,
-            status: r.status,
-            claimed_at: r.claimed_at,
-            ended_at: r.ended_at,
-            lease_end: None,
-            result: r.result,
-            manual: r.kind.as_deref() == Some("manual"),
-        }
-    }
-}
-
-impl Seen {
-    /// The current attempt of a run in progress.
-    pub fn in_progress(r: RunState) -> Self {
-        Seen {
-            slot: r.slot,
-            attempt: Some(r.attempt),
-            runner: r.runner,
-            status: "running".to_string(),
-            claimed_at: Some(r.claimed_at),
-            ended_at: None,
-            lease_end: Some(r.lease_end),
-            result: serde_json::Value::Null,
-            manual: r.kind == crate::store::state::RunKind::Manual,
-        }
-    }
-
-    /// A claim-only job's claim, with its result when it has one.
-    pub fn claim(r: RunWithResult) -> Self {
-        Seen {
-            slot: r.entry.slot,
-            attempt: r.entry.attempt,
-            status: r.entry.status.unwrap_or_else(|| "claimed".to_string()),
-            runner: r.entry.runner,
-            claimed_at: r.entry.claimed_at,
-            ended_at: r.entry.ended_at,
-            lease_end: None,
-            result: r.result.unwrap_or_default(),
-            manual: r.entry.kind == "manual",
-        }
-    }
-
-    fn outcome(&self, now: i64) -> Outcome {
-        let field = |name: &str| self.result.get(name).filter(|v| !v.is_null());
-        match self.status.as_str() {
-            "running" if self.lease_end.is_some_and(|end| end > now) => Outcome::Running,
-            "running" => Outcome::Expired,
-            "claimed" => Outcome::Claimed,
-            "skipped" => Outcome::Skipped,
-            status if crate::store::read::replaced(status, &self.result) => Outcome::Replaced,
-            // An operator's release, recorded interrupted or (`--status failed`) failed.
-            _ if field("released_by").is_some() => Outcome::Released,
-            "finished" => Outcome::Finished,
-            "failed" => Outcome::Failed,
-            _ if field("superseded_by").is_some() => Outcome::Superseded,
-            // interrupted, or a status another writer recorded that this build does not know.
-            _ => Outcome::Interrupted,
-        }
-    }
-}
+pub use crate::store::attempt::{Attempt as Seen, Outcome};
 
 /// The attempt a takeover took the run over from.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -333,11 +196,13 @@ impl JobTimeline {
     }
 }
 
-/// The late threshold of a job: `late_after` if given, else its `--jitter` (job registry) +
-/// `slack`.
-pub fn late_after_ms(registry: Option<&Registry>, late_after: Option<i64>, slack: i64) -> i64 {
+/// The late threshold of a job: `late_after` if given, else its `--jitter` (job registry) and
+/// the slack every view allows ([`crate::store::attempt::late_after_ms`]).
+pub fn late_after_ms(registry: Option<&Registry>, late_after: Option<i64>) -> i64 {
     late_after
-        .unwrap_or_else(|| registry.map_or(0, |r| r.settings.jitter_ms.max(0)) + slack)
+        .unwrap_or_else(|| {
+            crate::store::attempt::late_after_ms(registry.map_or(0, |r| r.settings.jitter_ms))
+        })
         .max(0)
 }
 
@@ -706,8 +571,8 @@ mod tests {
             },
             ..Default::default()
         };
-        assert_eq!(late_after_ms(Some(&registry), None, 10_000), 40_000);
-        assert_eq!(late_after_ms(Some(&registry), Some(5), 10_000), 5);
+        assert_eq!(late_after_ms(Some(&registry), None), 40_000);
+        assert_eq!(late_after_ms(Some(&registry), Some(5)), 5);
     }
 
     #[test]
