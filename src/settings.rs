@@ -13,6 +13,7 @@ pub mod crontab;
 pub mod operator;
 pub mod read;
 pub mod run;
+pub mod top;
 
 use std::time::Duration;
 

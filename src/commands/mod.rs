@@ -17,6 +17,7 @@ pub mod pause;
 pub mod release;
 pub mod run;
 pub mod run_now;
+pub mod top;
 pub mod trim;
 pub mod wait;
 
@@ -257,6 +258,10 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
             } else {
                 watched(&settings.watch, ctx, || history::execute(&settings, ctx)).await?
             }
+        }
+        Command::Top(args) => {
+            let settings = crate::settings::top::TopSettings::resolve(args, &ctx.global)?;
+            top::execute(&settings, ctx).await?
         }
         Command::Trim(args) => trim::execute(&TrimSettings::from(args), ctx).await?,
         Command::Migrate(args) => migrate::execute(&MigrateSettings::resolve(args)?, ctx).await?,

@@ -36,4 +36,5 @@ mod schemas;
 mod sentinel;
 mod soak;
 mod strategies;
+mod top;
 mod tty;
