@@ -247,10 +247,12 @@ impl Drop for Top {
 
 /// The rows of the jobs table: the job names, top to bottom.
 fn job_rows(lines: &[String]) -> Vec<String> {
-    let start = lines
+    let Some(start) = lines
         .iter()
         .position(|l| l.contains("JOB") && l.contains("HEALTH"))
-        .expect("the jobs table");
+    else {
+        return Vec::new();
+    };
     lines[start + 1..]
         .iter()
         .take_while(|l| !l.starts_with("─"))
@@ -771,4 +773,146 @@ fn top_without_a_terminal_says_what_to_use_instead() {
     assert!(said.contains("anarchon inspect JOB -w"), "{said}");
     let out = s.cli(&["top", "--json"]).expect(2);
     assert!(common::stderr(&out).contains("anarchon list --json"));
+}
+
+/// The README's screen of top, between the `$ anarchon top` line of its block and the block's
+/// end.
+const README_SCREEN: &str = "$ anarchon top";
+
+/// A line with what varies from run to run masked: times of day, slots, durations, times relative
+/// to now, the server's port; runs of blanks made one (a narrower value leaves wider gaps).
+fn masked(line: &str) -> String {
+    let masks = [
+        (r"\d\d-\d\d \d\d:\d\d:\d\d", "SLOT"),
+        (r"\d\d:\d\d:\d\d UTC", "CLOCK"),
+        (r"\d+(ms|s|m|h|d) left|expired \d+(ms|s|m|h|d) ago", "LEASE"),
+        (r"in \d+(ms|s|m|h|d)|\d+(ms|s|m|h|d) ago|\bnow\b", "WHEN"),
+        (r"\b\d+(ms|s|m|h|d)\b", "SPAN"),
+        (r"127\.0\.0\.1:\d+", "SERVER"),
+        (r" +", " "),
+    ];
+    let mut text = line.trim_end().to_string();
+    for (pattern, by) in masks {
+        text = regex::Regex::new(pattern)
+            .unwrap()
+            .replace_all(&text, by)
+            .into_owned();
+    }
+    text
+}
+
+/// The README shows top as it draws: a store seeded as the README's screen shows it, top at 80x24,
+/// its screen compared with the README's block (times masked). `UPDATE_GENERATED=1` writes the
+/// screen into the README instead.
+#[test]
+fn the_readme_shows_top_as_it_draws() {
+    let s = Server::start();
+    let run = |job: &str, schedule: &str, runner: &str, command: &[&str], code: i32| {
+        let mut args = vec![
+            "run",
+            "--job",
+            job,
+            "--schedule",
+            schedule,
+            "--max-late",
+            "1d",
+            "--runner",
+            runner,
+            "--",
+        ];
+        args.extend_from_slice(command);
+        s.cli(&args).expect(code);
+    };
+    // billing-export ran well the two hours before this one (explicit slots), and fails now.
+    let hour = s.now_ms() / 3_600_000 * 3_600_000;
+    for back in [2, 1] {
+        let slot = (hour - back * 3_600_000).to_string();
+        s.cli(&[
+            "run",
+            "--job",
+            "billing-export",
+            "--slot",
+            &slot,
+            "--max-late",
+            "1d",
+            "--runner",
+            "web-1:977",
+            "--",
+            "true",
+        ])
+        .expect(0);
+    }
+    run(
+        "billing-export",
+        "@hourly",
+        "web-2:2211",
+        &[
+            "sh",
+            "-c",
+            "echo 'psql: FATAL: too many connections' >&2; exit 3",
+        ],
+        3,
+    );
+    run("db-backup", "0 */6 * * *", "db-1:4311", &["true"], 0);
+    run("cache-warm", "*/5 * * * *", "web-1:977", &["true"], 0);
+    run("report-daily", "30 6 * * *", "web-2:2211", &["true"], 0);
+    run("sync", "@hourly", "web-1:977", &["true"], 0);
+    s.cli(&[
+        "pause",
+        "report-daily",
+        "--reason",
+        "INC-311 quarter close",
+        "--by",
+        "ops",
+    ])
+    .expect(0);
+    s.cli(&[
+        "claim",
+        "db-backup",
+        "--slot",
+        "now",
+        "--runner",
+        "db-1:4312",
+        "--lease",
+        "10m",
+    ])
+    .expect(0);
+    let mut top = Top::start(&s, &["top"]);
+    let screen = top.wait_until("the seeded jobs, whole", |lines| {
+        job_rows(lines).len() == 5
+            && lines
+                .iter()
+                .any(|l| l.contains("psql: FATAL") || l.contains("exit 3"))
+    });
+    top.keys("q");
+    assert_eq!(top.exit_code(), 0);
+
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = readme.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| *l == README_SCREEN)
+        .expect("README.md has a block with `$ anarchon top`")
+        + 1;
+    let end = start
+        + lines[start..]
+            .iter()
+            .position(|l| l.trim_start().starts_with("```"))
+            .expect("the block's end");
+    if std::env::var_os("UPDATE_GENERATED").is_some() {
+        let mut out: Vec<String> = lines[..start].iter().map(|l| l.to_string()).collect();
+        out.extend(screen.iter().cloned());
+        out.extend(lines[end..].iter().map(|l| l.to_string()));
+        std::fs::write(&path, out.join("\n") + "\n").unwrap();
+        return;
+    }
+    let shown: Vec<String> = lines[start..end].iter().map(|l| masked(l)).collect();
+    let drawn: Vec<String> = screen.iter().map(|l| masked(l)).collect();
+    assert_eq!(
+        shown,
+        drawn,
+        "README.md's screen of top is not what it draws (UPDATE_GENERATED=1 writes it):\n{}",
+        screen.join("\n")
+    );
 }

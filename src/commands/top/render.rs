@@ -151,10 +151,11 @@ fn title_line(app: &App, paint: &Paint, width: u16) -> Line<'static> {
                 .iter()
                 .map(|j| j.view.in_progress.len())
                 .sum::<usize>();
-            (
-                format!("{jobs}, {running} in progress"),
-                format!("{} UTC", &crate::time::compact(s.now())[11..]),
-            )
+            (format!("{jobs}, {running} in progress"), {
+                // The time of day of the server's clock.
+                let at = crate::time::compact(s.now());
+                format!("{} UTC", at.get(11..).unwrap_or(&at))
+            })
         }
         None => ("reading the store…".to_string(), String::new()),
     };
@@ -289,14 +290,15 @@ fn jobs_view(frame: &mut Frame, app: &mut App, paint: &Paint, area: Rect) {
         .as_ref()
         .map_or(0, |s| s.runs_in_progress().len());
     let recent = app.selected_job().map_or(0, |j| j.view.recent.len());
-    // The jobs take what they need, leaving the selected job's results at least 5 rows (as many
-    // as it has); those get the rest.
+    // The runs in progress take up to 4 rows and the selected job's results at least 5 (as many
+    // as it has); the jobs table what it needs of the rest, and the results more when it leaves
+    // room (up to the 16 read).
     let body = area.height.saturating_sub(3);
     let in_progress = 2 + running.clamp(1, 4) as u16;
-    let results = 2 + recent.clamp(1, 5) as u16;
     let jobs = (1 + app.rows().len().max(1) as u16)
-        .min(body.saturating_sub(in_progress + results))
+        .min(body.saturating_sub(in_progress + 2 + recent.clamp(1, 5) as u16))
         .max(4);
+    let results = (2 + recent.clamp(1, 16) as u16).min(body.saturating_sub(jobs + in_progress));
     let parts = frame_parts(
         frame,
         app,
@@ -305,7 +307,8 @@ fn jobs_view(frame: &mut Frame, app: &mut App, paint: &Paint, area: Rect) {
         &[
             Constraint::Length(jobs),
             Constraint::Length(in_progress),
-            Constraint::Min(3),
+            Constraint::Length(results),
+            Constraint::Min(0),
         ],
     );
     jobs_table(frame, app, paint, parts[0], now);
@@ -867,5 +870,23 @@ mod tests {
             "{lines:#?}"
         );
         assert!(lines[23].contains("Esc cancel"), "{lines:#?}");
+    }
+
+    #[test]
+    fn a_tiny_terminal_is_drawn_without_a_panic() {
+        let mut app = app();
+        for view in [View::Jobs, View::Job, View::Logs, View::Help] {
+            app.view = view;
+            for (w, h) in [(1, 1), (20, 5), (40, 10), (200, 60)] {
+                screen(&mut app, w, h);
+            }
+        }
+        app.dialog = Some(Dialog::new(Action::RunNow {
+            job: "j".into(),
+            strategy: None,
+        }));
+        for (w, h) in [(1, 1), (20, 5), (40, 10)] {
+            screen(&mut app, w, h);
+        }
     }
 }
