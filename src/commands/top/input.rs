@@ -45,6 +45,11 @@ pub fn handle(app: &mut App, key: KeyEvent) -> Effect {
                 KeyCode::Esc | KeyCode::Char('?') | KeyCode::Enter | KeyCode::Backspace => {
                     app.view = app.back_to
                 }
+                KeyCode::Up | KeyCode::Char('k') => {
+                    app.help_scroll = app.help_scroll.saturating_sub(1)
+                }
+                // Kept within the text when drawn.
+                KeyCode::Down | KeyCode::Char('j') => app.help_scroll += 1,
                 _ => {}
             }
             Effect::None
@@ -138,8 +143,7 @@ fn in_filter(app: &mut App, key: KeyEvent) -> Effect {
 }
 
 fn in_logs(app: &mut App, key: KeyEvent) -> Effect {
-    let lines = app.logs.lines.as_ref().map_or(0, Vec::len);
-    let last = lines.saturating_sub(1);
+    // Kept within the text when drawn.
     let scroll = &mut app.logs.scroll;
     match key.code {
         KeyCode::Char('q') => return Effect::Quit,
@@ -147,11 +151,11 @@ fn in_logs(app: &mut App, key: KeyEvent) -> Effect {
             app.view = app.back_to
         }
         KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
-        KeyCode::Down | KeyCode::Char('j') => *scroll = (*scroll + 1).min(last),
+        KeyCode::Down | KeyCode::Char('j') => *scroll += 1,
         KeyCode::PageUp => *scroll = scroll.saturating_sub(app.page),
-        KeyCode::PageDown | KeyCode::Char(' ') => *scroll = (*scroll + app.page).min(last),
+        KeyCode::PageDown | KeyCode::Char(' ') => *scroll += app.page,
         KeyCode::Home | KeyCode::Char('g') => *scroll = 0,
-        KeyCode::End | KeyCode::Char('G') => *scroll = last,
+        KeyCode::End | KeyCode::Char('G') => *scroll = usize::MAX / 2,
         _ => {}
     }
     Effect::None

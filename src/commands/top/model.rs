@@ -375,6 +375,8 @@ pub struct App {
     pub page: usize,
     /// The first row of the jobs table shown (kept between drawings, as the table scrolls).
     pub jobs_offset: usize,
+    /// The first line of the help shown (on a terminal too small for it).
+    pub help_scroll: usize,
 }
 
 impl App {
@@ -397,6 +399,7 @@ impl App {
             busy: None,
             page: 10,
             jobs_offset: 0,
+            help_scroll: 0,
         }
     }
 

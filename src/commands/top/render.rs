@@ -250,7 +250,11 @@ fn keys_line(app: &App, paint: &Paint) -> Line<'static> {
                 ("Esc", "back".into()),
                 ("q", "quit".into()),
             ],
-            View::Help => vec![("Esc", "back".into()), ("q", "quit".into())],
+            View::Help => vec![
+                ("↑↓", "scroll".into()),
+                ("Esc", "back".into()),
+                ("q", "quit".into()),
+            ],
         }
     };
     let mut spans = Vec::new();
@@ -367,6 +371,15 @@ fn jobs_table(frame: &mut Frame, app: &mut App, paint: &Paint, area: Rect, now: 
     app.jobs_offset = state.offset();
 }
 
+/// The tone of a health word: as the tables of the other commands colour it, but every state
+/// that needs a person stands out (`output::health_tone` leaves `expired` dim).
+fn health_of(state: crate::health::HealthState) -> Tone {
+    match health_tone(state.as_str()) {
+        Tone::Dim if state.needs_a_person() => Tone::Bad,
+        tone => tone,
+    }
+}
+
 /// A job's name as rows show it: a claim-only job's says so (as `list`'s).
 fn name(job: &str, layout: KeyLayout) -> String {
     match layout {
@@ -387,10 +400,7 @@ fn job_cells(j: &JobRow, paint: &Paint, now: i64) -> Vec<(String, Style)> {
         .unwrap_or_else(|| "-".into());
     vec![
         (name(&j.view.job, j.view.layout), Style::default()),
-        (
-            h.state.as_str().to_string(),
-            paint.tone(health_tone(h.state.as_str())),
-        ),
+        (h.state.as_str().to_string(), paint.tone(health_of(h.state))),
         (schedule, Style::default()),
         (relative(h.next_due, now), Style::default()),
         (relative(h.last_success, now), Style::default()),
@@ -581,7 +591,7 @@ fn facts(j: &JobRow, format: Option<u32>, now: i64) -> Vec<Line<'static>> {
     }
     for expired in &h.expired_slots {
         lines.push(Line::raw(format!(
-            "expired  the run of {} lost its lease and nobody took it over: r releases it",
+            "expired  {} lost its lease and nobody took it over (r releases it)",
             slot(*expired)
         )));
     }
@@ -592,7 +602,7 @@ fn facts(j: &JobRow, format: Option<u32>, now: i64) -> Vec<Line<'static>> {
     {
         let detail = crate::output::result_detail(&e.result);
         lines.push(Line::raw(format!(
-            "failed   {} attempt {} on {}: {}{} (l: its output)",
+            "failed   {} #{} on {}, {} (l shows it){}",
             slot(e.slot),
             e.attempt.map_or("-".to_string(), |a| a.to_string()),
             e.runner,
@@ -685,35 +695,65 @@ fn logs_view(frame: &mut Frame, app: &mut App, paint: &Paint, area: Rect) {
         parts[0],
     );
     app.page = usize::from(parts[1].height).max(1);
+    let width = usize::from(area.width).max(1);
     let text: Text = match &app.logs.lines {
         None => Text::raw("reading…"),
-        Some(lines) => lines
-            .iter()
-            .skip(app.logs.scroll)
-            .map(|l| Line::raw(l.replace('\t', "    ")))
-            .collect(),
+        Some(lines) => {
+            // Long lines are wrapped (a stderr line is read whole here); scrolling is by screen
+            // lines, kept within the text.
+            let rows: usize = lines
+                .iter()
+                .map(|l| l.chars().count().div_ceil(width).max(1))
+                .sum();
+            app.logs.scroll = app.logs.scroll.min(rows.saturating_sub(app.page));
+            lines
+                .iter()
+                .map(|l| Line::raw(l.replace('\t', "    ")))
+                .collect()
+        }
     };
-    frame.render_widget(Paragraph::new(text), parts[1]);
+    frame.render_widget(
+        Paragraph::new(text)
+            .wrap(Wrap { trim: false })
+            .scroll((app.logs.scroll as u16, 0)),
+        parts[1],
+    );
 }
 
-/// The help: every key, and how the actions are done.
+/// The help: every key, and how the actions are done (it fits 80x24; smaller terminals scroll
+/// it).
 const HELP: &str = "\
-Jobs are sorted by health, what needs a person first (missed, expired, failing, late), as `anarchon list --sort health`. The store is read again every --interval; times count on between reads.
-
-Moving: Up/Down or j/k, PgUp/PgDn, g/G (first, last). Enter opens the selected job: its settings from the job registry, its pause, its runs in progress (Up/Down picks one) and its newest results, as `anarchon inspect` shows them. Esc goes back. / filters the jobs by name (Enter keeps the filter, Esc clears it). l shows what the job's newest failed or interrupted run left behind (`anarchon logs JOB`). ? shows this help; q or Ctrl-C quits.
-
-Actions ask first, on screen: type a reason if you like (it is recorded with the action), Enter, then y to do it or n (or Esc) to leave everything as it was. Each is done by anarchon's own command, exactly as if typed at a shell, against the same server and prefix, and the status line shows its answer:
-  r  releases a run in progress (`anarchon release JOB --slot SLOT --no-wait`): in the job view the one selected, else the job's only one. A live holder stops its command at its next heartbeat; the run ends then.
-  p  pauses the job across the fleet (`anarchon pause JOB`), or resumes a paused one (`anarchon resume JOB`).
-  n  runs the job now (`anarchon run-now JOB --shell -- COMMAND`). The store keeps no job's command (it may hold secrets), so top asks for it. top then leaves the screen and runs it in this terminal, where you see its output and can stop it with Ctrl-C; Enter brings you back.
-
-A server that does not answer (a restart, a failover) is said on the status line with since when; the last picture stays on screen until it answers again.";
+Jobs worst first (missed, expired, failing, late: as `list --sort health`), read
+again every --interval; times count on between reads.
+  Up Down j k PgUp PgDn g G  move; in a job, pick one of its runs in progress
+  Enter   open the job: settings, pause, runs, results (as `anarchon inspect`)
+  Esc     back; in the jobs, clear the filter
+  /       filter the jobs by name as you type (Enter keeps it, Esc clears it)
+  l       the job's last failure's output (`anarchon logs JOB`)
+  r       release a run in progress (`anarchon release JOB --slot S --no-wait`)
+  p       pause the job (`anarchon pause JOB`), or resume it (`anarchon resume`)
+  n       run the job now (`anarchon run-now JOB --shell -- CMD`)
+  ?       this help        q, Ctrl-C  quit
+Actions ask first: type a reason if you like (release and pause record it),
+Enter, then y does it; n or Esc changes nothing. Each is anarchon's own command,
+run as at a shell against the same server and prefix; the status line shows its
+answer. The store keeps no job's command (commands may hold secrets), so n asks
+for one, leaves the screen, runs it in this terminal (Ctrl-C stops it) and comes
+back on Enter. A server that does not answer is said on the status line with
+since when; the last picture stays until it answers.";
 
 fn help_view(frame: &mut Frame, app: &mut App, paint: &Paint, area: Rect) {
     let parts = frame_parts(frame, app, paint, area, &[Constraint::Min(1)]);
     let mut lines = vec![section(paint, "Help".to_string(), area.width)];
     lines.extend(HELP.lines().map(|l| Line::raw(l.to_string())));
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), parts[0]);
+    let last = lines.len().saturating_sub(usize::from(parts[0].height));
+    app.help_scroll = app.help_scroll.min(last);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((app.help_scroll as u16, 0)),
+        parts[0],
+    );
 }
 
 /// An action's dialog in the middle of the screen.
