@@ -54,6 +54,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('cron', 'cron', [CompletionResultType]::ParameterValue, 'Run every job of a crontab file, each scheduled run once across the replicas running it')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List every job under the prefix: layout, runs in progress, last run, last result, history')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show one job in full: runs in progress with their leases, recent runs and results, keys, and its newest events (as kubectl describe): claims, takeovers, skips, releases, and who paused, resumed, released or ran it by hand, when and why')
+            [CompletionResult]::new('top', 'top', [CompletionResultType]::ParameterValue, 'A full-screen live view for on-call: jobs worst first, runs in progress, and actions on them')
             [CompletionResult]::new('next', 'next', [CompletionResultType]::ParameterValue, 'When a job runs next: its fire times, jitter, the daylight-saving changes ahead, and what --catch-up would do after an outage')
             [CompletionResult]::new('history', 'history', [CompletionResultType]::ParameterValue, 'Show a job''s attempts and results, newest first (or, with --events, what happened to it and who did what)')
             [CompletionResult]::new('timeline', 'timeline', [CompletionResultType]::ParameterValue, 'Draw a job''s runs on a time axis: overlaps, takeovers, late starts, skips, failures')
@@ -345,6 +346,35 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
             [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped')
             [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")')
+            [CompletionResult]::new('--no-headers', '--no-headers', [CompletionResultType]::ParameterName, 'Print tables without their header row (for scripts, as kubectl --no-headers)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;top' {
+            [CompletionResult]::new('--pattern', '--pattern', [CompletionResultType]::ParameterName, 'Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`)')
+            [CompletionResult]::new('--interval', '--interval', [CompletionResultType]::ParameterName, 'How often the store is read again')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name (on any URL or --host)')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
             [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
             [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
             [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
@@ -902,6 +932,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('cron', 'cron', [CompletionResultType]::ParameterValue, 'Run every job of a crontab file, each scheduled run once across the replicas running it')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List every job under the prefix: layout, runs in progress, last run, last result, history')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show one job in full: runs in progress with their leases, recent runs and results, keys, and its newest events (as kubectl describe): claims, takeovers, skips, releases, and who paused, resumed, released or ran it by hand, when and why')
+            [CompletionResult]::new('top', 'top', [CompletionResultType]::ParameterValue, 'A full-screen live view for on-call: jobs worst first, runs in progress, and actions on them')
             [CompletionResult]::new('next', 'next', [CompletionResultType]::ParameterValue, 'When a job runs next: its fire times, jitter, the daylight-saving changes ahead, and what --catch-up would do after an outage')
             [CompletionResult]::new('history', 'history', [CompletionResultType]::ParameterValue, 'Show a job''s attempts and results, newest first (or, with --events, what happened to it and who did what)')
             [CompletionResult]::new('timeline', 'timeline', [CompletionResultType]::ParameterValue, 'Draw a job''s runs on a time axis: overlaps, takeovers, late starts, skips, failures')
@@ -940,6 +971,9 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             break
         }
         'anarchon;help;inspect' {
+            break
+        }
+        'anarchon;help;top' {
             break
         }
         'anarchon;help;next' {

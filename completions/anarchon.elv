@@ -51,6 +51,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand cron 'Run every job of a crontab file, each scheduled run once across the replicas running it'
             cand list 'List every job under the prefix: layout, runs in progress, last run, last result, history'
             cand inspect 'Show one job in full: runs in progress with their leases, recent runs and results, keys, and its newest events (as kubectl describe): claims, takeovers, skips, releases, and who paused, resumed, released or ran it by hand, when and why'
+            cand top 'A full-screen live view for on-call: jobs worst first, runs in progress, and actions on them'
             cand next 'When a job runs next: its fire times, jitter, the daylight-saving changes ahead, and what --catch-up would do after an outage'
             cand history 'Show a job''s attempts and results, newest first (or, with --events, what happened to it and who did what)'
             cand timeline 'Draw a job''s runs on a time axis: overlaps, takeovers, late starts, skips, failures'
@@ -335,6 +336,34 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --command-timeout 'Give up waiting for one reply after this long'
             cand -w 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
             cand --watch 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")'
+            cand --no-headers 'Print tables without their header row (for scripts, as kubectl --no-headers)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'anarchon;top'= {
+            cand --pattern 'Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`)'
+            cand --interval 'How often the store is read again'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
+            cand -p 'Port [default: 6379, or the URL''s]'
+            cand --port 'Port [default: 6379, or the URL''s]'
+            cand -n 'Database number [default: 0, or the URL''s]'
+            cand --db 'Database number [default: 0, or the URL''s]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand -o 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --output 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
             cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
             cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
             cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
@@ -875,6 +904,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand cron 'Run every job of a crontab file, each scheduled run once across the replicas running it'
             cand list 'List every job under the prefix: layout, runs in progress, last run, last result, history'
             cand inspect 'Show one job in full: runs in progress with their leases, recent runs and results, keys, and its newest events (as kubectl describe): claims, takeovers, skips, releases, and who paused, resumed, released or ran it by hand, when and why'
+            cand top 'A full-screen live view for on-call: jobs worst first, runs in progress, and actions on them'
             cand next 'When a job runs next: its fire times, jitter, the daylight-saving changes ahead, and what --catch-up would do after an outage'
             cand history 'Show a job''s attempts and results, newest first (or, with --events, what happened to it and who did what)'
             cand timeline 'Draw a job''s runs on a time axis: overlaps, takeovers, late starts, skips, failures'
@@ -906,6 +936,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;help;list'= {
         }
         &'anarchon;help;inspect'= {
+        }
+        &'anarchon;help;top'= {
         }
         &'anarchon;help;next'= {
         }

@@ -271,6 +271,27 @@ pub enum Command {
     )]
     Inspect(InspectArgs),
 
+    /// A full-screen live view for on-call: jobs worst first, runs in progress, and actions on them.
+    ///
+    /// Every job under the prefix sorted by health (what needs a person first, as `list --sort
+    /// health`), the runs in progress with their holder and the time their lease has left, and
+    /// the selected job's newest results, read again every --interval (one pipelined read per
+    /// batch of jobs). Arrows or j/k move, Enter opens a job (its settings, pause, runs in
+    /// progress and results, as `inspect` shows them), `/` filters by name, `l` shows its last
+    /// failure's output (as `logs`), Esc goes back, `?` lists every key, `q` or Ctrl-C quits.
+    ///
+    /// Actions ask on screen first (y/n, with an optional reason) and are done by this same
+    /// binary's own commands, as typed at a shell (so each is recorded as they are): `r`
+    /// releases a run in progress (`release --no-wait`), `p` pauses the job or resumes it, `n`
+    /// asks for a command and runs it now in the terminal (`run-now --shell`), then returns to
+    /// the screen. A server that stops answering is said on screen with since when; the last
+    /// picture stays until it answers again. Needs a terminal: in a pipe, `list -w` or
+    /// `inspect JOB -w` show the same.
+    #[command(
+        after_long_help = examples(&["anarchon top", "anarchon top --pattern 'billing*' --interval 5s", "NO_COLOR=1 anarchon --redis redis://redis.internal:6379 top"])
+    )]
+    Top(TopArgs),
+
     /// When a job runs next: its fire times, jitter, the daylight-saving changes ahead, and what
     /// --catch-up would do after an outage.
     ///
@@ -889,6 +910,17 @@ pub struct NextArgs {
     /// With --after-outage: --catch-up-max (the registry does not record it) [default: run's, 10].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000), value_name = "N", requires = "after_outage")]
     pub catch_up_max: Option<u32>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TopArgs {
+    /// Only jobs whose name matches this Redis glob (`*`, `?`, `[abc]`).
+    #[arg(long, default_value = "*", value_name = "GLOB")]
+    pub pattern: String,
+
+    /// How often the store is read again.
+    #[arg(long, value_parser = parse_duration, default_value = "2s", value_name = "DURATION")]
+    pub interval: Duration,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -271,7 +271,7 @@ const SHORTENED_TIMES: [&str; 3] = ["ENDED", "CLAIMED", "STARTED"];
 
 /// `cell` cut to `to` characters: its end replaced by `…`, or for a runner (`host:pid`) the end of
 /// its host, so the pid stays whole (`ip-10-0-12-34.eu-w…:4311`).
-fn cut(column: &str, cell: &str, to: usize) -> String {
+pub(crate) fn cut(column: &str, cell: &str, to: usize) -> String {
     if column == "RUNNER"
         && let Some((host, pid)) = cell.rsplit_once(':')
         && to > pid.chars().count() + 2

@@ -15,6 +15,7 @@ pub mod operator;
 pub mod read;
 pub mod run;
 pub mod timeline;
+pub mod top;
 
 use std::time::Duration;
 

@@ -70,7 +70,7 @@ struct ActiveRow {
 }
 
 /// The order of health for `--sort health`: what needs a person first, unreadable health last.
-fn health_rank(health: Option<crate::health::HealthState>) -> u8 {
+pub(crate) fn health_rank(health: Option<crate::health::HealthState>) -> u8 {
     use crate::health::HealthState;
     match health {
         Some(HealthState::Missed) => 0,

@@ -19,6 +19,7 @@ pub mod release;
 pub mod run;
 pub mod run_now;
 pub mod timeline;
+pub mod top;
 pub mod trim;
 pub mod wait;
 
@@ -250,6 +251,10 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
                 crate::store::validate_job_name(job)?;
             }
             next::execute(&settings, ctx).await?
+        }
+        Command::Top(args) => {
+            let settings = crate::settings::top::TopSettings::resolve(args, &ctx.global)?;
+            top::execute(&settings, ctx).await?
         }
         Command::Trim(args) => trim::execute(&TrimSettings::from(args), ctx).await?,
         Command::Migrate(args) => migrate::execute(&MigrateSettings::resolve(args)?, ctx).await?,

@@ -67,6 +67,26 @@ pub struct JobView {
 }
 
 impl JobView {
+    /// A job with nothing read (no registry, results, runs or pause), for unit tests of the
+    /// views above the store to fill in.
+    #[cfg(test)]
+    pub(crate) fn unread(job: &str, layout: Layout) -> Self {
+        JobView {
+            job: job.to_string(),
+            layout,
+            registry: None,
+            first_seen: None,
+            recent: Vec::new(),
+            recent_is_all: true,
+            in_progress: Vec::new(),
+            named_slots: Vec::new(),
+            pause: None,
+            waiting: None,
+            history_entries: 0,
+            claims: None,
+        }
+    }
+
     /// The job's schedule, from the registry (None when unknown, or unreadable: the registry's
     /// text came from another writer).
     pub fn schedule(&self) -> Option<Schedule> {

@@ -40,4 +40,5 @@ mod sentinel;
 mod soak;
 mod strategies;
 mod timeline;
+mod top;
 mod tty;
