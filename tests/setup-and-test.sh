@@ -136,7 +136,7 @@ say "the lease tests again, against stores an operator moved to format 2 (anarch
 ANARCHON_TEST_STORE_FORMAT=2 cargo test --locked --test it -- lease:: faults:: run:: operator:: \
   hardening:: reliability:: tty:: oncall:: pause:: exactly_once:: soak:: \
   catchup:: fencing:: herd:: functions:: overlap:: backfill:: ping:: monitoring:: cron:: \
-  events:: live_output::
+  events:: live_output:: next:: timeline:: top::
 
 say "test suite against valkey-server"
 ANARCHON_TEST_SERVER=valkey-server cargo test --locked --tests
