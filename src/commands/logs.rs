@@ -206,13 +206,72 @@ const OUTPUT_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 /// holder writes the stream's first entry as the command starts.
 const NO_OUTPUT_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// What `logs -f` exits with when interrupted (Ctrl-C, SIGTERM) before the run ended, as a shell
+/// reports a command ended by SIGINT: never 0, which says the run finished.
+const INTERRUPTED: i32 = 130;
+
+/// One attempt's output stream as `logs -f` reads it.
+struct Followed {
+    attempt: u32,
+    key: String,
+    /// The last entry read (`0`: none yet).
+    after: String,
+    /// Lines printed from it.
+    lines: u64,
+    /// Its `cut` entry: the lines its holder sent before the cap.
+    cut: Option<u64>,
+    /// Its `end` entry: every line the command printed.
+    end: Option<u64>,
+    /// When it was begun, to say when a run in progress sends no output at all.
+    since: std::time::Instant,
+}
+
+impl Followed {
+    fn new(prefix: &str, job: &str, slot: i64, attempt: u32) -> Self {
+        Followed {
+            attempt,
+            key: crate::store::output::output_key(prefix, job, slot, attempt),
+            after: "0".to_string(),
+            lines: 0,
+            cut: None,
+            end: None,
+            since: std::time::Instant::now(),
+        }
+    }
+
+    /// Says, once its attempt is over, what of its output the store did not get: lines the holder
+    /// counted but could not send (a full queue, a server that did not answer), or the rest of
+    /// an output whose end never came (the holder died, or lost the server).
+    fn say_what_is_missing(&self, json: bool) {
+        if json || self.after == "0" {
+            return;
+        }
+        match self.end {
+            None => crate::errln!(
+                "anarchon: attempt {}'s output stops here in the store: its holder never marked its end (it died, or the server did not take the rest)",
+                self.attempt
+            ),
+            Some(printed) => {
+                let sent = self.cut.unwrap_or(printed).min(printed);
+                if self.lines < sent {
+                    crate::errln!(
+                        "anarchon: {} of attempt {}'s first {sent} line(s) are not in the store: they came faster than it took them, or it did not answer (the holder said so on its stderr)",
+                        sent - self.lines,
+                        self.attempt
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// `anarchon logs -f JOB`: follows a run's output (`run --live-output`) as its command prints
-/// it, from any host, across takeovers (each attempt has its own stream), and ends with how the
-/// run ended, exiting as `wait` does. Reads only: the output stream every [`OUTPUT_POLL`] and the
-/// run (as `wait` reads it) between.
+/// it, from any host, across takeovers (each attempt has its own stream; a run whose earlier
+/// attempts ended before is shown from its first), and ends with how the run ended, exiting as
+/// `wait` does ([`INTERRUPTED`] when stopped before). Reads only: the output stream every
+/// [`OUTPUT_POLL`] and the run (as `wait` reads it) between; a server that does not answer is
+/// ridden out as the live views do ([`crate::commands::Outage`]).
 pub async fn follow(settings: &LogsSettings, ctx: &Context) -> Result<i32> {
-    use crate::commands::wait::{Seen, exit_code_of, look};
-    use crate::store::output::output_key;
     let (mut conn, check, keys) = ctx.open_job(&settings.job, settings.layout).await?;
     if matches!(keys, crate::store::JobKeys::ClaimOnly(_)) {
         return Err(Error::usage(format!(
@@ -220,20 +279,60 @@ pub async fn follow(settings: &LogsSettings, ctx: &Context) -> Result<i32> {
             settings.job
         )));
     }
-    let job = settings.job.as_str();
     let mut slot = settings.slot.map(|s| s.resolve(check.server_now_ms));
     let mut interrupt = crate::commands::Interrupt::new()?;
-    // The attempt followed, the stream's position, and since when it has shown nothing.
-    let mut following: Option<(u32, String)> = None;
-    let mut after = "0".to_string();
-    let mut silent_since = std::time::Instant::now();
-    let mut over = false;
+    let mut outage = crate::commands::Outage::default();
+    let mut following: Option<Followed> = None;
+    let mut told_expired = false;
     loop {
-        let now = crate::store::format::check_for_read(&mut conn, ctx.prefix())
+        let round = Round {
+            ctx,
+            keys: &keys,
+            job: &settings.job,
+        };
+        let pause = match round
+            .look(&mut conn, &mut slot, &mut following, &mut told_expired)
+            .await
+        {
+            Ok(Some(code)) => return Ok(code),
+            Ok(None) => {
+                outage.over();
+                OUTPUT_POLL
+            }
+            Err(e) => outage.failed(e, OUTPUT_POLL * 8)?,
+        };
+        if crate::output::output_gone() {
+            return Ok(ExitCode::Ok.code());
+        }
+        if interrupt.sleep(pause).await {
+            return Ok(INTERRUPTED);
+        }
+    }
+}
+
+/// What every look of `logs -f` reads with.
+struct Round<'a> {
+    ctx: &'a Context,
+    keys: &'a crate::store::JobKeys,
+    job: &'a str,
+}
+
+impl Round<'_> {
+    /// One look: the run, then its output since the last look. The exit code once the run has
+    /// ended.
+    async fn look(
+        &self,
+        conn: &mut crate::connection::Connection,
+        slot: &mut Option<i64>,
+        following: &mut Option<Followed>,
+        told_expired: &mut bool,
+    ) -> Result<Option<i32>> {
+        use crate::commands::wait::{Seen, exit_code_of, look};
+        let (ctx, job) = (self.ctx, self.job);
+        let now = crate::store::format::check_for_read(conn, ctx.prefix())
             .await?
             .server_now_ms;
-        let seen = look(&mut conn, &keys, &mut slot, now).await?;
-        let (entry, ended) = match seen {
+        let (entry, ended) = match look(conn, self.keys, slot, now).await? {
             Seen::Waiting(Some(e)) => (e, false),
             Seen::Ended(e) => (e, true),
             Seen::Waiting(None) => {
@@ -241,7 +340,7 @@ pub async fn follow(settings: &LogsSettings, ctx: &Context) -> Result<i32> {
                     format!(
                         "{job} has no run {}\n  hint: `anarchon wait {job}` waits for its next run; `anarchon logs {job}` shows what its runs left behind",
                         match slot {
-                            Some(s) => format!("of {}", crate::time::rfc3339(s)),
+                            Some(s) => format!("of {}", crate::time::rfc3339(*s)),
                             None => "in progress".to_string(),
                         }
                     )
@@ -250,19 +349,20 @@ pub async fn follow(settings: &LogsSettings, ctx: &Context) -> Result<i32> {
             }
         };
         let attempt = entry.attempt.unwrap_or(1);
+        // The first look: the attempts before this one, whole (a run taken over, or one that
+        // ended after takeovers, is shown from its start).
+        if following.is_none() {
+            for earlier in 1..attempt {
+                let mut before = Followed::new(ctx.prefix(), job, entry.slot, earlier);
+                self.drain(conn, &mut before, entry.slot, true).await?;
+                before.say_what_is_missing(ctx.out.json);
+            }
+        }
         // A takeover: the rest of the attempt before, then the next one's stream.
-        if following.as_ref().is_some_and(|(a, _)| *a != attempt) {
-            if let Some((before, key)) = &following {
-                drain(
-                    ctx,
-                    &mut conn,
-                    key,
-                    &mut after,
-                    job,
-                    (entry.slot, *before),
-                    true,
-                )
-                .await?;
+        if following.as_ref().is_some_and(|f| f.attempt != attempt) {
+            if let Some(mut before) = following.take() {
+                self.drain(conn, &mut before, entry.slot, true).await?;
+                before.say_what_is_missing(ctx.out.json);
             }
             if !ctx.out.json {
                 crate::errln!(
@@ -270,49 +370,19 @@ pub async fn follow(settings: &LogsSettings, ctx: &Context) -> Result<i32> {
                     entry.runner
                 );
             }
-            following = None;
         }
-        if following.is_none() {
-            let key = output_key(ctx.prefix(), job, entry.slot, attempt);
-            following = Some((attempt, key));
-            after = "0".to_string();
-            over = false;
-            silent_since = std::time::Instant::now();
-        }
-        let key = following
-            .as_ref()
-            .map(|(_, k)| k.clone())
-            .unwrap_or_default();
-        let read = drain(
-            ctx,
-            &mut conn,
-            &key,
-            &mut after,
-            job,
-            (entry.slot, attempt),
-            false,
-        )
-        .await?;
-        over |= read.over;
-        if read.entries > 0 {
-            silent_since = std::time::Instant::now();
-        }
+        let followed =
+            following.get_or_insert_with(|| Followed::new(ctx.prefix(), job, entry.slot, attempt));
+        self.drain(conn, followed, entry.slot, ended).await?;
         if ended {
-            // What the attempt wrote after the look: it ended, so its stream is complete now.
-            drain(
-                ctx,
-                &mut conn,
-                &key,
-                &mut after,
-                job,
-                (entry.slot, attempt),
-                true,
-            )
-            .await?;
-            if after == "0" && !ctx.out.json {
-                crate::errln!(
-                    "anarchon: attempt {attempt} kept no output in the store (it was not started with --live-output)"
-                );
+            if followed.after == "0" {
+                if !ctx.out.json {
+                    crate::errln!(
+                        "anarchon: attempt {attempt} kept no output in the store (it was not started with --live-output, or its output expired)"
+                    );
+                }
+            } else {
+                followed.say_what_is_missing(ctx.out.json);
             }
             let code = exit_code_of(&entry);
             if ctx.out.json {
@@ -327,15 +397,23 @@ pub async fn follow(settings: &LogsSettings, ctx: &Context) -> Result<i32> {
                     entry.slot_time,
                     entry.status,
                     entry.runner,
-                    match crate::output::result_summary(Some(&entry.result)).as_str() {
-                        "-" => String::new(),
-                        summary => format!(" ({summary})"),
+                    match ended_how(&entry.result) {
+                        Some(how) => format!(" ({how})"),
+                        None => String::new(),
                     }
                 );
             }
-            return Ok(code);
+            return Ok(Some(code));
         }
-        if after == "0" && !over && silent_since.elapsed() >= NO_OUTPUT_AFTER {
+        if entry.status == "expired" && !*told_expired && !ctx.out.json {
+            *told_expired = true;
+            crate::errln!(
+                "anarchon: attempt {attempt} on {} lost its lease and nobody has taken the run over yet: it goes on when a host claims it (a backup, the job's next run), or ends with `anarchon release {job} --slot {}`",
+                entry.runner,
+                entry.slot
+            );
+        }
+        if followed.after == "0" && followed.since.elapsed() >= NO_OUTPUT_AFTER {
             return Err(Error::NotFound(
                 format!(
                     "{job} @ {} (attempt {attempt} on {}) sends no output to the store: it was not started with --live-output\n  hint: start the job with `anarchon run --live-output ...` (or `# anarchon: --live-output` in a crontab) to follow its output; `anarchon wait {job}` waits for it to end",
@@ -344,71 +422,76 @@ pub async fn follow(settings: &LogsSettings, ctx: &Context) -> Result<i32> {
                 .into(),
             ));
         }
-        if crate::output::output_gone() || interrupt.sleep(OUTPUT_POLL).await {
-            return Ok(ExitCode::Ok.code());
-        }
+        Ok(None)
     }
-}
 
-/// What one read of an output stream found.
-struct Drained {
-    entries: usize,
-    /// The `end` entry was read: the command's output is over.
-    over: bool,
-}
-
-/// Prints the entries of `key` after `after` (moving it on), all of them when `whole`, else one
-/// read's worth.
-async fn drain(
-    ctx: &Context,
-    conn: &mut crate::connection::Connection,
-    key: &str,
-    after: &mut String,
-    job: &str,
-    (slot, attempt): (i64, u32),
-    whole: bool,
-) -> Result<Drained> {
-    use crate::store::output::{Entry, read_after};
-    let mut drained = Drained {
-        entries: 0,
-        over: false,
-    };
-    loop {
-        let entries = read_after(conn, key, after, 1000).await?;
-        let n = entries.len();
-        for (id, entry) in entries {
-            *after = id;
-            drained.entries += 1;
-            let (stream, line) = match &entry {
-                Entry::Stdout(line) => ("stdout", line),
-                Entry::Stderr(line) => ("stderr", line),
-                Entry::Cut(sent) => {
-                    crate::errln!(
-                        "anarchon: the run's output was cut after {sent} lines (--live-output-lines); the rest is not in the store"
-                    );
-                    continue;
+    /// Prints the entries of an attempt's stream after the last read (moving on), all of them
+    /// when `whole`, else one read's worth.
+    async fn drain(
+        &self,
+        conn: &mut crate::connection::Connection,
+        followed: &mut Followed,
+        slot: i64,
+        whole: bool,
+    ) -> Result<()> {
+        use crate::store::output::{Entry, read_after};
+        const READ: usize = 1000;
+        loop {
+            let entries = read_after(conn, &followed.key, &followed.after, READ).await?;
+            let n = entries.len();
+            for (id, entry) in entries {
+                followed.after = id;
+                let (stream, line) = match &entry {
+                    Entry::Stdout(line) => ("stdout", line),
+                    Entry::Stderr(line) => ("stderr", line),
+                    Entry::Cut(sent) => {
+                        followed.cut = Some(*sent);
+                        crate::errln!(
+                            "anarchon: the run's output was cut after {sent} lines (--live-output-lines); the rest is not in the store"
+                        );
+                        continue;
+                    }
+                    Entry::End(printed) => {
+                        followed.end = Some(*printed);
+                        continue;
+                    }
+                    Entry::Start(_) => continue,
+                };
+                followed.lines += 1;
+                if self.ctx.out.json {
+                    self.ctx.out.print_json_line(&FollowLine {
+                        job: self.job,
+                        slot,
+                        slot_time: crate::time::rfc3339(slot),
+                        attempt: followed.attempt,
+                        stream,
+                        line,
+                    });
+                } else {
+                    crate::outln!("{line}");
                 }
-                Entry::End(_) => {
-                    drained.over = true;
-                    continue;
-                }
-                Entry::Start(_) => continue,
-            };
-            if ctx.out.json {
-                ctx.out.print_json_line(&FollowLine {
-                    job,
-                    slot,
-                    slot_time: crate::time::rfc3339(slot),
-                    attempt,
-                    stream,
-                    line,
-                });
-            } else {
-                crate::outln!("{line}");
+            }
+            if !whole || n < READ {
+                return Ok(());
             }
         }
-        if !whole || n < 1000 {
-            return Ok(drained);
-        }
     }
+}
+
+/// How a run's result says it ended, whole, for the end line: an exit code, a signal, a timeout,
+/// or the reason it ended without its command's result (a release, a replacement).
+fn ended_how(result: &serde_json::Value) -> Option<String> {
+    if result.get("timed_out").and_then(|v| v.as_bool()) == Some(true) {
+        return Some("timed out".to_string());
+    }
+    if let Some(code) = result.get("exit_code").and_then(|v| v.as_i64()) {
+        return Some(format!("exit {code}"));
+    }
+    if let Some(signal) = result.get("signal").and_then(|v| v.as_i64()) {
+        return Some(format!("signal {signal}"));
+    }
+    result
+        .get("reason")
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
 }

@@ -260,13 +260,17 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     // may hold them open, and the run must not last two drains longer for it.
     let drained_by = Instant::now() + STDERR_DRAIN;
     let _ = tokio::time::timeout_at(drained_by, copiers.stdout).await;
-    outcome.stdout_tail = String::from_utf8_lossy(
-        &copiers
-            .stdout_tail
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()),
-    )
-    .into_owned();
+    // Kept only when asked for (`--keep-stdout`): a stdout piped for another reason (the
+    // daemon's labelled lines, `--live-output`) is not recorded in the result.
+    if spec.keep_stdout {
+        outcome.stdout_tail = String::from_utf8_lossy(
+            &copiers
+                .stdout_tail
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        )
+        .into_owned();
+    }
     finish_outcome(
         outcome,
         status,
@@ -758,7 +762,9 @@ async fn pass_through(
     tail: Tail,
     mut live: Option<Lines>,
 ) {
-    let mut buf = [0u8; 8192];
+    // 64 KiB a read: a command that prints fast is copied in few writes (on the heap: the
+    // future stays small).
+    let mut buf = vec![0u8; 64 * 1024];
     loop {
         match from.read(&mut buf).await {
             Ok(0) | Err(_) => break,

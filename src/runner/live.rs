@@ -37,43 +37,78 @@ const BATCH: usize = 256;
 /// The longest line sent whole; a longer one is cut there (with `…`).
 pub const LONGEST_LINE: usize = 4096;
 
-/// One line of the command's output.
+/// One line of the command's output, numbered from 0 in the order the command printed it
+/// (stdout and stderr together, as they reached anarchon).
 #[derive(Debug)]
 pub struct Line {
+    pub number: u64,
     pub stderr: bool,
     pub text: String,
 }
 
-/// Where the command's copiers hand each line.
+/// Where the command's copiers hand each line. It counts every line the command prints, queues
+/// only those within the cap (so a command that prints a million lines costs one count each past
+/// it, and the queue holds nothing it will not send), and never waits.
 #[derive(Debug, Clone)]
 pub struct LiveSink {
     queue: mpsc::Sender<Line>,
-    dropped: Arc<AtomicU64>,
+    counts: Arc<Counts>,
+    cap: u64,
+}
+
+/// What the sink saw, shared with the writer for the `end` entry and its warning.
+#[derive(Debug, Default)]
+struct Counts {
+    /// Every line the command printed.
+    printed: AtomicU64,
+    /// Lines within the cap that the queue had no room for.
+    dropped: AtomicU64,
 }
 
 impl LiveSink {
-    /// Queues one line (its newline, if any, left off); never waits.
-    pub fn line(&self, stderr: bool, bytes: &[u8]) {
+    /// Queues one line (its newline, if any, left off), if it is within the cap.
+    fn line(&self, stderr: bool, bytes: &[u8], cut: bool) {
+        let number = self.counts.printed.fetch_add(1, Ordering::Relaxed);
+        if number >= self.cap {
+            return;
+        }
         let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-        let mut text =
-            String::from_utf8_lossy(&bytes[..bytes.len().min(LONGEST_LINE)]).into_owned();
-        if bytes.len() > LONGEST_LINE {
+        let mut text = String::from_utf8_lossy(bytes).into_owned();
+        if cut {
             text.push('…');
         }
-        if self.queue.try_send(Line { stderr, text }).is_err() {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+        let line = Line {
+            number,
+            stderr,
+            text,
+        };
+        if self.queue.try_send(line).is_err() {
+            self.counts.dropped.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Counts `n` lines past the cap without looking at them.
+    fn count(&self, n: u64) {
+        self.counts.printed.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn past_cap(&self) -> bool {
+        self.counts.printed.load(Ordering::Relaxed) >= self.cap
     }
 }
 
 /// Splits a stream's bytes into lines for a [`LiveSink`]: what ends in a newline goes at once, a
-/// last line without one at [`Lines::finish`].
+/// last line without one at [`Lines::finish`]. A line longer than [`LONGEST_LINE`] keeps its first
+/// [`LONGEST_LINE`] bytes and an `…`; the rest of it, up to its newline, is left out. Past the
+/// cap, lines are only counted (a count of newlines: nothing is copied).
 #[derive(Debug)]
 pub struct Lines {
     sink: LiveSink,
     stderr: bool,
     partial: Vec<u8>,
+    /// The line being read is over [`LONGEST_LINE`]: the rest of it is skipped.
+    skipping: bool,
 }
 
 impl Lines {
@@ -82,33 +117,64 @@ impl Lines {
             sink,
             stderr,
             partial: Vec::new(),
+            skipping: false,
         }
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
+        if self.sink.past_cap() && self.partial.is_empty() && !self.skipping {
+            let newlines = bytes.iter().filter(|b| **b == b'\n').count() as u64;
+            self.sink.count(newlines);
+            // A last piece without its newline is a line begun: counted when it ends.
+            self.skipping = !bytes.ends_with(b"\n");
+            return;
+        }
         for piece in bytes.split_inclusive(|b| *b == b'\n') {
-            if piece.ends_with(b"\n") {
-                if self.partial.is_empty() {
-                    self.sink.line(self.stderr, piece);
-                } else {
-                    self.partial.extend_from_slice(piece);
-                    self.sink.line(self.stderr, &self.partial);
-                    self.partial.clear();
+            let ends = piece.ends_with(b"\n");
+            if self.skipping {
+                if ends {
+                    self.skipping = false;
+                    if self.sink.past_cap() {
+                        self.sink.count(1);
+                    } else {
+                        let line = std::mem::take(&mut self.partial);
+                        self.sink.line(self.stderr, &line, true);
+                    }
                 }
+                continue;
+            }
+            let room = LONGEST_LINE.saturating_sub(self.partial.len());
+            if piece.len() > room + usize::from(ends) {
+                // Over the longest line: keep its head, skip the rest to its newline.
+                self.partial.extend_from_slice(&piece[..room]);
+                if ends {
+                    let line = std::mem::take(&mut self.partial);
+                    self.sink.line(self.stderr, &line, true);
+                } else {
+                    self.skipping = true;
+                }
+                continue;
+            }
+            if ends && self.partial.is_empty() {
+                self.sink.line(self.stderr, piece, false);
             } else {
                 self.partial.extend_from_slice(piece);
-                if self.partial.len() >= LONGEST_LINE {
-                    self.sink.line(self.stderr, &self.partial);
-                    self.partial.clear();
+                if ends {
+                    let line = std::mem::take(&mut self.partial);
+                    self.sink.line(self.stderr, &line, false);
                 }
             }
         }
     }
 
     pub fn finish(mut self) {
-        if !self.partial.is_empty() {
+        if self.skipping || !self.partial.is_empty() {
             let rest = std::mem::take(&mut self.partial);
-            self.sink.line(self.stderr, &rest);
+            if self.sink.past_cap() && rest.is_empty() {
+                self.sink.count(1);
+            } else {
+                self.sink.line(self.stderr, &rest, self.skipping);
+            }
         }
     }
 }
@@ -123,16 +189,18 @@ pub fn start(
     ttl: Duration,
 ) -> (LiveSink, tokio::task::JoinHandle<()>) {
     let (queue, lines) = mpsc::channel(QUEUE);
-    let dropped = Arc::new(AtomicU64::new(0));
+    let counts = Arc::new(Counts::default());
     let sink = LiveSink {
         queue,
-        dropped: dropped.clone(),
+        counts: counts.clone(),
+        cap: live.lines,
     };
-    let task = tokio::spawn(publish(conn, key, runner, live, ttl, lines, dropped));
+    let task = tokio::spawn(publish(conn, key, runner, live, ttl, lines, counts));
     (sink, task)
 }
 
-/// The writer: `start`, the lines in batches, `cut` at the cap, `end` when the output is over.
+/// The writer: `start`, the lines in batches, `cut` after the last line within the cap (when
+/// more were printed), `end` when the output is over.
 async fn publish(
     mut conn: Connection,
     key: String,
@@ -140,33 +208,32 @@ async fn publish(
     live: LiveOutput,
     ttl: Duration,
     mut lines: mpsc::Receiver<Line>,
-    dropped: Arc<AtomicU64>,
+    counts: Arc<Counts>,
 ) {
-    let ttl_ms = crate::time::millis(ttl).max(1);
     let mut writer = Writer {
         key: &key,
-        ttl_ms,
-        failed: false,
+        ttl_ms: crate::time::millis(ttl).max(1),
+        warned: false,
+        unsent: 0,
     };
-    writer.write(&mut conn, &[Entry::Start(runner)]).await;
-    let (mut seen, mut sent) = (0u64, 0u64);
+    writer.write(&mut conn, vec![Entry::Start(runner)], 0).await;
     let mut batch: Vec<Entry> = Vec::new();
+    let mut cut = false;
     while let Some(first) = lines.recv().await {
         let deadline = tokio::time::Instant::now() + BATCH_WAIT;
         let mut next = Some(first);
+        let mut in_batch = 0;
         loop {
             if let Some(line) = next.take() {
-                seen += 1;
-                if sent < live.lines {
-                    sent += 1;
-                    batch.push(if line.stderr {
-                        Entry::Stderr(line.text)
-                    } else {
-                        Entry::Stdout(line.text)
-                    });
-                    if sent == live.lines {
-                        batch.push(Entry::Cut(sent));
-                    }
+                in_batch += 1;
+                let last_within_cap = line.number + 1 == live.lines;
+                batch.push(if line.stderr {
+                    Entry::Stderr(line.text)
+                } else {
+                    Entry::Stdout(line.text)
+                });
+                if last_within_cap {
+                    cut = true;
                 }
             }
             if batch.len() >= BATCH {
@@ -178,43 +245,65 @@ async fn publish(
                 Ok(None) | Err(_) => break,
             }
         }
-        if !batch.is_empty() {
-            writer.write(&mut conn, &batch).await;
-            batch.clear();
-        }
+        writer
+            .write(&mut conn, std::mem::take(&mut batch), in_batch)
+            .await;
     }
-    let lost = dropped.load(Ordering::Relaxed);
-    if lost > 0 {
+    let printed = counts.printed.load(Ordering::Relaxed);
+    let dropped = counts.dropped.load(Ordering::Relaxed);
+    let mut last = Vec::new();
+    // The cap was reached: said once the last line within it is in (or lost).
+    if cut || printed > live.lines {
+        last.push(Entry::Cut(live.lines.min(printed)));
+    }
+    last.push(Entry::End(printed));
+    writer.write(&mut conn, last, 0).await;
+    let unsent = dropped + writer.unsent;
+    if unsent > 0 {
         crate::errln!(
-            "anarchon: --live-output: {lost} line(s) of output came faster than they could be sent and were left out"
+            "anarchon: --live-output: {unsent} of the first {} line(s) of output could not be sent to the store (they came faster than it took them, or it did not answer); `logs -f` says so",
+            live.lines.min(printed)
         );
     }
-    writer.write(&mut conn, &[Entry::End(seen + lost)]).await;
 }
 
-/// Writes batches to one key, renewing its expiry with each; after a failure, nothing more.
+/// Writes batches to one key, renewing its expiry with each. A batch that fails is counted and
+/// the next is tried (a server that was away may be back); the first failure is said.
 struct Writer<'a> {
     key: &'a str,
     ttl_ms: i64,
-    failed: bool,
+    warned: bool,
+    /// Lines in batches that could not be written.
+    unsent: u64,
 }
 
 impl Writer<'_> {
-    async fn write(&mut self, conn: &mut Connection, entries: &[Entry]) {
-        if self.failed {
+    async fn write(&mut self, conn: &mut Connection, entries: Vec<Entry>, lines: u64) {
+        if entries.is_empty() {
             return;
         }
         let mut pipe = redis::pipe();
-        for entry in entries {
-            pipe.add_command(output::add(self.key, entry)).ignore();
+        for entry in &entries {
+            pipe.add_command(output::add(self.key, entry));
         }
-        pipe.cmd("PEXPIRE").arg(self.key).arg(self.ttl_ms).ignore();
-        if let Err(e) = conn.replies(&pipe).await {
-            self.failed = true;
-            crate::errln!(
-                "warning: --live-output: cannot write the command's output to {} ({e}); the command goes on, its output is no longer sent",
-                self.key
-            );
+        pipe.cmd("PEXPIRE").arg(self.key).arg(self.ttl_ms);
+        // A pipeline's replies: an error in any (a key of another type) fails the batch too.
+        let failed = match conn.replies(&pipe).await {
+            Ok(replies) => replies.iter().find_map(|r| match r {
+                redis::Value::ServerError(e) => Some(format!("{e:?}")),
+                _ => None,
+            }),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(why) = failed {
+            self.unsent += lines;
+            if !self.warned {
+                self.warned = true;
+                crate::errln!(
+                    "warning: --live-output: cannot write the command's output to {} ({why}); the command goes on, and later lines are tried again",
+                    self.key
+                );
+            }
         }
     }
 }
@@ -223,36 +312,74 @@ impl Writer<'_> {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn lines_are_split_at_newlines_and_a_last_partial_line_is_kept() {
-        let (queue, mut rx) = mpsc::channel(16);
-        let sink = LiveSink {
-            queue,
-            dropped: Arc::new(AtomicU64::new(0)),
-        };
+    fn sink(cap: u64, room: usize) -> (LiveSink, mpsc::Receiver<Line>) {
+        let (queue, rx) = mpsc::channel(room);
+        (
+            LiveSink {
+                queue,
+                counts: Arc::new(Counts::default()),
+                cap,
+            },
+            rx,
+        )
+    }
+
+    fn texts(rx: &mut mpsc::Receiver<Line>) -> Vec<String> {
+        let mut got = Vec::new();
+        while let Ok(line) = rx.try_recv() {
+            got.push(line.text);
+        }
+        got
+    }
+
+    #[test]
+    fn lines_are_split_at_newlines_and_a_last_partial_line_is_kept() {
+        let (sink, mut rx) = sink(100, 16);
         let mut lines = Lines::new(sink, true);
         lines.push(b"one\ntw");
         lines.push(b"o\r\nthree");
         lines.finish();
-        let mut got = Vec::new();
-        while let Ok(line) = rx.try_recv() {
-            assert!(line.stderr);
-            got.push(line.text);
-        }
-        assert_eq!(got, ["one", "two", "three"]);
+        assert_eq!(texts(&mut rx), ["one", "two", "three"]);
+    }
+
+    #[test]
+    fn a_long_line_keeps_its_head_and_counts_once() {
+        let (sink, mut rx) = sink(100, 16);
+        let counts = sink.counts.clone();
+        let mut lines = Lines::new(sink, false);
+        lines.push(&vec![b'y'; LONGEST_LINE * 2]);
+        lines.push(&vec![b'y'; LONGEST_LINE * 3]);
+        lines.push(b"y\nafter\n");
+        lines.finish();
+        let got = texts(&mut rx);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].len(), LONGEST_LINE + '…'.len_utf8());
+        assert!(got[0].ends_with('…'));
+        assert_eq!(got[1], "after");
+        assert_eq!(counts.printed.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn past_the_cap_lines_are_counted_not_queued_nor_called_dropped() {
+        let (sink, mut rx) = sink(3, 16);
+        let counts = sink.counts.clone();
+        let mut lines = Lines::new(sink, false);
+        lines.push(b"1\n2\n3\n4\n5\n");
+        lines.push(b"6\n7");
+        lines.push(b"\n8");
+        lines.finish();
+        assert_eq!(texts(&mut rx), ["1", "2", "3"]);
+        assert_eq!(counts.printed.load(Ordering::Relaxed), 8);
+        assert_eq!(counts.dropped.load(Ordering::Relaxed), 0);
     }
 
     #[test]
     fn a_full_queue_drops_and_counts_never_waits() {
-        let (queue, _rx) = mpsc::channel(1);
-        let dropped = Arc::new(AtomicU64::new(0));
-        let sink = LiveSink {
-            queue,
-            dropped: dropped.clone(),
-        };
-        sink.line(false, b"a\n");
-        sink.line(false, b"b\n");
-        sink.line(false, b"c\n");
-        assert_eq!(dropped.load(Ordering::Relaxed), 2);
+        let (sink, _rx) = sink(100, 1);
+        let counts = sink.counts.clone();
+        sink.line(false, b"a\n", false);
+        sink.line(false, b"b\n", false);
+        sink.line(false, b"c\n", false);
+        assert_eq!(counts.dropped.load(Ordering::Relaxed), 2);
     }
 }

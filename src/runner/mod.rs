@@ -454,9 +454,10 @@ async fn execute(
     let mut spec = spec;
     let publisher = opts.live_output.map(|live| {
         let key = crate::store::output::output_key(target.prefix, job, req.slot, attempt);
-        // The output goes with the history: never kept longer than the history's TTL.
+        // The output goes with the history: never kept longer than the history's TTL, but an
+        // hour at least, so a quiet stretch of a run never expires its first lines.
         let ttl = req.history.ttl.map_or(crate::store::output::TTL, |t| {
-            t.min(crate::store::output::TTL)
+            t.clamp(crate::store::output::TTL_FLOOR, crate::store::output::TTL)
         });
         let (sink, task) = live::start(conn.clone(), key, req.runner.clone(), live, ttl);
         spec.live = Some(sink);

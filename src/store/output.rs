@@ -12,7 +12,8 @@
 //! | `end` | how many lines the command printed in all: its output is over |
 //!
 //! The key expires [`TTL`] after its last write (sooner when the job's history has a shorter
-//! `--history-ttl`), so output goes with the history and never outlives a day.
+//! `--history-ttl`, but never within [`TTL_FLOOR`]), so output goes with the history and never
+//! outlives a day.
 
 use std::time::Duration;
 
@@ -23,6 +24,10 @@ use crate::error::{Error, Result};
 
 /// How long a run's output is kept after its last line, at most.
 pub const TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// How long a run's output is kept after its last line, at least (even with a shorter
+/// `--history-ttl`): a run that prints nothing for a while keeps its first lines.
+pub const TTL_FLOOR: Duration = Duration::from_secs(3600);
 
 /// The output key of one attempt.
 pub fn output_key(prefix: &str, job: &str, slot: i64, attempt: u32) -> String {

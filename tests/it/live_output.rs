@@ -221,6 +221,90 @@ fn a_takeover_is_followed_into_the_next_attempt() {
         "{err}"
     );
     assert!(err.contains("finished as attempt 2 on host-b:2"), "{err}");
+    // host-a died before it could mark its output's end: said, not passed off as whole.
+    assert!(err.contains("attempt 1's output stops here"), "{err}");
+    // Followed after the end, the run is shown from its first attempt.
+    let out = s.cli(&["logs", "t", "-f", "--slot", "60000"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .collect::<Vec<_>>(),
+        ["from a", "from b"]
+    );
+}
+
+#[test]
+fn a_long_line_is_one_line_cut_and_ctrl_c_is_not_a_finished_run() {
+    let s = Server::start();
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "wide",
+        "--slot",
+        "60000",
+        "--live-output",
+        "--live-output-lines",
+        "2",
+        "--shell",
+        "--",
+        "head -c 20000 /dev/zero | tr '\\0' y; echo; echo after; echo third",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The cap alone left the third line out: nothing was lost, and nothing is said to be.
+    assert!(
+        !stderr(&out).contains("could not be sent"),
+        "{}",
+        stderr(&out)
+    );
+    let out = s.cli(&["logs", "wide", "-f", "--slot", "60000"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0], format!("{}…", "y".repeat(4096)));
+    assert_eq!(lines[1], "after");
+    let end: Vec<Vec<redis::Value>> = s.cmd(&[
+        "XREVRANGE",
+        "{cron:wide}:output:60000:1",
+        "+",
+        "-",
+        "COUNT",
+        "1",
+    ]);
+    assert!(
+        format!("{end:?}").contains("end") && format!("{end:?}").contains("\"3\""),
+        "{end:?}"
+    );
+
+    // Interrupted while the run goes on: not 0, which would say it finished.
+    let mut run = spawn_run(
+        &s,
+        &[
+            "--job",
+            "long",
+            "--slot",
+            "60000",
+            "--live-output",
+            "--shell",
+            "--",
+            "echo up; sleep 30",
+        ],
+    );
+    wait_for_claim(&s, "long", "60000");
+    let follower = Follower::start(&s, "long", &[]);
+    follower.wait_for_line("up");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(follower.child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let (code, err) = follower.end();
+    assert_eq!(code, Some(130), "{err}");
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(run.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let _ = run.wait();
 }
 
 #[test]
