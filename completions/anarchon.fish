@@ -366,7 +366,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l connect-timeo
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l active -d 'List every run in progress across the jobs instead: job, slot, attempt, runner, running for, lease left (or expired)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l unhealthy -d 'Only jobs that need a person: health late, missed or failing, or a run whose lease expired'
-complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
+complete -c anarchon -n "__fish_anarchon_using_subcommand list" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal; piped, as `kubectl get -w`, the first round whole, then below a time line only the lines that changed (and `gone:` before a line that is no longer there)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand list" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
@@ -402,7 +402,7 @@ rfc3339\t''
 relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l command-timeout -d 'Give up waiting for one reply after this long' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
+complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal; piped, as `kubectl get -w`, the first round whole, then below a time line only the lines that changed (and `gone:` before a line that is no longer there)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand inspect" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
@@ -520,7 +520,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l all -d 'Ev
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s v -l verbose -d 'Add a column with the last line each attempt left on stderr (or why it ended)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l events -d 'The job\'s events instead of its attempts, newest first, at most --last: each run\'s claim, takeover (from which host), end, skip (why), supersession, release or replacement (by whom, why), and every operator\'s release, pause, resume, run-now, trim and migrate (who, when, why: `--reason`)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s f -l follow -d 'Then print each attempt as it ends, until interrupted (like `tail -f`; the store is read every --interval)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal, repeated below a time line when piped'
+complete -c anarchon -n "__fish_anarchon_using_subcommand history" -s w -l watch -d 'Show it again every --interval until interrupted: redrawn in place on a terminal; piped, as `kubectl get -w`, the first round whole, then below a time line only the lines that changed (and `gone:` before a line that is no longer there)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand history" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'

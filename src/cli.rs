@@ -825,8 +825,9 @@ pub struct ListArgs {
 /// `--watch`: show it again every --interval, like `watch` or `kubectl get -w`.
 #[derive(Debug, Clone, Args)]
 pub struct WatchArgs {
-    /// Show it again every --interval until interrupted: redrawn in place on a terminal, repeated
-    /// below a time line when piped.
+    /// Show it again every --interval until interrupted: redrawn in place on a terminal; piped,
+    /// as `kubectl get -w`, the first round whole, then below a time line only the lines that
+    /// changed (and `gone:` before a line that is no longer there).
     #[arg(long, short = 'w')]
     pub watch: bool,
 

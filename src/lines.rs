@@ -13,21 +13,29 @@ static WRITE_FAILURE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 pub fn write_line(text: &str) {
     use std::io::Write;
     if let Some(kept) = CAPTURE.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-        kept.extend(text.split('\n').map(str::to_string));
+        kept.stdout.extend(text.split('\n').map(str::to_string));
         return;
     }
     let mut out = std::io::stdout().lock();
     note_write_failure(writeln!(out, "{text}").and_then(|()| out.flush()));
 }
 
-/// The lines [`write_line`] keeps instead of writing, while a capture is on ([`capture`]).
-static CAPTURE: std::sync::Mutex<Option<Vec<String>>> = std::sync::Mutex::new(None);
+/// The lines [`write_line`] and [`error_line`] keep instead of writing, while a capture is on
+/// ([`capture`]).
+static CAPTURE: std::sync::Mutex<Option<Captured>> = std::sync::Mutex::new(None);
 
-/// Runs `round` with stdout's lines kept rather than written, and returns them with its result:
-/// a piped `--watch` compares each round's lines with the last round's and prints only those
-/// that changed. Lines written straight to stdout (JSON documents) are not kept.
-pub async fn capture<T>(round: impl std::future::Future<Output = T>) -> (T, Vec<String>) {
-    *CAPTURE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+/// What a round of a piped `--watch` printed: its stdout lines and its stderr lines.
+#[derive(Debug, Default)]
+pub struct Captured {
+    pub stdout: Vec<String>,
+    pub stderr: Vec<String>,
+}
+
+/// Runs `round` with its lines kept rather than written, and returns them with its result: a
+/// piped `--watch` compares each round's lines with the last round's and prints only those that
+/// changed. Lines written straight to stdout (JSON documents) are not kept.
+pub async fn capture<T>(round: impl std::future::Future<Output = T>) -> (T, Captured) {
+    *CAPTURE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Captured::default());
     let result = round.await;
     let kept = CAPTURE
         .lock()
@@ -94,6 +102,10 @@ pub fn write_raw(bytes: &[u8]) {
 /// stderr itself is gone there is nobody left to tell: the exit code says it.
 pub fn error_line(text: &str) {
     use std::io::Write;
+    if let Some(kept) = CAPTURE.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        kept.stderr.extend(text.split('\n').map(str::to_string));
+        return;
+    }
     if let Some(format) = DAEMON_LOG.get() {
         let label = current_run();
         for line in text.lines() {

@@ -228,12 +228,15 @@ pub fn event_table(
                 (Some(r), false) => format!("reason: {r}; {}", e.detail),
                 (None, _) => e.detail.clone(),
             };
+            let (detail, by) = (shown_text(&detail), shown_text(&e.by));
             vec![
-                out.when(Some(e.at), now_ms),
+                // How long ago, as kubectl describe's AGE, on a terminal (80 columns hold the
+                // row); the time itself when piped.
+                out.relative(Some(e.at), now_ms),
                 e.event.clone(),
                 e.slot.map_or("-".to_string(), |s| out.time(s)),
                 e.attempt.map_or("-".to_string(), |a| a.to_string()),
-                e.by.clone(),
+                by,
                 if detail.is_empty() {
                     "-".to_string()
                 } else {
@@ -243,6 +246,26 @@ pub fn event_table(
         })
         .collect();
     (header, rows)
+}
+
+/// Text another writer put in the store, as a table shows it: control characters (an escape
+/// sequence that would clear the screen, a carriage return) as their escapes, and at most 512
+/// characters (`--json` has all of it).
+fn shown_text(text: &str) -> String {
+    const LONGEST: usize = 512;
+    let mut shown = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == LONGEST {
+            shown.push('…');
+            break;
+        }
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
 }
 
 /// How an event's word is coloured: what lost or refused a run in red or yellow.

@@ -50,7 +50,9 @@ pub async fn execute(settings: &HistorySettings, ctx: &Context) -> Result<ExitCo
     let (layout, _) = locate_job(&mut conn, ctx.prefix(), &job, settings.layout).await?;
     let keys = check.job_keys(layout, ctx.prefix(), &job);
     let filter = HistoryFilter {
-        since,
+        // The events are kept by when they happened (a run of an old slot may have been claimed
+        // late, inside the range): read by count, filtered by time below.
+        since: since.filter(|_| !settings.events),
         status: settings.status.clone(),
         last: settings.last,
     };
@@ -128,9 +130,8 @@ async fn print_events(
         actions,
         last,
     );
-    // An operator's action is kept by when it was done, a run's event by its slot (as history
-    // keeps runs): both from --since on.
-    listed.retain(|e| since.is_none_or(|s| e.slot.map_or(e.at, |slot| slot.max(e.at)) >= s));
+    // Every event by when it happened: from --since on.
+    listed.retain(|e| since.is_none_or(|s| e.at >= s));
     if ctx.out.json {
         ctx.out.print_json(&EventsReport {
             job,

@@ -380,28 +380,70 @@ where
 
 /// A piped `--watch`, as `kubectl get -w` prints: the first round whole, then, under a `---
 /// <time>` line, only the lines that are new or changed since the round before (a run that
-/// started, a status that changed); a round with no change prints nothing.
+/// started, a status that changed), and `gone: ` before a line that is no longer there (a job
+/// removed, a run no longer in progress) when no new line took its place; a round with no change
+/// prints nothing. Messages on stderr ("no run in progress") are said when they change, not every
+/// round.
 #[derive(Default)]
 struct Changes {
-    last: Option<std::collections::HashSet<String>>,
+    /// The last round's lines by their words, with the line as shown.
+    last: Option<std::collections::HashMap<String, String>>,
+    last_stderr: std::collections::HashSet<String>,
 }
 
 impl Changes {
-    fn print(&mut self, stamp: &str, lines: Vec<String>) {
+    fn print(&mut self, stamp: &str, round: crate::lines::Captured) {
         // Compared by their words: a table's columns widen or narrow with what a row says, and
         // a row (or the header) whose words are the same has not changed.
         let words = |line: &str| line.split_whitespace().collect::<Vec<_>>().join(" ");
-        let changed: Vec<&String> = match &self.last {
-            None => lines.iter().collect(),
-            Some(last) => lines.iter().filter(|l| !last.contains(&words(l))).collect(),
+        let now: std::collections::HashMap<String, String> = round
+            .stdout
+            .iter()
+            .map(|l| (words(l), l.clone()))
+            .filter(|(w, _)| !w.is_empty())
+            .collect();
+        let (changed, gone): (Vec<&String>, Vec<&String>) = match &self.last {
+            None => (round.stdout.iter().collect(), Vec::new()),
+            Some(last) => {
+                let changed: Vec<&String> = round
+                    .stdout
+                    .iter()
+                    .filter(|l| !words(l).is_empty() && !last.contains_key(&words(l)))
+                    .collect();
+                // A line whose first word (a job, a slot) starts a changed line was changed, not
+                // removed.
+                let firsts: std::collections::HashSet<&str> = changed
+                    .iter()
+                    .filter_map(|l| l.split_whitespace().next())
+                    .collect();
+                let mut gone: Vec<&String> = last
+                    .iter()
+                    .filter(|(w, _)| !now.contains_key(*w))
+                    .filter(|(w, _)| w.split(' ').next().is_none_or(|f| !firsts.contains(f)))
+                    .map(|(_, l)| l)
+                    .collect();
+                gone.sort();
+                (changed, gone)
+            }
         };
-        if !changed.is_empty() {
+        if !changed.is_empty() || !gone.is_empty() {
             crate::outln!("--- {stamp}");
             for line in changed {
                 crate::outln!("{line}");
             }
+            for line in gone {
+                crate::outln!("gone: {}", line.trim_start());
+            }
         }
-        self.last = Some(lines.iter().map(|l| words(l)).collect());
+        for line in round
+            .stderr
+            .iter()
+            .filter(|l| !self.last_stderr.contains(*l))
+        {
+            crate::errln!("{line}");
+        }
+        self.last_stderr = round.stderr.into_iter().collect();
+        self.last = Some(now);
     }
 }
 

@@ -158,8 +158,7 @@ impl Attempt {
 }
 
 impl From<&HistoryEntry> for Attempt {
-    /// A line of history (`history`'s read): it does not say whether the run was manual (a manual
-    /// run's slot is its request, so it is never late either way).
+    /// A line of history (`history`'s read).
     fn from(h: &HistoryEntry) -> Self {
         Attempt {
             slot: h.slot,
@@ -170,7 +169,7 @@ impl From<&HistoryEntry> for Attempt {
             ended_at: h.ended_at,
             lease_end: None,
             result: h.result.clone(),
-            manual: false,
+            manual: h.kind.as_deref() == Some("manual"),
         }
     }
 }

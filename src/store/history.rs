@@ -41,6 +41,9 @@ pub struct HistoryEntry {
     /// The attempt's fencing token (store format 2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fence: Option<i64>,
+    /// `manual` for a run of `run-now` (absent: scheduled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
 }
 
 impl From<ResultEntry> for HistoryEntry {
@@ -62,6 +65,7 @@ impl From<ResultEntry> for HistoryEntry {
             ended_at_time: r.ended_at.map(rfc3339),
             result: r.result,
             fence: r.fence,
+            kind: r.kind.filter(|k| k == "manual"),
         }
     }
 }
@@ -129,6 +133,7 @@ async fn claims(
             duration_ms: r.entry.ended_at.zip(r.entry.claimed_at).map(|(b, a)| b - a),
             result: r.result.unwrap_or_default(),
             fence: None,
+            kind: (r.entry.kind == "manual").then(|| r.entry.kind.clone()),
         })
         .filter(|e| filter.wants(&e.status))
         .collect())
@@ -168,6 +173,7 @@ async fn in_progress(
                 duration_ms: None,
                 result: serde_json::Value::Null,
                 fence: a.state.fence,
+                kind: (a.state.kind == crate::store::RunKind::Manual).then(|| "manual".to_string()),
             });
         }
     }

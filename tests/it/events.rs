@@ -376,3 +376,35 @@ fn a_claim_only_jobs_runs_are_claims_and_ends_not_skips() {
     );
     assert!(all.iter().all(|e| e["attempt"] == 1), "{all:#?}");
 }
+
+#[test]
+fn events_are_kept_by_when_they_happened_and_a_manual_run_says_so() {
+    let s = Server::start();
+    // An old slot claimed now: its events happened now, inside --since 1m.
+    let out = s.cli(&["run", "--job", "old", "--slot", "60000", "--", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = s.cli(&["run-now", "old", "--", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = s.cli(&["history", "old", "--events", "--since", "1m", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let all = json(&out)["events"].as_array().unwrap().clone();
+    let of_old_slot: Vec<&Value> = all.iter().filter(|e| e["slot"] == 60000).collect();
+    assert_eq!(of_old_slot.len(), 2, "{all:#?}");
+    // The manual run's claim says it was one, whatever the format keeps.
+    let manual: Vec<&Value> = named(&all, "claimed")
+        .into_iter()
+        .filter(|e| e["slot"] != 60000)
+        .collect();
+    assert_eq!(manual.len(), 1, "{all:#?}");
+    assert_eq!(manual[0]["detail"], "manual run", "{all:#?}");
+    // Nothing happened after now.
+    let out = s.cli(&[
+        "history",
+        "old",
+        "--events",
+        "--since",
+        "2099-01-01T00:00:00Z",
+        "--json",
+    ]);
+    assert_eq!(json(&out)["events"].as_array().unwrap().len(), 0);
+}

@@ -423,6 +423,18 @@ fn list_watch_repeats_and_history_follow_prints_runs_as_they_end() {
         changed.starts_with("a ") && changed.contains("failed"),
         "only the changed row follows the time, not the header: {changed:?}"
     );
+    // A job that goes away is said to be gone, not left standing in the reader's view.
+    assert_eq!(
+        s.cli(&["run", "--job", "z", "--slot", "60000", "--", "true"])
+            .status
+            .code(),
+        Some(0)
+    );
+    watch.wait_for("the new job", |l| l.starts_with("z "));
+    for key in s.keys().into_iter().filter(|k| k.starts_with("{cron:z}")) {
+        let _: () = s.cmd(&["DEL", &key]);
+    }
+    watch.wait_for("the job gone", |l| l.starts_with("gone: z "));
     watch.interrupt();
 
     let follow = Watched::start(
