@@ -280,6 +280,25 @@ fn event_tone(event: &str) -> Tone {
     }
 }
 
+/// How a run's result says it ended, whole, for a line that ends a wait (`wait`, `logs -f`): an
+/// exit code, a signal, a timeout, or the reason it ended without its command's result (a
+/// release, a replacement).
+pub fn how_it_ended(result: &serde_json::Value) -> Option<String> {
+    if result.get("timed_out").and_then(|v| v.as_bool()) == Some(true) {
+        return Some("timed out".to_string());
+    }
+    if let Some(code) = result.get("exit_code").and_then(|v| v.as_i64()) {
+        return Some(format!("exit {code}"));
+    }
+    if let Some(signal) = result.get("signal").and_then(|v| v.as_i64()) {
+        return Some(format!("signal {signal}"));
+    }
+    result
+        .get("reason")
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
+}
+
 /// The tone a run status is painted in.
 /// The columns of a table that may be cut to fit a terminal (with `…`): names and free text.
 /// Every other column (times, pids, attempts, tokens, counts, kinds) is shown whole, but for

@@ -397,7 +397,7 @@ impl Round<'_> {
                     entry.slot_time,
                     entry.status,
                     entry.runner,
-                    match ended_how(&entry.result) {
+                    match crate::output::how_it_ended(&entry.result) {
                         Some(how) => format!(" ({how})"),
                         None => String::new(),
                     }
@@ -476,22 +476,4 @@ impl Round<'_> {
             }
         }
     }
-}
-
-/// How a run's result says it ended, whole, for the end line: an exit code, a signal, a timeout,
-/// or the reason it ended without its command's result (a release, a replacement).
-fn ended_how(result: &serde_json::Value) -> Option<String> {
-    if result.get("timed_out").and_then(|v| v.as_bool()) == Some(true) {
-        return Some("timed out".to_string());
-    }
-    if let Some(code) = result.get("exit_code").and_then(|v| v.as_i64()) {
-        return Some(format!("exit {code}"));
-    }
-    if let Some(signal) = result.get("signal").and_then(|v| v.as_i64()) {
-        return Some(format!("signal {signal}"));
-    }
-    result
-        .get("reason")
-        .and_then(|v| v.as_str())
-        .map(str::to_string)
 }

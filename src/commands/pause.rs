@@ -46,6 +46,15 @@ pub async fn pause(settings: &PauseSettings, ctx: &Context) -> Result<ExitCode> 
         paused_by: Some(settings.audit.by.clone()),
         paused_reason: settings.audit.reason.clone(),
     };
+    // Another operator's pause in force is replaced (the store keeps one): said, so nobody's
+    // reason goes unseen.
+    let before = pause::read_pause(&mut conn, &keys).await?;
+    if before.is_paused(now) && !ctx.out.json {
+        crate::errln!(
+            "anarchon: this replaces the pause in force: {}",
+            before.describe()
+        );
+    }
     pause::write_pause(&mut conn, &keys, &record).await?;
     let until = match until {
         Some(at) => format!("until {}", rfc3339(at)),

@@ -36,6 +36,7 @@ pub async fn execute(settings: &WaitSettings, ctx: &Context) -> Result<i32> {
     let started = Instant::now();
     let mut slot = settings.slot.map(|s| s.resolve(check.server_now_ms));
     let mut told = false;
+    let mut told_expired = false;
     loop {
         let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
         let seen = look(&mut conn, &keys, &mut slot, check.server_now_ms).await?;
@@ -45,6 +46,20 @@ pub async fn execute(settings: &WaitSettings, ctx: &Context) -> Result<i32> {
                 if !told && !ctx.out.json && std::io::stderr().is_terminal() {
                     told = true;
                     crate::errln!("{}", waiting_line(&settings.job, slot, entry.as_ref()));
+                }
+                // A holder gone with nobody standing by: the wait could be long, so say why, once.
+                if let Some(e) = entry.as_ref().filter(|e| e.status == "expired")
+                    && !told_expired
+                    && !ctx.out.json
+                {
+                    told_expired = true;
+                    crate::errln!(
+                        "anarchon: attempt {} on {} lost its lease and nobody has taken the run over yet: it goes on when a host claims it (a backup, the job's next run), or ends with `anarchon release {} --slot {}`",
+                        e.attempt.map_or("-".to_string(), |a| a.to_string()),
+                        e.runner,
+                        settings.job,
+                        e.slot
+                    );
                 }
             }
         }
@@ -127,7 +142,6 @@ pub(crate) fn exit_code_of(e: &HistoryEntry) -> i32 {
 /// Prints how the run ended and returns the exit code: 0 finished or skipped; the command's exit
 /// code when it failed with one, else 1.
 fn report(ctx: &Context, job: &str, e: &HistoryEntry) -> i32 {
-    let exit_code = e.result.get("exit_code").and_then(|c| c.as_i64());
     let code = exit_code_of(e);
     if ctx.out.json {
         ctx.out.print_json(&WaitReport {
@@ -142,7 +156,7 @@ fn report(ctx: &Context, job: &str, e: &HistoryEntry) -> i32 {
             e.status,
             e.attempt.map_or("-".to_string(), |a| a.to_string()),
             e.runner,
-            exit_code.map_or(String::new(), |c| format!(" (exit {c})")),
+            crate::output::how_it_ended(&e.result).map_or(String::new(), |how| format!(" ({how})")),
             e.duration_ms.map_or(String::new(), |d| format!(
                 " after {}",
                 humanize(d.max(0) as u64)

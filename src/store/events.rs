@@ -29,11 +29,7 @@ use crate::store::attempt::{Attempt, Outcome};
 /// How many operator actions a job's events stream keeps (the oldest go first).
 pub const KEPT: usize = 100;
 
-/// The events key of `job` under `prefix` (the job's hash tag, so it sits beside its keys, in its
-/// Cluster slot, in either layout).
-pub fn events_key(prefix: &str, job: &str) -> String {
-    format!("{{{prefix}{job}}}:events")
-}
+pub use crate::store::names::events_key;
 
 /// Where an event comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

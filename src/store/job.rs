@@ -83,8 +83,13 @@ pub async fn locate_job(
     let mut all: Vec<&str> = lease_keys.every().to_vec();
     all.extend(claim_keys.all());
     all.push(&registry_key);
+    let events_key = crate::store::names::events_key(prefix, job);
+    all.push(&events_key);
     let mut infos = read::key_infos(conn, &all).await?;
-    // The registry (what `run` recorded of the job) belongs to no layout: shown, never a job.
+    // The operators' actions (the events stream) and the registry (what `run` recorded of the
+    // job) belong to no layout: shown, never a job. The events key is shown whatever its type:
+    // reading it says what is wrong with it, and nothing else of the job depends on it.
+    let events = infos.pop();
     let registry = infos.pop();
     let lease_count = LeaseKeys::SUFFIXES.len();
     read::check_types(&infos[..lease_count], &LeaseKeys::TYPES)?;
@@ -106,6 +111,20 @@ pub async fn locate_job(
         Layout::ClaimOnly => (&infos[lease_count..], &infos[..lease_count]),
     };
     if !exists(mine) {
+        // The job is there, in the other layout: say so, rather than "no job" with its own name
+        // as the nearest.
+        if wanted.is_some() && exists(other) {
+            let (is, asked) = match layout {
+                Layout::Lease => (
+                    "a claim-only job (strategies stream-id, idmp, script)",
+                    "lease jobs",
+                ),
+                Layout::ClaimOnly => ("a lease job", "claim-only jobs"),
+            };
+            return Err(Error::usage(format!(
+                "{job:?} is {is}: this works on {asked} only\n  hint: `anarchon inspect {job}` shows the job as it is"
+            )));
+        }
         return Err(not_found(conn, prefix, job).await);
     }
     // Keys of the other layout are shown too: an operator should see everything the job holds.
@@ -113,6 +132,7 @@ pub async fn locate_job(
     let mut keys: Vec<KeyInfo> = mine.iter().filter(|i| i.kind != "none").cloned().collect();
     keys.extend(other.iter().filter(|i| i.kind != "none").cloned());
     keys.extend(registry.filter(|i| i.kind != "none"));
+    keys.extend(events.filter(|i| i.kind != "none"));
     Ok((layout, keys))
 }
 
