@@ -31,8 +31,11 @@ pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<i32> {
     // Recorded before the run, which may last hours: the events say who asked for it and why
     // from the start; the run's own claim and end follow as run events.
     let asked = match &r.runner {
-        Some(_) => format!("a manual run, by {}", req.runner),
-        None => format!("a manual run claimed for {}", req.runner),
+        Some(_) => format!("asked for a manual run on {}", req.runner),
+        None => format!(
+            "asked for a manual run on {} (claimed only: heartbeat and finish by hand)",
+            req.runner
+        ),
     };
     let action =
         Action::new("run-now", &r.audit.by, r.audit.reason.as_deref(), asked).at_slot(req.slot);
