@@ -25,11 +25,10 @@ use serde::Serialize;
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::store::attempt::{Attempt, Outcome};
+pub use crate::store::names::events_key;
 
 /// How many operator actions a job's events stream keeps (the oldest go first).
 pub const KEPT: usize = 100;
-
-pub use crate::store::names::events_key;
 
 /// Where an event comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -49,9 +48,10 @@ pub struct Event {
     /// `at` as RFC 3339.
     pub at_time: String,
     pub source: Source,
-    /// What happened. Runs: `claimed`, `took_over`, `finished`, `failed`, `lease_expired`,
-    /// `superseded`, `released`, `replaced`, `skipped`, `ended` (a status this version does not
-    /// know). Operators: the command (`release`, `pause`, `resume`, `run-now`, `trim`, `migrate`).
+    /// What happened. Runs: `claimed`, `took_over`, `finished`, `failed`, `lease_expired` (also a
+    /// status another writer recorded that this version does not know, said in `detail`),
+    /// `superseded`, `released`, `replaced`, `skipped`. Operators: the command (`release`,
+    /// `pause`, `resume`, `run-now`, `trim`, `migrate`).
     pub event: String,
     /// The run it is about, if one.
     pub slot: Option<i64>,
