@@ -448,18 +448,40 @@ impl Changes {
 }
 
 /// A live view's server outage: a round that could not reach the server (a restart, a failover,
-/// a server loading its data) is said once on stderr and tried again, after 1 s, then twice as long
-/// each time up to the view's interval; the next round that succeeds says so. Any other error ends
-/// the view.
-#[derive(Default)]
+/// a server loading its data) is tried again after 1 s, then twice as long each time up to the
+/// view's interval; any other error ends the view. The line views (`-w`, `logs -f`) say it on
+/// stderr ([`Outage::failed`], [`Outage::over`]); `top` on its screen ([`Outage::note`],
+/// [`Outage::end`], [`Outage::said`]): one rule, two ways of saying it.
+#[derive(Debug, Default)]
 pub struct Outage {
-    since: Option<std::time::Instant>,
+    /// When the first failed round was noticed (monotonic, and the wall clock to show).
+    pub since: Option<(std::time::Instant, chrono::DateTime<chrono::Utc>)>,
+    /// The newest failure, in words.
+    pub error: String,
     backoff: std::time::Duration,
 }
 
 impl Outage {
-    /// How long to wait before the next round after `error`, or the error when it ends the view.
+    /// How long to wait before the next round after `error`, or the error when it ends the view;
+    /// the first failure is said on stderr.
     pub fn failed(
+        &mut self,
+        error: Error,
+        interval: std::time::Duration,
+    ) -> Result<std::time::Duration> {
+        let first = self.since.is_none();
+        let wait = self.note(error, interval)?;
+        if first {
+            crate::errln!(
+                "anarchon: {}; trying again until it answers (Ctrl-C to stop)",
+                self.error
+            );
+        }
+        Ok(wait)
+    }
+
+    /// [`Outage::failed`], said nowhere.
+    pub fn note(
         &mut self,
         error: Error,
         interval: std::time::Duration,
@@ -468,28 +490,42 @@ impl Outage {
             return Err(error);
         }
         let first = std::time::Duration::from_secs(1);
-        let longest = interval.max(first);
         if self.since.is_none() {
-            crate::errln!(
-                "anarchon: {}; trying again until it answers (Ctrl-C to stop)",
-                error
-            );
-            self.since = Some(std::time::Instant::now());
+            self.since = Some((std::time::Instant::now(), chrono::Utc::now()));
             self.backoff = first;
         } else {
-            self.backoff = (self.backoff * 2).min(longest);
+            self.backoff = (self.backoff * 2).min(interval.max(first));
         }
+        self.error = error.to_string();
         Ok(self.backoff)
     }
 
-    /// A round succeeded: an outage, if there was one, is over.
+    /// A round succeeded: an outage, if there was one, is over, and said so on stderr.
     pub fn over(&mut self) {
-        if let Some(since) = self.since.take() {
+        if let Some(lasted) = self.end() {
             crate::errln!(
                 "anarchon: the server answers again (after {})",
-                crate::time::humanize(since.elapsed().as_millis() as u64)
+                crate::time::humanize(lasted.as_millis() as u64)
             );
         }
+    }
+
+    /// [`Outage::over`], said nowhere: how long the outage lasted, if there was one.
+    pub fn end(&mut self) -> Option<std::time::Duration> {
+        let (since, _) = self.since.take()?;
+        self.error.clear();
+        Some(since.elapsed())
+    }
+
+    /// The outage in progress in one line: since when, for how long, and the newest failure.
+    pub fn said(&self) -> Option<String> {
+        let (at, wall) = self.since?;
+        Some(format!(
+            "no answer since {} UTC ({}); trying again: {}",
+            wall.format("%H:%M:%S"),
+            crate::time::humanize(crate::time::millis(at.elapsed()) as u64),
+            self.error,
+        ))
     }
 }
 

@@ -174,7 +174,7 @@ async fn run(
                             app.server = c.shown_url().to_string();
                         }
                         app.apply(snapshot);
-                        if let Some(lasted) = app.outage.over() {
+                        if let Some(lasted) = app.outage.end() {
                             app.say(
                                 format!(
                                     "the server answers again (after {})",
@@ -185,7 +185,7 @@ async fn run(
                         }
                         interval
                     }
-                    Err(e) => app.outage.failed(e, interval)?,
+                    Err(e) => app.outage.note(e, interval)?,
                 };
                 conn = back;
                 next_read = Instant::now() + if read_again { Duration::ZERO } else { pause };

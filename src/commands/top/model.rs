@@ -3,9 +3,8 @@
 //! `crate::health` and sorted worst first as `list --sort health`), the view and selection, the
 //! filter, an open dialog, the status line, and a server outage.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::error::Error;
 use crate::health::Health;
 use crate::output::Tone;
 use crate::store::Layout;
@@ -297,56 +296,9 @@ pub struct LogsPane {
     pub scroll: usize,
 }
 
-/// The server not answering: since when, and what the last attempt said. The rule is the live
-/// views' ([`crate::commands::Outage`]): a read that could not reach the server (a restart, a
-/// failover, a server loading its data) is tried again after 1 s, then twice as long each time up
-/// to --interval; any other error ends top. top says it on screen instead of on stderr, and keeps
-/// the last picture.
-#[derive(Debug, Default)]
-pub struct Outage {
-    /// When the first failed read was noticed (monotonic, and the wall clock to show).
-    pub since: Option<(Instant, chrono::DateTime<chrono::Utc>)>,
-    /// The newest failure's text.
-    pub error: String,
-    backoff: Duration,
-}
-
-impl Outage {
-    /// How long to wait before the next read after `error`, or the error when it ends top.
-    pub fn failed(&mut self, error: Error, interval: Duration) -> Result<Duration, Error> {
-        if !(error.is_transient() || error.can_pass()) {
-            return Err(error);
-        }
-        let first = Duration::from_secs(1);
-        if self.since.is_none() {
-            self.since = Some((Instant::now(), chrono::Utc::now()));
-            self.backoff = first;
-        } else {
-            self.backoff = (self.backoff * 2).min(interval.max(first));
-        }
-        self.error = error.to_string();
-        Ok(self.backoff)
-    }
-
-    /// A read succeeded: how long the outage lasted, if there was one.
-    pub fn over(&mut self) -> Option<Duration> {
-        let (since, _) = self.since.take()?;
-        self.error.clear();
-        Some(since.elapsed())
-    }
-
-    /// The status line during an outage, in the live views' words, since when first (the error
-    /// after it may be cut at the screen's edge).
-    pub fn said(&self) -> Option<String> {
-        let (at, wall) = self.since?;
-        Some(format!(
-            "no answer since {} UTC ({}); trying again: {}",
-            wall.format("%H:%M:%S"),
-            crate::time::humanize(crate::time::millis(at.elapsed()) as u64),
-            self.error,
-        ))
-    }
-}
+/// The server not answering: the live views' own rule ([`crate::commands::Outage`]), said on
+/// the screen ([`Outage::note`], [`Outage::said`]) rather than on stderr, the last picture kept.
+pub use crate::commands::Outage;
 
 /// Everything on screen.
 pub struct App {
@@ -494,6 +446,8 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
+    use std::time::Duration;
 
     fn snapshot(views: Vec<JobView>, now: i64) -> Snapshot {
         Snapshot::at(views, Vec::new(), now, Instant::now(), Some(1))
@@ -581,23 +535,23 @@ mod tests {
         };
         let interval = Duration::from_secs(3);
         assert_eq!(
-            outage.failed(down(), interval).unwrap(),
+            outage.note(down(), interval).unwrap(),
             Duration::from_secs(1)
         );
         assert_eq!(
-            outage.failed(down(), interval).unwrap(),
+            outage.note(down(), interval).unwrap(),
             Duration::from_secs(2)
         );
-        assert_eq!(outage.failed(down(), interval).unwrap(), interval);
+        assert_eq!(outage.note(down(), interval).unwrap(), interval);
         let said = outage.said().unwrap();
         assert!(said.starts_with("no answer since "), "{said}");
         assert!(
             said.contains("; trying again: cannot reach Redis at redis://127.0.0.1:1"),
             "{said}"
         );
-        assert!(outage.over().is_some());
+        assert!(outage.end().is_some());
         assert!(outage.said().is_none());
         // Bad data is no outage: it ends top, as it ends a watch.
-        assert!(outage.failed(Error::corrupt("k", "bad"), interval).is_err());
+        assert!(outage.note(Error::corrupt("k", "bad"), interval).is_err());
     }
 }
