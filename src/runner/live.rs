@@ -187,7 +187,7 @@ pub fn start(
     runner: String,
     live: LiveOutput,
     ttl: Duration,
-) -> (LiveSink, tokio::task::JoinHandle<()>) {
+) -> (LiveSink, Publisher) {
     let (queue, lines) = mpsc::channel(QUEUE);
     let counts = Arc::new(Counts::default());
     let sink = LiveSink {
@@ -195,8 +195,37 @@ pub fn start(
         counts: counts.clone(),
         cap: live.lines,
     };
-    let task = tokio::spawn(publish(conn, key, runner, live, ttl, lines, counts));
-    (sink, task)
+    let finish = Arc::new(tokio::sync::Notify::new());
+    let task = tokio::spawn(publish(
+        conn,
+        key,
+        runner,
+        live,
+        ttl,
+        lines,
+        counts,
+        finish.clone(),
+    ));
+    (sink, Publisher { task, finish })
+}
+
+/// The writer of one attempt's output, as the run holds it.
+pub struct Publisher {
+    task: tokio::task::JoinHandle<()>,
+    finish: Arc<tokio::sync::Notify>,
+}
+
+impl Publisher {
+    /// The command is over: the lines queued so far are written, then the `end` entry, within
+    /// `within` (a server that does not answer does not hold the run's record back longer; the
+    /// writer is then stopped, and a reader says the output has no end). It does not wait for
+    /// the streams to close: a process the command left behind may keep them open.
+    pub async fn finish(mut self, within: Duration) {
+        self.finish.notify_one();
+        if tokio::time::timeout(within, &mut self.task).await.is_err() {
+            self.task.abort();
+        }
+    }
 }
 
 /// The writer: `start`, the lines in batches, `cut` after the last line within the cap (when
@@ -209,6 +238,7 @@ async fn publish(
     ttl: Duration,
     mut lines: mpsc::Receiver<Line>,
     counts: Arc<Counts>,
+    finish: Arc<tokio::sync::Notify>,
 ) {
     let mut writer = Writer {
         key: &key,
@@ -219,7 +249,18 @@ async fn publish(
     writer.write(&mut conn, vec![Entry::Start(runner)], 0).await;
     let mut batch: Vec<Entry> = Vec::new();
     let mut cut = false;
-    while let Some(first) = lines.recv().await {
+    loop {
+        let first = tokio::select! {
+            line = lines.recv() => match line {
+                Some(line) => line,
+                None => break,
+            },
+            // The command is over: what is queued is still read, then the queue reads as ended.
+            () = finish.notified() => {
+                lines.close();
+                continue;
+            }
+        };
         let deadline = tokio::time::Instant::now() + BATCH_WAIT;
         let mut next = Some(first);
         let mut in_batch = 0;

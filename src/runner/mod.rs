@@ -52,7 +52,7 @@ use deadline::{BootTime, LeaseDeadline, Loss};
 use keeper::HeldLease;
 
 /// How long the end of a run waits for its last lines of `--live-output` to be written.
-const LIVE_OUTPUT_DRAIN: Duration = Duration::from_secs(2);
+const LIVE_OUTPUT_DRAIN: Duration = Duration::from_secs(5);
 
 /// How to run one slot, beyond the claim itself.
 #[derive(Debug, Clone)]
@@ -467,18 +467,12 @@ async fn execute(
     if let Some(keeper) = keeper {
         keeper.abort();
     }
-    if let Some(mut task) = publisher {
+    if let Some(publisher) = publisher {
         // The last lines and the `end` entry go before the run's end is recorded, so a reader
-        // sees all of the output before the status. Bounded: a server that does not answer, or
-        // a background child of the command that keeps its output open, does not hold the
-        // record back for long; the writer is then stopped (a reader ends with the status).
+        // sees all of the output before the status; bounded, so a server that does not answer
+        // does not hold the record back for long.
         drop(spec.live.take());
-        if tokio::time::timeout(LIVE_OUTPUT_DRAIN, &mut task)
-            .await
-            .is_err()
-        {
-            task.abort();
-        }
+        publisher.finish(LIVE_OUTPUT_DRAIN).await;
     }
 
     let stopped_for_lease = outcome.lease_lost && spec.stop_on_lease_lost;
