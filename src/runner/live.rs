@@ -198,10 +198,8 @@ pub fn start(
     let finish = Arc::new(tokio::sync::Notify::new());
     let task = tokio::spawn(publish(
         conn,
-        key,
-        runner,
+        (key, runner, ttl),
         live,
-        ttl,
         lines,
         counts,
         finish.clone(),
@@ -232,10 +230,8 @@ impl Publisher {
 /// more were printed), `end` when the output is over.
 async fn publish(
     mut conn: Connection,
-    key: String,
-    runner: String,
+    (key, runner, ttl): (String, String, Duration),
     live: LiveOutput,
-    ttl: Duration,
     mut lines: mpsc::Receiver<Line>,
     counts: Arc<Counts>,
     finish: Arc<tokio::sync::Notify>,
