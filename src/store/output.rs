@@ -87,10 +87,14 @@ pub async fn read_after(
     after: &str,
     count: usize,
 ) -> Result<Vec<(String, Entry)>> {
-    let start = if after == "0" {
-        "-".to_string()
-    } else {
-        format!("({after}")
+    // The entry after `after`: its sequence + 1 (XRANGE's exclusive `(id` needs Redis 6.2).
+    let start = match after.split_once('-') {
+        _ if after == "0" => "-".to_string(),
+        Some((ms, seq)) => match seq.parse::<u64>() {
+            Ok(seq) if seq < u64::MAX => format!("{ms}-{}", seq + 1),
+            _ => format!("{}-0", ms.parse::<u64>().unwrap_or(0).saturating_add(1)),
+        },
+        None => format!("{after}-1"),
     };
     let value: Value = match conn
         .query(
