@@ -284,19 +284,12 @@ fn event_tone(event: &str) -> Tone {
 /// exit code, a signal, a timeout, or the reason it ended without its command's result (a
 /// release, a replacement).
 pub fn how_it_ended(result: &serde_json::Value) -> Option<String> {
-    if result.get("timed_out").and_then(|v| v.as_bool()) == Some(true) {
-        return Some("timed out".to_string());
-    }
-    if let Some(code) = result.get("exit_code").and_then(|v| v.as_i64()) {
-        return Some(format!("exit {code}"));
-    }
-    if let Some(signal) = result.get("signal").and_then(|v| v.as_i64()) {
-        return Some(format!("signal {signal}"));
-    }
-    result
-        .get("reason")
-        .and_then(|v| v.as_str())
-        .map(str::to_string)
+    crate::store::attempt::command_end(result).or_else(|| {
+        result
+            .get("reason")
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    })
 }
 
 /// The tone a run status is painted in.
@@ -453,16 +446,7 @@ pub fn result_summary(result: Option<&serde_json::Value>) -> String {
     match result {
         None | Some(serde_json::Value::Null) => "-".to_string(),
         Some(v) if v.get("exit_code").is_some() || v.get("signal").is_some() => {
-            match (
-                v["exit_code"].as_i64(),
-                v["signal"].as_i64(),
-                v["timed_out"].as_bool(),
-            ) {
-                (_, _, Some(true)) => "timed out".to_string(),
-                (Some(code), _, _) => format!("exit {code}"),
-                (None, Some(sig), _) => format!("signal {sig}"),
-                _ => v.to_string(),
-            }
+            crate::store::attempt::command_end(v).unwrap_or_else(|| v.to_string())
         }
         Some(v) => {
             // Why a run ended without a command's result (interrupted, released, skipped); else a

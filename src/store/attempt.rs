@@ -10,6 +10,23 @@ use crate::store::job::RunWithResult;
 use crate::store::read::ResultEntry;
 use crate::store::state::RunState;
 
+/// How a command ended, from the result `run` records: `timed out`, `exit 3` or `signal 9`; None
+/// for a result that is not a command's (a release's, a skip's, a script's own). The one reading
+/// of it for every view (events, `wait`, `logs -f`, the RESULT columns).
+pub fn command_end(result: &serde_json::Value) -> Option<String> {
+    if result.get("timed_out").and_then(|t| t.as_bool()) == Some(true) {
+        return Some("timed out".to_string());
+    }
+    match (
+        result.get("exit_code").and_then(|c| c.as_i64()),
+        result.get("signal").and_then(|s| s.as_i64()),
+    ) {
+        (Some(code), _) => Some(format!("exit {code}")),
+        (None, Some(signal)) => Some(format!("signal {signal}")),
+        _ => None,
+    }
+}
+
 /// A first claim later than the job's `--jitter` plus this after its slot is a late start: cron
 /// starts a process within a second of its minute, and a host claims right after.
 pub const LATE_SLACK_MS: i64 = 10_000;

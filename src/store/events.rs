@@ -343,25 +343,15 @@ fn reason_of(result: &serde_json::Value) -> Option<String> {
         .map(str::to_string)
 }
 
-/// How a command ended, in words (`exit 3 after 1.5s`, `signal 9`, `timed out`), from what `run`
-/// records; empty for a result that is not a command's.
+/// How a command ended, in words (`exit 3 after 1.5s`, `signal 9`, `timed out`); empty for a
+/// result that is not a command's.
 fn command_words(result: &serde_json::Value) -> String {
     let took = result
         .get("duration_ms")
         .and_then(|d| d.as_u64())
         .map(|ms| format!(" after {}", crate::time::humanize(ms)))
         .unwrap_or_default();
-    if result.get("timed_out").and_then(|t| t.as_bool()) == Some(true) {
-        return format!("timed out{took}");
-    }
-    match (
-        result.get("exit_code").and_then(|c| c.as_i64()),
-        result.get("signal").and_then(|s| s.as_i64()),
-    ) {
-        (Some(code), _) => format!("exit {code}{took}"),
-        (None, Some(sig)) => format!("signal {sig}{took}"),
-        _ => String::new(),
-    }
+    crate::store::attempt::command_end(result).map_or(String::new(), |end| end + &took)
 }
 
 /// Run events and operator actions together, newest first, at most `count`.
