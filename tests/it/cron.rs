@@ -12,7 +12,8 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::proxy::{Fault, FaultProxy};
-use crate::common::ticker::{spans_of, ticker_as};
+use crate::common::runs::{Unended, judge_slot};
+use crate::common::ticker::{Copy, copies, overlapping, spans_of, ticker_as};
 use crate::common::{Server, stderr, wait_for};
 use anarchon::store::read::ResultEntry;
 
@@ -123,71 +124,55 @@ fn server_ms(s: &Server) -> i64 {
     s.now_ms()
 }
 
-/// Fails when two runs of one job ran at the same instant (the ticker's log of that job).
-fn assert_never_two_at_once(job: &str, log: &Path) -> BTreeMap<String, (i64, i64)> {
-    let spans = spans_of::<String>(log);
-    let list: Vec<(&String, &(i64, i64))> = spans.iter().collect();
-    for (i, (a, (a0, a1))) in list.iter().enumerate() {
-        for (b, (b0, b1)) in &list[i + 1..] {
-            assert!(
-                a1 < b0 || b1 < a0,
-                "{job}: {a} ({a0}..{a1}) and {b} ({b0}..{b1}) ran at the same time"
-            );
-        }
+/// Fails when two copies of one job's command ran at the same instant (the ticker's log of that
+/// job, each copy by its own identity), and returns the copies.
+fn assert_never_two_at_once(job: &str, log: &Path) -> Vec<Copy> {
+    let all = copies(log);
+    if let Some((a, b, ms)) = overlapping(&all).into_iter().next() {
+        panic!("{job}: two copies ran at the same time, for {ms} ms: {a:?} and {b:?}");
     }
-    spans
+    all
 }
 
-/// How each slot of `job` due in `window` (server ms) ended, by the store's records and the
-/// command's own log: ran (finished, and the log shows it running), or decided by a policy
-/// (skipped, superseded); anything else is a lost run, returned with what is there.
+/// How each slot of `job` due in `window` (server ms), and every slot any copy ran for, ended, by
+/// the store's records and the command's own log (`common::runs::judge_slot`): ran, or decided by
+/// a policy. A defect (a slot run again after it finished, a copy under a skipped record, a
+/// record no copy backs) fails the test here; a slot with no end is returned as lost.
 fn lost_runs(
     s: &Server,
     job: &str,
     every_ms: i64,
     window: (i64, i64),
-    spans: &BTreeMap<String, (i64, i64)>,
+    copies: &[Copy],
 ) -> (usize, Vec<(i64, String)>) {
     let results = s.results(job);
     let first = window.0 - window.0.rem_euclid(every_ms) + every_ms;
-    let mut due = 0;
+    let due: Vec<i64> = (first..=window.1)
+        .step_by(usize::try_from(every_ms).unwrap())
+        .collect();
+    let mut slots: std::collections::BTreeSet<i64> = due.iter().copied().collect();
+    slots.extend(copies.iter().filter_map(Copy::slot));
     let mut lost = Vec::new();
-    for slot in (first..=window.1).step_by(usize::try_from(every_ms).unwrap()) {
-        due += 1;
+    for slot in slots {
         let of_slot: Vec<&ResultEntry> = results.iter().filter(|r| r.slot == slot).collect();
-        let ran = spans.keys().any(|id| id.starts_with(&format!("{slot}/")));
-        let finished = of_slot
-            .iter()
-            .filter(|r| r.status == "finished" || r.status == "failed")
-            .count();
-        let decided = of_slot.iter().any(|r| {
-            r.status == "skipped"
-                || (r.status == "interrupted" && r.result.get("superseded_by").is_some())
-        });
-        match (finished, ran, decided) {
-            (1, true, _) | (0, _, true) => {}
-            _ => lost.push((
-                slot,
-                format!(
-                    "ran: {ran}; recorded: {:?}",
-                    of_slot
-                        .iter()
-                        .map(|r| format!("{} #{:?} {}", r.status, r.attempt, r.result))
-                        .collect::<Vec<_>>()
-                ),
-            )),
+        let ran: Vec<&Copy> = copies.iter().filter(|c| c.slot() == Some(slot)).collect();
+        match judge_slot(&of_slot, &ran) {
+            Ok(_) => {}
+            Err(Ok(defect)) => panic!("{job} @ {slot}: {defect}"),
+            Err(Err(Unended(what))) if due.contains(&slot) => lost.push((slot, what)),
+            // Outside the window: still running, or cut off by the test's end.
+            Err(Err(_)) => {}
         }
     }
-    (due, lost)
+    (due.len(), lost)
 }
 
-/// The slots of `job` that ran more than once (one after the other: a takeover).
-fn counted_runs(spans: &BTreeMap<String, (i64, i64)>) -> BTreeMap<i64, usize> {
+/// How many copies ran for each slot of `job` (more than one: a takeover after a fault, which
+/// `lost_runs` judges).
+fn counted_runs(copies: &[Copy]) -> BTreeMap<i64, usize> {
     let mut runs: BTreeMap<i64, usize> = BTreeMap::new();
-    for id in spans.keys() {
-        if let Some((slot, _)) = id.split_once('/') {
-            *runs.entry(slot.parse().unwrap()).or_default() += 1;
-        }
+    for slot in copies.iter().filter_map(Copy::slot) {
+        *runs.entry(slot).or_default() += 1;
     }
     runs
 }
@@ -460,15 +445,19 @@ fn sigterm_hands_a_running_slot_to_another_replica_when_the_grace_ends() {
         || spans_of::<String>(&log).contains_key(&second),
     );
     assert_eq!(replicas[holder].exit_code(Duration::from_secs(20)), Some(0));
-    let spans = assert_never_two_at_once("long", &log);
-    let took_over = spans[&second].0 - (term_at + 1_000);
+    let copies = assert_never_two_at_once("long", &log);
+    let span = |label: &str| {
+        let c = copies.iter().find(|c| c.label == label).unwrap();
+        (c.first, c.last)
+    };
+    let took_over = span(&second).0 - (term_at + 1_000);
     eprintln!("attempt 2 started {took_over} ms after the grace ended");
     // Handed over, not left to the lease (30 s).
     assert!(
         took_over < 10_000,
         "took over {took_over} ms after the grace"
     );
-    assert!(spans[&first].1 < spans[&second].0);
+    assert!(span(&first).1 < span(&second).0);
     let holder_said = replicas[holder].stderr();
     assert!(holder_said.contains("handed over"), "{holder_said}");
     let history = s.results("long");
@@ -506,13 +495,17 @@ fn reload_takes_a_good_file_and_keeps_the_jobs_through_a_bad_one() {
         &file,
         &format!("{job_a}*/1 * * * * * \n# anarchon: --lease\n"),
     );
-    wait_for(
-        "the bad file to be refused",
-        Duration::from_secs(10),
-        || replica.stderr().contains("failed; the 2 job(s) run on"),
-    );
+    // The refusal and its file:line come as two lines: wait for both (reading between them is
+    // no failure).
     let shown = format!("{}:", file.display());
-    assert!(replica.stderr().contains(&shown), "{}", replica.stderr());
+    wait_for(
+        "the bad file to be refused, with its line",
+        Duration::from_secs(10),
+        || {
+            let said = replica.stderr();
+            said.contains("failed; the 2 job(s) run on") && said.contains(&shown)
+        },
+    );
     let seen = std::fs::read_to_string(&b).unwrap().len();
     wait_for("job b to keep running", Duration::from_secs(10), || {
         std::fs::read_to_string(&b).unwrap().len() > seen

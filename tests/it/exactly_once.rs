@@ -357,7 +357,7 @@ fn a_background_child_is_stopped_before_the_run_is_recorded_ended() {
     let log = log_in(&s, "bg.log");
     let pid_file = log_in(&s, "bg.pid");
     let script = format!(
-        "(while :; do echo \"child $(date +%s%3N)\" >> {log}; sleep 0.05; done) > /dev/null & echo $! > {pid}; sleep 0.2; echo 'it went wrong' >&2; exit 3",
+        "(while :; do echo \"child $$ $(date +%s%3N)\" >> {log}; sleep 0.05; done) > /dev/null & echo $! > {pid}; sleep 0.2; echo 'it went wrong' >&2; exit 3",
         log = log.display(),
         pid = pid_file.display()
     );

@@ -54,7 +54,7 @@ fn three_slots(s: &Server) -> (String, String, String) {
 /// A command that ticks into `log` until the file `go` exists.
 fn ticks_until(go: &Path, log: &Path) -> String {
     format!(
-        "while [ ! -f {go} ]; do echo \"$ANARCHON_SLOT $(date +%s%3N)\" >> {log}; sleep 0.05; done",
+        "copy=$$.$(date +%s%3N); while [ ! -f {go} ]; do echo \"$ANARCHON_SLOT $copy $(date +%s%3N)\" >> {log}; sleep 0.05; done",
         go = go.display(),
         log = log.display()
     )

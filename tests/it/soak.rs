@@ -38,7 +38,8 @@ use proptest::test_runner::{RngAlgorithm, TestRng};
 
 use crate::common::Server;
 use crate::common::proxy::{Fault, FaultProxy};
-use crate::common::ticker::{spans_of, ticker_as};
+use crate::common::runs::{Ended, Unended, judge_slot, reruns_after_an_unrecorded_end};
+use crate::common::ticker::{Copy, copies, overlapping, ticker_as};
 use anarchon::store::read::ResultEntry;
 
 const JOB: &str = "soak";
@@ -63,6 +64,8 @@ struct Fleet {
     /// server pause) and when it held (ms on the machine's clock, which the loopback server
     /// shares): the checker pins an interrupted attempt on one of them, or calls it lost.
     hits: Mutex<Vec<Hit>>,
+    /// When the whole fleet was down, (from, to) in ms.
+    outages: Mutex<Vec<(i64, i64)>>,
 }
 
 /// A fault that can end the attempt of the host it hit.
@@ -72,6 +75,8 @@ struct Hit {
     from: i64,
     to: i64,
     fault: Nemesis,
+    /// How long replies were held back (a delay's length), ms.
+    held_back_ms: i64,
 }
 
 /// Milliseconds on this machine's clock (a loopback server's `TIME` reads the same clock).
@@ -382,6 +387,7 @@ fn nemesis(
         let host = hosts[usize::try_from(rng.next_u64() % hosts.len() as u64).unwrap()].clone();
         let lasts = Duration::from_millis(1_000 + rng.next_u64() % 4_000);
         let pick = rng.next_u64();
+        let delay = Duration::from_millis(500 + pick % 3_500);
         let hit = |host: Option<&str>, for_ms: u128| {
             let from = now_ms();
             fleet.hits.lock().unwrap().push(Hit {
@@ -389,6 +395,10 @@ fn nemesis(
                 from,
                 to: from + i64::try_from(for_ms).unwrap(),
                 fault,
+                held_back_ms: match fault {
+                    Nemesis::Delay => i64::try_from(delay.as_millis()).unwrap(),
+                    _ => 0,
+                },
             });
         };
         let done = match fault {
@@ -414,9 +424,7 @@ fn nemesis(
             Nemesis::Delay | Nemesis::BlackHole | Nemesis::Partition => {
                 hit(Some(&host.name), lasts.as_millis());
                 host.proxy.set(match fault {
-                    Nemesis::Delay => {
-                        Fault::DelayReplies(Duration::from_millis(500 + pick % 3_500))
-                    }
+                    Nemesis::Delay => Fault::DelayReplies(delay),
                     Nemesis::BlackHole => Fault::Stall,
                     _ => Fault::Partition,
                 });
@@ -454,9 +462,11 @@ fn nemesis(
                     hit(None, down_for.as_millis());
                 }
                 fleet.down.store(true, Ordering::Relaxed);
+                let from = now_ms();
                 undo.push(std::thread::spawn(move || {
                     std::thread::sleep(down_for);
                     fleet.down.store(false, Ordering::Relaxed);
+                    fleet.outages.lock().unwrap().push((from, now_ms()));
                 }));
                 true
             }
@@ -521,9 +531,11 @@ fn release_can_wait() -> bool {
 #[derive(Debug, Default)]
 struct Verdict {
     slots_run: usize,
-    /// Pairs of runs of the job whose spans intersect, with the time they ran together.
+    /// Pairs of copies of the command whose spans intersect (by the copies' own identities,
+    /// whatever anarchon labelled them), with the time they ran together.
     overlaps: Vec<(String, String, i64)>,
-    /// Slots whose command ran under more than one attempt, one after the other.
+    /// Slots whose command ran as more than one copy, one after the other (a takeover after a
+    /// holder died mid-run: judged by `common::runs::judge_slot`, which fails on any other kind).
     ran_more_than_once: Vec<i64>,
     /// Slots still in progress after the quiet spell, their leases long expired.
     left_unended: Vec<i64>,
@@ -531,6 +543,9 @@ struct Verdict {
     due: usize,
     decided: BTreeMap<String, usize>,
     lost: Vec<(i64, String)>,
+    /// What no scheduler may do, in or out of the window: a slot run again after it finished, a
+    /// copy under a skipped record, a record no copy backs, a skip whose reason is not true.
+    defects: Vec<(i64, String)>,
     /// Slots whose every allowed attempt a fault the nemesis dealt to its holder ended: the fleet
     /// tried all it may (`--max-attempts`, 3), each time on a host the soak itself was killing,
     /// stopping or cutting off. Not a fault of anarchon, but still a run that did not happen, so
@@ -541,113 +556,164 @@ struct Verdict {
 /// The attempts a slot gets by default (`run --max-attempts`).
 const MAX_ATTEMPTS: usize = 3;
 
-/// How long after a fault ended it can still end an attempt: a reply delayed up to 4 s arrives
-/// after the relay passes again, and the lease (3 s) runs out after that.
-const HIT_REACH_MS: i64 = 5_000;
+/// The job's lease (`line_flags`), ms.
+const LEASE_MS: i64 = 3_000;
 
-/// Whether every attempt of a slot ended `interrupted`, all `MAX_ATTEMPTS` of them, each while a
-/// fault the nemesis dealt held its host (or the server): then the slot's loss is the soak's own
-/// doing. An attempt no fault explains makes the slot a lost run.
-fn every_attempt_hit(results: &[&ResultEntry], hits: &[Hit]) -> Option<String> {
+/// The hosts' command timeout (`CONNECTION_FLAGS`), ms.
+const COMMAND_TIMEOUT_MS: i64 = 2_000;
+
+impl Hit {
+    /// How long after the fault ended it can still stop a command: the lease that a holder could
+    /// not renew through it runs out after it, later still where a reply was held back (a delay,
+    /// a black hole until the command timeout).
+    fn reach_ms(&self) -> i64 {
+        let held_back = match self.fault {
+            Nemesis::Delay | Nemesis::BlackHole => self.held_back_ms.max(COMMAND_TIMEOUT_MS),
+            Nemesis::Partition | Nemesis::ServerPause => COMMAND_TIMEOUT_MS,
+            _ => 0,
+        };
+        held_back + LEASE_MS + 1_000
+    }
+
+    /// Whether this fault can explain an attempt of `runner` whose command was last seen at
+    /// `at` (or, when it never started, was claimed at `at`): it held that host (or every host)
+    /// before then, and not so long before that its lease had already run out again.
+    fn explains(&self, runner: &str, at: i64) -> bool {
+        self.host.as_deref().is_none_or(|host| host == runner)
+            && self.from <= at + 200
+            && at <= self.to + self.reach_ms()
+    }
+}
+
+/// Whether every attempt of a slot ended `interrupted`, all `MAX_ATTEMPTS` of them, each stopped
+/// while a fault the nemesis dealt held its host (or the server), by the command's own log: then
+/// the slot's loss is the soak's own doing. An attempt no fault explains makes the slot a lost run.
+fn every_attempt_hit(results: &[&ResultEntry], copies: &[&Copy], hits: &[Hit]) -> Option<String> {
     if results.len() < MAX_ATTEMPTS || results.iter().any(|r| r.status != "interrupted") {
         return None;
     }
     let mut why = Vec::new();
     for r in results {
-        let (from, to) = (r.claimed_at.unwrap_or(r.slot), r.ended_at?);
-        let hit = hits.iter().find(|h| {
-            h.host.as_deref().is_none_or(|host| host == r.runner)
-                && h.from <= to
-                && h.to + HIT_REACH_MS >= from
-        })?;
+        let seen = copies
+            .iter()
+            .filter(|c| c.attempt() == r.attempt)
+            .map(|c| c.last)
+            .max();
+        let at = seen.or(r.claimed_at)?;
+        let hit = hits.iter().find(|h| h.explains(&r.runner, at))?;
         why.push(format!(
-            "attempt {} on {}: {:?} at +{} ms",
+            "attempt {} on {}: {:?} at {:+} ms",
             r.attempt.unwrap_or(0),
             r.runner,
             hit.fault,
-            hit.from - from
+            hit.from - at
         ));
     }
     Some(why.join(", "))
 }
 
-/// How one due slot ended, from the store's records of it and the command's own log.
-fn outcome_of(
+/// Whether a skip's reason is true, so that one host alone would have written it: the run it
+/// names held the job at the slot (overlap policies), the fleet was down or the server paused
+/// over it (catch-up), or the job was paused over it. Returns the skip's kind, or why not.
+fn skip_is_true(
     slot: i64,
-    results: &[&ResultEntry],
-    spans: &BTreeMap<String, (i64, i64)>,
-) -> Result<String, String> {
-    let ran = spans.keys().any(|id| {
-        id.split_once('/')
-            .is_some_and(|(s, _)| s == slot.to_string())
-    });
-    let statuses: Vec<String> = results
-        .iter()
-        .map(|r| format!("{} ({})", r.status, r.result))
-        .collect();
-    if results
-        .iter()
-        .any(|r| r.status == "finished" || r.status == "failed")
-    {
-        // A result the command's own log does not back is a false record.
-        return if ran {
-            Ok("ran".into())
-        } else {
-            Err(format!("recorded {statuses:?} but the command never ran"))
-        };
-    }
-    if results.iter().any(|r| r.status == "skipped") {
-        return Ok("skipped by a policy".into());
-    }
-    for r in results.iter().filter(|r| r.status == "interrupted") {
-        for (field, why) in [
-            ("replaced_by", "replaced (--overlap replace)"),
-            ("superseded_by", "superseded by a newer run"),
-            ("released_by", "released by the operator"),
-        ] {
-            if r.result.get(field).is_some() {
-                return Ok(why.into());
-            }
-        }
-    }
-    if results.is_empty() {
-        return Err("no record at all: never claimed, never skipped".into());
-    }
-    Err(format!("{statuses:?}: nobody finished it"))
-}
-
-fn check(
-    s: &Server,
-    log: &Path,
-    quiet_from_ms: i64,
-    window: (i64, i64),
+    reason: &str,
+    results: &[ResultEntry],
     pauses: &[(i64, i64)],
     hits: &[Hit],
-) -> Verdict {
-    let spans = spans_of::<String>(log);
-    let list: Vec<(&String, &(i64, i64))> = spans.iter().collect();
-    let mut verdict = Verdict::default();
-    for (i, (a, (a0, a1))) in list.iter().enumerate() {
-        for (b, (b0, b1)) in &list[i + 1..] {
-            let together = a1.min(b1) - a0.max(b0);
-            if together >= 0 {
-                verdict
-                    .overlaps
-                    .push(((*a).clone(), (*b).clone(), together));
-            }
+    outages: &[(i64, i64)],
+) -> Result<String, String> {
+    if reason.starts_with("--overlap") {
+        // "... the run of <slot> (attempt N, runner) ...": that run existed and was not over at
+        // this slot's time; older for "still in progress", newer for "a newer run".
+        let named = reason
+            .split_once("the run of ")
+            .and_then(|(_, rest)| {
+                let (at, rest) = rest.split_once(" (attempt ")?;
+                let (attempt, rest) = rest.split_once(", ")?;
+                let runner = rest.split_once(')')?.0;
+                let at = chrono::DateTime::parse_from_rfc3339(at)
+                    .ok()?
+                    .timestamp_millis();
+                Some((at, attempt.parse::<u32>().ok()?, runner.to_string()))
+            })
+            .ok_or_else(|| format!("a skip naming no run: {reason:?}"))?;
+        let (other, attempt, runner) = named;
+        let newer = reason.contains("a newer run");
+        let held = results.iter().any(|r| {
+            r.slot == other
+                && r.attempt == Some(attempt)
+                && r.runner == runner
+                && r.ended_at.is_none_or(|e| e >= slot)
+        });
+        if held && (other > slot) == newer && other != slot {
+            return Ok(reason.split(':').next().unwrap_or(reason).to_string());
         }
+        return Err(format!(
+            "skipped for a run that did not hold the job then: {reason:?}"
+        ));
     }
-    let mut attempts: BTreeMap<i64, usize> = BTreeMap::new();
-    for id in spans.keys() {
-        if let Some((slot, _)) = id.split_once('/') {
-            *attempts.entry(slot.parse().unwrap()).or_default() += 1;
-        }
+    let in_any =
+        |spans: Vec<(i64, i64)>| spans.iter().any(|(from, to)| *from <= slot && slot <= *to);
+    if reason.contains("paused") {
+        return if in_any(pauses.to_vec()) {
+            Ok("paused".into())
+        } else {
+            Err(format!("skipped as paused outside every pause: {reason:?}"))
+        };
     }
-    verdict.slots_run = attempts.len();
-    verdict.ran_more_than_once = attempts
-        .into_iter()
-        .filter(|(_, n)| *n > 1)
-        .map(|(slot, _)| slot)
+    if reason.contains("--catch-up") {
+        // Missed by every host: the fleet was down, or the server paused, over the slot.
+        let down = outages.iter().copied().chain(
+            hits.iter()
+                .filter(|h| h.host.is_none())
+                .map(|h| (h.from, h.to + h.reach_ms())),
+        );
+        return if in_any(down.map(|(from, to)| (from - LEASE_MS, to)).collect()) {
+            Ok("caught up (catch-up's limits)".into())
+        } else {
+            Err(format!(
+                "skipped by catch-up, though the fleet was up: {reason:?}"
+            ))
+        };
+    }
+    Err(format!("a skip the soak cannot explain: {reason:?}"))
+}
+
+/// What the nemesis did, for the checker.
+struct Dealt<'a> {
+    pauses: &'a [(i64, i64)],
+    hits: &'a [Hit],
+    outages: &'a [(i64, i64)],
+}
+
+fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64), dealt: &Dealt) -> Verdict {
+    let all = copies(log);
+    let mut verdict = Verdict {
+        overlaps: overlapping(&all)
+            .into_iter()
+            .map(|(a, b, ms)| {
+                (
+                    format!("{} ({})", a.label, a.id),
+                    format!("{} ({})", b.label, b.id),
+                    ms,
+                )
+            })
+            .collect(),
+        ..Verdict::default()
+    };
+    let mut per_slot: BTreeMap<i64, Vec<&Copy>> = BTreeMap::new();
+    for c in &all {
+        per_slot
+            .entry(c.slot().expect("a slot label"))
+            .or_default()
+            .push(c);
+    }
+    verdict.slots_run = per_slot.len();
+    verdict.ran_more_than_once = per_slot
+        .iter()
+        .filter(|(_, c)| c.len() > 1)
+        .map(|(slot, _)| *slot)
         .collect();
     verdict.left_unended = s
         .in_progress(JOB)
@@ -657,23 +723,71 @@ fn check(
     let results = s.results(JOB);
     let every = i64::try_from(EVERY.as_millis()).unwrap();
     let first = window.0 - window.0.rem_euclid(every) + every;
-    for slot in (first..=window.1).step_by(usize::try_from(every).unwrap()) {
-        verdict.due += 1;
+    let due: Vec<i64> = (first..=window.1)
+        .step_by(usize::try_from(every).unwrap())
+        .collect();
+    let mut slots: std::collections::BTreeSet<i64> = due.iter().copied().collect();
+    slots.extend(per_slot.keys().copied());
+    let in_pause = |slot: i64| {
+        dealt
+            .pauses
+            .iter()
+            .any(|(from, to)| (*from..=*to).contains(&slot))
+    };
+    for slot in slots {
+        let is_due = due.contains(&slot);
+        verdict.due += usize::from(is_due);
         let of_slot: Vec<&ResultEntry> = results.iter().filter(|r| r.slot == slot).collect();
-        match outcome_of(slot, &of_slot, &spans) {
-            Ok(how) => *verdict.decided.entry(how).or_default() += 1,
-            // An operator paused the job over it: decided, as one host alone would have.
-            Err(_)
-                if pauses
-                    .iter()
-                    .any(|(from, to)| (*from..=*to).contains(&slot)) =>
-            {
-                *verdict.decided.entry("paused".into()).or_default() += 1;
+        let ran = per_slot.get(&slot).cloned().unwrap_or_default();
+        // A slot run again after its command ran to its end is the lease's design only where a
+        // fault the nemesis dealt kept the holder from recording that end.
+        for (copy, runner) in reruns_after_an_unrecorded_end(&of_slot, &ran) {
+            if !dealt.hits.iter().any(|h| h.explains(&runner, copy.last)) {
+                verdict.defects.push((
+                    slot,
+                    format!(
+                        "ran again after {copy:?} had run to its end on {runner}, though no fault kept {runner} from recording it"
+                    ),
+                ));
             }
-            Err(what) => match every_attempt_hit(&of_slot, hits) {
-                Some(faults) => verdict.lost_to_faults.push((slot, faults)),
-                None => verdict.lost.push((slot, what)),
-            },
+        }
+        let how = match judge_slot(&of_slot, &ran) {
+            Ok(Ended::Ran) => "ran".to_string(),
+            Ok(Ended::EndedBy(how)) => how.to_string(),
+            Ok(Ended::Skipped(reason)) => {
+                match skip_is_true(
+                    slot,
+                    &reason,
+                    &results,
+                    dealt.pauses,
+                    dealt.hits,
+                    dealt.outages,
+                ) {
+                    Ok(kind) => format!("skipped: {kind}"),
+                    Err(defect) => {
+                        verdict.defects.push((slot, defect));
+                        continue;
+                    }
+                }
+            }
+            Err(Ok(defect)) => {
+                verdict.defects.push((slot, defect));
+                continue;
+            }
+            // Outside the window: cut off by the soak's start or end.
+            Err(Err(_)) if !is_due => continue,
+            // Paused over it, and nobody claimed it: decided, as one host alone would have.
+            Err(Err(_)) if of_slot.is_empty() && in_pause(slot) => "paused".to_string(),
+            Err(Err(Unended(what))) => {
+                match every_attempt_hit(&of_slot, &ran, dealt.hits) {
+                    Some(faults) => verdict.lost_to_faults.push((slot, faults)),
+                    None => verdict.lost.push((slot, what)),
+                }
+                continue;
+            }
+        };
+        if is_due {
+            *verdict.decided.entry(how).or_default() += 1;
         }
     }
     verdict
@@ -820,13 +934,17 @@ fn soak(line: Line) {
     }
     let pauses = fleet.pauses.lock().unwrap().clone();
     let hits = fleet.hits.lock().unwrap().clone();
+    let outages = fleet.outages.lock().unwrap().clone();
     let verdict = check(
         &s,
         &log,
         quiet_from_ms,
         (window_from, window_to),
-        &pauses,
-        &hits,
+        &Dealt {
+            pauses: &pauses,
+            hits: &hits,
+            outages: &outages,
+        },
     );
     let together: i64 = verdict.overlaps.iter().map(|o| o.2).sum();
     eprintln!(
@@ -848,7 +966,7 @@ fn soak(line: Line) {
         verdict.left_unended,
     );
     eprintln!(
-        "  due slots {}: {:?}; lost {}{}; every attempt ended by a fault {}{}",
+        "  due slots {}: {:?}; lost {}{}; every attempt ended by a fault {}{}; defects {}: {:?}",
         verdict.due,
         verdict.decided,
         verdict.lost.len(),
@@ -862,13 +980,17 @@ fn soak(line: Line) {
             String::new()
         } else {
             format!(": {:?}", verdict.lost_to_faults)
-        }
+        },
+        verdict.defects.len(),
+        verdict.defects,
     );
     // What the hosts said, kept where bench/soak.sh asks (the server's directory goes with it).
     if let Some(keep) = std::env::var_os("ANARCHON_SOAK_KEEP_DIR")
         && (!verdict.lost.is_empty()
             || !verdict.lost_to_faults.is_empty()
-            || !verdict.overlaps.is_empty())
+            || !verdict.overlaps.is_empty()
+            || !verdict.defects.is_empty()
+            || !verdict.left_unended.is_empty())
     {
         let keep = std::path::PathBuf::from(keep).join(format!(
             "{}-f{}-{}",
@@ -913,6 +1035,17 @@ fn soak(line: Line) {
             "lost runs: {:?} (hosts' stderr in {})",
             verdict.lost,
             s.dir.path().display()
+        );
+        assert!(
+            verdict.defects.is_empty(),
+            "slots no scheduler may leave so: {:?} (hosts' stderr in {})",
+            verdict.defects,
+            s.dir.path().display()
+        );
+        assert!(
+            verdict.left_unended.is_empty(),
+            "runs still in progress after the quiet spell, their leases long gone: {:?}",
+            verdict.left_unended
         );
     }
 }
