@@ -753,7 +753,7 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64), dealt: 
         }
         let how = match judge_slot(&of_slot, &ran) {
             Ok(Ended::Ran) => "ran".to_string(),
-            Ok(Ended::EndedBy(how)) => how.to_string(),
+            Ok(Ended::ByPolicy(how)) => how.to_string(),
             Ok(Ended::Skipped(reason)) => {
                 match skip_is_true(
                     slot,

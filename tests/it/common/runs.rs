@@ -16,7 +16,7 @@ pub enum Ended {
     /// caller judges whether one host alone would have written that reason).
     Skipped(String),
     /// Its run was ended by a policy or an operator (replaced, superseded, released): what.
-    EndedBy(&'static str),
+    ByPolicy(&'static str),
 }
 
 /// A slot the checker cannot call ended: what is there. A run lost, unless the caller can pin it
@@ -129,7 +129,7 @@ pub fn judge_slot(
             ("released_by", "released by the operator"),
         ] {
             if r.result.get(field).is_some() {
-                return Ok(Ended::EndedBy(why));
+                return Ok(Ended::ByPolicy(why));
             }
         }
     }
