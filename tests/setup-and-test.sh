@@ -18,6 +18,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '== %s\n' "$*"; }
+
+# Variables that switch checks off, meant for bench/soak.sh and for regenerating files by hand:
+# with any of them set, this run would pass where it must fail. Refused (.ci/run clears them).
+for v in ANARCHON_SOAK_REPORT_ONLY ANARCHON_SOAK_AS ANARCHON_SOAK_OVERLAP ANARCHON_SOAK_BINARY UPDATE_GENERATED; do
+  if [ -n "${!v+set}" ]; then
+    echo "$v is set: it switches checks of the suite off (it is bench/soak.sh's, or for regenerating files by hand); unset it and run again" >&2
+    exit 2
+  fi
+done
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 export DEBIAN_FRONTEND=noninteractive
 
@@ -131,12 +140,17 @@ cargo clippy --all-targets --locked -- -D warnings
 say "test suite against redis-server"
 cargo test --locked
 
-say "the lease tests again, against stores an operator moved to format 2 (anarchon migrate)"
-# (the integration tests are one binary, tests/it/; a filter `lease::` selects tests/it/lease.rs)
-ANARCHON_TEST_STORE_FORMAT=2 cargo test --locked --test it -- lease:: faults:: run:: operator:: \
-  hardening:: reliability:: tty:: oncall:: pause:: exactly_once:: soak:: \
-  catchup:: fencing:: herd:: functions:: overlap:: backfill:: ping:: monitoring:: cron:: \
-  events:: live_output:: next:: timeline:: top::
+say "the suite again, against stores an operator moved to format 2 (anarchon migrate)"
+# Every module of tests/it/ (one test binary; `--skip readme::` leaves out tests/it/readme.rs) but
+# these, each for its reason; tests/it/suite.rs fails when a name here is no module of the suite:
+#   architecture generated schemas properties: the source, the generated files, the JSON schemas
+#     and the parsers: no store is read or written
+#   readme: the README's transcripts show what a new store looks like, and a new store is format 1
+#   migrate format1_client: each sets up the formats it tests itself (both ways, and format 1)
+format2_left_out=(architecture generated schemas properties readme migrate format1_client)
+skips=()
+for m in "${format2_left_out[@]}"; do skips+=(--skip "$m::"); done
+ANARCHON_TEST_STORE_FORMAT=2 cargo test --locked --test it -- "${skips[@]}"
 
 say "test suite against valkey-server"
 ANARCHON_TEST_SERVER=valkey-server cargo test --locked --tests

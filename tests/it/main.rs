@@ -39,6 +39,7 @@ mod schemas;
 mod sentinel;
 mod soak;
 mod strategies;
+mod suite;
 mod timeline;
 mod top;
 mod tty;

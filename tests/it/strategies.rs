@@ -601,14 +601,16 @@ fn doctor_and_list_agree_on_the_server_kind() {
     );
 }
 
-/// idmp needs Redis 8.6, which Debian does not ship: this runs only where
-/// ANARCHON_TEST_REDIS86_URL points at such a server (a throwaway one: it writes keys).
+/// idmp needs Redis 8.6 (`XADD ... IDMP`), which no registry this project may use ships (Debian
+/// has 7.0, Valkey 8.0; PyPI's and npm's redis servers fetch their builds from the web): the
+/// strategy is untested in CI, and the guide says so. Ignored, so that `cargo test` lists it as
+/// not run rather than passed; `ANARCHON_TEST_REDIS86_URL=redis://... cargo test -- --ignored
+/// idmp` runs it against such a server (a throwaway one: it writes keys).
 #[test]
+#[ignore = "needs Redis 8.6 (XADD IDMP), which no registry here ships: set ANARCHON_TEST_REDIS86_URL and run with --ignored"]
 fn idmp_on_redis_8_6_has_exactly_one_winner() {
-    let Ok(url) = std::env::var("ANARCHON_TEST_REDIS86_URL") else {
-        eprintln!("skipped: set ANARCHON_TEST_REDIS86_URL to a Redis 8.6+ server to run it");
-        return;
-    };
+    let url = std::env::var("ANARCHON_TEST_REDIS86_URL")
+        .expect("ANARCHON_TEST_REDIS86_URL: a Redis 8.6+ server to run it against");
     let job = format!("idmp-{}", std::process::id());
     let children: Vec<_> = (0..20)
         .map(|_| {
