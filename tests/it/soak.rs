@@ -259,7 +259,6 @@ fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet
 /// A host that runs the job in `anarchon cron` on a crontab of the same line: its daemon is
 /// started again a second after it died (a kill -9), and killed while the whole fleet is down.
 fn replica(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet, line: Line) {
-    let err_log = dir.join(format!("{}.err", host.name));
     let file = dir.join(format!("{}.crontab", host.name));
     let flags = shlex::try_join(line_flags(host, line).iter().map(String::as_str)).unwrap();
     std::fs::write(
@@ -291,18 +290,60 @@ fn replica(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet
         if since.elapsed() < Duration::from_secs(1) {
             continue;
         }
-        let child = host_process(host, &err_log)
-            .args(["cron", "--shutdown-grace", "1s"])
-            .arg(&file)
-            .spawn()
-            .unwrap();
-        running.push(child);
+        running.push(start_replica(host, dir));
         died_at = None;
     }
     // The end of the soak: each replica shuts down as in a deploy (SIGTERM).
     for child in host.running.lock().unwrap().iter() {
         signal("-CONT", child.id());
         signal("-TERM", child.id());
+    }
+}
+
+/// A daemon of replica `host` on its crontab (`<dir>/<host>.crontab`, written by `replica`).
+fn start_replica(host: &Host, dir: &Path) -> Child {
+    host_process(host, &dir.join(format!("{}.err", host.name)))
+        .args(["cron", "--shutdown-grace", "1s"])
+        .arg(dir.join(format!("{}.crontab", host.name)))
+        .spawn()
+        .unwrap()
+}
+
+/// A rolling deploy of the replicas, one host after the other: the host's new replica starts
+/// (after a slot, as a new pod does), then its old ones get SIGTERM and hand their runs over.
+fn roll(hosts: &[Arc<Host>], dir: &Path, fleet: &Fleet) {
+    for host in hosts.iter().filter(|h| h.kind == Kind::Cron) {
+        if fleet.down.load(Ordering::Relaxed) {
+            continue;
+        }
+        let old: Vec<u32> = {
+            let mut running = host.running.lock().unwrap();
+            running.retain_mut(|c| c.try_wait().ok().flatten().is_none());
+            let old = running.iter().map(Child::id).collect();
+            running.push(start_replica(host, dir));
+            old
+        };
+        std::thread::sleep(Duration::from_millis(1_500));
+        for pid in old {
+            fleet.hit(Some(&host.name), 3_500, Nemesis::Deploy, 0);
+            signal("-CONT", pid);
+            signal("-TERM", pid);
+        }
+        std::thread::sleep(Duration::from_millis(1_000));
+    }
+}
+
+impl Fleet {
+    /// Notes a fault that held `host` (every host: `None`) from now for `for_ms`.
+    fn hit(&self, host: Option<&str>, for_ms: u128, fault: Nemesis, held_back_ms: i64) {
+        let from = now_ms();
+        self.hits.lock().unwrap().push(Hit {
+            host: host.map(str::to_string),
+            from,
+            to: from + i64::try_from(for_ms).unwrap(),
+            fault,
+            held_back_ms,
+        });
     }
 }
 
@@ -354,9 +395,14 @@ enum Nemesis {
     /// A rolling deploy: SIGTERM to a replica (`anarchon cron`), which hands its run over and is
     /// started again. Nothing for a host of `anarchon run`.
     Term,
+    /// A rolling deploy of every replica (`roll`). Nothing for hosts of `anarchon run`.
+    Deploy,
+    /// The server out of memory (`maxmemory` below what it holds, `noeviction`) for 1-5 s: every
+    /// write refused with OOM, as a full Redis does.
+    Oom,
 }
 
-const FAULTS: [Nemesis; 10] = [
+const FAULTS: [Nemesis; 12] = [
     Nemesis::Kill9,
     Nemesis::Stop,
     Nemesis::Delay,
@@ -367,6 +413,8 @@ const FAULTS: [Nemesis; 10] = [
     Nemesis::Outage,
     Nemesis::Pause,
     Nemesis::Term,
+    Nemesis::Deploy,
+    Nemesis::Oom,
 ];
 
 /// Hits one fault at random every 1-2 s until `until`; each fault lasts 1-5 s and is undone by a
@@ -389,17 +437,11 @@ fn nemesis(
         let pick = rng.next_u64();
         let delay = Duration::from_millis(500 + pick % 3_500);
         let hit = |host: Option<&str>, for_ms: u128| {
-            let from = now_ms();
-            fleet.hits.lock().unwrap().push(Hit {
-                host: host.map(str::to_string),
-                from,
-                to: from + i64::try_from(for_ms).unwrap(),
-                fault,
-                held_back_ms: match fault {
-                    Nemesis::Delay => i64::try_from(delay.as_millis()).unwrap(),
-                    _ => 0,
-                },
-            });
+            let held_back_ms = match fault {
+                Nemesis::Delay => i64::try_from(delay.as_millis()).unwrap(),
+                _ => 0,
+            };
+            fleet.hit(host, for_ms, fault, held_back_ms);
         };
         let done = match fault {
             Nemesis::Kill9 => host
@@ -454,6 +496,49 @@ fn nemesis(
                 }
                 None => false,
             },
+            Nemesis::Deploy => {
+                if hosts.iter().any(|h| h.kind == Kind::Cron) {
+                    let (hosts, fleet) = (hosts.to_vec(), fleet.clone());
+                    let dir = s.dir.path().to_path_buf();
+                    undo.push(std::thread::spawn(move || roll(&hosts, &dir, &fleet)));
+                    true
+                } else {
+                    false
+                }
+            }
+            Nemesis::Oom => {
+                hit(None, lasts.as_millis());
+                let mut c = s.client();
+                let full = redis::cmd("CONFIG")
+                    .arg("SET")
+                    .arg("maxmemory")
+                    .arg(1)
+                    .query::<()>(&mut c)
+                    .is_ok();
+                let s_url = s.url.clone();
+                undo.push(std::thread::spawn(move || {
+                    std::thread::sleep(lasts);
+                    // Memory back, whatever else the nemesis is doing (a CLIENT PAUSE is ridden out).
+                    let give_up = Instant::now() + Duration::from_secs(20);
+                    while Instant::now() < give_up {
+                        let freed = redis::Client::open(s_url.as_str())
+                            .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(2)))
+                            .and_then(|mut c| {
+                                redis::cmd("CONFIG")
+                                    .arg("SET")
+                                    .arg("maxmemory")
+                                    .arg(0)
+                                    .query::<()>(&mut c)
+                            });
+                        if freed.is_ok() {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                    panic!("the soak could not give the server its memory back");
+                }));
+                full
+            }
             Nemesis::Outage => {
                 let fleet = fleet.clone();
                 let down_for = Duration::from_millis(4_000 + pick % 6_000);
@@ -569,7 +654,7 @@ impl Hit {
     fn reach_ms(&self) -> i64 {
         let held_back = match self.fault {
             Nemesis::Delay | Nemesis::BlackHole => self.held_back_ms.max(COMMAND_TIMEOUT_MS),
-            Nemesis::Partition | Nemesis::ServerPause => COMMAND_TIMEOUT_MS,
+            Nemesis::Partition | Nemesis::ServerPause | Nemesis::Oom => COMMAND_TIMEOUT_MS,
             _ => 0,
         };
         held_back + LEASE_MS + 1_000
