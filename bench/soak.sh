@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The randomized fault soak of tests/it/soak.rs, run longer: several hosts run one crontab line through
 # their own fault relays while a nemesis mixes kill -9, SIGSTOP, reply delays, black holes,
-# partitions, CLIENT PAUSE and `release`; the checker reports two copies at once, slots run more
-# than once (one after the other), slots left without an ended attempt, and every due slot's end:
-# ran, decided by a record one host alone would write, lost, or lost to faults (every allowed
-# attempt ended while a fault the soak dealt held its host; monitoring must report those too), for
-# each store format.
+# partitions, CLIENT PAUSE, a full Redis (OOM), `release`, pauses, outages, and SIGTERM and rolling
+# deploys of replicas; the checker (tests/it/common/runs.rs) reports two copies at once (each copy
+# by its own pid, whatever its labels), slots run more than once (one after the other), slots left
+# without an ended attempt, defects (a run after a recorded end, a copy under a skip, a skip whose
+# reason is untrue, a record no copy backs), and every due slot's end: ran, decided by a record one
+# host alone would write, lost, or lost to faults (every allowed attempt ended while a fault the
+# soak dealt held its host; monitoring must report those too), for each store format.
 #
 # Usage: bench/soak.sh [SECONDS] [HOSTS] [SEED] [BASELINE_BINARY]
 #   SECONDS  chaos per store format (default 600), then a 9 s quiet spell

@@ -1,24 +1,34 @@
 //! A randomized fault soak: several hosts run the same crontab line (`run --schedule '*/3 * * * *
 //! *' --lease 3s`, the default `--overlap forbid`), each through its own fault relay, while a
 //! nemesis mixes kill -9 of a wrapper, SIGSTOP of one for 1-5 s, reply delays, black holes and
-//! partitions of one host's network, server stalls (`CLIENT PAUSE` 1-5 s) and an operator's
-//! `release`. Then a quiet spell with no faults, in which the hosts finish what can be finished.
+//! partitions of one host's network, server stalls (`CLIENT PAUSE` 1-5 s), a full Redis (OOM for
+//! 1-5 s), an operator's `release` and `pause`, outages of the whole fleet, and for replicas of
+//! `anarchon cron` SIGTERM and rolling deploys. Then a quiet spell with no faults, in which the
+//! hosts finish what can be finished.
 //!
-//! The checker reads what the wrapped command itself did (it logs `<slot>/<attempt> <ms>` every
-//! 50 ms): it fails on two copies of the job at one instant, and reports the slots that ran more
-//! than once (one after the other: a takeover after a holder died mid-run) and the slots left
-//! without an ended attempt. It counts **lost runs** as strictly: every slot due in the soak's
-//! window must end in exactly one of ran (an attempt the store records finished or failed, whose
-//! command the log shows running), or a record saying why not that one host alone would also have
-//! written (skipped by a named policy, replaced, superseded, released by the operator). Anything
-//! else (no record at all, an attempt that ended `interrupted` with nobody to finish the run, a run
-//! still in progress, a `finished` the command's log does not back) is lost and fails the soak as
-//! two copies do. One exception, counted apart: a slot whose every allowed attempt (3) ended
-//! `interrupted` while a fault the nemesis dealt held that attempt's host (a kill, a stop, a cut
-//! or slowed network, a server pause). The fleet tried all it may and the soak itself ended each
-//! try; no scheduler can run it, but it did not run, so monitoring must still report it. Then
-//! `check`, over the same window, must report every lost slot, and every slot lost to faults
-//! (CRITICAL or WARNING, naming it), never OK.
+//! The checker reads what the wrapped command itself did: each copy logs `<slot>/<attempt> <copy>
+//! <ms>` every 50 ms and an end mark, `<copy>` an identity the copy gives itself (its shell's pid
+//! and start time, `common::ticker`), so the checker never trusts anarchon's labels to tell two
+//! copies apart. It fails on two copies at one instant, whatever their labels, and on what no
+//! scheduler may do to a slot (`common::runs::judge_slot`): two copies of one attempt, a copy after
+//! an end the store recorded, a copy under a skipped record, two ended records, a `finished` no
+//! completed copy backs, a skip whose reason is untrue, a run still in progress after the quiet
+//! spell. A slot run again after its command ran to its end, while the store says that attempt
+//! was interrupted, passes only where a fault the nemesis dealt held that holder just then. It
+//! counts **lost runs** as strictly: every slot due in the soak's window must end in exactly one of
+//! ran (one attempt the store records finished or failed, whose command the log shows running), or
+//! a record saying why not that one host alone would also have written: skipped for a run that
+//! truly held the job then (the run the reason names, as the store has it), by catch-up only over
+//! an outage or a server pause or a full Redis, paused only inside a pause; replaced, superseded,
+//! released by the operator. A pause excuses a slot nobody claimed, nothing else. Anything else (no
+//! record at all, an attempt that ended `interrupted` with nobody to finish the run, a run still in
+//! progress) is lost and fails the soak as two copies do. One exception, counted apart: a slot
+//! whose every allowed attempt (3) ended `interrupted`, each stopped (by the command's own log)
+//! while a fault the nemesis dealt held that attempt's host (or the server), no longer ago than
+//! the fault's reach (the lease, a held-back reply, the command timeout). The fleet tried all it
+//! may and the soak itself ended each try; no scheduler can run it, but it did not run, so
+//! monitoring must still report it. Then `check`, over the same window, must report every lost
+//! slot, and every slot lost to faults (CRITICAL or WARNING, naming it), never OK.
 //!
 //! In the suite it is bounded, with a fixed seed. `bench/soak.sh` runs it longer; the settings are
 //! environment variables: `ANARCHON_SOAK_SECS` (chaos, default 12), `ANARCHON_SOAK_HOSTS` (3),
