@@ -718,6 +718,23 @@ fn skip_is_true(
     hits: &[Hit],
     outages: &[(i64, i64)],
 ) -> Result<String, String> {
+    if reason.starts_with("--overlap buffer") && reason.contains("already waits") {
+        // "the run of <slot> already waits for an older run": that slot exists in the store (it
+        // waited, then ran or was decided), and it is not this one.
+        let waiting = reason
+            .split_once("the run of ")
+            .and_then(|(_, rest)| rest.split_once(' '))
+            .and_then(|(at, _)| chrono::DateTime::parse_from_rfc3339(at).ok())
+            .map(|at| at.timestamp_millis());
+        return match waiting {
+            Some(w) if w != slot && results.iter().any(|r| r.slot == w) => {
+                Ok("--overlap buffer (one waits at most)".into())
+            }
+            _ => Err(format!(
+                "skipped for a waiting run the store never saw: {reason:?}"
+            )),
+        };
+    }
     if reason.starts_with("--overlap") {
         // "... the run of <slot> (attempt N, runner) ...": that run existed and was not over at
         // this slot's time; older for "still in progress", newer for "a newer run".
