@@ -686,8 +686,9 @@ fn run_next_and_check_follow_the_day_rule() {
         "either",
         "--schedule",
         &schedule,
+        // Longer than the 5 s between slots: the latest slot is always due.
         "--max-late",
-        "4s",
+        "30s",
         "--",
         "sh",
         "-c",
@@ -721,4 +722,49 @@ fn run_next_and_check_follow_the_day_rule() {
             out.status.code() == Some(2)
         },
     );
+}
+
+/// `anarchon cron FILE` reads a crontab line's day fields by the same rule: a line every 2 s on
+/// today's and tomorrow's day of month or on a weekday that is neither runs today (ANDed, it would
+/// wait months).
+#[test]
+fn a_crontab_line_runs_on_either_day_field() {
+    use chrono::{Datelike, TimeZone};
+    struct Daemon(std::process::Child);
+    impl Drop for Daemon {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let s = Server::start();
+    let now = chrono::Utc.timestamp_millis_opt(s.now_ms()).unwrap();
+    let tomorrow = now + chrono::Duration::days(1);
+    let other_weekday = (now.weekday().num_days_from_sunday() + 3) % 7;
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let file = dir.path().join("crontab");
+    std::fs::write(
+        &file,
+        format!(
+            "# anarchon: --job either-cron\n*/2 * * {},{} * {other_weekday} echo ran >> {}\n",
+            now.day(),
+            tomorrow.day(),
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let _daemon = Daemon(
+        s.anarchon_process()
+            .arg("cron")
+            .arg(&file)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    common::wait_for("two runs of the line", Duration::from_secs(30), || {
+        std::fs::read_to_string(&marker).is_ok_and(|t| t.lines().count() >= 2)
+    });
 }
