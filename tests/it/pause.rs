@@ -101,6 +101,11 @@ fn a_pause_with_an_end_ends_by_itself() {
     common::wait_for_server_time(&s, until);
     // After its end, even a slot from before the pause is claimed as usual.
     assert_eq!(run(&s, "t", "120000", &[]), Some(0));
+    // A resume after it ended by itself has nothing to end, and records nothing.
+    let out = s.cli(&["resume", "t"]).expect(0);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("not paused"));
+    let events: Vec<redis::Value> = s.cmd(&["XRANGE", "{cron:t}:events", "-", "+"]);
+    assert_eq!(events.len(), 1, "only the pause: {events:?}");
     // A job that does not exist cannot be paused (a typo).
     assert_eq!(s.cli(&["pause", "nope"]).status.code(), Some(85));
 }
