@@ -5,6 +5,14 @@
 //! crontab (0 and 7 are Sunday); they are rewritten as names for the `cron` crate, which counts from
 //! 1 = Sunday. A schedule is evaluated in `--tz` (default UTC) against the server's clock.
 //!
+//! # Day of month and day of week
+//!
+//! Cron's own rule, as Vixie cron and cronie apply it: when both day fields are restricted
+//! (neither starts with `*`), a day matches if either field matches (`0 0 13 * FRI`: every 13th
+//! and every Friday); when either starts with `*` (`*`, `*/2`), a day must match both. The `cron`
+//! crate always requires both, so a schedule with both fields restricted is matched as two (see
+//! [`Days`]), its fire times the union of theirs.
+//!
 //! # Daylight saving time
 //!
 //! The timeline is cut into stretches of constant UTC offset; in each, the schedule is matched
@@ -30,7 +38,7 @@ use chrono_tz::Tz;
 #[derive(Debug, Clone)]
 pub struct Schedule {
     /// Matched against local times, written as if they were UTC ("naive" local milliseconds).
-    inner: cron::Schedule,
+    inner: Days,
     tz: Tz,
     /// The hour field is a wildcard (`*`, `*/2`): skipped local times are skipped, repeated ones
     /// fire twice. Otherwise (fixed hours) see the module doc.
@@ -52,7 +60,7 @@ impl Schedule {
         })?;
         let text = expression.trim();
         let normalized = normalize(text)?;
-        let inner = cron::Schedule::from_str(&normalized).map_err(|e| {
+        let inner = Days::parse(&normalized).map_err(|e| {
             // The parser's message quotes its own 6-field form with a caret under it: its last
             // line is the reason.
             let reason = e.to_string();
@@ -317,19 +325,77 @@ impl Schedule {
     /// The first fire time strictly after the local time `local_ms` ("naive" local ms).
     fn first_local_after(&self, local_ms: i64) -> Option<i64> {
         let start = Utc.timestamp_millis_opt(local_ms).single()?;
-        self.inner
-            .after(&start)
-            .next()
-            .map(|t| t.timestamp_millis())
+        let first = |s: &cron::Schedule| s.after(&start).next().map(|t| t.timestamp_millis());
+        match &self.inner {
+            Days::Both(s) => first(s),
+            Days::Either {
+                month_day,
+                week_day,
+            } => earliest(first(month_day), first(week_day)),
+        }
     }
 
     /// The last fire time strictly before the local time `local_ms`.
     fn latest_local_before(&self, local_ms: i64) -> Option<i64> {
         let start = Utc.timestamp_millis_opt(local_ms).single()?;
-        self.inner
-            .after(&start)
-            .next_back()
-            .map(|t| t.timestamp_millis())
+        let last = |s: &cron::Schedule| s.after(&start).next_back().map(|t| t.timestamp_millis());
+        match &self.inner {
+            Days::Both(s) => last(s),
+            Days::Either {
+                month_day,
+                week_day,
+            } => last(month_day).max(last(week_day)),
+        }
+    }
+}
+
+/// The earlier of two fire times, either of which may be missing.
+fn earliest(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// How the two day fields combine: cron's own rule (Vixie cron, cronie, crontab(5)). When both
+/// day of month and day of week are restricted (neither starts with `*`), a day matches if
+/// **either** does: `0 0 13 * FRI` fires on every 13th and on every Friday. When either field
+/// starts with `*` (`*`, `*/2`, `*,10`), a day must match both, so the other field alone decides
+/// (`*` matches every day) and a stepped star ANDs: `0 0 */2 * FRI` fires on Fridays with an
+/// odd day of month. Cronie decides by the field's first character (`entry.c` sets `DOM_STAR`
+/// and `DOW_STAR` when it reads `*` there, `cron.c`'s `find_jobs` ANDs when either is set and
+/// ORs otherwise), and so does this. A `?` counts as a `*`.
+#[derive(Debug, Clone)]
+enum Days {
+    /// A day matches when both fields match (either starts with `*`).
+    Both(cron::Schedule),
+    /// Both fields restricted: the day-of-month schedule (day of week `*`) and the day-of-week
+    /// one (day of month `*`); a time fires when either fires.
+    Either {
+        month_day: cron::Schedule,
+        week_day: Box<cron::Schedule>,
+    },
+}
+
+impl Days {
+    /// `normalized` is a 6-field expression (see [`normalize`]).
+    fn parse(normalized: &str) -> Result<Days, cron::error::Error> {
+        let both = cron::Schedule::from_str(normalized)?;
+        let fields: Vec<&str> = normalized.split_whitespace().collect();
+        let unrestricted = |f: &str| f.starts_with('*') || f.starts_with('?');
+        if fields.len() != 6 || unrestricted(fields[3]) || unrestricted(fields[5]) {
+            return Ok(Days::Both(both));
+        }
+        let with = |day_of_month: &str, day_of_week: &str| {
+            let mut f = fields.clone();
+            f[3] = day_of_month;
+            f[5] = day_of_week;
+            cron::Schedule::from_str(&f.join(" "))
+        };
+        Ok(Days::Either {
+            month_day: with(fields[3], "*")?,
+            week_day: Box::new(with("*", fields[5])?),
+        })
     }
 }
 
@@ -906,6 +972,104 @@ mod tests {
         assert_eq!(
             s.next_after(ms("2026-12-02T00:00:00Z")),
             Some(ms("2028-02-29T00:00:00Z"))
+        );
+    }
+
+    /// Cron's day rule (Vixie cron, cronie): both day fields restricted, either matches; a field
+    /// that starts with `*` makes them AND. Known fire times from Saturday 2026-12-05.
+    #[test]
+    fn day_of_month_or_day_of_week_as_cron_decides() {
+        let from = ms("2026-12-05T12:00:00Z");
+        let table: [(&str, &[&str]); 9] = [
+            // Both restricted: the 13th or a Friday.
+            (
+                "0 0 13 * fri",
+                &[
+                    "2026-12-11",
+                    "2026-12-13",
+                    "2026-12-18",
+                    "2026-12-25",
+                    "2027-01-01",
+                    "2027-01-08",
+                    "2027-01-13",
+                    "2027-01-15",
+                ],
+            ),
+            (
+                "0 0 13 * 5",
+                &["2026-12-11", "2026-12-13", "2026-12-18", "2026-12-25"],
+            ),
+            (
+                "0 0 1,15 * mon",
+                &[
+                    "2026-12-07",
+                    "2026-12-14",
+                    "2026-12-15",
+                    "2026-12-21",
+                    "2026-12-28",
+                    "2027-01-01",
+                    "2027-01-04",
+                ],
+            ),
+            (
+                "0 0 0 13 * FRI",
+                &["2026-12-11", "2026-12-13", "2026-12-18"],
+            ),
+            // One field `*`: the other alone decides.
+            ("0 0 13 * *", &["2026-12-13", "2027-01-13", "2027-02-13"]),
+            ("0 0 * * fri", &["2026-12-11", "2026-12-18", "2026-12-25"]),
+            // A field that starts with `*` is unrestricted for the rule (cronie's DOM_STAR): AND,
+            // so `*/2` (odd days) and Friday means the odd-day Fridays.
+            (
+                "0 0 */2 * fri",
+                &["2026-12-11", "2026-12-25", "2027-01-01", "2027-01-15"],
+            ),
+            // `*/7` is Sunday (0 and 7): the 13ths that are Sundays.
+            ("0 0 13 * */7", &["2026-12-13", "2027-06-13", "2028-02-13"]),
+            // A month restricts both sides: the 13th or a Friday, in January only.
+            (
+                "0 0 13 1 fri",
+                &[
+                    "2027-01-01",
+                    "2027-01-08",
+                    "2027-01-13",
+                    "2027-01-15",
+                    "2027-01-22",
+                ],
+            ),
+        ];
+        for (expr, want) in table {
+            let s = Schedule::parse(expr, "UTC").unwrap();
+            let got: Vec<String> = s
+                .between(from, i64::MAX, want.len())
+                .into_iter()
+                .map(|t| s.local(t).unwrap().format("%Y-%m-%d").to_string())
+                .collect();
+            assert_eq!(got, want, "{expr}");
+            // Backwards the same days: the latest at or before each is itself, and the one
+            // before it the previous entry.
+            for pair in want.windows(2) {
+                let at = ms(&format!("{}T00:00:00Z", pair[1]));
+                assert_eq!(s.latest_at_or_before(at), Some(at), "{expr} at {}", pair[1]);
+                assert_eq!(
+                    s.latest_at_or_before(at - 1),
+                    Some(ms(&format!("{}T00:00:00Z", pair[0]))),
+                    "{expr} before {}",
+                    pair[1]
+                );
+            }
+        }
+        // Across daylight saving: 02:30 on the 13th or a Sunday, in Berlin; 2027-03-28 (a
+        // Sunday) skips 02:30, so it fires at the jump (03:00 CEST = 01:00 UTC), as fixed hours do.
+        let s = Schedule::parse("30 2 13 * sun", "Europe/Berlin").unwrap();
+        let got: Vec<i64> = s.between(ms("2027-03-20T00:00:00Z"), i64::MAX, 3);
+        assert_eq!(
+            got,
+            [
+                ms("2027-03-21T01:30:00Z"),
+                ms("2027-03-28T01:00:00Z"),
+                ms("2027-04-04T00:30:00Z"),
+            ]
         );
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! The machinery ([`LuaScript`], [`FunctionLibrary`], [`bundle`]) and the scripts that belong to no
 //! lease store format: the claim-only layout's (`lua/claim_only/`) and the store's own
-//! (`lua/store/`: the job registry, `migrate`'s switch and lock, `run --overlap buffer`'s place). Each lease store format's scripts
+//! (`lua/store/`: the job registry, `migrate`'s switch and lock, `run --overlap buffer`'s place,
+//! `pause` and `resume`). Each lease store format's scripts
 //! are defined by its module (`store::lease::v1`, `v2`) from `lua/lease/v1/`, `lua/lease/v2/`.
 //! Redis runs a script atomically: the check and the write of a claim cannot be split by another
 //! client.
@@ -232,6 +233,26 @@ pub static FORMAT_SWITCH: LazyLock<LuaScript> =
 pub static MIGRATION_LOCK: LazyLock<LuaScript> =
     LazyLock::new(|| LuaScript::new(include_str!("../lua/store/migration_lock.lua")));
 
+/// `anarchon pause`: reads the job's pause, replaces it and records the action in the job's
+/// events, in one step (two keys of one job: its `:job` hash and its events stream).
+pub static PAUSE: LazyLock<LuaScript> = LazyLock::new(|| {
+    LuaScript::bundled(
+        &[include_str!("../lua/store/pause_lib.lua")],
+        include_str!("../lua/store/pause.lua"),
+    )
+});
+/// `anarchon resume`: ends the pause in force (lua/lease/pause.lua's rule) and records which one
+/// in the job's events, in one step (the same two keys).
+pub static RESUME: LazyLock<LuaScript> = LazyLock::new(|| {
+    LuaScript::bundled(
+        &[
+            include_str!("../lua/lease/pause.lua"),
+            include_str!("../lua/store/pause_lib.lua"),
+        ],
+        include_str!("../lua/store/resume.lua"),
+    )
+});
+
 /// Every script that is not a lease store format's (those are in `store::lease::v1` and `v2`), by
 /// its file under `lua/`.
 pub fn all() -> Vec<(&'static str, &'static LuaScript)> {
@@ -243,6 +264,8 @@ pub fn all() -> Vec<(&'static str, &'static LuaScript)> {
         ("store/migration_lock.lua", &*MIGRATION_LOCK),
         ("store/register.lua", &*REGISTER),
         ("store/overlap_buffer.lua", &*OVERLAP_BUFFER),
+        ("store/pause.lua", &*PAUSE),
+        ("store/resume.lua", &*RESUME),
     ]
 }
 

@@ -1,13 +1,16 @@
 //! `anarchon pause` and `anarchon resume`: a job's pause, recorded in its `:job` hash where every
 //! claimant's claim script reads it (lua/lease/pause.lua), so the whole fleet skips it atomically.
+//! Each action reads the pause, decides, writes it and records itself in the job's events in one
+//! script (lua/store/pause.lua, lua/store/resume.lua): the audit is true however many operators
+//! act at once.
 
 use serde::Serialize;
 
 use crate::commands::Context;
 use crate::error::{Error, ExitCode, Result};
-use crate::settings::operator::{Audit, PauseSettings, ResumeSettings};
+use crate::settings::operator::{PauseSettings, ResumeSettings};
 use crate::store::Layout;
-use crate::store::events::{self, Action};
+use crate::store::events;
 use crate::store::job::locate_job;
 use crate::store::pause::{self, Pause};
 use crate::strategy::Strategy;
@@ -27,90 +30,85 @@ pub async fn pause(settings: &PauseSettings, ctx: &Context) -> Result<ExitCode> 
     let (mut conn, check) = ctx.open_for_write(Strategy::Lease).await?;
     let now = check.server_now_ms;
     locate_job(&mut conn, ctx.prefix(), &settings.job, Some(Layout::Lease)).await?;
-    let until = match (settings.until, settings.for_) {
-        (Some(t), _) => Some(t.resolve(now)),
-        (None, Some(d)) => Some(now + millis(d)),
-        (None, None) => None,
+    // `--until` is a time; `--for` runs from the pause's own start, which the script takes.
+    let until = settings.until.map(|t| t.resolve(now));
+    let for_ms = match (until, settings.for_) {
+        (None, Some(d)) => Some(millis(d)),
+        _ => None,
     };
-    if until.is_some_and(|u| u <= now) {
-        return Err(Error::usage(format!(
+    let not_in_the_future = |until: i64, now: i64| {
+        Error::usage(format!(
             "--until {} is not in the future (the server's clock says {})",
-            rfc3339(until.unwrap_or_default()),
+            rfc3339(until),
             rfc3339(now)
-        )));
-    }
-    let record = Pause {
-        paused_at: Some(now),
-        paused_until: until,
-        resumed_at: None,
-        paused_by: Some(settings.audit.by.clone()),
-        paused_reason: settings.audit.reason.clone(),
+        ))
     };
+    if let Some(u) = until.filter(|u| *u <= now) {
+        return Err(not_in_the_future(u, now));
+    }
+    // Garbage in the pause's fields is refused before anything is written.
+    pause::read_pause(&mut conn, &keys).await?;
+    // Read, decide, write and record in one step: the events say what happened, in order, however
+    // many operators act at once.
+    let events_key = events::events_key(ctx.prefix(), &settings.job);
+    let who = (settings.audit.by.as_str(), settings.audit.reason.as_deref());
+    let decided = pause::pause(
+        &mut conn,
+        &keys,
+        (&events_key, events::KEPT),
+        who,
+        until,
+        for_ms,
+    )
+    .await?;
+    if decided.outcome == "past" {
+        return Err(not_in_the_future(until.unwrap_or_default(), decided.now));
+    }
+    warn_if_unrecorded(&decided, "pause", &settings.job, &events_key);
     // Another operator's pause in force is replaced (the store keeps one): said, so nobody's
     // reason goes unseen.
-    let before = pause::read_pause(&mut conn, &keys).await?;
-    if before.is_paused(now) && !ctx.out.json {
+    if decided.pause.is_paused(decided.now) && !ctx.out.json {
         crate::errln!(
             "anarchon: this replaces the pause in force: {}",
-            before.describe()
+            decided.pause.describe()
         );
     }
-    pause::write_pause(&mut conn, &keys, &record).await?;
-    let until = match until {
-        Some(at) => format!("until {}", rfc3339(at)),
-        None => "until resumed".to_string(),
+    let record = Pause {
+        paused_at: Some(decided.now),
+        paused_until: until.or(for_ms.map(|f| decided.now + f)),
+        resumed_at: None,
+        paused_by: Some(settings.audit.by.clone()),
+        paused_reason: settings.audit.reason.clone().filter(|r| !r.is_empty()),
     };
-    audit(
-        &mut conn,
-        ctx,
-        &settings.job,
-        "pause",
-        &settings.audit,
-        until,
-    )
-    .await;
-    report(ctx, &settings.job, &record, now);
+    report(ctx, &settings.job, &record, decided.now);
     Ok(ExitCode::Ok)
 }
 
 pub async fn resume(settings: &ResumeSettings, ctx: &Context) -> Result<ExitCode> {
     let keys = ctx.lease_keys(&settings.job)?;
-    let (mut conn, check) = ctx.open_for_write(Strategy::Lease).await?;
-    let now = check.server_now_ms;
+    let (mut conn, _) = ctx.open_for_write(Strategy::Lease).await?;
     locate_job(&mut conn, ctx.prefix(), &settings.job, Some(Layout::Lease)).await?;
-    let before = pause::read_pause(&mut conn, &keys).await?;
-    if !before.is_paused(now) {
+    pause::read_pause(&mut conn, &keys).await?;
+    let events_key = events::events_key(ctx.prefix(), &settings.job);
+    let who = (settings.audit.by.as_str(), settings.audit.reason.as_deref());
+    let decided = pause::resume(&mut conn, &keys, (&events_key, events::KEPT), who).await?;
+    if decided.outcome != "resumed" {
         crate::outln!("{} is not paused: nothing to resume", settings.job);
         return Ok(ExitCode::Ok);
     }
-    pause::write_resume(&mut conn, &keys, now).await?;
-    let paused_by = before.paused_by.as_deref().unwrap_or("someone");
-    let since = rfc3339(before.paused_at.unwrap_or(now));
-    audit(
-        &mut conn,
-        ctx,
-        &settings.job,
-        "resume",
-        &settings.audit,
-        format!("ended the pause {paused_by} began at {since}"),
-    )
-    .await;
-    let after = pause::read_pause(&mut conn, &keys).await?;
-    report(ctx, &settings.job, &after, now);
+    warn_if_unrecorded(&decided, "resume", &settings.job, &events_key);
+    report(ctx, &settings.job, &decided.pause, decided.now);
     Ok(ExitCode::Ok)
 }
 
-/// Records the operator's action in the job's events.
-async fn audit(
-    conn: &mut crate::connection::Connection,
-    ctx: &Context,
-    job: &str,
-    action: &str,
-    who: &Audit,
-    detail: String,
-) {
-    let action = Action::new(action, &who.by, who.reason.as_deref(), detail);
-    events::record(conn, ctx.prefix(), job, &action).await;
+/// The action was done, but the events stream refused its entry (a key of another type): said,
+/// as [`events::record`] says it.
+fn warn_if_unrecorded(decided: &pause::Decided, action: &str, job: &str, key: &str) {
+    if let Some(e) = &decided.audit_error {
+        crate::errln!(
+            "warning: {action} of {job} was done, but its entry in the job's events ({key}) could not be written: {e}"
+        );
+    }
 }
 
 fn report(ctx: &Context, job: &str, p: &Pause, now: i64) {

@@ -99,9 +99,11 @@ pub fn url_for(host: &str, port: Option<u16>, db: Option<u32>, tls: bool) -> Str
 
 /// The secrets a connection URL carries, as written and percent-decoded: the password of its user
 /// information (or a lone user name: `redis://s3cret@host` puts a password in the user slot, a
-/// common slip), and a `pass` or `password` query value (`unix:///run/redis.sock?pass=...`). Read
-/// by hand, not by the url crate, which refuses the documented multi-Sentinel form
-/// (`redis+sentinel://:PW@h1:26379,h2:26379/name`): a URL it cannot parse must not hide a secret.
+/// common slip), a `pass` or `password` query value (`unix:///run/redis.sock?pass=...`) or any
+/// other that names a secret (`sentinel_password`, [`is_secret_parameter`]), and a query item
+/// that is no `name=value` pair. Read by hand, not by the url crate, which refuses the documented
+/// multi-Sentinel form (`redis+sentinel://:PW@h1:26379,h2:26379/name`): a URL it cannot parse
+/// must not hide a secret.
 pub fn url_secrets(url: &str) -> Vec<String> {
     let Some((_, rest)) = url.split_once("://") else {
         return Vec::new();
@@ -117,8 +119,11 @@ pub fn url_secrets(url: &str) -> Vec<String> {
     if let Some((_, query)) = rest.split_once('?') {
         let query = query.split('#').next().unwrap_or("");
         for pair in query.split('&') {
-            if let Some(("pass" | "password", value)) = pair.split_once('=') {
-                raw.push(value);
+            match pair.split_once('=') {
+                Some((name, value)) if is_secret_parameter(name) => raw.push(value),
+                Some(_) => {}
+                // A lone value (`?S3cr3t`): nothing says it is not a password.
+                None => raw.push(pair),
             }
         }
     }
@@ -134,6 +139,17 @@ pub fn url_secrets(url: &str) -> Vec<String> {
         }
     }
     secrets
+}
+
+/// Whether a URL's query parameter carries a secret: `pass`, `password`, and any name that
+/// says password, pass, secret or token (`sentinel_password`, `auth_token`).
+fn is_secret_parameter(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name == "pass"
+        || name.ends_with("_pass")
+        || ["password", "secret", "token"]
+            .iter()
+            .any(|word| name.contains(word))
 }
 
 /// The URL with its secrets ([`url_secrets`]) replaced by `***`, for messages and logs (a text

@@ -495,6 +495,29 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0
             t.shown(&plain),
             "redis+sentinel://10.0.0.1:26379,s2:26379/mymaster"
         );
+        // The query is no part of the master name or the database (#46, item 10): it goes to
+        // the plain URL, which is never shown.
+        for (url, db) in [
+            ("redis+sentinel://h:1,h:2/mymaster?password=S3cr3tPW", "0"),
+            ("redis+sentinel://h:1,h:2/mymaster/3?pass=S3cr3tPW", "3"),
+        ] {
+            let (t, plain) = SentinelTarget::parse(url).unwrap();
+            assert_eq!(t.master, "mymaster");
+            assert_eq!(t.shown(&plain), "redis+sentinel://h:1,h:2/mymaster");
+            assert!(plain.starts_with(&format!("redis://h:1/{db}?")), "{plain}");
+            assert!(plain.ends_with("=S3cr3tPW"), "{plain}");
+        }
+        let (_, plain) =
+            SentinelTarget::parse("redis+sentinel://h/m?sentinel_password=S&password=P").unwrap();
+        assert_eq!(plain, "redis://h:26379/0?sentinel_password=S&password=P");
+        for bad in [
+            "redis+sentinel://h/m?S3cr3tPW",
+            "redis+sentinel://h/m?other=S3cr3tPW",
+            "redis+sentinel://h:2?password=S3cr3tPW",
+        ] {
+            let err = SentinelTarget::parse(bad).unwrap_err();
+            assert!(!err.contains("S3cr3tPW"), "{bad}: {err}");
+        }
         assert!(SentinelTarget::parse("redis+sentinel://h:1").is_err());
         assert!(SentinelTarget::parse("redis+sentinel:///m").is_err());
     }
@@ -537,6 +560,16 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0
             "auth failed for ***"
         );
         assert!(url_secrets("redis://cache:6379/0?db=2").is_empty());
+        // Any query parameter that names a secret, and a lone item (#46, item 10).
+        assert_eq!(
+            redact_url("redis+sentinel://h:1,h:2/m?password=S3cr3tPW"),
+            "redis+sentinel://h:1,h:2/m?password=***"
+        );
+        assert_eq!(
+            redact_url("redis+sentinel://h/m?db=1&sentinel_password=Sp&auth_token=Tk&x_pass=Xp"),
+            "redis+sentinel://h/m?db=1&sentinel_password=***&auth_token=***&x_pass=***"
+        );
+        assert_eq!(redact_url("redis://h/0?S3cr3tPW"), "redis://h/0?***");
     }
 
     #[test]

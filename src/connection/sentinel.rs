@@ -10,8 +10,10 @@ use super::errors::connection_error;
 use crate::error::{Error, Result};
 
 /// Where the sentinels are and which primary to ask them for, from
-/// `redis+sentinel://[user:password@]host:port[,host:port...]/<master-name>[/<db>]`
-/// (`rediss+sentinel://` for TLS to the data nodes). The port defaults to 26379.
+/// `redis+sentinel://[user:password@]host:port[,host:port...]/<master-name>[/<db>][?query]`
+/// (`rediss+sentinel://` for TLS to the data nodes). The port defaults to 26379. The query may
+/// carry only [`QUERY_PARAMETERS`]: the data nodes' password (`password` or `pass`, as for a
+/// unix socket URL) and the sentinels' own credentials.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SentinelTarget {
     pub sentinels: Vec<(String, u16)>,
@@ -28,6 +30,28 @@ impl SentinelTarget {
             .ok_or_else(|| "not a redis+sentinel:// URL".to_string())?;
         if scheme != "redis" && scheme != "rediss" {
             return Err(format!("unknown scheme {scheme}+sentinel"));
+        }
+        // The query and fragment first: they may hold secrets, and are no part of the hosts,
+        // the master name or the database (shown in messages).
+        let (rest, fragment) = match rest.split_once('#') {
+            Some((r, f)) => (r, Some(f)),
+            None => (rest, None),
+        };
+        let (rest, query) = match rest.split_once('?') {
+            Some((r, q)) => (r, Some(q)),
+            None => (rest, None),
+        };
+        for pair in query.into_iter().flat_map(|q| q.split('&')) {
+            let known = pair
+                .split_once('=')
+                .is_some_and(|(name, _)| QUERY_PARAMETERS.contains(&name));
+            if !pair.is_empty() && !known {
+                // Not quoted: a misplaced password would be printed.
+                return Err(format!(
+                    "its query may carry only {}",
+                    QUERY_PARAMETERS.map(|p| format!("{p}=")).join(", ")
+                ));
+            }
         }
         let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
         let (userinfo, hosts) = match authority.rsplit_once('@') {
@@ -57,7 +81,13 @@ impl SentinelTarget {
         let db = parts.next().unwrap_or("0");
         let (first_host, first_port) = &sentinels[0];
         let userinfo = userinfo.map(|u| format!("{u}@")).unwrap_or_default();
-        let plain = format!("{scheme}://{userinfo}{first_host}:{first_port}/{db}");
+        let mut plain = format!("{scheme}://{userinfo}{first_host}:{first_port}/{db}");
+        if let Some(query) = query.filter(|q| !q.is_empty()) {
+            plain = format!("{plain}?{query}");
+        }
+        if let Some(fragment) = fragment {
+            plain = format!("{plain}#{fragment}");
+        }
         Ok((SentinelTarget { sentinels, master }, plain))
     }
 
@@ -72,6 +102,12 @@ impl SentinelTarget {
         format!("{scheme}+sentinel://{}/{}", hosts.join(","), self.master)
     }
 }
+
+/// What a Sentinel URL's query may carry: the data nodes' password (`password`, or `pass` as
+/// in a unix socket URL; the user information's password wins) and the sentinels' own user and
+/// password (a sentinel with `requirepass` or ACL users).
+pub const QUERY_PARAMETERS: [&str; 4] =
+    ["password", "pass", "sentinel_username", "sentinel_password"];
 
 /// Asks the sentinels for the current primary of `target.master` and connects to it. A reconnect
 /// asks again, so after a failover the next connection goes to the new primary.
@@ -100,12 +136,26 @@ pub(super) async fn open_via_sentinels(
     if !plain.username().is_empty() {
         builder = builder.set_client_to_redis_username(plain.username());
     }
+    let query = |names: &[&str]| {
+        plain
+            .query_pairs()
+            .find(|(name, _)| names.contains(&name.as_ref()))
+            .map(|(_, value)| value.into_owned())
+    };
     if let Some(password) = plain.password() {
         let password = url::form_urlencoded::parse(format!("p={password}").as_bytes())
             .next()
             .map(|(_, v)| v.into_owned())
             .unwrap_or_default();
         builder = builder.set_client_to_redis_password(password);
+    } else if let Some(password) = query(&["password", "pass"]) {
+        builder = builder.set_client_to_redis_password(password);
+    }
+    if let Some(user) = query(&["sentinel_username"]) {
+        builder = builder.set_client_to_sentinel_username(user);
+    }
+    if let Some(password) = query(&["sentinel_password"]) {
+        builder = builder.set_client_to_sentinel_password(password);
     }
     if plain.scheme() == "rediss" {
         let insecure = plain.fragment() == Some("insecure");

@@ -92,33 +92,93 @@ pub async fn read_pause(conn: &mut Connection, keys: &LeaseKeys) -> Result<Pause
     Pause::decode(&keys.job, &values)
 }
 
-/// Records a new pause (replacing an earlier one), atomically.
-pub async fn write_pause(conn: &mut Connection, keys: &LeaseKeys, p: &Pause) -> Result<()> {
-    let mut pipe = redis::pipe();
-    pipe.atomic();
-    pipe.cmd("HDEL").arg(&keys.job).arg(&FIELDS[..]).ignore();
-    let mut set = redis::cmd("HSET");
-    set.arg(&keys.job);
-    let fields = [
-        ("paused_at", p.paused_at.map(|v| v.to_string())),
-        ("paused_until", p.paused_until.map(|v| v.to_string())),
-        ("paused_by", p.paused_by.clone()),
-        ("paused_reason", p.paused_reason.clone()),
-    ];
-    for (name, value) in fields {
-        if let Some(value) = value {
-            set.arg(name).arg(value);
-        }
-    }
-    pipe.add_command(set).ignore();
-    conn.pipeline::<()>(&pipe)
-        .await
-        .map_err(|e| e.on_key(&keys.job, "hash"))
+/// What a pause or resume script decided, and the pause it saw (see lua/store/pause.lua and
+/// lua/store/resume.lua).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decided {
+    /// `paused`, `past` (pause: the end given is not after the server's time; nothing written),
+    /// `resumed` or `not_paused` (resume: nothing written).
+    pub outcome: String,
+    /// The server's time of the decision, ms: a pause's `paused_at`, a resume's `resumed_at`.
+    pub now: i64,
+    /// The events stream's error, when the action was done but could not be recorded.
+    pub audit_error: Option<String>,
+    /// Pause: the pause it replaced. Resume: the pause it ended (with its `resumed_at`), or the
+    /// one it found not in force.
+    pub pause: Pause,
 }
 
-/// Ends the pause at `now` (the slots due during it stay skipped: lua/lease/pause.lua).
-pub async fn write_resume(conn: &mut Connection, keys: &LeaseKeys, now: i64) -> Result<()> {
-    conn.query::<()>(redis::cmd("HSET").arg(&keys.job).arg("resumed_at").arg(now))
+impl Decided {
+    fn decode(key: &str, reply: Vec<Option<String>>) -> Result<Self> {
+        let bad =
+            || crate::error::Error::corrupt(key, "the pause script's reply is not understood");
+        let now = reply
+            .get(1)
+            .cloned()
+            .flatten()
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(bad)?;
+        Ok(Decided {
+            outcome: reply.first().cloned().flatten().ok_or_else(bad)?,
+            now,
+            audit_error: reply.get(2).cloned().flatten(),
+            pause: Pause::decode(key, reply.get(3..).unwrap_or_default())?,
+        })
+    }
+}
+
+/// `anarchon pause`, in one step on the server: replaces the job's pause with one that begins at
+/// the server's time now and ends at `until` (ms), `for_ms` after now, or when resumed (neither),
+/// and records it in the job's events, `events` (its key, and how many entries it keeps), as
+/// `audit` (who, why) (lua/store/pause.lua).
+pub async fn pause(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    events: (&str, usize),
+    audit: (&str, Option<&str>),
+    until: Option<i64>,
+    for_ms: Option<i64>,
+) -> Result<Decided> {
+    let number = |n: Option<i64>| n.map_or(String::new(), |n| n.to_string());
+    let args = [
+        audit.0.to_string(),
+        audit.1.unwrap_or_default().to_string(),
+        number(until),
+        number(for_ms),
+        events.1.to_string(),
+    ];
+    let reply: Vec<Option<String>> = conn
+        .eval(
+            &crate::scripts::PAUSE,
+            &[keys.job.as_str(), events.0],
+            &args,
+        )
         .await
-        .map_err(|e| e.on_key(&keys.job, "hash"))
+        .map_err(|e| e.on_key(&keys.job, "hash"))?;
+    Decided::decode(&keys.job, reply)
+}
+
+/// `anarchon resume`, in one step on the server: ends the pause in force at the server's time now
+/// (the slots due during it stay skipped: lua/lease/pause.lua) and records which pause it ended in
+/// the job's events (as [`pause`]); a job not paused now is left alone (lua/store/resume.lua).
+pub async fn resume(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    events: (&str, usize),
+    audit: (&str, Option<&str>),
+) -> Result<Decided> {
+    let args = [
+        audit.0.to_string(),
+        audit.1.unwrap_or_default().to_string(),
+        events.1.to_string(),
+    ];
+    let reply: Vec<Option<String>> = conn
+        .eval(
+            &crate::scripts::RESUME,
+            &[keys.job.as_str(), events.0],
+            &args,
+        )
+        .await
+        .map_err(|e| e.on_key(&keys.job, "hash"))?;
+    Decided::decode(&keys.job, reply)
 }

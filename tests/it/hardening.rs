@@ -322,6 +322,58 @@ fn a_password_in_the_user_slot_is_redacted() {
     assert!(!stderr(&out).contains("Sup3rS3cret"), "{}", stderr(&out));
 }
 
+/// A secret in a Sentinel URL's query (`?password=`, `?pass=`, `?sentinel_password=`, and
+/// beside no master name) is masked in errors, as every other form is (issue 46, item 10).
+#[test]
+fn a_secret_in_a_sentinel_url_query_is_redacted() {
+    let hosts = format!(
+        "127.0.0.1:{},127.0.0.1:{}",
+        common::dead_port(),
+        common::dead_port()
+    );
+    let mut running = Vec::new();
+    for query in [
+        "/mymaster?password=S3cr3tPW",
+        "/mymaster?pass=S3cr3tPW",
+        "/mymaster/0?password=S3cr3tPW",
+        "/mymaster?sentinel_password=S3cr3tPW",
+        "/mymaster?password=Other9PW&sentinel_password=S3cr3tPW",
+        "/mymaster?password=S3cr3t%50W",
+        "?password=S3cr3tPW",
+        "/mymaster?S3cr3tPW",
+        "/mymaster?unknown=S3cr3tPW",
+    ] {
+        let url = format!("redis+sentinel://{hosts}{query}");
+        for args in [
+            &["list"][..],
+            &["run", "--job", "q", "--schedule", "* * * * *", "--", "true"][..],
+            &["doctor"][..],
+        ] {
+            for (flag, env) in [(Some(url.as_str()), None), (None, Some(url.as_str()))] {
+                let mut cmd = common::anarchon();
+                if let Some(url) = flag {
+                    cmd.args(["--redis", url]);
+                }
+                if let Some(url) = env {
+                    cmd.env("ANARCHON_REDIS_URL", url);
+                }
+                cmd.args(["--connect-timeout", "1s"]).args(args);
+                // At once: `run` retries an unreachable server for 10 s.
+                let child = std::thread::spawn(move || cmd.output().unwrap());
+                running.push((format!("{url} {args:?}"), child));
+            }
+        }
+    }
+    for (what, child) in running {
+        let out = child.join().unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert_ne!(out.status.code(), Some(0), "{what}: {said}");
+        for secret in ["S3cr3tPW", "Other9PW", "S3cr3t%50W"] {
+            assert!(!said.contains(secret), "{what}: {said}");
+        }
+    }
+}
+
 /// Keys of a claim match what docs/store-format.md gives for the :job hash.
 #[test]
 fn the_job_hash_records_protection_and_the_trim_horizon() {

@@ -4,6 +4,8 @@
 //! `--jitter` waited before its claim, and what a run after a real outage ran and recorded
 //! skipped. A `--schedule` needs no server.
 
+use std::time::Duration;
+
 use serde_json::Value;
 
 use crate::common::{self, Server, json, stderr, wait_for_server_time};
@@ -612,4 +614,157 @@ fn on_the_night_of_a_change_next_shows_the_slot_run_takes() {
         ])
         .expect(0);
     assert_eq!(out.json()["slot"], ms("2026-10-25T01:30:00Z"));
+}
+
+/// Cron's day rule (issue 46, item 6): both day fields restricted, a day matches if either does;
+/// a field that starts with `*` makes them AND (cronie's DOM_STAR/DOW_STAR). Known fire times
+/// from Saturday 2026-12-05, through the binary.
+#[test]
+fn both_day_fields_restricted_fire_on_either_as_cron_does() {
+    for (schedule, days) in [
+        (
+            "0 0 13 * fri",
+            &[
+                "2026-12-11",
+                "2026-12-13",
+                "2026-12-18",
+                "2026-12-25",
+                "2027-01-01",
+                "2027-01-08",
+                "2027-01-13",
+            ][..],
+        ),
+        (
+            "0 0 1,15 * 1",
+            &["2026-12-07", "2026-12-14", "2026-12-15", "2026-12-21"][..],
+        ),
+        // One field starting with `*`: AND (odd days that are Fridays; every Friday).
+        (
+            "0 0 */2 * fri",
+            &["2026-12-11", "2026-12-25", "2027-01-01", "2027-01-15"][..],
+        ),
+        (
+            "0 0 * * fri",
+            &["2026-12-11", "2026-12-18", "2026-12-25"][..],
+        ),
+        (
+            "0 0 13 * *",
+            &["2026-12-13", "2027-01-13", "2027-02-13"][..],
+        ),
+    ] {
+        let count = days.len().to_string();
+        let v = without_a_server(&[
+            "--schedule",
+            schedule,
+            "--from",
+            "2026-12-05T12:00:00Z",
+            "-c",
+            &count,
+        ]);
+        let want: Vec<i64> = days.iter().map(|d| ms(&format!("{d}T00:00:00Z"))).collect();
+        assert_eq!(slots(&v), want, "{schedule}: {v}");
+    }
+}
+
+/// The same rule in `run` (which slot is due), the registry's `next`, and `check` (which slots
+/// were missed), on the server's clock: a schedule every 5 s on today's and tomorrow's day of
+/// month or on a weekday that is neither. ANDed, it would not fire for months: `run` would find
+/// nothing due and `check` would call the missed slots OK.
+#[test]
+fn run_next_and_check_follow_the_day_rule() {
+    use chrono::{Datelike, TimeZone};
+    let s = Server::start();
+    let now = chrono::Utc.timestamp_millis_opt(s.now_ms()).unwrap();
+    let tomorrow = now + chrono::Duration::days(1);
+    let other_weekday = (now.weekday().num_days_from_sunday() + 3) % 7;
+    let schedule = format!("*/5 * * {},{} * {other_weekday}", now.day(), tomorrow.day());
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    s.cli(&[
+        "run",
+        "--job",
+        "either",
+        "--schedule",
+        &schedule,
+        // Longer than the 5 s between slots: the latest slot is always due.
+        "--max-late",
+        "30s",
+        "--",
+        "sh",
+        "-c",
+        &format!("echo ran >> {}", marker.display()),
+    ])
+    .expect(0);
+    assert!(marker.exists(), "{schedule}: run found no slot due");
+
+    let from = s.now_ms();
+    let v = s
+        .cli(&["next", "either", "--json", "-c", "2"])
+        .expect(0)
+        .json();
+    assert_eq!(v["source"], "registry");
+    let next = slots(&v);
+    assert!(
+        next[0] > from - 1000 && next[0] <= from + 5000 && next[1] - next[0] == 5000,
+        "{schedule}: {v}"
+    );
+
+    // No other run: the slots after it are missed, and check says so.
+    common::wait_for(
+        "check to say runs were missed",
+        Duration::from_secs(30),
+        || {
+            let out = s
+                .anarchon()
+                .args(["check", "either", "--window", "20s", "--grace", "1s"])
+                .output()
+                .unwrap();
+            out.status.code() == Some(2)
+        },
+    );
+}
+
+/// `anarchon cron FILE` reads a crontab line's day fields by the same rule: a line every 2 s on
+/// today's and tomorrow's day of month or on a weekday that is neither runs today (ANDed, it would
+/// wait months).
+#[test]
+fn a_crontab_line_runs_on_either_day_field() {
+    use chrono::{Datelike, TimeZone};
+    struct Daemon(std::process::Child);
+    impl Drop for Daemon {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let s = Server::start();
+    let now = chrono::Utc.timestamp_millis_opt(s.now_ms()).unwrap();
+    let tomorrow = now + chrono::Duration::days(1);
+    let other_weekday = (now.weekday().num_days_from_sunday() + 3) % 7;
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let file = dir.path().join("crontab");
+    std::fs::write(
+        &file,
+        format!(
+            "# anarchon: --job either-cron\n*/2 * * {},{} * {other_weekday} echo ran >> {}\n",
+            now.day(),
+            tomorrow.day(),
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let _daemon = Daemon(
+        s.anarchon_process()
+            .arg("cron")
+            .arg(&file)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    common::wait_for("two runs of the line", Duration::from_secs(30), || {
+        std::fs::read_to_string(&marker).is_ok_and(|t| t.lines().count() >= 2)
+    });
 }

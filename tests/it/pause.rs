@@ -101,6 +101,142 @@ fn a_pause_with_an_end_ends_by_itself() {
     common::wait_for_server_time(&s, until);
     // After its end, even a slot from before the pause is claimed as usual.
     assert_eq!(run(&s, "t", "120000", &[]), Some(0));
+    // A resume after it ended by itself has nothing to end, and records nothing.
+    let out = s.cli(&["resume", "t"]).expect(0);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("not paused"));
+    let events: Vec<redis::Value> = s.cmd(&["XRANGE", "{cron:t}:events", "-", "+"]);
+    assert_eq!(events.len(), 1, "only the pause: {events:?}");
     // A job that does not exist cannot be paused (a typo).
     assert_eq!(s.cli(&["pause", "nope"]).status.code(), Some(85));
+}
+
+/// Concurrent pause-then-resume pairs (issue 46, item 9): the final state is right, and the
+/// events are a true history: read in order, every `resume` ends the pause in force just before
+/// it (the latest `pause`, not ended yet), so no two resumes end one pause, and every `pause`
+/// shows the end its own operator gave, as that operator's command reported it.
+#[test]
+fn concurrent_pauses_and_resumes_leave_a_true_audit_trail() {
+    const PAIRS: usize = 40;
+    let s = Server::start();
+    assert_eq!(run(&s, "r", "60000", &[]), Some(0));
+    // Even operators pause until resumed, odd ones for an hour.
+    let gave_for = |i: usize| i % 2 == 1;
+    let reports: Vec<(serde_json::Value, std::process::Output)> = std::thread::scope(|scope| {
+        let pairs: Vec<_> = (0..PAIRS)
+            .map(|i| {
+                let s = &s;
+                scope.spawn(move || {
+                    let by = format!("op-{i}");
+                    let mut pause = vec!["pause", "r", "--by", &by, "--json"];
+                    if gave_for(i) {
+                        pause.extend(["--for", "1h"]);
+                    }
+                    let paused = s.cli(&pause).expect(0).json();
+                    let resumed = s.cli(&["resume", "r", "--by", &by]).expect(0);
+                    (paused, resumed.output)
+                })
+            })
+            .collect();
+        pairs.into_iter().map(|p| p.join().unwrap()).collect()
+    });
+    // Each pause command reported its own pause.
+    let rfc3339 = |ms: i64| {
+        let t = chrono::DateTime::from_timestamp_millis(ms).unwrap();
+        t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    };
+    let mut until_of = std::collections::HashMap::new();
+    let mut began = std::collections::HashMap::new();
+    for (i, (paused, _)) in reports.iter().enumerate() {
+        began.insert(
+            format!("op-{i}"),
+            rfc3339(paused["paused_at"].as_i64().unwrap()),
+        );
+        assert_eq!(paused["paused_by"], format!("op-{i}"), "{paused}");
+        assert_eq!(paused["paused"], true, "{paused}");
+        let until = paused["paused_until"].as_i64();
+        assert_eq!(until.is_some(), gave_for(i), "op-{i}: {paused}");
+        let said = until.map_or("until resumed".to_string(), |u| {
+            format!("until {}", rfc3339(u))
+        });
+        until_of.insert(format!("op-{i}"), said);
+    }
+    // The final state: the last action of every pair was a resume.
+    let v = s.cli(&["inspect", "r", "--json"]).expect(0).json();
+    assert_eq!(v["paused"], false, "{v}");
+
+    let entries: redis::streams::StreamRangeReply = s.cmd(&["XRANGE", "{cron:r}:events", "-", "+"]);
+    let field = |e: &redis::streams::StreamId, name: &str| -> String {
+        e.get::<String>(name).unwrap_or_default()
+    };
+    let mut in_force: Option<String> = None;
+    let (mut pauses, mut resumes) = (0, 0);
+    let mut history = Vec::new();
+    for e in &entries.ids {
+        let (action, by, detail) = (field(e, "action"), field(e, "by"), field(e, "detail"));
+        history.push(format!("{action} {by}: {detail}"));
+        match action.as_str() {
+            "pause" => {
+                pauses += 1;
+                assert_eq!(
+                    Some(&detail),
+                    until_of.get(&by),
+                    "a pause shows an end its operator did not give:\n{}",
+                    history.join("\n")
+                );
+                in_force = Some(by);
+            }
+            "resume" => {
+                resumes += 1;
+                // It names the pause in force by who began it and when (as that pause's own
+                // command reported it).
+                let ended = in_force
+                    .as_ref()
+                    .map(|who| format!("ended the pause {who} began at {}", began[who.as_str()]));
+                assert_eq!(
+                    Some(&detail),
+                    ended.as_ref(),
+                    "a resume ends a pause that is not the one in force:\n{}",
+                    history.join("\n")
+                );
+                in_force = None;
+            }
+            other => panic!("unexpected event {other}"),
+        }
+    }
+    assert_eq!(pauses, PAIRS, "{}", history.join("\n"));
+    assert!(resumes >= 1 && in_force.is_none(), "{}", history.join("\n"));
+    // A resume that found no pause in force said so and recorded nothing.
+    let quiet = reports
+        .iter()
+        .filter(|(_, out)| String::from_utf8_lossy(&out.stdout).contains("not paused"))
+        .count();
+    assert_eq!(resumes + quiet, PAIRS, "{}", history.join("\n"));
+}
+
+/// The scripts' own RFC 3339 (what a `pause` event says of its end, a `resume` of the pause's
+/// start) is the Rust side's, across leap days, year ends and the epoch.
+#[test]
+fn the_scripts_write_times_as_the_rest_of_anarchon_does() {
+    let s = Server::start();
+    let script = format!(
+        "{}\nreturn rfc3339(tonumber(ARGV[1]))",
+        include_str!("../../lua/store/pause_lib.lua")
+    );
+    for rfc in [
+        "1970-01-01T00:00:00.000Z",
+        "2000-02-29T23:59:59.999Z",
+        "2024-02-29T12:00:00.001Z",
+        "2026-12-05T13:16:00.982Z",
+        "2026-12-31T23:59:59.500Z",
+        "2027-01-01T00:00:00.000Z",
+        "2100-03-01T00:00:00.000Z",
+        "2400-02-29T06:07:08.090Z",
+    ] {
+        let ms = chrono::DateTime::parse_from_rfc3339(rfc)
+            .unwrap()
+            .timestamp_millis()
+            .to_string();
+        let said: String = s.cmd(&["EVAL", &script, "0", &ms]);
+        assert_eq!(said, rfc, "{ms}");
+    }
 }

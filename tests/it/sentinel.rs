@@ -11,11 +11,23 @@ use crate::common::{Server, json, server_binary, stderr, wait_for};
 struct Sentinel {
     child: Child,
     port: u16,
+    /// The sentinel's own `requirepass`, if any.
+    password: Option<String>,
     _dir: tempfile::TempDir,
 }
 
 impl Sentinel {
     fn start(primary_port: u16) -> Sentinel {
+        Sentinel::start_with(primary_port, None, None)
+    }
+
+    /// A sentinel that asks its clients for `password`, and gives `primary_password` to the
+    /// primary it watches.
+    fn start_with(
+        primary_port: u16,
+        password: Option<&str>,
+        primary_password: Option<&str>,
+    ) -> Sentinel {
         let dir = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -26,8 +38,12 @@ impl Sentinel {
         std::fs::write(
             &conf,
             format!(
-                "port {port}\nbind 127.0.0.1\ndir {}\nsentinel monitor mymaster 127.0.0.1 {primary_port} 1\nsentinel down-after-milliseconds mymaster 2000\nsentinel failover-timeout mymaster 10000\n",
-                dir.path().display()
+                "port {port}\nbind 127.0.0.1\ndir {}\nsentinel monitor mymaster 127.0.0.1 {primary_port} 1\nsentinel down-after-milliseconds mymaster 2000\nsentinel failover-timeout mymaster 10000\n{}{}",
+                dir.path().display(),
+                password.map_or(String::new(), |p| format!("requirepass {p}\n")),
+                primary_password.map_or(String::new(), |p| format!(
+                    "sentinel auth-pass mymaster {p}\n"
+                )),
             ),
         )
         .unwrap();
@@ -41,6 +57,7 @@ impl Sentinel {
         let sentinel = Sentinel {
             child,
             port,
+            password: password.map(str::to_string),
             _dir: dir,
         };
         wait_for("the sentinel", Duration::from_secs(10), || {
@@ -50,7 +67,11 @@ impl Sentinel {
     }
 
     fn query(&self, args: &[&str]) -> redis::RedisResult<redis::Value> {
-        let client = redis::Client::open(format!("redis://127.0.0.1:{}", self.port))?;
+        let auth = self
+            .password
+            .as_ref()
+            .map_or(String::new(), |p| format!(":{p}@"));
+        let client = redis::Client::open(format!("redis://{auth}127.0.0.1:{}", self.port))?;
         let mut c = client.get_connection_with_timeout(Duration::from_secs(2))?;
         let mut cmd = redis::cmd(args[0]);
         for a in &args[1..] {
@@ -163,4 +184,69 @@ fn claims_follow_the_primary_through_a_sentinel_failover() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// Passwords in the query of a Sentinel URL (issue 46, item 10): `?password=` (or `?pass=`) is the
+/// primary's, `?sentinel_password=` the sentinel's; both are used, and neither is ever printed,
+/// in a run's, `list`'s and `doctor`'s output or in an error.
+#[test]
+fn passwords_in_a_sentinel_url_s_query_are_used_and_never_printed() {
+    let primary = Server::start_with(&["--requirepass", "S3cr3tPW"]);
+    let sentinel = Sentinel::start_with(primary.port, Some("Sent1nelPW"), Some("S3cr3tPW"));
+    let base = format!("redis+sentinel://127.0.0.1:{}/mymaster", sentinel.port);
+    let said = |out: &std::process::Output| {
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(out));
+        for secret in ["S3cr3tPW", "Sent1nelPW", "Wr0ngPW"] {
+            assert!(!said.contains(secret), "{said}");
+        }
+        said
+    };
+    for (i, query) in [
+        "?password=S3cr3tPW&sentinel_password=Sent1nelPW",
+        "?sentinel_password=Sent1nelPW&pass=S3cr3tPW",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let url = format!("{base}{query}");
+        let slot = (60_000 * (i + 1)).to_string();
+        let anarchon = |args: &[&str]| {
+            common::anarchon()
+                .env("ANARCHON_REDIS_URL", &url)
+                .args(args)
+                .output()
+                .unwrap()
+        };
+        let out = anarchon(&["run", "--job", "sq", "--slot", &slot, "--", "echo", "ran"]);
+        let text = said(&out);
+        assert_eq!(out.status.code(), Some(0), "{query}: {text}");
+        let out = anarchon(&["list"]);
+        let text = said(&out);
+        assert_eq!(out.status.code(), Some(0), "{query}: {text}");
+        assert!(text.contains("sq"), "{text}");
+        let out = anarchon(&["doctor"]);
+        let text = said(&out);
+        assert!(text.contains("sentinel"), "{text}");
+        // On the --redis flag too (which warns that ps shows it, without showing it).
+        let out = common::anarchon()
+            .args(["--redis", &url, "list"])
+            .output()
+            .unwrap();
+        let text = said(&out);
+        assert_eq!(out.status.code(), Some(0), "{query}: {text}");
+    }
+    // Wrong passwords are refused, and not printed either.
+    for query in [
+        "?password=Wr0ngPW&sentinel_password=Sent1nelPW",
+        "?password=S3cr3tPW&sentinel_password=Wr0ngPW",
+        "?password=S3cr3tPW",
+    ] {
+        let out = common::anarchon()
+            .env("ANARCHON_REDIS_URL", format!("{base}{query}"))
+            .args(["--connect-timeout", "2s", "list"])
+            .output()
+            .unwrap();
+        let text = said(&out);
+        assert_ne!(out.status.code(), Some(0), "{query}: {text}");
+    }
 }
