@@ -247,3 +247,90 @@ fn an_edit_that_re_derives_a_name_never_runs_beside_the_old_run() {
     assert_no_two_spans_overlap::<String>(&log);
     assert_each_slot_once(&log);
 }
+
+/// A rolling deploy where the new replica that holds a slot (claimed under the old name, then
+/// under the new one) is killed (-9) during its run: the leases it held end, and the slot is
+/// taken over once, under one name or the other (an old replica standing by for the old name, or
+/// the other new replica, which waited on the old name's claim), never beside another copy, and
+/// it runs to its end.
+#[test]
+fn a_new_replica_killed_during_a_renamed_run_leaves_the_slot_to_one_takeover() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let command = ticker_as(
+        &log,
+        "$ANARCHON_JOB@$ANARCHON_SLOT@$ANARCHON_ATTEMPT",
+        2_000,
+        false,
+    );
+    let line = format!("*/5 * * * * * {command}\n");
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    std::fs::write(
+        &old,
+        format!("# anarchon: --job nightly-v1 --lease 3s\n{line}"),
+    )
+    .unwrap();
+    std::fs::write(
+        &new,
+        format!("# anarchon: --job nightly-v2 --was nightly-v1 --lease 3s\n{line}"),
+    )
+    .unwrap();
+    let _old = Replica::start(&s.url, &old, dir.path(), "old");
+    let mut new = [
+        Replica::start(&s.url, &new, dir.path(), "new1"),
+        Replica::start(&s.url, &new, dir.path(), "new2"),
+    ];
+    let runs = || -> Vec<(String, i64, u32, (i64, i64))> {
+        spans_of::<String>(&log)
+            .into_iter()
+            .map(|(id, span)| {
+                let mut parts = id.split('@');
+                let job = parts.next().unwrap().to_string();
+                let slot = parts.next().unwrap().parse().unwrap();
+                let attempt = parts.next().unwrap().parse().unwrap();
+                (job, slot, attempt, span)
+            })
+            .collect()
+    };
+    // The first run of the new name: its holder is the one new replica that says it won.
+    wait_for("a run under the new name", Duration::from_secs(40), || {
+        runs().iter().any(|(job, ..)| job == "nightly-v2")
+    });
+    let killed_slot = runs()
+        .iter()
+        .find(|(job, ..)| job == "nightly-v2")
+        .map(|r| r.1)
+        .unwrap();
+    let holder = new
+        .iter()
+        .position(|r| r.stderr().contains("[nightly-v2 ") && r.stderr().contains("won; running"))
+        .expect("a new replica won");
+    new[holder].child.kill().unwrap();
+    let _ = new[holder].child.wait();
+    wait_for(
+        "the killed slot to run to its end, and two slots after it",
+        Duration::from_secs(40),
+        || {
+            let runs = runs();
+            runs.iter()
+                .any(|(_, slot, _, (t0, t1))| *slot == killed_slot && t1 - t0 >= 1_800)
+                && runs
+                    .iter()
+                    .any(|(_, slot, _, (t0, t1))| *slot >= killed_slot + 10_000 && t1 - t0 >= 1_800)
+        },
+    );
+    let all = runs();
+    eprintln!("killed slot {killed_slot}; runs: {all:?}");
+    assert_no_two_spans_overlap::<String>(&log);
+    for (job, slot, attempt, span) in &all {
+        let completed = all
+            .iter()
+            .filter(|(_, s, _, (t0, t1))| s == slot && t1 - t0 >= 1_800)
+            .count();
+        assert!(
+            completed <= 1,
+            "slot {slot} ran to its end {completed} times ({job} #{attempt} {span:?}): {all:?}"
+        );
+    }
+}
