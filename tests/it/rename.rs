@@ -20,6 +20,10 @@ struct Replica {
 
 impl Replica {
     fn start(url: &str, file: &Path, dir: &Path, name: &str) -> Replica {
+        Replica::start_with(url, file, dir, name, &[])
+    }
+
+    fn start_with(url: &str, file: &Path, dir: &Path, name: &str, extra: &[&str]) -> Replica {
         let err = dir.join(format!("{name}.err"));
         let mut cmd = std::process::Command::new(crate::common::anarchon_path());
         for var in [
@@ -34,6 +38,7 @@ impl Replica {
             .env("ANARCHON_REDIS_URL", url)
             .arg("cron")
             .arg(file)
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&err).unwrap())
@@ -58,8 +63,12 @@ impl Replica {
     }
 
     fn hup(&self) {
+        self.signal("-HUP");
+    }
+
+    fn signal(&self, sig: &str) {
         std::process::Command::new("kill")
-            .args(["-HUP", &self.child.id().to_string()])
+            .args([sig, &self.child.id().to_string()])
             .status()
             .unwrap();
     }
@@ -333,4 +342,59 @@ fn a_new_replica_killed_during_a_renamed_run_leaves_the_slot_to_one_takeover() {
             "slot {slot} ran to its end {completed} times ({job} #{attempt} {span:?}): {all:?}"
         );
     }
+}
+
+/// A rolling deploy's SIGTERM of an old replica that runs the old name: its run is handed over
+/// (its lease ends now), and the new replica, which waited on the old name's claim of that slot,
+/// takes it over at once under the new name: the run moves on, once, never beside itself.
+#[test]
+fn an_old_replica_s_run_handed_over_at_sigterm_goes_on_under_the_new_name() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let command = ticker_as(
+        &log,
+        "$ANARCHON_JOB@$ANARCHON_SLOT@$ANARCHON_ATTEMPT",
+        20_000,
+        false,
+    );
+    let line = format!("*/30 * * * * * {command}\n");
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    std::fs::write(
+        &old,
+        format!("# anarchon: --job nightly-v1 --lease 30s\n{line}"),
+    )
+    .unwrap();
+    std::fs::write(
+        &new,
+        format!("# anarchon: --job nightly-v2 --was nightly-v1 --lease 30s\n{line}"),
+    )
+    .unwrap();
+    let grace = ["--shutdown-grace", "1s"];
+    let old_replica = Replica::start_with(&s.url, &old, dir.path(), "old", &grace);
+    wait_for("the old name to run", Duration::from_secs(40), || {
+        !spans_of::<String>(&log).is_empty()
+    });
+    let first = spans_of::<String>(&log).into_keys().next().unwrap();
+    assert!(first.starts_with("nightly-v1@"), "{first}");
+    let slot = first.split('@').nth(1).unwrap().to_string();
+    let new_replica = Replica::start_with(&s.url, &new, dir.path(), "new", &grace);
+    wait_for(
+        "the new replica to wait for the old name's claim",
+        Duration::from_secs(10),
+        || {
+            new_replica
+                .stderr()
+                .contains("its old name, holds this time")
+        },
+    );
+    old_replica.signal("-TERM");
+    let moved = format!("nightly-v2@{slot}@1");
+    wait_for(
+        "the run to go on under the new name",
+        Duration::from_secs(15),
+        || spans_of::<String>(&log).contains_key(&moved),
+    );
+    let spans = assert_no_two_spans_overlap::<String>(&log);
+    assert_eq!(spans.len(), 2, "{spans:?}");
 }
