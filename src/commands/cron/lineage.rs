@@ -367,3 +367,73 @@ pub(super) fn carry_over(previous: &[Previous<'_>], tab: &mut Crontab) {
         new.run.lineage = lineage;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn tab(text: &str) -> Crontab {
+        let global = crate::cli::Cli::try_parse_from(["anarchon", "list"])
+            .unwrap()
+            .global;
+        crate::settings::crontab::read(text, &global).unwrap()
+    }
+
+    /// The lineage each job of `after` gets on a reload from `before`.
+    fn reloaded(before: &str, after: &str) -> Vec<(String, Vec<String>)> {
+        let before = tab(before);
+        let previous: Vec<Previous<'_>> = before
+            .jobs
+            .iter()
+            .map(|j| Previous {
+                line: j.line,
+                job: &j.run,
+            })
+            .collect();
+        let mut after = tab(after);
+        carry_over(&previous, &mut after);
+        after
+            .jobs
+            .into_iter()
+            .map(|j| (j.name, j.run.lineage))
+            .collect()
+    }
+
+    #[test]
+    fn a_reload_gives_a_renamed_or_re_derived_job_its_old_name() {
+        // A renamed --job with the same command.
+        let got = reloaded(
+            "# anarchon: --job a\n* * * * * /bin/x\n",
+            "# anarchon: --job b\n* * * * * /bin/x\n",
+        );
+        assert_eq!(got, [("b".to_string(), vec!["a".to_string()])]);
+        // A derived name's line edited in place.
+        let before = "* * * * * /bin/x --old\n";
+        let got = reloaded(before, "* * * * * /bin/x --new\n");
+        let old = derived_name("* * * * *", "/bin/x --old");
+        assert_eq!(got[0].1, std::slice::from_ref(&old));
+        // ... and --was on the new line comes first, then the reload's.
+        let got = reloaded(
+            "# anarchon: --lease 1m\n* * * * * /bin/x --old\n",
+            "# anarchon: --was y\n* * * * * /bin/x --new\n",
+        );
+        assert_eq!(got[0].1, ["y".to_string(), old]);
+        // Another job on the same line (named, another command) is no rename.
+        let got = reloaded(
+            "# anarchon: --job a\n* * * * * /bin/x\n",
+            "# anarchon: --job b\n* * * * * /bin/y\n",
+        );
+        assert!(got[0].1.is_empty(), "{got:?}");
+        // A job that stays (a line inserted above a derived one) keeps its name: no lineage.
+        let got = reloaded(before, "* * * * * /bin/z\n* * * * * /bin/x --old\n");
+        assert!(got.iter().all(|(_, l)| l.is_empty()), "{got:?}");
+        // One old name goes to one new job only.
+        let got = reloaded(
+            "# anarchon: --job a\n* * * * * /bin/x\n",
+            "# anarchon: --job b\n* * * * * /bin/x\n# anarchon: --job c\n* * * * * /bin/x\n",
+        );
+        assert_eq!(got[0].1, ["a".to_string()]);
+        assert!(got[1].1.is_empty(), "{got:?}");
+    }
+}
