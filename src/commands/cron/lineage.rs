@@ -214,10 +214,12 @@ async fn step(
             }
             ClaimOutcome::Overlap => {
                 return Ok(Step::NotHere(format!(
-                    "an older run of {old}, its old name,{} is still held by {}",
+                    "--overlap {}: the run of {} under {old}, its old name (attempt {}, {}), was still in progress",
+                    job.claim.overlap,
                     reply
                         .other_slot
-                        .map_or(String::new(), |s| format!(" of {}", rfc3339(s))),
+                        .map_or_else(|| "an older slot".to_string(), rfc3339),
+                    reply.attempt.unwrap_or(1),
                     reply.runner
                 )));
             }
@@ -323,8 +325,21 @@ pub(super) struct Previous<'a> {
 
 /// On a reload: a new job that renames one this daemon ran (the same command under another
 /// `--job`, or a derived name whose line was edited in place) gets its old name, and that job's
-/// own old names, as its lineage. A removed job gives its name to one new job at most.
+/// own old names, as its lineage. A removed job gives its name to one new job at most. At the
+/// start (no `previous`): the jobs with old names (`--was`) are said.
 pub(super) fn carry_over(previous: &[Previous<'_>], tab: &mut Crontab) {
+    if previous.is_empty() {
+        // The daemon's start: say which jobs have old names (`--was`).
+        for job in tab.jobs.iter().filter(|j| !j.run.lineage.is_empty()) {
+            crate::errln!(
+                "anarchon: job {} (line {}) was {}: each of its runs is claimed under that name first (--was), so that replicas still running it and this one never run a scheduled time twice",
+                job.name,
+                job.line,
+                job.run.lineage.join(", ")
+            );
+        }
+        return;
+    }
     let names: HashSet<String> = tab.jobs.iter().map(|j| j.name.clone()).collect();
     let mut given: HashSet<&str> = HashSet::new();
     let removed: Vec<&Previous<'_>> = previous
