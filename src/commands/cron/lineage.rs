@@ -190,15 +190,19 @@ async fn step(
                 if marker.is_some() && marker == ours {
                     return Ok(Step::Through);
                 }
-                return Ok(Step::NotHere(format!(
-                    "ran as {old}, its old name ({}{})",
-                    reply.status,
-                    if reply.runner.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", by {}", reply.runner)
+                let by = if reply.runner.is_empty() {
+                    String::new()
+                } else {
+                    format!(", by {}", reply.runner)
+                };
+                return Ok(Step::NotHere(match reply.status.as_str() {
+                    // Skipped under the old name (an overlap under forbid, a catch-up's policy):
+                    // skipped under both.
+                    "skipped" | "trimmed" => {
+                        format!("{} under {old}, its old name{by}", reply.status)
                     }
-                )));
+                    status => format!("ran as {old}, its old name ({status}{by})"),
+                }));
             }
             ClaimOutcome::Running => {
                 if !said {
