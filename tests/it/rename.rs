@@ -398,3 +398,34 @@ fn an_old_replica_s_run_handed_over_at_sigterm_goes_on_under_the_new_name() {
     let spans = assert_no_two_spans_overlap::<String>(&log);
     assert_eq!(spans.len(), 2, "{spans:?}");
 }
+
+/// A rolling deploy of an edit of a line whose name is derived: the new line names the old line's
+/// derived name with `--was` (what `cron --check` shows), and each scheduled time runs once.
+#[test]
+fn a_rolling_deploy_of_an_edited_derived_line_with_was_runs_each_slot_once() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let command = ticker(&log, 1_500);
+    let edited = format!("{command}; true");
+    let old_name = anarchon::settings::crontab::derived_name("*/2 * * * * *", &command);
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    std::fs::write(&old, format!("*/2 * * * * * {command}\n")).unwrap();
+    std::fs::write(
+        &new,
+        format!("# anarchon: --was {old_name}\n*/2 * * * * * {edited}\n"),
+    )
+    .unwrap();
+    let _a = Replica::start(&s.url, &old, dir.path(), "old");
+    let b = Replica::start(&s.url, &new, dir.path(), "new");
+    assert!(
+        b.stderr().contains(&format!("was {old_name}")),
+        "{}",
+        b.stderr()
+    );
+    wait_for("6 slots to run", Duration::from_secs(40), || {
+        runs_by_slot(&log).len() >= 6
+    });
+    assert_each_slot_once(&log);
+    assert_no_two_spans_overlap::<String>(&log);
+}
