@@ -329,7 +329,8 @@ pub(super) struct Previous<'a> {
 
 /// On a reload: a new job that renames one this daemon ran (the same command under another
 /// `--job`, or a derived name whose line was edited in place) gets its old name, and that job's
-/// own old names, as its lineage. A removed job gives its name to one new job at most. At the
+/// own old names, as its lineage; a job changed in place keeps its old names. A removed job gives
+/// its name to one new job at most. At the
 /// start (no `previous`): the jobs with old names (`--was`) are said.
 pub(super) fn carry_over(previous: &[Previous<'_>], tab: &mut Crontab) {
     if previous.is_empty() {
@@ -351,7 +352,14 @@ pub(super) fn carry_over(previous: &[Previous<'_>], tab: &mut Crontab) {
         .filter(|p| !names.contains(&p.job.job))
         .collect();
     for new in tab.jobs.iter_mut() {
-        if previous.iter().any(|p| p.job.job == new.name) {
+        if let Some(same) = previous.iter().find(|p| p.job.job == new.name) {
+            // A job changed in place keeps the old names it had (a reload's are in no line):
+            // replicas may still run them. For the life of the daemon, as a reload's are.
+            for name in &same.job.lineage {
+                if !new.run.lineage.contains(name) {
+                    new.run.lineage.push(name.clone());
+                }
+            }
             continue;
         }
         let derived = |run: &RunSettings| {
@@ -447,6 +455,30 @@ mod tests {
         // A job that stays (a line inserted above a derived one) keeps its name: no lineage.
         let got = reloaded(before, "* * * * * /bin/z\n* * * * * /bin/x --old\n");
         assert!(got.iter().all(|(_, l)| l.is_empty()), "{got:?}");
+        // A renamed job changed again (its flags) keeps the old name the reload gave it.
+        let renamed = "# anarchon: --job b\n* * * * * /bin/x\n";
+        let first = tab("# anarchon: --job a\n* * * * * /bin/x\n");
+        let first: Vec<Previous<'_>> = first
+            .jobs
+            .iter()
+            .map(|j| Previous {
+                line: j.line,
+                job: &j.run,
+            })
+            .collect();
+        let mut second = tab(renamed);
+        carry_over(&first, &mut second);
+        let previous: Vec<Previous<'_>> = second
+            .jobs
+            .iter()
+            .map(|j| Previous {
+                line: j.line,
+                job: &j.run,
+            })
+            .collect();
+        let mut third = tab("# anarchon: --job b --lease 1m\n* * * * * /bin/x\n");
+        carry_over(&previous, &mut third);
+        assert_eq!(third.jobs[0].run.lineage, ["a".to_string()]);
         // One old name goes to one new job only.
         let got = reloaded(
             "# anarchon: --job a\n* * * * * /bin/x\n",
