@@ -433,13 +433,9 @@ async fn first_connection(
 /// Starts, restarts and stops job loops so that they are the crontab's jobs: a job whose line,
 /// flags or environment changed is restarted; a removed job's loop stops (a run of it in
 /// progress finishes). `at_start`: the daemon's start (see [`job_loop`]).
-fn apply(
-    shared: &Arc<Shared>,
-    jobs: &mut HashMap<String, Running>,
-    mut tab: Crontab,
-    at_start: bool,
-) {
+fn apply(shared: &Arc<Shared>, jobs: &mut HashMap<String, Running>, tab: Crontab, at_start: bool) {
     // Hook (issue 46 item 5, lineage.rs): a job renamed by this reload keeps its old name.
+    let mut tab = tab;
     let previous: Vec<lineage::Previous<'_>> = jobs
         .values()
         .map(|r| lineage::Previous {
