@@ -257,6 +257,7 @@ fn job_line(
     flags: Vec<String>,
     global: &GlobalArgs,
 ) -> Result<CronJob, String> {
+    let (flags, was) = take_was(flags)?;
     let named = |flag: &str| {
         flags
             .iter()
@@ -336,7 +337,7 @@ fn job_line(
     // `run`'s command comes only after `--`: a word of the annotation that is no flag's value
     // was refused above (by clap), so the command is the line's, whole.
     debug_assert_eq!(run_args.command.last(), Some(&command));
-    let fingerprint = format!("{args:?} {env:?}");
+    let fingerprint = format!("{args:?} {env:?} {was:?}");
     let mut run = RunSettings::resolve(*run_args, global, false).map_err(|e| e.to_string())?;
     crate::store::validate_job_name(&run.job).map_err(|e| e.to_string())?;
     let now = chrono::Utc::now().timestamp_millis();
@@ -350,6 +351,15 @@ fn job_line(
         ));
     }
     run.runner.command.env.extend(env.iter().cloned());
+    for old in &was {
+        crate::store::validate_job_name(old).map_err(|e| format!("--was: {e}"))?;
+        if *old == run.job {
+            return Err(format!(
+                "--was {old:?} is the job's own name\n  hint: --was names the job's earlier name"
+            ));
+        }
+    }
+    run.lineage = was;
     Ok(CronJob {
         line,
         name: run.job.clone(),
@@ -364,6 +374,28 @@ fn job_line(
         run,
         fingerprint,
     })
+}
+
+/// `--was OLD` (a crontab's own flag, not `run`'s; several allowed): the job's earlier names,
+/// taken out of the annotation's words. Each slot of the job is claimed under each of them first
+/// (`commands::cron::lineage`), so that replicas still running an old name and those running the
+/// new one never run one scheduled time twice (docs/guide.md, "Renaming a job").
+fn take_was(flags: Vec<String>) -> Result<(Vec<String>, Vec<String>), String> {
+    let (mut rest, mut was) = (Vec::new(), Vec::new());
+    let mut words = flags.into_iter();
+    while let Some(word) = words.next() {
+        if word == "--was" {
+            match words.next() {
+                Some(old) if !old.starts_with("--") => was.push(old),
+                _ => return Err("`--was` needs the job's old name: `--was OLD`".to_string()),
+            }
+        } else if let Some(old) = word.strip_prefix("--was=") {
+            was.push(old.to_string());
+        } else {
+            rest.push(word);
+        }
+    }
+    Ok((rest, was))
 }
 
 /// A job name from its line: the command's first word (its file name, letters, digits, `._-`
@@ -563,5 +595,22 @@ CRON_TZ=Europe/Berlin
         assert!(tab.jobs[0].run.runner.command.shell);
         let e = first_error("@reboot /bin/x\n");
         assert!(e.contains("no fire times") && !e.contains("(^)"), "{e}");
+    }
+
+    #[test]
+    fn was_names_the_job_s_old_names_and_is_no_flag_of_run() {
+        let text = "# anarchon: --job b --was a --was=a2 --overlap allow\n* * * * * /bin/x\n";
+        let tab = read(text, &global()).unwrap();
+        assert_eq!(tab.jobs[0].run.lineage, ["a", "a2"]);
+        assert_eq!(tab.jobs[0].naming, Naming::Annotated);
+        let without = read("# anarchon: --job b\n* * * * * /bin/x\n", &global()).unwrap();
+        assert!(without.jobs[0].run.lineage.is_empty());
+        assert_ne!(tab.jobs[0].fingerprint, without.jobs[0].fingerprint);
+        let e = first_error("# anarchon: --job b --was b\n* * * * * /bin/x\n");
+        assert!(e.contains("the job's own name"), "{e}");
+        let e = first_error("# anarchon: --job b --was\n* * * * * /bin/x\n");
+        assert!(e.contains("--was OLD"), "{e}");
+        let e = first_error("# anarchon: --job b --was a{b}\n* * * * * /bin/x\n");
+        assert!(e.contains("--was"), "{e}");
     }
 }

@@ -41,6 +41,10 @@ pub struct RunSettings {
     pub on_failure: Option<OnFailure>,
     /// What this run records in the job registry for monitoring (not for a backfill).
     pub registry: registry::JobSettings,
+    /// The job's earlier names (a crontab's `--was OLD`, or the name a reload of `anarchon cron`
+    /// saw for the same line): each slot is claimed under them first, so that a rename never runs
+    /// one scheduled time twice (`commands::cron::lineage`). Empty for `run`.
+    pub lineage: Vec<String>,
 }
 
 /// `--catch-up WINDOW` with its policy.
@@ -168,6 +172,7 @@ impl RunSettings {
             skipped_ok: args.skipped_ok,
             on_failure,
             registry,
+            lineage: Vec::new(),
         })
     }
 

@@ -33,6 +33,7 @@ mod ping;
 mod properties;
 mod readme;
 mod reliability;
+mod rename;
 mod replicas;
 mod run;
 mod schemas;

@@ -25,6 +25,7 @@
 //!   then stops them and hands their runs over to a replica standing by.
 
 use super::health;
+use super::lineage;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -214,7 +215,16 @@ impl Shared {
             let early = u64::try_from(slot - check.server_now_ms).unwrap_or(0);
             tokio::time::sleep(Duration::from_millis(early)).await;
         }
-        match take_slot(&mut conn, &self.prefix, job, &check, slot).await {
+        // Hook (issue 46 item 5, lineage.rs): the slot is claimed under the job's old names first.
+        let lineage::Before::Take(held) =
+            lineage::before_slot(&mut conn, &self.prefix, job, &check, slot).await
+        else {
+            return;
+        };
+        let taken = take_slot(&mut conn, &self.prefix, job, &check, slot).await;
+        // Hook (issue 46 item 5): the old names' claims end once the slot is decided.
+        lineage::after_slot(&mut conn, job, held, &taken).await;
+        match taken {
             Ok(outcome) => {
                 let now = self.server_now();
                 for s in &outcome.skipped {
@@ -424,6 +434,17 @@ async fn first_connection(
 /// flags or environment changed is restarted; a removed job's loop stops (a run of it in
 /// progress finishes). `at_start`: the daemon's start (see [`job_loop`]).
 fn apply(shared: &Arc<Shared>, jobs: &mut HashMap<String, Running>, tab: Crontab, at_start: bool) {
+    // Hook (issue 46 item 5, lineage.rs): a job renamed by this reload keeps its old name.
+    let mut tab = tab;
+    let previous: Vec<lineage::Previous<'_>> = jobs
+        .values()
+        .map(|r| lineage::Previous {
+            line: r.line,
+            job: &r.job,
+        })
+        .collect();
+    lineage::carry_over(&previous, &mut tab);
+    drop(previous);
     let mut seen = std::collections::HashSet::new();
     let (mut added, mut changed, mut unchanged) = (0, 0, 0);
     for cron_job in tab.jobs {

@@ -3,6 +3,7 @@
 
 mod daemon;
 mod health;
+mod lineage;
 
 use serde::Serialize;
 

@@ -1,0 +1,431 @@
+//! A job renamed or edited while `anarchon cron` runs it (issue 46, item 5): a reload that renames
+//! a job during its run, a rolling deploy where old replicas run the old name and new ones the new
+//! name (`--was OLD`), and an edit that re-derives a derived name. The ground truth is the
+//! command's own log (`common::ticker`, each line `<job>@<slot> <ms>`): two copies at one instant
+//! under `--overlap forbid`, or one scheduled time run under two names, fail.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use crate::common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
+use crate::common::{Server, wait_for};
+
+/// One replica: `anarchon cron FILE`, its stderr in a file; killed when the test ends.
+struct Replica {
+    child: Child,
+    err: PathBuf,
+}
+
+impl Replica {
+    fn start(url: &str, file: &Path, dir: &Path, name: &str) -> Replica {
+        Replica::start_with(url, file, dir, name, &[])
+    }
+
+    fn start_with(url: &str, file: &Path, dir: &Path, name: &str, extra: &[&str]) -> Replica {
+        let err = dir.join(format!("{name}.err"));
+        let mut cmd = std::process::Command::new(crate::common::anarchon_path());
+        for var in [
+            "ANARCHON_PREFIX",
+            "ANARCHON_BACKEND",
+            "NO_COLOR",
+            "REDIS_URL",
+        ] {
+            cmd.env_remove(var);
+        }
+        let child = cmd
+            .env("ANARCHON_REDIS_URL", url)
+            .arg("cron")
+            .arg(file)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .expect("start anarchon cron");
+        let replica = Replica { child, err };
+        wait_for(
+            "the replica to start its jobs",
+            Duration::from_secs(20),
+            || replica.stderr().contains("anarchon: cron:") || replica.stderr().contains("error"),
+        );
+        assert!(
+            replica.stderr().contains("anarchon: cron:"),
+            "{}",
+            replica.stderr()
+        );
+        replica
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.err).unwrap_or_default()
+    }
+
+    fn hup(&self) {
+        self.signal("-HUP");
+    }
+
+    fn signal(&self, sig: &str) {
+        std::process::Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The ticker's command line: logs `<job>@<slot> <ms>` to `log` for `ms` milliseconds.
+fn ticker(log: &Path, ms: u64) -> String {
+    ticker_as(log, "$ANARCHON_JOB@$ANARCHON_SLOT", ms, false)
+}
+
+/// Each slot, with the jobs (names) that ran it and their spans (first and last logged ms).
+type Slots = BTreeMap<i64, Vec<(String, (i64, i64))>>;
+
+/// The runs in the log: each slot, with the jobs (names) that ran it and their spans.
+fn runs_by_slot(log: &Path) -> Slots {
+    let mut slots: Slots = BTreeMap::new();
+    for (id, span) in spans_of::<String>(log) {
+        let (job, slot) = id.split_once('@').expect("<job>@<slot>");
+        slots
+            .entry(slot.parse().unwrap())
+            .or_default()
+            .push((job.to_string(), span));
+    }
+    slots
+}
+
+/// Fails when one scheduled time ran under two names.
+fn assert_each_slot_once(log: &Path) -> Slots {
+    let slots = runs_by_slot(log);
+    for (slot, runs) in &slots {
+        assert!(
+            runs.len() == 1,
+            "slot {slot} ran {} times: {runs:?}",
+            runs.len()
+        );
+    }
+    slots
+}
+
+/// Whether a run of a job that `is` picks has logged for at least `ms`.
+fn ran_for(log: &Path, is: impl Fn(&str) -> bool, ms: i64) -> bool {
+    runs_by_slot(log)
+        .values()
+        .flatten()
+        .any(|(job, (t0, t1))| is(job) && t1 - t0 >= ms)
+}
+
+fn slots_run_by(log: &Path, job: &str) -> usize {
+    runs_by_slot(log)
+        .values()
+        .filter(|runs| runs.iter().any(|(j, _)| j == job))
+        .count()
+}
+
+/// A reload that renames a job (its `--job`) while the old name's run is in progress: under
+/// `--overlap forbid` (the default) the new name's slots wait their turn behind that run, as the
+/// old name's own would, and the new name runs once it has ended.
+#[test]
+fn a_rename_on_reload_never_runs_beside_the_old_names_run() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (file, log) = (dir.path().join("crontab"), dir.path().join("log"));
+    let line = format!("*/5 * * * * * {}\n", ticker(&log, 8_000));
+    std::fs::write(
+        &file,
+        format!("# anarchon: --job nightly-v1 --overlap forbid\n{line}"),
+    )
+    .unwrap();
+    let replica = Replica::start(&s.url, &file, dir.path(), "r");
+    wait_for("v1 to run", Duration::from_secs(15), || {
+        slots_run_by(&log, "nightly-v1") > 0
+    });
+    std::fs::write(
+        &file,
+        format!("# anarchon: --job nightly-v2 --overlap forbid\n{line}"),
+    )
+    .unwrap();
+    replica.hup();
+    wait_for(
+        "v2 to run 2 s after v1's run",
+        Duration::from_secs(40),
+        || ran_for(&log, |job| job == "nightly-v2", 2_000),
+    );
+    let spans = assert_no_two_spans_overlap::<String>(&log);
+    assert_each_slot_once(&log);
+    assert!(
+        replica.stderr().contains("nightly-v1, its old name"),
+        "{}\n{spans:?}",
+        replica.stderr()
+    );
+}
+
+/// The same with `--overlap allow`: the new name may run beside the old name's run of an older
+/// slot, but every scheduled time runs once.
+#[test]
+fn a_rename_on_reload_under_overlap_allow_runs_each_slot_once() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (file, log) = (dir.path().join("crontab"), dir.path().join("log"));
+    let line = format!("*/2 * * * * * {}\n", ticker(&log, 1_000));
+    std::fs::write(
+        &file,
+        format!("# anarchon: --job nightly-v1 --overlap allow\n{line}"),
+    )
+    .unwrap();
+    let replica = Replica::start(&s.url, &file, dir.path(), "r");
+    wait_for("v1 to run", Duration::from_secs(15), || {
+        slots_run_by(&log, "nightly-v1") > 0
+    });
+    std::fs::write(
+        &file,
+        format!("# anarchon: --job nightly-v2 --overlap allow\n{line}"),
+    )
+    .unwrap();
+    replica.hup();
+    wait_for("v2 to run 3 slots", Duration::from_secs(30), || {
+        slots_run_by(&log, "nightly-v2") >= 3
+    });
+    assert_each_slot_once(&log);
+}
+
+/// A rolling deploy: one replica still runs the old crontab (`nightly-v1`), a new one the renamed
+/// job (`--job nightly-v2 --was nightly-v1`). Both claim every scheduled time; each runs once, under
+/// one name, and under forbid never two at once.
+#[test]
+fn a_rolling_deploy_of_a_rename_runs_each_slot_once() {
+    for overlap in ["forbid", "allow"] {
+        let s = Server::start();
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let line = format!("*/2 * * * * * {}\n", ticker(&log, 1_500));
+        let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+        std::fs::write(
+            &old,
+            format!("# anarchon: --job nightly-v1 --overlap {overlap}\n{line}"),
+        )
+        .unwrap();
+        std::fs::write(
+            &new,
+            format!("# anarchon: --job nightly-v2 --was nightly-v1 --overlap {overlap}\n{line}"),
+        )
+        .unwrap();
+        let _a = Replica::start(&s.url, &old, dir.path(), "old");
+        let b = Replica::start(&s.url, &new, dir.path(), "new");
+        wait_for("6 slots to run", Duration::from_secs(40), || {
+            runs_by_slot(&log).len() >= 6
+        });
+        let slots = assert_each_slot_once(&log);
+        if overlap == "forbid" {
+            assert_no_two_spans_overlap::<String>(&log);
+        }
+        // Each scheduled time is claimed by both; which name wins is a race, and either may.
+        assert!(slots.len() >= 6, "{slots:?}\n{}", b.stderr());
+    }
+}
+
+/// An edit of a line whose job name is derived from it (no `--job`) renames the job; a reload
+/// during its run knows the old name of that line, so the new name waits for the old run.
+#[test]
+fn an_edit_that_re_derives_a_name_never_runs_beside_the_old_run() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (file, log) = (dir.path().join("crontab"), dir.path().join("log"));
+    let before = format!("*/5 * * * * * {}\n", ticker(&log, 8_000));
+    let after = format!("*/5 * * * * * {}; true\n", ticker(&log, 8_000));
+    std::fs::write(&file, &before).unwrap();
+    let replica = Replica::start(&s.url, &file, dir.path(), "r");
+    wait_for("the first name to run", Duration::from_secs(15), || {
+        runs_by_slot(&log).len() == 1
+    });
+    let first: Vec<String> = spans_of::<String>(&log).into_keys().collect();
+    let first = first[0].split_once('@').unwrap().0.to_string();
+    std::fs::write(&file, &after).unwrap();
+    replica.hup();
+    wait_for("the new name to run 2 s", Duration::from_secs(40), || {
+        ran_for(&log, |job| job != first, 2_000)
+    });
+    assert_no_two_spans_overlap::<String>(&log);
+    assert_each_slot_once(&log);
+}
+
+/// A rolling deploy where the new replica that holds a slot (claimed under the old name, then
+/// under the new one) is killed (-9) during its run: the leases it held end, and the slot is
+/// taken over once, under one name or the other (an old replica standing by for the old name, or
+/// the other new replica, which waited on the old name's claim), never beside another copy, and
+/// it runs to its end.
+#[test]
+fn a_new_replica_killed_during_a_renamed_run_leaves_the_slot_to_one_takeover() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let command = ticker_as(
+        &log,
+        "$ANARCHON_JOB@$ANARCHON_SLOT@$ANARCHON_ATTEMPT",
+        2_000,
+        false,
+    );
+    let line = format!("*/5 * * * * * {command}\n");
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    std::fs::write(
+        &old,
+        format!("# anarchon: --job nightly-v1 --lease 3s\n{line}"),
+    )
+    .unwrap();
+    std::fs::write(
+        &new,
+        format!("# anarchon: --job nightly-v2 --was nightly-v1 --lease 3s\n{line}"),
+    )
+    .unwrap();
+    let _old = Replica::start(&s.url, &old, dir.path(), "old");
+    let mut new = [
+        Replica::start(&s.url, &new, dir.path(), "new1"),
+        Replica::start(&s.url, &new, dir.path(), "new2"),
+    ];
+    let runs = || -> Vec<(String, i64, u32, (i64, i64))> {
+        spans_of::<String>(&log)
+            .into_iter()
+            .map(|(id, span)| {
+                let mut parts = id.split('@');
+                let job = parts.next().unwrap().to_string();
+                let slot = parts.next().unwrap().parse().unwrap();
+                let attempt = parts.next().unwrap().parse().unwrap();
+                (job, slot, attempt, span)
+            })
+            .collect()
+    };
+    // The first run of the new name: its holder is the one new replica that says it won.
+    wait_for("a run under the new name", Duration::from_secs(40), || {
+        runs().iter().any(|(job, ..)| job == "nightly-v2")
+    });
+    let killed_slot = runs()
+        .iter()
+        .find(|(job, ..)| job == "nightly-v2")
+        .map(|r| r.1)
+        .unwrap();
+    let holder = new
+        .iter()
+        .position(|r| r.stderr().contains("[nightly-v2 ") && r.stderr().contains("won; running"))
+        .expect("a new replica won");
+    new[holder].child.kill().unwrap();
+    let _ = new[holder].child.wait();
+    wait_for(
+        "the killed slot to run to its end, and two slots after it",
+        Duration::from_secs(40),
+        || {
+            let runs = runs();
+            runs.iter()
+                .any(|(_, slot, _, (t0, t1))| *slot == killed_slot && t1 - t0 >= 1_800)
+                && runs
+                    .iter()
+                    .any(|(_, slot, _, (t0, t1))| *slot >= killed_slot + 10_000 && t1 - t0 >= 1_800)
+        },
+    );
+    let all = runs();
+    eprintln!("killed slot {killed_slot}; runs: {all:?}");
+    assert_no_two_spans_overlap::<String>(&log);
+    for (job, slot, attempt, span) in &all {
+        let completed = all
+            .iter()
+            .filter(|(_, s, _, (t0, t1))| s == slot && t1 - t0 >= 1_800)
+            .count();
+        assert!(
+            completed <= 1,
+            "slot {slot} ran to its end {completed} times ({job} #{attempt} {span:?}): {all:?}"
+        );
+    }
+}
+
+/// A rolling deploy's SIGTERM of an old replica that runs the old name: its run is handed over
+/// (its lease ends now), and the new replica, which waited on the old name's claim of that slot,
+/// takes it over at once under the new name: the run moves on, once, never beside itself.
+#[test]
+fn an_old_replica_s_run_handed_over_at_sigterm_goes_on_under_the_new_name() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let command = ticker_as(
+        &log,
+        "$ANARCHON_JOB@$ANARCHON_SLOT@$ANARCHON_ATTEMPT",
+        20_000,
+        false,
+    );
+    let line = format!("*/30 * * * * * {command}\n");
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    std::fs::write(
+        &old,
+        format!("# anarchon: --job nightly-v1 --lease 30s\n{line}"),
+    )
+    .unwrap();
+    std::fs::write(
+        &new,
+        format!("# anarchon: --job nightly-v2 --was nightly-v1 --lease 30s\n{line}"),
+    )
+    .unwrap();
+    let grace = ["--shutdown-grace", "1s"];
+    let old_replica = Replica::start_with(&s.url, &old, dir.path(), "old", &grace);
+    wait_for("the old name to run", Duration::from_secs(40), || {
+        !spans_of::<String>(&log).is_empty()
+    });
+    let first = spans_of::<String>(&log).into_keys().next().unwrap();
+    assert!(first.starts_with("nightly-v1@"), "{first}");
+    let slot = first.split('@').nth(1).unwrap().to_string();
+    let new_replica = Replica::start_with(&s.url, &new, dir.path(), "new", &grace);
+    wait_for(
+        "the new replica to wait for the old name's claim",
+        Duration::from_secs(10),
+        || {
+            new_replica
+                .stderr()
+                .contains("its old name, holds this time")
+        },
+    );
+    old_replica.signal("-TERM");
+    let moved = format!("nightly-v2@{slot}@1");
+    wait_for(
+        "the run to go on under the new name",
+        Duration::from_secs(15),
+        || spans_of::<String>(&log).contains_key(&moved),
+    );
+    let spans = assert_no_two_spans_overlap::<String>(&log);
+    assert_eq!(spans.len(), 2, "{spans:?}");
+}
+
+/// A rolling deploy of an edit of a line whose name is derived: the new line names the old line's
+/// derived name with `--was` (what `cron --check` shows), and each scheduled time runs once.
+#[test]
+fn a_rolling_deploy_of_an_edited_derived_line_with_was_runs_each_slot_once() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let command = ticker(&log, 1_500);
+    let edited = format!("{command}; true");
+    let old_name = anarchon::settings::crontab::derived_name("*/2 * * * * *", &command);
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    std::fs::write(&old, format!("*/2 * * * * * {command}\n")).unwrap();
+    std::fs::write(
+        &new,
+        format!("# anarchon: --was {old_name}\n*/2 * * * * * {edited}\n"),
+    )
+    .unwrap();
+    let _a = Replica::start(&s.url, &old, dir.path(), "old");
+    let b = Replica::start(&s.url, &new, dir.path(), "new");
+    assert!(
+        b.stderr().contains(&format!("was {old_name}")),
+        "{}",
+        b.stderr()
+    );
+    wait_for("6 slots to run", Duration::from_secs(40), || {
+        runs_by_slot(&log).len() >= 6
+    });
+    assert_each_slot_once(&log);
+    assert_no_two_spans_overlap::<String>(&log);
+}
