@@ -1132,3 +1132,133 @@ fn live_output_from_a_crontab_is_followed_from_another_host() {
     );
     drop((a, b));
 }
+
+/// A full Redis (maxmemory, noeviction: every write refused with OOM, reads answered) is an
+/// outage like any other: replicas started against it wait for it instead of exiting, and a slot
+/// that comes due while it is full is retried within `--max-late`, then runs once when the server
+/// has room again. The command's own log (slot and pid) is the ground truth.
+#[test]
+fn slots_due_while_redis_is_full_run_once_when_it_has_room_again() {
+    let s = Server::start();
+    // A store in use (its format key written by an earlier command), then full.
+    let format = Server::test_store_format().to_string();
+    let _: () = s.cmd(&["SET", "cron:format", &format, "NX"]);
+    s.fill_to_maxmemory();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("ticks");
+    write(
+        &file,
+        &format!(
+            "# anarchon: --job full --max-late 40s\n*/4 * * * * * {}\n",
+            ticker_as(&log, "$ANARCHON_SLOT/$$", 300, false)
+        ),
+    );
+    let mut replicas: Vec<Replica> = (0..2)
+        .map(|i| Replica::start(&s.url, &file, dir.path(), &format!("r{i}"), &[]))
+        .collect();
+    let started = server_ms(&s);
+    // A slot comes due while the server is full, and is refused for a while.
+    let due = started - started.rem_euclid(4_000) + 4_000;
+    crate::common::wait_for_server_time(&s, due + 3_000);
+    assert!(
+        spans_of::<String>(&log).is_empty(),
+        "ran while the server refused every write"
+    );
+    for (i, r) in replicas.iter_mut().enumerate() {
+        assert_eq!(
+            r.exit_code(Duration::ZERO),
+            None,
+            "replica {i} exited:\n{}",
+            r.stderr()
+        );
+    }
+    s.free_memory();
+    let freed = server_ms(&s);
+    wait_for(
+        "the slot due while full to run",
+        Duration::from_secs(20),
+        || counted_runs(&spans_of::<String>(&log)).contains_key(&due),
+    );
+    // Every slot due from the replicas' start until the room came back, once (none lost, none
+    // twice), and the replicas still up.
+    let last = freed - freed.rem_euclid(4_000);
+    wait_for("every slot due while full", Duration::from_secs(20), || {
+        let runs = counted_runs(&spans_of::<String>(&log));
+        (due..=last)
+            .step_by(4_000)
+            .all(|slot| runs.contains_key(&slot))
+    });
+    crate::common::wait_for_server_time(&s, server_ms(&s) + 1_500);
+    let spans = assert_never_two_at_once("full", &log);
+    let runs = counted_runs(&spans);
+    for slot in (due..=last).step_by(4_000) {
+        assert_eq!(runs.get(&slot), Some(&1), "slot {slot}: {runs:?}");
+    }
+    assert!(runs.values().all(|n| *n == 1), "{runs:?}");
+    for (i, r) in replicas.iter_mut().enumerate() {
+        assert_eq!(
+            r.exit_code(Duration::ZERO),
+            None,
+            "replica {i} exited:\n{}",
+            r.stderr()
+        );
+    }
+    let said = replicas.iter().map(Replica::stderr).collect::<String>();
+    assert!(said.contains("maxmemory"), "{said}");
+}
+
+/// A replica started against a full Redis with a new store (whose format key it cannot write yet)
+/// waits for it with the rest of an outage, saying what OOM means, instead of exiting (an
+/// orchestrator's restart loop); it starts its jobs once the server has room.
+#[test]
+fn a_daemon_started_against_a_full_redis_waits_for_room() {
+    let s = Server::start();
+    s.fill_to_maxmemory();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("ticks");
+    write(
+        &file,
+        &format!(
+            "# anarchon: --job later\n*/2 * * * * * {}\n",
+            ticker_as(&log, "$ANARCHON_SLOT/$$", 100, false)
+        ),
+    );
+    let err = dir.path().join("r.err");
+    let mut daemon = Started(
+        std::process::Command::new(crate::common::anarchon_path())
+            .env_remove("ANARCHON_REDIS_URL")
+            .args(["--redis", &s.url, "cron"])
+            .arg(&file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let said = || std::fs::read_to_string(&err).unwrap_or_default();
+    wait_for(
+        "the daemon to say why it waits",
+        Duration::from_secs(10),
+        || said().contains("maxmemory") || daemon.0.try_wait().unwrap().is_some(),
+    );
+    crate::common::wait_for_server_time(&s, server_ms(&s) + 2_000);
+    assert!(
+        daemon.0.try_wait().unwrap().is_none(),
+        "the daemon exited on a full server:\n{}",
+        said()
+    );
+    if Server::test_store_format() == 1 {
+        // A new store: its format key waits for room (a store in use starts at once, and its
+        // slots wait for room as in the test above).
+        assert!(!said().contains("anarchon: cron:"), "{}", said());
+    }
+    s.free_memory();
+    wait_for("the jobs to start", Duration::from_secs(15), || {
+        said().contains("anarchon: cron:")
+    });
+    wait_for("a run", Duration::from_secs(15), || {
+        !spans_of::<String>(&log).is_empty()
+    });
+}

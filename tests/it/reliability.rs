@@ -406,3 +406,71 @@ fn garbage_written_by_hand_is_reported_by_key_never_a_panic() {
         assert!(named, "no command named {key}");
     }
 }
+
+/// A full server (maxmemory, noeviction: writes refused with OOM) is an outage for `run` like any
+/// other: two hosts whose cron started them while it was full wait within `--max-late`, and the
+/// slot runs once when it has room again (the command's own log: its pid, start and end), with
+/// one attempt in the store and nothing half-written by the scripts it refused.
+#[test]
+fn a_run_due_while_the_server_is_full_runs_once_when_it_has_room_again() {
+    let _alone = alone();
+    let s = Server::start();
+    s.fill_to_maxmemory();
+    crate::common::wait_clear_of_the_minute_end(&s, Duration::from_secs(30));
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let command = format!(
+        "echo \"$$ $(date +%s%3N) start\" >> {0}; sleep 0.3; echo \"$$ $(date +%s%3N) end\" >> {0}",
+        log.display()
+    );
+    let mut hosts: Vec<Child> = (0..2)
+        .map(|_| {
+            spawn_run(
+                &s,
+                &[
+                    "--job",
+                    "fullrun",
+                    "--schedule",
+                    "* * * * *",
+                    "--max-late",
+                    "90s",
+                    "--",
+                    "sh",
+                    "-c",
+                    &command,
+                ],
+            )
+        })
+        .collect();
+    crate::common::wait_for_server_time(&s, s.now_ms() + 3_000);
+    for host in &mut hosts {
+        if host.try_wait().unwrap().is_some() {
+            let mut said = String::new();
+            std::io::Read::read_to_string(host.stderr.as_mut().unwrap(), &mut said).unwrap();
+            panic!("a host gave up on a full server:\n{said}");
+        }
+    }
+    assert!(!log.exists(), "ran while every write was refused");
+    s.free_memory();
+    let outs: Vec<Output> = hosts
+        .into_iter()
+        .map(|h| h.wait_with_output().unwrap())
+        .collect();
+    let said: String = outs.iter().map(stderr).collect();
+    let lines = std::fs::read_to_string(&log).unwrap_or_default();
+    let starts: Vec<&str> = lines.lines().filter(|l| l.ends_with(" start")).collect();
+    assert_eq!(starts.len(), 1, "{lines}\n{said}");
+    assert_eq!(
+        outs.iter().filter(|o| o.status.code() == Some(0)).count(),
+        1,
+        "{said}"
+    );
+    let runs = s.runs("fullrun");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let run = runs.values().next().unwrap();
+    assert_eq!(
+        (run.status.as_str(), run.attempt),
+        ("finished", 1),
+        "{run:?}"
+    );
+}
