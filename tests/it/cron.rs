@@ -1262,3 +1262,109 @@ fn a_daemon_started_against_a_full_redis_waits_for_room() {
         !spans_of::<String>(&log).is_empty()
     });
 }
+
+/// The port a replica started with `--listen 127.0.0.1:0` serves on, as it says at its start (the
+/// kernel's choice: no port found free, released and raced for).
+fn listening_port(replica: &Replica) -> u16 {
+    let said = replica.stderr();
+    said.lines()
+        .find_map(|l| l.split("on http://127.0.0.1:").nth(1))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no listening address said:\n{said}"))
+}
+
+/// `http_get`, timed.
+fn timed_get(port: u16, path: &str) -> ((u16, String), Duration) {
+    let started = Instant::now();
+    let got = http_get(port, path);
+    (got, started.elapsed())
+}
+
+/// /readyz and `anarchon_cron_store_connected` follow the store itself, not the last slot's
+/// opening: a Redis stopped (SIGSTOP: it hangs) or killed turns them not ready within seconds
+/// though no slot opens (an hourly job), /metrics answers within 2 s while Redis hangs, and they
+/// turn ready again when it answers.
+#[test]
+fn readyz_follows_a_hung_and_a_killed_store() {
+    let mut s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(&file, "# anarchon: --job hourly\n0 * * * * true\n");
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--listen", "127.0.0.1:0"]);
+    let port = listening_port(&replica);
+    wait_for("ready", Duration::from_secs(10), || {
+        http_get(port, "/readyz").0 == 200
+    });
+    s.pause(true);
+    let stopped = Instant::now();
+    // At once, before the probe has seen it: the store's part of the scrape waits no longer than
+    // the daemon's own series may.
+    let ((status, _), first) = timed_get(port, "/metrics");
+    assert_eq!(status, 200);
+    assert!(first < Duration::from_secs(2), "/metrics took {first:?}");
+    wait_for(
+        "readyz to say not ready while Redis hangs",
+        Duration::from_secs(10),
+        || http_get(port, "/readyz").0 == 503,
+    );
+    let noticed = stopped.elapsed();
+    let ((status, metrics), took) = timed_get(port, "/metrics");
+    assert_eq!(status, 200);
+    assert!(took < Duration::from_secs(2), "/metrics took {took:?}");
+    assert!(
+        metrics.contains("anarchon_cron_store_connected 0"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("anarchon_cron_jobs 1"), "{metrics}");
+    let (_, body) = http_get(port, "/readyz");
+    assert!(body.contains("does not answer"), "{body}");
+    s.pause(false);
+    wait_for("ready again", Duration::from_secs(10), || {
+        http_get(port, "/readyz").0 == 200
+    });
+    assert!(
+        http_get(port, "/metrics")
+            .1
+            .contains("anarchon_cron_store_connected 1")
+    );
+    s.stop();
+    wait_for(
+        "readyz to say not ready once Redis is killed",
+        Duration::from_secs(10),
+        || http_get(port, "/readyz").0 == 503,
+    );
+    assert_eq!(http_get(port, "/healthz").0, 200);
+    eprintln!(
+        "not ready {noticed:?} after SIGSTOP; /metrics answered in {first:?} at once, {took:?} later"
+    );
+}
+
+/// A full Redis (maxmemory under noeviction) answers, but refuses every write: /readyz says so
+/// (not ready), and turns ready when it has room again.
+#[test]
+fn readyz_says_a_full_store_refuses_writes() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(&file, "# anarchon: --job hourly\n0 * * * * true\n");
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--listen", "127.0.0.1:0"]);
+    let port = listening_port(&replica);
+    wait_for("ready", Duration::from_secs(10), || {
+        http_get(port, "/readyz").0 == 200
+    });
+    s.fill_to_maxmemory();
+    wait_for("readyz to say not ready", Duration::from_secs(10), || {
+        http_get(port, "/readyz").0 == 503
+    });
+    let (_, body) = http_get(port, "/readyz");
+    assert!(body.contains("refuses writes"), "{body}");
+    let metrics = http_get(port, "/metrics").1;
+    assert!(
+        metrics.contains("anarchon_cron_store_connected 1"),
+        "{metrics}"
+    );
+    s.free_memory();
+    wait_for("ready again", Duration::from_secs(10), || {
+        http_get(port, "/readyz").0 == 200
+    });
+}

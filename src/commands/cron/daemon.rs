@@ -69,7 +69,8 @@ const HAND_OVER_FOR: Duration = Duration::from_secs(8);
 /// What the job loops, slot tasks, signals and the health endpoint share.
 pub(super) struct Shared {
     pub(super) prefix: String,
-    options: ConnectOptions,
+    /// How the connection is opened (the readiness probe opens one of its own with them).
+    pub(super) options: ConnectOptions,
     /// The server's address without its password, for messages.
     shown_url: String,
     /// The one connection, and how many times it was opened (a task that saw it fail opens it
@@ -77,6 +78,9 @@ pub(super) struct Shared {
     conn: tokio::sync::Mutex<(Connection, u64)>,
     /// The server's clock as last read: its ms then, and this machine's monotonic instant then.
     clock: std::sync::Mutex<(i64, Instant)>,
+    /// Whether the store answers: set by a slot's opening and its reconnects, and every second by
+    /// the readiness probe when there is one (`--listen`: [`health`]), which alone notices a
+    /// store lost between slots.
     pub(super) connected: AtomicBool,
     /// Whether a slot's opening has asked the server's eviction policy (once: it is said once,
     /// and CONFIG GET at every slot would cost every slot).
@@ -135,13 +139,7 @@ impl Shared {
     /// Opens the connection again after `failed` (its generation) failed, unless another task has
     /// already; says once that the store was lost.
     async fn reconnect(&self, failed: u64, why: &crate::error::Error) {
-        if self.connected.swap(false, Ordering::Relaxed) {
-            crate::errln!(
-                "anarchon: lost the connection to {} ({}); reconnecting with back-off",
-                self.shown_url,
-                why.to_string().lines().next().unwrap_or_default()
-            );
-        }
+        self.note_lost(why.to_string().lines().next().unwrap_or_default());
         let mut held = self.conn.lock().await;
         if held.1 != failed {
             return;
@@ -154,9 +152,19 @@ impl Shared {
         }
     }
 
-    fn note_connected(&self) {
+    pub(super) fn note_connected(&self) {
         if !self.connected.swap(true, Ordering::Relaxed) {
             crate::errln!("anarchon: connected to {}", self.shown_url);
+        }
+    }
+
+    /// The store does not answer (`why`): said once, until it answers again.
+    pub(super) fn note_lost(&self, why: &str) {
+        if self.connected.swap(false, Ordering::Relaxed) {
+            crate::errln!(
+                "anarchon: lost the connection to {} ({why}); reconnecting with back-off",
+                self.shown_url,
+            );
         }
     }
 

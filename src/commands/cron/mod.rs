@@ -3,6 +3,7 @@
 
 mod daemon;
 mod health;
+mod probe;
 
 use serde::Serialize;
 
