@@ -317,6 +317,21 @@ impl Error {
         }
     }
 
+    /// A refusal that lasted past a slot's `--max-late`, said as what it cost: the slot was
+    /// missed (other errors are returned as they are).
+    pub fn missed(self, slot_time: &str, max_late: std::time::Duration) -> Error {
+        match self {
+            Error::Redis { code, message } => Error::Redis {
+                code,
+                message: format!(
+                    "{message} (refused until --max-late {} after the slot {slot_time}: not run, missed)",
+                    humantime::format_duration(max_late),
+                ),
+            },
+            other => other,
+        }
+    }
+
     /// Whether the server refused a write because it is at maxmemory under `noeviction` (or a
     /// `volatile-*` policy with nothing to evict): a full server, which refuses every write and
     /// answers every read until memory is freed.

@@ -370,6 +370,8 @@ async fn claim_with_retry(
         .max_late
         .filter(|_| req.kind == crate::store::RunKind::Scheduled)
         .map(|max_late| req.slot + crate::time::millis(max_late));
+    // Without a --max-late (a manual run), as long as other trouble, but never a whole lease.
+    let refused_give_up = Instant::now() + CLAIM_RETRY_FOR;
     let mut backoff = Duration::from_millis(100);
     let mut said_refused = false;
     loop {
@@ -380,7 +382,7 @@ async fn claim_with_retry(
             Err(e) if idempotent && e.can_pass() => {
                 let in_time = match refused_until {
                     Some(until) => server_ms(conn).await.is_some_and(|now| now < until),
-                    None => Instant::now() < give_up,
+                    None => Instant::now() < refused_give_up,
                 };
                 if !in_time {
                     return Err(refused_too_long(e, req, opts));
@@ -425,21 +427,14 @@ fn refused_too_long(
     req: &ClaimRequest,
     opts: &RunnerOptions,
 ) -> crate::error::Error {
-    match (e, opts.max_late) {
-        (crate::error::Error::Redis { code, message }, Some(max_late)) => {
-            crate::error::Error::Redis {
-                code,
-                message: format!(
-                    "{message} (the claim of {} was refused until --max-late {} after it was due: not run, missed)",
-                    rfc3339(req.slot),
-                    humantime::format_duration(max_late)
-                ),
-            }
-        }
-        (e, _) => e,
+    match opts
+        .max_late
+        .filter(|_| req.kind == crate::store::RunKind::Scheduled)
+    {
+        Some(max_late) => e.missed(&rfc3339(req.slot), max_late),
+        None => e,
     }
 }
-
 /// A won claim whose lease, counted from when its request was sent, is already (nearly) over by
 /// the time its answer arrived (the server stalled longer than the lease: `CLIENT PAUSE`, a slow
 /// fork, a stopped VM) leaves no time to run the command, and started, it would be stopped at once.

@@ -474,3 +474,42 @@ fn a_run_due_while_the_server_is_full_runs_once_when_it_has_room_again() {
         "{run:?}"
     );
 }
+
+/// A server that stays full past `--max-late`: the slot is not run, and the error says it was
+/// missed and what a full server means (nothing can be recorded on it).
+#[test]
+fn a_run_refused_past_max_late_says_it_was_missed() {
+    let s = Server::start();
+    // A store in use (its format key written by an earlier command), then full.
+    let format = Server::test_store_format().to_string();
+    let _: () = s.cmd(&["SET", "cron:format", &format, "NX"]);
+    s.fill_to_maxmemory();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let out = s
+        .anarchon()
+        .args([
+            "run",
+            "--job",
+            "stillfull",
+            "--schedule",
+            "* * * * * *",
+            "--max-late",
+            "3s",
+            "--",
+            "sh",
+            "-c",
+            &format!("echo ran >> {}", log.display()),
+        ])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("missed") && said.contains("maxmemory"),
+        "{said}"
+    );
+    assert!(!log.exists(), "ran on a full server");
+    assert!(s.runs("stillfull").is_empty());
+}
