@@ -350,8 +350,9 @@ pub(crate) async fn retrying<T>(
 /// Claims, retrying through connection trouble with the same token: the claim is idempotent per
 /// token, so if an earlier try was applied and only its reply was lost, the retry is answered
 /// `won` again instead of leaving a run that nobody runs until its lease expires. A claim the
-/// server refused for a reason that passes (a full server: OOM) wrote nothing (a script that
-/// writes is refused before it starts, or at its first write), and is retried the same way until
+/// server refused for a reason that passes (a full server: OOM) wrote nothing (a Function that
+/// writes is refused before it starts; an EVALSHA script at its first write that may grow memory,
+/// and only when nothing before it wrote: never half-applied), and is retried the same way until
 /// `--max-late` after its slot ([`RunnerOptions::max_late`]; the server's clock, read with TIME,
 /// which a full server answers): a full Redis is an outage like any other, and every host giving
 /// up at the first refusal lost the slot. Returns the reply and when the answered request was sent
@@ -381,13 +382,19 @@ async fn claim_with_retry(
             Err(e) if idempotent && e.is_transient() && Instant::now() < give_up => e,
             Err(e) if idempotent && e.can_pass() => {
                 let in_time = match refused_until {
-                    Some(until) => server_ms(conn).await.is_some_and(|now| now < until),
+                    // No answer to TIME: an outage now, ridden out as one.
+                    Some(until) => server_ms(conn)
+                        .await
+                        .map_or(Instant::now() < give_up, |now| now < until),
                     None => Instant::now() < refused_give_up,
                 };
                 if !in_time {
                     return Err(refused_too_long(e, req, opts));
                 }
-                if !said_refused && (crate::lines::daemon_log().is_some() || !opts.quiet) {
+                // In a daemon's log, or for a person at a terminal (as the other retries).
+                let say = crate::lines::daemon_log().is_some()
+                    || (!opts.quiet && std::io::stderr().is_terminal());
+                if !said_refused && say {
                     crate::errln!(
                         "anarchon: the store refuses the claim for now; retrying until {}: {}",
                         refused_until.map_or_else(

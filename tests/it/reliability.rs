@@ -513,3 +513,53 @@ fn a_run_refused_past_max_late_says_it_was_missed() {
     assert!(!log.exists(), "ran on a full server");
     assert!(s.runs("stillfull").is_empty());
 }
+
+/// A run whose command ends while the server is full: its end (a script that writes) is refused
+/// with OOM, and is sent again while the lease lives, so the run is recorded finished once the
+/// server has room, instead of staying held until its lease expires (which under --overlap forbid
+/// skipped every next slot meanwhile).
+#[test]
+fn a_run_that_ends_while_the_server_is_full_is_recorded_when_it_has_room() {
+    let s = Server::start();
+    crate::common::wait_clear_of_the_minute_end(&s, Duration::from_secs(30));
+    let dir = tempfile::tempdir().unwrap();
+    let (started, go) = (dir.path().join("started"), dir.path().join("go"));
+    let command = format!(
+        "touch {}; while [ ! -e {} ]; do sleep 0.05; done",
+        started.display(),
+        go.display()
+    );
+    let mut host = spawn_run(
+        &s,
+        &[
+            "--job",
+            "fullend",
+            "--schedule",
+            "* * * * *",
+            "--",
+            "sh",
+            "-c",
+            &command,
+        ],
+    );
+    wait_for("the command to start", Duration::from_secs(10), || {
+        started.exists()
+    });
+    s.fill_to_maxmemory();
+    std::fs::write(&go, "").unwrap();
+    crate::common::wait_for_server_time(&s, s.now_ms() + 2_000);
+    if host.try_wait().unwrap().is_some() {
+        let out = host.wait_with_output().unwrap();
+        panic!("gave up recording the end:\n{}", stderr(&out));
+    }
+    s.free_memory();
+    let out = host.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let runs = s.runs("fullend");
+    let run = runs.values().next().expect("a run");
+    assert_eq!(
+        (run.status.as_str(), run.attempt),
+        ("finished", 1),
+        "{run:?}"
+    );
+}
