@@ -1206,6 +1206,18 @@ fn slots_due_while_redis_is_full_run_once_when_it_has_room_again() {
     let spans = assert_never_two_at_once("full", &log);
     let runs = counted_runs(&spans);
     assert!(runs.values().all(|n| *n == 1), "{runs:?}");
+    // In the store: one attempt of it, finished (the refused claims left nothing half-written).
+    let of_due: Vec<_> = s
+        .results("full")
+        .into_iter()
+        .filter(|r| r.slot == due)
+        .collect();
+    assert_eq!(of_due.len(), 1, "{of_due:?}");
+    assert_eq!(
+        (of_due[0].status.as_str(), of_due[0].attempt),
+        ("finished", Some(1)),
+        "{of_due:?}"
+    );
     for (i, r) in replicas.iter_mut().enumerate() {
         assert_eq!(
             r.exit_code(Duration::ZERO),
