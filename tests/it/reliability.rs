@@ -479,10 +479,25 @@ fn a_run_due_while_the_server_is_full_runs_once_when_it_has_room_again() {
 /// missed and what a full server means (nothing can be recorded on it).
 #[test]
 fn a_run_refused_past_max_late_says_it_was_missed() {
+    // A store in use (its format key written by an earlier command): the claim is refused.
+    refused_past_max_late(true);
+}
+
+/// The same when the store is new (format 1: its format key cannot be written): the opening is
+/// refused, for its 10 s.
+#[test]
+fn a_run_that_cannot_open_a_full_new_store_says_it_was_missed() {
+    if Server::test_store_format() == 1 {
+        refused_past_max_late(false);
+    }
+}
+
+fn refused_past_max_late(in_use: bool) {
     let s = Server::start();
-    // A store in use (its format key written by an earlier command), then full.
-    let format = Server::test_store_format().to_string();
-    let _: () = s.cmd(&["SET", "cron:format", &format, "NX"]);
+    if in_use {
+        let format = Server::test_store_format().to_string();
+        let _: () = s.cmd(&["SET", "cron:format", &format, "NX"]);
+    }
     s.fill_to_maxmemory();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");

@@ -322,6 +322,10 @@ async fn open_and_register(
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(1));
             }
+            // Refused past --max-late: the slot is missed, and the error says so.
+            Err(e) if e.can_pass() && run.schedule.is_some() => {
+                return Err(e.missed("cron started this run for", run.max_late));
+            }
             Err(e) => return Err(e),
         }
     }
