@@ -1308,8 +1308,10 @@ pub struct CronArgs {
     #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
     pub log_format: CronLogFormat,
 
-    /// Serve /metrics (Prometheus: every job's health, and this daemon's own) and /healthz at
-    /// ADDR (host:port, or a port alone on 127.0.0.1). Bind 0.0.0.0 only on purpose.
+    /// Serve /metrics (Prometheus: every job's health, and this daemon's own), /healthz
+    /// (liveness: the daemon answers) and /readyz (503 while the store does not answer or refuses
+    /// writes, by a probe every second) at ADDR (host:port, or a port alone on 127.0.0.1). Bind
+    /// 0.0.0.0 only on purpose.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
 }

@@ -201,6 +201,20 @@ pub enum Error {
     Other(String),
 }
 
+/// What a full server means, said with its OOM error wherever it ends a command.
+pub const OOM_HINT: &str = "the server reached maxmemory and its eviction policy (noeviction) refuses every write until memory is freed: free memory (raise maxmemory, remove other data) or trim history (`anarchon trim`); nothing was changed by this command";
+
+/// Whether a server's error carries `code`: as its code, or inside its text (a script's refused
+/// write, "-OOM command not allowed ..." on Redis 5 and 6; a pipeline's failure, `Pipeline
+/// failure: [(Index 0, error: "OOM": ...)]`, whose code the client does not keep).
+fn has_code(code: &Option<String>, message: &str, wanted: &str) -> bool {
+    code.as_deref() == Some(wanted)
+        || message.starts_with(wanted)
+        || message.contains(&format!(" {wanted} "))
+        || message.contains(&format!("-{wanted} "))
+        || message.contains(&format!("\"{wanted}\""))
+}
+
 impl Error {
     /// What to do next, fitted to the error (printed once by `main`, after the message).
     pub fn hint(&self) -> Option<String> {
@@ -220,8 +234,8 @@ impl Error {
             Error::CorruptData { .. } => Some(
                 "inspect it with redis-cli; it was not written by anarchon's store format".into(),
             ),
+            Error::Redis { .. } if self.is_oom() => Some(OOM_HINT.into()),
             Error::Redis { code, .. } => match code.as_deref() {
-                Some("OOM") => Some("the server reached maxmemory; free memory or trim history (`anarchon trim`); nothing was changed by this command".into()),
                 Some("NOPERM") => Some("the Redis ACL user lacks a command or key pattern anarchon needs; see \"A least-privilege ACL user\" in docs/guide.md".into()),
                 _ => None,
             },
@@ -291,14 +305,7 @@ impl Error {
             "CLUSTERDOWN",
         ];
         match self {
-            // A script's refused write carries the code inside its text ("-OOM command not
-            // allowed ..." on Redis 5 and 6).
-            Error::Redis { code, message } => PASSING.iter().any(|p| {
-                code.as_deref() == Some(*p)
-                    || message.starts_with(p)
-                    || message.contains(&format!(" {p} "))
-                    || message.contains(&format!("-{p} "))
-            }),
+            Error::Redis { code, message } => PASSING.iter().any(|p| has_code(code, message, p)),
             Error::Usage(_)
             | Error::Connection { .. }
             | Error::StoreFormat { .. }
@@ -308,6 +315,28 @@ impl Error {
             | Error::Unsupported(_)
             | Error::Other(_) => false,
         }
+    }
+
+    /// A refusal that lasted past a slot's `--max-late`, said as what it cost: the slot was
+    /// missed (other errors are returned as they are).
+    pub fn missed(self, slot_time: &str, max_late: std::time::Duration) -> Error {
+        match self {
+            Error::Redis { code, message } => Error::Redis {
+                code,
+                message: format!(
+                    "{message} (refused until --max-late {} after the slot {slot_time}: not run, missed)",
+                    humantime::format_duration(max_late),
+                ),
+            },
+            other => other,
+        }
+    }
+
+    /// Whether the server refused a write because it is at maxmemory under `noeviction` (or a
+    /// `volatile-*` policy with nothing to evict): a full server, which refuses every write and
+    /// answers every read until memory is freed.
+    pub fn is_oom(&self) -> bool {
+        matches!(self, Error::Redis { code, message } if has_code(code, message, "OOM"))
     }
 
     /// Whether the server answered WRONGTYPE (a pipeline's error carries its command's code only

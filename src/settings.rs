@@ -340,6 +340,8 @@ impl ExecArgs {
             // Only `run` waits for replicas; it sets this itself.
             replicas: None,
             standby_poll: crate::runner::backup::STANDBY_POLL_MAX,
+            // Only `run` (and `cron`'s lines) retry a refused claim until --max-late.
+            max_late: None,
         })
     }
 }

@@ -75,6 +75,11 @@ pub struct RunnerOptions {
     /// acting by `on_overlap`: `run --catch-up` and `--backfill` (see [`run_in_turn`]), whose
     /// hosts go through missed runs in order. None: never.
     pub in_turn: Option<std::time::Duration>,
+    /// `Some(max_late)`: a scheduled slot's claim that the server refuses for a reason that passes
+    /// (full: OOM under noeviction; BUSY, LOADING) is retried until this long after the slot by
+    /// the server's clock, as an outage is ridden out; None: for [`CLAIM_RETRY_FOR`] (commands
+    /// other than `run` and `cron`).
+    pub max_late: Option<std::time::Duration>,
     /// The longest a backup sleeps between claims while the holder's lease lives: how soon it
     /// notices a run ended early or handed over ([`backup::STANDBY_POLL_MAX`] for `run`; less
     /// under `anarchon cron`, whose replicas hand runs over when they shut down).
@@ -123,8 +128,7 @@ pub async fn run_slot(
     if let Some(report) = skip_behind_a_waiting_slot(conn, target, &req, opts, server_now).await? {
         return Ok(report);
     }
-    let (mut reply, mut sent) =
-        claim_with_retry(conn, target, &req, server_now, opts.quiet).await?;
+    let (mut reply, mut sent) = claim_with_retry(conn, target, &req, server_now, opts).await?;
     // A scheduled slot refused by an older run: skipped, or (replace, buffer) claimed again once
     // that run has ended. A manual run (run-now) answers at once.
     let mut overlap = None;
@@ -345,28 +349,71 @@ pub(crate) async fn retrying<T>(
 
 /// Claims, retrying through connection trouble with the same token: the claim is idempotent per
 /// token, so if an earlier try was applied and only its reply was lost, the retry is answered
-/// `won` again instead of leaving a run that nobody runs until its lease expires. Returns the reply
-/// and when the answered request was sent (the lease deadline counts from there).
+/// `won` again instead of leaving a run that nobody runs until its lease expires. A claim the
+/// server refused for a reason that passes (a full server: OOM) wrote nothing (a Function that
+/// writes is refused before it starts; an EVALSHA script at its first write that may grow memory,
+/// and only when nothing before it wrote: never half-applied), and is retried the same way until
+/// `--max-late` after its slot ([`RunnerOptions::max_late`]; the server's clock, read with TIME,
+/// which a full server answers): a full Redis is an outage like any other, and every host giving
+/// up at the first refusal lost the slot. Returns the reply and when the answered request was sent
+/// (the lease deadline counts from there).
 async fn claim_with_retry(
     conn: &mut Connection,
     target: Target<'_>,
     req: &ClaimRequest,
     server_now: i64,
-    quiet: bool,
+    opts: &RunnerOptions,
 ) -> Result<(ClaimReply, BootTime)> {
     // A claim-only manual run appends a new entry each time: not safe to repeat.
     let idempotent = target.strategy.has_leases() || req.kind != crate::store::RunKind::Manual;
     let give_up = Instant::now() + CLAIM_RETRY_FOR.max(req.lease);
+    let refused_until = opts
+        .max_late
+        .filter(|_| req.kind == crate::store::RunKind::Scheduled)
+        .map(|max_late| req.slot + crate::time::millis(max_late));
+    // Without a --max-late (a manual run), as long as other trouble, but never a whole lease.
+    let refused_give_up = Instant::now() + CLAIM_RETRY_FOR;
     let mut backoff = Duration::from_millis(100);
+    let mut said_refused = false;
     loop {
         let sent = BootTime::now();
         let error = match strategy::claim(conn, target, req, server_now).await {
             Ok(reply) => return Ok((reply, sent)),
             Err(e) if idempotent && e.is_transient() && Instant::now() < give_up => e,
+            Err(e) if idempotent && e.can_pass() => {
+                let in_time = match refused_until {
+                    // No answer to TIME: an outage now, ridden out as one.
+                    Some(until) => server_ms(conn)
+                        .await
+                        .map_or(Instant::now() < give_up, |now| now < until),
+                    None => Instant::now() < refused_give_up,
+                };
+                if !in_time {
+                    return Err(refused_too_long(e, req, opts));
+                }
+                // In a daemon's log, or for a person at a terminal (as the other retries).
+                let say = crate::lines::daemon_log().is_some()
+                    || (!opts.quiet && std::io::stderr().is_terminal());
+                if !said_refused && say {
+                    crate::errln!(
+                        "anarchon: the store refuses the claim for now; retrying until {}: {}",
+                        refused_until.map_or_else(
+                            || "the claim's retry time is over".to_string(),
+                            |until| format!("--max-late after the slot ({})", rfc3339(until))
+                        ),
+                        e.with_hint()
+                    );
+                    said_refused = true;
+                }
+                // The server answers: no new connection, only a pause.
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+                continue;
+            }
             Err(e) => return Err(e),
         };
         // Worth a line for a person at a terminal, unless --quiet.
-        if !quiet && std::io::stderr().is_terminal() {
+        if !opts.quiet && std::io::stderr().is_terminal() {
             crate::errln!(
                 "anarchon: the claim got no answer ({error}); retrying with the same token"
             );
@@ -375,6 +422,26 @@ async fn claim_with_retry(
     }
 }
 
+/// The server's clock (TIME, a read: a full server answers it), ms; None when it does not answer.
+async fn server_ms(conn: &mut Connection) -> Option<i64> {
+    let (secs, micros): (i64, i64) = conn.query(&redis::cmd("TIME")).await.ok()?;
+    Some(secs * 1000 + micros / 1000)
+}
+
+/// A refusal that lasted past the slot's `--max-late`: the slot is not run (said with why).
+fn refused_too_long(
+    e: crate::error::Error,
+    req: &ClaimRequest,
+    opts: &RunnerOptions,
+) -> crate::error::Error {
+    match opts
+        .max_late
+        .filter(|_| req.kind == crate::store::RunKind::Scheduled)
+    {
+        Some(max_late) => e.missed(&rfc3339(req.slot), max_late),
+        None => e,
+    }
+}
 /// A won claim whose lease, counted from when its request was sent, is already (nearly) over by
 /// the time its answer arrived (the server stalled longer than the lease: `CLIENT PAUSE`, a slow
 /// fork, a stopped VM) leaves no time to run the command, and started, it would be stopped at once.
@@ -407,7 +474,7 @@ async fn with_time_to_run(
                 ))
             );
         }
-        (reply, sent) = claim_with_retry(conn, target, req, reply.server_now, opts.quiet).await?;
+        (reply, sent) = claim_with_retry(conn, target, req, reply.server_now, opts).await?;
     }
     Ok((reply, sent))
 }

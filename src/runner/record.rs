@@ -147,9 +147,9 @@ pub async fn record_result(
     }
 }
 
-/// Sends `call` until the server answers it, through connection trouble (each try bounded by the
-/// time left, a fresh connection after a failure), until `give_up`: the answer, or why the run's
-/// end could not be recorded (refused, or unreachable).
+/// Sends `call` until the server answers it, through connection trouble and refusals that pass
+/// (OOM: each try bounded by the time left, a fresh connection after a failure), until `give_up`:
+/// the answer, or why the run's end could not be recorded (refused, or unreachable).
 async fn answered<T>(
     conn: &mut Connection,
     give_up: Instant,
@@ -160,7 +160,9 @@ async fn answered<T>(
         let left = give_up.saturating_duration_since(Instant::now());
         let error = match timeout(left.max(Duration::from_millis(100)), call(conn)).await {
             Ok(Ok(reply)) => return Ok(reply),
-            Ok(Err(e)) if !e.is_transient() => {
+            // A refusal that passes (a full server: OOM) wrote nothing: retried as an outage is,
+            // while the lease lives; given up, the lease ends by itself and a backup takes over.
+            Ok(Err(e)) if !e.is_transient() && !e.can_pass() => {
                 return Err(Recorded::Refused {
                     reason: e.to_string(),
                     exit_code: e.exit_code().code(),

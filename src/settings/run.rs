@@ -248,6 +248,7 @@ fn runner_options(
         on_overlap,
         ping,
         in_turn: (args.catch_up.is_some() || args.backfill.is_some()).then_some(args.max_late),
+        max_late: Some(args.max_late),
         backup: if args.no_backup {
             Backup::No
         } else {

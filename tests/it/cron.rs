@@ -1125,3 +1125,261 @@ fn live_output_from_a_crontab_is_followed_from_another_host() {
     );
     drop((a, b));
 }
+
+/// A full Redis (maxmemory, noeviction: every write refused with OOM, reads answered) is an
+/// outage like any other: a slot that comes due while it is full is retried within `--max-late`
+/// by both replicas, and runs once when the server has room again, the replicas staying up. The
+/// command's own log (slot and pid) is the ground truth. (Replicas started against a full server:
+/// the test below.)
+#[test]
+fn slots_due_while_redis_is_full_run_once_when_it_has_room_again() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("ticks");
+    write(
+        &file,
+        &format!(
+            "# anarchon: --job full --max-late 40s\n*/4 * * * * * {}\n",
+            ticker_as(&log, "$ANARCHON_SLOT/$$", 300, false)
+        ),
+    );
+    let mut replicas: Vec<Replica> = (0..2)
+        .map(|i| Replica::start(&s.url, &file, dir.path(), &format!("r{i}"), &[]))
+        .collect();
+    wait_for("a first run", Duration::from_secs(20), || {
+        !spans_of::<String>(&log).is_empty()
+    });
+    // Full just after a slot has run and its end is recorded, well before the next: exactly one
+    // slot comes due while the server is full (a run still held, or two slots due together, would
+    // make the next skip under --overlap forbid: decided, not run).
+    let settled = Instant::now() + Duration::from_secs(30);
+    let mut now = server_ms(&s);
+    while !((500..1_500).contains(&now.rem_euclid(4_000))
+        && s.results("full")
+            .iter()
+            .any(|r| r.slot == now - now.rem_euclid(4_000)))
+    {
+        assert!(Instant::now() < settled, "no slot ran and ended in time");
+        std::thread::sleep(Duration::from_millis(20));
+        now = server_ms(&s);
+    }
+    s.fill_to_maxmemory();
+    let due = now - now.rem_euclid(4_000) + 4_000;
+    assert!(server_ms(&s) < due - 1_000, "filling took too long");
+    crate::common::wait_for_server_time(&s, due + 3_000);
+    assert!(
+        !counted_runs(&spans_of::<String>(&log)).contains_key(&due),
+        "ran while the server refused every write"
+    );
+    for (i, r) in replicas.iter_mut().enumerate() {
+        assert_eq!(
+            r.exit_code(Duration::ZERO),
+            None,
+            "replica {i} exited:\n{}",
+            r.stderr()
+        );
+    }
+    s.free_memory();
+    let until = Instant::now() + Duration::from_secs(20);
+    while !counted_runs(&spans_of::<String>(&log)).contains_key(&due) {
+        assert!(
+            Instant::now() < until,
+            "the slot {due} due while full did not run:\n{}",
+            replicas
+                .iter()
+                .map(Replica::stderr)
+                .collect::<Vec<_>>()
+                .join("\n---\n")
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Its run and the replicas' standing by over: once, and never beside another run.
+    crate::common::wait_for_server_time(&s, server_ms(&s) + 1_500);
+    let spans = assert_never_two_at_once("full", &log);
+    let runs = counted_runs(&spans);
+    assert!(runs.values().all(|n| *n == 1), "{runs:?}");
+    // In the store: one attempt of it, finished (the refused claims left nothing half-written).
+    let of_due: Vec<_> = s
+        .results("full")
+        .into_iter()
+        .filter(|r| r.slot == due)
+        .collect();
+    assert_eq!(of_due.len(), 1, "{of_due:?}");
+    assert_eq!(
+        (of_due[0].status.as_str(), of_due[0].attempt),
+        ("finished", Some(1)),
+        "{of_due:?}"
+    );
+    for (i, r) in replicas.iter_mut().enumerate() {
+        assert_eq!(
+            r.exit_code(Duration::ZERO),
+            None,
+            "replica {i} exited:\n{}",
+            r.stderr()
+        );
+    }
+    let said = replicas.iter().map(Replica::stderr).collect::<String>();
+    assert!(said.contains("maxmemory"), "{said}");
+}
+
+/// A replica started against a full Redis with a new store (whose format key it cannot write yet)
+/// waits for it with the rest of an outage, saying what OOM means, instead of exiting (an
+/// orchestrator's restart loop); it starts its jobs once the server has room.
+#[test]
+fn a_daemon_started_against_a_full_redis_waits_for_room() {
+    let s = Server::start();
+    s.fill_to_maxmemory();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("ticks");
+    write(
+        &file,
+        &format!(
+            "# anarchon: --job later\n*/2 * * * * * {}\n",
+            ticker_as(&log, "$ANARCHON_SLOT/$$", 100, false)
+        ),
+    );
+    let err = dir.path().join("r.err");
+    let mut daemon = Started(
+        std::process::Command::new(crate::common::anarchon_path())
+            .env_remove("ANARCHON_REDIS_URL")
+            .args(["--redis", &s.url, "cron"])
+            .arg(&file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let said = || std::fs::read_to_string(&err).unwrap_or_default();
+    wait_for(
+        "the daemon to say why it waits",
+        Duration::from_secs(10),
+        || said().contains("maxmemory") || daemon.0.try_wait().unwrap().is_some(),
+    );
+    crate::common::wait_for_server_time(&s, server_ms(&s) + 2_000);
+    assert!(
+        daemon.0.try_wait().unwrap().is_none(),
+        "the daemon exited on a full server:\n{}",
+        said()
+    );
+    if Server::test_store_format() == 1 {
+        // A new store: its format key waits for room (a store in use starts at once, and its
+        // slots wait for room as in the test above).
+        assert!(!said().contains("anarchon: cron:"), "{}", said());
+    }
+    s.free_memory();
+    wait_for("the jobs to start", Duration::from_secs(15), || {
+        said().contains("anarchon: cron:")
+    });
+    wait_for("a run", Duration::from_secs(15), || {
+        !spans_of::<String>(&log).is_empty()
+    });
+}
+
+/// The port a replica started with `--listen 127.0.0.1:0` serves on, as it says at its start (the
+/// kernel's choice: no port found free, released and raced for).
+fn listening_port(replica: &Replica) -> u16 {
+    let said = replica.stderr();
+    said.lines()
+        .find_map(|l| l.split("on http://127.0.0.1:").nth(1))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no listening address said:\n{said}"))
+}
+
+/// `http_get`, timed.
+fn timed_get(port: u16, path: &str) -> ((u16, String), Duration) {
+    let started = Instant::now();
+    let got = http_get(port, path);
+    (got, started.elapsed())
+}
+
+/// /readyz and `anarchon_cron_store_connected` follow the store itself, not the last slot's
+/// opening: a Redis stopped (SIGSTOP: it hangs) or killed turns them not ready within seconds
+/// though no slot opens (an hourly job), /metrics answers within 2 s while Redis hangs, and they
+/// turn ready again when it answers.
+#[test]
+fn readyz_follows_a_hung_and_a_killed_store() {
+    let mut s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(&file, "# anarchon: --job hourly\n0 * * * * true\n");
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--listen", "127.0.0.1:0"]);
+    let port = listening_port(&replica);
+    wait_for("ready", Duration::from_secs(10), || {
+        http_get(port, "/readyz").0 == 200
+    });
+    s.pause(true);
+    let stopped = Instant::now();
+    // At once, before the probe has seen it: the store's part of the scrape waits no longer than
+    // the daemon's own series may.
+    let ((status, _), first) = timed_get(port, "/metrics");
+    assert_eq!(status, 200);
+    assert!(first < Duration::from_secs(2), "/metrics took {first:?}");
+    wait_for(
+        "readyz to say not ready while Redis hangs",
+        Duration::from_secs(10),
+        || http_get(port, "/readyz").0 == 503,
+    );
+    let noticed = stopped.elapsed();
+    let ((status, metrics), took) = timed_get(port, "/metrics");
+    assert_eq!(status, 200);
+    assert!(took < Duration::from_secs(2), "/metrics took {took:?}");
+    assert!(
+        metrics.contains("anarchon_cron_store_connected 0"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("anarchon_cron_jobs 1"), "{metrics}");
+    let (_, body) = http_get(port, "/readyz");
+    assert!(body.contains("does not answer"), "{body}");
+    s.pause(false);
+    wait_for("ready again", Duration::from_secs(10), || {
+        http_get(port, "/readyz").0 == 200
+    });
+    assert!(
+        http_get(port, "/metrics")
+            .1
+            .contains("anarchon_cron_store_connected 1")
+    );
+    s.stop();
+    wait_for(
+        "readyz to say not ready once Redis is killed",
+        Duration::from_secs(10),
+        || http_get(port, "/readyz").0 == 503,
+    );
+    assert_eq!(http_get(port, "/healthz").0, 200);
+    eprintln!(
+        "not ready {noticed:?} after SIGSTOP; /metrics answered in {first:?} at once, {took:?} later"
+    );
+}
+
+/// A full Redis (maxmemory under noeviction) answers, but refuses every write: /readyz says so
+/// (not ready), and turns ready when it has room again.
+#[test]
+fn readyz_says_a_full_store_refuses_writes() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(&file, "# anarchon: --job hourly\n0 * * * * true\n");
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--listen", "127.0.0.1:0"]);
+    let port = listening_port(&replica);
+    wait_for("ready", Duration::from_secs(10), || {
+        http_get(port, "/readyz").0 == 200
+    });
+    s.fill_to_maxmemory();
+    wait_for("readyz to say not ready", Duration::from_secs(10), || {
+        http_get(port, "/readyz").0 == 503
+    });
+    let (_, body) = http_get(port, "/readyz");
+    assert!(body.contains("refuses writes"), "{body}");
+    let metrics = http_get(port, "/metrics").1;
+    assert!(
+        metrics.contains("anarchon_cron_store_connected 1"),
+        "{metrics}"
+    );
+    s.free_memory();
+    wait_for("ready again", Duration::from_secs(10), || {
+        http_get(port, "/readyz").0 == 200
+    });
+}

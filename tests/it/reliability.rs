@@ -406,3 +406,175 @@ fn garbage_written_by_hand_is_reported_by_key_never_a_panic() {
         assert!(named, "no command named {key}");
     }
 }
+
+/// A full server (maxmemory, noeviction: writes refused with OOM) is an outage for `run` like any
+/// other: two hosts whose cron started them while it was full wait within `--max-late`, and the
+/// slot runs once when it has room again (the command's own log: its pid, start and end), with
+/// one attempt in the store and nothing half-written by the scripts it refused.
+#[test]
+fn a_run_due_while_the_server_is_full_runs_once_when_it_has_room_again() {
+    let _alone = alone();
+    let s = Server::start();
+    s.fill_to_maxmemory();
+    crate::common::wait_clear_of_the_minute_end(&s, Duration::from_secs(30));
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let command = format!(
+        "echo \"$$ $(date +%s%3N) start\" >> {0}; sleep 0.3; echo \"$$ $(date +%s%3N) end\" >> {0}",
+        log.display()
+    );
+    let mut hosts: Vec<Child> = (0..2)
+        .map(|_| {
+            spawn_run(
+                &s,
+                &[
+                    "--job",
+                    "fullrun",
+                    "--schedule",
+                    "* * * * *",
+                    "--max-late",
+                    "90s",
+                    "--",
+                    "sh",
+                    "-c",
+                    &command,
+                ],
+            )
+        })
+        .collect();
+    crate::common::wait_for_server_time(&s, s.now_ms() + 3_000);
+    for host in &mut hosts {
+        if host.try_wait().unwrap().is_some() {
+            let mut said = String::new();
+            std::io::Read::read_to_string(host.stderr.as_mut().unwrap(), &mut said).unwrap();
+            panic!("a host gave up on a full server:\n{said}");
+        }
+    }
+    assert!(!log.exists(), "ran while every write was refused");
+    s.free_memory();
+    let outs: Vec<Output> = hosts
+        .into_iter()
+        .map(|h| h.wait_with_output().unwrap())
+        .collect();
+    let said: String = outs.iter().map(stderr).collect();
+    let lines = std::fs::read_to_string(&log).unwrap_or_default();
+    let starts: Vec<&str> = lines.lines().filter(|l| l.ends_with(" start")).collect();
+    assert_eq!(starts.len(), 1, "{lines}\n{said}");
+    assert_eq!(
+        outs.iter().filter(|o| o.status.code() == Some(0)).count(),
+        1,
+        "{said}"
+    );
+    let runs = s.runs("fullrun");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let run = runs.values().next().unwrap();
+    assert_eq!(
+        (run.status.as_str(), run.attempt),
+        ("finished", 1),
+        "{run:?}"
+    );
+}
+
+/// A server that stays full past `--max-late`: the slot is not run, and the error says it was
+/// missed and what a full server means (nothing can be recorded on it).
+#[test]
+fn a_run_refused_past_max_late_says_it_was_missed() {
+    // A store in use (its format key written by an earlier command): the claim is refused.
+    refused_past_max_late(true);
+}
+
+/// The same when the store is new (format 1: its format key cannot be written): the opening is
+/// refused, for its 10 s.
+#[test]
+fn a_run_that_cannot_open_a_full_new_store_says_it_was_missed() {
+    if Server::test_store_format() == 1 {
+        refused_past_max_late(false);
+    }
+}
+
+fn refused_past_max_late(in_use: bool) {
+    let s = Server::start();
+    if in_use {
+        let format = Server::test_store_format().to_string();
+        let _: () = s.cmd(&["SET", "cron:format", &format, "NX"]);
+    }
+    s.fill_to_maxmemory();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let out = s
+        .anarchon()
+        .args([
+            "run",
+            "--job",
+            "stillfull",
+            "--schedule",
+            "* * * * * *",
+            "--max-late",
+            "3s",
+            "--",
+            "sh",
+            "-c",
+            &format!("echo ran >> {}", log.display()),
+        ])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("missed") && said.contains("maxmemory"),
+        "{said}"
+    );
+    assert!(!log.exists(), "ran on a full server");
+    assert!(s.runs("stillfull").is_empty());
+}
+
+/// A run whose command ends while the server is full: its end (a script that writes) is refused
+/// with OOM, and is sent again while the lease lives, so the run is recorded finished once the
+/// server has room, instead of staying held until its lease expires (which under --overlap forbid
+/// skipped every next slot meanwhile).
+#[test]
+fn a_run_that_ends_while_the_server_is_full_is_recorded_when_it_has_room() {
+    let s = Server::start();
+    crate::common::wait_clear_of_the_minute_end(&s, Duration::from_secs(30));
+    let dir = tempfile::tempdir().unwrap();
+    let (started, go) = (dir.path().join("started"), dir.path().join("go"));
+    let command = format!(
+        "touch {}; while [ ! -e {} ]; do sleep 0.05; done",
+        started.display(),
+        go.display()
+    );
+    let mut host = spawn_run(
+        &s,
+        &[
+            "--job",
+            "fullend",
+            "--schedule",
+            "* * * * *",
+            "--",
+            "sh",
+            "-c",
+            &command,
+        ],
+    );
+    wait_for("the command to start", Duration::from_secs(10), || {
+        started.exists()
+    });
+    s.fill_to_maxmemory();
+    std::fs::write(&go, "").unwrap();
+    crate::common::wait_for_server_time(&s, s.now_ms() + 2_000);
+    if host.try_wait().unwrap().is_some() {
+        let out = host.wait_with_output().unwrap();
+        panic!("gave up recording the end:\n{}", stderr(&out));
+    }
+    s.free_memory();
+    let out = host.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let runs = s.runs("fullend");
+    let run = runs.values().next().expect("a run");
+    assert_eq!(
+        (run.status.as_str(), run.attempt),
+        ("finished", 1),
+        "{run:?}"
+    );
+}

@@ -70,7 +70,8 @@ const HAND_OVER_FOR: Duration = Duration::from_secs(8);
 /// What the job loops, slot tasks, signals and the health endpoint share.
 pub(super) struct Shared {
     pub(super) prefix: String,
-    options: ConnectOptions,
+    /// How the connection is opened (the readiness probe opens one of its own with them).
+    pub(super) options: ConnectOptions,
     /// The server's address without its password, for messages.
     shown_url: String,
     /// The one connection, and how many times it was opened (a task that saw it fail opens it
@@ -78,6 +79,9 @@ pub(super) struct Shared {
     conn: tokio::sync::Mutex<(Connection, u64)>,
     /// The server's clock as last read: its ms then, and this machine's monotonic instant then.
     clock: std::sync::Mutex<(i64, Instant)>,
+    /// Whether the store answers: set by a slot's opening and its reconnects, and every second by
+    /// the readiness probe when there is one (`--listen`: [`health`]), which alone notices a
+    /// store lost between slots.
     pub(super) connected: AtomicBool,
     /// Whether a slot's opening has asked the server's eviction policy (once: it is said once,
     /// and CONFIG GET at every slot would cost every slot).
@@ -136,13 +140,7 @@ impl Shared {
     /// Opens the connection again after `failed` (its generation) failed, unless another task has
     /// already; says once that the store was lost.
     async fn reconnect(&self, failed: u64, why: &crate::error::Error) {
-        if self.connected.swap(false, Ordering::Relaxed) {
-            crate::errln!(
-                "anarchon: lost the connection to {} ({}); reconnecting with back-off",
-                self.shown_url,
-                why.to_string().lines().next().unwrap_or_default()
-            );
-        }
+        self.note_lost(why.to_string().lines().next().unwrap_or_default());
         let mut held = self.conn.lock().await;
         if held.1 != failed {
             return;
@@ -155,16 +153,30 @@ impl Shared {
         }
     }
 
-    fn note_connected(&self) {
+    pub(super) fn note_connected(&self) {
         if !self.connected.swap(true, Ordering::Relaxed) {
             crate::errln!("anarchon: connected to {}", self.shown_url);
         }
     }
 
+    /// The store does not answer (`why`): said once, until it answers again.
+    pub(super) fn note_lost(&self, why: &str) {
+        if self.connected.swap(false, Ordering::Relaxed) {
+            crate::errln!(
+                "anarchon: lost the connection to {} ({why}); reconnecting with back-off",
+                self.shown_url,
+            );
+        }
+    }
+
     /// A slot's opening: the format check (the server's clock with it) and the registry, on the
-    /// shared connection, retried through trouble for up to [`OPEN_RETRY_FOR`].
+    /// shared connection, retried through connection trouble for up to [`OPEN_RETRY_FOR`], and
+    /// through a refusal that passes (a full server: OOM; BUSY, LOADING) until `--max-late` after
+    /// the slot (the task opens it when the slot is due): a full Redis is an outage too.
     async fn open_slot(&self, job: &RunSettings) -> Result<(Connection, StoreCheck)> {
-        let give_up = Instant::now() + OPEN_RETRY_FOR;
+        let started = Instant::now();
+        let give_up = started + OPEN_RETRY_FOR;
+        let refused_until = started + OPEN_RETRY_FOR.max(job.max_late);
         let mut backoff = Duration::from_millis(100);
         loop {
             let (mut conn, generation) = self.connection().await;
@@ -175,8 +187,13 @@ impl Shared {
                     self.note_clock(&check);
                     return Ok((conn, check));
                 }
-                Err(e) if (e.is_transient() || e.can_pass()) && Instant::now() < give_up => {
+                Err(e) if e.is_transient() && Instant::now() < give_up => {
                     self.reconnect(generation, &e).await;
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                }
+                // The server answers: the connection is good, it only refuses for now.
+                Err(e) if e.can_pass() && Instant::now() < refused_until => {
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(Duration::from_secs(2));
                 }
@@ -395,7 +412,10 @@ async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Resu
 }
 
 /// Connects and reads the format key, retrying with back-off until the store answers (a replica
-/// may start before Redis does) or a signal asks to stop (None).
+/// may start before Redis does) or a signal asks to stop (None). A full server (OOM) is waited for
+/// the same way: the format key is written only when absent (a new store), so a store in use
+/// starts at once, and a new one once the server has room; exiting instead put an orchestrator
+/// into a restart loop.
 async fn first_connection(
     options: &ConnectOptions,
     prefix: &str,
@@ -406,17 +426,28 @@ async fn first_connection(
     loop {
         let opened = async {
             let mut conn = Connection::open(options).await?;
-            let check = crate::store::format::check_for_write(&mut conn, prefix).await?;
+            let (check, _) =
+                crate::store::format::check_for_write_and_read(&mut conn, prefix, &[], |_| Ok(()))
+                    .await?;
             Ok::<_, crate::error::Error>((conn, check))
         };
         match opened.await {
             Ok(opened) => return Ok(Some(opened)),
             Err(e) if e.is_transient() || e.can_pass() => {
                 if !said {
-                    crate::errln!(
-                        "anarchon: cannot reach the store yet ({}); retrying with back-off",
-                        e.to_string().lines().next().unwrap_or_default()
-                    );
+                    let why = e.to_string().lines().next().unwrap_or_default().to_string();
+                    if e.is_transient() {
+                        crate::errln!(
+                            "anarchon: cannot reach the store yet ({why}); retrying with back-off"
+                        );
+                    } else {
+                        crate::errln!(
+                            "anarchon: the store refuses for now ({why}); retrying with back-off{}",
+                            e.hint()
+                                .map(|h| format!("\n  hint: {h}"))
+                                .unwrap_or_default()
+                        );
+                    }
                     said = true;
                 }
             }

@@ -1,29 +1,52 @@
 //! `anarchon cron --listen ADDR`: `/metrics` (every job's health as `anarchon metrics` renders
 //! it, read from the store at each scrape, and the daemon's own counters), `/healthz` (liveness:
-//! the daemon answers) and `/readyz` (its store answers).
+//! the daemon answers) and `/readyz` (its store answers and takes writes, by a probe every second:
+//! [`super::probe`]).
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, Response, StatusCode};
 
 use super::daemon::Shared;
+use super::probe::{self, Probed, Store};
 use crate::commands::metrics::store_unreadable;
 use crate::error::{Error, Result};
 
 /// The daemon, once it has reached the store; until then (a replica may start before Redis) the
-/// endpoints answer for a daemon that is starting: alive, not ready.
-pub(super) type Started = Arc<tokio::sync::OnceCell<Arc<Shared>>>;
+/// endpoints answer for a daemon that is starting: alive, not ready. With it, what the readiness
+/// probe ([`probe`]) last saw of the store.
+#[derive(Clone, Default)]
+pub(super) struct Started {
+    shared: Arc<tokio::sync::OnceCell<Arc<Shared>>>,
+    probed: Arc<Probed>,
+}
+
+impl Started {
+    /// The daemon has reached the store.
+    pub(super) fn set(
+        &self,
+        shared: Arc<Shared>,
+    ) -> std::result::Result<(), tokio::sync::SetError<Arc<Shared>>> {
+        self.shared.set(shared)
+    }
+}
+
+/// How long `/metrics` waits for the store's part of a scrape: the daemon's own series must come
+/// within Prometheus's scrape timeout while the store hangs (10 s by default; 2 s is asked of us).
+const SCRAPE_STORE_FOR: Duration = Duration::from_millis(1_500);
 
 /// Binds `addr` (refused at once when it cannot: a second daemon on the port) and serves it on a
 /// task of its own, from the daemon's start: a liveness probe must get its answer while the
 /// daemon waits for the store, or an orchestrator restarts every replica of a fleet that starts
-/// during a Redis outage, again and again.
+/// during a Redis outage, again and again. Once the daemon has reached the store, the readiness
+/// probe starts ([`probe::watch`]).
 pub(super) async fn serve(addr: SocketAddr, started: Started) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -32,6 +55,17 @@ pub(super) async fn serve(addr: SocketAddr, started: Started) -> Result<()> {
         "anarchon: serving /metrics, /healthz and /readyz on http://{}",
         listener.local_addr().map_or(addr, |a| a)
     );
+    let watched = started.clone();
+    tokio::task::spawn_local(async move {
+        // Until the daemon has reached the store, /readyz says it is starting.
+        let shared = loop {
+            if let Some(shared) = watched.shared.get() {
+                break shared.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        probe::watch(shared, watched.probed).await;
+    });
     tokio::task::spawn_local(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
@@ -41,7 +75,11 @@ pub(super) async fn serve(addr: SocketAddr, started: Started) -> Result<()> {
             tokio::task::spawn_local(async move {
                 let service = hyper::service::service_fn(move |req: Request<_>| {
                     let started = started.clone();
-                    async move { Ok::<_, Infallible>(respond(&req, started.get()).await) }
+                    async move {
+                        Ok::<_, Infallible>(
+                            respond(&req, started.shared.get(), started.probed.get()).await,
+                        )
+                    }
                 });
                 let io = hyper_util::rt::TokioIo::new(stream);
                 let _ = hyper::server::conn::http1::Builder::new()
@@ -56,6 +94,7 @@ pub(super) async fn serve(addr: SocketAddr, started: Started) -> Result<()> {
 async fn respond(
     req: &Request<hyper::body::Incoming>,
     shared: Option<&Arc<Shared>>,
+    store: Store,
 ) -> Response<Full<Bytes>> {
     let reply = crate::commands::metrics::text_reply;
     let Some(shared) = shared else {
@@ -72,15 +111,13 @@ async fn respond(
             ),
         };
     };
-    let connected = shared.connected.load(Ordering::Relaxed);
+    let connected = store
+        .answers()
+        .unwrap_or_else(|| shared.connected.load(Ordering::Relaxed));
     match req.uri().path() {
         "/healthz" => reply(StatusCode::OK, "ok\n".to_string()),
-        "/readyz" if connected => reply(StatusCode::OK, "ok: the store answers\n".to_string()),
-        "/readyz" => reply(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "not ready: the store does not answer\n".to_string(),
-        ),
-        "/metrics" => reply(StatusCode::OK, metrics(shared).await),
+        "/readyz" => readyz(store, connected),
+        "/metrics" => reply(StatusCode::OK, metrics(shared, store, connected).await),
         _ => reply(
             StatusCode::NOT_FOUND,
             "not found: try /metrics, /healthz or /readyz\n".to_string(),
@@ -88,17 +125,57 @@ async fn respond(
     }
 }
 
-/// The store's metrics (as `anarchon metrics`), then the daemon's own.
-async fn metrics(shared: &Shared) -> String {
-    let started = std::time::Instant::now();
-    let (mut conn, _) = shared.connection().await;
-    let mut text = match crate::commands::metrics::scrape(&mut conn, &shared.prefix).await {
-        Ok(text) => text,
-        Err(e) => store_unreadable(
-            e.to_string().lines().next().unwrap_or_default(),
-            started.elapsed().as_secs_f64() * 1000.0,
+/// `/readyz`: 200 while the store answers and takes writes, by the probe's last look (every
+/// second); 503 when it does not answer, or answers but refuses writes (full: OOM), with why.
+fn readyz(store: Store, connected: bool) -> Response<Full<Bytes>> {
+    let reply = crate::commands::metrics::text_reply;
+    let not_ready = |why: String| reply(StatusCode::SERVICE_UNAVAILABLE, why);
+    match store {
+        Store::Answers => reply(StatusCode::OK, "ok: the store answers\n".to_string()),
+        Store::RefusesWrites => not_ready(
+            "not ready: the store answers but refuses writes (OOM: used memory above maxmemory under a policy that does not evict anarchon's keys); no run can be claimed until memory is freed\n"
+                .to_string(),
         ),
+        Store::Unreachable => not_ready(format!(
+            "not ready: the store does not answer (no answer to a probe within {})\n",
+            humantime::format_duration(probe::TIMEOUT)
+        )),
+        Store::Unknown if connected => {
+            reply(StatusCode::OK, "ok: the store answers\n".to_string())
+        }
+        Store::Unknown => not_ready("not ready: the store does not answer\n".to_string()),
+    }
+}
+
+/// The store's metrics (as `anarchon metrics`), then the daemon's own. The store's part is read
+/// only while the probe finds it answering, and for [`SCRAPE_STORE_FOR`] at most: a store that
+/// hangs must not hold the daemon's own series past a scrape's timeout.
+async fn metrics(shared: &Shared, store: Store, connected: bool) -> String {
+    let started = std::time::Instant::now();
+    let took = || started.elapsed().as_secs_f64() * 1000.0;
+    let scrape = async {
+        let (mut conn, _) = shared.connection().await;
+        crate::commands::metrics::scrape(&mut conn, &shared.prefix).await
     };
+    let mut text = if store == Store::Unreachable {
+        store_unreadable("the store does not answer the daemon's probe", took())
+    } else {
+        match tokio::time::timeout(SCRAPE_STORE_FOR, scrape).await {
+            Ok(Ok(text)) => text,
+            Ok(Err(e)) => {
+                store_unreadable(e.to_string().lines().next().unwrap_or_default(), took())
+            }
+            Err(_) => store_unreadable(
+                &format!(
+                    "no answer within {}",
+                    humantime::format_duration(SCRAPE_STORE_FOR)
+                ),
+                took(),
+            ),
+        }
+    };
+    // What the store's part could not say in time: the store does not answer now.
+    let connected = connected && !text.contains("\nanarchon_up 0");
     let stats = &shared.stats;
     let running = crate::runner::children::signal_groups_count();
     let rows: [(&str, &str, &str, u64); 9] = [
@@ -111,8 +188,8 @@ async fn metrics(shared: &Shared) -> String {
         (
             "anarchon_cron_store_connected",
             "gauge",
-            "1 while the daemon's connection to the store answers.",
-            u64::from(shared.connected.load(Ordering::Relaxed)),
+            "1 while the store answers the daemon (a probe every second with --listen).",
+            u64::from(connected),
         ),
         (
             "anarchon_cron_running_commands",

@@ -4,6 +4,7 @@
 mod daemon;
 mod health;
 mod lineage;
+mod probe;
 
 use serde::Serialize;
 

@@ -286,7 +286,12 @@ async fn open_and_register(
     // a network hiccup) must not cost the slot: every host of a fleet would give up at once, and
     // nobody would run or record it. The opening is retried as a claim is; the slot is still
     // the one cron started this process for (`current_slot`).
-    let give_up = tokio::time::Instant::now() + OPEN_RETRY_FOR;
+    // A server that refuses for a reason that passes (full: OOM under noeviction; BUSY, LOADING)
+    // is retried until `--max-late` after the slot, which is about when cron started this process:
+    // a full Redis is an outage too, and giving up at once lost the slot on every host.
+    let started = tokio::time::Instant::now();
+    let give_up = started + OPEN_RETRY_FOR;
+    let refused_until = started + OPEN_RETRY_FOR.max(run.max_late);
     let mut backoff = Duration::from_millis(100);
     let mut said = false;
     loop {
@@ -297,16 +302,29 @@ async fn open_and_register(
         };
         match opened.await {
             Ok(opened) => return Ok(opened),
-            Err(e) if e.is_transient() && tokio::time::Instant::now() < give_up => {
+            Err(e)
+                if (e.is_transient() && tokio::time::Instant::now() < give_up)
+                    || (e.can_pass() && tokio::time::Instant::now() < refused_until) =>
+            {
                 if !said && !run.quiet() && std::io::stderr().is_terminal() {
+                    let until = if e.is_transient() {
+                        give_up
+                    } else {
+                        refused_until
+                    };
                     crate::errln!(
-                        "anarchon: {e}; retrying for up to {}",
-                        humantime::format_duration(OPEN_RETRY_FOR)
+                        "anarchon: {}; retrying for up to {}",
+                        e.with_hint(),
+                        humantime::format_duration(until - started)
                     );
                     said = true;
                 }
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+            // Refused past --max-late: the slot is missed, and the error says so.
+            Err(e) if e.can_pass() && run.schedule.is_some() => {
+                return Err(e.missed("cron started this run for", run.max_late));
             }
             Err(e) => return Err(e),
         }

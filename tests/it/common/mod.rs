@@ -306,6 +306,34 @@ impl Server {
             .unwrap_or(0)
     }
 
+    /// Puts the server at maxmemory under `noeviction` with keys of its own (`filler:N`), as a full
+    /// production Redis is: every write (a script that writes, `SET NX`) is then refused with OOM,
+    /// reads still answer. [`Server::free_memory`] gives the room back.
+    pub fn fill_to_maxmemory(&self) {
+        let _: () = self.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+        let junk = "x".repeat(10_000);
+        for i in 0..20 {
+            let _: () = self.cmd(&["SET", &format!("filler:{i}"), &junk]);
+        }
+        // Well below what is used, so that a client's buffers coming and going never make room.
+        let used: i64 = self
+            .info_field("memory", "used_memory")
+            .and_then(|v| v.parse().ok())
+            .expect("used_memory");
+        let _: () = self.cmd(&["CONFIG", "SET", "maxmemory", &(used - 100_000).to_string()]);
+        let refused = redis::cmd("SET")
+            .arg("filler:probe")
+            .arg("x")
+            .query::<()>(&mut self.client())
+            .is_err_and(|e| e.to_string().contains("OOM"));
+        assert!(refused, "the server did not refuse a write");
+    }
+
+    /// Room again after [`Server::fill_to_maxmemory`]: no memory limit.
+    pub fn free_memory(&self) {
+        let _: () = self.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+    }
+
     /// The server's clock in ms.
     pub fn now_ms(&self) -> i64 {
         let (s, us): (i64, i64) = self.cmd(&["TIME"]);
