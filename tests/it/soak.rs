@@ -48,7 +48,9 @@ use proptest::test_runner::{RngAlgorithm, TestRng};
 
 use crate::common::Server;
 use crate::common::proxy::{Fault, FaultProxy};
-use crate::common::runs::{Ended, Unended, judge_slot, reruns_after_an_unrecorded_end};
+use crate::common::runs::{
+    Ended, Named, Unended, judge_slot_across_names, reruns_after_an_unrecorded_end,
+};
 use crate::common::ticker::{Copy, copies, overlapping, ticker_as};
 use anarchon::store::read::ResultEntry;
 
@@ -76,6 +78,22 @@ struct Fleet {
     hits: Mutex<Vec<Hit>>,
     /// When the whole fleet was down, (from, to) in ms.
     outages: Mutex<Vec<(i64, i64)>>,
+    /// The job's names, oldest first: every rolling deploy renames it (`soak`, `soak-g1`, ...).
+    names: Mutex<Vec<String>>,
+    /// A rolling deploy is under way (one at a time, as a Deployment rolls).
+    rolling: AtomicBool,
+}
+
+impl Fleet {
+    /// The job's newest name: what an operator's `pause` and `release` name.
+    fn job(&self) -> String {
+        self.names
+            .lock()
+            .unwrap()
+            .last()
+            .cloned()
+            .unwrap_or_else(|| JOB.to_string())
+    }
 }
 
 /// A fault that can end the attempt of the host it hit.
@@ -116,6 +134,8 @@ struct Host {
     kind: Kind,
     proxy: FaultProxy,
     running: Mutex<Vec<Child>>,
+    /// A replica's crontab: the newest its host was deployed with (a restarted daemon reads it).
+    crontab: Mutex<PathBuf>,
 }
 
 impl Host {
@@ -193,10 +213,10 @@ struct Line {
 }
 
 /// The job's `# anarchon:` flags, the same on every host whichever way it runs them.
-fn line_flags(host: &Host, line: Line) -> Vec<String> {
+fn line_flags(host: &Host, line: Line, job: &str) -> Vec<String> {
     [
         "--job",
-        JOB,
+        job,
         "--lease",
         "3s",
         "--kill-after",
@@ -254,12 +274,8 @@ fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet
         }
         let child = host_process(host, &err_log)
             .args(["run", "--schedule", "*/3 * * * * *"])
-            .args(line_flags(host, line))
-            .args([
-                "--shell",
-                "--",
-                &ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", line.run_ms, false),
-            ])
+            .args(line_flags(host, line, JOB))
+            .args(["--shell", "--", &ticker_as(log, LABEL, line.run_ms, false)])
             .spawn()
             .unwrap();
         host.running.lock().unwrap().push(child);
@@ -269,16 +285,7 @@ fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet
 /// A host that runs the job in `anarchon cron` on a crontab of the same line: its daemon is
 /// started again a second after it died (a kill -9), and killed while the whole fleet is down.
 fn replica(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet, line: Line) {
-    let file = dir.join(format!("{}.crontab", host.name));
-    let flags = shlex::try_join(line_flags(host, line).iter().map(String::as_str)).unwrap();
-    std::fs::write(
-        &file,
-        format!(
-            "# anarchon: {flags}\n*/3 * * * * * {}\n",
-            ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", line.run_ms, false)
-        ),
-    )
-    .unwrap();
+    *host.crontab.lock().unwrap() = write_crontab(dir, host, log, line, &[JOB.to_string()]);
     let mut died_at: Option<Instant> = None;
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
@@ -310,19 +317,54 @@ fn replica(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet
     }
 }
 
-/// A daemon of replica `host` on its crontab (`<dir>/<host>.crontab`, written by `replica`).
+/// The ticker's label: the job's name as anarchon gave it, the slot and the attempt.
+const LABEL: &str = "$ANARCHON_JOB@$ANARCHON_SLOT/$ANARCHON_ATTEMPT";
+
+/// Writes `host`'s crontab of generation `names.len() - 1`: the job under its newest name, with
+/// `--was` naming every earlier one, and the line edited (the command runs 10 ms longer each
+/// generation), as a deploy that renames a job and edits its line does.
+fn write_crontab(dir: &Path, host: &Host, log: &Path, line: Line, names: &[String]) -> PathBuf {
+    let (job, earlier) = names.split_last().unwrap();
+    let mut flags = line_flags(host, line, job);
+    for was in earlier {
+        flags.extend(["--was".to_string(), was.clone()]);
+    }
+    let flags = shlex::try_join(flags.iter().map(String::as_str)).unwrap();
+    let generation = u64::try_from(earlier.len()).unwrap();
+    let file = dir.join(format!("{}.g{generation}.crontab", host.name));
+    std::fs::write(
+        &file,
+        format!(
+            "# anarchon: {flags}\n*/3 * * * * * {}\n",
+            ticker_as(log, LABEL, line.run_ms + 10 * generation, false)
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// A daemon of replica `host` on its newest crontab.
 fn start_replica(host: &Host, dir: &Path) -> Child {
     host_process(host, &dir.join(format!("{}.err", host.name)))
         .args(["cron", "--shutdown-grace", "1s"])
-        .arg(dir.join(format!("{}.crontab", host.name)))
+        .arg(&*host.crontab.lock().unwrap())
         .spawn()
         .unwrap()
 }
 
 /// A rolling deploy of the replicas, one host after the other: the host's new replica starts
-/// (after a slot, as a new pod does), then its old ones get SIGTERM and hand their runs over.
-fn roll(hosts: &[Arc<Host>], dir: &Path, fleet: &Fleet) {
+/// (after a slot, as a new pod does) on a crontab that renames the job (`--was` its old names) and
+/// edits its line, then its old ones get SIGTERM and hand their runs over. Old and new replicas run
+/// the job under two names meanwhile: each slot must still run once.
+fn roll(hosts: &[Arc<Host>], dir: &Path, log: &Path, line: Line, fleet: &Fleet) {
+    let names = {
+        let mut names = fleet.names.lock().unwrap();
+        let next = format!("{JOB}-g{}", names.len());
+        names.push(next);
+        names.clone()
+    };
     for host in hosts.iter().filter(|h| h.kind == Kind::Cron) {
+        *host.crontab.lock().unwrap() = write_crontab(dir, host, log, line, &names);
         if fleet.down.load(Ordering::Relaxed) {
             continue;
         }
@@ -341,6 +383,7 @@ fn roll(hosts: &[Arc<Host>], dir: &Path, fleet: &Fleet) {
         }
         std::thread::sleep(Duration::from_millis(1_000));
     }
+    fleet.rolling.store(false, Ordering::Relaxed);
 }
 
 impl Fleet {
@@ -431,7 +474,7 @@ const FAULTS: [Nemesis; 12] = [
 /// thread of its own, so faults overlap. Returns how many of each it dealt.
 fn nemesis(
     s: &Server,
-    hosts: &[Arc<Host>],
+    (hosts, log, line): (&[Arc<Host>], &Path, Line),
     fleet: &Arc<Fleet>,
     rng: &mut TestRng,
     until: Instant,
@@ -507,10 +550,14 @@ fn nemesis(
                 None => false,
             },
             Nemesis::Deploy => {
-                if hosts.iter().any(|h| h.kind == Kind::Cron) {
+                if hosts.iter().any(|h| h.kind == Kind::Cron)
+                    && !fleet.rolling.swap(true, Ordering::Relaxed)
+                {
                     let (hosts, fleet) = (hosts.to_vec(), fleet.clone());
-                    let dir = s.dir.path().to_path_buf();
-                    undo.push(std::thread::spawn(move || roll(&hosts, &dir, &fleet)));
+                    let (dir, log) = (s.dir.path().to_path_buf(), log.to_path_buf());
+                    undo.push(std::thread::spawn(move || {
+                        roll(&hosts, &dir, &log, line, &fleet);
+                    }));
                     true
                 } else {
                     false
@@ -572,7 +619,7 @@ fn nemesis(
                     .env("ANARCHON_REDIS_URL", &s.url)
                     .args([
                         "pause",
-                        JOB,
+                        &fleet.job(),
                         "--for",
                         &format!("{secs}s"),
                         "--reason",
@@ -590,9 +637,13 @@ fn nemesis(
             }
             Nemesis::Release => {
                 let mut release = Command::new(binary());
-                release
-                    .env("ANARCHON_REDIS_URL", &s.url)
-                    .args(["release", JOB, "--yes", "--reason", "soak"]);
+                release.env("ANARCHON_REDIS_URL", &s.url).args([
+                    "release",
+                    &fleet.job(),
+                    "--yes",
+                    "--reason",
+                    "soak",
+                ]);
                 if release_waits {
                     release.arg("--no-wait");
                 }
@@ -713,7 +764,7 @@ fn every_attempt_hit(results: &[&ResultEntry], copies: &[&Copy], hits: &[Hit]) -
 fn skip_is_true(
     slot: i64,
     reason: &str,
-    results: &[ResultEntry],
+    results: &[&ResultEntry],
     pauses: &[(i64, i64)],
     hits: &[Hit],
     outages: &[(i64, i64)],
@@ -742,6 +793,8 @@ fn skip_is_true(
             .split_once("the run of ")
             .and_then(|(_, rest)| {
                 let (at, rest) = rest.split_once(" (attempt ")?;
+                // "<slot> under OLD, its old name": a run under the job's old name.
+                let at = at.split(" under ").next()?;
                 let (attempt, rest) = rest.split_once(", ")?;
                 let runner = rest.split_once(')')?.0;
                 let at = chrono::DateTime::parse_from_rfc3339(at)
@@ -794,6 +847,8 @@ fn skip_is_true(
 
 /// What the nemesis did, for the checker.
 struct Dealt<'a> {
+    /// The job's names, oldest first (one more after each rolling deploy).
+    names: &'a [String],
     pauses: &'a [(i64, i64)],
     hits: &'a [Hit],
     outages: &'a [(i64, i64)],
@@ -827,12 +882,18 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64), dealt: 
         .filter(|(_, c)| c.len() > 1)
         .map(|(slot, _)| *slot)
         .collect();
-    verdict.left_unended = s
-        .in_progress(JOB)
-        .into_iter()
+    verdict.left_unended = dealt
+        .names
+        .iter()
+        .flat_map(|job| s.in_progress(job))
         .filter(|slot| *slot < quiet_from_ms)
         .collect();
-    let results = s.results(JOB);
+    let results: Vec<(String, Vec<ResultEntry>)> = dealt
+        .names
+        .iter()
+        .map(|job| (job.clone(), s.results(job)))
+        .collect();
+    let every_record: Vec<&ResultEntry> = results.iter().flat_map(|(_, r)| r).collect();
     let every = i64::try_from(EVERY.as_millis()).unwrap();
     let first = window.0 - window.0.rem_euclid(every) + every;
     let due: Vec<i64> = (first..=window.1)
@@ -849,28 +910,51 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64), dealt: 
     for slot in slots {
         let is_due = due.contains(&slot);
         verdict.due += usize::from(is_due);
-        let of_slot: Vec<&ResultEntry> = results.iter().filter(|r| r.slot == slot).collect();
         let ran = per_slot.get(&slot).cloned().unwrap_or_default();
+        let named: Vec<Named> = results
+            .iter()
+            .map(|(job, records)| Named {
+                job,
+                records: records.iter().filter(|r| r.slot == slot).collect(),
+                copies: ran
+                    .iter()
+                    .copied()
+                    .filter(|c| c.job() == Some(job.as_str()))
+                    .collect(),
+            })
+            .collect();
+        if let Some(stray) = ran
+            .iter()
+            .find(|c| !dealt.names.iter().any(|j| c.job() == Some(j)))
+        {
+            verdict.defects.push((
+                slot,
+                format!("{stray:?} ran under a name the fleet never gave"),
+            ));
+        }
+        let of_slot: Vec<&ResultEntry> = named.iter().flat_map(|n| n.records.clone()).collect();
         // A slot run again after its command ran to its end is the lease's design only where a
         // fault the nemesis dealt kept the holder from recording that end.
-        for (copy, runner) in reruns_after_an_unrecorded_end(&of_slot, &ran) {
-            if !dealt.hits.iter().any(|h| h.explains(&runner, copy.last)) {
-                verdict.defects.push((
-                    slot,
-                    format!(
-                        "ran again after {copy:?} had run to its end on {runner}, though no fault kept {runner} from recording it"
-                    ),
-                ));
+        for n in &named {
+            for (copy, runner) in reruns_after_an_unrecorded_end(&n.records, &n.copies) {
+                if !dealt.hits.iter().any(|h| h.explains(&runner, copy.last)) {
+                    verdict.defects.push((
+                        slot,
+                        format!(
+                            "ran again after {copy:?} had run to its end on {runner}, though no fault kept {runner} from recording it"
+                        ),
+                    ));
+                }
             }
         }
-        let how = match judge_slot(&of_slot, &ran) {
+        let how = match judge_slot_across_names(&named) {
             Ok(Ended::Ran) => "ran".to_string(),
             Ok(Ended::ByPolicy(how)) => how.to_string(),
             Ok(Ended::Skipped(reason)) => {
                 match skip_is_true(
                     slot,
                     &reason,
-                    &results,
+                    &every_record,
                     dealt.pauses,
                     dealt.hits,
                     dealt.outages,
@@ -908,20 +992,33 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64), dealt: 
 /// Monitoring must agree with the checker: `check --window` over the soak's window reports every
 /// slot the checker calls lost (WARNING or CRITICAL, the slot among its missed, lost or expired
 /// ones), never OK while there are any. Returns what it failed to report.
-fn monitoring_misses(s: &Server, verdict: &Verdict, window_from: i64) -> Vec<String> {
+fn monitoring_misses(
+    s: &Server,
+    verdict: &Verdict,
+    window_from: i64,
+    names: &[String],
+) -> Vec<String> {
     if verdict.lost.is_empty() && verdict.lost_to_faults.is_empty() {
         return Vec::new();
     }
     let window = format!("{}ms", server_now(s) - window_from + 3_000);
-    let out = s.cli(&["check", JOB, "--window", &window, "--grace", "3s", "--json"]);
+    let mut args: Vec<&str> = vec!["check"];
+    args.extend(names.iter().map(String::as_str));
+    args.extend(["--window", &window, "--grace", "3s", "--json"]);
+    let out = s.cli(&args);
     let v = out.json();
-    let job = &v["jobs"][0];
-    if job["status"] == "OK" {
-        return vec![format!("check said OK: {job}")];
+    let jobs = v["jobs"].as_array().cloned().unwrap_or_default();
+    if jobs.iter().all(|job| job["status"] == "OK") {
+        return vec![format!("check said OK: {v}")];
     }
-    let reported: Vec<i64> = ["missed_slots", "lost_slots", "expired_slots"]
+    let reported: Vec<i64> = jobs
         .iter()
-        .flat_map(|k| job["health"][k].as_array().cloned().unwrap_or_default())
+        .flat_map(|job| {
+            ["missed_slots", "lost_slots", "expired_slots"]
+                .iter()
+                .flat_map(|k| job["health"][k].as_array().cloned().unwrap_or_default())
+                .collect::<Vec<_>>()
+        })
         .filter_map(|v| v.as_i64())
         .collect();
     verdict
@@ -929,7 +1026,7 @@ fn monitoring_misses(s: &Server, verdict: &Verdict, window_from: i64) -> Vec<Str
         .iter()
         .chain(&verdict.lost_to_faults)
         .filter(|(slot, _)| !reported.contains(slot))
-        .map(|(slot, why)| format!("{slot} ({why}) not in {job}"))
+        .map(|(slot, why)| format!("{slot} ({why}) not in {v}"))
         .collect()
 }
 
@@ -999,11 +1096,13 @@ fn soak(line: Line) {
                 kind: HostsAs::of_env(line.hosts).kind(i),
                 proxy: FaultProxy::start(s.port),
                 running: Mutex::new(Vec::new()),
+                crontab: Mutex::new(PathBuf::new()),
             })
         })
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
     let fleet = Arc::new(Fleet::default());
+    fleet.names.lock().unwrap().push(JOB.to_string());
     // Slots due in the window: after the first tick every host saw, up to the last one before the
     // crontabs stopped (a tick at the very end may or may not have started a run).
     let window_from = server_now(&s) + i64::try_from(EVERY.as_millis()).unwrap();
@@ -1021,7 +1120,7 @@ fn soak(line: Line) {
     let mut rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes);
     let dealt = nemesis(
         &s,
-        &hosts,
+        (&hosts, &log, line),
         &fleet,
         &mut rng,
         Instant::now() + Duration::from_secs(secs),
@@ -1047,12 +1146,14 @@ fn soak(line: Line) {
     let pauses = fleet.pauses.lock().unwrap().clone();
     let hits = fleet.hits.lock().unwrap().clone();
     let outages = fleet.outages.lock().unwrap().clone();
+    let names = fleet.names.lock().unwrap().clone();
     let verdict = check(
         &s,
         &log,
         quiet_from_ms,
         (window_from, window_to),
         &Dealt {
+            names: &names,
             pauses: &pauses,
             hits: &hits,
             outages: &outages,
@@ -1126,7 +1227,7 @@ fn soak(line: Line) {
             keep.display()
         );
     }
-    let unreported = monitoring_misses(&s, &verdict, window_from);
+    let unreported = monitoring_misses(&s, &verdict, window_from, &names);
     if !unreported.is_empty() {
         eprintln!("  lost runs `check --window` did not report: {unreported:?}");
     }

@@ -163,3 +163,130 @@ pub fn reruns_after_an_unrecorded_end<'a>(
         })
         .collect()
 }
+
+/// One name of a job (a rename keeps earlier ones, `--was`): the store's records of a slot under
+/// it, and the copies that ran under it (labelled `<job>@<slot>/<attempt>`).
+pub struct Named<'a> {
+    pub job: &'a str,
+    pub records: Vec<&'a ResultEntry>,
+    pub copies: Vec<&'a Copy>,
+}
+
+/// Whether a skip under a new name was written by the rename's own step (the slot taken under an
+/// old name): "ran as OLD, its old name (...)", "skipped under OLD, its old name", or an overlap
+/// of the run "under OLD, its old name". Returns OLD.
+pub fn lineage_skip(record: &ResultEntry) -> Option<String> {
+    if record.status != "skipped" {
+        return None;
+    }
+    let reason = record.result["reason"].as_str()?;
+    if reason.starts_with("--overlap") {
+        return None; // an overlap policy's skip: the caller checks the run it names
+    }
+    let (before, _) = reason.split_once(", its old name")?;
+    let old = before
+        .rsplit_once(" as ")
+        .or_else(|| before.rsplit_once(" under "))?
+        .1;
+    Some(old.to_string())
+}
+
+/// Judges one slot of a job that ran under several names (a rolling deploy that renamed it): each
+/// name by [`judge_slot`], without the records the rename's own steps wrote (the old name's
+/// `finished` `{"handed_to": NEW}`, the new name's skip for a slot taken under the old one, each
+/// checked against the other name), and then the slot as a whole: it ran under one name at most,
+/// and no copy ran, under any name, after an end the store recorded under another.
+pub fn judge_slot_across_names(named: &[Named]) -> Result<Ended, Result<String, Unended>> {
+    let defect = |what: String| Err(Ok(what));
+    let mut outcomes = Vec::new();
+    for n in named {
+        let mut own: Vec<&ResultEntry> = Vec::new();
+        if !n.copies.is_empty() && n.records.iter().any(|r| lineage_skip(r).is_some()) {
+            return defect(format!(
+                "{:?} ran under {}, which skipped it as taken under an old name",
+                n.copies, n.job
+            ));
+        }
+        for r in &n.records {
+            if let Some(to) = r.result.get("handed_to").and_then(|t| t.as_str()) {
+                // Handed to its new name: that name has an attempt of it.
+                let taken = named
+                    .iter()
+                    .any(|m| m.job == to && m.records.iter().any(|r| r.status != "skipped"));
+                if !taken {
+                    return defect(format!(
+                        "{} recorded it handed to {to}, which has no attempt of it",
+                        n.job
+                    ));
+                }
+                continue;
+            }
+            if let Some(old) = lineage_skip(r) {
+                // Taken under the old name: the old name has an attempt of it, or skipped it.
+                let there = named.iter().any(|m| m.job == old && !m.records.is_empty());
+                if !there {
+                    return defect(format!(
+                        "{} skipped it as taken under {old}, which has no record of it",
+                        n.job
+                    ));
+                }
+                continue;
+            }
+            own.push(r);
+        }
+        if own.is_empty() && n.copies.is_empty() {
+            continue;
+        }
+        match judge_slot(&own, &n.copies) {
+            Err(Ok(d)) => return defect(format!("under {}: {d}", n.job)),
+            other => outcomes.push((n.job, other)),
+        }
+    }
+    // No copy after an end recorded under another name.
+    for n in named {
+        for o in n.copies.iter().filter(|o| o.completed) {
+            let ended = n.records.iter().any(|r| {
+                r.attempt == o.attempt()
+                    && (r.status == "finished" || r.status == "failed")
+                    && r.result.get("handed_to").is_none()
+            });
+            if !ended {
+                continue;
+            }
+            for m in named.iter().filter(|m| m.job != n.job) {
+                if let Some(c) = m.copies.iter().find(|c| o.last <= c.first) {
+                    return defect(format!(
+                        "{c:?} ran under {} after {o:?} ran to its end under {}",
+                        m.job, n.job
+                    ));
+                }
+            }
+        }
+    }
+    let ran: Vec<&str> = outcomes
+        .iter()
+        .filter(|(_, o)| *o == Ok(Ended::Ran))
+        .map(|(j, _)| *j)
+        .collect();
+    if ran.len() > 1 {
+        return defect(format!("ran under two names: {ran:?}"));
+    }
+    if !ran.is_empty() {
+        return Ok(Ended::Ran);
+    }
+    if let Some((_, decided)) = outcomes.iter().find(|(_, o)| o.is_ok()) {
+        return decided.clone();
+    }
+    match outcomes.into_iter().next() {
+        Some((_, unended)) => unended,
+        None if named.iter().any(|n| !n.records.is_empty()) => {
+            // Only the rename's own records: each names the other, and nothing ran.
+            Err(Err(Unended(
+                "only a rename's records of it, and no copy ran".into(),
+            )))
+        }
+        None => Err(Err(Unended(
+            "no record at all: never claimed, never skipped".into(),
+        ))),
+    }
+}

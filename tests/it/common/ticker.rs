@@ -50,9 +50,15 @@ impl Copy {
         self.last.min(other.last) - self.first.max(other.first)
     }
 
-    /// The slot of a `<slot>/<attempt>` or `<slot>` label.
+    /// The slot of a `[<job>@]<slot>/<attempt>` or `[<job>@]<slot>` label.
     pub fn slot(&self) -> Option<i64> {
-        self.label.split('/').next()?.parse().ok()
+        let slot = self.label.split('/').next()?;
+        slot.rsplit('@').next()?.parse().ok()
+    }
+
+    /// The job of a `<job>@<slot>/<attempt>` label: the name anarchon ran it under.
+    pub fn job(&self) -> Option<&str> {
+        Some(self.label.split_once('@')?.0)
     }
 
     /// The attempt of a `<slot>/<attempt>` label.
