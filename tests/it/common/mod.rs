@@ -175,9 +175,16 @@ impl Server {
             let pong = self
                 .try_client()
                 .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c));
-            // A server that asks for a password (NOAUTH) is up, too.
+            // A server that asks for a password (NOAUTH) is up, too. It must be this one: another
+            // test's server that took the port between the pick and the bind answers as well.
             if pong.is_ok() || pong.is_err_and(|e| e.code() == Some("NOAUTH")) {
-                return true;
+                if self.pid().is_some_and(|pid| listens_on(pid, self.port)) {
+                    return true;
+                }
+                if listener_of(self.port).is_some_and(|(_, pid)| pid != self.pid()) {
+                    self.stop();
+                    return false; // the port is another process's
+                }
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -185,14 +192,30 @@ impl Server {
         false
     }
 
-    /// Restarts a stopped server on the same port and directory (with the same extra options).
+    /// Restarts a stopped server on the same port and directory (with the same extra options):
+    /// its clients reconnect to that port. Another test may bind the port while the server is
+    /// down (a port of the ephemeral range, picked by [`free_port`]): the start is tried again
+    /// until a deadline, and fails naming the process that holds the port.
     pub fn restart(&mut self, extra: &[&str]) {
         self.stop();
-        assert!(
-            self.spawn(extra),
-            "server did not come back on port {}",
-            self.port
-        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if self.spawn(extra) {
+                return;
+            }
+            let holder = listener_of(self.port);
+            assert!(
+                Instant::now() < deadline,
+                "server did not come back on port {}: {}",
+                self.port,
+                match holder {
+                    Some((_, Some(pid))) => format!("pid {pid} ({}) listens on it", cmdline(pid)),
+                    Some((_, None)) => "a process this user cannot see listens on it".into(),
+                    None => "nobody else listens on it".into(),
+                }
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     pub fn try_client(&self) -> redis::RedisResult<redis::Connection> {
@@ -485,6 +508,57 @@ pub fn have(program: &str) -> bool {
 /// A loopback port nobody listens on.
 pub fn dead_port() -> u16 {
     free_port()
+}
+
+/// The listening TCP socket on 127.0.0.1:`port` (or on every address) and the pid of a process
+/// that holds it, when this user may see it: from /proc/net/tcp and /proc/*/fd.
+pub fn listener_of(port: u16) -> Option<(u64, Option<u32>)> {
+    let inode = listening_inode(port)?;
+    let pid = std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| holds_socket(*pid, inode));
+    Some((inode, pid))
+}
+
+/// Whether the process `pid` holds the socket listening on 127.0.0.1:`port`.
+pub fn listens_on(pid: u32, port: u16) -> bool {
+    listening_inode(port).is_some_and(|inode| holds_socket(pid, inode))
+}
+
+fn listening_inode(port: u16) -> Option<u64> {
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    let local = [
+        format!("0100007F:{port:04X}"),
+        format!("00000000:{port:04X}"),
+    ];
+    table.lines().skip(1).find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        // sl local rem st(0A: LISTEN) tx:rx tr:when retrnsmt uid timeout inode
+        (f.len() > 9 && local.iter().any(|l| l == f[1]) && f[3] == "0A")
+            .then(|| f[9].parse().ok())
+            .flatten()
+    })
+}
+
+fn holds_socket(pid: u32, inode: u64) -> bool {
+    let want = format!("socket:[{inode}]");
+    std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+        fds.filter_map(|e| e.ok())
+            .any(|e| std::fs::read_link(e.path()).is_ok_and(|l| l.to_str() == Some(&want)))
+    })
+}
+
+/// A process's command line, for a message.
+pub fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            String::from_utf8_lossy(&b)
+                .replace('\0', " ")
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_else(|_| "gone".into())
 }
 
 /// Starts `anarchon run ARGS` in its own process group, with piped output, so a test can signal it
