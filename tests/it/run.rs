@@ -924,12 +924,7 @@ fn the_crontab_recipe_works_in_cron_s_environment() {
     );
     // A line that names no server listening (a typo): the address, named, and exit 90. (Not the
     // line left out: that is localhost:6379, which may be a real server on this machine.)
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("redis://127.0.0.1:{closed}");
+    let url = format!("redis://127.0.0.1:{}", common::dead_port());
     let out = cron(Some(&url));
     assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
     assert!(stderr(&out).contains(&url), "{}", stderr(&out));

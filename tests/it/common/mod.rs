@@ -505,9 +505,56 @@ pub fn have(program: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// A loopback port nobody listens on.
+/// A loopback port nobody listens on, for as long as the tests run: a socket of this process is
+/// bound to it and never listens, so a connection is refused (RST, at once: "nothing there", not
+/// a black hole that swallows the connection), and, bound without SO_REUSEADDR, the port cannot be
+/// taken by a server another test starts (a port merely picked and released could be).
 pub fn dead_port() -> u16 {
-    free_port()
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::sync::Mutex;
+    // Kept open until the test binary exits.
+    static HELD: Mutex<Vec<OwnedFd>> = Mutex::new(Vec::new());
+    #[repr(C)]
+    struct SockaddrIn {
+        family: u16,
+        port: u16,
+        addr: u32,
+        zero: [u8; 8],
+    }
+    unsafe extern "C" {
+        fn socket(domain: i32, kind: i32, protocol: i32) -> i32;
+        fn bind(fd: i32, addr: *const SockaddrIn, len: u32) -> i32;
+        fn getsockname(fd: i32, addr: *mut SockaddrIn, len: *mut u32) -> i32;
+    }
+    const AF_INET: u16 = 2;
+    const SOCK_STREAM: i32 = 1;
+    let mut addr = SockaddrIn {
+        family: AF_INET,
+        port: 0, // the kernel picks a free one at bind
+        addr: u32::from_ne_bytes([127, 0, 0, 1]),
+        zero: [0; 8],
+    };
+    let len = u32::try_from(std::mem::size_of::<SockaddrIn>()).unwrap();
+    // SAFETY: plain socket calls on a descriptor this function owns, with a sockaddr_in laid out
+    // as the kernel's and its true length.
+    let fd = unsafe { socket(i32::from(AF_INET), SOCK_STREAM, 0) };
+    assert!(fd >= 0, "socket(): {}", std::io::Error::last_os_error());
+    // SAFETY: fd is a new descriptor nothing else owns.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: as above.
+    let bound = unsafe { bind(fd, &addr, len) };
+    assert_eq!(bound, 0, "bind(): {}", std::io::Error::last_os_error());
+    let mut got = len;
+    // SAFETY: as above; addr has room for a sockaddr_in.
+    let named = unsafe { getsockname(fd, &mut addr, &mut got) };
+    assert_eq!(
+        named,
+        0,
+        "getsockname(): {}",
+        std::io::Error::last_os_error()
+    );
+    HELD.lock().unwrap_or_else(|e| e.into_inner()).push(owned);
+    u16::from_be(addr.port)
 }
 
 /// The listening TCP socket on 127.0.0.1:`port` (or on every address) and the pid of a process
