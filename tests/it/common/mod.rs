@@ -57,42 +57,71 @@ impl Server {
     pub fn start_with(extra: &[&str]) -> Server {
         let binary = server_binary();
         for _ in 0..20 {
-            let mut server = Server::unstarted(&binary);
-            server.password = extra
-                .iter()
-                .position(|a| *a == "--requirepass")
-                .and_then(|i| extra.get(i + 1))
-                .map(|p| p.to_string());
-            if server.spawn(extra) {
-                if Server::test_store_format() == 2 {
-                    // A store an operator moved to format 2 (`anarchon migrate` on an empty
-                    // prefix). Format 1, the default, is left to the commands to create.
-                    // A server started with `--requirepass` is told its password first; one
-                    // whose credentials come only from a file of its own (an ACL file) is left
-                    // alone, as the test that made it decides its store.
-                    let mut c = server.try_client().expect("connect to the new server");
-                    if let Some(password) = &server.password {
-                        redis::cmd("AUTH")
-                            .arg(password)
-                            .query::<()>(&mut c)
-                            .expect("AUTH with the server's --requirepass");
-                    }
-                    match redis::cmd("SET")
-                        .arg("cron:format")
-                        .arg(2)
-                        .query::<()>(&mut c)
-                    {
-                        Ok(()) => {}
-                        Err(e) if e.code() == Some("NOAUTH") && server.password.is_none() => {}
-                        Err(e) => {
-                            panic!("format 2 was asked for, and SET cron:format 2 failed: {e}")
-                        }
-                    }
-                }
+            if let Some(server) = Server::try_start(&binary, extra) {
                 return server;
             }
         }
         panic!("could not start {binary} on a free port");
+    }
+
+    /// Starts a server with an option that names a second port of its own (`--tls-port`) and
+    /// extra options: every try picks a new free port for it as for the server's own, so a port
+    /// another test took between the pick and the bind costs a try, not the test. The server and
+    /// that port.
+    pub fn start_with_port_option(option: &str, extra: &[&str]) -> (Server, u16) {
+        let binary = server_binary();
+        for _ in 0..20 {
+            let port = free_port();
+            let port_s = port.to_string();
+            let mut args = vec![option, port_s.as_str()];
+            args.extend_from_slice(extra);
+            if let Some(mut server) = Server::try_start(&binary, &args) {
+                if server.pid().is_some_and(|pid| listens_on(pid, port)) {
+                    return (server, port);
+                }
+                server.stop();
+            }
+        }
+        panic!("could not start {binary} with {option} on a free port");
+    }
+
+    /// One try of [`Server::start_with`]: None when the server did not start (its port taken).
+    fn try_start(binary: &str, extra: &[&str]) -> Option<Server> {
+        let mut server = Server::unstarted(binary);
+        server.password = extra
+            .iter()
+            .position(|a| *a == "--requirepass")
+            .and_then(|i| extra.get(i + 1))
+            .map(|p| p.to_string());
+        if !server.spawn(extra) {
+            return None;
+        }
+        if Server::test_store_format() == 2 {
+            // A store an operator moved to format 2 (`anarchon migrate` on an empty
+            // prefix). Format 1, the default, is left to the commands to create.
+            // A server started with `--requirepass` is told its password first; one
+            // whose credentials come only from a file of its own (an ACL file) is left
+            // alone, as the test that made it decides its store.
+            let mut c = server.try_client().expect("connect to the new server");
+            if let Some(password) = &server.password {
+                redis::cmd("AUTH")
+                    .arg(password)
+                    .query::<()>(&mut c)
+                    .expect("AUTH with the server's --requirepass");
+            }
+            match redis::cmd("SET")
+                .arg("cron:format")
+                .arg(2)
+                .query::<()>(&mut c)
+            {
+                Ok(()) => {}
+                Err(e) if e.code() == Some("NOAUTH") && server.password.is_none() => {}
+                Err(e) => {
+                    panic!("format 2 was asked for, and SET cron:format 2 failed: {e}")
+                }
+            }
+        }
+        Some(server)
     }
 
     /// Starts a server whose clock starts at `utc` ("2026-03-29 00:59:50") and ticks on, under
@@ -394,7 +423,10 @@ pub fn is_valkey() -> bool {
     server_binary().contains("valkey")
 }
 
-fn free_port() -> u16 {
+/// A port nobody listened on a moment ago. Another process may bind it before the caller does:
+/// whatever starts on it must be tried again on another port when its bind fails
+/// ([`Server::start_with`], [`Server::start_with_port_option`]).
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
