@@ -15,13 +15,21 @@ struct Sentinel {
 }
 
 impl Sentinel {
+    /// Starts a Sentinel on a free port. The port is picked by binding and releasing it, so
+    /// another test may take it before the Sentinel binds it: then the Sentinel exits (or the
+    /// port answers from another process), and the start is tried again on another port.
     fn start(primary_port: u16) -> Sentinel {
+        for _ in 0..20 {
+            if let Some(sentinel) = Sentinel::try_start(primary_port) {
+                return sentinel;
+            }
+        }
+        panic!("could not start a sentinel on a free port");
+    }
+
+    fn try_start(primary_port: u16) -> Option<Sentinel> {
         let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::free_port();
         let conf = dir.path().join("sentinel.conf");
         std::fs::write(
             &conf,
@@ -38,15 +46,20 @@ impl Sentinel {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let sentinel = Sentinel {
+        let mut sentinel = Sentinel {
             child,
             port,
             _dir: dir,
         };
+        // Up: it answers PING and the port is its own. Or gone: it could not bind the port.
+        let mut exited = false;
         wait_for("the sentinel", Duration::from_secs(10), || {
-            sentinel.query(&["PING"]).is_ok()
+            exited = matches!(sentinel.child.try_wait(), Ok(Some(_)));
+            exited
+                || (sentinel.query(&["PING"]).is_ok()
+                    && common::listens_on(sentinel.child.id(), port))
         });
-        sentinel
+        (!exited).then_some(sentinel)
     }
 
     fn query(&self, args: &[&str]) -> redis::RedisResult<redis::Value> {
