@@ -270,13 +270,11 @@ fn the_exporter_serves_text_a_prometheus_parser_reads() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     s.anarchon().args(["pause", "ok"]).output().unwrap();
 
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    // Port 0: the exporter binds a port the kernel picks and says which (a port picked here and
+    // released could be taken by another test before the exporter binds it).
     let mut exporter = s
         .anarchon_process()
-        .args(["metrics", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["metrics", "--listen", "127.0.0.1:0"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -284,7 +282,12 @@ fn the_exporter_serves_text_a_prometheus_parser_reads() {
     BufReader::new(exporter.stderr.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    assert!(line.contains("serving metrics on"), "{line}");
+    let port: u16 = line
+        .split_once("serving metrics on http://127.0.0.1:")
+        .and_then(|(_, rest)| rest.split_once('/'))
+        .and_then(|(port, _)| port.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    assert_ne!(port, 0, "{line}");
     let script = r#"
 import json, sys, urllib.request
 from prometheus_client.parser import text_string_to_metric_families
