@@ -96,7 +96,8 @@ impl Server {
         if !server.spawn(extra) {
             return None;
         }
-        if Server::test_store_format() == 2 {
+        // A replica (`--replicaof`) refuses writes: its store is its primary's, format key and all.
+        if Server::test_store_format() == 2 && !extra.contains(&"--replicaof") {
             // A store an operator moved to format 2 (`anarchon migrate` on an empty
             // prefix). Format 1, the default, is left to the commands to create.
             // A server started with `--requirepass` is told its password first; one
