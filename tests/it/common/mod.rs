@@ -31,6 +31,9 @@ pub struct Server {
     /// the server process itself: the `faketime` wrapper would stand between, and killing it
     /// would leave the server running.
     faketime: Option<String>,
+    /// A file holding that clock instead ([`Server::start_with_clock_file_at`]): libfaketime reads
+    /// it again every second, so [`Server::set_clock`] moves a running server's clock.
+    clock_file: Option<PathBuf>,
 }
 
 impl Server {
@@ -50,6 +53,7 @@ impl Server {
             binary: binary.to_string(),
             password: None,
             faketime: None,
+            clock_file: None,
         }
     }
 
@@ -131,6 +135,57 @@ impl Server {
     /// Redis 6.0 or 5.0 that .ci/run builds under target/redis-builds. None when there is none
     /// (or no faketime): the caller skips, and in CI that is a failure.
     pub fn start_with_clock_at(utc: &str) -> Option<Server> {
+        let mut server = Server::unstarted(&Server::faketime_binary()?);
+        server.faketime = Some(format!("@{utc}"));
+        assert!(
+            server.spawn(&[]),
+            "{} under faketime did not start",
+            server.binary
+        );
+        Some(server)
+    }
+
+    /// As [`Server::start_with_clock_at`], with the clock in a file of the server's directory
+    /// that [`Server::set_clock`] rewrites: one server, one store, whose clock jumps (the two
+    /// 02:30s of a fall-back night, an hour apart, without an hour's wait).
+    pub fn start_with_clock_file_at(utc: &str) -> Option<Server> {
+        let mut server = Server::unstarted(&Server::faketime_binary()?);
+        let file = server.dir.path().join("faketime.rc");
+        std::fs::write(&file, format!("@{utc}\n")).unwrap();
+        server.faketime = Some(format!("@{utc}"));
+        server.clock_file = Some(file);
+        assert!(
+            server.spawn(&[]),
+            "{} under faketime did not start",
+            server.binary
+        );
+        Some(server)
+    }
+
+    /// Moves the clock of a server started by [`Server::start_with_clock_file_at`] to `utc`
+    /// (then ticking on), and waits until the server's own clock shows it (libfaketime reads the
+    /// file again after at most a second).
+    pub fn set_clock(&self, utc: &str) {
+        let file = self
+            .clock_file
+            .as_ref()
+            .expect("a server with a clock file");
+        std::fs::write(file, format!("@{utc}\n")).unwrap();
+        let target = chrono::NaiveDateTime::parse_from_str(utc, "%Y-%m-%d %H:%M:%S")
+            .expect("a clock as YYYY-MM-DD hh:mm:ss")
+            .and_utc()
+            .timestamp_millis();
+        wait_for(
+            &format!("the server clock to move to {utc}"),
+            Duration::from_secs(10),
+            || (self.now_ms() - target).abs() < 60_000,
+        );
+    }
+
+    /// A server binary libfaketime can start: $ANARCHON_TEST_FAKETIME_SERVER, or the Redis 6.0 or
+    /// 5.0 that .ci/run builds under target/redis-builds. None when there is none (or no
+    /// faketime): the caller skips, and in CI that is a failure.
+    fn faketime_binary() -> Option<String> {
         let root = env!("CARGO_MANIFEST_DIR");
         let binary = std::env::var("ANARCHON_TEST_FAKETIME_SERVER")
             .ok()
@@ -141,22 +196,14 @@ impl Server {
                     .find(|p| Path::new(p).exists())
             })
             .filter(|_| libfaketime().is_some());
-        let Some(binary) = binary else {
+        if binary.is_none() {
             assert!(
                 std::env::var_os("CI").is_none(),
                 "no libc-malloc redis-server or no faketime: .ci/run builds and installs them"
             );
             eprintln!("skipped: no redis-server that runs under faketime");
-            return None;
-        };
-        let mut server = Server::unstarted(&binary);
-        server.faketime = Some(format!("@{utc}"));
-        assert!(
-            server.spawn(&[]),
-            "{} under faketime did not start",
-            server.binary
-        );
-        Some(server)
+        }
+        binary
     }
 
     fn spawn(&mut self, extra: &[&str]) -> bool {
@@ -181,8 +228,14 @@ impl Server {
         if let (Some(spec), Some(lib)) = (&self.faketime, libfaketime()) {
             command
                 .env("LD_PRELOAD", lib)
-                .env("FAKETIME", spec)
                 .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+            match &self.clock_file {
+                // FAKETIME would win over the file.
+                Some(file) => command
+                    .env("FAKETIME_TIMESTAMP_FILE", file)
+                    .env("FAKETIME_CACHE_DURATION", "1"),
+                None => command.env("FAKETIME", spec),
+            };
         }
         let child = command
             .args(&args)
