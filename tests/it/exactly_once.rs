@@ -336,7 +336,10 @@ fn releasing_a_vanished_holder_waits_no_longer_than_its_lease() {
         run["ended_by"] == "lease_expired" || run["ended_by"] == "at_once",
         "{v}"
     );
-    assert!(run["waited_ms"].as_u64().unwrap_or(0) <= 5_000, "{v}");
+    let waited = run["waited_ms"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("release says how long it waited: {v}"));
+    assert!(waited <= 5_000, "{v}");
     s.cli(&[
         "run-now",
         "relgone",
