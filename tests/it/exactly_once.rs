@@ -13,7 +13,7 @@ use std::process::{Child, Output, Stdio};
 use std::time::Duration;
 
 use crate::common::proxy::{Fault, FaultProxy};
-use crate::common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
+use crate::common::ticker::{assert_no_two_spans_overlap, copies, spans_of, ticker_as};
 use crate::common::{Server, stderr, wait_for, wait_for_lease_end};
 
 const SLOT: i64 = 1_796_220_300_000;
@@ -706,8 +706,17 @@ fn a_cut_off_holder_says_what_it_saw_and_signals_once() {
     let err = stderr(&out);
     assert!(err.contains("still unanswered"), "{err}");
     assert!(!err.contains("stopped or starved"), "{err}");
-    // Give a second SIGTERM (the guard's) time to arrive, were it sent.
-    std::thread::sleep(Duration::from_millis(500));
+    // Every SIGTERM the command will get has been counted once it is gone: its trap writes the
+    // line before it exits, and a signal to a process that ended is heard by nobody. (The shell's
+    // pid is in its own log lines; its command line names this test's log, so a pid reused by
+    // another program is not mistaken for it.)
+    let marker = log.display().to_string();
+    for copy in copies(&log) {
+        let pid: u32 = copy.id.split('.').next().unwrap().parse().unwrap();
+        wait_for("the command to exit", Duration::from_secs(30), || {
+            !common::alive_running(pid, &marker)
+        });
+    }
     let received = std::fs::read_to_string(&terms).unwrap_or_default();
     assert_eq!(received.lines().count(), 1, "SIGTERMs: {received:?}");
 }

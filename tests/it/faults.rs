@@ -12,7 +12,7 @@ use std::process::{Child, Output};
 use std::time::Duration;
 
 use crate::common::proxy::{Fault, FaultProxy};
-use crate::common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
+use crate::common::ticker::{assert_no_two_spans_overlap, copies, spans_of, ticker_as};
 use crate::common::{Server, json, stderr, wait_for, wait_for_claim};
 
 const SLOT: &str = "1796220300000";
@@ -115,9 +115,20 @@ fn kill_9_of_the_winner_mid_run_stops_its_command_before_the_backup_runs() {
             ("2".into(), "b".into(), "finished".into())
         ]
     );
-    // Attempt 1's command stays dead: nothing more in its span after the backup's run.
+    // Attempt 1's command stays dead: its shell (the pid in its own log lines, its command line
+    // naming this test's log) is gone, so nothing can follow in its span after the backup's run.
+    // The guard kills it by the lease deadline, before the backup starts; the wait only covers a
+    // SIGKILL's delivery. A shell still alive after it fails the test.
     let before = spans[&1].1;
-    std::thread::sleep(Duration::from_millis(200));
+    let marker = log.display().to_string();
+    for copy in copies(&log).iter().filter(|c| c.attempt() == Some(1)) {
+        let pid: u32 = copy.id.split('.').next().unwrap().parse().unwrap();
+        wait_for(
+            "attempt 1's command to be gone",
+            Duration::from_secs(10),
+            || !crate::common::alive_running(pid, &marker),
+        );
+    }
     assert_eq!(self::spans(&log)[&1].1, before);
 }
 

@@ -694,6 +694,17 @@ pub fn cmdline(pid: u32) -> String {
         .unwrap_or_else(|_| "gone".into())
 }
 
+/// Whether the process `pid` is alive (not a zombie) and runs a command line that contains
+/// `marker` (a path of the test's own: a pid reused by another program is not it).
+pub fn alive_running(pid: u32, marker: &str) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // pid (comm) STATE ...: the state follows the last ')'.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    matches!(state, Some(s) if s != "Z" && s != "X") && cmdline(pid).contains(marker)
+}
+
 /// Starts `anarchon run ARGS` in its own process group, with piped output, so a test can signal it
 /// and its command together.
 pub fn spawn_run(s: &Server, args: &[&str]) -> Child {
