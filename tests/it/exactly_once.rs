@@ -700,6 +700,18 @@ fn a_cut_off_holder_says_what_it_saw_and_signals_once() {
     wait_for("attempt 1", Duration::from_secs(10), || {
         logged(&log, &id(SLOT, 1))
     });
+    let marker = log.display().to_string();
+    let shells: Vec<u32> = copies(&log)
+        .iter()
+        .map(|c| c.id.split('.').next().unwrap().parse().unwrap())
+        .collect();
+    // The wait for its end below can see it: it is seen alive now.
+    assert!(
+        shells
+            .iter()
+            .all(|pid| common::alive_running(*pid, &marker)),
+        "{shells:?}"
+    );
     proxy.set(Fault::Stall);
     let out = finished(holder);
     proxy.set(Fault::Pass);
@@ -710,9 +722,7 @@ fn a_cut_off_holder_says_what_it_saw_and_signals_once() {
     // line before it exits, and a signal to a process that ended is heard by nobody. (The shell's
     // pid is in its own log lines; its command line names this test's log, so a pid reused by
     // another program is not mistaken for it.)
-    let marker = log.display().to_string();
-    for copy in copies(&log) {
-        let pid: u32 = copy.id.split('.').next().unwrap().parse().unwrap();
+    for pid in shells {
         wait_for("the command to exit", Duration::from_secs(30), || {
             !common::alive_running(pid, &marker)
         });

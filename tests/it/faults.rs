@@ -97,6 +97,14 @@ fn kill_9_of_the_winner_mid_run_stops_its_command_before_the_backup_runs() {
             .get(&1)
             .is_some_and(|(first, last)| last - first > 2500)
     });
+    // Attempt 1's shell, seen alive now (so the wait for its end below can see it).
+    let marker = log.display().to_string();
+    let shell: u32 = copies(&log)
+        .iter()
+        .find(|c| c.label == "1") // this file labels a copy by its attempt alone
+        .map(|c| c.id.split('.').next().unwrap().parse().unwrap())
+        .unwrap();
+    assert!(crate::common::alive_running(shell, &marker), "{shell}");
     kill9(holder.id());
     let holder_out = finished(holder);
     assert_eq!(holder_out.status.code(), None, "killed by SIGKILL");
@@ -120,15 +128,11 @@ fn kill_9_of_the_winner_mid_run_stops_its_command_before_the_backup_runs() {
     // The guard kills it by the lease deadline, before the backup starts; the wait only covers a
     // SIGKILL's delivery. A shell still alive after it fails the test.
     let before = spans[&1].1;
-    let marker = log.display().to_string();
-    for copy in copies(&log).iter().filter(|c| c.attempt() == Some(1)) {
-        let pid: u32 = copy.id.split('.').next().unwrap().parse().unwrap();
-        wait_for(
-            "attempt 1's command to be gone",
-            Duration::from_secs(10),
-            || !crate::common::alive_running(pid, &marker),
-        );
-    }
+    wait_for(
+        "attempt 1's command to be gone",
+        Duration::from_secs(10),
+        || !crate::common::alive_running(shell, &marker),
+    );
     assert_eq!(self::spans(&log)[&1].1, before);
 }
 
