@@ -643,6 +643,15 @@ pub fn dead_port() -> u16 {
     u16::from_be(addr.port)
 }
 
+/// The port in a "serving ... on http://127.0.0.1:PORT" line, which `metrics --listen` and `cron
+/// --listen` print once bound: given `--listen 127.0.0.1:0`, the kernel picks the port as it binds
+/// it, and no other process can take it between a pick and the bind.
+pub fn served_port(line: &str) -> Option<u16> {
+    let (_, rest) = line.split_once("http://127.0.0.1:")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok().filter(|p| *p != 0)
+}
+
 /// The listening TCP socket on 127.0.0.1:`port` (or on every address) and the pid of a process
 /// that holds it, when this user may see it: from /proc/net/tcp and /proc/*/fd.
 pub fn listener_of(port: u16) -> Option<(u64, Option<u32>)> {
