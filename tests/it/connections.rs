@@ -376,6 +376,21 @@ impl Cluster {
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
+        if Server::test_store_format() == 2 {
+            // The format key on the one node that serves its slot (the others answer MOVED), as
+            // common::Server does for a single server.
+            let set: Vec<bool> = nodes
+                .iter()
+                .map(|n| {
+                    redis::cmd("SET")
+                        .arg("cron:format")
+                        .arg(2)
+                        .query::<()>(&mut n.client())
+                        .is_ok()
+                })
+                .collect();
+            assert_eq!(set.iter().filter(|ok| **ok).count(), 1, "{set:?}");
+        }
         Some(Cluster { nodes })
     }
 

@@ -101,7 +101,12 @@ impl Server {
             return None;
         }
         // A replica (`--replicaof`) refuses writes: its store is its primary's, format key and all.
-        if Server::test_store_format() == 2 && !extra.contains(&"--replicaof") {
+        // A cluster node serves no key until the cluster has its slots: the test that makes the
+        // cluster sets the format key on its node (connections.rs, `Cluster::start`).
+        if Server::test_store_format() == 2
+            && !extra.contains(&"--replicaof")
+            && !extra.contains(&"--cluster-enabled")
+        {
             // A store an operator moved to format 2 (`anarchon migrate` on an empty
             // prefix). Format 1, the default, is left to the commands to create.
             // A server started with `--requirepass` is told its password first; one
