@@ -12,7 +12,7 @@ use std::process::{Child, Output};
 use std::time::Duration;
 
 use crate::common::proxy::{Fault, FaultProxy};
-use crate::common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
+use crate::common::ticker::{assert_no_two_spans_overlap, copies, spans_of, ticker_as};
 use crate::common::{Server, json, stderr, wait_for, wait_for_claim};
 
 const SLOT: &str = "1796220300000";
@@ -97,6 +97,14 @@ fn kill_9_of_the_winner_mid_run_stops_its_command_before_the_backup_runs() {
             .get(&1)
             .is_some_and(|(first, last)| last - first > 2500)
     });
+    // Attempt 1's shell, seen alive now (so the wait for its end below can see it).
+    let marker = log.display().to_string();
+    let shell: u32 = copies(&log)
+        .iter()
+        .find(|c| c.label == "1") // this file labels a copy by its attempt alone
+        .map(|c| c.id.split('.').next().unwrap().parse().unwrap())
+        .unwrap();
+    assert!(crate::common::alive_running(shell, &marker), "{shell}");
     kill9(holder.id());
     let holder_out = finished(holder);
     assert_eq!(holder_out.status.code(), None, "killed by SIGKILL");
@@ -115,9 +123,16 @@ fn kill_9_of_the_winner_mid_run_stops_its_command_before_the_backup_runs() {
             ("2".into(), "b".into(), "finished".into())
         ]
     );
-    // Attempt 1's command stays dead: nothing more in its span after the backup's run.
+    // Attempt 1's command stays dead: its shell (the pid in its own log lines, its command line
+    // naming this test's log) is gone, so nothing can follow in its span after the backup's run.
+    // The guard kills it by the lease deadline, before the backup starts; the wait only covers a
+    // SIGKILL's delivery. A shell still alive after it fails the test.
     let before = spans[&1].1;
-    std::thread::sleep(Duration::from_millis(200));
+    wait_for(
+        "attempt 1's command to be gone",
+        Duration::from_secs(10),
+        || !crate::common::alive_running(shell, &marker),
+    );
     assert_eq!(self::spans(&log)[&1].1, before);
 }
 

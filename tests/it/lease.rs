@@ -650,13 +650,36 @@ fn an_unreachable_server_is_a_connection_error_without_the_password() {
 
 #[test]
 fn the_redis_url_falls_back_to_redis_url() {
+    // With no --redis and no $ANARCHON_REDIS_URL (common::anarchon clears both), the claim goes
+    // to $REDIS_URL's server: the run is in this test's own server, and nowhere else could put it
+    // there (a server on localhost:6379 would have it instead).
     let s = Server::start();
     let out = common::anarchon()
         .env("REDIS_URL", &s.url)
-        .args(["claim", "j", "--slot", "now"])
+        .args(["claim", "from-redis-url", "--slot", "60000", "--json"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["outcome"], "won", "{}", stderr(&out));
+    let run = s
+        .run("from-redis-url", "60000")
+        .expect("the claim is in $REDIS_URL's server");
+    assert_eq!(run.status, "running");
+    assert_eq!(
+        json(&out)["token"].as_str(),
+        Some(run.token.as_str()),
+        "the run in the server is the one this claim won"
+    );
+    // And it is $REDIS_URL that is used, not a default: a $REDIS_URL where nothing listens fails
+    // naming it, whatever listens on localhost:6379.
+    let dead = format!("redis://127.0.0.1:{}", common::dead_port());
+    let out = common::anarchon()
+        .env("REDIS_URL", &dead)
+        .args(["claim", "from-redis-url", "--slot", "120000"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&dead), "{}", stderr(&out));
 }
 
 #[test]

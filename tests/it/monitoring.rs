@@ -101,20 +101,23 @@ fn failing_paused_and_healthy_jobs() {
     // The runs (--max-late 59s) and the checks must fall in one minute: a start at second :59
     // made the next slot due mid-test.
     common::wait_clear_of_the_minute_end(&s, Duration::from_secs(20));
-    for (job, command) in [("good", "true"), ("bad", "false"), ("rest", "true")] {
-        s.anarchon()
-            .args([
-                "run",
-                "--job",
-                job,
-                "--schedule",
-                "* * * * *",
-                "--max-late",
-                "59s",
-            ])
-            .args(["--", command])
-            .output()
-            .unwrap();
+    for (job, command, code) in [
+        ("good", "true", 0),
+        ("bad", "false", 1),
+        ("rest", "true", 0),
+    ] {
+        s.cli(&[
+            "run",
+            "--job",
+            job,
+            "--schedule",
+            "* * * * *",
+            "--max-late",
+            "59s",
+            "--",
+            command,
+        ])
+        .expect(code);
     }
     let (code, text) = check(&s, &["good"]);
     assert_eq!(code, 0, "{text}");
@@ -131,10 +134,8 @@ fn failing_paused_and_healthy_jobs() {
     );
     assert_eq!(check(&s, &["bad", "--failures", "1"]).0, 2);
     // Paused: OK, and says so.
-    s.anarchon()
-        .args(["pause", "rest", "--reason", "maintenance"])
-        .output()
-        .unwrap();
+    s.cli(&["pause", "rest", "--reason", "maintenance"])
+        .expect(0);
     let (code, text) = check(&s, &["rest"]);
     assert_eq!(code, 0, "{text}");
     assert!(
@@ -181,10 +182,8 @@ fn failing_paused_and_healthy_jobs() {
         "{m}"
     );
     // A job never run with a schedule is unknown: UNKNOWN.
-    s.anarchon()
-        .args(["run", "--job", "adhoc", "--slot", "now", "--", "true"])
-        .output()
-        .unwrap();
+    s.cli(&["run", "--job", "adhoc", "--slot", "now", "--", "true"])
+        .expect(0);
     let (code, text) = check(&s, &["adhoc"]);
     assert_eq!(code, 3, "{text}");
     let (code, _) = check(&s, &["nosuchjob"]);
@@ -195,10 +194,8 @@ fn failing_paused_and_healthy_jobs() {
 fn bad_data_in_one_job_fails_neither_the_check_nor_the_scrape_of_the_others() {
     let s = Server::start();
     for job in ["fine", "broken", "wrongtype"] {
-        s.anarchon()
-            .args(["run", "--job", job, "--schedule", "* * * * *", "--", "true"])
-            .output()
-            .unwrap();
+        s.cli(&["run", "--job", job, "--schedule", "* * * * *", "--", "true"])
+            .expect(0);
     }
     let _: () = s.cmd(&["HSET", "{cron:broken}:registry", "lease_ms", "soon"]);
     let _: () = s.cmd(&["DEL", "{cron:wrongtype}:registry"]);
@@ -247,20 +244,21 @@ fn the_exporter_serves_text_a_prometheus_parser_reads() {
         return;
     }
     let s = Server::start();
+    // The runs and the scrape must fall in one minute, as in `failing_paused_and_healthy_jobs`:
+    // a start at second :59 would make the next slot due mid-test.
+    common::wait_clear_of_the_minute_end(&s, Duration::from_secs(20));
     // Jobs in every state the metrics describe: ok, failing, running (a lease held), paused.
-    for (job, command) in [("ok", "true"), ("bad", "false"), ("held", "true")] {
-        s.anarchon()
-            .args([
-                "run",
-                "--job",
-                job,
-                "--schedule",
-                "* * * * *",
-                "--",
-                command,
-            ])
-            .output()
-            .unwrap();
+    for (job, command, code) in [("ok", "true", 0), ("bad", "false", 1), ("held", "true", 0)] {
+        s.cli(&[
+            "run",
+            "--job",
+            job,
+            "--schedule",
+            "* * * * *",
+            "--",
+            command,
+        ])
+        .expect(code);
     }
     let out = s
         .anarchon()
@@ -268,15 +266,13 @@ fn the_exporter_serves_text_a_prometheus_parser_reads() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    s.anarchon().args(["pause", "ok"]).output().unwrap();
+    s.cli(&["pause", "ok"]).expect(0);
 
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    // Port 0: the exporter binds a port the kernel picks and says which (a port picked here and
+    // released could be taken by another test before the exporter binds it).
     let mut exporter = s
         .anarchon_process()
-        .args(["metrics", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["metrics", "--listen", "127.0.0.1:0"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -285,6 +281,7 @@ fn the_exporter_serves_text_a_prometheus_parser_reads() {
         .read_line(&mut line)
         .unwrap();
     assert!(line.contains("serving metrics on"), "{line}");
+    let port = common::served_port(&line).unwrap_or_else(|| panic!("no port in {line:?}"));
     let script = r#"
 import json, sys, urllib.request
 from prometheus_client.parser import text_string_to_metric_families

@@ -309,7 +309,20 @@ fn list_tells_an_expired_lease_from_a_running_one_and_lists_live_leases() {
         (active[1]["job"].as_str(), active[1]["state"].as_str()),
         (Some("hung"), Some("expired"))
     );
-    assert!(active[0]["running_for_ms"].as_i64().unwrap() >= 0);
+    // Since the claim, by the server's clock the document was read at: the claim the store
+    // holds, at least the hung lease's 200 ms ago (waited out above).
+    let claimed_at = s
+        .run("healthy", "60000")
+        .and_then(|r| r.claimed_at)
+        .expect("the healthy run's claim time");
+    assert_eq!(active[0]["claimed_at"], claimed_at, "{v}");
+    let running_for = active[0]["running_for_ms"].as_i64().unwrap();
+    assert_eq!(
+        running_for,
+        v["server_time"].as_i64().unwrap() - claimed_at,
+        "{v}"
+    );
+    assert!(running_for >= 200, "{v}");
     let text = String::from_utf8_lossy(&s.cli(&["list", "--active"]).stdout).into_owned();
     assert!(
         text.contains("RUNNING FOR") && text.contains("expired"),
@@ -319,8 +332,13 @@ fn list_tells_an_expired_lease_from_a_running_one_and_lists_live_leases() {
     // inspect says how long it has run and when its lease was last renewed (format 2 records the
     // lease each attempt was claimed with).
     let out = s.cli(&["inspect", "healthy", "--json"]);
-    let run = &json(&out)["active"][0];
-    assert!(run["running_for_ms"].as_i64().unwrap() >= 0);
+    let inspected = json(&out);
+    let run = &inspected["active"][0];
+    assert_eq!(
+        run["running_for_ms"].as_i64().unwrap(),
+        inspected["server_time"].as_i64().unwrap() - claimed_at,
+        "{inspected}"
+    );
     if !s.is_format_1("healthy") {
         assert_eq!(run["lease_ms"], 600_000);
         assert_eq!(
@@ -587,7 +605,12 @@ fn inspect_shows_the_registry_key_and_runs_shaped_as_history_entries() {
         .collect();
     assert!(keys.contains(&"{cron:shape}:registry"), "{keys:?}");
     let run = &v["runs"][0];
-    assert!(run["duration_ms"].as_i64().is_some_and(|d| d >= 0), "{run}");
+    // From the claim to the end, as `history` measures it.
+    assert_eq!(
+        run["duration_ms"].as_i64(),
+        Some(run["ended_at"].as_i64().unwrap() - run["claimed_at"].as_i64().unwrap()),
+        "{run}"
+    );
     let history = json(&s.cli(&["history", "shape", "--json"]).expect(0));
     let entry = &history["entries"][0];
     for field in [

@@ -126,10 +126,12 @@ fn list_shows_every_job_of_both_layouts_sorted() {
         .as_str()
         .unwrap()
         .to_string();
+    let before_finish = s.now_ms();
     let out = s.cli(&[
         "finish", "alpha", "--slot", "2000", "--token", &token, "--status", "failed",
     ]);
     assert_eq!(out.status.code(), Some(0));
+    let after_finish = s.now_ms();
     // A claim-only job, as the stream-id strategy writes it.
     let _: String = s.cmd(&[
         "XADD",
@@ -153,7 +155,18 @@ fn list_shows_every_job_of_both_layouts_sorted() {
     assert_eq!(alpha["last_slot"], 2000);
     assert_eq!(alpha["last_status"], "failed");
     assert_eq!(alpha["history_entries"], 1);
-    assert!(alpha["last_result_age_ms"].as_i64().unwrap() >= 0);
+    // The result is the finish above, and its age is measured on the server's clock the
+    // document was read at.
+    let last_result_at = alpha["last_result_at"].as_i64().unwrap();
+    assert!(
+        (before_finish..=after_finish).contains(&last_result_at),
+        "{before_finish}..={after_finish}: {alpha}"
+    );
+    assert_eq!(
+        alpha["last_result_age_ms"].as_i64(),
+        Some(v["server_time"].as_i64().unwrap() - last_result_at),
+        "{v}"
+    );
     assert_eq!(jobs[1]["last_status"], "running");
     assert_eq!(jobs[1]["last_runner"], "bravo-host");
     assert_eq!(jobs[3]["layout"], "claim-only");
@@ -336,7 +349,15 @@ fn history_of_a_thousand_runs_newest_first_with_filters() {
         .collect();
     assert!(slots.windows(2).all(|w| w[0] > w[1]), "not newest first");
     assert_eq!(slots[0], 1_000_000 + 999 * 60_000);
-    assert!(entries[0]["duration_ms"].as_i64().unwrap() >= 0);
+    // Each from its claim to its end (a run's claim and finish are one pipeline apart here, so
+    // most are 0 ms and some cross a millisecond: every entry is compared).
+    for entry in &entries {
+        assert_eq!(
+            entry["duration_ms"].as_i64(),
+            Some(entry["ended_at"].as_i64().unwrap() - entry["claimed_at"].as_i64().unwrap()),
+            "{entry}"
+        );
+    }
 
     let failed = json(&s.cli(&[
         "history", "big", "--status", "failed", "--last", "1000", "--json",

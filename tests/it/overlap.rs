@@ -492,9 +492,14 @@ fn a_released_run_whose_command_ended_by_itself_is_recorded_as_it_ended() {
     assert!(!marked);
 }
 
+/// How soon after the release mark a holder whose keeper looks every second has stopped its
+/// command and ended: about a second, with the margin a loaded machine needs.
+const HEARD_WITHIN: Duration = Duration::from_secs(4);
+
 /// `--overlap replace` with a long lease (a heartbeat every 20 s): the older command hears of the
-/// release within about a second (its keeper looks for the release mark every second), stops,
-/// and the replacing slot runs, once (#35, item 3).
+/// release within about a second (its keeper looks for the release mark every second; asserted
+/// under [`HEARD_WITHIN`], 4 s, from the mark to the holder's end), stops, and the replacing slot
+/// runs, once (#35, item 3).
 #[test]
 fn replace_is_heard_before_the_next_heartbeat_and_the_replacing_slot_runs() {
     let s = Server::start();
@@ -516,14 +521,25 @@ fn replace_is_heard_before_the_next_heartbeat_and_the_replacing_slot_runs() {
             with_lease(run_args(&newer, "replace", &runner, &short))
         })
         .collect();
-    let started = std::time::Instant::now();
+    let mut holder = holder;
+    // From the moment the replacing host's release mark is in the store (or the holder already
+    // gone: it heard of the mark before this look saw it).
+    let mark = format!("released:{older}");
+    common::wait_for("the release mark", Duration::from_secs(20), || {
+        s.cmd::<bool>(&["HEXISTS", "{cron:ov}:job", &mark])
+            || holder.try_wait().is_ok_and(|e| e.is_some())
+    });
+    let marked = std::time::Instant::now();
     let (_, old_doc) = json_of(holder.wait_with_output().unwrap());
-    let heard_in = started.elapsed();
+    let heard_in = marked.elapsed();
+    eprintln!("the holder heard of the release and ended {heard_in:?} after the mark");
     assert_eq!(old_doc["status"], "interrupted", "{old_doc}");
-    // Well before the holder's next heartbeat (20 s after its claim).
+    // About a second: the keeper's look (every second), then the command stopped and the
+    // attempt recorded. 4 s leaves a loaded 2-core machine three seconds of margin and still
+    // fails a holder that hears only at its heartbeat (20 s) or looks every 5 s or more.
     assert!(
-        heard_in < Duration::from_secs(10),
-        "heard after {heard_in:?}"
+        heard_in < HEARD_WITHIN,
+        "heard {heard_in:?} after the release mark (at most {HEARD_WITHIN:?})"
     );
     let docs: Vec<_> = hosts
         .into_iter()

@@ -924,12 +924,7 @@ fn the_crontab_recipe_works_in_cron_s_environment() {
     );
     // A line that names no server listening (a typo): the address, named, and exit 90. (Not the
     // line left out: that is localhost:6379, which may be a real server on this machine.)
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("redis://127.0.0.1:{closed}");
+    let url = format!("redis://127.0.0.1:{}", common::dead_port());
     let out = cron(Some(&url));
     assert_eq!(out.status.code(), Some(90), "{}", stderr(&out));
     assert!(stderr(&out).contains(&url), "{}", stderr(&out));
@@ -970,23 +965,34 @@ fn on_failure_notifies_once_from_the_host_that_ran_the_attempt() {
             )
         })
         .collect();
-    let codes: Vec<i32> = hosts
+    let codes: Vec<(&str, i32)> = ["host-a:1", "host-b:2"]
         .into_iter()
-        .map(|h| h.wait_with_output().unwrap().status.code().unwrap())
+        .zip(hosts)
+        .map(|(runner, h)| (runner, h.wait_with_output().unwrap().status.code().unwrap()))
         .collect();
-    let mut sorted = codes.clone();
+    let mut sorted: Vec<i32> = codes.iter().map(|(_, c)| *c).collect();
     sorted.sort();
     assert_eq!(
         sorted,
         vec![3, 82],
         "the runner's code and the loser's: {codes:?}"
     );
+    // The host that ran the attempt: exit 3 is its command's, and the store says so too.
+    let ran = codes.iter().find(|(_, c)| *c == 3).unwrap().0;
+    assert_eq!(
+        s.ended_attempts("n"),
+        vec![("1".into(), ran.to_string(), "failed".into())],
+        "{codes:?}"
+    );
     let lines = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = lines.lines().collect();
     assert_eq!(lines.len(), 1, "notified once: {lines:?}");
     let fields: Vec<&str> = lines[0].splitn(6, ' ').collect();
     assert_eq!(&fields[..4], &["n", "60000", "failed", "3"], "{lines:?}");
-    assert!(fields[4].starts_with("host-"), "{lines:?}");
+    assert_eq!(
+        fields[4], ran,
+        "the hook ran on the host that ran the attempt: {lines:?}"
+    );
     assert_eq!(fields[5], "disk full", "{lines:?}");
 
     // A hook that fails, and one that hangs past its timeout: said, bounded, the code unchanged.

@@ -17,23 +17,35 @@ struct Sentinel {
 }
 
 impl Sentinel {
+    /// Starts a Sentinel on a free port. The port is picked by binding and releasing it, so
+    /// another test may take it before the Sentinel binds it: then the Sentinel exits (or the
+    /// port answers from another process), and the start is tried again on another port.
     fn start(primary_port: u16) -> Sentinel {
         Sentinel::start_with(primary_port, None, None)
     }
 
     /// A sentinel that asks its clients for `password`, and gives `primary_password` to the
-    /// primary it watches.
+    /// primary it watches: on a fresh port each try, until one is its own.
     fn start_with(
         primary_port: u16,
         password: Option<&str>,
         primary_password: Option<&str>,
     ) -> Sentinel {
+        for _ in 0..20 {
+            if let Some(sentinel) = Sentinel::try_start(primary_port, password, primary_password) {
+                return sentinel;
+            }
+        }
+        panic!("could not start a sentinel on a free port");
+    }
+
+    fn try_start(
+        primary_port: u16,
+        password: Option<&str>,
+        primary_password: Option<&str>,
+    ) -> Option<Sentinel> {
         let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::free_port();
         let conf = dir.path().join("sentinel.conf");
         std::fs::write(
             &conf,
@@ -54,16 +66,21 @@ impl Sentinel {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let sentinel = Sentinel {
+        let mut sentinel = Sentinel {
             child,
             port,
             password: password.map(str::to_string),
             _dir: dir,
         };
+        // Up: it answers PING and the port is its own. Or gone: it could not bind the port.
+        let mut exited = false;
         wait_for("the sentinel", Duration::from_secs(10), || {
-            sentinel.query(&["PING"]).is_ok()
+            exited = matches!(sentinel.child.try_wait(), Ok(Some(_)));
+            exited
+                || (sentinel.query(&["PING"]).is_ok()
+                    && common::listens_on(sentinel.child.id(), port))
         });
-        sentinel
+        (!exited).then_some(sentinel)
     }
 
     fn query(&self, args: &[&str]) -> redis::RedisResult<redis::Value> {

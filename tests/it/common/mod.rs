@@ -31,6 +31,9 @@ pub struct Server {
     /// the server process itself: the `faketime` wrapper would stand between, and killing it
     /// would leave the server running.
     faketime: Option<String>,
+    /// A file holding that clock instead ([`Server::start_with_clock_file_at`]): libfaketime reads
+    /// it again every second, so [`Server::set_clock`] moves a running server's clock.
+    clock_file: Option<PathBuf>,
 }
 
 impl Server {
@@ -50,6 +53,7 @@ impl Server {
             binary: binary.to_string(),
             password: None,
             faketime: None,
+            clock_file: None,
         }
     }
 
@@ -57,42 +61,77 @@ impl Server {
     pub fn start_with(extra: &[&str]) -> Server {
         let binary = server_binary();
         for _ in 0..20 {
-            let mut server = Server::unstarted(&binary);
-            server.password = extra
-                .iter()
-                .position(|a| *a == "--requirepass")
-                .and_then(|i| extra.get(i + 1))
-                .map(|p| p.to_string());
-            if server.spawn(extra) {
-                if Server::test_store_format() == 2 {
-                    // A store an operator moved to format 2 (`anarchon migrate` on an empty
-                    // prefix). Format 1, the default, is left to the commands to create.
-                    // A server started with `--requirepass` is told its password first; one
-                    // whose credentials come only from a file of its own (an ACL file) is left
-                    // alone, as the test that made it decides its store.
-                    let mut c = server.try_client().expect("connect to the new server");
-                    if let Some(password) = &server.password {
-                        redis::cmd("AUTH")
-                            .arg(password)
-                            .query::<()>(&mut c)
-                            .expect("AUTH with the server's --requirepass");
-                    }
-                    match redis::cmd("SET")
-                        .arg("cron:format")
-                        .arg(2)
-                        .query::<()>(&mut c)
-                    {
-                        Ok(()) => {}
-                        Err(e) if e.code() == Some("NOAUTH") && server.password.is_none() => {}
-                        Err(e) => {
-                            panic!("format 2 was asked for, and SET cron:format 2 failed: {e}")
-                        }
-                    }
-                }
+            if let Some(server) = Server::try_start(&binary, extra) {
                 return server;
             }
         }
         panic!("could not start {binary} on a free port");
+    }
+
+    /// Starts a server with an option that names a second port of its own (`--tls-port`) and
+    /// extra options: every try picks a new free port for it as for the server's own, so a port
+    /// another test took between the pick and the bind costs a try, not the test. The server and
+    /// that port.
+    pub fn start_with_port_option(option: &str, extra: &[&str]) -> (Server, u16) {
+        let binary = server_binary();
+        for _ in 0..20 {
+            let port = free_port();
+            let port_s = port.to_string();
+            let mut args = vec![option, port_s.as_str()];
+            args.extend_from_slice(extra);
+            if let Some(mut server) = Server::try_start(&binary, &args) {
+                if server.pid().is_some_and(|pid| listens_on(pid, port)) {
+                    return (server, port);
+                }
+                server.stop();
+            }
+        }
+        panic!("could not start {binary} with {option} on a free port");
+    }
+
+    /// One try of [`Server::start_with`]: None when the server did not start (its port taken).
+    fn try_start(binary: &str, extra: &[&str]) -> Option<Server> {
+        let mut server = Server::unstarted(binary);
+        server.password = extra
+            .iter()
+            .position(|a| *a == "--requirepass")
+            .and_then(|i| extra.get(i + 1))
+            .map(|p| p.to_string());
+        if !server.spawn(extra) {
+            return None;
+        }
+        // A replica (`--replicaof`) refuses writes: its store is its primary's, format key and all.
+        // A cluster node serves no key until the cluster has its slots: the test that makes the
+        // cluster sets the format key on its node (connections.rs, `Cluster::start`).
+        if Server::test_store_format() == 2
+            && !extra.contains(&"--replicaof")
+            && !extra.contains(&"--cluster-enabled")
+        {
+            // A store an operator moved to format 2 (`anarchon migrate` on an empty
+            // prefix). Format 1, the default, is left to the commands to create.
+            // A server started with `--requirepass` is told its password first; one
+            // whose credentials come only from a file of its own (an ACL file) is left
+            // alone, as the test that made it decides its store.
+            let mut c = server.try_client().expect("connect to the new server");
+            if let Some(password) = &server.password {
+                redis::cmd("AUTH")
+                    .arg(password)
+                    .query::<()>(&mut c)
+                    .expect("AUTH with the server's --requirepass");
+            }
+            match redis::cmd("SET")
+                .arg("cron:format")
+                .arg(2)
+                .query::<()>(&mut c)
+            {
+                Ok(()) => {}
+                Err(e) if e.code() == Some("NOAUTH") && server.password.is_none() => {}
+                Err(e) => {
+                    panic!("format 2 was asked for, and SET cron:format 2 failed: {e}")
+                }
+            }
+        }
+        Some(server)
     }
 
     /// Starts a server whose clock starts at `utc` ("2026-03-29 00:59:50") and ticks on, under
@@ -101,6 +140,57 @@ impl Server {
     /// Redis 6.0 or 5.0 that .ci/run builds under target/redis-builds. None when there is none
     /// (or no faketime): the caller skips, and in CI that is a failure.
     pub fn start_with_clock_at(utc: &str) -> Option<Server> {
+        let mut server = Server::unstarted(&Server::faketime_binary()?);
+        server.faketime = Some(format!("@{utc}"));
+        assert!(
+            server.spawn(&[]),
+            "{} under faketime did not start",
+            server.binary
+        );
+        Some(server)
+    }
+
+    /// As [`Server::start_with_clock_at`], with the clock in a file of the server's directory
+    /// that [`Server::set_clock`] rewrites: one server, one store, whose clock jumps (the two
+    /// 02:30s of a fall-back night, an hour apart, without an hour's wait).
+    pub fn start_with_clock_file_at(utc: &str) -> Option<Server> {
+        let mut server = Server::unstarted(&Server::faketime_binary()?);
+        let file = server.dir.path().join("faketime.rc");
+        std::fs::write(&file, format!("@{utc}\n")).unwrap();
+        server.faketime = Some(format!("@{utc}"));
+        server.clock_file = Some(file);
+        assert!(
+            server.spawn(&[]),
+            "{} under faketime did not start",
+            server.binary
+        );
+        Some(server)
+    }
+
+    /// Moves the clock of a server started by [`Server::start_with_clock_file_at`] to `utc`
+    /// (then ticking on), and waits until the server's own clock shows it (libfaketime reads the
+    /// file again after at most a second).
+    pub fn set_clock(&self, utc: &str) {
+        let file = self
+            .clock_file
+            .as_ref()
+            .expect("a server with a clock file");
+        std::fs::write(file, format!("@{utc}\n")).unwrap();
+        let target = chrono::NaiveDateTime::parse_from_str(utc, "%Y-%m-%d %H:%M:%S")
+            .expect("a clock as YYYY-MM-DD hh:mm:ss")
+            .and_utc()
+            .timestamp_millis();
+        wait_for(
+            &format!("the server clock to move to {utc}"),
+            Duration::from_secs(10),
+            || (self.now_ms() - target).abs() < 60_000,
+        );
+    }
+
+    /// A server binary libfaketime can start: $ANARCHON_TEST_FAKETIME_SERVER, or the Redis 6.0 or
+    /// 5.0 that .ci/run builds under target/redis-builds. None when there is none (or no
+    /// faketime): the caller skips, and in CI that is a failure.
+    fn faketime_binary() -> Option<String> {
         let root = env!("CARGO_MANIFEST_DIR");
         let binary = std::env::var("ANARCHON_TEST_FAKETIME_SERVER")
             .ok()
@@ -111,22 +201,14 @@ impl Server {
                     .find(|p| Path::new(p).exists())
             })
             .filter(|_| libfaketime().is_some());
-        let Some(binary) = binary else {
+        if binary.is_none() {
             assert!(
                 std::env::var_os("CI").is_none(),
                 "no libc-malloc redis-server or no faketime: .ci/run builds and installs them"
             );
             eprintln!("skipped: no redis-server that runs under faketime");
-            return None;
-        };
-        let mut server = Server::unstarted(&binary);
-        server.faketime = Some(format!("@{utc}"));
-        assert!(
-            server.spawn(&[]),
-            "{} under faketime did not start",
-            server.binary
-        );
-        Some(server)
+        }
+        binary
     }
 
     fn spawn(&mut self, extra: &[&str]) -> bool {
@@ -151,8 +233,14 @@ impl Server {
         if let (Some(spec), Some(lib)) = (&self.faketime, libfaketime()) {
             command
                 .env("LD_PRELOAD", lib)
-                .env("FAKETIME", spec)
                 .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+            match &self.clock_file {
+                // FAKETIME would win over the file.
+                Some(file) => command
+                    .env("FAKETIME_TIMESTAMP_FILE", file)
+                    .env("FAKETIME_CACHE_DURATION", "1"),
+                None => command.env("FAKETIME", spec),
+            };
         }
         let child = command
             .args(&args)
@@ -175,9 +263,16 @@ impl Server {
             let pong = self
                 .try_client()
                 .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c));
-            // A server that asks for a password (NOAUTH) is up, too.
+            // A server that asks for a password (NOAUTH) is up, too. It must be this one: another
+            // test's server that took the port between the pick and the bind answers as well.
             if pong.is_ok() || pong.is_err_and(|e| e.code() == Some("NOAUTH")) {
-                return true;
+                if self.pid().is_some_and(|pid| listens_on(pid, self.port)) {
+                    return true;
+                }
+                if listener_of(self.port).is_some_and(|(_, pid)| pid != self.pid()) {
+                    self.stop();
+                    return false; // the port is another process's
+                }
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -185,14 +280,30 @@ impl Server {
         false
     }
 
-    /// Restarts a stopped server on the same port and directory (with the same extra options).
+    /// Restarts a stopped server on the same port and directory (with the same extra options):
+    /// its clients reconnect to that port. Another test may bind the port while the server is
+    /// down (a port of the ephemeral range, picked by [`free_port`]): the start is tried again
+    /// until a deadline, and fails naming the process that holds the port.
     pub fn restart(&mut self, extra: &[&str]) {
         self.stop();
-        assert!(
-            self.spawn(extra),
-            "server did not come back on port {}",
-            self.port
-        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if self.spawn(extra) {
+                return;
+            }
+            let holder = listener_of(self.port);
+            assert!(
+                Instant::now() < deadline,
+                "server did not come back on port {}: {}",
+                self.port,
+                match holder {
+                    Some((_, Some(pid))) => format!("pid {pid} ({}) listens on it", cmdline(pid)),
+                    Some((_, None)) => "a process this user cannot see listens on it".into(),
+                    None => "nobody else listens on it".into(),
+                }
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     pub fn try_client(&self) -> redis::RedisResult<redis::Connection> {
@@ -399,7 +510,10 @@ pub fn is_valkey() -> bool {
     server_binary().contains("valkey")
 }
 
-fn free_port() -> u16 {
+/// A port nobody listened on a moment ago. Another process may bind it before the caller does:
+/// whatever starts on it must be tried again on another port when its bind fails
+/// ([`Server::start_with`], [`Server::start_with_port_option`]).
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -510,9 +624,127 @@ pub fn have(program: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// A loopback port nobody listens on.
+/// A loopback port nobody listens on, for as long as the tests run: a socket of this process is
+/// bound to it and never listens, so a connection is refused (RST, at once: "nothing there", not
+/// a black hole that swallows the connection), and, bound without SO_REUSEADDR, the port cannot be
+/// taken by a server another test starts (a port merely picked and released could be).
 pub fn dead_port() -> u16 {
-    free_port()
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::sync::Mutex;
+    // Kept open until the test binary exits.
+    static HELD: Mutex<Vec<OwnedFd>> = Mutex::new(Vec::new());
+    #[repr(C)]
+    struct SockaddrIn {
+        family: u16,
+        port: u16,
+        addr: u32,
+        zero: [u8; 8],
+    }
+    unsafe extern "C" {
+        fn socket(domain: i32, kind: i32, protocol: i32) -> i32;
+        fn bind(fd: i32, addr: *const SockaddrIn, len: u32) -> i32;
+        fn getsockname(fd: i32, addr: *mut SockaddrIn, len: *mut u32) -> i32;
+    }
+    const AF_INET: u16 = 2;
+    const SOCK_STREAM: i32 = 1;
+    let mut addr = SockaddrIn {
+        family: AF_INET,
+        port: 0, // the kernel picks a free one at bind
+        addr: u32::from_ne_bytes([127, 0, 0, 1]),
+        zero: [0; 8],
+    };
+    let len = u32::try_from(std::mem::size_of::<SockaddrIn>()).unwrap();
+    // SAFETY: plain socket calls on a descriptor this function owns, with a sockaddr_in laid out
+    // as the kernel's and its true length.
+    let fd = unsafe { socket(i32::from(AF_INET), SOCK_STREAM, 0) };
+    assert!(fd >= 0, "socket(): {}", std::io::Error::last_os_error());
+    // SAFETY: fd is a new descriptor nothing else owns.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: as above.
+    let bound = unsafe { bind(fd, &addr, len) };
+    assert_eq!(bound, 0, "bind(): {}", std::io::Error::last_os_error());
+    let mut got = len;
+    // SAFETY: as above; addr has room for a sockaddr_in.
+    let named = unsafe { getsockname(fd, &mut addr, &mut got) };
+    assert_eq!(
+        named,
+        0,
+        "getsockname(): {}",
+        std::io::Error::last_os_error()
+    );
+    HELD.lock().unwrap_or_else(|e| e.into_inner()).push(owned);
+    u16::from_be(addr.port)
+}
+
+/// The port in a "serving ... on http://127.0.0.1:PORT" line, which `metrics --listen` and `cron
+/// --listen` print once bound: given `--listen 127.0.0.1:0`, the kernel picks the port as it binds
+/// it, and no other process can take it between a pick and the bind.
+pub fn served_port(line: &str) -> Option<u16> {
+    let (_, rest) = line.split_once("http://127.0.0.1:")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok().filter(|p| *p != 0)
+}
+
+/// The listening TCP socket on 127.0.0.1:`port` (or on every address) and the pid of a process
+/// that holds it, when this user may see it: from /proc/net/tcp and /proc/*/fd.
+pub fn listener_of(port: u16) -> Option<(u64, Option<u32>)> {
+    let inode = listening_inode(port)?;
+    let pid = std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| holds_socket(*pid, inode));
+    Some((inode, pid))
+}
+
+/// Whether the process `pid` holds the socket listening on 127.0.0.1:`port`.
+pub fn listens_on(pid: u32, port: u16) -> bool {
+    listening_inode(port).is_some_and(|inode| holds_socket(pid, inode))
+}
+
+fn listening_inode(port: u16) -> Option<u64> {
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    let local = [
+        format!("0100007F:{port:04X}"),
+        format!("00000000:{port:04X}"),
+    ];
+    table.lines().skip(1).find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        // sl local rem st(0A: LISTEN) tx:rx tr:when retrnsmt uid timeout inode
+        (f.len() > 9 && local.iter().any(|l| l == f[1]) && f[3] == "0A")
+            .then(|| f[9].parse().ok())
+            .flatten()
+    })
+}
+
+fn holds_socket(pid: u32, inode: u64) -> bool {
+    let want = format!("socket:[{inode}]");
+    std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+        fds.filter_map(|e| e.ok())
+            .any(|e| std::fs::read_link(e.path()).is_ok_and(|l| l.to_str() == Some(&want)))
+    })
+}
+
+/// A process's command line, for a message.
+pub fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            String::from_utf8_lossy(&b)
+                .replace('\0', " ")
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_else(|_| "gone".into())
+}
+
+/// Whether the process `pid` is alive (not a zombie) and runs a command line that contains
+/// `marker` (a path of the test's own: a pid reused by another program is not it).
+pub fn alive_running(pid: u32, marker: &str) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // pid (comm) STATE ...: the state follows the last ')'.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    matches!(state, Some(s) if s != "Z" && s != "X") && cmdline(pid).contains(marker)
 }
 
 /// Starts `anarchon run ARGS` in its own process group, with piped output, so a test can signal it
