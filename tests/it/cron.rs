@@ -663,21 +663,11 @@ fn listen_serves_healthz_readyz_and_metrics() {
         &file,
         "# anarchon: --job m1\n*/1 * * * * * true\n# anarchon: --job m2\n*/2 * * * * * true\n",
     );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let replica = Replica::start(
-        &s.url,
-        &file,
-        dir.path(),
-        "r",
-        &["--listen", &port.to_string()],
-    );
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--listen", "127.0.0.1:0"]);
     wait_for("a run", Duration::from_secs(10), || {
         replica.stderr().contains("finished as attempt")
     });
+    let port = listening_port(&replica);
     assert_eq!(http_get(port, "/healthz"), (200, "ok\n".to_string()));
     assert_eq!(http_get(port, "/readyz").0, 200);
     let (status, metrics) = http_get(port, "/metrics");
@@ -1047,26 +1037,28 @@ fn healthz_answers_while_the_store_is_not_there_yet() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("crontab");
     write(&file, "# anarchon: --job late\n*/1 * * * * * true\n");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     let err = dir.path().join("r.err");
     let _daemon = Started(
         std::process::Command::new(crate::common::anarchon_path())
             .env_remove("ANARCHON_REDIS_URL")
             .args(["--redis", &s.url, "cron"])
             .arg(&file)
-            .args(["--listen", &port.to_string()])
+            .args(["--listen", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&err).unwrap())
             .spawn()
             .unwrap(),
     );
+    // The port the kernel gave it, as it says (no port found free, released and raced for).
+    let mut port = 0;
     wait_for("the listener", Duration::from_secs(10), || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        let said = std::fs::read_to_string(&err).unwrap_or_default();
+        port = said
+            .lines()
+            .find_map(crate::common::served_port)
+            .unwrap_or(0);
+        port != 0 && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     });
     assert_eq!(http_get(port, "/healthz"), (200, "ok\n".to_string()));
     assert_eq!(http_get(port, "/readyz").0, 503);
