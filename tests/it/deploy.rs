@@ -318,6 +318,14 @@ fn the_manifest_scrapes_every_metric_series_once() {
                         name(d)
                     );
                     assert_eq!(count, 1, "{}: the job series' one exporter", name(d));
+                    // The series' `job` label is anarchon's job (the alerts' `$labels.job`),
+                    // not the scrape job's name.
+                    assert_eq!(
+                        m["spec"]["podMetricsEndpoints"][0]["honorLabels"],
+                        true,
+                        "{}: the job series' `job` label would become `exported_job`",
+                        name(m)
+                    );
                     assert_eq!(
                         d["spec"]["strategy"]["type"],
                         "Recreate",
