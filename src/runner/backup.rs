@@ -43,6 +43,10 @@ pub async fn wait_as_backup(
     let spinner = crate::lines::stderr_spinner(quiet);
     let mut sent = BootTime::now();
     let mut trouble = Trouble::default();
+    // Said to the holder, so that its hand-over can tell whether anyone takes the run over: again
+    // at most every second, each saying lasting a few polls.
+    let announce_ttl = poll.max(Duration::from_secs(1)) * 2 + Duration::from_secs(1);
+    let mut announced: Option<Instant> = None;
     while reply.outcome == ClaimOutcome::Running && give_up.is_none_or(|g| Instant::now() < g) {
         let left_ms = reply.lease_end.unwrap_or(reply.server_now) - reply.server_now;
         if let Some(bar) = &spinner {
@@ -53,6 +57,12 @@ pub async fn wait_as_backup(
                 reply.attempt.unwrap_or(0),
                 humanize(u64::try_from(left_ms).unwrap_or(0))
             ));
+        }
+        if announced.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+            let said = lease::announce_standby(conn, keys, req.slot, &req.runner, announce_ttl);
+            if let Ok(Ok(())) = timeout(Duration::from_secs(1), said).await {
+                announced = Some(Instant::now());
+            }
         }
         let nap = Duration::from_millis(u64::try_from(left_ms + 25).unwrap_or(0))
             .clamp(Duration::from_millis(25), poll);

@@ -515,7 +515,7 @@ async fn execute(
             (Recorded::Released { status, .. }, _) => status.clone(),
             (Recorded::Yes, true) => "finished".to_string(),
             (Recorded::Yes, false) => "failed".to_string(),
-            (Recorded::HandedOver, _) => "interrupted".to_string(),
+            (Recorded::HandedOver { .. }, _) => "interrupted".to_string(),
             (Recorded::LeaseLost(_) | Recorded::Unreachable(_) | Recorded::Refused { .. }, _) => {
                 "unknown".to_string()
             }
@@ -597,8 +597,14 @@ fn say_recorded(
 ) {
     match recorded {
         Recorded::Yes => {}
-        Recorded::HandedOver => crate::errln!(
-            "anarchon: the command was stopped for the shutdown; attempt {attempt} of {job} @ {} is handed over: its lease ended now, and a replica standing by takes the run over as the next attempt",
+        Recorded::HandedOver {
+            standing_by: Some(backup),
+        } => crate::errln!(
+            "anarchon: the command was stopped for the shutdown; attempt {attempt} of {job} @ {} is handed over: its lease ended now, and a replica standing by ({backup}) takes the run over as the next attempt",
+            rfc3339(slot)
+        ),
+        Recorded::HandedOver { standing_by: None } => crate::errln!(
+            "anarchon: the command was stopped for the shutdown; attempt {attempt} of {job} @ {} is given up, and no replica is standing by for it: its lease ended now; a replica of this job that starts (or reloads its crontab) takes the run over as the next attempt if attempts remain, unless the job's next run ends it first (under --overlap forbid it ends interrupted, superseded by that run)",
             rfc3339(slot)
         ),
         Recorded::Released { reason, status } => crate::errln!(
@@ -710,7 +716,7 @@ async fn not_started(
             | Recorded::Unreachable(_)
             | Recorded::Refused { .. }
             | Recorded::Released { .. }
-            | Recorded::HandedOver => "unknown".to_string(),
+            | Recorded::HandedOver { .. } => "unknown".to_string(),
         },
         command: None,
         recorded: Some(recorded),
