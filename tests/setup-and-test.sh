@@ -135,7 +135,7 @@ say "the lease tests again, against stores an operator moved to format 2 (anarch
 # (the integration tests are one binary, tests/it/; a filter `lease::` selects tests/it/lease.rs)
 ANARCHON_TEST_STORE_FORMAT=2 cargo test --locked --test it -- lease:: faults:: run:: operator:: \
   hardening:: reliability:: tty:: oncall:: pause:: exactly_once:: soak:: \
-  catchup:: fencing:: herd:: functions:: overlap:: backfill:: ping:: monitoring:: cron:: \
+  catchup:: fencing:: herd:: functions:: overlap:: backfill:: ping:: monitoring:: cron:: deploys:: \
   events:: live_output:: next:: timeline:: top::
 
 say "test suite against valkey-server"

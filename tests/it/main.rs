@@ -9,6 +9,7 @@ mod backfill;
 mod catchup;
 mod connections;
 mod cron;
+mod deploys;
 mod dst;
 mod events;
 mod exactly_once;
