@@ -323,3 +323,78 @@ fn a_new_job_starts_at_its_next_fire_time_and_a_known_one_takes_the_slot_due() {
         b.stderr()
     );
 }
+
+/// A hand-over is recorded as one (issue 46, item 7): SIGTERM to the replica running a long
+/// command hands its run to the replica standing by, and the store says attempt 1 was handed over
+/// by that replica at its shutdown, not that its lease expired as after kill -9; the events say
+/// `handed_over` and that attempt 2 took the run over from the replica that handed it over, and
+/// the timeline says "handed over".
+#[test]
+fn a_hand_over_is_recorded_as_handed_over_not_as_a_crash() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("h.log");
+    std::fs::write(&file, line("h", 20, &log, 60_000, "--lease 10s")).unwrap();
+    let grace = ["--shutdown-grace", "1s"];
+    let mut a = Replica::start(&s, &file, dir.path(), "a", &grace);
+    let mut b = Replica::start(&s, &file, dir.path(), "b", &grace);
+    wait_for("the run to start", Duration::from_secs(40), || {
+        !attempts(&log).is_empty()
+    });
+    let slot = attempts(&log)[0].0;
+    let (holder, other) = if a.stderr().contains("won; running the command") {
+        (&mut a, &mut b)
+    } else {
+        (&mut b, &mut a)
+    };
+    wait_for(
+        "the other replica to stand by",
+        Duration::from_secs(10),
+        || other.stderr().contains("standing by"),
+    );
+    let handed_by = holder.runner();
+    assert_eq!(holder.stop(Duration::from_secs(20)), Some(0));
+    wait_for("attempt 2", Duration::from_secs(10), || {
+        attempts(&log)
+            .iter()
+            .any(|(s2, n, _)| *s2 == slot && *n == 2)
+    });
+    let first = s
+        .results("h")
+        .into_iter()
+        .find(|r| r.slot == slot && r.attempt == Some(1))
+        .expect("attempt 1 recorded");
+    assert_eq!(first.status, "interrupted");
+    assert_eq!(first.result["reason"], "handed over", "{:?}", first.result);
+    assert_eq!(first.result["handed_over_by"], handed_by.as_str());
+    assert_eq!(first.result["why"], "shutdown");
+    let out = s.cli(&["history", "h", "--events", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let events = crate::common::json(&out)["events"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let handed: Vec<_> = events
+        .iter()
+        .filter(|e| e["event"] == "handed_over")
+        .collect();
+    assert_eq!(handed.len(), 1, "{events:#?}");
+    assert_eq!(handed[0]["reason"], "shutdown");
+    assert!(
+        events.iter().all(|e| e["event"] != "lease_expired"),
+        "{events:#?}"
+    );
+    let took_over = events
+        .iter()
+        .find(|e| e["event"] == "took_over")
+        .expect("a takeover event");
+    assert_eq!(
+        took_over["detail"],
+        format!("from {handed_by}, which handed it over"),
+        "{took_over:#}"
+    );
+    let out = s.cli(&["timeline", "h", "--color", "never"]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("handed over (shutdown)"), "{text}");
+}
