@@ -233,6 +233,17 @@ impl Shared {
                     if r.outcome == crate::runner::SlotOutcome::Ran {
                         self.stats.runs_started.fetch_add(1, Ordering::Relaxed);
                     }
+                    // Under --catch-up a slot older than --max-late is claimed only when nobody
+                    // did (the daemon's start takes the latest due slot for its catch-up).
+                    if r.outcome == crate::runner::SlotOutcome::TooLate && job.catch_up.is_some() {
+                        crate::errln!(
+                            "anarchon: {} @ {}: claimed before, more than --max-late ago; not run here (`anarchon logs {}` shows how it ended)",
+                            r.job,
+                            rfc3339(r.slot),
+                            r.job
+                        );
+                        continue;
+                    }
                     crate::errln!("anarchon: {}", describe(r, now, job.max_late));
                 }
             }
