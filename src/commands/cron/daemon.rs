@@ -253,12 +253,12 @@ impl Shared {
 }
 
 /// The job loop: sleeps until the job's next fire time by the server's clock and starts its slot
-/// task, until told to stop (a reload that changed or removed the job, the shutdown). When it
-/// starts it looks at what the store knows of the job ([`Shared::look`]): it stands by for the
-/// job's runs in progress that have attempts left, whenever they started (a run handed over by a
-/// replica that shuts down during a rolling deploy must find a replica to take it over), and, at
-/// the daemon's start (`start`: the line to say), decides whether a slot already due is taken
-/// ([`StartRule`]), said in one line per job.
+/// task, until told to stop (a reload that changed or removed the job, the shutdown). Beside it,
+/// [`on_start`] looks once at what the store knows of the job ([`Shared::look`]): it stands by
+/// for the job's runs in progress that have attempts left, whenever they started (a run handed
+/// over by a replica that shuts down during a rolling deploy must find a replica to take it
+/// over), and, at the daemon's start (`start`: the line to say), decides whether a slot already
+/// due is taken ([`StartRule`]), said in one line per job.
 async fn job_loop(
     shared: Arc<Shared>,
     job: Arc<RunSettings>,
@@ -269,41 +269,16 @@ async fn job_loop(
         return;
     };
     let now = shared.server_now();
+    // The look at the store goes beside the loop: through trouble it can take seconds, and the
+    // slots that come due meanwhile must be taken at their time, each.
+    tokio::task::spawn_local(on_start(
+        shared.clone(),
+        job.clone(),
+        stop.clone(),
+        start,
+        now,
+    ));
     let mut last = now;
-    let look = shared.look(&job).await;
-    if *stop.borrow() {
-        return;
-    }
-    let rule = start
-        .as_ref()
-        .map(|_| StartRule::of(&job, schedule, now, &look));
-    let taken = rule.as_ref().and_then(StartRule::slot);
-    if let Some(start) = &start
-        && let Some(rule) = &rule
-    {
-        let next = schedule
-            .next_after(now)
-            .map_or_else(|| "never".to_string(), rfc3339);
-        crate::errln!(
-            "anarchon: job {} (line {}): {} ({}), next run {next}; {}{}",
-            job.job,
-            start.line,
-            start.schedule,
-            start.tz,
-            rule.words(&job),
-            start.naming
-        );
-    }
-    if let Some(due) = taken {
-        shared.spawn_slot(job.clone(), due);
-    }
-    if let Ok(known) = &look {
-        for run in &known.in_progress {
-            if Some(run.slot) != taken && !shared.has_task(&job.job, run.slot) {
-                shared.spawn_standby(job.clone(), run);
-            }
-        }
-    }
     loop {
         let Some(next) = schedule.next_after(last) else {
             return;
@@ -330,8 +305,9 @@ async fn job_loop(
 
 /// Standing by for runs in progress a job loop finds when it starts.
 impl Shared {
-    /// What the store knows of `job` ([`Known`]), on the shared connection (opened as a slot's
-    /// is, retried through trouble for a while).
+    /// What the store knows of `job` ([`Known`]), on the shared connection, retried through
+    /// trouble as a claim's reads are. It reads only: registering the job here (as a slot's
+    /// opening does) would make it known to the next replica that starts before its first slot.
     async fn look(&self, job: &RunSettings) -> Result<Known> {
         if !job.strategy.has_leases() {
             return Ok(Known {
@@ -339,29 +315,64 @@ impl Shared {
                 in_progress: Vec::new(),
             });
         }
-        let (mut conn, check) = self.open_slot(job).await?;
-        let target = crate::strategy::Target::new(&self.prefix, &job.job, job.strategy, &check);
-        let keys = target.lease_keys();
-        let first_seen = crate::strategy::lease::first_seen(&mut conn, &keys).await?;
-        let mut in_progress = match job.runner.backup {
-            crate::runner::Backup::No => Vec::new(),
-            crate::runner::Backup::Standby { .. } => {
-                check
-                    .lease_format()
-                    .runs_in_progress(&mut conn, &keys)
-                    .await?
-            }
-        };
-        in_progress.retain(|r| {
-            r.kind == crate::store::RunKind::Scheduled && r.attempt < job.claim.max_attempts
-        });
-        in_progress.sort_by_key(|r| r.slot);
-        // A run in progress is a job the store has seen, whatever its records say.
-        let first_seen = first_seen.or(in_progress.first().map(|r| r.slot));
-        Ok(Known {
-            first_seen,
-            in_progress,
+        let (mut conn, _) = self.connection().await;
+        let prefix = self.prefix.as_str();
+        crate::runner::retrying(&mut conn, async |conn| {
+            let check = crate::store::format::check_for_write(conn, prefix).await?;
+            let target = crate::strategy::Target::new(prefix, &job.job, job.strategy, &check);
+            let keys = target.lease_keys();
+            let first_seen = crate::strategy::lease::first_seen(conn, &keys).await?;
+            // A job a slot's opening registered (here or on another host) is known, though no
+            // claim of it reached the store (an outage of the whole fleet at its first slot).
+            let registered: i64 = conn
+                .query(
+                    redis::cmd("EXISTS")
+                        .arg(crate::store::registry::registry_key(prefix, &job.job)),
+                )
+                .await?;
+            let mut in_progress = match job.runner.backup {
+                crate::runner::Backup::No => Vec::new(),
+                crate::runner::Backup::Standby { .. } => {
+                    check.lease_format().runs_in_progress(conn, &keys).await?
+                }
+            };
+            in_progress.retain(|r| {
+                r.kind == crate::store::RunKind::Scheduled && r.attempt < job.claim.max_attempts
+            });
+            in_progress.sort_by_key(|r| r.slot);
+            // A run in progress is a job the store has seen, whatever its records say.
+            let first_seen = first_seen
+                .or(in_progress.first().map(|r| r.slot))
+                .or((registered > 0).then_some(0));
+            Ok(Known {
+                first_seen,
+                in_progress,
+            })
         })
+        .await
+    }
+
+    /// A job new to the store is seen from now (its deploy): `:job` `first_seen` is written, once
+    /// (as a first claim writes it), so that `--catch-up` and monitoring count its slots from here,
+    /// not from its first claim: a fleet that goes down before that claim catches up the slots it
+    /// missed since. Best effort: unwritten, they count from the first claim, as before.
+    async fn note_first_seen(&self, job: &RunSettings, now: i64) {
+        let (mut conn, _) = self.connection().await;
+        let keys = crate::store::LeaseKeys::new(&self.prefix, &job.job);
+        let written = conn
+            .query::<i64>(
+                redis::cmd("HSETNX")
+                    .arg(&keys.job)
+                    .arg("first_seen")
+                    .arg(now),
+            )
+            .await;
+        if let Err(e) = written {
+            crate::errln!(
+                "anarchon: job {}: when the store first saw it was not recorded ({e}); --catch-up counts from its first claim",
+                job.job
+            );
+        }
     }
 
     /// Whether a task of this replica is taking `slot` of `job` now.
@@ -430,6 +441,58 @@ impl Shared {
     }
 }
 
+/// What a job loop does once when it starts (see [`job_loop`]), beside the loop: looks at the
+/// store, says the start rule (at the daemon's start), takes the slot it says, and stands by for
+/// the job's runs in progress. `now`: the server's time when the loop started.
+async fn on_start(
+    shared: Arc<Shared>,
+    job: Arc<RunSettings>,
+    stop: watch::Receiver<bool>,
+    start: Option<StartLine>,
+    now: i64,
+) {
+    let Some(schedule) = job.schedule.as_ref() else {
+        return;
+    };
+    let look = shared.look(&job).await;
+    if *stop.borrow() {
+        return;
+    }
+    let rule = start
+        .as_ref()
+        .map(|_| StartRule::of(&job, schedule, now, &look));
+    let taken = rule.as_ref().and_then(StartRule::slot);
+    if let Some(start) = &start
+        && let Some(rule) = &rule
+    {
+        let next = schedule
+            .next_after(now)
+            .map_or_else(|| "never".to_string(), rfc3339);
+        crate::errln!(
+            "anarchon: job {} (line {}): {} ({}), next run {next}; {}{}",
+            job.job,
+            start.line,
+            start.schedule,
+            start.tz,
+            rule.words(&job),
+            start.naming
+        );
+    }
+    if let Some(StartRule::New) = rule {
+        shared.note_first_seen(&job, now).await;
+    }
+    if let Some(due) = taken {
+        shared.spawn_slot(job.clone(), due);
+    }
+    if let Ok(known) = &look {
+        for run in &known.in_progress {
+            if Some(run.slot) != taken && !shared.has_task(&job.job, run.slot) {
+                shared.spawn_standby(job.clone(), run);
+            }
+        }
+    }
+}
+
 /// What the daemon's start line of a job says besides the rule: its line, schedule and naming.
 struct StartLine {
     line: usize,
@@ -440,8 +503,9 @@ struct StartLine {
 
 /// What the store knows of a job when its loop starts.
 struct Known {
-    /// When the store first saw the job (None: never; a job new to the store). Always `Some` for
-    /// the strategies without leases, which keep no such record (today's restart rule for them).
+    /// When the store first saw the job (None: never, a job new to the store: no claim, no
+    /// result, no registry entry; 0 when only the registry knows it). Always `Some` for the
+    /// strategies without leases, which keep no such record (today's restart rule for them).
     first_seen: Option<i64>,
     /// Its scheduled runs in progress with attempts left under this job's `--max-attempts`, when
     /// this replica stands by (not `--no-backup`).
@@ -485,7 +549,16 @@ impl StartRule {
             Ok(Known {
                 first_seen: None, ..
             }) => StartRule::New,
-            Ok(_) => match (within, due, job.catch_up) {
+            // A slot due before the store first saw the job is never taken (nor caught up): the
+            // job was not deployed yet (another replica started it, new, after that slot).
+            Ok(Known {
+                first_seen: Some(seen),
+                ..
+            }) => match (
+                within.filter(|d| d >= seen),
+                due.filter(|d| d >= seen),
+                job.catch_up,
+            ) {
                 (Some(due), _, _) => StartRule::Restart {
                     due,
                     late_ms: now - due,
