@@ -146,6 +146,8 @@ pub async fn run_slot(
         (reply, overlap) = (settled.reply, Some((settled.skip_reason, settled.wait)));
     }
     let mut backup = false;
+    // The holder this host stood by for (the last one seen: a takeover may pass the run on).
+    let mut held_by: Option<String> = None;
     // Only the lease strategy answers running; the others cannot tell running from done.
     if let (ClaimOutcome::Running, Backup::Standby { limit }) = (reply.outcome, opts.backup) {
         backup = true;
@@ -156,7 +158,8 @@ pub async fn run_slot(
                 reply.attempt.unwrap_or(0)
             );
         }
-        (reply, sent) = wait_as_backup(
+        let holder;
+        (reply, sent, holder) = wait_as_backup(
             conn,
             &target.lease_keys(),
             target.job,
@@ -169,6 +172,7 @@ pub async fn run_slot(
             opts.quiet,
         )
         .await?;
+        held_by = Some(holder);
     }
     if reply.outcome == ClaimOutcome::Won && target.strategy.has_leases() {
         (reply, sent) = with_time_to_run(conn, target, &req, reply, sent, opts).await?;
@@ -177,6 +181,11 @@ pub async fn run_slot(
     let outcome = match reply.outcome {
         ClaimOutcome::Won => {
             let started = opts.ping.as_ref().map(|p| p.start(&req.token));
+            if let (true, Some(from)) = (crate::lines::daemon_log().is_some(), &held_by) {
+                crate::errln!(
+                    "anarchon: the lease of {from} ended (handed over, or its holder is gone): taking the run over"
+                );
+            }
             let mut report = execute(conn, target, &req, &reply, sent, backup, opts).await;
             report.overlap = wait;
             if let (Some(ping), Some(started)) = (&opts.ping, started)

@@ -189,6 +189,11 @@ fn a_rolling_deploy_hands_a_long_run_to_a_replica_started_late() {
                 .any(|(s2, n, _)| *s2 == slot && *n == 2)
         },
     );
+    // The takeover says from whom.
+    let from = holder.runner();
+    wait_for("the takeover's line", Duration::from_secs(5), || {
+        c.stderr().contains(&format!("the lease of {from} ended"))
+    });
     // Now nobody stands by: the holder says so, and a replica started after takes the run over.
     let mut c = c;
     wait_for("attempt 2 running", Duration::from_secs(5), || {
