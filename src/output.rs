@@ -272,9 +272,8 @@ fn shown_text(text: &str) -> String {
 fn event_tone(event: &str) -> Tone {
     match event {
         "failed" | "lease_expired" => Tone::Bad,
-        "took_over" | "skipped" | "superseded" | "released" | "replaced" | "release" | "pause" => {
-            Tone::Warn
-        }
+        "took_over" | "handed_over" | "skipped" | "superseded" | "released" | "replaced"
+        | "release" | "pause" => Tone::Warn,
         "finished" | "resume" => Tone::Good,
         _ => Tone::Dim,
     }

@@ -28,7 +28,8 @@ pub struct Standing {
 /// Stands by while the holder renews its lease: re-claims just after the holder's lease should end
 /// (and at least every [`STANDBY_POLL_MAX`], to notice an early end), until we win, the run is over
 /// or out of attempts, or `limit` has passed. The claim script decides each time, so two backups
-/// can't both win; a claim of a live run writes nothing.
+/// can't both win; a claim of a live run writes nothing. Returns the last reply, when its claim was
+/// sent, and the last holder seen (whom a takeover takes the run from).
 pub async fn wait_as_backup(
     conn: &mut Connection,
     keys: &LeaseKeys,
@@ -37,12 +38,17 @@ pub async fn wait_as_backup(
     mut reply: ClaimReply,
     how: Standing,
     quiet: bool,
-) -> Result<(ClaimReply, BootTime)> {
+) -> Result<(ClaimReply, BootTime, String)> {
     let Standing { limit, poll } = how;
+    let mut holder = reply.runner.clone();
     let give_up = limit.map(|l| Instant::now() + l);
     let spinner = crate::lines::stderr_spinner(quiet);
     let mut sent = BootTime::now();
     let mut trouble = Trouble::default();
+    // Said to the holder, so that its hand-over can tell whether anyone takes the run over: again
+    // at most every second, each saying lasting a few polls.
+    let announce_ttl = poll.max(Duration::from_secs(1)) * 2 + Duration::from_secs(1);
+    let mut announced: Option<Instant> = None;
     while reply.outcome == ClaimOutcome::Running && give_up.is_none_or(|g| Instant::now() < g) {
         let left_ms = reply.lease_end.unwrap_or(reply.server_now) - reply.server_now;
         if let Some(bar) = &spinner {
@@ -53,6 +59,12 @@ pub async fn wait_as_backup(
                 reply.attempt.unwrap_or(0),
                 humanize(u64::try_from(left_ms).unwrap_or(0))
             ));
+        }
+        if announced.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+            let said = lease::announce_standby(conn, keys, req.slot, &req.runner, announce_ttl);
+            if let Ok(Ok(())) = timeout(Duration::from_secs(1), said).await {
+                announced = Some(Instant::now());
+            }
         }
         let nap = Duration::from_millis(u64::try_from(left_ms + 25).unwrap_or(0))
             .clamp(Duration::from_millis(25), poll);
@@ -65,12 +77,15 @@ pub async fn wait_as_backup(
         let what = format!("standing by for {job} @ {}", rfc3339(req.slot));
         if let Some(r) = trouble.claim(conn, keys, req, &what, quiet).await? {
             reply = r;
+            if reply.outcome == ClaimOutcome::Running {
+                holder.clone_from(&reply.runner);
+            }
         }
     }
     if let Some(bar) = spinner {
         bar.finish_and_clear();
     }
-    Ok((reply, sent))
+    Ok((reply, sent, holder))
 }
 
 /// How often a waiter whose claims keep failing says so again (with how long and how often).

@@ -150,6 +150,8 @@ pub async fn run_slot(
         (reply, overlap) = (settled.reply, Some((settled.skip_reason, settled.wait)));
     }
     let mut backup = false;
+    // The holder this host stood by for (the last one seen: a takeover may pass the run on).
+    let mut held_by: Option<String> = None;
     // Only the lease strategy answers running; the others cannot tell running from done.
     if let (ClaimOutcome::Running, Backup::Standby { limit }) = (reply.outcome, opts.backup) {
         backup = true;
@@ -160,7 +162,8 @@ pub async fn run_slot(
                 reply.attempt.unwrap_or(0)
             );
         }
-        (reply, sent) = wait_as_backup(
+        let holder;
+        (reply, sent, holder) = wait_as_backup(
             conn,
             &target.lease_keys(),
             target.job,
@@ -173,6 +176,7 @@ pub async fn run_slot(
             opts.quiet,
         )
         .await?;
+        held_by = Some(holder);
     }
     if reply.outcome == ClaimOutcome::Won && target.strategy.has_leases() {
         (reply, sent) = with_time_to_run(conn, target, &req, reply, sent, opts).await?;
@@ -181,6 +185,11 @@ pub async fn run_slot(
     let outcome = match reply.outcome {
         ClaimOutcome::Won => {
             let started = opts.ping.as_ref().map(|p| p.start(&req.token));
+            if let (true, Some(from)) = (crate::lines::daemon_log().is_some(), &held_by) {
+                crate::errln!(
+                    "anarchon: the lease of {from} ended (handed over, or its holder is gone): taking the run over"
+                );
+            }
             let mut report = execute(conn, target, &req, &reply, sent, backup, opts).await;
             report.overlap = wait;
             if let (Some(ping), Some(started)) = (&opts.ping, started)
@@ -582,7 +591,7 @@ async fn execute(
             (Recorded::Released { status, .. }, _) => status.clone(),
             (Recorded::Yes, true) => "finished".to_string(),
             (Recorded::Yes, false) => "failed".to_string(),
-            (Recorded::HandedOver, _) => "interrupted".to_string(),
+            (Recorded::HandedOver { .. }, _) => "interrupted".to_string(),
             (Recorded::LeaseLost(_) | Recorded::Unreachable(_) | Recorded::Refused { .. }, _) => {
                 "unknown".to_string()
             }
@@ -664,8 +673,14 @@ fn say_recorded(
 ) {
     match recorded {
         Recorded::Yes => {}
-        Recorded::HandedOver => crate::errln!(
-            "anarchon: the command was stopped for the shutdown; attempt {attempt} of {job} @ {} is handed over: its lease ended now, and a replica standing by takes the run over as the next attempt",
+        Recorded::HandedOver {
+            standing_by: Some(backup),
+        } => crate::errln!(
+            "anarchon: the command was stopped for the shutdown; attempt {attempt} of {job} @ {} is handed over: its lease ended now, and a replica standing by ({backup}) takes the run over as the next attempt",
+            rfc3339(slot)
+        ),
+        Recorded::HandedOver { standing_by: None } => crate::errln!(
+            "anarchon: the command was stopped for the shutdown; attempt {attempt} of {job} @ {} is given up, and no replica is standing by for it: its lease ended now; a replica of this job that starts (or reloads its crontab) takes the run over as the next attempt if attempts remain, unless the job's next run ends it first (under --overlap forbid it ends interrupted, superseded by that run)",
             rfc3339(slot)
         ),
         Recorded::Released { reason, status } => crate::errln!(
@@ -777,7 +792,7 @@ async fn not_started(
             | Recorded::Unreachable(_)
             | Recorded::Refused { .. }
             | Recorded::Released { .. }
-            | Recorded::HandedOver => "unknown".to_string(),
+            | Recorded::HandedOver { .. } => "unknown".to_string(),
         },
         command: None,
         recorded: Some(recorded),

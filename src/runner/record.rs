@@ -194,13 +194,25 @@ pub async fn hand_over(
     let Claimed::Lease(held) = claimed else {
         return record(conn, target, req, claimed, outcome).await;
     };
+    // Whether a replica stands by to take it over (it says so: `LeaseKeys::standby`), read first:
+    // a backup that announced itself and then stopped is said as standing by for a few seconds
+    // at most. Best effort: unread, nobody is said to.
+    let standing_by = timeout(
+        Duration::from_secs(1),
+        strategy::lease::standing_by(conn, &held.keys, held.slot),
+    )
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .flatten()
+    .filter(|runner| *runner != req.runner);
     let reply = answered(conn, claimed.record_until(), async |conn| {
         strategy::lease::hand_over(conn, &held.keys, held.slot, &held.token).await
     })
     .await;
     match reply {
         Ok(reply) => match reply.outcome {
-            TokenOutcome::Ok => Recorded::HandedOver,
+            TokenOutcome::Ok => Recorded::HandedOver { standing_by },
             TokenOutcome::Released => record(conn, target, req, claimed, outcome).await,
             TokenOutcome::Lost => Recorded::LeaseLost(reply.lost_reason()),
         },

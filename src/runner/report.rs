@@ -41,9 +41,12 @@ pub enum Recorded {
     /// attempt is recorded with the release's status (`interrupted` or `failed`).
     Released { reason: String, status: String },
     /// `anarchon cron` shut down: the command was stopped when its grace ended, and the run
-    /// handed over (its lease ended now): the next claim records the attempt `interrupted` and
-    /// takes the run over.
-    HandedOver,
+    /// handed over (its lease ended now): the next claim records the attempt `interrupted` (handed
+    /// over) and takes the run over.
+    HandedOver {
+        /// The backup that said last it stands by for the run (None: nobody did).
+        standing_by: Option<String>,
+    },
 }
 
 /// The summary of one slot (`run --json` prints it).
@@ -127,7 +130,7 @@ impl SlotReport {
                     (Some(Recorded::Unreachable(_)), _) => ExitCode::Connection.code(),
                     (Some(Recorded::Refused { exit_code, .. }), _) => *exit_code,
                     (Some(Recorded::Yes | Recorded::Released { .. }) | None, _) => 0,
-                    (Some(Recorded::HandedOver), _) => ExitCode::LeaseLost.code(),
+                    (Some(Recorded::HandedOver { .. }), _) => ExitCode::LeaseLost.code(),
                 }
             }
         }

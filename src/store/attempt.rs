@@ -49,6 +49,10 @@ pub enum Outcome {
     Failed,
     /// Its lease expired: its holder stopped renewing it (the next attempt, if any, took over).
     Interrupted,
+    /// Its holder handed it over (`anarchon cron` shutting down: a deploy, not a crash): its lease
+    /// ended at once, for a replica standing by to take the run over as the next attempt.
+    #[serde(rename = "handed_over")]
+    HandedOver,
     /// `run --overlap replace` stopped it for a newer slot.
     Replaced,
     /// A newer slot's claim ended it after its lease had expired (`--overlap forbid`).
@@ -72,6 +76,7 @@ impl Outcome {
             Outcome::Finished => "finished",
             Outcome::Failed => "failed",
             Outcome::Interrupted => "interrupted",
+            Outcome::HandedOver => "handed_over",
             Outcome::Replaced => "replaced",
             Outcome::Superseded => "superseded",
             Outcome::Released => "released",
@@ -168,6 +173,8 @@ impl Attempt {
             "finished" => Outcome::Finished,
             "failed" => Outcome::Failed,
             _ if field("superseded_by").is_some() => Outcome::Superseded,
+            // Recorded interrupted, with who handed it over and why (docs/store-format.md).
+            _ if field("handed_over_by").is_some() => Outcome::HandedOver,
             // interrupted, or a status another writer recorded that this build does not know.
             _ => Outcome::Interrupted,
         }

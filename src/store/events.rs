@@ -48,7 +48,8 @@ pub struct Event {
     /// `at` as RFC 3339.
     pub at_time: String,
     pub source: Source,
-    /// What happened. Runs: `claimed`, `took_over`, `finished`, `failed`, `lease_expired` (also a
+    /// What happened. Runs: `claimed`, `took_over`, `finished`, `failed`, `handed_over` (its
+    /// holder shut down and gave the run up: a deploy), `lease_expired` (also a
     /// status another writer recorded that this version does not know, said in `detail`),
     /// `superseded`, `released`, `replaced`, `skipped`. Operators: the command (`release`,
     /// `pause`, `resume`, `run-now`, `trim`, `migrate`).
@@ -224,12 +225,18 @@ pub fn decode_actions(key: &str, value: Value) -> Result<Vec<Event>> {
 /// first.
 pub fn run_events(attempts: &[Attempt], late_after: i64) -> Vec<Event> {
     let mut events = Vec::new();
-    // Who held each attempt, to say whom a takeover took the run from.
-    let holder = |slot: i64, attempt: u32| -> Option<&str> {
+    // Who held each attempt, to say whom a takeover took the run from, and whether they handed
+    // it over (a deploy) or their lease expired (a crash, a stall).
+    let holder = |slot: i64, attempt: u32| -> Option<(&str, bool)> {
         attempts
             .iter()
             .find(|r| r.slot == slot && r.number() == attempt)
-            .map(|r| r.runner.as_str())
+            .map(|r| {
+                let handed = r
+                    .ended_at
+                    .is_some_and(|at| r.outcome(at) == Outcome::HandedOver);
+                (r.runner.as_str(), handed)
+            })
     };
     for r in attempts {
         let attempt = r.number();
@@ -251,7 +258,10 @@ pub fn run_events(attempts: &[Attempt], late_after: i64) -> Vec<Event> {
             let mut words = Vec::new();
             if attempt > 1 {
                 match holder(r.slot, attempt - 1) {
-                    Some(from) => words.push(format!("from {from}, whose lease expired")),
+                    Some((from, true)) => {
+                        words.push(format!("from {from}, which handed it over"));
+                    }
+                    Some((from, false)) => words.push(format!("from {from}, whose lease expired")),
                     None => words.push("after its lease expired".to_string()),
                 }
             }
@@ -312,6 +322,12 @@ fn end_event(r: &Attempt, attempt: u32, at: i64) -> Event {
         Outcome::Finished | Outcome::Failed => {
             e.event = r.status.clone();
             e.detail = command_words(result);
+        }
+        Outcome::HandedOver => {
+            e.event = "handed_over".into();
+            // Why: `shutdown` (the member's reason, `handed over`, is the event's name).
+            e.reason = text(field("why"));
+            e.detail = format!("attempt {attempt} of {}, recorded {}", r.runner, r.status);
         }
         // Interrupted (its lease expired), or a status another writer recorded that this build
         // does not know (judged interrupted too, with the status said).

@@ -158,6 +158,35 @@ pub async fn hand_over(
     codec::call(conn, keys, &heartbeat).await
 }
 
+/// A backup standing by for `slot` says so ([`LeaseKeys::standby`]) for `ttl`: the holder's
+/// hand-over reads it. Best effort: a look at a run that it cannot write costs the backup nothing.
+pub async fn announce_standby(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+    runner: &str,
+    ttl: Duration,
+) -> Result<()> {
+    conn.query::<()>(
+        redis::cmd("SET")
+            .arg(keys.standby(slot))
+            .arg(runner)
+            .arg("PX")
+            .arg(crate::time::millis(ttl).max(1)),
+    )
+    .await
+}
+
+/// Who announced last, within their announcement's TTL, that they stand by for `slot` (None:
+/// nobody does).
+pub async fn standing_by(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+) -> Result<Option<String>> {
+    conn.query(redis::cmd("GET").arg(keys.standby(slot))).await
+}
+
 /// `result_json` must be valid JSON text (an object, or `null`).
 pub async fn finish(
     conn: &mut Connection,

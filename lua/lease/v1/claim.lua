@@ -125,7 +125,7 @@ if not run.status then
       end_run(other, o, mark.status, now, released_result(mark, nil))
       forget_release(KEYS[6], other)
     elseif o_end + lease_ms < now and (tonumber(o.attempt) >= max_attempts or other_ms < now - keep_ms) then
-      end_run(other, o, 'interrupted', now, '{"reason":"lease expired"}')
+      end_run(other, o, 'interrupted', now, expired_result(KEYS[6], other, o.attempt))
     elseif not allow_overlap and o_end <= now and other_ms < slot_ms then
       overtaken[#overtaken + 1] = pair
     elseif o_end > now and (not overlapping or other_ms < tonumber(overlapping[1])) then
@@ -156,7 +156,8 @@ if not run.status then
   -- them beside this run would be refused from now on (superseded), so they end here, rather than
   -- stay running with nobody to finish them.
   for _, pair in ipairs(overtaken) do
-    end_run(pair[1], pair[2], 'interrupted', now, '{"reason":"lease expired","superseded_by":' .. slot .. '}')
+    end_run(pair[1], pair[2], 'interrupted', now,
+      expired_result(KEYS[6], pair[1], pair[2].attempt, ',"superseded_by":' .. slot))
   end
   -- A scheduled run's kind is not written: absent means scheduled to every format 1 reader.
   -- (Two calls rather than a table of fields for unpack: one allocation less on every new run.)
@@ -233,15 +234,15 @@ if not allow_overlap then
   local other, o = live_other_run(slot, now)
   if other == nil then return o end
   if other and tonumber(other) > tonumber(slot) then
-    end_run(slot, run, 'interrupted', now, '{"reason":"lease expired","superseded_by":' .. other .. '}')
+    end_run(slot, run, 'interrupted', now, expired_result(KEYS[6], slot, attempt, ',"superseded_by":' .. other))
     return reply('done', attempt, current_end, run.runner, 'interrupted', other)
   elseif other then
     return overlap_reply(other, o)
   end
 end
 
--- Its attempt ends as interrupted either way.
-record_attempt(slot, run, 'interrupted', now, '{"reason":"lease expired"}')
+-- Its attempt ends as interrupted either way (handed over, when its holder said so).
+record_attempt(slot, run, 'interrupted', now, expired_result(KEYS[6], slot, attempt))
 if attempt < max_attempts then
   redis.call('HSET', KEYS[1],
     field(slot, 'attempt'), attempt + 1, field(slot, 'token'), token, field(slot, 'runner'), runner,

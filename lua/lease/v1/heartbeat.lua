@@ -37,6 +37,8 @@ local current = tonumber(run.lease_end)
 if ARGV[4] == 'hand_over' then
   lease_end = now
   if current and current < now then lease_end = current end
+  -- Said to the claim that records the attempt's end (handed_over.lua): a deploy, not a crash.
+  mark_handed_over(KEYS[6], slot, run.attempt, run.runner, 'shutdown')
 elseif current and current > lease_end then
   lease_end = current
 end

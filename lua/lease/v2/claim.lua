@@ -106,7 +106,7 @@ if not run then
       if err then return err end
       forget_release(KEYS[3], other)
     elseif o.lease_end + lease_ms < now and (o.attempt >= max_attempts or other_ms < now - keep_ms) then
-      err = end_live_run(other, o, 'interrupted', now, '{"reason":"lease expired"}')
+      err = end_live_run(other, o, 'interrupted', now, expired_result(KEYS[3], other, o.attempt))
       if err then return err end
     elseif not allow_overlap and o.lease_end <= now and other_ms < slot_ms then
       overtaken[#overtaken + 1] = other
@@ -124,7 +124,7 @@ if not run then
   -- stay in :live with nobody to finish them.
   for _, other in ipairs(overtaken) do
     err = end_live_run(other, live[other], 'interrupted', now,
-      '{"reason":"lease expired","superseded_by":' .. slot .. '}')
+      expired_result(KEYS[3], other, live[other].attempt, ',"superseded_by":' .. slot))
     if err then return err end
   end
   local fence = next_fence()
@@ -186,7 +186,7 @@ if not allow_overlap then
   end
   if other and tonumber(other) > tonumber(slot) then
     err = end_live_run(slot, run, 'interrupted', now,
-      '{"reason":"lease expired","superseded_by":' .. other .. '}')
+      expired_result(KEYS[3], slot, run.attempt, ',"superseded_by":' .. other))
     if err then return err end
     return reply('done', run.attempt, run.lease_end, run.runner, 'interrupted', other)
   elseif other then
@@ -194,8 +194,8 @@ if not allow_overlap then
   end
 end
 
--- Its attempt ends as interrupted either way.
-err = record_attempt(slot, run, 'interrupted', now, '{"reason":"lease expired"}')
+-- Its attempt ends as interrupted either way (handed over, when its holder said so).
+err = record_attempt(slot, run, 'interrupted', now, expired_result(KEYS[3], slot, run.attempt))
 if err then return err end
 if run.attempt < max_attempts then
   run.attempt, run.token, run.runner = run.attempt + 1, token, runner

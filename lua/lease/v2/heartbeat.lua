@@ -25,6 +25,8 @@ end
 if lease_ms <= 0 then lease_ms = run.lease_ms end
 if ARGV[4] == 'hand_over' then
   run.lease_end = math.min(run.lease_end, now)
+  -- Said to the claim that records the attempt's end (handed_over.lua): a deploy, not a crash.
+  mark_handed_over(KEYS[3], slot, run.attempt, run.runner, 'shutdown')
 else
   run.lease_end = math.max(run.lease_end, now + lease_ms)
 end

@@ -260,6 +260,17 @@ impl Shared {
                     if r.outcome == crate::runner::SlotOutcome::Ran {
                         self.stats.runs_started.fetch_add(1, Ordering::Relaxed);
                     }
+                    // Under --catch-up a slot older than --max-late is claimed only when nobody
+                    // did (the daemon's start takes the latest due slot for its catch-up).
+                    if r.outcome == crate::runner::SlotOutcome::TooLate && job.catch_up.is_some() {
+                        crate::errln!(
+                            "anarchon: {} @ {}: claimed before, more than --max-late ago; not run here (`anarchon logs {}` shows how it ended)",
+                            r.job,
+                            rfc3339(r.slot),
+                            r.job
+                        );
+                        continue;
+                    }
                     crate::errln!("anarchon: {}", describe(r, now, job.max_late));
                 }
             }
@@ -269,26 +280,32 @@ impl Shared {
 }
 
 /// The job loop: sleeps until the job's next fire time by the server's clock and starts its slot
-/// task, until told to stop (a reload that changed or removed the job, the shutdown). `at_start`:
-/// a slot that came due less than `--max-late` before the daemon started is taken too (a replica
-/// restarted just after its slot; the claim says if another replica has it).
+/// task, until told to stop (a reload that changed or removed the job, the shutdown). Beside it,
+/// [`on_start`] looks once at what the store knows of the job ([`Shared::look`]): it stands by
+/// for the job's runs in progress that have attempts left, whenever they started (a run handed
+/// over by a replica that shuts down during a rolling deploy must find a replica to take it
+/// over), and, at the daemon's start (`start`: the line to say), decides whether a slot already
+/// due is taken ([`StartRule`]), said in one line per job.
 async fn job_loop(
     shared: Arc<Shared>,
     job: Arc<RunSettings>,
     mut stop: watch::Receiver<bool>,
-    at_start: bool,
+    start: Option<StartLine>,
 ) {
     let Some(schedule) = job.schedule.as_ref() else {
         return;
     };
     let now = shared.server_now();
+    // The look at the store goes beside the loop: through trouble it can take seconds, and the
+    // slots that come due meanwhile must be taken at their time, each.
+    tokio::task::spawn_local(on_start(
+        shared.clone(),
+        job.clone(),
+        stop.clone(),
+        start,
+        now,
+    ));
     let mut last = now;
-    if at_start
-        && let Some(due) = schedule.latest_at_or_before(now)
-        && now - due <= millis(job.max_late)
-    {
-        shared.spawn_slot(job.clone(), due);
-    }
     loop {
         let Some(next) = schedule.next_after(last) else {
             return;
@@ -310,6 +327,326 @@ async fn job_loop(
             .unwrap_or(next);
         shared.spawn_slot(job.clone(), due);
         last = due;
+    }
+}
+
+/// Standing by for runs in progress a job loop finds when it starts.
+impl Shared {
+    /// What the store knows of `job` ([`Known`]), on the shared connection, retried through
+    /// trouble as a claim's reads are. It reads only: registering the job here (as a slot's
+    /// opening does) would make it known to the next replica that starts before its first slot.
+    async fn look(&self, job: &RunSettings) -> Result<Known> {
+        if !job.strategy.has_leases() {
+            return Ok(Known {
+                first_seen: Some(0),
+                in_progress: Vec::new(),
+            });
+        }
+        let (mut conn, _) = self.connection().await;
+        let prefix = self.prefix.as_str();
+        crate::runner::retrying(&mut conn, async |conn| {
+            let check = crate::store::format::check_for_write(conn, prefix).await?;
+            let target = crate::strategy::Target::new(prefix, &job.job, job.strategy, &check);
+            let keys = target.lease_keys();
+            let first_seen = crate::strategy::lease::first_seen(conn, &keys).await?;
+            // A job a slot's opening registered (here or on another host) is known, though no
+            // claim of it reached the store (an outage of the whole fleet at its first slot).
+            let registered: i64 = conn
+                .query(
+                    redis::cmd("EXISTS")
+                        .arg(crate::store::registry::registry_key(prefix, &job.job)),
+                )
+                .await?;
+            let mut in_progress = match job.runner.backup {
+                crate::runner::Backup::No => Vec::new(),
+                crate::runner::Backup::Standby { .. } => {
+                    check.lease_format().runs_in_progress(conn, &keys).await?
+                }
+            };
+            in_progress.retain(|r| {
+                r.kind == crate::store::RunKind::Scheduled && r.attempt < job.claim.max_attempts
+            });
+            in_progress.sort_by_key(|r| r.slot);
+            // A run in progress is a job the store has seen, whatever its records say.
+            let first_seen = first_seen
+                .or(in_progress.first().map(|r| r.slot))
+                .or((registered > 0).then_some(0));
+            Ok(Known {
+                first_seen,
+                in_progress,
+            })
+        })
+        .await
+    }
+
+    /// A job new to the store is seen from now (its deploy): `:job` `first_seen` is written, once
+    /// (as a first claim writes it), so that `--catch-up` and monitoring count its slots from here,
+    /// not from its first claim: a fleet that goes down before that claim catches up the slots it
+    /// missed since. Best effort: unwritten, they count from the first claim, as before.
+    async fn note_first_seen(&self, job: &RunSettings, now: i64) {
+        let (mut conn, _) = self.connection().await;
+        let keys = crate::store::LeaseKeys::new(&self.prefix, &job.job);
+        let written = conn
+            .query::<i64>(
+                redis::cmd("HSETNX")
+                    .arg(&keys.job)
+                    .arg("first_seen")
+                    .arg(now),
+            )
+            .await;
+        if let Err(e) = written {
+            crate::errln!(
+                "anarchon: job {}: when the store first saw it was not recorded ({e}); --catch-up counts from its first claim",
+                job.job
+            );
+        }
+    }
+
+    /// Whether a task of this replica is taking `slot` of `job` now.
+    fn has_task(&self, job: &str, slot: i64) -> bool {
+        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots.iter().any(|t| {
+            !t.handle.is_finished()
+                && t.label.job == job
+                && t.label.slot.load(Ordering::Relaxed) == slot
+        })
+    }
+
+    /// Starts the task that stands by for `run`, a run of `job` in progress that this replica did
+    /// not claim (see [`Shared::stand_by`]).
+    fn spawn_standby(self: &Arc<Self>, job: Arc<RunSettings>, run: &crate::store::state::RunState) {
+        crate::errln!(
+            "anarchon: job {}: the run of {} is in progress (attempt {} of {}, held by {}): standing by to take it over if its lease ends",
+            job.job,
+            rfc3339(run.slot),
+            run.attempt,
+            job.claim.max_attempts,
+            run.runner
+        );
+        let slot = run.slot;
+        let label = RunLabel::new(&job.job, slot);
+        let shared = self.clone();
+        let handle = tokio::task::spawn_local(crate::lines::in_run(label.clone(), async move {
+            shared.stand_by(&job, slot).await;
+        }));
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots.retain(|t| !t.handle.is_finished());
+        slots.push(SlotTask { label, handle });
+    }
+
+    /// Stands by for a run in progress of `job`, whenever it started (more than `--max-late` ago
+    /// too: `--max-late` governs a first claim, not the takeover of a run with attempts left), and
+    /// takes it over as the next attempt when its lease ends (its holder handed it over, or died).
+    /// The claim decides as for any backup: a run that ended meanwhile answers done.
+    async fn stand_by(&self, job: &RunSettings, slot: i64) {
+        let (mut conn, check) = match self.open_slot(job).await {
+            Ok(opened) => opened,
+            Err(e) => {
+                crate::errln!(
+                    "anarchon: cannot open the store to stand by for this run ({}); not standing by here",
+                    e.with_hint()
+                );
+                return;
+            }
+        };
+        let target = crate::strategy::Target::new(&self.prefix, &job.job, job.strategy, &check);
+        let req = job.claim.request(slot, crate::store::RunKind::Scheduled);
+        match crate::runner::run_slot(&mut conn, target, req, &job.runner, check.server_now_ms)
+            .await
+        {
+            Ok(report) => {
+                if report.outcome == crate::runner::SlotOutcome::Ran {
+                    self.stats.runs_started.fetch_add(1, Ordering::Relaxed);
+                }
+                crate::errln!(
+                    "anarchon: {}",
+                    describe(&report, self.server_now(), job.max_late)
+                );
+            }
+            Err(e) => crate::errln!("error: {}", e.with_hint()),
+        }
+    }
+}
+
+/// What a job loop does once when it starts (see [`job_loop`]), beside the loop: looks at the
+/// store, says the start rule (at the daemon's start), takes the slot it says, and stands by for
+/// the job's runs in progress. `now`: the server's time when the loop started.
+async fn on_start(
+    shared: Arc<Shared>,
+    job: Arc<RunSettings>,
+    stop: watch::Receiver<bool>,
+    start: Option<StartLine>,
+    now: i64,
+) {
+    let Some(schedule) = job.schedule.as_ref() else {
+        return;
+    };
+    let look = shared.look(&job).await;
+    if *stop.borrow() {
+        return;
+    }
+    let rule = start
+        .as_ref()
+        .map(|_| StartRule::of(&job, schedule, now, &look));
+    let taken = rule.as_ref().and_then(StartRule::slot);
+    if let Some(start) = &start
+        && let Some(rule) = &rule
+    {
+        let next = schedule
+            .next_after(now)
+            .map_or_else(|| "never".to_string(), rfc3339);
+        crate::errln!(
+            "anarchon: job {} (line {}): {} ({}), next run {next}; {}{}",
+            job.job,
+            start.line,
+            start.schedule,
+            start.tz,
+            rule.words(&job),
+            start.naming
+        );
+    }
+    if let Some(StartRule::New) = rule {
+        shared.note_first_seen(&job, now).await;
+    }
+    if let Some(due) = taken {
+        shared.spawn_slot(job.clone(), due);
+    }
+    if let Ok(known) = &look {
+        for run in &known.in_progress {
+            if Some(run.slot) != taken && !shared.has_task(&job.job, run.slot) {
+                shared.spawn_standby(job.clone(), run);
+            }
+        }
+    }
+}
+
+/// What the daemon's start line of a job says besides the rule: its line, schedule and naming.
+struct StartLine {
+    line: usize,
+    schedule: String,
+    tz: String,
+    naming: &'static str,
+}
+
+/// What the store knows of a job when its loop starts.
+struct Known {
+    /// When the store first saw the job (None: never, a job new to the store: no claim, no
+    /// result, no registry entry; 0 when only the registry knows it). Always `Some` for the
+    /// strategies without leases, which keep no such record (today's restart rule for them).
+    first_seen: Option<i64>,
+    /// Its scheduled runs in progress with attempts left under this job's `--max-attempts`, when
+    /// this replica stands by (not `--no-backup`).
+    in_progress: Vec<crate::store::state::RunState>,
+}
+
+/// Which slot already due when the daemon starts is taken, and why (said at start, one line per
+/// job). A job the store has never seen starts at its next fire time, as cron starts a new line:
+/// a cut-over from another scheduler that already ran the slot due must not run it again; and
+/// `--catch-up` never reaches before the store first saw a job. A job the store knows takes a slot
+/// that came due less than `--max-late` ago (a replica restarted just after its slot; the claim
+/// says if another replica has it), and with `--catch-up` the latest due slot whatever its age, so
+/// that the missed runs are caught up at once as `run --catch-up` does, not at the next fire time.
+enum StartRule {
+    /// Never seen by the store: nothing due is taken.
+    New,
+    /// Known: `due` is taken (within --max-late).
+    Restart { due: i64, late_ms: i64 },
+    /// Known, with --catch-up: `due`, the latest due slot, is taken with the catch-up before it.
+    CatchUp { due: i64 },
+    /// Known, and nothing due within --max-late (no --catch-up).
+    Nothing,
+    /// The store could not be read: today's restart rule, said so.
+    Unread { due: Option<i64>, why: String },
+}
+
+impl StartRule {
+    fn of(
+        job: &RunSettings,
+        schedule: &crate::schedule::Schedule,
+        now: i64,
+        look: &Result<Known>,
+    ) -> StartRule {
+        let due = schedule.latest_at_or_before(now);
+        let within = due.filter(|d| now - d <= millis(job.max_late));
+        match look {
+            Err(e) => StartRule::Unread {
+                due: within,
+                why: e.to_string().lines().next().unwrap_or_default().to_string(),
+            },
+            Ok(Known {
+                first_seen: None, ..
+            }) => StartRule::New,
+            // A slot due before the store first saw the job is never taken (nor caught up): the
+            // job was not deployed yet (another replica started it, new, after that slot).
+            Ok(Known {
+                first_seen: Some(seen),
+                ..
+            }) => match (
+                within.filter(|d| d >= seen),
+                due.filter(|d| d >= seen),
+                job.catch_up,
+            ) {
+                (Some(due), _, _) => StartRule::Restart {
+                    due,
+                    late_ms: now - due,
+                },
+                (None, Some(due), Some(_)) => StartRule::CatchUp { due },
+                _ => StartRule::Nothing,
+            },
+        }
+    }
+
+    /// The due slot taken now, if any.
+    fn slot(&self) -> Option<i64> {
+        match self {
+            StartRule::Restart { due, .. } | StartRule::CatchUp { due } => Some(*due),
+            StartRule::Unread { due, .. } => *due,
+            StartRule::New | StartRule::Nothing => None,
+        }
+    }
+
+    fn words(&self, job: &RunSettings) -> String {
+        let max_late = humantime::format_duration(job.max_late);
+        let catch_up = job
+            .catch_up
+            .map(|c| humantime::format_duration(c.window).to_string());
+        match self {
+            StartRule::New => format!(
+                "new to the store: its first run is its next fire time, as cron starts a new line{}",
+                if catch_up.is_some() {
+                    " (--catch-up reaches back only to when the store first saw the job)"
+                } else {
+                    ""
+                }
+            ),
+            StartRule::Restart { due, late_ms } => format!(
+                "known to the store: the run of {} came due {} ago, within --max-late {max_late}: claimed now{}",
+                rfc3339(*due),
+                crate::time::humanize(u64::try_from(*late_ms).unwrap_or(0)),
+                match &catch_up {
+                    Some(w) => format!(", with the runs --catch-up {w} finds missed before it"),
+                    None => " (done already if another replica ran it)".to_string(),
+                }
+            ),
+            StartRule::CatchUp { due } => format!(
+                "known to the store: --catch-up {}: the runs missed up to {} are caught up now",
+                catch_up.unwrap_or_default(),
+                rfc3339(*due)
+            ),
+            StartRule::Nothing => {
+                format!("known to the store: no run came due within --max-late {max_late}")
+            }
+            StartRule::Unread { due, why } => format!(
+                "the store could not be read ({why}): {}",
+                match due {
+                    Some(d) => format!(
+                        "the run of {} due within --max-late is claimed now",
+                        rfc3339(*d)
+                    ),
+                    None => "no run came due within --max-late".to_string(),
+                }
+            ),
+        }
     }
 }
 
@@ -535,7 +872,6 @@ fn apply(shared: &Arc<Shared>, jobs: &mut HashMap<String, Running>, tab: Crontab
 fn start_job(shared: &Arc<Shared>, cron_job: CronJob, at_start: bool) -> Running {
     let CronJob {
         line,
-        name,
         naming,
         schedule,
         tz,
@@ -547,24 +883,20 @@ fn start_job(shared: &Arc<Shared>, cron_job: CronJob, at_start: bool) -> Running
         stop: shared.stop_commands.clone(),
     });
     run.runner.standby_poll = STANDBY_POLL;
-    let next = run
-        .schedule
-        .as_ref()
-        .and_then(|s| s.next_after(shared.server_now()))
-        .map_or_else(|| "never".to_string(), rfc3339);
-    if at_start {
-        crate::errln!(
-            "anarchon: job {name} (line {line}): {schedule} ({tz}), next run {next}{}",
-            match naming {
-                Naming::Annotated => "",
-                Naming::Derived =>
-                    "; its name is derived from the line: editing the line renames the job (name it with `# anarchon: --job NAME` above it)",
+    let start = at_start.then(|| StartLine {
+        line,
+        schedule: schedule.to_string(),
+        tz: tz.to_string(),
+        naming: match naming {
+            Naming::Annotated => "",
+            Naming::Derived => {
+                "; its name is derived from the line: editing the line renames the job (name it with `# anarchon: --job NAME` above it)"
             }
-        );
-    }
+        },
+    });
     let job = Arc::new(run);
     let (stop, stop_rx) = watch::channel(false);
-    let handle = tokio::task::spawn_local(job_loop(shared.clone(), job.clone(), stop_rx, at_start));
+    let handle = tokio::task::spawn_local(job_loop(shared.clone(), job.clone(), stop_rx, start));
     Running {
         job,
         fingerprint,

@@ -273,13 +273,18 @@ fn judge_slot(slot: i64, seen: Vec<Seen>, window: Window, late_after_ms: i64) ->
             Outcome::Finished | Outcome::Running | Outcome::Claimed => None,
             Outcome::Expired => Some("lease expired, not taken over".to_string()),
             Outcome::Failed => Some(crate::output::result_summary(Some(&s.result))),
+            Outcome::HandedOver => Some(format!(
+                "handed over ({})",
+                text("why").unwrap_or_else(|| "shutdown".to_string())
+            )),
             _ => text("reason").or_else(|| Some(s.status.clone())),
         };
-        // A takeover: the attempt before this one of the same slot ended with its lease expired.
+        // A takeover: the attempt before this one of the same slot ended with its lease expired
+        // (or handed over).
         let takeover_from = attempts
             .last()
             .filter(|prev| {
-                prev.outcome == Outcome::Interrupted
+                matches!(prev.outcome, Outcome::Interrupted | Outcome::HandedOver)
                     && s.attempt.is_some_and(|n| n > 1)
                     && prev.attempt.is_some_and(|p| Some(p + 1) == s.attempt)
             })
@@ -309,7 +314,7 @@ fn judge_slot(slot: i64, seen: Vec<Seen>, window: Window, late_after_ms: i64) ->
             overlapping: false,
             overlap_spans: Vec::new(),
             end_is_sure: match outcome {
-                Outcome::Interrupted | Outcome::Superseded => false,
+                Outcome::Interrupted | Outcome::HandedOver | Outcome::Superseded => false,
                 // The holder reported how its command ended (`"command"`), or never did.
                 Outcome::Replaced | Outcome::Released => s.result.get("command").is_some(),
                 _ => true,

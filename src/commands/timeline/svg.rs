@@ -55,10 +55,11 @@ text { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; f
 ";
 
 /// Every outcome, in the legend's order.
-const OUTCOMES: [Outcome; 10] = [
+const OUTCOMES: [Outcome; 11] = [
     Outcome::Finished,
     Outcome::Failed,
     Outcome::Interrupted,
+    Outcome::HandedOver,
     Outcome::Replaced,
     Outcome::Superseded,
     Outcome::Released,
@@ -74,6 +75,7 @@ fn meaning(outcome: Outcome) -> &'static str {
         Outcome::Finished => "finished",
         Outcome::Failed => "failed",
         Outcome::Interrupted => "lease expired",
+        Outcome::HandedOver => "handed over (its replica shut down)",
         Outcome::Replaced => "replaced (--overlap replace)",
         Outcome::Superseded => "superseded by a newer slot",
         Outcome::Released => "released by an operator",

@@ -30,11 +30,12 @@ const MAX_HOST: usize = 16;
 const NAMED: usize = 5;
 
 /// Every glyph, in the legend's order, with what it means.
-const LEGEND: [(char, &str); 17] = [
+const LEGEND: [(char, &str); 18] = [
     (HELD, "held the run"),
     ('✓', "finished"),
     ('✗', "failed"),
     ('↯', "lease expired"),
+    ('↪', "handed over"),
     ('⇥', "replaced"),
     ('»', "superseded"),
     ('⊗', "released"),
@@ -56,6 +57,7 @@ fn end_glyph(outcome: Outcome) -> char {
         Outcome::Finished => '✓',
         Outcome::Failed => '✗',
         Outcome::Interrupted => '↯',
+        Outcome::HandedOver => '↪',
         Outcome::Replaced => '⇥',
         Outcome::Superseded => '»',
         Outcome::Released => '⊗',
@@ -70,9 +72,11 @@ pub fn tone(outcome: Outcome) -> Tone {
     match outcome {
         Outcome::Finished => Tone::Good,
         Outcome::Failed | Outcome::Interrupted | Outcome::Expired => Tone::Bad,
-        Outcome::Replaced | Outcome::Superseded | Outcome::Released | Outcome::Running => {
-            Tone::Warn
-        }
+        Outcome::HandedOver
+        | Outcome::Replaced
+        | Outcome::Superseded
+        | Outcome::Released
+        | Outcome::Running => Tone::Warn,
         Outcome::Skipped | Outcome::Claimed => Tone::Dim,
     }
 }
@@ -665,7 +669,7 @@ pub(super) fn note(style: TimeStyle, now: i64, row: &SlotRow, i: usize, a: &Atte
     let said = match a.outcome {
         Outcome::Finished => None,
         Outcome::Failed => Some(format!("failed: {reason}")),
-        Outcome::Interrupted => Some(reason),
+        Outcome::Interrupted | Outcome::HandedOver => Some(reason),
         Outcome::Replaced => Some(format!("replaced by {newer}")),
         Outcome::Superseded => Some(format!("superseded by {newer}")),
         Outcome::Released => Some(match (&a.released_by, reason.as_str()) {

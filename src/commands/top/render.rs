@@ -595,11 +595,13 @@ fn facts(j: &JobRow, format: Option<u32>, now: i64) -> Vec<Line<'static>> {
             slot(*expired)
         )));
     }
-    if let Some(e) = v
-        .recent
-        .iter()
-        .find(|e| matches!(e.status.as_str(), "failed" | "interrupted") && !e.was_replaced())
-    {
+    if let Some(e) = v.recent.iter().find(|e| {
+        matches!(e.status.as_str(), "failed" | "interrupted")
+                && !e.was_replaced()
+                // A hand-over (a replica shut down: a deploy) is no failure; its takeover is
+                // listed as itself.
+                && e.result.get("handed_over_by").is_none()
+    }) {
         let detail = crate::output::result_detail(&e.result);
         lines.push(Line::raw(format!(
             "failed   {} #{} on {}, {} (l shows it){}",

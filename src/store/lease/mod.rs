@@ -337,6 +337,15 @@ impl LeaseKeys {
         }
     }
 
+    /// The key a backup standing by for `slot` announces itself in (both formats): a string, the
+    /// backup's runner, with a TTL of a few of its polls, written again as it polls (no script
+    /// reads it; docs/store-format.md, "Standing by"). A holder that hands its run over reads it to
+    /// say whether a replica takes the run over.
+    pub fn standby(&self, slot: i64) -> String {
+        let tag = self.job.strip_suffix(":job").unwrap_or(&self.job);
+        format!("{tag}:standby:{slot}")
+    }
+
     /// Each key with the types the scripts write to it, in either format: `:state` is format 1's
     /// hash or format 2's marker string (a job's data is in the format its `:state` says, which
     /// may lag the store's until it is converted). `TYPE` of each, sent before anything is

@@ -55,10 +55,11 @@ pub(super) fn converted_back_since(error: &Error, keys: &LeaseKeys) -> bool {
 
 /// Each script is `lua/lease/v2/lib.lua` (with the helpers both formats share) followed by its own
 /// file, and a function of [`LIBRARY`].
-const LIB: [&str; 3] = [
+const LIB: [&str; 4] = [
     include_str!("../../../lua/lease/v2/lib.lua"),
     include_str!("../../../lua/lease/pause.lua"),
     include_str!("../../../lua/lease/released.lua"),
+    include_str!("../../../lua/lease/handed_over.lua"),
 ];
 
 /// Every format 2 script, by file: one library of functions holds them all.
