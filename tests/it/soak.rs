@@ -828,8 +828,10 @@ fn skip_is_true(
         };
     }
     if reason.contains("--catch-up") {
-        // Missed by every host: the fleet was down, or the server paused, over the slot.
-        let down = outages.iter().copied().chain(
+        // Missed by every host: the fleet was down, or the server paused or full, over the slot;
+        // or the job was paused over it (in format 1 a paused slot leaves no record, and a host
+        // that starts later finds it unclaimed, as one host alone would).
+        let down = outages.iter().copied().chain(pauses.iter().copied()).chain(
             hits.iter()
                 .filter(|h| h.host.is_none())
                 .map(|h| (h.from, h.to + h.reach_ms())),
@@ -838,7 +840,14 @@ fn skip_is_true(
             Ok("caught up (catch-up's limits)".into())
         } else {
             Err(format!(
-                "skipped by catch-up, though the fleet was up: {reason:?}"
+                "skipped by catch-up, though the fleet was up: {reason:?}; faults near it: {:?}; pauses {:?}",
+                hits.iter()
+                    .filter(|h| (h.from - 15_000..h.to + 15_000).contains(&slot))
+                    .collect::<Vec<_>>(),
+                pauses
+                    .iter()
+                    .filter(|(from, to)| (from - 15_000..to + 15_000).contains(&slot))
+                    .collect::<Vec<_>>()
             ))
         };
     }
