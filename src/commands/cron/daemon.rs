@@ -368,9 +368,18 @@ impl Shared {
             });
             in_progress.sort_by_key(|r| r.slot);
             // A run in progress is a job the store has seen, whatever its records say.
-            let first_seen = first_seen
+            let mut first_seen = first_seen
                 .or(in_progress.first().map(|r| r.slot))
                 .or((registered > 0).then_some(0));
+            // A renamed job (`--was`) is the job its old names were: known if any of them is,
+            // from when the store first saw that one (the rename's steps then take its slots
+            // under the old names first).
+            for old in &job.lineage {
+                if first_seen.is_some() {
+                    break;
+                }
+                first_seen = seen_under(conn, prefix, job, &check, old).await?;
+            }
             Ok(Known {
                 first_seen,
                 in_progress,
@@ -466,6 +475,30 @@ impl Shared {
             Err(e) => crate::errln!("error: {}", e.with_hint()),
         }
     }
+}
+
+/// When the store first saw `name`, an old name of `job` (`--was`): its first claim or result, a
+/// run in progress, or a registry entry (0); `None` when it never did.
+async fn seen_under(
+    conn: &mut Connection,
+    prefix: &str,
+    job: &RunSettings,
+    check: &StoreCheck,
+    name: &str,
+) -> Result<Option<i64>> {
+    let target = crate::strategy::Target::new(prefix, name, job.strategy, check);
+    let keys = target.lease_keys();
+    if let Some(seen) = crate::strategy::lease::first_seen(conn, &keys).await? {
+        return Ok(Some(seen));
+    }
+    let running = check.lease_format().runs_in_progress(conn, &keys).await?;
+    if let Some(oldest) = running.iter().map(|r| r.slot).min() {
+        return Ok(Some(oldest));
+    }
+    let registered: i64 = conn
+        .query(redis::cmd("EXISTS").arg(crate::store::registry::registry_key(prefix, name)))
+        .await?;
+    Ok((registered > 0).then_some(0))
 }
 
 /// What a job loop does once when it starts (see [`job_loop`]), beside the loop: looks at the
