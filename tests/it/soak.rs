@@ -811,7 +811,10 @@ fn skip_is_true(
                 && r.runner == runner
                 && r.ended_at.is_none_or(|e| e >= slot)
         });
-        if held && (other > slot) == newer && other != slot {
+        // Under forbid a claim that came late can find a newer slot's run in progress: skipped
+        // too, as one host alone would, with the same words ("still in progress").
+        let direction = newer == (other > slot) || reason.starts_with("--overlap forbid");
+        if held && direction && other != slot {
             return Ok(reason.split(':').next().unwrap_or(reason).to_string());
         }
         return Err(format!(

@@ -150,8 +150,12 @@ async fn step(
     keys: &LeaseKeys,
     slot: i64,
 ) -> Result<Step> {
-    // One token for every try: a claim whose reply was lost is answered won again.
-    let req: ClaimRequest = job.claim.request(slot, RunKind::Scheduled);
+    // One token for every try: a claim whose reply was lost is answered won again. The old
+    // name's lease is three of the new name's: the new name's command is always stopped by its
+    // own lease's rules (its heartbeats fail, its guard's deadline) long before this one could
+    // lapse under the same faults, so an old replica never claims past it while the command runs.
+    let mut req: ClaimRequest = job.claim.request(slot, RunKind::Scheduled);
+    req.lease *= OLD_NAME_LEASES;
     let mut said = false;
     loop {
         let reply =
@@ -233,6 +237,9 @@ async fn step(
 }
 
 /// Heartbeats the held claim of an old name's slot while the new name takes it.
+/// How many of the new name's leases an old name's claim of a slot lasts ([`step`]).
+const OLD_NAME_LEASES: u32 = 3;
+
 fn keep_alive(
     mut conn: Connection,
     keys: LeaseKeys,
@@ -251,8 +258,12 @@ fn keep_alive(
             tokio::time::sleep(every).await;
             match lease::heartbeat(&mut conn, &keys, slot, &token, lease).await {
                 Ok(reply) if reply.outcome != lease::TokenOutcome::Ok => return,
-                // Connection trouble: the next beat tries again while the lease lives.
-                Ok(_) | Err(_) => {}
+                Ok(_) => {}
+                // Connection trouble: a fresh connection, and the next beat tries again while
+                // the lease lives (a broken one would fail every beat after).
+                Err(_) => {
+                    let _ = tokio::time::timeout(lease / 3, conn.reconnect()).await;
+                }
             }
         }
     })

@@ -209,10 +209,10 @@ pub fn judge_slot_across_names(named: &[Named]) -> Result<Ended, Result<String, 
         }
         for r in &n.records {
             if let Some(to) = r.result.get("handed_to").and_then(|t| t.as_str()) {
-                // Handed to its new name: that name has an attempt of it.
-                let taken = named
-                    .iter()
-                    .any(|m| m.job == to && m.records.iter().any(|r| r.status != "skipped"));
+                // Handed to its new name: that name decided it (an attempt, or a skip it
+                // recorded: the old name's claim ends `finished` once the new name's claim of the
+                // slot is decided, whether it ran the slot or skipped it).
+                let taken = named.iter().any(|m| m.job == to && !m.records.is_empty());
                 if !taken {
                     return defect(format!(
                         "{} recorded it handed to {to}, which has no attempt of it",
