@@ -288,12 +288,12 @@ pub(super) async fn after_slot(
                 outcome.report.status.as_str(),
                 "interrupted" | "unknown" | "running" | ""
             ),
-            SlotOutcome::Done
-            | SlotOutcome::Running
-            | SlotOutcome::Overlap
-            | SlotOutcome::Paused
-            | SlotOutcome::TooLate
-            | SlotOutcome::Unreplicated => true,
+            // Decided under the new name, with its record there (ran, or a skip it wrote), or
+            // held by another of its replicas, which decides it.
+            SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::Overlap => true,
+            // Not run, and no record under the new name: the old name's claim must not say
+            // `finished` over a slot nobody ran. Handed over, the old name decides it again.
+            SlotOutcome::Paused | SlotOutcome::TooLate | SlotOutcome::Unreplicated => false,
         },
         Err(_) => false,
     };
