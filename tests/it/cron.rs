@@ -12,89 +12,12 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::proxy::{Fault, FaultProxy};
+use crate::common::replica::Replica;
 use crate::common::runs::{Unended, judge_slot};
 use crate::common::ticker::{Copy, copies, overlapping, spans_of, ticker_as};
 use crate::common::{Server, stderr, wait_for};
 use anarchon::store::read::ResultEntry;
 use regex::Regex;
-
-/// One replica: `anarchon cron FILE` with its stdout and stderr in files.
-struct Replica {
-    child: Child,
-    out: PathBuf,
-    err: PathBuf,
-}
-
-impl Replica {
-    fn start(url: &str, file: &Path, dir: &Path, name: &str, extra: &[&str]) -> Replica {
-        let out = dir.join(format!("{name}.out"));
-        let err = dir.join(format!("{name}.err"));
-        let mut cmd = std::process::Command::new(crate::common::anarchon_path());
-        for var in [
-            "ANARCHON_PREFIX",
-            "ANARCHON_BACKEND",
-            "NO_COLOR",
-            "REDIS_URL",
-        ] {
-            cmd.env_remove(var);
-        }
-        let child = cmd
-            .env("ANARCHON_REDIS_URL", url)
-            .arg("cron")
-            .arg(file)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&out).unwrap())
-            .stderr(std::fs::File::create(&err).unwrap())
-            .spawn()
-            .expect("start anarchon cron");
-        let replica = Replica { child, out, err };
-        wait_for(
-            "the replica to start its jobs",
-            Duration::from_secs(20),
-            || replica.stderr().contains("anarchon: cron:"),
-        );
-        replica
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.err).unwrap_or_default()
-    }
-
-    fn stdout(&self) -> String {
-        std::fs::read_to_string(&self.out).unwrap_or_default()
-    }
-
-    fn signal(&self, sig: &str) {
-        std::process::Command::new("kill")
-            .args([sig, &self.pid().to_string()])
-            .status()
-            .unwrap();
-    }
-
-    /// Waits for the replica to exit (after a signal), up to `limit`.
-    fn exit_code(&mut self, limit: Duration) -> Option<i32> {
-        let until = Instant::now() + limit;
-        while Instant::now() < until {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A process this test started, killed (SIGKILL) and waited for when the test ends, passing or
 /// not: a failing assertion must not leave a daemon running.

@@ -4,90 +4,12 @@
 //! ground truth is the commands' own log (`common::ticker`: `<slot>/<attempt> <ms>`), checked
 //! against the store's records; every wait is on a condition, with a deadline.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
+use crate::common::replica::Replica;
 use crate::common::ticker::{spans_of, ticker_as};
 use crate::common::{Server, wait_for};
-
-/// One replica: `anarchon cron FILE` with its stderr in a file.
-struct Replica {
-    child: Child,
-    err: PathBuf,
-}
-
-impl Replica {
-    fn start(s: &Server, file: &Path, dir: &Path, name: &str, extra: &[&str]) -> Replica {
-        let err = dir.join(format!("{name}.err"));
-        let mut cmd = std::process::Command::new(crate::common::anarchon_path());
-        for var in [
-            "ANARCHON_PREFIX",
-            "ANARCHON_BACKEND",
-            "NO_COLOR",
-            "REDIS_URL",
-        ] {
-            cmd.env_remove(var);
-        }
-        let child = cmd
-            .env("ANARCHON_REDIS_URL", &s.url)
-            .arg("cron")
-            .arg(file)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&err).unwrap())
-            .spawn()
-            .expect("start anarchon cron");
-        let replica = Replica { child, err };
-        wait_for(
-            "the replica to start its jobs",
-            Duration::from_secs(20),
-            || replica.stderr().contains("anarchon: cron:"),
-        );
-        replica
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.err).unwrap_or_default()
-    }
-
-    fn runner(&self) -> String {
-        format!("{}:{}", hostname(), self.child.id())
-    }
-
-    fn signal(&self, sig: &str) {
-        std::process::Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .unwrap();
-    }
-
-    /// SIGTERM, then waits for the exit (up to `limit`): its exit code.
-    fn stop(&mut self, limit: Duration) -> Option<i32> {
-        self.signal("-TERM");
-        let until = Instant::now() + limit;
-        while Instant::now() < until {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn hostname() -> String {
-    let out = std::process::Command::new("hostname").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// A crontab line for `job` every `every` seconds (6 fields): the command logs
 /// `<slot>/<attempt> <ms>` to `log` for `ms` milliseconds.
@@ -152,8 +74,8 @@ fn a_rolling_deploy_hands_a_long_run_to_a_replica_started_late() {
     let grace = ["--shutdown-grace", "1s"];
     // Both replicas up well before the slot.
     wait_for_phase(&s, 30_000, 5_000, 22_000);
-    let mut a = Replica::start(&s, &file, dir.path(), "a", &grace);
-    let mut b = Replica::start(&s, &file, dir.path(), "b", &grace);
+    let mut a = Replica::start(&s.url, &file, dir.path(), "a", &grace);
+    let mut b = Replica::start(&s.url, &file, dir.path(), "b", &grace);
     wait_for("the run to start", Duration::from_secs(40), || {
         !attempts(&log).is_empty()
     });
@@ -168,7 +90,7 @@ fn a_rolling_deploy_hands_a_long_run_to_a_replica_started_late() {
         s.now_ms() > slot + 5_000
     });
     assert_eq!(other.stop(Duration::from_secs(10)), Some(0));
-    let c = Replica::start(&s, &file, dir.path(), "c", &grace);
+    let c = Replica::start(&s.url, &file, dir.path(), "c", &grace);
     wait_for(
         "the new replica to stand by for the run in progress",
         Duration::from_secs(10),
@@ -205,7 +127,7 @@ fn a_rolling_deploy_hands_a_long_run_to_a_replica_started_late() {
         said.contains("no replica is standing by"),
         "the last holder said a replica stands by: {said}"
     );
-    let d = Replica::start(&s, &file, dir.path(), "d", &grace);
+    let d = Replica::start(&s.url, &file, dir.path(), "d", &grace);
     wait_for(
         "attempt 3 on a replica started after",
         Duration::from_secs(8),
@@ -237,7 +159,7 @@ fn a_full_fleet_restart_catches_up_at_once() {
         line("c", 15, &log, 200, "--catch-up 5m --max-late 2s"),
     )
     .unwrap();
-    let mut a = Replica::start(&s, &file, dir.path(), "a", &[]);
+    let mut a = Replica::start(&s.url, &file, dir.path(), "a", &[]);
     wait_for("a first run", Duration::from_secs(40), || {
         !attempts(&log).is_empty()
     });
@@ -251,7 +173,7 @@ fn a_full_fleet_restart_catches_up_at_once() {
     });
     let started = s.now_ms();
     let next_fire = last_missed + 15_000;
-    let b = Replica::start(&s, &file, dir.path(), "b", &[]);
+    let b = Replica::start(&s.url, &file, dir.path(), "b", &[]);
     wait_for("the missed runs", Duration::from_secs(30), || {
         let ran = attempts(&log);
         ran.iter().any(|(slot, _, _)| *slot == last_missed)
@@ -290,10 +212,10 @@ fn a_new_job_starts_at_its_next_fire_time_and_a_known_one_takes_the_slot_due() {
     std::fs::write(&file, line("n", 10, &log, 200, "")).unwrap();
     let deployed = wait_for_phase(&s, 10_000, 2_000, 5_000);
     let due = deployed - deployed.rem_euclid(10_000);
-    let mut a = Replica::start(&s, &file, dir.path(), "a", &[]);
+    let mut a = Replica::start(&s.url, &file, dir.path(), "a", &[]);
     // A second replica of the deploy, started after the first one saw the job: the slot due
     // before the deploy is not taken by it either.
-    let mut a2 = Replica::start(&s, &file, dir.path(), "a2", &[]);
+    let mut a2 = Replica::start(&s.url, &file, dir.path(), "a2", &[]);
     wait_for("the first run", Duration::from_secs(20), || {
         !attempts(&log).is_empty()
     });
@@ -314,15 +236,14 @@ fn a_new_job_starts_at_its_next_fire_time_and_a_known_one_takes_the_slot_due() {
     // Known now: killed, a slot missed, started again within --max-late: that slot runs.
     wait_for_phase(&s, 10_000, 5_000, 8_000);
     for r in [&mut a, &mut a2] {
-        r.signal("-KILL");
-        let _ = r.child.wait();
+        r.kill();
     }
     let down = s.now_ms();
     let missed = down - down.rem_euclid(10_000) + 10_000;
     wait_for("the missed slot to pass", Duration::from_secs(20), || {
         s.now_ms() > missed + 2_000
     });
-    let b = Replica::start(&s, &file, dir.path(), "b", &[]);
+    let b = Replica::start(&s.url, &file, dir.path(), "b", &[]);
     wait_for(
         "the slot missed while down",
         Duration::from_secs(10),
@@ -348,8 +269,8 @@ fn a_hand_over_is_recorded_as_handed_over_not_as_a_crash() {
     let log = dir.path().join("h.log");
     std::fs::write(&file, line("h", 20, &log, 60_000, "--lease 10s")).unwrap();
     let grace = ["--shutdown-grace", "1s"];
-    let mut a = Replica::start(&s, &file, dir.path(), "a", &grace);
-    let mut b = Replica::start(&s, &file, dir.path(), "b", &grace);
+    let mut a = Replica::start(&s.url, &file, dir.path(), "a", &grace);
+    let mut b = Replica::start(&s.url, &file, dir.path(), "b", &grace);
     wait_for("the run to start", Duration::from_secs(40), || {
         !attempts(&log).is_empty()
     });

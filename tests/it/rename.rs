@@ -5,81 +5,12 @@
 //! under `--overlap forbid`, or one scheduled time run under two names, fail.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::path::Path;
 use std::time::Duration;
 
+use crate::common::replica::Replica;
 use crate::common::ticker::{assert_no_two_spans_overlap, spans_of, ticker_as};
 use crate::common::{Server, wait_for};
-
-/// One replica: `anarchon cron FILE`, its stderr in a file; killed when the test ends.
-struct Replica {
-    child: Child,
-    err: PathBuf,
-}
-
-impl Replica {
-    fn start(url: &str, file: &Path, dir: &Path, name: &str) -> Replica {
-        Replica::start_with(url, file, dir, name, &[])
-    }
-
-    fn start_with(url: &str, file: &Path, dir: &Path, name: &str, extra: &[&str]) -> Replica {
-        let err = dir.join(format!("{name}.err"));
-        let mut cmd = std::process::Command::new(crate::common::anarchon_path());
-        for var in [
-            "ANARCHON_PREFIX",
-            "ANARCHON_BACKEND",
-            "NO_COLOR",
-            "REDIS_URL",
-        ] {
-            cmd.env_remove(var);
-        }
-        let child = cmd
-            .env("ANARCHON_REDIS_URL", url)
-            .arg("cron")
-            .arg(file)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&err).unwrap())
-            .spawn()
-            .expect("start anarchon cron");
-        let replica = Replica { child, err };
-        wait_for(
-            "the replica to start its jobs",
-            Duration::from_secs(20),
-            || replica.stderr().contains("anarchon: cron:") || replica.stderr().contains("error"),
-        );
-        assert!(
-            replica.stderr().contains("anarchon: cron:"),
-            "{}",
-            replica.stderr()
-        );
-        replica
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.err).unwrap_or_default()
-    }
-
-    fn hup(&self) {
-        self.signal("-HUP");
-    }
-
-    fn signal(&self, sig: &str) {
-        std::process::Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .unwrap();
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The ticker's command line: logs `<job>@<slot> <ms>` to `log` for `ms` milliseconds.
 fn ticker(log: &Path, ms: u64) -> String {
@@ -144,7 +75,7 @@ fn a_rename_on_reload_never_runs_beside_the_old_names_run() {
         format!("# anarchon: --job nightly-v1 --overlap forbid\n{line}"),
     )
     .unwrap();
-    let replica = Replica::start(&s.url, &file, dir.path(), "r");
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
     wait_for("v1 to run", Duration::from_secs(15), || {
         slots_run_by(&log, "nightly-v1") > 0
     });
@@ -181,7 +112,7 @@ fn a_rename_on_reload_under_overlap_allow_runs_each_slot_once() {
         format!("# anarchon: --job nightly-v1 --overlap allow\n{line}"),
     )
     .unwrap();
-    let replica = Replica::start(&s.url, &file, dir.path(), "r");
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
     wait_for("v1 to run", Duration::from_secs(15), || {
         slots_run_by(&log, "nightly-v1") > 0
     });
@@ -218,8 +149,8 @@ fn a_rolling_deploy_of_a_rename_runs_each_slot_once() {
             format!("# anarchon: --job nightly-v2 --was nightly-v1 --overlap {overlap}\n{line}"),
         )
         .unwrap();
-        let _a = Replica::start(&s.url, &old, dir.path(), "old");
-        let b = Replica::start(&s.url, &new, dir.path(), "new");
+        let _a = Replica::start(&s.url, &old, dir.path(), "old", &[]);
+        let b = Replica::start(&s.url, &new, dir.path(), "new", &[]);
         wait_for("6 slots to run", Duration::from_secs(40), || {
             runs_by_slot(&log).len() >= 6
         });
@@ -242,7 +173,7 @@ fn an_edit_that_re_derives_a_name_never_runs_beside_the_old_run() {
     let before = format!("*/5 * * * * * {}\n", ticker(&log, 8_000));
     let after = format!("*/5 * * * * * {}; true\n", ticker(&log, 8_000));
     std::fs::write(&file, &before).unwrap();
-    let replica = Replica::start(&s.url, &file, dir.path(), "r");
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
     wait_for("the first name to run", Duration::from_secs(15), || {
         runs_by_slot(&log).len() == 1
     });
@@ -285,10 +216,10 @@ fn a_new_replica_killed_during_a_renamed_run_leaves_the_slot_to_one_takeover() {
         format!("# anarchon: --job nightly-v2 --was nightly-v1 --lease 3s\n{line}"),
     )
     .unwrap();
-    let _old = Replica::start(&s.url, &old, dir.path(), "old");
+    let _old = Replica::start(&s.url, &old, dir.path(), "old", &[]);
     let mut new = [
-        Replica::start(&s.url, &new, dir.path(), "new1"),
-        Replica::start(&s.url, &new, dir.path(), "new2"),
+        Replica::start(&s.url, &new, dir.path(), "new1", &[]),
+        Replica::start(&s.url, &new, dir.path(), "new2", &[]),
     ];
     let runs = || -> Vec<(String, i64, u32, (i64, i64))> {
         spans_of::<String>(&log)
@@ -315,8 +246,7 @@ fn a_new_replica_killed_during_a_renamed_run_leaves_the_slot_to_one_takeover() {
         .iter()
         .position(|r| r.stderr().contains("[nightly-v2 ") && r.stderr().contains("won; running"))
         .expect("a new replica won");
-    new[holder].child.kill().unwrap();
-    let _ = new[holder].child.wait();
+    new[holder].kill();
     wait_for(
         "the killed slot to run to its end, and two slots after it",
         Duration::from_secs(40),
@@ -371,14 +301,14 @@ fn an_old_replica_s_run_handed_over_at_sigterm_goes_on_under_the_new_name() {
     )
     .unwrap();
     let grace = ["--shutdown-grace", "1s"];
-    let old_replica = Replica::start_with(&s.url, &old, dir.path(), "old", &grace);
+    let old_replica = Replica::start(&s.url, &old, dir.path(), "old", &grace);
     wait_for("the old name to run", Duration::from_secs(40), || {
         !spans_of::<String>(&log).is_empty()
     });
     let first = spans_of::<String>(&log).into_keys().next().unwrap();
     assert!(first.starts_with("nightly-v1@"), "{first}");
     let slot = first.split('@').nth(1).unwrap().to_string();
-    let new_replica = Replica::start_with(&s.url, &new, dir.path(), "new", &grace);
+    let new_replica = Replica::start(&s.url, &new, dir.path(), "new", &grace);
     wait_for(
         "the new replica to wait for the old name's claim",
         Duration::from_secs(10),
@@ -416,8 +346,8 @@ fn a_rolling_deploy_of_an_edited_derived_line_with_was_runs_each_slot_once() {
         format!("# anarchon: --was {old_name}\n*/2 * * * * * {edited}\n"),
     )
     .unwrap();
-    let _a = Replica::start(&s.url, &old, dir.path(), "old");
-    let b = Replica::start(&s.url, &new, dir.path(), "new");
+    let _a = Replica::start(&s.url, &old, dir.path(), "old", &[]);
+    let b = Replica::start(&s.url, &new, dir.path(), "new", &[]);
     assert!(
         b.stderr().contains(&format!("was {old_name}")),
         "{}",

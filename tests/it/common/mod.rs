@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 pub mod http;
 pub mod proxy;
+pub mod replica;
 pub mod runs;
 pub mod store;
 pub mod ticker;
