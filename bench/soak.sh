@@ -2,8 +2,9 @@
 # The randomized fault soak of tests/it/soak.rs, run longer: several hosts run one crontab line through
 # their own fault relays while a nemesis mixes kill -9, SIGSTOP, reply delays, black holes,
 # partitions, CLIENT PAUSE, a full Redis (OOM), `release`, pauses, outages, and SIGTERM and rolling
-# deploys of replicas (each renames the job, `--was` its old names, and edits its line); the checker (tests/it/common/runs.rs) reports two copies at once (each copy
-# by its own pid, whatever its labels), slots run more than once (one after the other), slots left
+# deploys of replicas (each renames the job, `--was` its old names, and edits its line); the
+# checker (tests/it/common/runs.rs) reports two copies at once (each copy by its own pid, whatever
+# its labels), slots run more than once (one after the other), slots left
 # without an ended attempt, defects (a run after a recorded end, a copy under a skip, a skip whose
 # reason is untrue, a record no copy backs), and every due slot's end: ran, decided by a record one
 # host alone would write, lost, or lost to faults (every allowed attempt ended while a fault the
