@@ -418,17 +418,21 @@ mod tests {
         crate::settings::crontab::read(text, &global).unwrap()
     }
 
-    /// The lineage each job of `after` gets on a reload from `before`.
-    fn reloaded(before: &str, after: &str) -> Vec<(String, Vec<String>)> {
-        let before = tab(before);
-        let previous: Vec<Previous<'_>> = before
-            .jobs
+    /// The jobs of `tab` as a reload compares them.
+    fn previous_of(tab: &Crontab) -> Vec<Previous<'_>> {
+        tab.jobs
             .iter()
             .map(|j| Previous {
                 line: j.line,
                 job: &j.run,
             })
-            .collect();
+            .collect()
+    }
+
+    /// The lineage each job of `after` gets on a reload from `before`.
+    fn reloaded(before: &str, after: &str) -> Vec<(String, Vec<String>)> {
+        let before = tab(before);
+        let previous = previous_of(&before);
         let mut after = tab(after);
         carry_over(&previous, &mut after);
         after
@@ -469,24 +473,10 @@ mod tests {
         // A renamed job changed again (its flags) keeps the old name the reload gave it.
         let renamed = "# anarchon: --job b\n* * * * * /bin/x\n";
         let first = tab("# anarchon: --job a\n* * * * * /bin/x\n");
-        let first: Vec<Previous<'_>> = first
-            .jobs
-            .iter()
-            .map(|j| Previous {
-                line: j.line,
-                job: &j.run,
-            })
-            .collect();
+        let first = previous_of(&first);
         let mut second = tab(renamed);
         carry_over(&first, &mut second);
-        let previous: Vec<Previous<'_>> = second
-            .jobs
-            .iter()
-            .map(|j| Previous {
-                line: j.line,
-                job: &j.run,
-            })
-            .collect();
+        let previous = previous_of(&second);
         let mut third = tab("# anarchon: --job b --lease 1m\n* * * * * /bin/x\n");
         carry_over(&previous, &mut third);
         assert_eq!(third.jobs[0].run.lineage, ["a".to_string()]);
