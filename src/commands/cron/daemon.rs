@@ -204,11 +204,20 @@ impl Shared {
 
     /// Starts the task that takes `slot` of `job`.
     fn spawn_slot(self: &Arc<Self>, job: Arc<RunSettings>, slot: i64) {
-        let label = RunLabel::new(&job.job, slot);
-        let shared = self.clone();
-        let handle = tokio::task::spawn_local(crate::lines::in_run(label.clone(), async move {
+        let (label, shared) = (RunLabel::new(&job.job, slot), self.clone());
+        self.spawn_labelled(label, async move {
             shared.take(&job, slot).await;
-        }));
+        });
+    }
+
+    /// Starts `task`, its lines labelled with `label` (a job and slot), among the slot tasks the
+    /// shutdown waits for.
+    fn spawn_labelled(
+        &self,
+        label: Arc<RunLabel>,
+        task: impl std::future::Future<Output = ()> + 'static,
+    ) {
+        let handle = tokio::task::spawn_local(crate::lines::in_run(label.clone(), task));
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         slots.retain(|t| !t.handle.is_finished());
         slots.push(SlotTask { label, handle });
@@ -433,14 +442,10 @@ impl Shared {
             run.runner
         );
         let slot = run.slot;
-        let label = RunLabel::new(&job.job, slot);
-        let shared = self.clone();
-        let handle = tokio::task::spawn_local(crate::lines::in_run(label.clone(), async move {
+        let (label, shared) = (RunLabel::new(&job.job, slot), self.clone());
+        self.spawn_labelled(label, async move {
             shared.stand_by(&job, slot).await;
-        }));
-        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        slots.retain(|t| !t.handle.is_finished());
-        slots.push(SlotTask { label, handle });
+        });
     }
 
     /// Stands by for a run in progress of `job`, whenever it started (more than `--max-late` ago
