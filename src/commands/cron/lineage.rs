@@ -163,24 +163,9 @@ async fn step(
         match reply.outcome {
             ClaimOutcome::Won => {
                 let attempt = reply.attempt.unwrap_or(1);
-                let keep = u64::try_from(job.claim.history.keep_claimable.as_millis())
-                    .unwrap_or(u64::MAX)
-                    .max(60_000);
-                let marker = format!("{attempt}:{}", job.job);
-                let key = handed_key(keys, slot);
-                crate::runner::retrying(conn, async |c| {
-                    c.query::<()>(redis::cmd("SET").arg(&key).arg(&marker).arg("PX").arg(keep))
-                        .await
-                })
-                .await?;
-                let heartbeat = keep_alive(conn.clone(), keys.clone(), slot, &req, job);
-                return Ok(Step::Hold(Box::new(Held {
-                    old: old.to_string(),
-                    keys: keys.clone(),
-                    slot,
-                    token: req.token.clone(),
-                    heartbeat,
-                })));
+                return Ok(Step::Hold(Box::new(
+                    hold(conn, job, old, keys, &req, attempt).await?,
+                )));
             }
             ClaimOutcome::Done => {
                 let key = handed_key(keys, slot);
@@ -237,6 +222,36 @@ async fn step(
 }
 
 /// Heartbeats the held claim of an old name's slot while the new name takes it.
+/// An old name's claim of the slot won as `attempt`: marked handed to `job` (the marker a later
+/// claimant reads to tell this hand-over from a run under the old name) and kept alive while
+/// `job` takes the slot.
+async fn hold(
+    conn: &mut Connection,
+    job: &RunSettings,
+    old: &str,
+    keys: &LeaseKeys,
+    req: &ClaimRequest,
+    attempt: u32,
+) -> Result<Held> {
+    let keep = u64::try_from(job.claim.history.keep_claimable.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(60_000);
+    let marker = format!("{attempt}:{}", job.job);
+    let key = handed_key(keys, req.slot);
+    crate::runner::retrying(conn, async |c| {
+        c.query::<()>(redis::cmd("SET").arg(&key).arg(&marker).arg("PX").arg(keep))
+            .await
+    })
+    .await?;
+    Ok(Held {
+        old: old.to_string(),
+        keys: keys.clone(),
+        slot: req.slot,
+        token: req.token.clone(),
+        heartbeat: keep_alive(conn.clone(), keys.clone(), req.slot, req, job),
+    })
+}
+
 /// How many of the new name's leases an old name's claim of a slot lasts ([`step`]).
 const OLD_NAME_LEASES: u32 = 3;
 
