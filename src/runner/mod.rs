@@ -259,7 +259,11 @@ pub async fn run_in_turn(
 /// The older slot whose run holds the job when a host caught it up: first claimed more than
 /// `max_late` after its own slot, and after `req`'s slot was due (see [`run_in_turn`]); None for
 /// any other answer, and for manual runs.
-fn ahead_of(reply: &ClaimReply, req: &ClaimRequest, max_late: std::time::Duration) -> Option<i64> {
+pub(crate) fn ahead_of(
+    reply: &ClaimReply,
+    req: &ClaimRequest,
+    max_late: std::time::Duration,
+) -> Option<i64> {
     if reply.outcome != ClaimOutcome::Overlap || req.kind != crate::store::RunKind::Scheduled {
         return None;
     }

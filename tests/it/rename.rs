@@ -359,3 +359,165 @@ fn a_rolling_deploy_of_an_edited_derived_line_with_was_runs_each_slot_once() {
     assert_each_slot_once(&log);
     assert_no_two_spans_overlap::<String>(&log);
 }
+
+/// Waits until the server's clock is between `from` and `to` ms after a multiple of `every` ms.
+fn wait_for_phase(s: &Server, every: i64, from: i64, to: i64) {
+    wait_for(
+        "the phase of the schedule",
+        Duration::from_secs(120),
+        || {
+            let phase = s.now_ms().rem_euclid(every);
+            phase >= from && phase < to
+        },
+    );
+}
+
+/// The slots each name ran, from the log (`<job>@<slot>`).
+fn slots_of(log: &Path, job: &str) -> Vec<i64> {
+    runs_by_slot(log)
+        .into_iter()
+        .filter(|(_, runs)| runs.iter().any(|(j, _)| j == job))
+        .map(|(slot, _)| slot)
+        .collect()
+}
+
+/// A full-fleet restart that deploys a rename (`--was`), with `--catch-up`: the slots missed while
+/// the fleet was down are caught up at once under the new name. The new name has no past of its
+/// own; its catch-up reaches back over its old name's (when the store first saw that name, which
+/// slots it claimed), as the job's past is one.
+#[test]
+fn a_full_fleet_restart_that_renames_a_job_catches_up_its_missed_runs() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new, log) = (
+        dir.path().join("old"),
+        dir.path().join("new"),
+        dir.path().join("log"),
+    );
+    let line = format!("*/15 * * * * * {}\n", ticker(&log, 200));
+    let flags = "--catch-up 5m --max-late 2s";
+    std::fs::write(&old, format!("# anarchon: --job c1 {flags}\n{line}")).unwrap();
+    std::fs::write(
+        &new,
+        format!("# anarchon: --job c2 --was c1 {flags}\n{line}"),
+    )
+    .unwrap();
+    let mut a = Replica::start(&s.url, &old, dir.path(), "a", &[]);
+    wait_for("a first run of c1", Duration::from_secs(40), || {
+        !slots_of(&log, "c1").is_empty()
+    });
+    wait_for_phase(&s, 15_000, 3_000, 12_000);
+    assert_eq!(a.stop(Duration::from_secs(10)), Some(0));
+    let stopped = s.now_ms();
+    let last_missed = stopped - stopped.rem_euclid(15_000) + 30_000;
+    wait_for("two missed slots", Duration::from_secs(60), || {
+        s.now_ms() > last_missed + 5_000
+    });
+    let b = Replica::start(&s.url, &new, dir.path(), "b", &[]);
+    let missed = [last_missed - 15_000, last_missed];
+    wait_for(
+        "the missed runs, under the new name",
+        Duration::from_secs(8),
+        || missed.iter().all(|m| slots_of(&log, "c2").contains(m)),
+    );
+    let runs = assert_each_slot_once(&log);
+    assert!(
+        runs.keys()
+            .all(|slot| *slot <= stopped || missed.contains(slot) || *slot > last_missed),
+        "{runs:?}\n{}",
+        b.stderr()
+    );
+}
+
+/// A pause of a job's old name pauses the renamed job: an operator who paused `v1` while a deploy
+/// renamed it to `v2 --was v1` did not mean the new replicas to run it. `v2` runs nothing while
+/// `v1` is paused, says why, and runs again once `v1` is resumed.
+#[test]
+fn a_pause_of_the_old_name_pauses_the_renamed_job() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new, log) = (
+        dir.path().join("old"),
+        dir.path().join("new"),
+        dir.path().join("log"),
+    );
+    let line = format!("*/2 * * * * * {}\n", ticker(&log, 100));
+    std::fs::write(&old, format!("# anarchon: --job v1\n{line}")).unwrap();
+    std::fs::write(&new, format!("# anarchon: --job v2 --was v1\n{line}")).unwrap();
+    let mut a = Replica::start(&s.url, &old, dir.path(), "a", &[]);
+    wait_for("a run of v1", Duration::from_secs(20), || {
+        !slots_of(&log, "v1").is_empty()
+    });
+    assert_eq!(a.stop(Duration::from_secs(10)), Some(0));
+    s.anarchon()
+        .args(["pause", "v1", "--for", "1h", "--reason", "incident"])
+        .assert()
+        .success();
+    let b = Replica::start(&s.url, &new, dir.path(), "b", &[]);
+    wait_for(
+        "v2 to say its old name is paused",
+        Duration::from_secs(10),
+        || b.stderr().matches("v1, its old name, is paused").count() >= 2,
+    );
+    assert!(slots_of(&log, "v2").is_empty(), "{:?}", runs_by_slot(&log));
+    let resumed = s.now_ms();
+    s.anarchon().args(["resume", "v1"]).assert().success();
+    wait_for(
+        "v2 to run once v1 is resumed",
+        Duration::from_secs(10),
+        || slots_of(&log, "v2").iter().any(|slot| *slot > resumed),
+    );
+    assert_each_slot_once(&log);
+}
+
+/// A rolling deploy that renames a job while its old name runs a long command: the new replica,
+/// started later than `--max-late` after the slot, stands by for the old name's run in progress,
+/// and when the old replica hands it over at its SIGTERM, takes it over under the new name, once,
+/// never beside the old one.
+#[test]
+fn a_new_replica_started_late_takes_over_the_old_name_s_run_handed_over() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let command = ticker_as(
+        &log,
+        "$ANARCHON_JOB@$ANARCHON_SLOT@$ANARCHON_ATTEMPT",
+        60_000,
+        false,
+    );
+    let line = format!("*/30 * * * * * {command}\n");
+    let flags = "--lease 10s --max-late 2s --max-attempts 3";
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    std::fs::write(&old, format!("# anarchon: --job big-v1 {flags}\n{line}")).unwrap();
+    std::fs::write(
+        &new,
+        format!("# anarchon: --job big-v2 --was big-v1 {flags}\n{line}"),
+    )
+    .unwrap();
+    let grace = ["--shutdown-grace", "1s"];
+    wait_for_phase(&s, 30_000, 5_000, 24_000);
+    let mut old_replica = Replica::start(&s.url, &old, dir.path(), "old", &grace);
+    wait_for("the old name to run", Duration::from_secs(40), || {
+        !spans_of::<String>(&log).is_empty()
+    });
+    let first = spans_of::<String>(&log).into_keys().next().unwrap();
+    let slot: i64 = first.split('@').nth(1).unwrap().parse().unwrap();
+    wait_for("slot + 4 s", Duration::from_secs(20), || {
+        s.now_ms() > slot + 4_000
+    });
+    let new_replica = Replica::start(&s.url, &new, dir.path(), "new", &grace);
+    wait_for(
+        "the new replica to stand by for the old name's run",
+        Duration::from_secs(10),
+        || new_replica.stderr().contains("standing by"),
+    );
+    assert_eq!(old_replica.stop(Duration::from_secs(20)), Some(0));
+    let moved = format!("big-v2@{slot}@1");
+    wait_for(
+        "the run to go on under the new name",
+        Duration::from_secs(10),
+        || spans_of::<String>(&log).contains_key(&moved),
+    );
+    let spans = assert_no_two_spans_overlap::<String>(&log);
+    assert_eq!(spans.len(), 2, "{spans:?}\n{}", new_replica.stderr());
+}

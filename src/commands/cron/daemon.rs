@@ -37,7 +37,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::commands::Context;
-use crate::commands::run::{check_and_register, describe, take_slot};
+use crate::commands::run::{check_and_register, describe, take_in_turn, take_slot};
 use crate::connection::{ConnectOptions, Connection};
 use crate::error::{ExitCode, Result};
 use crate::lines::RunLabel;
@@ -241,16 +241,8 @@ impl Shared {
             let early = u64::try_from(slot - check.server_now_ms).unwrap_or(0);
             tokio::time::sleep(Duration::from_millis(early)).await;
         }
-        // Hook (issue 46 item 5, lineage.rs): the slot is claimed under the job's old names first.
-        let lineage::Before::Take(held) =
-            lineage::before_slot(&mut conn, &self.prefix, job, &check, slot).await
-        else {
-            return;
-        };
-        let taken = take_slot(&mut conn, &self.prefix, job, &check, slot).await;
-        // Hook (issue 46 item 5): the old names' claims end once the slot is decided.
-        lineage::after_slot(&mut conn, job, held, &taken).await;
-        match taken {
+        // Claimed under the job's old names first, if it has any (`run::lineage`).
+        match take_slot(&mut conn, &self.prefix, job, &check, slot).await {
             Ok(outcome) => {
                 let now = self.server_now();
                 for s in &outcome.skipped {
@@ -372,10 +364,21 @@ impl Shared {
                     check.lease_format().runs_in_progress(conn, &keys).await?
                 }
             };
+            // A renamed job's runs in progress under its old names too: an old replica's run
+            // that it hands over at its SIGTERM in a rolling deploy must find a replica of the
+            // new name standing by (which takes it under the old name first: `run::lineage`).
+            if matches!(job.runner.backup, crate::runner::Backup::Standby { .. }) {
+                for old in &job.lineage {
+                    let keys = crate::strategy::Target::new(prefix, old, job.strategy, &check)
+                        .lease_keys();
+                    in_progress.extend(check.lease_format().runs_in_progress(conn, &keys).await?);
+                }
+            }
             in_progress.retain(|r| {
                 r.kind == crate::store::RunKind::Scheduled && r.attempt < job.claim.max_attempts
             });
             in_progress.sort_by_key(|r| r.slot);
+            in_progress.dedup_by_key(|r| r.slot);
             // A run in progress is a job the store has seen, whatever its records say.
             let mut first_seen = first_seen
                 .or(in_progress.first().map(|r| r.slot))
@@ -463,19 +466,17 @@ impl Shared {
                 return;
             }
         };
-        let target = crate::strategy::Target::new(&self.prefix, &job.job, job.strategy, &check);
-        let req = job.claim.request(slot, crate::store::RunKind::Scheduled);
-        match crate::runner::run_slot(&mut conn, target, req, &job.runner, check.server_now_ms)
-            .await
-        {
+        // As any slot is taken: under the job's old names first (`run::lineage`), so that a
+        // takeover of a renamed job's run never races an old replica's takeover of it.
+        let mut ahead = Vec::new();
+        match take_in_turn(&mut conn, &self.prefix, job, &check, slot, &mut ahead).await {
             Ok(report) => {
-                if report.outcome == crate::runner::SlotOutcome::Ran {
-                    self.stats.runs_started.fetch_add(1, Ordering::Relaxed);
+                for r in ahead.iter().chain([&report]) {
+                    if r.outcome == crate::runner::SlotOutcome::Ran {
+                        self.stats.runs_started.fetch_add(1, Ordering::Relaxed);
+                    }
+                    crate::errln!("anarchon: {}", describe(r, self.server_now(), job.max_late));
                 }
-                crate::errln!(
-                    "anarchon: {}",
-                    describe(&report, self.server_now(), job.max_late)
-                );
             }
             Err(e) => crate::errln!("error: {}", e.with_hint()),
         }

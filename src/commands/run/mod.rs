@@ -5,6 +5,7 @@
 
 mod backfill;
 pub(crate) mod catch_up;
+pub(crate) mod lineage;
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -86,20 +87,18 @@ pub async fn take_slot(
     check: &StoreCheck,
     current: i64,
 ) -> Result<Outcome> {
-    let strategy = run.strategy;
-    let opts = &run.runner;
-    let request = |slot: i64| -> ClaimRequest { run.claim.request(slot, RunKind::Scheduled) };
     let now = check.server_now_ms;
-    let target = Target::new(prefix, &run.job, strategy, check);
+    let target = Target::new(prefix, &run.job, run.strategy, check);
     let delay = jitter_delay(&run.job, current, run.jitter);
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
     let keys = target.lease_keys();
+    let old = lineage::old_keys(prefix, run, check);
 
     // Reads and skip records, all idempotent: retried through a stall as a claim is.
     let plan = crate::runner::retrying(conn, async |conn| {
-        plan_catch_up(conn, run, &keys, current, now).await
+        plan_catch_up(conn, run, (&keys, &old), current, now).await
     })
     .await?;
     // Missed runs, oldest first, each in turn: a host that finds one held stands by for it (its
@@ -107,14 +106,13 @@ pub async fn take_slot(
     // hosts of a fleet coming back go through them together, each once, one at a time.
     let mut caught_up = Vec::new();
     for &slot in plan.to_run.iter().filter(|s| **s != current) {
-        let report = run_in_turn(conn, target, &request, slot, opts, now, &mut caught_up);
-        let report = report.await?;
+        let report = take_in_turn(conn, prefix, run, check, slot, &mut caught_up).await?;
         caught_up.push(report);
     }
     let (skipped, runs_current) = (plan.skipped, plan.runs_current);
 
     let report = if runs_current {
-        run_in_turn(conn, target, &request, current, opts, now, &mut caught_up).await?
+        take_in_turn(conn, prefix, run, check, current, &mut caught_up).await?
     } else {
         SlotReport::too_late(&run.job, current)
     };
@@ -126,6 +124,39 @@ pub async fn take_slot(
         report,
         exit_code,
     })
+}
+
+/// One slot of `run`'s job, in turn ([`run_in_turn`]: behind an older run a host catching up put
+/// ahead of it), claimed under the job's old names first when it has any ([`lineage`]): the one
+/// way a slot is taken, on time, caught up, or stood by for by a replica that starts while it is
+/// in progress. `ahead`: the older runs this host ran first, pushed oldest first.
+pub async fn take_in_turn(
+    conn: &mut Connection,
+    prefix: &str,
+    run: &RunSettings,
+    check: &StoreCheck,
+    slot: i64,
+    ahead: &mut Vec<SlotReport>,
+) -> Result<SlotReport> {
+    let held = match lineage::before_slot(conn, prefix, run, check, slot).await? {
+        lineage::Before::Take(held) => held,
+        lineage::Before::Skip(report) => return Ok(*report),
+    };
+    let target = Target::new(prefix, &run.job, run.strategy, check);
+    let request = |slot: i64| -> ClaimRequest { run.claim.request(slot, RunKind::Scheduled) };
+    let taken = run_in_turn(
+        conn,
+        target,
+        &request,
+        slot,
+        &run.runner,
+        check.server_now_ms,
+        ahead,
+    )
+    .await;
+    // The old names' claims end once the slot is decided (or are handed on when it is not).
+    lineage::after_slot(conn, run, held, &taken).await;
+    taken
 }
 
 /// How far before a fire time a `run` may start and still be for it (a host whose clock runs a
@@ -200,13 +231,22 @@ struct CatchUpPlan {
 async fn plan_catch_up(
     conn: &mut Connection,
     run: &RunSettings,
-    keys: &LeaseKeys,
+    (keys, old): (&LeaseKeys, &[LeaseKeys]),
     current: i64,
     now: i64,
 ) -> Result<CatchUpPlan> {
     let rule = catch_up::Rule::of(run);
-    let decision =
-        catch_up::decide(&rule, current, now, &mut catch_up::Store { conn, keys }).await?;
+    // A renamed job's past is under all its names (lineage.rs).
+    let decision = if old.is_empty() {
+        catch_up::decide(&rule, current, now, &mut catch_up::Store { conn, keys }).await?
+    } else {
+        let mut claims = lineage::Claims {
+            conn,
+            own: keys,
+            old,
+        };
+        catch_up::decide(&rule, current, now, &mut claims).await?
+    };
     let runner = &run.claim.runner;
     let mut skipped = Vec::new();
     for (slot, reason) in &decision.to_skip {
@@ -489,6 +529,16 @@ pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
             r.attempt.unwrap_or(0),
             r.job
         ),
+        // Decided under an old name of the job (`lineage`): ran or skipped there.
+        SlotOutcome::Done if r.skip_reason.is_some() => format!(
+            "{at}: not run here ({}){}",
+            r.skip_reason.as_deref().unwrap_or_default(),
+            if r.skip_recorded == Some(true) {
+                "; recorded as skipped"
+            } else {
+                ""
+            }
+        ),
         SlotOutcome::Done => format!(
             "{at}: already {}; not run here (`anarchon logs {}` shows how it ended)",
             r.status, r.job
@@ -508,10 +558,13 @@ pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
         SlotOutcome::Unreplicated => format!(
             "{at}: won, but too few replicas acknowledged the claim; the command did not start and the run is recorded failed (--if-unreplicated run starts it anyway)"
         ),
-        SlotOutcome::Paused => format!(
-            "{at}: the job is paused; skipped (`anarchon inspect {}` says by whom and why)",
-            r.job
-        ),
+        SlotOutcome::Paused => match &r.skip_reason {
+            Some(why) => format!("{at}: the job is paused ({why}); skipped"),
+            None => format!(
+                "{at}: the job is paused; skipped (`anarchon inspect {}` says by whom and why)",
+                r.job
+            ),
+        },
         SlotOutcome::TooLate => format!(
             "{at}: {}s late, more than --max-late {}; skipped",
             (now - r.slot) / 1000,

@@ -1,0 +1,431 @@
+//! A job's earlier names (issue 46, item 5): every slot of a renamed job is claimed under its old
+//! names first, so that a rename (`--job` changed, or a derived name re-derived by an edit of its
+//! line) never runs one scheduled time twice, nor starts beside the old name's run in progress
+//! under `--overlap forbid`, on one replica that reloads or across a rolling deploy where old
+//! replicas run the old name and new ones the new name. Which names a job had is said by its
+//! settings ([`RunSettings::lineage`]: `--was OLD`, and what a reload of `anarchon cron` carried
+//! over, `commands::cron::lineage`); here is what [`super::take_slot`] does with them, for each
+//! slot it takes (the current one, and each missed run it catches up) and for a run in progress
+//! a replica stands by for.
+//!
+//! Each slot `T` of the job `B` is first claimed under each old name `A`, by `A`'s own claim
+//! script, with `B`'s settings ([`before_slot`]):
+//! - **won**: `T` is `B`'s. A marker `{<prefix>A}:handed:<T>` = `<attempt>:<B>` says so, and the
+//!   claim of `A`'s `T` is held, heartbeated, while `B` takes `T` (so that under forbid a replica
+//!   still running `A` sees `A` busy, as it would see its own run); when `B`'s run of `T` has ended,
+//!   `A`'s `T` is finished (`finished`, result `{"handed_to": B}`), and old replicas claiming it
+//!   are answered `done`. If `B`'s run did not end here (a shutdown's hand-over, a lost lease),
+//!   `A`'s `T` is handed over too (its lease ends now), so that whoever takes `A`'s `T` over next
+//!   decides again.
+//! - **done**: when the marker names this attempt and `B`, a replica of `B` handed it: go on to
+//!   claim `B`'s `T` (one of them runs it, the others are answered by `B`'s claim). Otherwise an
+//!   old replica ran `T` as `A` (or its attempt ended with nobody to hand it on): `B` does not run
+//!   it, and records `T` skipped ("ran as A").
+//! - **running**: another replica holds `A`'s `T` (an old one running it, or a new one handing it
+//!   to `B`): wait for it, as a backup stands by; a holder that dies leaves a lease that expires,
+//!   and the claim then takes it over (and decides as above).
+//! - **overlap** (`forbid`, `replace`, `buffer`): an older run of `A` holds a live lease: `T` is
+//!   skipped, as the overlap of one job's own runs is; unless a host catching up put that run
+//!   ahead of `T`, which is then waited for, as one name's runs wait ([`crate::runner::run_in_turn`]).
+//! - **paused**: a pause of any of the job's names pauses the job: an operator who paused
+//!   `nightly-v1` during a deploy that renames it to `nightly-v2` did not mean the new replicas to
+//!   run it. `T` is not run (nor recorded, as the job's own pause records nothing).
+//!
+//! `A`'s and `B`'s keys are in two hash slots, so this is two steps: a crash between them leaves
+//! `A`'s `T` held by a lease that expires, and the next claim of it (an old replica's takeover, a
+//! new replica waiting, or this replica restarted) decides `T` again; the marker's attempt tells a
+//! hand-over of this attempt from a later attempt that ran as `A`.
+//!
+//! `--catch-up` looks at every name: a slot is missed only when no name claimed it (a claim of an
+//! old name that was a hand-over to a newer name counts under that newer name), and it reaches
+//! back to when the store first saw the oldest ([`Claims`]).
+
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use super::catch_up;
+use crate::connection::Connection;
+use crate::error::Result;
+use crate::runner::{SlotOutcome, SlotReport};
+use crate::settings::run::RunSettings;
+use crate::store::{LeaseKeys, RunKind, StoreCheck};
+use crate::strategy::claim::{ClaimOutcome, ClaimRequest};
+use crate::strategy::lease;
+use crate::time::rfc3339;
+
+/// The marker of a slot of `old` handed to a new name: `{<prefix><old>}:handed:<slot>`, a string
+/// `<attempt>:<new name>`, in `old`'s hash slot, expiring with the run's claimable state.
+pub fn handed_key(keys: &LeaseKeys, slot: i64) -> String {
+    // `keys.job` is `{<prefix><old>}:job`: the hash tag, then the suffix.
+    let tag = keys.job.strip_suffix(":job").unwrap_or(&keys.job);
+    format!("{tag}:handed:{slot}")
+}
+
+/// The lease keys of each of `job`'s old names, in the format of the job's own keys.
+pub(super) fn old_keys(prefix: &str, job: &RunSettings, check: &StoreCheck) -> Vec<LeaseKeys> {
+    if job.lineage.is_empty() || !job.strategy.has_leases() {
+        return Vec::new();
+    }
+    let format = crate::strategy::Target::new(prefix, &job.job, job.strategy, check)
+        .lease_keys()
+        .format;
+    job.lineage
+        .iter()
+        .map(|old| LeaseKeys::new(prefix, old).with_format(format))
+        .collect()
+}
+
+/// The claim of an old name's slot, held while the new name takes the slot.
+pub(super) struct Held {
+    old: String,
+    keys: LeaseKeys,
+    slot: i64,
+    token: String,
+    heartbeat: JoinHandle<()>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.heartbeat.abort();
+    }
+}
+
+/// What the old names said of a slot.
+pub(super) enum Before {
+    /// Take the slot under the job's own name; the old names' claims held meanwhile.
+    Take(Vec<Held>),
+    /// Not run here: what became of the slot (skipped for an old name's run, recorded where the
+    /// store has a place for it; or paused under an old name).
+    Skip(Box<SlotReport>),
+}
+
+/// Each old name's answer.
+enum Step {
+    Hold(Box<Held>),
+    Through,
+    /// Decided under the old name (ran or skipped there), or an older run of it in progress: not
+    /// run under the new one, recorded skipped with this reason (reported `Done`: decided under
+    /// the old name).
+    NotHere(String),
+    /// The old name is paused over the slot.
+    Paused,
+}
+
+/// Before `job`'s slot is taken: its old names' claims of the slot ([`Step`], module docs).
+/// Connection trouble is retried as a claim's; an error that stays leaves the slot to the other
+/// replicas (what is held is handed over: its lease ends now).
+pub(super) async fn before_slot(
+    conn: &mut Connection,
+    prefix: &str,
+    job: &RunSettings,
+    check: &StoreCheck,
+    slot: i64,
+) -> Result<Before> {
+    if job.lineage.is_empty() || !job.strategy.has_leases() {
+        return Ok(Before::Take(Vec::new()));
+    }
+    let mut held = Vec::new();
+    for (old, keys) in job.lineage.iter().zip(old_keys(prefix, job, check)) {
+        let reason = match step(conn, job, old, &keys, slot).await {
+            Ok(Step::Hold(h)) => {
+                held.push(*h);
+                continue;
+            }
+            Ok(Step::Through) => continue,
+            Ok(Step::NotHere(reason)) => reason,
+            Ok(Step::Paused) => {
+                finish_held(conn, job, held, false).await;
+                let mut report = SlotReport::skipped(&job.job, slot, SlotOutcome::Paused, None);
+                report.status = "paused".to_string();
+                report.skip_reason = Some(format!(
+                    "{old}, its old name, is paused (`anarchon resume {old}` ends it)"
+                ));
+                return Ok(Before::Skip(Box::new(report)));
+            }
+            Err(e) => {
+                crate::errln!(
+                    "anarchon: {} @ {}: cannot claim it under {old}, its old name; not taken here (another replica may)",
+                    job.job,
+                    rfc3339(slot),
+                );
+                finish_held(conn, job, held, false).await;
+                return Err(e);
+            }
+        };
+        finish_held(conn, job, held, true).await;
+        let own = LeaseKeys::new(prefix, &job.job).with_format(keys.format);
+        let recorded = crate::runner::retrying(conn, async |c| {
+            lease::skip(c, &own, slot, &job.claim.runner, &reason).await
+        })
+        .await
+        .is_ok_and(|o| o == lease::SkipOutcome::Skipped);
+        let mut report = SlotReport::skipped(&job.job, slot, SlotOutcome::Done, None);
+        report.status = "skipped".to_string();
+        report.skip_reason = Some(reason);
+        report.skip_recorded = Some(recorded);
+        return Ok(Before::Skip(Box::new(report)));
+    }
+    Ok(Before::Take(held))
+}
+
+/// One old name's claim of `slot`, waiting while another replica holds it.
+async fn step(
+    conn: &mut Connection,
+    job: &RunSettings,
+    old: &str,
+    keys: &LeaseKeys,
+    slot: i64,
+) -> Result<Step> {
+    // One token for every try: a claim whose reply was lost is answered won again. The old
+    // name's lease is three of the new name's: the new name's command is always stopped by its
+    // own lease's rules (its heartbeats fail, its guard's deadline) long before this one could
+    // lapse under the same faults, so an old replica never claims past it while the command runs.
+    let mut req: ClaimRequest = job.claim.request(slot, RunKind::Scheduled);
+    req.lease *= OLD_NAME_LEASES;
+    let poll = job.runner.standby_poll.max(Duration::from_millis(100));
+    let mut said = false;
+    loop {
+        let reply =
+            crate::runner::retrying(conn, async |c| lease::claim(c, keys, &req).await).await?;
+        match reply.outcome {
+            ClaimOutcome::Won => {
+                let attempt = reply.attempt.unwrap_or(1);
+                return Ok(Step::Hold(Box::new(
+                    hold(conn, job, old, keys, &req, attempt).await?,
+                )));
+            }
+            ClaimOutcome::Done => {
+                let key = handed_key(keys, slot);
+                let marker: Option<String> = crate::runner::retrying(conn, async |c| {
+                    c.query(redis::cmd("GET").arg(&key)).await
+                })
+                .await?;
+                let ours = reply
+                    .attempt
+                    .map(|attempt| format!("{attempt}:{}", job.job));
+                if marker.is_some() && marker == ours {
+                    return Ok(Step::Through);
+                }
+                let by = if reply.runner.is_empty() {
+                    String::new()
+                } else {
+                    format!(", by {}", reply.runner)
+                };
+                return Ok(Step::NotHere(match reply.status.as_str() {
+                    // Skipped under the old name (an overlap under forbid, a catch-up's
+                    // policy): skipped under both.
+                    "skipped" | "trimmed" => {
+                        format!("{} under {old}, its old name{by}", reply.status)
+                    }
+                    status => format!("ran as {old}, its old name ({status}{by})"),
+                }));
+            }
+            ClaimOutcome::Running => {
+                if !said {
+                    crate::errln!(
+                        "anarchon: {} @ {}: {old}, its old name, holds this time (held by {}); waiting for it",
+                        job.job,
+                        rfc3339(slot),
+                        reply.runner
+                    );
+                    said = true;
+                }
+                tokio::time::sleep(poll).await;
+            }
+            // An older run a host catching up put ahead of this slot: waited for, as one name's
+            // runs wait for it (`run_in_turn`), then claimed again.
+            ClaimOutcome::Overlap
+                if crate::runner::ahead_of(&reply, &req, job.max_late).is_some() =>
+            {
+                tokio::time::sleep(poll).await;
+            }
+            ClaimOutcome::Overlap => {
+                return Ok(Step::NotHere(format!(
+                    "--overlap {}: the run of {} under {old}, its old name (attempt {}, {}), was still in progress",
+                    job.claim.overlap,
+                    reply
+                        .other_slot
+                        .map_or_else(|| "an older slot".to_string(), rfc3339),
+                    reply.attempt.unwrap_or(1),
+                    reply.runner
+                )));
+            }
+            ClaimOutcome::Paused => return Ok(Step::Paused),
+        }
+    }
+}
+
+/// An old name's claim of the slot won as `attempt`: marked handed to `job` (the marker a later
+/// claimant reads to tell this hand-over from a run under the old name) and kept alive while
+/// `job` takes the slot.
+async fn hold(
+    conn: &mut Connection,
+    job: &RunSettings,
+    old: &str,
+    keys: &LeaseKeys,
+    req: &ClaimRequest,
+    attempt: u32,
+) -> Result<Held> {
+    let keep = u64::try_from(job.claim.history.keep_claimable.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(60_000);
+    let marker = format!("{attempt}:{}", job.job);
+    let key = handed_key(keys, req.slot);
+    crate::runner::retrying(conn, async |c| {
+        c.query::<()>(redis::cmd("SET").arg(&key).arg(&marker).arg("PX").arg(keep))
+            .await
+    })
+    .await?;
+    Ok(Held {
+        old: old.to_string(),
+        keys: keys.clone(),
+        slot: req.slot,
+        token: req.token.clone(),
+        heartbeat: keep_alive(conn.clone(), keys.clone(), req, job),
+    })
+}
+
+/// How many of the new name's leases an old name's claim of a slot lasts ([`step`]).
+const OLD_NAME_LEASES: u32 = 3;
+
+/// Heartbeats the held claim of an old name's slot while the new name takes it.
+fn keep_alive(
+    mut conn: Connection,
+    keys: LeaseKeys,
+    req: &ClaimRequest,
+    job: &RunSettings,
+) -> JoinHandle<()> {
+    let (slot, token, lease) = (req.slot, req.token.clone(), req.lease);
+    let every = job
+        .runner
+        .heartbeat
+        .min(lease / 3)
+        .max(Duration::from_millis(100));
+    tokio::task::spawn_local(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            match lease::heartbeat(&mut conn, &keys, slot, &token, lease).await {
+                Ok(reply) if reply.outcome != lease::TokenOutcome::Ok => return,
+                Ok(_) => {}
+                // Connection trouble: a fresh connection, and the next beat tries again while
+                // the lease lives (a broken one would fail every beat after).
+                Err(_) => {
+                    let _ = tokio::time::timeout(lease / 3, conn.reconnect()).await;
+                }
+            }
+        }
+    })
+}
+
+/// After `job`'s slot was taken: the old names' held claims end. Finished, handed to `job`, when
+/// its run of the slot is decided (ran and ended, held by another replica of it, done, skipped);
+/// handed over (the lease ends now) when it may still need a run (handed over at a shutdown, its
+/// lease lost, an error), so that the next claim of the old name's slot decides again.
+pub(super) async fn after_slot(
+    conn: &mut Connection,
+    job: &RunSettings,
+    held: Vec<Held>,
+    taken: &Result<SlotReport>,
+) {
+    if held.is_empty() {
+        return;
+    }
+    let decided = match taken {
+        Ok(report) => match report.outcome {
+            SlotOutcome::Ran => !matches!(
+                report.status.as_str(),
+                "interrupted" | "unknown" | "running" | ""
+            ),
+            // Decided under the new name, with its record there (ran, or a skip it wrote), or
+            // held by another of its replicas, which decides it.
+            SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::Overlap => true,
+            // Not run, and no record under the new name: the old name's claim must not say
+            // `finished` over a slot nobody ran. Handed over, the old name decides it again.
+            SlotOutcome::Paused | SlotOutcome::TooLate | SlotOutcome::Unreplicated => false,
+        },
+        Err(_) => false,
+    };
+    finish_held(conn, job, held, decided).await;
+}
+
+async fn finish_held(conn: &mut Connection, job: &RunSettings, held: Vec<Held>, decided: bool) {
+    let result = serde_json::json!({ "handed_to": job.job }).to_string();
+    for h in held {
+        h.heartbeat.abort();
+        let done = crate::runner::retrying(conn, async |c| {
+            if decided {
+                lease::finish(
+                    c,
+                    &h.keys,
+                    h.slot,
+                    &h.token,
+                    lease::FinishStatus::Finished,
+                    &result,
+                    true,
+                )
+                .await
+            } else {
+                lease::hand_over(c, &h.keys, h.slot, &h.token).await
+            }
+        })
+        .await;
+        if let Err(e) = done {
+            crate::errln!(
+                "anarchon: {} @ {}: the claim under {}, its old name, was not ended ({e}); its lease ends by itself",
+                job.job,
+                rfc3339(h.slot),
+                h.old
+            );
+        }
+    }
+}
+
+/// What `--catch-up` asks of a renamed job's past, over all its names (module docs): when the
+/// store first saw the oldest, and whether any name claimed a slot (an old name's claim that was
+/// a hand-over, its marker present, is counted under the name it was handed to).
+pub(crate) struct Claims<'a> {
+    pub conn: &'a mut Connection,
+    pub own: &'a LeaseKeys,
+    pub old: &'a [LeaseKeys],
+}
+
+impl catch_up::Claims for Claims<'_> {
+    async fn first_seen(&mut self) -> Result<Option<i64>> {
+        let mut first = lease::first_seen(self.conn, self.own).await?;
+        for keys in self.old {
+            if let Some(seen) = lease::first_seen(self.conn, keys).await? {
+                first = Some(first.map_or(seen, |f| f.min(seen)));
+            }
+        }
+        Ok(first)
+    }
+
+    async fn were_claimed(&mut self, slots: &[i64]) -> Result<Vec<bool>> {
+        let mut claimed = lease::were_claimed(self.conn, self.own, slots).await?;
+        for keys in self.old {
+            let asked: Vec<i64> = slots
+                .iter()
+                .zip(&claimed)
+                .filter(|(_, c)| !**c)
+                .map(|(s, _)| *s)
+                .collect();
+            if asked.is_empty() {
+                break;
+            }
+            let under_old = lease::were_claimed(self.conn, keys, &asked).await?;
+            let mut markers = redis::pipe();
+            for slot in &asked {
+                markers.cmd("EXISTS").arg(handed_key(keys, *slot));
+            }
+            let handed: Vec<i64> = self.conn.pipeline(&markers).await?;
+            for ((slot, old), handed) in asked.iter().zip(under_old).zip(handed) {
+                if old && handed == 0 {
+                    let i = slots.iter().position(|s| s == slot).unwrap_or(0);
+                    claimed[i] = true;
+                }
+            }
+        }
+        Ok(claimed)
+    }
+}
