@@ -135,7 +135,7 @@ pub(super) async fn before_slot(
             Ok(Step::Through) => continue,
             Ok(Step::NotHere(reason)) => reason,
             Ok(Step::Paused) => {
-                finish_held(conn, job, held, false).await;
+                finish_held(conn, job, held, false, None).await;
                 let mut report = SlotReport::skipped(&job.job, slot, SlotOutcome::Paused, None);
                 report.status = "paused".to_string();
                 report.skip_reason = Some(format!(
@@ -149,11 +149,11 @@ pub(super) async fn before_slot(
                     job.job,
                     rfc3339(slot),
                 );
-                finish_held(conn, job, held, false).await;
+                finish_held(conn, job, held, false, None).await;
                 return Err(e);
             }
         };
-        finish_held(conn, job, held, true).await;
+        finish_held(conn, job, held, true, None).await;
         let own = LeaseKeys::new(prefix, &job.job).with_format(keys.format);
         let recorded = crate::runner::retrying(conn, async |c| {
             lease::skip(c, &own, slot, &job.claim.runner, &reason).await
@@ -331,6 +331,14 @@ pub(super) async fn after_slot(
     if held.is_empty() {
         return;
     }
+    // A skip the new name's store had no place for (format 1 keeps no skip records): said in
+    // the old name's record, the one record of the slot.
+    let unrecorded_skip = match taken {
+        Ok(r) if r.outcome == SlotOutcome::Overlap && r.skip_recorded != Some(true) => {
+            r.skip_reason.clone()
+        }
+        _ => None,
+    };
     let decided = match taken {
         Ok(report) => match report.outcome {
             SlotOutcome::Ran => !matches!(
@@ -346,11 +354,23 @@ pub(super) async fn after_slot(
         },
         Err(_) => false,
     };
-    finish_held(conn, job, held, decided).await;
+    finish_held(conn, job, held, decided, unrecorded_skip).await;
 }
 
-async fn finish_held(conn: &mut Connection, job: &RunSettings, held: Vec<Held>, decided: bool) {
-    let result = serde_json::json!({ "handed_to": job.job }).to_string();
+/// Ends the held claims: `finished` with the result `{"handed_to": <job>}` (and `"skipped"`: why,
+/// when the new name skipped the slot and could not record it) when `decided`, else handed over.
+async fn finish_held(
+    conn: &mut Connection,
+    job: &RunSettings,
+    held: Vec<Held>,
+    decided: bool,
+    skipped: Option<String>,
+) {
+    let mut result = serde_json::json!({ "handed_to": job.job });
+    if let Some(reason) = skipped {
+        result["skipped"] = reason.into();
+    }
+    let result = result.to_string();
     for h in held {
         h.heartbeat.abort();
         let done = crate::runner::retrying(conn, async |c| {

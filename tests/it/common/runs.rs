@@ -213,6 +213,15 @@ pub fn judge_slot_across_names(named: &[Named]) -> Result<Ended, Result<String, 
                 // recorded: the old name's claim ends `finished` once the new name's claim of the
                 // slot is decided, whether it ran the slot or skipped it).
                 let taken = named.iter().any(|m| m.job == to && !m.records.is_empty());
+                // Skipped by the new name where its store keeps no skip (format 1): the reason is
+                // in this record, for the caller to judge, and no copy ran under the new name.
+                if let Some(reason) = r.result.get("skipped").and_then(|s| s.as_str())
+                    && !taken
+                    && named.iter().all(|m| m.job != to || m.copies.is_empty())
+                {
+                    outcomes.push((n.job, Ok(Ended::Skipped(reason.to_string()))));
+                    continue;
+                }
                 if !taken {
                     return defect(format!(
                         "{} recorded it handed to {to}, which has no attempt of it",
