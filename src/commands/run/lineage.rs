@@ -337,6 +337,11 @@ pub(super) async fn after_slot(
         Ok(r) if r.outcome == SlotOutcome::Overlap && r.skip_recorded != Some(true) => {
             r.skip_reason.clone()
         }
+        // A pause records nothing under the new name: said here, so that the old name's claim
+        // (which old replicas read) says why nothing ran.
+        Ok(r) if r.outcome == SlotOutcome::Paused => {
+            Some(format!("paused under {}, its new name", job.job))
+        }
         _ => None,
     };
     let decided = match taken {
@@ -346,11 +351,14 @@ pub(super) async fn after_slot(
                 "interrupted" | "unknown" | "running" | ""
             ),
             // Decided under the new name, with its record there (ran, or a skip it wrote), or
-            // held by another of its replicas, which decides it.
+            // held by another of its replicas, which decides it. Paused: the job is paused, under
+            // whichever name, and no replica, old or new, is to run the slot (a hand-over would
+            // let each replica in turn claim it and hand it on, until its attempts ran out).
             SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::Overlap => true,
+            SlotOutcome::Paused => true,
             // Not run, and no record under the new name: the old name's claim must not say
             // `finished` over a slot nobody ran. Handed over, the old name decides it again.
-            SlotOutcome::Paused | SlotOutcome::TooLate | SlotOutcome::Unreplicated => false,
+            SlotOutcome::TooLate | SlotOutcome::Unreplicated => false,
         },
         Err(_) => false,
     };
