@@ -17,10 +17,11 @@
 //!   are answered `done`. If `B`'s run did not end here (a shutdown's hand-over, a lost lease),
 //!   `A`'s `T` is handed over too (its lease ends now), so that whoever takes `A`'s `T` over next
 //!   decides again.
-//! - **done**: when the marker names this attempt and `B`, a replica of `B` handed it: go on to
-//!   claim `B`'s `T` (one of them runs it, the others are answered by `B`'s claim). Otherwise an
-//!   old replica ran `T` as `A` (or its attempt ended with nobody to hand it on): `B` does not run
-//!   it, and records `T` skipped ("ran as A").
+//! - **done**: when it ended `finished` and the marker names this attempt and `B`, a replica of
+//!   `B` handed it: go on to claim `B`'s `T` (one of them runs it, the others are answered by
+//!   `B`'s claim). Otherwise an old replica ran `T` as `A`, or `A` decided it (superseded by a
+//!   newer run of `A` under forbid, or its attempts ran out): `B` does not run it, and records `T`
+//!   skipped ("ran as A").
 //! - **running**: another replica holds `A`'s `T` (an old one running it, or a new one handing it
 //!   to `B`): wait for it, as a backup stands by; a holder that dies leaves a lease that expires,
 //!   and the claim then takes it over (and decides as above).
@@ -204,7 +205,11 @@ async fn step(
                 let ours = reply
                     .attempt
                     .map(|attempt| format!("{attempt}:{}", job.job));
-                if marker.is_some() && marker == ours {
+                // Handed on by a replica of this name, and ended `finished` by it once its run
+                // under this name was decided. Ended otherwise with the marker (superseded by a
+                // newer run of the old name, or handed over until its attempts ran out), the old
+                // name decided the slot: not run under this one.
+                if marker.is_some() && marker == ours && reply.status == "finished" {
                     return Ok(Step::Through);
                 }
                 let by = if reply.runner.is_empty() {
