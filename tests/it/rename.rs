@@ -521,3 +521,49 @@ fn a_new_replica_started_late_takes_over_the_old_name_s_run_handed_over() {
     let spans = assert_no_two_spans_overlap::<String>(&log);
     assert_eq!(spans.len(), 2, "{spans:?}\n{}", new_replica.stderr());
 }
+
+/// A renamed job paused under its new name claims nothing under its old name meanwhile: a claim
+/// held there would only be handed on at each slot, each replica in turn spending one of the old
+/// name's attempts until none was left and the slot stood `interrupted` with no run (the soak's
+/// last lost slot). The old name's history has nothing of the pause's slots, and the job runs
+/// once resumed.
+#[test]
+fn a_renamed_job_paused_under_its_new_name_claims_nothing_under_the_old() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (file, log) = (dir.path().join("new"), dir.path().join("log"));
+    let line = format!("*/2 * * * * * {}\n", ticker(&log, 100));
+    std::fs::write(&file, format!("# anarchon: --job v2 --was v1\n{line}")).unwrap();
+    let a = Replica::start(&s.url, &file, dir.path(), "a", &[]);
+    let b = Replica::start(&s.url, &file, dir.path(), "b", &[]);
+    wait_for("a run of v2", Duration::from_secs(20), || {
+        !slots_of(&log, "v2").is_empty()
+    });
+    s.anarchon()
+        .args(["pause", "v2", "--for", "1h", "--reason", "incident"])
+        .assert()
+        .success();
+    let paused = s.now_ms();
+    wait_for("three paused slots", Duration::from_secs(20), || {
+        a.stderr().matches("the job is paused").count() >= 3
+            && b.stderr().matches("the job is paused").count() >= 3
+    });
+    let history = s.cli(&["history", "v1", "--json"]).json();
+    let during: Vec<&serde_json::Value> = history["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["slot"].as_i64().unwrap() > paused)
+        .collect();
+    assert!(
+        during.is_empty(),
+        "v1 has records of the paused slots: {during:?}\n{}",
+        a.stderr()
+    );
+    let resumed = s.now_ms();
+    s.anarchon().args(["resume", "v2"]).assert().success();
+    wait_for("v2 to run once resumed", Duration::from_secs(10), || {
+        slots_of(&log, "v2").iter().any(|slot| *slot > resumed)
+    });
+    assert_each_slot_once(&log);
+}

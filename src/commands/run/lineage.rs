@@ -77,6 +77,21 @@ pub(super) fn old_keys(prefix: &str, job: &RunSettings, check: &StoreCheck) -> V
         .collect()
 }
 
+/// The job's own lease keys, in its format.
+fn own_keys(prefix: &str, job: &RunSettings, check: &StoreCheck) -> LeaseKeys {
+    crate::strategy::Target::new(prefix, &job.job, job.strategy, check).lease_keys()
+}
+
+/// The job's pause, and the server's clock (ms), in one round trip.
+async fn pause_and_now(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+) -> Result<(crate::store::pause::Pause, i64)> {
+    let pause = crate::store::pause::read_pause(conn, keys).await?;
+    let (secs, micros): (i64, i64) = conn.query(&redis::cmd("TIME")).await?;
+    Ok((pause, secs * 1000 + micros / 1000))
+}
+
 /// The claim of an old name's slot, held while the new name takes the slot.
 pub(super) struct Held {
     old: String,
@@ -126,6 +141,16 @@ pub(super) async fn before_slot(
     if job.lineage.is_empty() || !job.strategy.has_leases() {
         return Ok(Before::Take(Vec::new()));
     }
+    // Paused under its own name (now, or over the slot): nothing is claimed under the old names,
+    // where a claim held would only be handed on, spending one of their attempts. (A pause that
+    // begins after this look is met by the job's own claim: see `after_slot`.)
+    let own = own_keys(prefix, job, check);
+    let (pause, now) =
+        crate::runner::retrying(conn, async |c| pause_and_now(c, &own).await).await?;
+    if pause.is_paused(slot) || pause.is_paused(now) {
+        let report = SlotReport::skipped(&job.job, slot, SlotOutcome::Paused, None);
+        return Ok(Before::Skip(Box::new(report)));
+    }
     let mut held = Vec::new();
     for (old, keys) in job.lineage.iter().zip(old_keys(prefix, job, check)) {
         let reason = match step(conn, job, old, &keys, slot).await {
@@ -155,7 +180,6 @@ pub(super) async fn before_slot(
             }
         };
         finish_held(conn, job, held, true, None).await;
-        let own = LeaseKeys::new(prefix, &job.job).with_format(keys.format);
         let recorded = crate::runner::retrying(conn, async |c| {
             lease::skip(c, &own, slot, &job.claim.runner, &reason).await
         })
@@ -329,6 +353,7 @@ fn keep_alive(
 /// lease lost, an error), so that the next claim of the old name's slot decides again.
 pub(super) async fn after_slot(
     conn: &mut Connection,
+    own: &LeaseKeys,
     job: &RunSettings,
     held: Vec<Held>,
     taken: &Result<SlotReport>,
@@ -336,6 +361,17 @@ pub(super) async fn after_slot(
     if held.is_empty() {
         return;
     }
+    // Refused as paused: for good when the pause covers the slot itself (then no replica, old or
+    // new, is to run it: the old name's claim ends finished, saying so), for now when the claim
+    // only came during a pause (a catch-up of an older slot: handed on, to be claimed after it).
+    let paused_for_good = match taken {
+        Ok(r) if r.outcome == SlotOutcome::Paused => {
+            crate::runner::retrying(conn, async |c| pause_and_now(c, own).await)
+                .await
+                .is_ok_and(|(pause, _)| pause.is_paused(r.slot))
+        }
+        _ => false,
+    };
     // A skip the new name's store had no place for (format 1 keeps no skip records): said in
     // the old name's record, the one record of the slot.
     let unrecorded_skip = match taken {
@@ -344,7 +380,7 @@ pub(super) async fn after_slot(
         }
         // A pause records nothing under the new name: said here, so that the old name's claim
         // (which old replicas read) says why nothing ran.
-        Ok(r) if r.outcome == SlotOutcome::Paused => {
+        Ok(r) if r.outcome == SlotOutcome::Paused && paused_for_good => {
             Some(format!("paused under {}, its new name", job.job))
         }
         _ => None,
@@ -356,11 +392,9 @@ pub(super) async fn after_slot(
                 "interrupted" | "unknown" | "running" | ""
             ),
             // Decided under the new name, with its record there (ran, or a skip it wrote), or
-            // held by another of its replicas, which decides it. Paused: the job is paused, under
-            // whichever name, and no replica, old or new, is to run the slot (a hand-over would
-            // let each replica in turn claim it and hand it on, until its attempts ran out).
+            // held by another of its replicas, which decides it. Paused over the slot: see above.
             SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::Overlap => true,
-            SlotOutcome::Paused => true,
+            SlotOutcome::Paused => paused_for_good,
             // Not run, and no record under the new name: the old name's claim must not say
             // `finished` over a slot nobody ran. Handed over, the old name decides it again.
             SlotOutcome::TooLate | SlotOutcome::Unreplicated => false,

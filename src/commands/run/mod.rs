@@ -155,7 +155,7 @@ pub async fn take_in_turn(
     )
     .await;
     // The old names' claims end once the slot is decided (or are handed on when it is not).
-    lineage::after_slot(conn, run, held, &taken).await;
+    lineage::after_slot(conn, &target.lease_keys(), run, held, &taken).await;
     taken
 }
 
