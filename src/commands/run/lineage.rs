@@ -414,6 +414,7 @@ async fn finish_held(
     skipped: Option<String>,
 ) {
     let mut result = serde_json::json!({ "handed_to": job.job });
+    let unmark = skipped.is_some();
     if let Some(reason) = skipped {
         result["skipped"] = reason.into();
     }
@@ -421,6 +422,13 @@ async fn finish_held(
     for h in held {
         h.heartbeat.abort();
         let done = crate::runner::retrying(conn, async |c| {
+            // A skip the new name has no record of: its marker goes first, so that no replica of
+            // the new name goes through to claim the slot under it (and, finding nothing there,
+            // run it); with the marker gone the slot reads as decided under the old name.
+            if unmark {
+                c.query::<()>(redis::cmd("DEL").arg(handed_key(&h.keys, h.slot)))
+                    .await?;
+            }
             if decided {
                 lease::finish(
                     c,
