@@ -387,10 +387,26 @@ pub(super) async fn after_slot(
     };
     let decided = match taken {
         Ok(report) => match report.outcome {
-            SlotOutcome::Ran => !matches!(
-                report.status.as_str(),
-                "interrupted" | "unknown" | "running" | ""
-            ),
+            // Ran, its end not known here (the reply of its finish lost, its lease lost as the
+            // command ended): what the new name's record says decides. A run recorded ended must
+            // not be handed on, for an old replica would take the old name's claim over and run
+            // the slot again.
+            SlotOutcome::Ran
+                if matches!(
+                    report.status.as_str(),
+                    "interrupted" | "unknown" | "running" | ""
+                ) =>
+            {
+                match ended_under(conn, own, report.slot).await {
+                    Some(true) => true,
+                    Some(false) => false,
+                    None => {
+                        leave_to_lapse(job, held);
+                        return;
+                    }
+                }
+            }
+            SlotOutcome::Ran => true,
             // Decided under the new name, with its record there (ran, or a skip it wrote), or
             // held by another of its replicas, which decides it. Paused over the slot: see above.
             SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::Overlap => true,
@@ -402,6 +418,58 @@ pub(super) async fn after_slot(
         Err(_) => false,
     };
     finish_held(conn, job, held, decided, unrecorded_skip).await;
+}
+
+/// Whether the new name's record of `slot` says its run ended (finished, failed, skipped, or
+/// interrupted with its attempts spent): `Some(false)` while it is in progress (a takeover may
+/// still run it); None when the store cannot be read.
+async fn ended_under(conn: &mut Connection, own: &LeaseKeys, slot: i64) -> Option<bool> {
+    let statuses =
+        crate::runner::retrying(conn, async |c| lease::slot_statuses(c, own, &[slot]).await)
+            .await
+            .ok()?;
+    Some(match statuses.first().cloned().flatten().as_deref() {
+        None | Some("running") => false,
+        Some(_) => true,
+    })
+}
+
+/// The old names' claims left to end by themselves (their heartbeats stop, their leases lapse):
+/// when the store cannot say whether the new name's run ended, neither a finish (the slot may
+/// need a run) nor a hand-over (it may have run) is right; by the time the lease lapses the new
+/// name's record, or its lease, has decided, and the next claim of the old name's slot reads it.
+fn leave_to_lapse(job: &RunSettings, held: Vec<Held>) {
+    for h in held {
+        h.heartbeat.abort();
+        crate::errln!(
+            "anarchon: {} @ {}: whether its run ended is not known here; the claim under {}, its old name, ends when its lease does",
+            job.job,
+            rfc3339(h.slot),
+            h.old
+        );
+    }
+}
+
+/// While a claim of `slot` is refused by a pause that does not cover the slot (a late claim that
+/// came during it): how long until the pause ends, if it ends soon enough to hold the old names'
+/// claims through it (within the job's `--max-late`, a minute at least). None: the slot is paused
+/// for good, or the pause lasts too long (the claims are then handed on, `after_slot`).
+pub(super) async fn pause_passes(
+    conn: &mut Connection,
+    own: &LeaseKeys,
+    job: &RunSettings,
+    slot: i64,
+) -> Option<Duration> {
+    let (pause, now) = crate::runner::retrying(conn, async |c| pause_and_now(c, own).await)
+        .await
+        .ok()?;
+    if pause.is_paused(slot) {
+        return None;
+    }
+    let ends = pause.ends()?;
+    let limit = crate::time::millis(job.max_late.max(Duration::from_secs(60)));
+    let wait = (ends - now).max(0);
+    (wait <= limit).then(|| Duration::from_millis(u64::try_from(wait).unwrap_or(0) + 50))
 }
 
 /// Ends the held claims: `finished` with the result `{"handed_to": <job>}` (and `"skipped"`: why,

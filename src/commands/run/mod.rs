@@ -144,16 +144,29 @@ pub async fn take_in_turn(
     };
     let target = Target::new(prefix, &run.job, run.strategy, check);
     let request = |slot: i64| -> ClaimRequest { run.claim.request(slot, RunKind::Scheduled) };
-    let taken = run_in_turn(
-        conn,
-        target,
-        &request,
-        slot,
-        &run.runner,
-        check.server_now_ms,
-        ahead,
-    )
-    .await;
+    let taken = loop {
+        let taken = run_in_turn(
+            conn,
+            target,
+            &request,
+            slot,
+            &run.runner,
+            check.server_now_ms,
+            ahead,
+        )
+        .await;
+        // Refused only because the claim came during a short pause (the slot itself is before
+        // it): the old names' claims are held through it, and the slot claimed again after.
+        if let Ok(r) = &taken
+            && r.outcome == SlotOutcome::Paused
+            && !held.is_empty()
+            && let Some(wait) = lineage::pause_passes(conn, &target.lease_keys(), run, slot).await
+        {
+            tokio::time::sleep(wait).await;
+            continue;
+        }
+        break taken;
+    };
     // The old names' claims end once the slot is decided (or are handed on when it is not).
     lineage::after_slot(conn, &target.lease_keys(), run, held, &taken).await;
     taken
