@@ -367,11 +367,10 @@ impl Shared {
             // A renamed job's runs in progress under its old names too: an old replica's run
             // that it hands over at its SIGTERM in a rolling deploy must find a replica of the
             // new name standing by (which takes it under the old name first: `run::lineage`).
+            let old_keys = crate::commands::run::lineage::old_keys(prefix, job, &check);
             if matches!(job.runner.backup, crate::runner::Backup::Standby { .. }) {
-                for old in &job.lineage {
-                    let keys = crate::strategy::Target::new(prefix, old, job.strategy, &check)
-                        .lease_keys();
-                    in_progress.extend(check.lease_format().runs_in_progress(conn, &keys).await?);
+                for keys in &old_keys {
+                    in_progress.extend(check.lease_format().runs_in_progress(conn, keys).await?);
                 }
             }
             in_progress.retain(|r| {
@@ -386,11 +385,11 @@ impl Shared {
             // A renamed job (`--was`) is the job its old names were: known if any of them is,
             // from when the store first saw that one (the rename's steps then take its slots
             // under the old names first).
-            for old in &job.lineage {
+            for (old, keys) in job.lineage.iter().zip(&old_keys) {
                 if first_seen.is_some() {
                     break;
                 }
-                first_seen = seen_under(conn, prefix, job, &check, old).await?;
+                first_seen = seen_under(conn, prefix, old, keys, &check).await?;
             }
             Ok(Known {
                 first_seen,
@@ -483,21 +482,19 @@ impl Shared {
     }
 }
 
-/// When the store first saw `name`, an old name of `job` (`--was`): its first claim or result, a
-/// run in progress, or a registry entry (0); `None` when it never did.
+/// When the store first saw `name` (its lease `keys`), an old name of a job (`--was`): its first
+/// claim or result, a run in progress, or a registry entry (0); `None` when it never did.
 async fn seen_under(
     conn: &mut Connection,
     prefix: &str,
-    job: &RunSettings,
-    check: &StoreCheck,
     name: &str,
+    keys: &crate::store::LeaseKeys,
+    check: &StoreCheck,
 ) -> Result<Option<i64>> {
-    let target = crate::strategy::Target::new(prefix, name, job.strategy, check);
-    let keys = target.lease_keys();
-    if let Some(seen) = crate::strategy::lease::first_seen(conn, &keys).await? {
+    if let Some(seen) = crate::strategy::lease::first_seen(conn, keys).await? {
         return Ok(Some(seen));
     }
-    let running = check.lease_format().runs_in_progress(conn, &keys).await?;
+    let running = check.lease_format().runs_in_progress(conn, keys).await?;
     if let Some(oldest) = running.iter().map(|r| r.slot).min() {
         return Ok(Some(oldest));
     }

@@ -53,6 +53,7 @@ use crate::settings::run::RunSettings;
 use crate::store::{LeaseKeys, RunKind, StoreCheck};
 use crate::strategy::claim::{ClaimOutcome, ClaimRequest};
 use crate::strategy::lease;
+use crate::strategy::lease::ClaimReply;
 use crate::time::rfc3339;
 
 /// The marker of a slot of `old` handed to a new name: `{<prefix><old>}:handed:<slot>`, a string
@@ -64,7 +65,7 @@ pub fn handed_key(keys: &LeaseKeys, slot: i64) -> String {
 }
 
 /// The lease keys of each of `job`'s old names, in the format of the job's own keys.
-pub(super) fn old_keys(prefix: &str, job: &RunSettings, check: &StoreCheck) -> Vec<LeaseKeys> {
+pub(crate) fn old_keys(prefix: &str, job: &RunSettings, check: &StoreCheck) -> Vec<LeaseKeys> {
     if job.lineage.is_empty() || !job.strategy.has_leases() {
         return Vec::new();
     }
@@ -87,9 +88,20 @@ async fn pause_and_now(
     conn: &mut Connection,
     keys: &LeaseKeys,
 ) -> Result<(crate::store::pause::Pause, i64)> {
-    let pause = crate::store::pause::read_pause(conn, keys).await?;
-    let (secs, micros): (i64, i64) = conn.query(&redis::cmd("TIME")).await?;
-    Ok((pause, secs * 1000 + micros / 1000))
+    use crate::store::pause::{FIELDS, Pause};
+    let mut pipe = redis::pipe();
+    pipe.cmd("HMGET")
+        .arg(&keys.job)
+        .arg(&FIELDS[..])
+        .cmd("TIME");
+    let (values, (secs, micros)): (Vec<Option<String>>, (i64, i64)) = conn
+        .pipeline(&pipe)
+        .await
+        .map_err(|e| e.on_key(&keys.job, "hash"))?;
+    Ok((
+        Pause::decode(&keys.job, &values)?,
+        secs * 1000 + micros / 1000,
+    ))
 }
 
 /// The claim of an old name's slot, held while the new name takes the slot.
@@ -138,7 +150,8 @@ pub(super) async fn before_slot(
     check: &StoreCheck,
     slot: i64,
 ) -> Result<Before> {
-    if job.lineage.is_empty() || !job.strategy.has_leases() {
+    let old_keys = old_keys(prefix, job, check);
+    if old_keys.is_empty() {
         return Ok(Before::Take(Vec::new()));
     }
     // Paused under its own name (now, or over the slot): nothing is claimed under the old names,
@@ -152,7 +165,7 @@ pub(super) async fn before_slot(
         return Ok(Before::Skip(Box::new(report)));
     }
     let mut held = Vec::new();
-    for (old, keys) in job.lineage.iter().zip(old_keys(prefix, job, check)) {
+    for (old, keys) in job.lineage.iter().zip(old_keys) {
         let reason = match step(conn, job, old, &keys, slot).await {
             Ok(Step::Hold(h)) => {
                 held.push(*h);
@@ -161,7 +174,7 @@ pub(super) async fn before_slot(
             Ok(Step::Through) => continue,
             Ok(Step::NotHere(reason)) => reason,
             Ok(Step::Paused) => {
-                finish_held(conn, job, held, false, None).await;
+                finish_held(conn, job, held, Ending::HandedOn).await;
                 let mut report = SlotReport::skipped(&job.job, slot, SlotOutcome::Paused, None);
                 report.status = "paused".to_string();
                 report.skip_reason = Some(format!(
@@ -175,11 +188,11 @@ pub(super) async fn before_slot(
                     job.job,
                     rfc3339(slot),
                 );
-                finish_held(conn, job, held, false, None).await;
+                finish_held(conn, job, held, Ending::HandedOn).await;
                 return Err(e);
             }
         };
-        finish_held(conn, job, held, true, None).await;
+        finish_held(conn, job, held, Ending::Finished { skipped: None }).await;
         let recorded = crate::runner::retrying(conn, async |c| {
             lease::skip(c, &own, slot, &job.claim.runner, &reason).await
         })
@@ -220,36 +233,7 @@ async fn step(
                     hold(conn, job, old, keys, &req, attempt).await?,
                 )));
             }
-            ClaimOutcome::Done => {
-                let key = handed_key(keys, slot);
-                let marker: Option<String> = crate::runner::retrying(conn, async |c| {
-                    c.query(redis::cmd("GET").arg(&key)).await
-                })
-                .await?;
-                let ours = reply
-                    .attempt
-                    .map(|attempt| format!("{attempt}:{}", job.job));
-                // Handed on by a replica of this name, and ended `finished` by it once its run
-                // under this name was decided. Ended otherwise with the marker (superseded by a
-                // newer run of the old name, or handed over until its attempts ran out), the old
-                // name decided the slot: not run under this one.
-                if marker.is_some() && marker == ours && reply.status == "finished" {
-                    return Ok(Step::Through);
-                }
-                let by = if reply.runner.is_empty() {
-                    String::new()
-                } else {
-                    format!(", by {}", reply.runner)
-                };
-                return Ok(Step::NotHere(match reply.status.as_str() {
-                    // Skipped under the old name (an overlap under forbid, a catch-up's
-                    // policy): skipped under both.
-                    "skipped" | "trimmed" => {
-                        format!("{} under {old}, its old name{by}", reply.status)
-                    }
-                    status => format!("ran as {old}, its old name ({status}{by})"),
-                }));
-            }
+            ClaimOutcome::Done => return decided_under(conn, job, (old, keys), slot, &reply).await,
             ClaimOutcome::Running => {
                 if !said {
                     crate::errln!(
@@ -283,6 +267,39 @@ async fn step(
             ClaimOutcome::Paused => return Ok(Step::Paused),
         }
     }
+}
+
+/// The old name's slot ended ([`step`]'s `done`): through to the new name when a replica of it
+/// handed the slot on (the marker names the attempt, ended `finished` once its run under the new
+/// name was decided); otherwise the old name decided the slot (ran it, skipped it, or ended it
+/// superseded by a newer run of its own, or handed over until its attempts ran out).
+async fn decided_under(
+    conn: &mut Connection,
+    job: &RunSettings,
+    (old, keys): (&str, &LeaseKeys),
+    slot: i64,
+    reply: &ClaimReply,
+) -> Result<Step> {
+    let key = handed_key(keys, slot);
+    let marker: Option<String> =
+        crate::runner::retrying(conn, async |c| c.query(redis::cmd("GET").arg(&key)).await).await?;
+    let ours = reply
+        .attempt
+        .map(|attempt| format!("{attempt}:{}", job.job));
+    if marker.is_some() && marker == ours && reply.status == "finished" {
+        return Ok(Step::Through);
+    }
+    let by = if reply.runner.is_empty() {
+        String::new()
+    } else {
+        format!(", by {}", reply.runner)
+    };
+    Ok(Step::NotHere(match reply.status.as_str() {
+        // Skipped under the old name (an overlap under forbid, a catch-up's policy): skipped
+        // under both.
+        "skipped" | "trimmed" => format!("{} under {old}, its old name{by}", reply.status),
+        status => format!("ran as {old}, its old name ({status}{by})"),
+    }))
 }
 
 /// An old name's claim of the slot won as `attempt`: marked handed to `job` (the marker a later
@@ -347,10 +364,7 @@ fn keep_alive(
     })
 }
 
-/// After `job`'s slot was taken: the old names' held claims end. Finished, handed to `job`, when
-/// its run of the slot is decided (ran and ended, held by another replica of it, done, skipped);
-/// handed over (the lease ends now) when it may still need a run (handed over at a shutdown, its
-/// lease lost, an error), so that the next claim of the old name's slot decides again.
+/// After `job`'s slot was taken: the old names' held claims end ([`Ending`]).
 pub(super) async fn after_slot(
     conn: &mut Connection,
     own: &LeaseKeys,
@@ -361,63 +375,81 @@ pub(super) async fn after_slot(
     if held.is_empty() {
         return;
     }
-    // Refused as paused: for good when the pause covers the slot itself (then no replica, old or
-    // new, is to run it: the old name's claim ends finished, saying so), for now when the claim
-    // only came during a pause (a catch-up of an older slot: handed on, to be claimed after it).
-    let paused_for_good = match taken {
-        Ok(r) if r.outcome == SlotOutcome::Paused => {
-            crate::runner::retrying(conn, async |c| pause_and_now(c, own).await)
-                .await
-                .is_ok_and(|(pause, _)| pause.is_paused(r.slot))
-        }
-        _ => false,
+    let ending = ending(conn, own, job, taken).await;
+    finish_held(conn, job, held, ending).await;
+}
+
+/// How the old names' held claims of a slot end, once the new name's claim of it is decided.
+enum Ending {
+    /// `finished`, handed to the new name: its run of the slot is decided (ran and ended, held
+    /// by another replica of it, done, skipped, paused over the slot). `skipped`: why, when the
+    /// new name skipped the slot and has no record saying so (the old name's is then the one).
+    Finished { skipped: Option<String> },
+    /// Handed over (the lease ends now): the slot may still need a run (handed over at a
+    /// shutdown, its lease lost, an error), and the next claim of the old name's slot decides.
+    HandedOn,
+    /// Neither: whether the run ended cannot be read ([`leave_to_lapse`]).
+    LeftToLapse,
+}
+
+async fn ending(
+    conn: &mut Connection,
+    own: &LeaseKeys,
+    job: &RunSettings,
+    taken: &Result<SlotReport>,
+) -> Ending {
+    let Ok(report) = taken else {
+        return Ending::HandedOn;
     };
-    // A skip the new name's store had no place for (format 1 keeps no skip records): said in
-    // the old name's record, the one record of the slot.
-    let unrecorded_skip = match taken {
-        Ok(r) if r.outcome == SlotOutcome::Overlap && r.skip_recorded != Some(true) => {
-            r.skip_reason.clone()
-        }
-        // A pause records nothing under the new name: said here, so that the old name's claim
-        // (which old replicas read) says why nothing ran.
-        Ok(r) if r.outcome == SlotOutcome::Paused && paused_for_good => {
-            Some(format!("paused under {}, its new name", job.job))
-        }
-        _ => None,
-    };
-    let decided = match taken {
-        Ok(report) => match report.outcome {
-            // Ran, its end not known here (the reply of its finish lost, its lease lost as the
-            // command ended): what the new name's record says decides. A run recorded ended must
-            // not be handed on, for an old replica would take the old name's claim over and run
-            // the slot again.
-            SlotOutcome::Ran
-                if matches!(
-                    report.status.as_str(),
-                    "interrupted" | "unknown" | "running" | ""
-                ) =>
-            {
-                match ended_under(conn, own, report.slot).await {
-                    Some(true) => true,
-                    Some(false) => false,
-                    None => {
-                        leave_to_lapse(job, held);
-                        return;
-                    }
-                }
+    let finished = Ending::Finished { skipped: None };
+    match report.outcome {
+        // Ran, its end not known here (the reply of its finish lost, its lease lost as the
+        // command ended): what the new name's record says decides. A run recorded ended must not
+        // be handed on, for an old replica would take the old name's claim over and run the slot
+        // again.
+        SlotOutcome::Ran
+            if matches!(
+                report.status.as_str(),
+                "interrupted" | "unknown" | "running" | ""
+            ) =>
+        {
+            match ended_under(conn, own, report.slot).await {
+                Some(true) => finished,
+                Some(false) => Ending::HandedOn,
+                None => Ending::LeftToLapse,
             }
-            SlotOutcome::Ran => true,
-            // Decided under the new name, with its record there (ran, or a skip it wrote), or
-            // held by another of its replicas, which decides it. Paused over the slot: see above.
-            SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::Overlap => true,
-            SlotOutcome::Paused => paused_for_good,
-            // Not run, and no record under the new name: the old name's claim must not say
-            // `finished` over a slot nobody ran. Handed over, the old name decides it again.
-            SlotOutcome::TooLate | SlotOutcome::Unreplicated => false,
+        }
+        // Decided under the new name, with its record there (ran, or a skip it wrote), or held
+        // by another of its replicas, which decides it.
+        SlotOutcome::Ran | SlotOutcome::Done | SlotOutcome::Running => finished,
+        // A skip the new name's store had no place for (format 1 keeps no skip records): said
+        // in the old name's record, the one record of the slot.
+        SlotOutcome::Overlap => Ending::Finished {
+            skipped: report
+                .skip_reason
+                .clone()
+                .filter(|_| report.skip_recorded != Some(true)),
         },
-        Err(_) => false,
-    };
-    finish_held(conn, job, held, decided, unrecorded_skip).await;
+        // Refused as paused: for good when the pause covers the slot itself (no replica, old or
+        // new, is to run it; a pause records nothing under the new name, so the old name's
+        // claim, which old replicas read, says why nothing ran), for now when the claim only
+        // came during a pause (a catch-up of an older slot: handed on, to be claimed after it).
+        SlotOutcome::Paused => {
+            let for_good = crate::runner::retrying(conn, async |c| pause_and_now(c, own).await)
+                .await
+                .is_ok_and(|(pause, _)| pause.is_paused(report.slot));
+            if for_good {
+                Ending::Finished {
+                    skipped: Some(format!("paused under {}, its new name", job.job)),
+                }
+            } else {
+                Ending::HandedOn
+            }
+        }
+        // Not run, and no record under the new name: the old name's claim must not say
+        // `finished` over a slot nobody ran. Handed over, the old name decides it again.
+        SlotOutcome::TooLate | SlotOutcome::Unreplicated => Ending::HandedOn,
+    }
 }
 
 /// Whether the new name's record of `slot` says its run ended (finished, failed, skipped, or
@@ -472,45 +504,45 @@ pub(super) async fn pause_passes(
     (wait <= limit).then(|| Duration::from_millis(u64::try_from(wait).unwrap_or(0) + 50))
 }
 
-/// Ends the held claims: `finished` with the result `{"handed_to": <job>}` (and `"skipped"`: why,
-/// when the new name skipped the slot and could not record it) when `decided`, else handed over.
-async fn finish_held(
-    conn: &mut Connection,
-    job: &RunSettings,
-    held: Vec<Held>,
-    decided: bool,
-    skipped: Option<String>,
-) {
-    let mut result = serde_json::json!({ "handed_to": job.job });
-    let unmark = skipped.is_some();
-    if let Some(reason) = skipped {
-        result["skipped"] = reason.into();
-    }
-    let result = result.to_string();
+/// Ends the held claims as `ending` says: `finished` with the result `{"handed_to": <job>}` (and
+/// `"skipped"`: why, when the new name skipped the slot and could not record it), handed over, or
+/// left to lapse.
+async fn finish_held(conn: &mut Connection, job: &RunSettings, held: Vec<Held>, ending: Ending) {
+    let finished = match ending {
+        Ending::Finished { skipped } => {
+            let mut result = serde_json::json!({ "handed_to": job.job });
+            if let Some(reason) = &skipped {
+                result["skipped"] = reason.as_str().into();
+            }
+            Some((result.to_string(), skipped.is_some()))
+        }
+        Ending::HandedOn => None,
+        Ending::LeftToLapse => return leave_to_lapse(job, held),
+    };
     for h in held {
         h.heartbeat.abort();
-        let done = crate::runner::retrying(conn, async |c| {
-            // A skip the new name has no record of: its marker goes first, so that no replica of
-            // the new name goes through to claim the slot under it (and, finding nothing there,
-            // run it); with the marker gone the slot reads as decided under the old name.
-            if unmark {
-                c.query::<()>(redis::cmd("DEL").arg(handed_key(&h.keys, h.slot)))
-                    .await?;
-            }
-            if decided {
+        let done = crate::runner::retrying(conn, async |c| match &finished {
+            Some((result, unmark)) => {
+                // A skip the new name has no record of: its marker goes first, so that no
+                // replica of the new name goes through to claim the slot under it (and, finding
+                // nothing there, run it); with the marker gone the slot reads as decided under
+                // the old name.
+                if *unmark {
+                    c.query::<()>(redis::cmd("DEL").arg(handed_key(&h.keys, h.slot)))
+                        .await?;
+                }
                 lease::finish(
                     c,
                     &h.keys,
                     h.slot,
                     &h.token,
                     lease::FinishStatus::Finished,
-                    &result,
+                    result,
                     true,
                 )
                 .await
-            } else {
-                lease::hand_over(c, &h.keys, h.slot, &h.token).await
             }
+            None => lease::hand_over(c, &h.keys, h.slot, &h.token).await,
         })
         .await;
         if let Err(e) = done {
