@@ -20,21 +20,6 @@ fn line(job: &str, every: u64, log: &Path, ms: u64, flags: &str) -> String {
     )
 }
 
-/// Waits until the server's clock is between `from` and `to` ms after a multiple of `every` ms.
-fn wait_for_phase(s: &Server, every: i64, from: i64, to: i64) -> i64 {
-    let mut now = 0;
-    wait_for(
-        "the phase of the schedule",
-        Duration::from_secs(120),
-        || {
-            now = s.now_ms();
-            let phase = now.rem_euclid(every);
-            phase >= from && phase < to
-        },
-    );
-    now
-}
-
 /// The slots of `log` with the attempts that ran, and when each attempt started (ms).
 fn attempts(log: &Path) -> Vec<(i64, u32, i64)> {
     let mut out: Vec<(i64, u32, i64)> = spans_of::<String>(log)
@@ -73,7 +58,7 @@ fn a_rolling_deploy_hands_a_long_run_to_a_replica_started_late() {
     .unwrap();
     let grace = ["--shutdown-grace", "1s"];
     // Both replicas up well before the slot.
-    wait_for_phase(&s, 30_000, 5_000, 22_000);
+    s.wait_for_phase(30_000, 5_000, 22_000);
     let mut a = Replica::start(&s.url, &file, dir.path(), "a", &grace);
     let mut b = Replica::start(&s.url, &file, dir.path(), "b", &grace);
     wait_for("the run to start", Duration::from_secs(40), || {
@@ -163,7 +148,7 @@ fn a_full_fleet_restart_catches_up_at_once() {
     wait_for("a first run", Duration::from_secs(40), || {
         !attempts(&log).is_empty()
     });
-    wait_for_phase(&s, 15_000, 3_000, 12_000);
+    s.wait_for_phase(15_000, 3_000, 12_000);
     assert_eq!(a.stop(Duration::from_secs(10)), Some(0));
     let stopped = s.now_ms();
     // Two slots pass while the fleet is down; started again 5 s after the second.
@@ -210,7 +195,7 @@ fn a_new_job_starts_at_its_next_fire_time_and_a_known_one_takes_the_slot_due() {
     let file = dir.path().join("crontab");
     let log = dir.path().join("n.log");
     std::fs::write(&file, line("n", 10, &log, 200, "")).unwrap();
-    let deployed = wait_for_phase(&s, 10_000, 2_000, 5_000);
+    let deployed = s.wait_for_phase(10_000, 2_000, 5_000);
     let due = deployed - deployed.rem_euclid(10_000);
     let mut a = Replica::start(&s.url, &file, dir.path(), "a", &[]);
     // A second replica of the deploy, started after the first one saw the job: the slot due
@@ -234,7 +219,7 @@ fn a_new_job_starts_at_its_next_fire_time_and_a_known_one_takes_the_slot_due() {
         a.stderr()
     );
     // Known now: killed, a slot missed, started again within --max-late: that slot runs.
-    wait_for_phase(&s, 10_000, 5_000, 8_000);
+    s.wait_for_phase(10_000, 5_000, 8_000);
     for r in [&mut a, &mut a2] {
         r.kill();
     }

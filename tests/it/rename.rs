@@ -5,7 +5,7 @@
 //! under `--overlap forbid`, or one scheduled time run under two names, fail.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::common::replica::Replica;
@@ -54,11 +54,41 @@ fn ran_for(log: &Path, is: impl Fn(&str) -> bool, ms: i64) -> bool {
         .any(|(job, (t0, t1))| is(job) && t1 - t0 >= ms)
 }
 
-fn slots_run_by(log: &Path, job: &str) -> usize {
+/// The slots each name ran, from the log (`<job>@<slot>`).
+fn slots_of(log: &Path, job: &str) -> Vec<i64> {
     runs_by_slot(log)
-        .values()
-        .filter(|runs| runs.iter().any(|(j, _)| j == job))
-        .count()
+        .into_iter()
+        .filter(|(_, runs)| runs.iter().any(|(j, _)| j == job))
+        .map(|(slot, _)| slot)
+        .collect()
+}
+
+/// The ticker that also logs its attempt: `<job>@<slot>@<attempt> <ms>`.
+fn ticker_with_attempts(log: &Path, ms: u64) -> String {
+    ticker_as(
+        log,
+        "$ANARCHON_JOB@$ANARCHON_SLOT@$ANARCHON_ATTEMPT",
+        ms,
+        false,
+    )
+}
+
+/// The two crontabs of a deploy that renames job `old` to `new`: `line` under `--job OLD FLAGS`
+/// (the file `old`) and under `--job NEW --was OLD FLAGS` (the file `new`).
+fn renaming_crontabs(
+    dir: &Path,
+    (old, new): (&str, &str),
+    flags: &str,
+    line: &str,
+) -> (PathBuf, PathBuf) {
+    let files = (dir.join("old"), dir.join("new"));
+    std::fs::write(&files.0, format!("# anarchon: --job {old} {flags}\n{line}")).unwrap();
+    std::fs::write(
+        &files.1,
+        format!("# anarchon: --job {new} --was {old} {flags}\n{line}"),
+    )
+    .unwrap();
+    files
 }
 
 /// A reload that renames a job (its `--job`) while the old name's run is in progress: under
@@ -77,7 +107,7 @@ fn a_rename_on_reload_never_runs_beside_the_old_names_run() {
     .unwrap();
     let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
     wait_for("v1 to run", Duration::from_secs(15), || {
-        slots_run_by(&log, "nightly-v1") > 0
+        !slots_of(&log, "nightly-v1").is_empty()
     });
     std::fs::write(
         &file,
@@ -114,7 +144,7 @@ fn a_rename_on_reload_under_overlap_allow_runs_each_slot_once() {
     .unwrap();
     let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
     wait_for("v1 to run", Duration::from_secs(15), || {
-        slots_run_by(&log, "nightly-v1") > 0
+        !slots_of(&log, "nightly-v1").is_empty()
     });
     std::fs::write(
         &file,
@@ -123,7 +153,7 @@ fn a_rename_on_reload_under_overlap_allow_runs_each_slot_once() {
     .unwrap();
     replica.hup();
     wait_for("v2 to run 3 slots", Duration::from_secs(30), || {
-        slots_run_by(&log, "nightly-v2") >= 3
+        slots_of(&log, "nightly-v2").len() >= 3
     });
     assert_each_slot_once(&log);
 }
@@ -138,17 +168,8 @@ fn a_rolling_deploy_of_a_rename_runs_each_slot_once() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("log");
         let line = format!("*/2 * * * * * {}\n", ticker(&log, 1_500));
-        let (old, new) = (dir.path().join("old"), dir.path().join("new"));
-        std::fs::write(
-            &old,
-            format!("# anarchon: --job nightly-v1 --overlap {overlap}\n{line}"),
-        )
-        .unwrap();
-        std::fs::write(
-            &new,
-            format!("# anarchon: --job nightly-v2 --was nightly-v1 --overlap {overlap}\n{line}"),
-        )
-        .unwrap();
+        let flags = format!("--overlap {overlap}");
+        let (old, new) = renaming_crontabs(dir.path(), ("nightly-v1", "nightly-v2"), &flags, &line);
         let _a = Replica::start(&s.url, &old, dir.path(), "old", &[]);
         let b = Replica::start(&s.url, &new, dir.path(), "new", &[]);
         wait_for("6 slots to run", Duration::from_secs(40), || {
@@ -198,24 +219,14 @@ fn a_new_replica_killed_during_a_renamed_run_leaves_the_slot_to_one_takeover() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
-    let command = ticker_as(
-        &log,
-        "$ANARCHON_JOB@$ANARCHON_SLOT@$ANARCHON_ATTEMPT",
-        2_000,
-        false,
-    );
+    let command = ticker_with_attempts(&log, 2_000);
     let line = format!("*/5 * * * * * {command}\n");
-    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
-    std::fs::write(
-        &old,
-        format!("# anarchon: --job nightly-v1 --lease 3s\n{line}"),
-    )
-    .unwrap();
-    std::fs::write(
-        &new,
-        format!("# anarchon: --job nightly-v2 --was nightly-v1 --lease 3s\n{line}"),
-    )
-    .unwrap();
+    let (old, new) = renaming_crontabs(
+        dir.path(),
+        ("nightly-v1", "nightly-v2"),
+        "--lease 3s",
+        &line,
+    );
     let _old = Replica::start(&s.url, &old, dir.path(), "old", &[]);
     let mut new = [
         Replica::start(&s.url, &new, dir.path(), "new1", &[]),
@@ -282,24 +293,14 @@ fn an_old_replica_s_run_handed_over_at_sigterm_goes_on_under_the_new_name() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
-    let command = ticker_as(
-        &log,
-        "$ANARCHON_JOB@$ANARCHON_SLOT@$ANARCHON_ATTEMPT",
-        20_000,
-        false,
-    );
+    let command = ticker_with_attempts(&log, 20_000);
     let line = format!("*/30 * * * * * {command}\n");
-    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
-    std::fs::write(
-        &old,
-        format!("# anarchon: --job nightly-v1 --lease 30s\n{line}"),
-    )
-    .unwrap();
-    std::fs::write(
-        &new,
-        format!("# anarchon: --job nightly-v2 --was nightly-v1 --lease 30s\n{line}"),
-    )
-    .unwrap();
+    let (old, new) = renaming_crontabs(
+        dir.path(),
+        ("nightly-v1", "nightly-v2"),
+        "--lease 30s",
+        &line,
+    );
     let grace = ["--shutdown-grace", "1s"];
     let old_replica = Replica::start(&s.url, &old, dir.path(), "old", &grace);
     wait_for("the old name to run", Duration::from_secs(40), || {
@@ -360,27 +361,6 @@ fn a_rolling_deploy_of_an_edited_derived_line_with_was_runs_each_slot_once() {
     assert_no_two_spans_overlap::<String>(&log);
 }
 
-/// Waits until the server's clock is between `from` and `to` ms after a multiple of `every` ms.
-fn wait_for_phase(s: &Server, every: i64, from: i64, to: i64) {
-    wait_for(
-        "the phase of the schedule",
-        Duration::from_secs(120),
-        || {
-            let phase = s.now_ms().rem_euclid(every);
-            phase >= from && phase < to
-        },
-    );
-}
-
-/// The slots each name ran, from the log (`<job>@<slot>`).
-fn slots_of(log: &Path, job: &str) -> Vec<i64> {
-    runs_by_slot(log)
-        .into_iter()
-        .filter(|(_, runs)| runs.iter().any(|(j, _)| j == job))
-        .map(|(slot, _)| slot)
-        .collect()
-}
-
 /// A full-fleet restart that deploys a rename (`--was`), with `--catch-up`: the slots missed while
 /// the fleet was down are caught up at once under the new name. The new name has no past of its
 /// own; its catch-up reaches back over its old name's (when the store first saw that name, which
@@ -389,24 +369,15 @@ fn slots_of(log: &Path, job: &str) -> Vec<i64> {
 fn a_full_fleet_restart_that_renames_a_job_catches_up_its_missed_runs() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
-    let (old, new, log) = (
-        dir.path().join("old"),
-        dir.path().join("new"),
-        dir.path().join("log"),
-    );
+    let log = dir.path().join("log");
     let line = format!("*/15 * * * * * {}\n", ticker(&log, 200));
     let flags = "--catch-up 5m --max-late 2s";
-    std::fs::write(&old, format!("# anarchon: --job c1 {flags}\n{line}")).unwrap();
-    std::fs::write(
-        &new,
-        format!("# anarchon: --job c2 --was c1 {flags}\n{line}"),
-    )
-    .unwrap();
+    let (old, new) = renaming_crontabs(dir.path(), ("c1", "c2"), flags, &line);
     let mut a = Replica::start(&s.url, &old, dir.path(), "a", &[]);
     wait_for("a first run of c1", Duration::from_secs(40), || {
         !slots_of(&log, "c1").is_empty()
     });
-    wait_for_phase(&s, 15_000, 3_000, 12_000);
+    s.wait_for_phase(15_000, 3_000, 12_000);
     assert_eq!(a.stop(Duration::from_secs(10)), Some(0));
     let stopped = s.now_ms();
     let last_missed = stopped - stopped.rem_euclid(15_000) + 30_000;
@@ -436,14 +407,9 @@ fn a_full_fleet_restart_that_renames_a_job_catches_up_its_missed_runs() {
 fn a_pause_of_the_old_name_pauses_the_renamed_job() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
-    let (old, new, log) = (
-        dir.path().join("old"),
-        dir.path().join("new"),
-        dir.path().join("log"),
-    );
+    let log = dir.path().join("log");
     let line = format!("*/2 * * * * * {}\n", ticker(&log, 100));
-    std::fs::write(&old, format!("# anarchon: --job v1\n{line}")).unwrap();
-    std::fs::write(&new, format!("# anarchon: --job v2 --was v1\n{line}")).unwrap();
+    let (old, new) = renaming_crontabs(dir.path(), ("v1", "v2"), "", &line);
     let mut a = Replica::start(&s.url, &old, dir.path(), "a", &[]);
     wait_for("a run of v1", Duration::from_secs(20), || {
         !slots_of(&log, "v1").is_empty()
@@ -479,23 +445,12 @@ fn a_new_replica_started_late_takes_over_the_old_name_s_run_handed_over() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
-    let command = ticker_as(
-        &log,
-        "$ANARCHON_JOB@$ANARCHON_SLOT@$ANARCHON_ATTEMPT",
-        60_000,
-        false,
-    );
+    let command = ticker_with_attempts(&log, 60_000);
     let line = format!("*/30 * * * * * {command}\n");
     let flags = "--lease 10s --max-late 2s --max-attempts 3";
-    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
-    std::fs::write(&old, format!("# anarchon: --job big-v1 {flags}\n{line}")).unwrap();
-    std::fs::write(
-        &new,
-        format!("# anarchon: --job big-v2 --was big-v1 {flags}\n{line}"),
-    )
-    .unwrap();
+    let (old, new) = renaming_crontabs(dir.path(), ("big-v1", "big-v2"), flags, &line);
     let grace = ["--shutdown-grace", "1s"];
-    wait_for_phase(&s, 30_000, 5_000, 24_000);
+    s.wait_for_phase(30_000, 5_000, 24_000);
     let mut old_replica = Replica::start(&s.url, &old, dir.path(), "old", &grace);
     wait_for("the old name to run", Duration::from_secs(40), || {
         !spans_of::<String>(&log).is_empty()

@@ -451,6 +451,22 @@ impl Server {
         let (s, us): (i64, i64) = self.cmd(&["TIME"]);
         s * 1000 + us / 1000
     }
+
+    /// Waits until the server's clock is between `from` and `to` ms after a multiple of `every`
+    /// ms (a schedule's phase, so a test acts at a known distance from its fire times); returns
+    /// the clock as it was then.
+    pub fn wait_for_phase(&self, every: i64, from: i64, to: i64) -> i64 {
+        let mut now = 0;
+        wait_for(
+            "the phase of the schedule",
+            std::time::Duration::from_secs(120),
+            || {
+                now = self.now_ms();
+                (from..to).contains(&now.rem_euclid(every))
+            },
+        );
+        now
+    }
 }
 
 impl Drop for Server {
