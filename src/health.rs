@@ -9,6 +9,7 @@
 //!
 //! | state | when |
 //! |---|---|
+//! | `renamed` | the job runs under another name now (`renamed_to`): its runs count there |
 //! | `paused` | the job is paused now |
 //! | `unknown` | no schedule is known (never run by a `run --schedule` that records it), and no run is in progress |
 //! | `missed` | a due slot was never claimed, and it is not only the newest one |
@@ -56,6 +57,7 @@ pub const GRACE_SLACK: Duration = Duration::from_secs(60);
 #[serde(rename_all = "lowercase")]
 pub enum HealthState {
     Ok,
+    Renamed,
     Running,
     Paused,
     Unknown,
@@ -69,6 +71,7 @@ impl HealthState {
     pub fn as_str(self) -> &'static str {
         match self {
             HealthState::Ok => "ok",
+            HealthState::Renamed => "renamed",
             HealthState::Running => "running",
             HealthState::Paused => "paused",
             HealthState::Unknown => "unknown",
@@ -142,6 +145,9 @@ pub struct Health {
     pub late_ms: i64,
     /// The same in whole seconds (as the Prometheus gauge `anarchon_job_late_seconds`).
     pub late_seconds: i64,
+    /// The name the job runs under now (state `renamed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renamed_to: Option<String>,
     /// How long after its slot a run may start before it counts late, in ms (--max-late +
     /// --jitter + 60 s by default; `check --grace` sets it).
     pub grace_ms: i64,
@@ -254,6 +260,7 @@ pub fn judge(i: &Inputs) -> Health {
         expired_for_ms,
         late_ms,
         late_seconds,
+        renamed_to: None,
         grace_ms,
     }
 }
@@ -400,17 +407,92 @@ impl JobView {
         window_start: Option<i64>,
     ) -> Health {
         let schedule = self.schedule();
-        judge(&Inputs {
+        let runs = JobRuns::of(self);
+        let mut health = judge(&Inputs {
             now,
             schedule: schedule.as_ref(),
             grace: self.grace(grace),
-            first_seen: self.first_seen,
-            recent: &self.recent,
-            recent_is_all: self.recent_is_all,
-            in_progress: &self.in_progress,
-            pause: self.pause.as_ref(),
+            first_seen: runs.first_seen,
+            recent: &runs.recent,
+            recent_is_all: runs.recent_is_all,
+            in_progress: &runs.in_progress,
+            pause: runs.pause,
             window_start,
-        })
+        });
+        if let Some(new_name) = self.renamed_to() {
+            // Its slots are the new name's now, judged there (with this name's runs counted):
+            // judged here too, every slot since the rename would read as missed.
+            health.state = HealthState::Renamed;
+            health.renamed_to = Some(new_name.to_string());
+            health.missed_slots.clear();
+            health.lost_slots.clear();
+            health.expired_slots.clear();
+            (health.oldest_missed, health.late_ms, health.late_seconds) = (None, 0, 0);
+            health.expired_for_ms = 0;
+        }
+        health
+    }
+}
+
+/// What health reads of a job's runs: its own, and those of its earlier names
+/// ([`JobView::lineage`]), as one job's. A slot is the job's under whichever name claimed it. An
+/// old name's claim handed to a newer name (`{"handed_to": ...}`, lineage of `run`) is no run of
+/// its own: the newer name's record of that slot says what happened, so it is left out, unless it
+/// says the slot was skipped there (a pause under the new name), which decides the slot.
+struct JobRuns<'a> {
+    recent: std::borrow::Cow<'a, [ResultEntry]>,
+    recent_is_all: bool,
+    in_progress: std::borrow::Cow<'a, [RunState]>,
+    first_seen: Option<i64>,
+    pause: Option<&'a Pause>,
+}
+
+impl<'a> JobRuns<'a> {
+    fn of(job: &'a JobView) -> Self {
+        use std::borrow::Cow;
+        if job.lineage.is_empty() {
+            return JobRuns {
+                recent: Cow::Borrowed(&job.recent),
+                recent_is_all: job.recent_is_all,
+                in_progress: Cow::Borrowed(&job.in_progress),
+                first_seen: job.first_seen,
+                pause: job.pause.as_ref(),
+            };
+        }
+        let names = || std::iter::once(job).chain(&job.lineage);
+        let mut recent: Vec<ResultEntry> = names()
+            .flat_map(|name| &name.recent)
+            .filter_map(|r| match r.result.get("handed_to") {
+                None => Some(r.clone()),
+                Some(_) if r.result.get("skipped").is_some() => Some(ResultEntry {
+                    status: "skipped".to_string(),
+                    ..r.clone()
+                }),
+                Some(_) => None,
+            })
+            .collect();
+        // A name whose newest results were not all read leaves older slots unknown: keep only
+        // what every name was read for, so that none of them reads as missed.
+        let known_from = names()
+            .filter(|name| !name.recent_is_all)
+            .filter_map(|name| name.recent.iter().map(|r| r.slot).min())
+            .max();
+        if let Some(from) = known_from {
+            recent.retain(|r| r.slot >= from);
+        }
+        recent.sort_by_key(|r| std::cmp::Reverse(r.slot));
+        JobRuns {
+            recent: Cow::Owned(recent),
+            recent_is_all: names().all(|name| name.recent_is_all),
+            in_progress: Cow::Owned(
+                names()
+                    .flat_map(|name| name.in_progress.iter().cloned())
+                    .collect(),
+            ),
+            first_seen: names().filter_map(|name| name.first_seen).min(),
+            // A pause of any of the job's names pauses the job (lineage of `run`).
+            pause: names().find_map(|name| name.pause.as_ref()),
+        }
     }
 }
 

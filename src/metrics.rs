@@ -108,8 +108,9 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
 ];
 
-const STATES: [HealthState; 8] = [
+const STATES: [HealthState; 9] = [
     HealthState::Ok,
+    HealthState::Renamed,
     HealthState::Running,
     HealthState::Late,
     HealthState::Missed,

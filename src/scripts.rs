@@ -223,6 +223,9 @@ pub static IDMP_PREPARE: LazyLock<LuaScript> = one_key_script!("idmp_prepare.lua
 /// `anarchon run`: records the job's settings and this host in the job registry, one key.
 pub static REGISTER: LazyLock<LuaScript> =
     LazyLock::new(|| LuaScript::new(include_str!("../lua/store/register.lua")));
+/// A renamed job's registration: marks an old name's registry with the name it runs under now.
+pub static MARK_RENAMED: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("../lua/store/mark_renamed.lua")));
 /// `run --overlap buffer`: the one slot of a job that may wait for an older run, one key.
 pub static OVERLAP_BUFFER: LazyLock<LuaScript> =
     LazyLock::new(|| LuaScript::new(include_str!("../lua/store/overlap_buffer.lua")));
@@ -263,6 +266,7 @@ pub fn all() -> Vec<(&'static str, &'static LuaScript)> {
         ("store/format_switch.lua", &*FORMAT_SWITCH),
         ("store/migration_lock.lua", &*MIGRATION_LOCK),
         ("store/register.lua", &*REGISTER),
+        ("store/mark_renamed.lua", &*MARK_RENAMED),
         ("store/overlap_buffer.lua", &*OVERLAP_BUFFER),
         ("store/pause.lua", &*PAUSE),
         ("store/resume.lua", &*RESUME),

@@ -5,7 +5,7 @@
 //!
 //! | health (src/health.rs) | status |
 //! |---|---|
-//! | ok, running, paused | OK |
+//! | ok, running, paused, renamed (judged under its new name) | OK |
 //! | late (the newest due slot has no claim) | WARNING |
 //! | missed (more due slots without a claim) | CRITICAL |
 //! | failing, fewer than --failures in a row | WARNING |
@@ -238,7 +238,9 @@ impl JobCheck {
 /// The plugin status of a job's health (see the module doc).
 pub fn status_of(h: &Health, failures: u32) -> Status {
     match h.state {
-        HealthState::Ok | HealthState::Running | HealthState::Paused => Status::Ok,
+        HealthState::Ok | HealthState::Running | HealthState::Paused | HealthState::Renamed => {
+            Status::Ok
+        }
         HealthState::Late => Status::Warning,
         HealthState::Missed | HealthState::Expired => Status::Critical,
         HealthState::Failing if h.failed_in_a_row >= failures => Status::Critical,
@@ -272,6 +274,10 @@ fn summary(job: &str, h: &Health, now: i64, pause: Option<&crate::store::pause::
             h.next_due.map_or("-".into(), rfc3339)
         ),
         HealthState::Paused => format!("paused {}", pause.map_or(String::new(), |p| p.describe())),
+        HealthState::Renamed => format!(
+            "renamed to {}: its runs are judged there, {last_ok}",
+            h.renamed_to.as_deref().unwrap_or("-")
+        ),
         HealthState::Expired => {
             let slot = h.expired_slots.first().copied().unwrap_or_default();
             format!(

@@ -81,7 +81,8 @@ pub(crate) fn health_rank(health: Option<crate::health::HealthState>) -> u8 {
         Some(HealthState::Running) => 4,
         Some(HealthState::Paused) => 5,
         Some(HealthState::Ok) => 6,
-        None => 7,
+        Some(HealthState::Renamed) => 7,
+        None => 8,
     }
 }
 

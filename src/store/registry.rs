@@ -72,6 +72,21 @@ pub struct Registry {
     pub updated_at: Option<i64>,
     /// Hosts that ran the job, with when each was last seen (server ms), newest first.
     pub hosts: Vec<SeenHost>,
+    /// The job's earlier names (a crontab's `--was`, or a reload's carried-over name), every one
+    /// any replica named: monitoring counts their runs as this job's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub was: Vec<String>,
+    /// When a name was last added to `was` (server ms; 0: never).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub was_at: i64,
+    /// The name this job runs under now, when it was renamed (written by the new name's
+    /// registration): monitoring reports it renamed instead of judging it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renamed_to: Option<String>,
+}
+
+fn is_zero(v: &i64) -> bool {
+    *v == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -91,21 +106,35 @@ pub fn host_of(runner: &str) -> &str {
 /// round trip), and written by lua/store/register.lua (which decides again, atomically, by the server's
 /// clock) only when a setting differs or the host's last-seen time is due ([`HOST_REFRESH`]).
 pub struct Registration<'a> {
+    prefix: &'a str,
+    job: &'a str,
     key: String,
     settings: &'a JobSettings,
     host: &'a str,
+    /// The job's earlier names ([`Registry::was`]).
+    was: &'a [String],
 }
 
 impl<'a> Registration<'a> {
-    pub fn new(prefix: &str, job: &str, settings: &'a JobSettings, host: &'a str) -> Self {
+    pub fn new(
+        prefix: &'a str,
+        job: &'a str,
+        settings: &'a JobSettings,
+        host: &'a str,
+        was: &'a [String],
+    ) -> Self {
         Registration {
+            prefix,
+            job,
             key: registry_key(prefix, job),
             settings,
             host,
+            was,
         }
     }
 
-    /// The read that tells whether anything is due: the settings' fields, then the host's.
+    /// The read that tells whether anything is due: the settings' fields, then the host's, then
+    /// the earlier names.
     pub fn read(&self) -> redis::Cmd {
         let mut cmd = redis::cmd("HMGET");
         cmd.arg(&self.key);
@@ -113,6 +142,7 @@ impl<'a> Registration<'a> {
             cmd.arg(name);
         }
         cmd.arg(format!("host:{}", self.host));
+        cmd.arg("was");
         cmd
     }
 
@@ -126,9 +156,16 @@ impl<'a> Registration<'a> {
             return true;
         };
         let fields = self.settings.fields();
-        if stored.len() != fields.len() + 1 {
+        if stored.len() != fields.len() + 2 {
             return true;
         }
+        let (stored, stored_was) = stored.split_at(fields.len() + 1);
+        // `was` only grows (lua/store/register.lua): due when this run names one it lacks.
+        let stored_was = stored_was[0].as_deref().unwrap_or("");
+        let was_grows = self
+            .was
+            .iter()
+            .any(|name| !stored_was.split(',').any(|s| s == name));
         // A run without a schedule (an operator's `run --slot` of a scheduled job: running a slot
         // again, a takeover by hand) is no crontab line: it must not erase the schedule the
         // crontab line recorded, or monitoring would stop judging the job (`unknown`).
@@ -138,25 +175,41 @@ impl<'a> Registration<'a> {
         }
         let changed = fields
             .iter()
-            .zip(&stored)
+            .zip(stored)
             .any(|((_, value), stored)| stored.as_deref() != Some(value.as_str()));
         let seen_recently = stored
             .last()
             .and_then(|seen| seen.as_deref()?.parse::<i64>().ok())
             .is_some_and(|seen| server_now - seen < millis(HOST_REFRESH));
-        changed || !seen_recently
+        changed || !seen_recently || was_grows
     }
 
-    /// Writes what changed: one short script (lua/store/register.lua).
+    /// Writes what changed: one short script (lua/store/register.lua). A job with earlier names
+    /// then marks each old name's registry with this name (lua/store/mark_renamed.lua), so that monitoring reports them
+    /// renamed (one script each: the old names' keys are in other hash slots; a rename names one or
+    /// two). Marked whenever the registration writes (a host's refresh at least), so a mark lost
+    /// to a crash between the two is made again within [`HOST_REFRESH`].
     pub async fn write(&self, conn: &mut Connection) -> Result<()> {
-        let mut args = vec![self.host.to_string(), millis(HOST_REFRESH).to_string()];
+        let mut args = vec![
+            self.host.to_string(),
+            millis(HOST_REFRESH).to_string(),
+            self.was.join(","),
+        ];
         for (name, value) in self.settings.fields() {
             args.push(name.to_string());
             args.push(value);
         }
-        let _: i64 = conn
+        let (_written, was_at): (i64, i64) = conn
             .eval(&scripts::REGISTER, &[self.key.as_str()], &args)
             .await?;
+        if self.was.is_empty() {
+            return Ok(());
+        }
+        let args = [self.job.to_string(), was_at.to_string()];
+        for old in self.was {
+            let key = registry_key(self.prefix, old);
+            let _: i64 = conn.eval(&scripts::MARK_RENAMED, &[&key], &args).await?;
+        }
         Ok(())
     }
 }
@@ -205,6 +258,11 @@ pub fn decode(key: &str, fields: &[(String, String)]) -> Result<Option<Registry>
         },
         updated_at: int("updated_at")?,
         hosts,
+        was: get("was")
+            .map(|v| v.split(',').map(str::to_string).collect())
+            .unwrap_or_default(),
+        was_at: int("was_at")?.unwrap_or(0),
+        renamed_to: get("renamed_to").map(str::to_string),
     }))
 }
 

@@ -64,6 +64,10 @@ pub struct JobView {
     /// A claim-only job's claims (None for a lease job).
     #[serde(skip)]
     pub claims: Option<ClaimFeed>,
+    /// The job's earlier names, read as it was (their registries' `was` followed, a name renamed
+    /// twice too): health counts their runs as the job's ([`attach_lineage`]).
+    #[serde(skip)]
+    pub lineage: Vec<JobView>,
 }
 
 impl JobView {
@@ -84,7 +88,18 @@ impl JobView {
             waiting: None,
             history_entries: 0,
             claims: None,
+            lineage: Vec::new(),
         }
+    }
+
+    /// The name the job runs under now, when it was renamed away (its registry says so).
+    pub fn renamed_to(&self) -> Option<&str> {
+        self.registry.as_ref()?.renamed_to.as_deref()
+    }
+
+    /// The earlier names its registry records.
+    fn earlier_names(&self) -> &[String] {
+        self.registry.as_ref().map_or(&[], |r| r.was.as_slice())
     }
 
     /// The job's schedule, from the registry (None when unknown, or unreadable: the registry's
@@ -192,15 +207,18 @@ pub async fn read_one(
     store: &crate::store::StoreCheck,
     newest: usize,
 ) -> Result<JobView> {
+    let results_max = newest.max(RECENT_RESULTS);
+    let bounds = ("-inf", "+inf");
     let (mut found, mut bad) = read_batch(
         conn,
         prefix,
         std::slice::from_ref(job),
         store,
-        ("-inf", "+inf"),
-        newest.max(RECENT_RESULTS),
+        bounds,
+        results_max,
     )
     .await?;
+    attach_lineage(conn, prefix, store, bounds, RECENT_RESULTS, &mut found).await?;
     match (found.pop(), bad.pop()) {
         (Some(m), _) => Ok(m),
         (None, Some(u)) => Err(u.error),
@@ -274,7 +292,100 @@ async fn read_results_between(
         out.extend(found);
         bad.extend(unreadable);
     }
+    attach_lineage(conn, prefix, store, bounds, results_max, &mut out).await?;
     Ok((out, bad))
+}
+
+/// How many renames back a job's lineage is followed (a guard against a registry's `was` that
+/// names in a circle: `a` renamed to `b` and back).
+const MAX_RENAMES: usize = 8;
+
+/// Reads the earlier names of the jobs in `views` (their registries' `was`, followed back
+/// [`MAX_RENAMES`] renames) with the same bounds, and attaches them to each job's `lineage`, so
+/// that health judges a renamed job by the runs of all its names: a slot run under its old name by
+/// a replica not yet deployed, or before the rename, is no missed run of the new name. Jobs
+/// without earlier names (nearly all) cost nothing; names read only for this are not returned.
+/// An old name whose data cannot be decoded is left out (its runs then count nowhere: an alarm,
+/// never an OK over a loss).
+async fn attach_lineage(
+    conn: &mut Connection,
+    prefix: &str,
+    store: &crate::store::StoreCheck,
+    bounds: (&str, &str),
+    results_max: usize,
+    views: &mut [JobView],
+) -> Result<()> {
+    use std::collections::HashMap;
+    let mut read: HashMap<String, JobView> = HashMap::new();
+    let is_read = |name: &str, read: &HashMap<String, JobView>, views: &[JobView]| {
+        read.contains_key(name) || views.iter().any(|v| v.job == name)
+    };
+    let mut wanted: Vec<String> = Vec::new();
+    for name in views.iter().flat_map(JobView::earlier_names) {
+        if !is_read(name, &read, views) && !wanted.contains(name) {
+            wanted.push(name.clone());
+        }
+    }
+    for _ in 0..MAX_RENAMES {
+        if wanted.is_empty() {
+            break;
+        }
+        let refs: Vec<JobRef> = wanted
+            .drain(..)
+            .map(|name| JobRef {
+                name,
+                layout: Layout::Lease,
+            })
+            .collect();
+        for batch in refs.chunks(BATCH) {
+            let (found, _unreadable) =
+                read_batch(conn, prefix, batch, store, bounds, results_max).await?;
+            read.extend(found.into_iter().map(|v| (v.job.clone(), v)));
+        }
+        for name in read.values().flat_map(JobView::earlier_names) {
+            if !is_read(name, &read, views) && !wanted.contains(name) {
+                wanted.push(name.clone());
+            }
+        }
+    }
+    let lineages: Vec<Vec<JobView>> = views
+        .iter()
+        .map(|job| {
+            let find = |name: &str| {
+                views
+                    .iter()
+                    .find(|v| v.job == name)
+                    .or_else(|| read.get(name))
+            };
+            // Breadth first from the job, each name once, never the job itself.
+            let mut names: Vec<&str> = Vec::new();
+            let mut next = 0;
+            let mut frontier: Vec<&str> = job.earlier_names().iter().map(String::as_str).collect();
+            while next < frontier.len() && names.len() < MAX_RENAMES * 4 {
+                let name = frontier[next];
+                next += 1;
+                if name == job.job || names.contains(&name) {
+                    continue;
+                }
+                names.push(name);
+                if let Some(old) = find(name) {
+                    frontier.extend(old.earlier_names().iter().map(String::as_str));
+                }
+            }
+            names
+                .into_iter()
+                .filter_map(find)
+                .map(|old| JobView {
+                    lineage: Vec::new(),
+                    ..old.clone()
+                })
+                .collect()
+        })
+        .collect();
+    for (view, lineage) in views.iter_mut().zip(lineages) {
+        view.lineage = lineage;
+    }
+    Ok(())
 }
 
 /// Up to [`BATCH`] jobs: one pipeline, and one more for format 1's runs in progress.
@@ -445,6 +556,7 @@ fn decode_one(
         pause: None,
         waiting: None,
         claims: None,
+        lineage: Vec::new(),
     };
     match job.layout {
         Layout::ClaimOnly => decode_claims(prefix, &mut m, &mut next)?,

@@ -522,3 +522,80 @@ fn a_renamed_job_paused_under_its_new_name_claims_nothing_under_the_old() {
     });
     assert_each_slot_once(&log);
 }
+
+/// Monitoring follows a rename: after a rolling deploy of `v1` -> `v2 --was v1`, `check` over a
+/// window reaching back before the rename reads no slot as missed (each was run under one name or
+/// the other) and reports `v1` renamed to `v2`, not CRITICAL for every slot since; named alone,
+/// each says the same. Once the new replicas stop too, `v2` is missed: never an OK over a loss.
+#[test]
+fn check_across_a_rename_judges_the_job_under_its_new_name() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let line = format!("*/2 * * * * * {}\n", ticker(&log, 300));
+    let (old, new) = renaming_crontabs(dir.path(), ("v1", "v2"), "", &line);
+    let start = s.now_ms();
+    let mut a = Replica::start(&s.url, &old, dir.path(), "old", &[]);
+    wait_for("v1 to run 2 slots", Duration::from_secs(20), || {
+        slots_of(&log, "v1").len() >= 2
+    });
+    let mut b = Replica::start(&s.url, &new, dir.path(), "new", &[]);
+    wait_for(
+        "v2's registration to mark v1",
+        Duration::from_secs(20),
+        || {
+            s.cmd::<Option<String>>(&["HGET", "{cron:v1}:registry", "renamed_to"])
+                == Some("v2".to_string())
+        },
+    );
+    assert_eq!(a.stop(Duration::from_secs(10)), Some(0));
+    let v2_ran = slots_of(&log, "v2").len();
+    wait_for("v2 to run 3 slots more", Duration::from_secs(20), || {
+        slots_of(&log, "v2").len() >= v2_ran + 3
+    });
+    assert_each_slot_once(&log);
+    let window = format!("{}ms", s.now_ms() - start);
+    let check = |names: &[&str]| {
+        let mut args = vec!["check", "--window", &window, "--grace", "3s", "--json"];
+        args.extend(names);
+        s.cli(&args)
+    };
+    let out = check(&[]);
+    let v = out.json();
+    assert_eq!((out.code(), &v["status"]), (Some(0), &"OK".into()), "{v}");
+    let state = |v: &serde_json::Value, job: &str| {
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["job"] == job)
+            .map(|j| (j["state"].clone(), j["health"]["renamed_to"].clone()))
+    };
+    assert_eq!(
+        state(&v, "v1"),
+        Some(("renamed".into(), "v2".into())),
+        "{v}"
+    );
+    assert!(
+        matches!(state(&v, "v2"), Some((st, _)) if st == "ok" || st == "running"),
+        "{v}"
+    );
+    for name in ["v1", "v2"] {
+        let out = check(&[name]);
+        assert_eq!(out.code(), Some(0), "{}", out.json());
+    }
+    let list = s.cli(&["list", "--json"]).json();
+    assert!(list.to_string().contains("\"renamed\""), "{list}");
+    // The fleet stops: the new name's slots are missed, and check says so.
+    assert_eq!(b.stop(Duration::from_secs(10)), Some(0));
+    let stopped = s.now_ms();
+    wait_for(
+        "two slots and the grace to pass",
+        Duration::from_secs(20),
+        || s.now_ms() > stopped + 4_000 + 3_000 + 1_000,
+    );
+    let out = check(&["v2"]);
+    let v = out.json();
+    assert_eq!(out.code(), Some(2), "{v}");
+    assert_eq!(state(&v, "v2").map(|s| s.0), Some("missed".into()), "{v}");
+}

@@ -688,6 +688,8 @@ struct Verdict {
     /// Due slots in the window, and how each ended: ran, decided (why), or lost (what is there).
     due: usize,
     decided: BTreeMap<String, usize>,
+    /// The due slots decided (each of `decided`'s): monitoring must not call any of them lost.
+    decided_slots: Vec<i64>,
     lost: Vec<(i64, String)>,
     /// What no scheduler may do, in or out of the window: a slot run again after it finished, a
     /// copy under a skipped record, a record no copy backs, a skip whose reason is not true.
@@ -996,6 +998,7 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64), dealt: 
         };
         if is_due {
             *verdict.decided.entry(how).or_default() += 1;
+            verdict.decided_slots.push(slot);
         }
     }
     verdict
@@ -1003,13 +1006,15 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64), dealt: 
 
 /// Monitoring must agree with the checker: `check --window` over the soak's window reports every
 /// slot the checker calls lost (WARNING or CRITICAL, the slot among its missed, lost or expired
-/// ones), never OK while there are any. Returns what it failed to report.
+/// ones), never OK while there are any; and it calls no slot the checker found decided missed or
+/// lost, under any of the job's names (across a rename the old names read `renamed`). Returns what
+/// it failed to report, and its false alarms.
 fn monitoring_misses(
     s: &Server,
     verdict: &Verdict,
     window_from: i64,
     names: &[String],
-) -> Vec<String> {
+) -> (Vec<String>, Vec<String>) {
     let window = format!("{}ms", server_now(s) - window_from + 3_000);
     let mut args: Vec<&str> = vec!["check"];
     args.extend(names.iter().map(String::as_str));
@@ -1025,29 +1030,48 @@ fn monitoring_misses(
             .map(|job| format!("{} {}", job["job"].as_str().unwrap_or("?"), job["status"]))
             .collect::<Vec<_>>()
     );
+    let reported_as = |kinds: &[&str]| -> Vec<(String, i64)> {
+        jobs.iter()
+            .flat_map(|job| {
+                kinds
+                    .iter()
+                    .flat_map(|k| job["health"][k].as_array().cloned().unwrap_or_default())
+                    .filter_map(|slot| slot.as_i64())
+                    .map(|slot| (job["job"].as_str().unwrap_or("?").to_string(), slot))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    // A run left in progress (an old name's claim whose keeper died) is the checker's own
+    // finding (`left_unended`), reported there; missed and lost must be true.
+    let false_alarms: Vec<String> = reported_as(&["missed_slots", "lost_slots"])
+        .into_iter()
+        .chain(
+            reported_as(&["expired_slots"])
+                .into_iter()
+                .filter(|(_, slot)| !verdict.left_unended.contains(slot)),
+        )
+        .filter(|(_, slot)| verdict.decided_slots.contains(slot))
+        .map(|(job, slot)| format!("{job} @ {slot}: decided, reported lost"))
+        .collect();
     if verdict.lost.is_empty() && verdict.lost_to_faults.is_empty() {
-        return Vec::new();
+        return (Vec::new(), false_alarms);
     }
     if jobs.iter().all(|job| job["status"] == "OK") {
-        return vec![format!("check said OK: {v}")];
+        return (vec![format!("check said OK: {v}")], false_alarms);
     }
-    let reported: Vec<i64> = jobs
-        .iter()
-        .flat_map(|job| {
-            ["missed_slots", "lost_slots", "expired_slots"]
-                .iter()
-                .flat_map(|k| job["health"][k].as_array().cloned().unwrap_or_default())
-                .collect::<Vec<_>>()
-        })
-        .filter_map(|v| v.as_i64())
+    let reported: Vec<i64> = reported_as(&["missed_slots", "lost_slots", "expired_slots"])
+        .into_iter()
+        .map(|(_, slot)| slot)
         .collect();
-    verdict
+    let unreported = verdict
         .lost
         .iter()
         .chain(&verdict.lost_to_faults)
         .filter(|(slot, _)| !reported.contains(slot))
         .map(|(slot, why)| format!("{slot} ({why}) not in {v}"))
-        .collect()
+        .collect();
+    (unreported, false_alarms)
 }
 
 #[test]
@@ -1247,14 +1271,22 @@ fn soak(line: Line) {
             keep.display()
         );
     }
-    let unreported = monitoring_misses(&s, &verdict, window_from, &names);
+    let (unreported, false_alarms) = monitoring_misses(&s, &verdict, window_from, &names);
     if !unreported.is_empty() {
         eprintln!("  lost runs `check --window` did not report: {unreported:?}");
     }
+    eprintln!(
+        "  `check --window` false alarms {}: {false_alarms:?}",
+        false_alarms.len()
+    );
     if !report_only {
         assert!(
             unreported.is_empty(),
             "check --window did not report lost runs: {unreported:?}"
+        );
+        assert!(
+            false_alarms.is_empty(),
+            "check --window called decided slots lost: {false_alarms:?}"
         );
         assert!(
             verdict.overlaps.is_empty(),

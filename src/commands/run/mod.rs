@@ -449,6 +449,7 @@ pub async fn check_and_register(
         &run.job,
         &run.registry,
         registry::host_of(&run.claim.runner),
+        &run.lineage,
     );
     let keys = LeaseKeys::new(prefix, &run.job);
     let (reads, refuse) = opening_reads(run.strategy, &registration, &keys, eviction);
