@@ -1052,7 +1052,22 @@ fn monitoring_misses(
                 .filter(|(_, slot)| !verdict.left_unended.contains(slot)),
         )
         .filter(|(_, slot)| verdict.decided_slots.contains(slot))
-        .map(|(job, slot)| format!("{job} @ {slot}: decided, reported lost"))
+        .map(|(job, slot)| {
+            let health = jobs
+                .iter()
+                .find(|j| j["job"] == job.as_str())
+                .map_or(serde_json::Value::Null, |j| j["health"].clone());
+            let records: Vec<String> = names
+                .iter()
+                .flat_map(|name| {
+                    s.results(name)
+                        .into_iter()
+                        .filter(|r| r.slot == slot)
+                        .map(move |r| format!("{name}: {r:?}"))
+                })
+                .collect();
+            format!("{job} @ {slot}: decided, reported lost in {health}; records {records:?}")
+        })
         .collect();
     if verdict.lost.is_empty() && verdict.lost_to_faults.is_empty() {
         return (Vec::new(), false_alarms);
@@ -1174,8 +1189,24 @@ fn soak(line: Line) {
         h.proxy.set(Fault::Pass);
     }
     let quiet_from_ms = server_now(&s);
-    // Long enough for the last faulted lease (3 s) to expire and a backup or the next slot to act.
+    // Long enough for the last faulted lease (3 s) to expire and a backup or the next slot to act
+    // (a spell of the nemesis' own, not a wait for anything)...
     std::thread::sleep(Duration::from_secs(9));
+    // ... and then until no run from before the spell is in progress: a takeover chain that began
+    // under the faults (a run handed over at a deploy, taken over after its lease, a renamed job's
+    // old-name claims finished once it ends) takes its leases' time. What is still in progress
+    // at the deadline is the checker's `left_unended`.
+    let settled = || {
+        let names = fleet.names.lock().unwrap().clone();
+        names
+            .iter()
+            .flat_map(|job| s.in_progress(job))
+            .all(|slot| slot >= quiet_from_ms)
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !settled() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let window_to = server_now(&s) - i64::try_from(EVERY.as_millis()).unwrap();
     stop.store(true, Ordering::Relaxed);
     for c in crontabs {
@@ -1241,9 +1272,19 @@ fn soak(line: Line) {
         verdict.defects.len(),
         verdict.defects,
     );
+    let (unreported, false_alarms) = monitoring_misses(&s, &verdict, window_from, &names);
+    if !unreported.is_empty() {
+        eprintln!("  lost runs `check --window` did not report: {unreported:?}");
+    }
+    eprintln!(
+        "  `check --window` false alarms {}: {false_alarms:?}",
+        false_alarms.len()
+    );
     // What the hosts said, kept where bench/soak.sh asks (the server's directory goes with it).
     if let Some(keep) = std::env::var_os("ANARCHON_SOAK_KEEP_DIR")
         && (!verdict.lost.is_empty()
+            || !false_alarms.is_empty()
+            || !unreported.is_empty()
             || !verdict.lost_to_faults.is_empty()
             || !verdict.overlaps.is_empty()
             || !verdict.defects.is_empty()
@@ -1271,14 +1312,6 @@ fn soak(line: Line) {
             keep.display()
         );
     }
-    let (unreported, false_alarms) = monitoring_misses(&s, &verdict, window_from, &names);
-    if !unreported.is_empty() {
-        eprintln!("  lost runs `check --window` did not report: {unreported:?}");
-    }
-    eprintln!(
-        "  `check --window` false alarms {}: {false_alarms:?}",
-        false_alarms.len()
-    );
     if !report_only {
         assert!(
             unreported.is_empty(),
