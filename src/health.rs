@@ -589,6 +589,69 @@ mod tests {
         );
     }
 
+    /// A job renamed from `old`: judged by the runs of both names. A slot run under the old name
+    /// is claimed; an old claim handed to the new name is no run of its own (the new name's
+    /// failure decides), unless it says the slot was skipped there; an old name read only in
+    /// part leaves its older slots unknown, not missed.
+    #[test]
+    fn a_renamed_job_is_judged_by_the_runs_of_all_its_names() {
+        let mut new = JobView::unread("new", crate::store::Layout::Lease);
+        let mut old = JobView::unread("old", crate::store::Layout::Lease);
+        new.registry = Some(crate::store::registry::Registry {
+            settings: crate::store::registry::JobSettings {
+                schedule: Some("* * * * *".into()),
+                tz: "UTC".into(),
+                ..Default::default()
+            },
+            was: vec!["old".into()],
+            ..Default::default()
+        });
+        // The old name ran T-5..T-3; T-2 was handed to the new name, which failed it; T-1 the new
+        // name skipped under its pause (the old claim says so); T ran under the new name.
+        old.recent = (3..=5).map(|i| result(T - i * MIN, "finished")).collect();
+        let mut handed = result(T - 2 * MIN, "finished");
+        handed.result = serde_json::json!({"handed_to": "new"});
+        let mut handed_skipped = result(T - MIN, "finished");
+        handed_skipped.result =
+            serde_json::json!({"handed_to": "new", "skipped": "paused under new"});
+        old.recent.splice(0..0, [handed_skipped, handed]);
+        old.first_seen = Some(T - 5 * MIN);
+        new.first_seen = Some(T - 2 * MIN);
+        new.recent = vec![result(T, "finished"), result(T - 2 * MIN, "failed")];
+        new.lineage = vec![old.clone()];
+        let h = new.health_over(
+            T + MIN + 1000,
+            Some(Duration::from_secs(60)),
+            Some(T - 10 * MIN),
+        );
+        assert!(h.missed_slots.is_empty(), "{h:?}");
+        assert_eq!((h.state, h.failed_in_a_row), (HealthState::Ok, 0), "{h:?}");
+        assert_eq!(h.last_failure, Some(T - 2 * MIN + 1000));
+        // Without its lineage the new name reads the old name's slots as missed.
+        new.lineage.clear();
+        let alone = new.health_over(
+            T + MIN + 1000,
+            Some(Duration::from_secs(60)),
+            Some(T - 10 * MIN),
+        );
+        assert_eq!(alone.missed_slots, vec![T - MIN], "{alone:?}");
+        // The old name read in part (its newest 2): slots before them are unknown, not missed.
+        old.recent.truncate(2);
+        old.recent_is_all = false;
+        new.lineage = vec![old.clone()];
+        let part = new.health_over(T + MIN + 1000, Some(Duration::from_secs(60)), None);
+        assert!(part.missed_slots.is_empty(), "{part:?}");
+        // The old name itself, once marked, is renamed and judged nowhere.
+        old.registry = Some(crate::store::registry::Registry {
+            renamed_to: Some("new".into()),
+            ..Default::default()
+        });
+        let renamed = old.health(T + 60 * MIN, None);
+        assert_eq!(renamed.state, HealthState::Renamed);
+        assert_eq!(renamed.renamed_to.as_deref(), Some("new"));
+        assert!(renamed.missed_slots.is_empty());
+    }
+
     #[test]
     fn a_first_deployment_is_not_missed_before_it_was_seen() {
         let s = Schedule::parse("* * * * *", "UTC").unwrap();

@@ -307,4 +307,32 @@ mod tests {
         );
         assert_eq!(host_of("web-1:4242"), "web-1");
     }
+
+    /// `was` only grows: a run naming an earlier name the registry lacks is due; one naming fewer
+    /// (an old replica during a rolling deploy) is not, nor one naming none.
+    #[test]
+    fn earlier_names_are_due_only_when_one_is_new() {
+        let settings = JobSettings::default();
+        let stored = |was: Option<&str>| {
+            let mut v: Vec<redis::Value> = settings
+                .fields()
+                .into_iter()
+                .map(|(_, value)| redis::Value::BulkString(value.into_bytes()))
+                .collect();
+            v.push(redis::Value::BulkString(b"100".to_vec()));
+            v.push(was.map_or(redis::Value::Nil, |w| {
+                redis::Value::BulkString(w.as_bytes().to_vec())
+            }));
+            Some(redis::Value::Array(v))
+        };
+        let due = |was: &[&str], stored_was: Option<&str>| {
+            let was: Vec<String> = was.iter().map(|w| w.to_string()).collect();
+            Registration::new("cron:", "b", &settings, "h", &was).is_due(stored(stored_was), 200)
+        };
+        assert!(!due(&[], None));
+        assert!(due(&["a"], None));
+        assert!(!due(&["a"], Some("x,a")));
+        assert!(due(&["a", "y"], Some("x,a")));
+        assert!(!due(&[], Some("x,a")));
+    }
 }

@@ -599,3 +599,57 @@ fn check_across_a_rename_judges_the_job_under_its_new_name() {
     assert_eq!(out.code(), Some(2), "{v}");
     assert_eq!(state(&v, "v2").map(|s| s.0), Some("missed".into()), "{v}");
 }
+
+/// A rename back (`v1` -> `v2 --was v1`, then `v1 --was v2` once that deploy is over) is followed
+/// too: `v2` reads renamed to `v1`, and `v1` is judged again. A registration of the name renamed
+/// away made after that (a replica of the old deploy started late) does not mark `v1`, the name in
+/// use, renamed again (lua/store/mark_renamed.lua's guard, run here as such a replica would).
+#[test]
+fn a_rename_back_is_followed_and_not_undone_by_a_late_old_replica() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let line = format!("*/2 * * * * * {}\n", ticker(&log, 200));
+    let (_, there) = renaming_crontabs(dir.path(), ("v1", "v2"), "", &line);
+    let back = dir.path().join("back");
+    std::fs::write(&back, format!("# anarchon: --job v1 --was v2\n{line}")).unwrap();
+    let renamed_to = |job: &str| {
+        s.cmd::<Option<String>>(&["HGET", &format!("{{cron:{job}}}:registry"), "renamed_to"])
+    };
+    let mut r2 = Replica::start(&s.url, &there, dir.path(), "r2", &[]);
+    wait_for("v1 marked renamed to v2", Duration::from_secs(20), || {
+        renamed_to("v1").as_deref() == Some("v2")
+    });
+    assert_eq!(r2.stop(Duration::from_secs(10)), Some(0));
+    let _r1 = Replica::start(&s.url, &back, dir.path(), "r1", &[]);
+    wait_for("v2 marked renamed to v1", Duration::from_secs(20), || {
+        renamed_to("v2").as_deref() == Some("v1")
+    });
+    assert_eq!(renamed_to("v1"), None);
+    // The late replica of the v2 deploy: its lineage (v1) is older than v1's (v2).
+    let v2_was_at: String = s.cmd(&["HGET", "{cron:v2}:registry", "was_at"]);
+    let marked: i64 = s.cmd(&[
+        "EVAL",
+        include_str!("../../lua/store/mark_renamed.lua"),
+        "1",
+        "{cron:v1}:registry",
+        "v2",
+        &v2_was_at,
+    ]);
+    assert_eq!((marked, renamed_to("v1")), (0, None));
+    wait_for("v1 to run 2 slots", Duration::from_secs(20), || {
+        slots_of(&log, "v1").len() >= 2
+    });
+    assert_each_slot_once(&log);
+    let v = s.cli(&["check", "--json"]).json();
+    let state = |job: &str| {
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["job"] == job)
+            .map(|j| j["state"].clone())
+    };
+    assert_eq!(state("v2"), Some("renamed".into()), "{v}");
+    assert_ne!(state("v1"), Some("renamed".into()), "{v}");
+}
