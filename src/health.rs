@@ -104,10 +104,26 @@ pub struct Inputs<'a> {
     /// Whether `recent` is the whole history (fewer came back than were asked for).
     pub recent_is_all: bool,
     pub in_progress: &'a [RunState],
-    pub pause: Option<&'a Pause>,
+    /// The job's pauses as recorded (the newest of each of its names: a pause of any name
+    /// pauses a renamed job); then, for slots before now only, the pauses before them that its
+    /// events tell of (over a window: [`crate::store::pause::history`]).
+    pub pauses: &'a [&'a Pause],
+    pub past_pauses: &'a [&'a Pause],
     /// Look at every due slot from this time (server ms; `check --window`) instead of the newest
     /// [`DUE_LOOKBACK`]. `recent` must then hold every result from it on.
     pub window_start: Option<i64>,
+}
+
+impl Inputs<'_> {
+    /// Whether a pause covers `at` (now, or a slot).
+    fn paused(&self, at: i64) -> bool {
+        self.pauses.iter().any(|p| p.is_paused(at))
+    }
+
+    /// Whether a pause, now or past, covered the slot at `slot`.
+    fn paused_over(&self, slot: i64) -> bool {
+        self.paused(slot) || self.past_pauses.iter().any(|p| p.is_paused(slot))
+    }
 }
 
 /// A job's health.
@@ -196,7 +212,7 @@ pub fn judge(i: &Inputs) -> Health {
     let claimed = |slot: i64| {
         i.recent.iter().any(|r| r.slot == slot)
             || i.in_progress.iter().any(|r| r.slot == slot)
-            || i.pause.is_some_and(|p| p.is_paused(slot))
+            || i.paused_over(slot)
             // Older than the results fetched: not known to be missed.
             || (!i.recent_is_all && oldest_known.is_some_and(|o| slot < o))
     };
@@ -333,7 +349,7 @@ fn state_of(
     failed_in_a_row: u32,
 ) -> HealthState {
     // (Without a schedule nothing is missed: missed_slots is empty.)
-    if i.pause.is_some_and(|p| p.is_paused(i.now)) {
+    if i.paused(i.now) {
         HealthState::Paused
     } else if missed_slots.len() > 1
         || missed_slots.first().is_some_and(|s| Some(*s) != last_due)
@@ -375,7 +391,7 @@ fn oldest_undecided(schedule: &Schedule, i: &Inputs, due_until: i64) -> Option<i
         if next > due_until {
             return None;
         }
-        if !i.pause.is_some_and(|p| p.is_paused(next)) {
+        if !i.paused_over(next) {
             return Some(next);
         }
         after = next;
@@ -416,7 +432,8 @@ impl JobView {
             recent: &runs.recent,
             recent_is_all: runs.recent_is_all,
             in_progress: &runs.in_progress,
-            pause: runs.pause,
+            pauses: &runs.pauses,
+            past_pauses: &runs.past_pauses,
             window_start,
         });
         if let Some(new_name) = self.renamed_to() {
@@ -444,7 +461,8 @@ struct JobRuns<'a> {
     recent_is_all: bool,
     in_progress: std::borrow::Cow<'a, [RunState]>,
     first_seen: Option<i64>,
-    pause: Option<&'a Pause>,
+    pauses: Vec<&'a Pause>,
+    past_pauses: Vec<&'a Pause>,
 }
 
 impl<'a> JobRuns<'a> {
@@ -456,7 +474,8 @@ impl<'a> JobRuns<'a> {
                 recent_is_all: job.recent_is_all,
                 in_progress: Cow::Borrowed(&job.in_progress),
                 first_seen: job.first_seen,
-                pause: job.pause.as_ref(),
+                pauses: job.pause.iter().collect(),
+                past_pauses: job.past_pauses.iter().collect(),
             };
         }
         let names = || std::iter::once(job).chain(&job.lineage);
@@ -491,7 +510,8 @@ impl<'a> JobRuns<'a> {
             ),
             first_seen: names().filter_map(|name| name.first_seen).min(),
             // A pause of any of the job's names pauses the job (lineage of `run`).
-            pause: names().find_map(|name| name.pause.as_ref()),
+            pauses: names().filter_map(|name| name.pause.as_ref()).collect(),
+            past_pauses: names().flat_map(|name| &name.past_pauses).collect(),
         }
     }
 }
@@ -528,7 +548,8 @@ mod tests {
             recent,
             recent_is_all: true,
             in_progress: &[],
-            pause: None,
+            pauses: &[],
+            past_pauses: &[],
             window_start: None,
         })
     }
@@ -663,7 +684,8 @@ mod tests {
             recent: &[result(T + 9 * MIN, "finished")],
             recent_is_all: true,
             in_progress: &[],
-            pause: None,
+            pauses: &[],
+            past_pauses: &[],
             window_start: None,
         });
         assert_eq!(h.state, HealthState::Ok);
@@ -677,7 +699,8 @@ mod tests {
                 recent: &[],
                 recent_is_all: true,
                 in_progress: &[],
-                pause: None,
+                pauses: &[],
+                past_pauses: &[],
                 window_start: None,
             }
         });

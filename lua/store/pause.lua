@@ -29,5 +29,5 @@ redis.call('HSET', unpack(set))
 local detail = 'until resumed'
 if until_ms then detail = 'until ' .. rfc3339(until_ms) end
 reply[1] = 'paused'
-reply[3] = audit(KEYS[2], ARGV[5], 'pause', by, reason, detail)
+reply[3] = audit(KEYS[2], ARGV[5], 'pause', by, reason, detail, until_ms)
 return reply

@@ -43,13 +43,18 @@ local function rfc3339(ms)
 end
 
 -- Records the action in the job's events stream (docs/store-format.md, "Events"): `XADD key
--- MAXLEN kept * action A by B [reason R] detail D`. Its failure (the key of another type) does not
--- undo the action: the error's text is returned for the caller to warn of, else false.
-local function audit(key, kept, action, by, reason, detail)
+-- MAXLEN kept * action A by B [reason R] [until U] detail D` (U: a pause's end, ms). Its failure
+-- (the key of another type) does not undo the action: the error's text is returned for the caller
+-- to warn of, else false.
+local function audit(key, kept, action, by, reason, detail, until_ms)
   local args = {key, 'MAXLEN', kept, '*', 'action', action, 'by', by}
   if reason ~= '' then
     args[#args + 1] = 'reason'
     args[#args + 1] = reason
+  end
+  if until_ms then
+    args[#args + 1] = 'until'
+    args[#args + 1] = string.format('%d', until_ms)
   end
   args[#args + 1] = 'detail'
   args[#args + 1] = detail

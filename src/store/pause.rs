@@ -82,6 +82,63 @@ impl Pause {
     }
 }
 
+/// A job's past pauses, from its events stream's `pause` and `resume` entries (an `XREVRANGE` of
+/// it, newest first), oldest first: the `:job` hash keeps only the newest pause, and `check
+/// --window` over a job paused twice must not read the first pause's slots as missed. A pause
+/// begins at its entry's time and ends at its `until`, at the next `resume`, or at the next
+/// `pause` (which replaced it), the earliest (docs/store-format.md, "Events"). Entries that are
+/// not read as such are skipped: this is a reading aid, never a reason to refuse the job.
+pub fn history(value: redis::Value) -> Vec<Pause> {
+    let Ok(reply) = redis::from_redis_value::<redis::streams::StreamRangeReply>(value) else {
+        return Vec::new();
+    };
+    let mut pauses: Vec<Pause> = Vec::new();
+    let mut open: Option<Pause> = None;
+    for entry in reply.ids.iter().rev() {
+        let Some(at) = entry
+            .id
+            .split_once('-')
+            .and_then(|(ms, _)| ms.parse::<i64>().ok())
+        else {
+            continue;
+        };
+        let text = |field: &str| -> Option<String> {
+            entry
+                .map
+                .get(field)
+                .and_then(|v| redis::from_redis_value(v.clone()).ok())
+        };
+        let action = text("action").unwrap_or_default();
+        if action != "pause" && action != "resume" {
+            continue;
+        }
+        if let Some(mut ended) = open.take() {
+            ended.resumed_at = Some(at);
+            pauses.push(ended);
+        }
+        if action == "pause" {
+            let until = text("until").and_then(|u| u.parse().ok()).or_else(|| {
+                let detail = text("detail")?;
+                let when = detail.strip_prefix("until ")?;
+                chrono::DateTime::parse_from_rfc3339(when)
+                    .ok()
+                    .map(|t| t.timestamp_millis())
+            });
+            open = Some(Pause {
+                paused_at: Some(at),
+                paused_until: until,
+                resumed_at: None,
+                paused_by: text("by"),
+                paused_reason: text("reason"),
+            });
+        }
+    }
+    // The newest pause, if it has not ended, is the `:job` hash's (which knows of a resume that
+    // left no entry): only pauses known to have ended are history.
+    pauses.extend(open.filter(|p| p.ends().is_some()));
+    pauses
+}
+
 pub async fn read_pause(conn: &mut Connection, keys: &LeaseKeys) -> Result<Pause> {
     let mut cmd = redis::cmd("HMGET");
     cmd.arg(&keys.job).arg(&FIELDS[..]);
@@ -181,4 +238,66 @@ pub async fn resume(
         .await
         .map_err(|e| e.on_key(&keys.job, "hash"))?;
     Decided::decode(&keys.job, reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redis::Value;
+
+    /// An `XREVRANGE` reply of `(ms, fields)` entries, newest first.
+    fn entries(list: &[(i64, &[(&str, &str)])]) -> Value {
+        Value::Array(
+            list.iter()
+                .rev()
+                .map(|(ms, fields)| {
+                    Value::Array(vec![
+                        Value::BulkString(format!("{ms}-0").into_bytes()),
+                        Value::Array(
+                            fields
+                                .iter()
+                                .flat_map(|(k, v)| {
+                                    [
+                                        Value::BulkString(k.as_bytes().to_vec()),
+                                        Value::BulkString(v.as_bytes().to_vec()),
+                                    ]
+                                })
+                                .collect(),
+                        ),
+                    ])
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn past_pauses_end_at_their_end_a_resume_or_the_next_pause() {
+        let h = history(entries(&[
+            (100, &[("action", "pause"), ("until", "150")]),
+            (200, &[("action", "release")]),
+            (300, &[("action", "pause"), ("detail", "until resumed")]),
+            (400, &[("action", "resume")]),
+            // Written before `until` was: read from the detail.
+            (
+                500,
+                &[
+                    ("action", "pause"),
+                    ("detail", "until 1970-01-01T00:00:00.700Z"),
+                ],
+            ),
+            (600, &[("action", "pause"), ("detail", "until resumed")]),
+        ]));
+        let spans: Vec<(Option<i64>, Option<i64>)> =
+            h.iter().map(|p| (p.paused_at, p.ends())).collect();
+        // The newest, not ended, is the `:job` hash's to tell.
+        assert_eq!(
+            spans,
+            [
+                (Some(100), Some(150)),
+                (Some(300), Some(400)),
+                (Some(500), Some(600))
+            ]
+        );
+        assert!(history(Value::Nil).is_empty());
+    }
 }

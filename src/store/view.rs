@@ -64,6 +64,10 @@ pub struct JobView {
     /// A claim-only job's claims (None for a lease job).
     #[serde(skip)]
     pub claims: Option<ClaimFeed>,
+    /// The job's pauses before its newest (`pause` field), from its events: read over a window
+    /// only ([`pause::history`]).
+    #[serde(skip)]
+    pub past_pauses: Vec<Pause>,
     /// The job's earlier names, read as it was (their registries' `was` followed, a name renamed
     /// twice too): health counts their runs as the job's ([`attach_lineage`]).
     #[serde(skip)]
@@ -88,6 +92,7 @@ impl JobView {
             waiting: None,
             history_entries: 0,
             claims: None,
+            past_pauses: Vec::new(),
             lineage: Vec::new(),
         }
     }
@@ -398,6 +403,9 @@ async fn read_batch(
     results_max: usize,
 ) -> Result<(Vec<JobView>, Vec<Unreadable>)> {
     let store_format = store.lease_format();
+    // A window's read (`check --window`, `timeline`) judges slots back to its start: the job's
+    // past pauses too (its events), where the `:job` hash keeps only the newest.
+    let past_pauses = results_from != "-inf";
     let mut out = Vec::with_capacity(batch.len());
     let mut bad = Vec::new();
     let mut pipe = redis::pipe();
@@ -438,16 +446,31 @@ async fn read_batch(
             // Where a format keeps its runs in progress: every format's read (the job's own
             // format is known only from the reply to TYPE).
             LeaseFormat::queue_in_progress_of_any(&mut pipe, &k);
+            if past_pauses {
+                pipe.cmd("XREVRANGE")
+                    .arg(crate::store::events::events_key(prefix, &job.name))
+                    .arg("+")
+                    .arg("-")
+                    .arg("COUNT")
+                    .arg(crate::store::events::KEPT);
+            }
         }
         reads.push(pipe.len() - queued);
     }
     let mut values = conn.replies(&pipe).await?.into_iter();
     for (job, count) in batch.iter().zip(reads) {
-        let replies: Vec<Value> = (0..count)
+        let mut replies: Vec<Value> = (0..count)
             .map(|_| values.next().unwrap_or(Value::Nil))
             .collect();
+        let history = (past_pauses && job.layout == Layout::Lease)
+            .then(|| replies.pop().map(pause::history))
+            .flatten()
+            .unwrap_or_default();
         match decode_one(prefix, job, replies, store_format, results_max) {
-            Ok(m) => out.push(m),
+            Ok(mut m) => {
+                m.past_pauses = history;
+                out.push(m)
+            }
             Err(error) => bad.push(Unreadable {
                 job: job.name.clone(),
                 layout: job.layout,
@@ -556,6 +579,7 @@ fn decode_one(
         pause: None,
         waiting: None,
         claims: None,
+        past_pauses: Vec::new(),
         lineage: Vec::new(),
     };
     match job.layout {

@@ -240,3 +240,66 @@ fn the_scripts_write_times_as_the_rest_of_anarchon_does() {
         assert_eq!(said, rfc, "{ms}");
     }
 }
+
+/// `check --window` over a job paused twice (once by `--for`, once until resumed) reads the slots
+/// of both pauses as decided, not missed: the `:job` hash keeps only the newest pause, the job's
+/// events both. The slots between the pauses, which ran, and a slot missed after them are judged
+/// as ever.
+#[test]
+fn check_over_a_window_knows_every_pause_in_it() {
+    use crate::common::replica::Replica;
+    use std::time::Duration;
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    std::fs::write(&file, "# anarchon: --job twice\n*/2 * * * * * true\n").unwrap();
+    let start = s.now_ms();
+    let mut replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    let results = |s: &Server| s.results("twice").len();
+    common::wait_for("a first run", Duration::from_secs(10), || results(&s) >= 1);
+    assert!(s.cli(&["pause", "twice", "--for", "5s"]).status.success());
+    let first_pause = s.now_ms();
+    common::wait_for(
+        "runs after the first pause",
+        Duration::from_secs(20),
+        || {
+            s.results("twice")
+                .iter()
+                .any(|r| r.slot > first_pause + 5_000)
+        },
+    );
+    assert!(s.cli(&["pause", "twice"]).status.success());
+    let second_pause = s.now_ms();
+    common::wait_for(
+        "two slots in the second pause",
+        Duration::from_secs(10),
+        || s.now_ms() > second_pause + 4_500,
+    );
+    assert!(s.cli(&["resume", "twice"]).status.success());
+    let resumed = s.now_ms();
+    common::wait_for("a run after the resume", Duration::from_secs(10), || {
+        s.results("twice").iter().any(|r| r.slot > resumed)
+    });
+    let window = format!("{}ms", s.now_ms() - start);
+    let check = |s: &Server| {
+        s.cli(&[
+            "check", "twice", "--window", &window, "--grace", "3s", "--json",
+        ])
+    };
+    let out = check(&s);
+    let v = out.json();
+    assert_eq!(out.code(), Some(0), "{v}");
+    assert_eq!(
+        v["jobs"][0]["health"]["missed_slots"],
+        serde_json::json!([]),
+        "{v}"
+    );
+    // Losses are still losses: the replica stops, and slots after the pauses go missed.
+    assert_eq!(replica.stop(Duration::from_secs(10)), Some(0));
+    let stopped = s.now_ms();
+    common::wait_for("two slots and the grace", Duration::from_secs(20), || {
+        s.now_ms() > stopped + 4_000 + 3_000 + 1_000
+    });
+    let out = check(&s);
+    assert_eq!(out.code(), Some(2), "{}", out.json());
+}
