@@ -1027,7 +1027,19 @@ fn monitoring_misses(
     eprintln!(
         "  check --window: {:?}",
         jobs.iter()
-            .map(|job| format!("{} {}", job["job"].as_str().unwrap_or("?"), job["status"]))
+            .map(|job| match job["status"].as_str() {
+                Some("OK") => format!(
+                    "{} OK ({})",
+                    job["job"].as_str().unwrap_or("?"),
+                    job["state"]
+                ),
+                _ => format!(
+                    "{} {}: {}",
+                    job["job"].as_str().unwrap_or("?"),
+                    job["status"],
+                    job["summary"]
+                ),
+            })
             .collect::<Vec<_>>()
     );
     let reported_as = |kinds: &[&str]| -> Vec<(String, i64)> {
