@@ -30,6 +30,9 @@ use crate::settings::run::RunSettings;
 #[derive(Debug)]
 pub struct Crontab {
     pub jobs: Vec<CronJob>,
+    /// Lines that read but do not do what cron would have them do (`MAILTO=`): said at start, on a
+    /// reload and by `--check`.
+    pub warnings: Vec<LineError>,
 }
 
 /// One job line, with `run`'s settings for it.
@@ -81,11 +84,67 @@ const ANNOTATION: &str = "anarchon:";
 /// Flags an annotation may not carry: the job line says when the job runs.
 const LINE_OWNED: [&str; 3] = ["--schedule", "--slot", "--backfill"];
 
+/// `run`'s flags that mean nothing under `anarchon cron`, each with why: refused with their line
+/// rather than accepted and ignored. (Every other flag of `run` takes effect under the daemon:
+/// `tests::every_flag_of_run_takes_effect_or_is_refused` keeps the two lists whole.)
+const NOT_UNDER_THE_DAEMON: [(&str, Option<&str>, &str); 6] = [
+    (
+        "--quiet",
+        Some("-q"),
+        "the daemon's log is the daemon's, not a job's\n  hint: drop it; filter the daemon's log by job (`--log-format json`, field `job`)",
+    ),
+    (
+        "--skipped-ok",
+        None,
+        "it sets `run`'s exit code, and under the daemon no run exits to anyone\n  hint: drop it; `anarchon check` and /metrics judge the job",
+    ),
+    (
+        "--foreground",
+        None,
+        "a daemon has no terminal to share with the command\n  hint: drop it",
+    ),
+    (
+        "--dry-run",
+        None,
+        "it belongs to --backfill, which the job line's schedule replaces\n  hint: `anarchon run --backfill FROM..TO --dry-run` for a backfill",
+    ),
+    (
+        "--include-skipped",
+        None,
+        "it belongs to --backfill, which the job line's schedule replaces\n  hint: `anarchon run --backfill` for a backfill",
+    ),
+    (
+        "--backfill-max",
+        None,
+        "it belongs to --backfill, which the job line's schedule replaces\n  hint: `anarchon run --backfill` for a backfill",
+    ),
+];
+
+/// Environment lines that Vixie cron or cronie read as settings of their own, which `anarchon
+/// cron` does not act on (they still reach the commands' environment): a warning with their line,
+/// and what to use instead.
+const CRON_ONLY_VARIABLES: [(&str, &str); 4] = [
+    (
+        "MAILTO",
+        "cron mails a job's output there; anarchon cron sends no mail (a job's output goes to the daemon's log, the tail of its stderr to its record)\n  hint: `# anarchon: --on-failure CMD` runs CMD when a run fails",
+    ),
+    (
+        "MAILFROM",
+        "anarchon cron sends no mail\n  hint: `# anarchon: --on-failure CMD` runs CMD when a run fails",
+    ),
+    ("CONTENT_TYPE", "anarchon cron sends no mail"),
+    (
+        "RANDOM_DELAY",
+        "cronie's random delay is not read\n  hint: `# anarchon: --jitter DURATION` spreads a job's start",
+    ),
+];
+
 /// Reads `text` (a crontab) with the global flags the daemon runs under. Every job's settings are
 /// resolved as `anarchon run`'s would be; every error is returned, each naming its line.
 pub fn read(text: &str, global: &GlobalArgs) -> Result<Crontab, Vec<LineError>> {
     let mut jobs: Vec<CronJob> = Vec::new();
     let mut errors = Vec::new();
+    let mut warnings = Vec::new();
     let mut env: Vec<(String, String)> = Vec::new();
     let mut tz = "UTC".to_string();
     let mut annotation: Option<(usize, Vec<String>)> = None;
@@ -127,6 +186,12 @@ pub fn read(text: &str, global: &GlobalArgs) -> Result<Crontab, Vec<LineError>> 
             if name == "CRON_TZ" || name == "TZ" {
                 tz = value.clone();
             }
+            if let Some((_, why)) = CRON_ONLY_VARIABLES.iter().find(|(n, _)| *n == name) {
+                warnings.push(LineError {
+                    line,
+                    message: format!("{name} is set but not acted on: {why}"),
+                });
+            }
             env.push((name, value));
             continue;
         }
@@ -155,7 +220,7 @@ pub fn read(text: &str, global: &GlobalArgs) -> Result<Crontab, Vec<LineError>> 
         });
     }
     if errors.is_empty() {
-        Ok(Crontab { jobs })
+        Ok(Crontab { jobs, warnings })
     } else {
         Err(errors)
     }
@@ -174,16 +239,25 @@ fn looks_like_an_annotation(comment: &str) -> bool {
         .is_some_and(|rest| rest.starts_with(':') || rest.trim_start().starts_with("--"))
 }
 
-/// The long names of the global flags (`--redis`, `--prefix`, ...): the daemon's, not a job's.
+/// The names of the global flags (`--redis`, `--prefix`, `-p`, ...): the daemon's, not a job's.
 /// Read from the definitions once: every job line of every reload asks.
 static GLOBAL_FLAGS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
     use clap::CommandFactory;
     Cli::command()
         .get_arguments()
         .filter(|a| a.is_global_set())
-        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .flat_map(|a| {
+            let long = a.get_long().map(|l| format!("--{l}"));
+            let short = a.get_short().map(|c| format!("-{c}"));
+            long.into_iter().chain(short)
+        })
         .collect()
 });
+
+/// Whether `word` is the short flag `short` (`-p`), alone or with its value attached (`-p6380`).
+fn is_short(word: &str, short: &str) -> bool {
+    word.starts_with(short) && !word.starts_with("--")
+}
 
 /// A cron field's word (`*`, `*/5`, `1-5`, `0,30`): a command that starts with one was most
 /// likely a 7th field (Quartz's year), which crontab does not have.
@@ -268,10 +342,21 @@ fn job_line(
             "`# anarchon:` sets {owned}, which the job line below it says\n  hint: drop {owned}: the line's schedule is the job's"
         ));
     }
+    if let Some((flag, _, why)) = NOT_UNDER_THE_DAEMON.iter().find(|(long, short, _)| {
+        named(long) || short.is_some_and(|short| flags.iter().any(|w| is_short(w, short)))
+    }) {
+        return Err(format!(
+            "`# anarchon:` sets {flag}, which means nothing under `anarchon cron`: {why}"
+        ));
+    }
     if let Some(global) = flags.iter().find(|w| {
-        GLOBAL_FLAGS
-            .iter()
-            .any(|g| *w == g || w.starts_with(&format!("{g}=")))
+        GLOBAL_FLAGS.iter().any(|g| {
+            if g.starts_with("--") {
+                *w == g || w.starts_with(&format!("{g}="))
+            } else {
+                is_short(w, g)
+            }
+        })
     }) {
         let name = global.split('=').next().unwrap_or(global);
         return Err(format!(
@@ -569,6 +654,105 @@ CRON_TZ=Europe/Berlin
         // A schedule that never fires.
         let e = first_error("0 0 31 2 * /bin/x\n");
         assert!(e.contains("never fires"), "{e}");
+    }
+
+    /// Every flag of `run` an annotation may carry, and where it takes effect under the daemon,
+    /// which takes each job's `RunSettings` whole (`commands::cron::daemon::start_job`): a flag of
+    /// `run` is here, refused ([`NOT_UNDER_THE_DAEMON`], [`LINE_OWNED`]) or the daemon's own
+    /// (global). A new flag of `run` fails this test until it is put in one of them.
+    const TAKES_EFFECT: [&str; 35] = [
+        "--job",             // the job's name
+        "--tz",              // the schedule's zone
+        "--max-late",        // take_slot
+        "--jitter",          // take_slot
+        "--catch-up",        // the daemon's start and each slot (catch_up)
+        "--catch-up-policy", // catch_up
+        "--catch-up-max",    // catch_up
+        "--wait-replicas",   // the runner's claim and result
+        "--wait-timeout",    // the runner
+        "--if-unreplicated", // the runner
+        "--strategy",        // the claim
+        "--window",          // the script strategy's claim
+        "--idmp-duration",   // the idmp strategy
+        "--idmp-max-size",   // the idmp strategy
+        "--lease",           // the claim and heartbeats
+        "--max-attempts",    // the claim; the daemon's stand-by
+        "--overlap",         // the claim
+        "--runner",          // the claim's runner name
+        "--history-size",    // the claim's trimming
+        "--history-ttl",     // the claim's trimming
+        "--no-backup",       // the daemon's stand-by
+        "--backup-for",      // the stand-by
+        "--on-failure",      // the runner, after the run
+        "--on-failure-timeout",
+        "--ping",         // the runner
+        "--ping-timeout", // the runner
+        "--heartbeat",    // the runner
+        "--on-lease-lost",
+        "--kill-after",     // the runner's stop
+        "--timeout",        // the runner
+        "--shell",          // how the line's command runs (the line sets it anyway)
+        "--leave-children", // the runner's end
+        "--keep-stdout",    // the runner's record
+        "--live-output",    // the runner
+        "--live-output-lines",
+    ];
+
+    #[test]
+    fn every_flag_of_run_takes_effect_or_is_refused() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let run = cli.find_subcommand("run").expect("run");
+        let refused: Vec<&str> = NOT_UNDER_THE_DAEMON
+            .iter()
+            .map(|(long, _, _)| *long)
+            .chain(LINE_OWNED)
+            .collect();
+        for arg in run.get_arguments().filter(|a| !a.is_global_set()) {
+            let Some(long) = arg.get_long().map(|l| format!("--{l}")) else {
+                continue; // the command, after `--`
+            };
+            if long == "--help" {
+                continue;
+            }
+            assert!(
+                TAKES_EFFECT.contains(&long.as_str()) || refused.contains(&long.as_str()),
+                "{long}: a flag of `run` that an annotation neither refuses nor lists as taking effect under the daemon"
+            );
+        }
+        for (long, short, _) in NOT_UNDER_THE_DAEMON {
+            let e = first_error(&format!("# anarchon: --job x {long}\n* * * * * /bin/x\n"));
+            assert!(
+                e.contains("means nothing under `anarchon cron`"),
+                "{long}: {e}"
+            );
+            if let Some(short) = short {
+                let e = first_error(&format!("# anarchon: --job x {short}\n* * * * * /bin/x\n"));
+                assert!(e.contains(long), "{short}: {e}");
+            }
+        }
+        // The daemon's short flags are the daemon's too.
+        let e = first_error("# anarchon: --job x -p 6380\n* * * * * /bin/x\n");
+        assert!(e.contains("-p, a flag of the daemon"), "{e}");
+        let e = first_error("# anarchon: --job x -n2\n* * * * * /bin/x\n");
+        assert!(e.contains("a flag of the daemon"), "{e}");
+    }
+
+    #[test]
+    fn cron_s_mail_settings_read_with_a_warning_of_what_to_use() {
+        let tab = read(
+            "MAILTO=ops@example.com\nRANDOM_DELAY=5\nPATH=/bin\n* * * * * /bin/x\n",
+            &global(),
+        )
+        .unwrap();
+        let lines: Vec<(usize, bool)> = tab
+            .warnings
+            .iter()
+            .map(|w| (w.line, w.message.contains("hint:")))
+            .collect();
+        assert_eq!(lines, [(1, true), (2, true)]);
+        assert!(tab.warnings[0].message.contains("--on-failure"));
+        assert!(tab.warnings[1].message.contains("--jitter"));
     }
 
     #[test]

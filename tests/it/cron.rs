@@ -172,6 +172,47 @@ fn check_shows_each_job_and_its_next_runs_and_exits_2_with_file_and_line() {
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("{shown}:3:")));
 }
 
+/// What would be accepted and ignored is not: `--quiet` in an annotation is refused with its line
+/// (exit 2); `MAILTO=` reads, with a warning on its line that names `--on-failure`, in text and
+/// in `--check --json`.
+#[test]
+fn check_refuses_flags_the_daemon_ignores_and_warns_of_mailto() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(&file, "# anarchon: --job qq --quiet\n* * * * * /bin/x\n");
+    let out = crate::common::anarchon()
+        .args(["cron", "--check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{}:2:", file.display())) && err.contains("--quiet"),
+        "{err}"
+    );
+    write(&file, "MAILTO=ops@example.com\n* * * * * /bin/x\n");
+    let out = crate::common::anarchon()
+        .args(["--json", "cron", "--check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("warning: {}:1: MAILTO", file.display())),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("--on-failure"),
+        "{doc}"
+    );
+}
+
 /// Three replicas run three jobs every 2-3 s while one replica is killed -9, another stopped
 /// (SIGSTOP) past the lease, and a third's network delayed then cut by its relay: every due slot
 /// runs once or is decided, never two copies at once.

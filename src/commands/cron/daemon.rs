@@ -957,6 +957,7 @@ fn reload(
     match crate::commands::cron::jobs_of(text, ctx) {
         Ok(tab) => {
             crate::errln!("anarchon: reloading {} ({why})", settings.file.display());
+            crate::commands::cron::say_warnings(&settings.file, &tab);
             apply(shared, jobs, tab, false);
         }
         Err(errors) => {

@@ -22,6 +22,7 @@ pub async fn execute(settings: &CronSettings, ctx: &Context) -> Result<ExitCode>
             return Ok(ExitCode::Usage);
         }
     };
+    say_warnings(&settings.file, &tab);
     match settings.check {
         Some(check) => {
             show(settings, ctx, &tab, check);
@@ -60,6 +61,14 @@ pub fn jobs_of(
         }]);
     }
     Ok(tab)
+}
+
+/// The crontab's warnings (lines that read but are not acted on, `MAILTO=`), on stderr, as
+/// compilers give theirs: at start, on a reload and with `--check`.
+pub fn say_warnings(file: &std::path::Path, tab: &Crontab) {
+    for line in describe_errors(file, &tab.warnings) {
+        crate::errln!("warning: {line}");
+    }
 }
 
 /// `FILE:LINE: why`, one a line, as compilers say it (and `FILE: why` for the whole file).
@@ -109,6 +118,8 @@ struct CheckedJob {
 struct Checked {
     file: String,
     jobs: Vec<CheckedJob>,
+    /// Lines that read but are not acted on (`MAILTO=`), each `FILE:LINE: why`.
+    warnings: Vec<String>,
 }
 
 fn checked(job: &CronJob, next: usize) -> CheckedJob {
@@ -148,6 +159,7 @@ fn show(settings: &CronSettings, ctx: &Context, tab: &Crontab, check: CheckSetti
         ctx.out.print_json(&Checked {
             file: settings.file.display().to_string(),
             jobs,
+            warnings: describe_errors(&settings.file, &tab.warnings),
         });
         return;
     }
