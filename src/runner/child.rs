@@ -496,7 +496,7 @@ impl Watch<'_> {
                 } else {
                     "lease lost"
                 },
-                humantime::format_duration(round_ms(kill_after.min(deadline.left())))
+                humantime::format_duration(left_in_words(kill_after.min(deadline.left())))
             );
             // Gone before the lease can end on the server, whatever --kill-after says.
             self.kill_at = earliest(earliest(self.kill_at, now + kill_after), deadline);
@@ -564,7 +564,7 @@ async fn stop_leftovers(
         "anarchon: the command exited but left {} process(es) in its group (pid {}); stopping them (SIGTERM, SIGKILL in {} at the latest) before the run is recorded ended (--leave-children lets them run on)",
         left.len(),
         pids.join(", "),
-        humantime::format_duration(round_ms(kill_at.left()))
+        humantime::format_duration(left_in_words(kill_at.left()))
     );
     guard.stopping(kill_at);
     // The guard ignores SIGTERM; the group's other members get it.
@@ -594,8 +594,14 @@ fn earliest(a: Option<BootTime>, b: BootTime) -> Option<BootTime> {
     Some(a.map_or(b, |a| a.min(b)))
 }
 
-fn round_ms(d: Duration) -> Duration {
-    Duration::from_millis(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+/// A time left, as a person reads it: whole milliseconds under a second, whole seconds (to the
+/// nearest) from one on (`10s`, not `9s 999ms`: what is left of a 10 s deadline a moment after
+/// it began).
+fn left_in_words(d: Duration) -> Duration {
+    if d < Duration::from_secs(1) {
+        return Duration::from_millis(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    }
+    Duration::from_secs((d + Duration::from_millis(500)).as_secs())
 }
 
 /// The signals anarchon forwards to its command.
@@ -842,6 +848,15 @@ fn push_tail(tail: &mut Vec<u8>, bytes: &[u8]) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn time_left_reads_in_whole_seconds_from_one_on() {
+        let say =
+            |ms| humantime::format_duration(left_in_words(Duration::from_millis(ms))).to_string();
+        assert_eq!(say(9_999), "10s");
+        assert_eq!(say(1_400), "1s");
+        assert_eq!(say(850), "850ms");
+    }
+
     use super::*;
 
     #[test]
