@@ -284,3 +284,77 @@ fn only_the_places_the_store_format_recipe_lists_name_a_format() {
     assert!(names_a_format("LeaseFormat::V2 => 1,") && names_a_format("v1::convert(x)"));
     assert!(!names_a_format("let dev1 = 3; // v1") && !names_a_format("lease::Scripts"));
 }
+
+/// Every file or folder CONTRIBUTING.md names by its path from the top (`src/...`, `lua/...`,
+/// `tests/...`, `docs/...`, `bench/...`) exists: a layout described from memory misleads the next
+/// contributor (it named `src/store/monitor.rs` long after it became `view.rs`).
+#[test]
+fn contributing_names_only_files_that_exist() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let contributing = std::fs::read_to_string(root.join("CONTRIBUTING.md")).unwrap();
+    let missing: Vec<&str> = contributing
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|quoted| {
+            ["src/", "lua/", "tests/", "docs/", "bench/"]
+                .iter()
+                .any(|top| quoted.starts_with(top))
+                && !quoted.contains(|c: char| c.is_whitespace() || "*<>{}".contains(c))
+        })
+        // The store format recipe names the files a next format (v3) adds.
+        .filter(|path| !path.contains("/v3"))
+        .filter(|path| !root.join(path.trim_end_matches(':')).exists())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "CONTRIBUTING.md names {missing:?}, which do not exist"
+    );
+}
+
+/// Within a folder of modules (the daemon's `commands/cron/`, the store formats' `store/lease/`)
+/// no module reaches its siblings in a circle through `super::` (the daemon and its health
+/// endpoint did, over what they share; format 1 and format 2 did, over each other's state type).
+#[test]
+fn sibling_modules_import_each_other_without_a_circle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for folder in [
+        "commands/cron",
+        "store/lease",
+        "commands/run",
+        "commands/top",
+    ] {
+        let dir = root.join(folder);
+        let stems: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".rs").map(str::to_string)
+            })
+            .filter(|stem| stem != "mod")
+            .collect();
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for stem in &stems {
+            let text = code(&dir.join(format!("{stem}.rs")));
+            let uses = graph.entry(stem.clone()).or_default();
+            for other in stems.iter().filter(|o| *o != stem) {
+                if text.contains(&format!("super::{other}::"))
+                    || text.contains(&format!("super::{other};"))
+                    || text.contains(&format!("super::{other},"))
+                    || text.contains(&format!("super::{{{other}"))
+                {
+                    uses.insert(other.clone());
+                }
+            }
+        }
+        for (a, uses) in &graph {
+            for b in uses {
+                assert!(
+                    !graph.get(b).is_some_and(|back| back.contains(a)),
+                    "src/{folder}: {a} and {b} import each other"
+                );
+            }
+        }
+    }
+}

@@ -26,10 +26,11 @@
 
 use super::health;
 use super::lineage;
+use super::shared::{Shared, SlotTask, Stats};
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -67,49 +68,6 @@ const REAP_EVERY_TICKS: u64 = 30;
 /// their runs handed over (SIGKILL comes after [`crate::runner::child::SHUTDOWN_KILL_AFTER`]).
 const HAND_OVER_FOR: Duration = Duration::from_secs(8);
 
-/// What the job loops, slot tasks, signals and the health endpoint share.
-pub(super) struct Shared {
-    pub(super) prefix: String,
-    /// How the connection is opened (the readiness probe opens one of its own with them).
-    pub(super) options: ConnectOptions,
-    /// The server's address without its password, for messages.
-    shown_url: String,
-    /// The one connection, and how many times it was opened (a task that saw it fail opens it
-    /// again only if nobody has since).
-    conn: tokio::sync::Mutex<(Connection, u64)>,
-    /// The server's clock as last read: its ms then, and this machine's monotonic instant then.
-    clock: std::sync::Mutex<(i64, Instant)>,
-    /// Whether the store answers: set by a slot's opening and its reconnects, and every second by
-    /// the readiness probe when there is one (`--listen`: [`health`]), which alone notices a
-    /// store lost between slots.
-    pub(super) connected: AtomicBool,
-    /// Whether a slot's opening has asked the server's eviction policy (once: it is said once,
-    /// and CONFIG GET at every slot would cost every slot).
-    eviction_asked: AtomicBool,
-    /// Told to the commands when the shutdown grace is over.
-    stop_commands: watch::Receiver<bool>,
-    /// The slot tasks, running and done (pruned as they end).
-    slots: std::sync::Mutex<Vec<SlotTask>>,
-    pub(super) stats: Stats,
-}
-
-/// The daemon's own counters, for `/metrics`.
-#[derive(Default)]
-pub(super) struct Stats {
-    pub jobs: AtomicU64,
-    pub slots_taken: AtomicU64,
-    pub runs_started: AtomicU64,
-    pub reloads: AtomicU64,
-    pub reload_errors: AtomicU64,
-    pub reconnects: AtomicU64,
-    pub orphans_reaped: AtomicU64,
-}
-
-struct SlotTask {
-    label: Arc<RunLabel>,
-    handle: JoinHandle<()>,
-}
-
 /// A job the daemon runs: its settings, what they were read from, and its loop.
 struct Running {
     job: Arc<RunSettings>,
@@ -120,55 +78,6 @@ struct Running {
 }
 
 impl Shared {
-    /// The server's time now, from its clock as last read and this machine's monotonic clock
-    /// since (never this machine's wall clock).
-    fn server_now(&self) -> i64 {
-        let (ms, at) = *self.clock.lock().unwrap_or_else(|e| e.into_inner());
-        ms + millis(at.elapsed())
-    }
-
-    fn note_clock(&self, check: &StoreCheck) {
-        let at = Instant::from_std(check.server_now_read_at);
-        *self.clock.lock().unwrap_or_else(|e| e.into_inner()) = (check.server_now_ms, at);
-    }
-
-    pub(super) async fn connection(&self) -> (Connection, u64) {
-        let held = self.conn.lock().await;
-        (held.0.clone(), held.1)
-    }
-
-    /// Opens the connection again after `failed` (its generation) failed, unless another task has
-    /// already; says once that the store was lost.
-    async fn reconnect(&self, failed: u64, why: &crate::error::Error) {
-        self.note_lost(why.to_string().lines().next().unwrap_or_default());
-        let mut held = self.conn.lock().await;
-        if held.1 != failed {
-            return;
-        }
-        if let Ok(Ok(fresh)) =
-            tokio::time::timeout(Duration::from_secs(5), Connection::open(&self.options)).await
-        {
-            *held = (fresh, failed + 1);
-            self.stats.reconnects.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    pub(super) fn note_connected(&self) {
-        if !self.connected.swap(true, Ordering::Relaxed) {
-            crate::errln!("anarchon: connected to {}", self.shown_url);
-        }
-    }
-
-    /// The store does not answer (`why`): said once, until it answers again.
-    pub(super) fn note_lost(&self, why: &str) {
-        if self.connected.swap(false, Ordering::Relaxed) {
-            crate::errln!(
-                "anarchon: lost the connection to {} ({why}); reconnecting with back-off",
-                self.shown_url,
-            );
-        }
-    }
-
     /// A slot's opening: the format check (the server's clock with it) and the registry, on the
     /// shared connection, retried through connection trouble for up to [`OPEN_RETRY_FOR`], and
     /// through a refusal that passes (a full server: OOM; BUSY, LOADING) until `--max-late` after

@@ -14,8 +14,8 @@ use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, Response, StatusCode};
 
-use super::daemon::Shared;
 use super::probe::{self, Probed, Store};
+use super::shared::Shared;
 use crate::commands::metrics::store_unreadable;
 use crate::error::{Error, Result};
 

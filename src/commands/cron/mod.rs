@@ -5,6 +5,7 @@ mod daemon;
 mod health;
 mod lineage;
 mod probe;
+mod shared;
 
 use serde::Serialize;
 

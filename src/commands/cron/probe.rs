@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
-use super::daemon::Shared;
+use super::shared::Shared;
 use crate::connection::Connection;
 
 /// How often the probe asks.

@@ -172,11 +172,14 @@ impl LeaseFormat {
     /// script of this format refused, writing nothing) says so; None when it was not. Either way
     /// (`anarchon migrate`, `migrate --to 1`): the converted job's `:state` has the other
     /// format's type, which this format's scripts refuse before writing.
+    /// (Decided here, above both formats, so that neither format's module reads the other's.)
     fn converted_to(self, error: &Error, keys: &LeaseKeys) -> Option<LeaseFormat> {
-        match self {
-            LeaseFormat::V1 => v1::converted_since(error, keys).then_some(LeaseFormat::V2),
-            LeaseFormat::V2 => v2::converted_back_since(error, keys).then_some(LeaseFormat::V1),
-        }
+        let Error::WrongType { key, found, .. } = error else {
+            return None;
+        };
+        Self::ALL
+            .into_iter()
+            .find(|other| *other != self && *key == keys.state && found == other.state_type())
     }
 
     /// Runs the script `pick` chooses of this format on `keys`. A script refused because the job

@@ -129,13 +129,6 @@ pub(super) fn scripts() -> Scripts {
     }
 }
 
-/// Whether a format 1 script was refused because the job was converted to format 2 after this
-/// command read the format key (`anarchon migrate` ran meanwhile, or a long run outlived it): its
-/// `:state` is the format 2 marker string. The script wrote nothing.
-pub(super) fn converted_since(error: &Error, keys: &LeaseKeys) -> bool {
-    matches!(error, Error::WrongType { key, found, .. } if *key == keys.state && found == super::v2::STATE_TYPE)
-}
-
 /// The fields of one run the scripts read (lua/lease/v1/lib.lua `read_run`), in that order: the
 /// look reads the same, so that it answers only what the script would.
 pub const READ_FIELDS: [&str; 7] = [

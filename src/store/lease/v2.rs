@@ -46,13 +46,6 @@ pub fn script_keys(keys: &LeaseKeys) -> Vec<&str> {
     keys.format_2().to_vec()
 }
 
-/// Whether a format 2 script was refused because its job holds format 1 data (not converted yet,
-/// converted back, or created in format 1 by a host that read the format key as 1:
-/// lua/lease/v2/lib.lua `ensure_format_2`): it wrote nothing, and format 1's script does the work.
-pub(super) fn converted_back_since(error: &Error, keys: &LeaseKeys) -> bool {
-    matches!(error, Error::WrongType { key, found, .. } if *key == keys.state && found == super::v1::STATE_TYPE)
-}
-
 /// Each script is `lua/lease/v2/lib.lua` (with the helpers both formats share) followed by its own
 /// file, and a function of [`LIBRARY`].
 const LIB: [&str; 4] = [
