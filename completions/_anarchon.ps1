@@ -64,6 +64,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Stop a run in progress without its token (a hung or vanished holder), safely')
             [CompletionResult]::new('pause', 'pause', [CompletionResultType]::ParameterValue, 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until')
             [CompletionResult]::new('resume', 'resume', [CompletionResultType]::ParameterValue, 'End a job''s pause: its next scheduled run is claimed as usual')
+            [CompletionResult]::new('forget', 'forget', [CompletionResultType]::ParameterValue, 'Retire a job that no host runs any more: monitoring stops expecting its runs')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Move the store to format 2 (anarchon''s own layout), or back to format 1 with --to 1')
             [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Start a manual run of a job now, with or without a command')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring')
@@ -694,6 +695,39 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'anarchon;forget' {
+            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)')
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Who does it, recorded with it [default: $USER@host:pid]')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name (on any URL or --host)')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--drop-history', '--drop-history', [CompletionResultType]::ParameterName, 'Also delete the job''s history and state (its runs, results and pause); its registry and events stay, as the record of the retirement')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Say what would be done, and do nothing')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (needed when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (needed when stdin is not a terminal)')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")')
+            [CompletionResult]::new('--no-headers', '--no-headers', [CompletionResultType]::ParameterName, 'Print tables without their header row (for scripts, as kubectl --no-headers)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'anarchon;migrate' {
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'The store format to move to: 2 (anarchon''s own), or 1 (the seed''s, which every scheduler reads)')
             [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)')
@@ -942,6 +976,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Stop a run in progress without its token (a hung or vanished holder), safely')
             [CompletionResult]::new('pause', 'pause', [CompletionResultType]::ParameterValue, 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until')
             [CompletionResult]::new('resume', 'resume', [CompletionResultType]::ParameterValue, 'End a job''s pause: its next scheduled run is claimed as usual')
+            [CompletionResult]::new('forget', 'forget', [CompletionResultType]::ParameterValue, 'Retire a job that no host runs any more: monitoring stops expecting its runs')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Move the store to format 2 (anarchon''s own layout), or back to format 1 with --to 1')
             [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Start a manual run of a job now, with or without a command')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring')
@@ -1001,6 +1036,9 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             break
         }
         'anarchon;help;resume' {
+            break
+        }
+        'anarchon;help;forget' {
             break
         }
         'anarchon;help;migrate' {

@@ -61,6 +61,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand release 'Stop a run in progress without its token (a hung or vanished holder), safely'
             cand pause 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until'
             cand resume 'End a job''s pause: its next scheduled run is claimed as usual'
+            cand forget 'Retire a job that no host runs any more: monitoring stops expecting its runs'
             cand migrate 'Move the store to format 2 (anarchon''s own layout), or back to format 1 with --to 1'
             cand run-now 'Start a manual run of a job now, with or without a command'
             cand check 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring'
@@ -673,6 +674,38 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'anarchon;forget'= {
+            cand --reason 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)'
+            cand --by 'Who does it, recorded with it [default: $USER@host:pid]'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
+            cand -p 'Port [default: 6379, or the URL''s]'
+            cand --port 'Port [default: 6379, or the URL''s]'
+            cand -n 'Database number [default: 0, or the URL''s]'
+            cand --db 'Database number [default: 0, or the URL''s]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand -o 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --output 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --drop-history 'Also delete the job''s history and state (its runs, results and pause); its registry and events stay, as the record of the retirement'
+            cand --dry-run 'Say what would be done, and do nothing'
+            cand -y 'Do not ask for confirmation (needed when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (needed when stdin is not a terminal)'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")'
+            cand --no-headers 'Print tables without their header row (for scripts, as kubectl --no-headers)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'anarchon;migrate'= {
             cand --to 'The store format to move to: 2 (anarchon''s own), or 1 (the seed''s, which every scheduler reads)'
             cand --reason 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)'
@@ -914,6 +947,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand release 'Stop a run in progress without its token (a hung or vanished holder), safely'
             cand pause 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until'
             cand resume 'End a job''s pause: its next scheduled run is claimed as usual'
+            cand forget 'Retire a job that no host runs any more: monitoring stops expecting its runs'
             cand migrate 'Move the store to format 2 (anarchon''s own layout), or back to format 1 with --to 1'
             cand run-now 'Start a manual run of a job now, with or without a command'
             cand check 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring'
@@ -956,6 +990,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;help;pause'= {
         }
         &'anarchon;help;resume'= {
+        }
+        &'anarchon;help;forget'= {
         }
         &'anarchon;help;migrate'= {
         }

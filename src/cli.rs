@@ -413,6 +413,20 @@ pub enum Command {
     #[command(after_long_help = examples(&["anarchon resume billing"]))]
     Resume(ResumeArgs),
 
+    /// Retire a job that no host runs any more: monitoring stops expecting its runs.
+    ///
+    /// A job taken out of every crontab (or every replica's `anarchon cron` file) is still
+    /// expected by `check`, `list`, `metrics` and `top`, and reads missed once its next run is due:
+    /// an alert that never ends. `forget` records the job retired in its registry, with who, when
+    /// and why (and in its events); it then reads `retired` (OK) and is judged no more. Its history
+    /// stays, for `inspect` and `history`, unless --drop-history deletes it (its registry and
+    /// events stay as the record). Refused (exit 82) while a run of it is in progress. A host that
+    /// runs it again brings it back: a run claimed after the retirement is judged as ever.
+    #[command(
+        after_long_help = examples(&["anarchon forget nyc-report --reason \"moved to the warehouse, CHG-12\"", "anarchon forget nyc-report --drop-history --yes"])
+    )]
+    Forget(ForgetArgs),
+
     /// Move the store to format 2 (anarchon's own layout), or back to format 1 with --to 1.
     ///
     /// Format 1 is the scheduler's own layout (RedisBackend's `redis-backend.md`) and the one a
@@ -1209,6 +1223,28 @@ pub struct PauseArgs {
     /// For this long from now, by the server's clock.
     #[arg(long = "for", id = "for_", value_parser = parse_duration, value_name = "DURATION")]
     pub for_: Option<Duration>,
+
+    #[command(flatten)]
+    pub audit: AuditArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    /// The job's name.
+    pub job: String,
+
+    /// Also delete the job's history and state (its runs, results and pause); its registry and
+    /// events stay, as the record of the retirement.
+    #[arg(long)]
+    pub drop_history: bool,
+
+    /// Say what would be done, and do nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Do not ask for confirmation (needed when stdin is not a terminal).
+    #[arg(long, short)]
+    pub yes: bool,
 
     #[command(flatten)]
     pub audit: AuditArgs,

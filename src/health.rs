@@ -10,6 +10,7 @@
 //! | state | when |
 //! |---|---|
 //! | `renamed` | the job runs under another name now (`renamed_to`): its runs count there |
+//! | `retired` | an operator retired it (`anarchon forget`) and no run of it was claimed since |
 //! | `paused` | the job is paused now |
 //! | `unknown` | no schedule is known (never run by a `run --schedule` that records it), and no run is in progress |
 //! | `missed` | a due slot was never claimed, and it is not only the newest one |
@@ -58,6 +59,7 @@ pub const GRACE_SLACK: Duration = Duration::from_secs(60);
 pub enum HealthState {
     Ok,
     Renamed,
+    Retired,
     Running,
     Paused,
     Unknown,
@@ -72,6 +74,7 @@ impl HealthState {
         match self {
             HealthState::Ok => "ok",
             HealthState::Renamed => "renamed",
+            HealthState::Retired => "retired",
             HealthState::Running => "running",
             HealthState::Paused => "paused",
             HealthState::Unknown => "unknown",
@@ -164,6 +167,9 @@ pub struct Health {
     /// The name the job runs under now (state `renamed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub renamed_to: Option<String>,
+    /// Who retired the job, when and why (state `retired`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retired: Option<crate::store::registry::Retired>,
     /// How long after its slot a run may start before it counts late, in ms (--max-late +
     /// --jitter + 60 s by default; `check --grace` sets it).
     pub grace_ms: i64,
@@ -277,7 +283,20 @@ pub fn judge(i: &Inputs) -> Health {
         late_ms,
         late_seconds,
         renamed_to: None,
+        retired: None,
         grace_ms,
+    }
+}
+
+impl Health {
+    /// A job judged elsewhere or not at all (renamed, retired): no slot of it is missed, lost or
+    /// expired here.
+    fn not_judged(&mut self) {
+        self.missed_slots.clear();
+        self.lost_slots.clear();
+        self.expired_slots.clear();
+        (self.oldest_missed, self.late_ms, self.late_seconds) = (None, 0, 0);
+        self.expired_for_ms = 0;
     }
 }
 
@@ -436,18 +455,30 @@ impl JobView {
             past_pauses: &runs.past_pauses,
             window_start,
         });
-        if let Some(new_name) = self.renamed_to() {
+        if let Some(retired) = self.retired_and_not_run_since() {
+            // Nobody runs it any more, by an operator's word: not judged, as a renamed name.
+            health.state = HealthState::Retired;
+            health.retired = Some(retired.clone());
+            health.not_judged();
+        } else if let Some(new_name) = self.renamed_to() {
             // Its slots are the new name's now, judged there (with this name's runs counted):
             // judged here too, every slot since the rename would read as missed.
             health.state = HealthState::Renamed;
             health.renamed_to = Some(new_name.to_string());
-            health.missed_slots.clear();
-            health.lost_slots.clear();
-            health.expired_slots.clear();
-            (health.oldest_missed, health.late_ms, health.late_seconds) = (None, 0, 0);
-            health.expired_for_ms = 0;
+            health.not_judged();
         }
         health
+    }
+
+    /// The job's retirement (`anarchon forget`), unless a run of it was claimed at or after it or
+    /// one is in progress: a host that runs it again brings it back, its runs judged again.
+    fn retired_and_not_run_since(&self) -> Option<&crate::store::registry::Retired> {
+        let retired = self.registry.as_ref()?.retired.as_ref()?;
+        let run_since = self
+            .recent
+            .iter()
+            .any(|r| r.claimed_at.unwrap_or(r.slot) >= retired.at || r.slot >= retired.at);
+        (self.in_progress.is_empty() && !run_since).then_some(retired)
     }
 }
 

@@ -43,7 +43,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     (
         "anarchon_job_health",
-        "1 for the job's health state (ok, running, late, missed, expired, failing, paused, unknown), 0 for the others.",
+        "1 for the job's health state (ok, renamed, retired, running, late, missed, expired, failing, paused, unknown), 0 for the others.",
     ),
     (
         "anarchon_job_last_success_timestamp_seconds",
@@ -108,9 +108,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
 ];
 
-const STATES: [HealthState; 9] = [
+const STATES: [HealthState; 10] = [
     HealthState::Ok,
     HealthState::Renamed,
+    HealthState::Retired,
     HealthState::Running,
     HealthState::Late,
     HealthState::Missed,

@@ -5,7 +5,7 @@
 //!
 //! | health (src/health.rs) | status |
 //! |---|---|
-//! | ok, running, paused, renamed (judged under its new name) | OK |
+//! | ok, running, paused, renamed (judged under its new name), retired (`forget`) | OK |
 //! | late (the newest due slot has no claim) | WARNING |
 //! | missed (more due slots without a claim) | CRITICAL |
 //! | failing, fewer than --failures in a row | WARNING |
@@ -238,9 +238,11 @@ impl JobCheck {
 /// The plugin status of a job's health (see the module doc).
 pub fn status_of(h: &Health, failures: u32) -> Status {
     match h.state {
-        HealthState::Ok | HealthState::Running | HealthState::Paused | HealthState::Renamed => {
-            Status::Ok
-        }
+        HealthState::Ok
+        | HealthState::Running
+        | HealthState::Paused
+        | HealthState::Renamed
+        | HealthState::Retired => Status::Ok,
         HealthState::Late => Status::Warning,
         HealthState::Missed | HealthState::Expired => Status::Critical,
         HealthState::Failing if h.failed_in_a_row >= failures => Status::Critical,
@@ -274,6 +276,17 @@ fn summary(job: &str, h: &Health, now: i64, pause: Option<&crate::store::pause::
             h.next_due.map_or("-".into(), rfc3339)
         ),
         HealthState::Paused => format!("paused {}", pause.map_or(String::new(), |p| p.describe())),
+        HealthState::Retired => match &h.retired {
+            Some(r) => format!(
+                "retired by {} {} ago{}: no run is expected (a host that runs it again brings it back), {last_ok}",
+                r.by,
+                humanize((now - r.at).max(0).unsigned_abs()),
+                r.reason
+                    .as_deref()
+                    .map_or(String::new(), |why| format!(" ({why})"))
+            ),
+            None => "retired".to_string(),
+        },
         HealthState::Renamed => format!(
             "renamed to {}: its runs are judged there, {last_ok}",
             h.renamed_to.as_deref().unwrap_or("-")
@@ -294,7 +307,7 @@ fn summary(job: &str, h: &Health, now: i64, pause: Option<&crate::store::pause::
             slot_list(&h.lost_slots),
         ),
         HealthState::Late | HealthState::Missed => format!(
-            "{} ({} due run(s) never claimed, the oldest {} ({} ago); grace {}{}), {last_ok}",
+            "{} ({} due run(s) never claimed, the oldest {} ({} ago); grace {}{}), {last_ok}; is a host running it? (if none should, `anarchon forget {job}` retires it)",
             h.state.as_str(),
             h.missed_slots.len(),
             h.oldest_missed.map_or("-".into(), rfc3339),

@@ -82,7 +82,8 @@ pub(crate) fn health_rank(health: Option<crate::health::HealthState>) -> u8 {
         Some(HealthState::Paused) => 5,
         Some(HealthState::Ok) => 6,
         Some(HealthState::Renamed) => 7,
-        None => 8,
+        Some(HealthState::Retired) => 8,
+        None => 9,
     }
 }
 

@@ -6,6 +6,7 @@ pub mod claim;
 pub mod cron;
 pub mod doctor;
 pub mod finish;
+pub mod forget;
 pub mod heartbeat;
 pub mod history;
 pub mod inspect;
@@ -30,7 +31,7 @@ use crate::output::Output;
 use crate::server;
 use crate::settings::claim::{ClaimCommand, FinishCommand, HeartbeatCommand, RunNowCommand};
 use crate::settings::operator::{
-    MigrateSettings, PauseSettings, ReleaseSettings, ResumeSettings, TrimSettings,
+    ForgetSettings, MigrateSettings, PauseSettings, ReleaseSettings, ResumeSettings, TrimSettings,
 };
 use crate::settings::read::{
     CheckSettings, DoctorSettings, HistorySettings, InspectSettings, ListSettings, LogsSettings,
@@ -276,6 +277,7 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Release(args) => release::execute(&ReleaseSettings::from(args), ctx).await?,
         Command::Pause(args) => pause::pause(&PauseSettings::from(args), ctx).await?,
         Command::Resume(args) => pause::resume(&ResumeSettings::from(args), ctx).await?,
+        Command::Forget(args) => forget::execute(&ForgetSettings::from(args), ctx).await?,
         Command::Doctor(args) => doctor::execute(&DoctorSettings::from(args), ctx).await?,
         Command::Metrics(args) => metrics::execute(&MetricsSettings::from(args), ctx).await?,
         Command::Cron(args) => {
@@ -604,6 +606,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         claim::json_schemas(),
         cron::json_schemas(),
         doctor::json_schemas(),
+        forget::json_schemas(),
         heartbeat::json_schemas(),
         history::json_schemas(),
         inspect::json_schemas(),

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::cli::{
-    AuditArgs, MigrateArgs, PauseArgs, ReleaseArgs, ResumeArgs, StrategyName, TrimArgs,
+    AuditArgs, ForgetArgs, MigrateArgs, PauseArgs, ReleaseArgs, ResumeArgs, StrategyName, TrimArgs,
 };
 use crate::error::{Error, Result};
 use crate::store::{Layout, LeaseFormat};
@@ -134,6 +134,31 @@ impl From<PauseArgs> for PauseSettings {
             job: args.job,
             until: args.until,
             for_: args.for_,
+            audit: args.audit.into(),
+        }
+    }
+}
+
+/// `anarchon forget`.
+#[derive(Debug, Clone)]
+pub struct ForgetSettings {
+    pub job: String,
+    /// Delete the job's history and state too.
+    pub drop_history: bool,
+    /// `--dry-run`: say, do nothing.
+    pub dry_run: bool,
+    /// Asked already (`--yes`).
+    pub yes: bool,
+    pub audit: Audit,
+}
+
+impl From<ForgetArgs> for ForgetSettings {
+    fn from(args: ForgetArgs) -> Self {
+        ForgetSettings {
+            job: args.job,
+            drop_history: args.drop_history,
+            dry_run: args.dry_run,
+            yes: args.yes,
             audit: args.audit.into(),
         }
     }

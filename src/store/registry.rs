@@ -83,6 +83,34 @@ pub struct Registry {
     /// registration): monitoring reports it renamed instead of judging it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub renamed_to: Option<String>,
+    /// When an operator retired the job (`anarchon forget`), by whom and why: monitoring stops
+    /// expecting its runs, unless a host runs it again after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retired: Option<Retired>,
+}
+
+/// An operator's retirement of a job (`anarchon forget`), as its registry records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Retired {
+    /// Server ms.
+    pub at: i64,
+    pub by: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The write that records a job retired at `now` (server ms): `retired_at`, `retired_by` and
+/// `retired_reason` in its registry (docs/store-format.md, "Job registry").
+pub fn retire(prefix: &str, job: &str, retired: &Retired) -> redis::Cmd {
+    let mut cmd = redis::cmd("HSET");
+    cmd.arg(registry_key(prefix, job))
+        .arg("retired_at")
+        .arg(retired.at)
+        .arg("retired_by")
+        .arg(&retired.by)
+        .arg("retired_reason")
+        .arg(retired.reason.as_deref().unwrap_or(""));
+    cmd
 }
 
 fn is_zero(v: &i64) -> bool {
@@ -263,6 +291,11 @@ pub fn decode(key: &str, fields: &[(String, String)]) -> Result<Option<Registry>
             .unwrap_or_default(),
         was_at: int("was_at")?.unwrap_or(0),
         renamed_to: get("renamed_to").map(str::to_string),
+        retired: int("retired_at")?.map(|at| Retired {
+            at,
+            by: text("retired_by"),
+            reason: get("retired_reason").map(str::to_string),
+        }),
     }))
 }
 

@@ -16,6 +16,7 @@ mod events;
 mod exactly_once;
 mod faults;
 mod fencing;
+mod forget;
 mod format1_client;
 mod functions;
 mod generated;

@@ -796,7 +796,7 @@ fn apply(shared: &Arc<Shared>, jobs: &mut HashMap<String, Running>, tab: Crontab
         if let Some(old) = jobs.remove(name) {
             let _ = old.stop.send(true);
             crate::errln!(
-                "anarchon: job {name} (was line {}) removed; a run of it in progress finishes",
+                "anarchon: job {name} (was line {}) removed; a run of it in progress finishes (monitoring still expects its runs: once no replica runs it, `anarchon forget {name}` retires it)",
                 old.line
             );
         }

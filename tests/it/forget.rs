@@ -1,0 +1,137 @@
+//! `anarchon forget JOB` (issue 48, item 1): a job taken out of every crontab alerts for ever
+//! until it is retired; retired, monitoring expects no run of it, until a host runs it again.
+//! Refused while a run is in progress, and without confirmation where nobody can confirm.
+
+use std::time::Duration;
+
+use crate::common::{Server, spawn_run, wait_for, wait_for_claim};
+
+/// A job run every second by `run` hosts, then by none: `check` reads it missed.
+fn a_job_nobody_runs_any_more(s: &Server, job: &str) {
+    let out = s.cli(&[
+        "run",
+        "--job",
+        job,
+        "--schedule",
+        "* * * * * *",
+        "--max-late",
+        "1h",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    let ran = s.now_ms();
+    wait_for("two slots and the grace", Duration::from_secs(10), || {
+        s.now_ms() > ran + 2_000 + 1_000 + 500
+    });
+}
+
+fn state_of(s: &Server, job: &str) -> (Option<i32>, serde_json::Value) {
+    let out = s.cli(&["check", job, "--grace", "1s", "--json"]);
+    (out.code(), out.json()["jobs"][0].clone())
+}
+
+#[test]
+fn a_retired_job_is_expected_no_more_until_a_host_runs_it_again() {
+    let s = Server::start();
+    a_job_nobody_runs_any_more(&s, "nyc");
+    let (code, before) = state_of(&s, "nyc");
+    assert_eq!(code, Some(2), "{before}");
+    assert!(
+        before["summary"]
+            .as_str()
+            .unwrap()
+            .contains("`anarchon forget nyc` retires it"),
+        "{before}"
+    );
+    // Nobody to confirm (stdin not a terminal) and no --yes: refused, nothing written.
+    let out = s.cli(&["forget", "nyc"]);
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    let dry = s.cli(&["forget", "nyc", "--dry-run", "--drop-history", "--json"]);
+    assert_eq!(dry.code(), Some(0), "{}", dry.dump());
+    assert!(dry.json()["dropped_keys"].as_array().unwrap().len() >= 3);
+    assert_eq!(state_of(&s, "nyc").0, Some(2), "a dry run changed nothing");
+
+    let out = s.cli(&[
+        "forget",
+        "nyc",
+        "--yes",
+        "--reason",
+        "moved, CHG-12",
+        "--by",
+        "ops",
+        "--json",
+    ]);
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    assert_eq!(out.json()["dropped_keys"], serde_json::json!([]));
+    let (code, after) = state_of(&s, "nyc");
+    assert_eq!(code, Some(0), "{after}");
+    assert_eq!(after["state"], "retired", "{after}");
+    assert_eq!(after["health"]["retired"]["by"], "ops", "{after}");
+    assert_eq!(after["health"]["missed_slots"], serde_json::json!([]));
+    // The whole fleet's views agree, and the audit says who and why.
+    let list = s.cli(&["list", "--json"]).json();
+    assert!(list.to_string().contains("\"retired\""), "{list}");
+    let metrics = String::from_utf8_lossy(&s.cli(&["metrics"]).stdout).into_owned();
+    assert!(
+        metrics.contains("anarchon_job_missed_slots{job=\"nyc\"} 0")
+            && metrics.contains("anarchon_job_health{job=\"nyc\",state=\"retired\"} 1"),
+        "{metrics}"
+    );
+    let events = s.cli(&["history", "nyc", "--events", "--json"]).json();
+    assert!(events.to_string().contains("moved, CHG-12"), "{events}");
+    // A host runs it again: it is back, judged as ever.
+    a_job_nobody_runs_any_more(&s, "nyc");
+    let (code, back) = state_of(&s, "nyc");
+    assert_eq!(
+        (code, &back["state"]),
+        (Some(2), &"missed".into()),
+        "{back}"
+    );
+}
+
+#[test]
+fn a_job_with_a_run_in_progress_is_not_retired() {
+    let s = Server::start();
+    let slot = (s.now_ms() / 1000 * 1000).to_string();
+    let mut run = spawn_run(&s, &["--job", "busy", "--slot", &slot, "--", "sleep", "30"]);
+    wait_for_claim(&s, "busy", &slot);
+    let out = s.cli(&["forget", "busy", "--yes"]);
+    assert_eq!(out.code(), Some(82), "{}", out.dump());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("anarchon release busy --slot"),
+        "{}",
+        out.dump()
+    );
+    let retired: Option<String> = s.cmd(&["HGET", "{cron:busy}:registry", "retired_at"]);
+    assert_eq!(retired, None);
+    let _ = run.kill();
+    let _ = run.wait();
+}
+
+#[test]
+fn drop_history_deletes_the_runs_and_keeps_the_record() {
+    let s = Server::start();
+    a_job_nobody_runs_any_more(&s, "old");
+    let out = s.cli(&[
+        "forget",
+        "old",
+        "--yes",
+        "--drop-history",
+        "--reason",
+        "gone",
+    ]);
+    assert_eq!(out.code(), Some(0), "{}", out.dump());
+    let keys: Vec<String> = s.cmd(&["KEYS", "{cron:old}*"]);
+    let mut keys = keys;
+    keys.sort();
+    assert_eq!(
+        keys,
+        ["{cron:old}:events", "{cron:old}:registry"],
+        "{}",
+        out.dump()
+    );
+    // No job is left to judge (a registry alone is no job).
+    let list = s.cli(&["list", "--json"]).json();
+    assert!(!list.to_string().contains("\"old\""), "{list}");
+}
