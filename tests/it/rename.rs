@@ -617,9 +617,11 @@ fn a_rename_back_is_followed_and_not_undone_by_a_late_old_replica() {
         s.cmd::<Option<String>>(&["HGET", &format!("{{cron:{job}}}:registry"), "renamed_to"])
     };
     let mut r2 = Replica::start(&s.url, &there, dir.path(), "r2", &[]);
-    wait_for("v1 marked renamed to v2", Duration::from_secs(20), || {
-        renamed_to("v1").as_deref() == Some("v2")
-    });
+    wait_for(
+        "v1 marked renamed to v2, and v2 run",
+        Duration::from_secs(20),
+        || renamed_to("v1").as_deref() == Some("v2") && !slots_of(&log, "v2").is_empty(),
+    );
     assert_eq!(r2.stop(Duration::from_secs(10)), Some(0));
     let _r1 = Replica::start(&s.url, &back, dir.path(), "r1", &[]);
     wait_for("v2 marked renamed to v1", Duration::from_secs(20), || {
@@ -652,4 +654,58 @@ fn a_rename_back_is_followed_and_not_undone_by_a_late_old_replica() {
     };
     assert_eq!(state("v2"), Some("renamed".into()), "{v}");
     assert_ne!(state("v1"), Some("renamed".into()), "{v}");
+}
+
+/// A rename back while replicas of the first rename still run (`v2 --was v1` and `v1 --was v2`):
+/// the two lineages name each other, and if each side held the other's slot while waiting for its
+/// own, one slot would wait for ever. The newer lineage (`v1 --was v2`, registered after `v2`'s)
+/// leaves `v2` out of its claims: here `v1`'s slot is held (as a replica of `v2` holds it while
+/// it runs the slot as `v2`), and the replica of `v1` waits for it without holding `v2`'s slot.
+#[test]
+fn a_rename_back_beside_the_first_rename_never_holds_a_slot_in_a_circle() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    // v2's lineage, as a replica of `v2 --was v1` recorded it, older than any written now.
+    let _: () = s.cmd(&["HSET", "{cron:v2}:registry", "was", "v1", "was_at", "1"]);
+    let back = dir.path().join("back");
+    std::fs::write(
+        &back,
+        format!(
+            "# anarchon: --job v1 --was v2\n*/5 * * * * * {}\n",
+            ticker(&log, 200)
+        ),
+    )
+    .unwrap();
+    // The next slot of v1, held as the replica of v2 would hold it (the old name's claim, first).
+    s.wait_for_phase(5_000, 1_000, 3_500);
+    let slot = s.now_ms() / 5_000 * 5_000 + 5_000;
+    let holder = crate::common::spawn_run(
+        &s,
+        &[
+            "--job",
+            "v1",
+            "--slot",
+            &slot.to_string(),
+            "--runner",
+            "v2-replica:1",
+            "--",
+            "sleep",
+            "30",
+        ],
+    );
+    crate::common::wait_for_claim(&s, "v1", &slot.to_string());
+    let r1 = Replica::start(&s.url, &back, dir.path(), "r1", &[]);
+    wait_for("r1 to wait for v1's slot", Duration::from_secs(15), || {
+        r1.stderr().contains("holds this time") || r1.stderr().contains("standing by")
+    });
+    assert!(
+        s.in_progress("v2").is_empty(),
+        "the replica of v1 holds v2's slot while it waits for v1's: {:?}\n{}",
+        s.in_progress("v2"),
+        r1.stderr()
+    );
+    let mut holder = holder;
+    let _ = holder.kill();
+    let _ = holder.wait();
 }

@@ -37,6 +37,11 @@
 //! new replica waiting, or this replica restarted) decides `T` again; the marker's attempt tells a
 //! hand-over of this attempt from a later attempt that ran as `A`.
 //!
+//! Two lineages that name each other (a rename back, `v1 --was v2`, while replicas of `v2 --was
+//! v1` still run) would each claim the other's slot first and could hold what the other waits for:
+//! the newer lineage (the registries' `was_at`) leaves the older name out ([`in_a_circle`]), and
+//! the two sides meet on the claim the older side makes first.
+//!
 //! `--catch-up` looks at every name: a slot is missed only when no name claimed it (a claim of an
 //! old name that was a hand-over to a newer name counts under that newer name), and it reaches
 //! back to when the store first saw the oldest ([`Claims`]).
@@ -104,6 +109,73 @@ async fn pause_and_now(
     ))
 }
 
+/// What a slot's first look reads, in one round trip: the job's pause, the server's clock (ms), and
+/// which old names to leave out of the claims ([`in_a_circle`]).
+async fn first_look(
+    conn: &mut Connection,
+    prefix: &str,
+    job: &RunSettings,
+    keys: &LeaseKeys,
+) -> Result<(crate::store::pause::Pause, i64, Vec<bool>)> {
+    use crate::store::pause::{FIELDS, Pause};
+    use crate::store::registry::registry_key;
+    let mut pipe = redis::pipe();
+    pipe.cmd("HMGET")
+        .arg(&keys.job)
+        .arg(&FIELDS[..])
+        .cmd("TIME");
+    pipe.cmd("HGET")
+        .arg(registry_key(prefix, &job.job))
+        .arg("was_at");
+    for old in &job.lineage {
+        pipe.cmd("HMGET")
+            .arg(registry_key(prefix, old))
+            .arg("was")
+            .arg("was_at");
+    }
+    let mut replies = conn.replies(&pipe).await?.into_iter();
+    let mut next = || replies.next().unwrap_or(redis::Value::Nil);
+    let values: Vec<Option<String>> = crate::store::read::decode(&keys.job, next())?;
+    let (secs, micros): (i64, i64) = crate::store::read::decode("TIME", next())?;
+    // The registries are monitoring's: one that does not read leaves every name claimed.
+    let own_was_at: i64 = redis::from_redis_value::<Option<i64>>(next())
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+    let skip = job
+        .lineage
+        .iter()
+        .map(|old| {
+            let (was, was_at) = redis::from_redis_value::<(Option<String>, Option<i64>)>(next())
+                .unwrap_or((None, None));
+            in_a_circle(job, own_was_at, old, was.as_deref(), was_at.unwrap_or(0))
+        })
+        .collect();
+    Ok((
+        Pause::decode(&keys.job, &values)?,
+        secs * 1000 + micros / 1000,
+        skip,
+    ))
+}
+
+/// Whether `old`, an earlier name of `job`, names `job` as an earlier name of its own (`old_was`,
+/// its registry's `was`) with an older lineage: a rename back (`v1` -> `v2 --was v1` -> `v1 --was
+/// v2`) while replicas of both run. Each side would claim the other's slot first and hold it while
+/// claiming its own: two replicas could each hold what the other waits for, and the slot would
+/// wait for ever. The newer lineage (`was_at`; on a tie the greater name) leaves the older name out
+/// of its claims: the older side still claims the newer name's slot first, so the two still meet
+/// on one claim and each slot runs once.
+fn in_a_circle(
+    job: &RunSettings,
+    own_was_at: i64,
+    old: &str,
+    old_was: Option<&str>,
+    old_was_at: i64,
+) -> bool {
+    let names_us = old_was.is_some_and(|was| was.split(',').any(|name| name == job.job));
+    names_us && (own_was_at, job.job.as_str()) > (old_was_at, old)
+}
+
 /// The claim of an old name's slot, held while the new name takes the slot.
 pub(super) struct Held {
     old: String,
@@ -158,14 +230,20 @@ pub(super) async fn before_slot(
     // where a claim held would only be handed on, spending one of their attempts. (A pause that
     // begins after this look is met by the job's own claim: see `after_slot`.)
     let own = own_keys(prefix, job, check);
-    let (pause, now) =
-        crate::runner::retrying(conn, async |c| pause_and_now(c, &own).await).await?;
+    let (pause, now, in_circle) =
+        crate::runner::retrying(conn, async |c| first_look(c, prefix, job, &own).await).await?;
     if pause.is_paused(slot) || pause.is_paused(now) {
         let report = SlotReport::skipped(&job.job, slot, SlotOutcome::Paused, None);
         return Ok(Before::Skip(Box::new(report)));
     }
     let mut held = Vec::new();
-    for (old, keys) in job.lineage.iter().zip(old_keys) {
+    for ((old, keys), _) in job
+        .lineage
+        .iter()
+        .zip(old_keys)
+        .zip(in_circle)
+        .filter(|(_, in_circle)| !in_circle)
+    {
         let reason = match step(conn, job, old, &keys, slot).await {
             Ok(Step::Hold(h)) => {
                 held.push(*h);
