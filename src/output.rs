@@ -406,7 +406,7 @@ impl ServerClock {
 pub fn health_tone(health: &str) -> Tone {
     match health {
         "ok" => Tone::Good,
-        "missed" | "failing" => Tone::Bad,
+        "missed" | "failing" | "expired" => Tone::Bad,
         "late" | "running" => Tone::Warn,
         _ => Tone::Dim,
     }

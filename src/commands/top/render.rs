@@ -371,8 +371,8 @@ fn jobs_table(frame: &mut Frame, app: &mut App, paint: &Paint, area: Rect, now: 
     app.jobs_offset = state.offset();
 }
 
-/// The tone of a health word: as the tables of the other commands colour it, but every state
-/// that needs a person stands out (`output::health_tone` leaves `expired` dim).
+/// The tone of a health word: as the tables of the other commands colour it, and every state that
+/// needs a person stands out (a new one `output::health_tone` does not know yet too).
 fn health_of(state: crate::health::HealthState) -> Tone {
     match health_tone(state.as_str()) {
         Tone::Dim if state.needs_a_person() => Tone::Bad,
