@@ -93,15 +93,7 @@ pub async fn execute(settings: &ForgetSettings, ctx: &Context) -> Result<ExitCod
     }
     let dropped = &report.dropped_keys;
     if !settings.yes {
-        let what = if settings.drop_history {
-            format!(
-                "Retire {job} and delete its history ({} key(s))? Monitoring stops expecting its runs.",
-                dropped.len()
-            )
-        } else {
-            format!("Retire {job}? Monitoring stops expecting its runs; its history stays.")
-        };
-        crate::commands::confirm(&format!("retire {job}"), &what, "nothing was changed")?;
+        confirm(job, dropped.len(), settings.drop_history)?;
     }
     conn.query::<redis::Value>(&registry::retire(ctx.prefix(), job, &retired))
         .await
@@ -119,6 +111,18 @@ pub async fn execute(settings: &ForgetSettings, ctx: &Context) -> Result<ExitCod
     events::record(&mut conn, ctx.prefix(), job, &action).await;
     print(ctx, &report);
     Ok(ExitCode::Ok)
+}
+
+/// Asks the person at the terminal (refused where there is none: `--yes`).
+fn confirm(job: &str, dropped: usize, drop_history: bool) -> Result<()> {
+    let what = if drop_history {
+        format!(
+            "Retire {job} and delete its history ({dropped} key(s))? Monitoring stops expecting its runs."
+        )
+    } else {
+        format!("Retire {job}? Monitoring stops expecting its runs; its history stays.")
+    };
+    crate::commands::confirm(&format!("retire {job}"), &what, "nothing was changed")
 }
 
 fn print(ctx: &Context, report: &ForgetReport) {
