@@ -471,14 +471,16 @@ impl JobView {
     }
 
     /// The job's retirement (`anarchon forget`), unless a run of it was claimed at or after it or
-    /// one is in progress: a host that runs it again brings it back, its runs judged again.
+    /// one is in progress, under any of its names (a replica of an old name started again runs
+    /// the job too): a host that runs it again brings it back, its runs judged again.
     fn retired_and_not_run_since(&self) -> Option<&crate::store::registry::Retired> {
         let retired = self.registry.as_ref()?.retired.as_ref()?;
-        let run_since = self
-            .recent
-            .iter()
+        let names = || std::iter::once(self).chain(&self.lineage);
+        let run_since = names()
+            .flat_map(|name| &name.recent)
             .any(|r| r.claimed_at.unwrap_or(r.slot) >= retired.at || r.slot >= retired.at);
-        (self.in_progress.is_empty() && !run_since).then_some(retired)
+        let in_progress = names().any(|name| !name.in_progress.is_empty());
+        (!in_progress && !run_since).then_some(retired)
     }
 }
 
@@ -702,6 +704,20 @@ mod tests {
         assert_eq!(renamed.state, HealthState::Renamed);
         assert_eq!(renamed.renamed_to.as_deref(), Some("new"));
         assert!(renamed.missed_slots.is_empty());
+        // Retired under its new name, then run again by a replica of the old one: back, judged.
+        new.registry.as_mut().unwrap().retired = Some(crate::store::registry::Retired {
+            at: T - 30 * MIN,
+            by: "ops".into(),
+            reason: None,
+        });
+        old.recent = vec![result(T, "finished")];
+        new.lineage = vec![old.clone()];
+        let back = new.health(T + MIN + 1000, Some(Duration::from_secs(60)));
+        assert_ne!(back.state, HealthState::Retired, "{back:?}");
+        new.lineage[0].recent = vec![result(T - 40 * MIN, "finished")];
+        new.recent.clear();
+        let still = new.health(T + MIN + 1000, Some(Duration::from_secs(60)));
+        assert_eq!(still.state, HealthState::Retired, "{still:?}");
     }
 
     #[test]

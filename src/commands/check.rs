@@ -193,8 +193,14 @@ async fn named_jobs(
     for name in &settings.jobs {
         let found = layouts_of(conn, ctx.prefix(), name).await?;
         if found.is_empty() {
-            let why = format!("no job {name:?} under prefix {:?}", ctx.prefix());
-            checks.push(JobCheck::unknown(name, "not found", why));
+            match retired_without_history(conn, ctx.prefix(), name).await {
+                // `forget --drop-history` left its registry as the record: what was asked for.
+                Some(retired) => checks.push(JobCheck::retired(name, &retired)),
+                None => {
+                    let why = format!("no job {name:?} under prefix {:?}", ctx.prefix());
+                    checks.push(JobCheck::unknown(name, "not found", why));
+                }
+            }
         }
         jobs.extend(found);
     }
@@ -221,7 +227,39 @@ fn print_plugin_lines(ctx: &Context, checks: &[JobCheck]) {
     }
 }
 
+/// The retirement of a job whose history `forget --drop-history` deleted (its registry stays):
+/// a check that names it says it is retired, not that it is not found (UNKNOWN for ever).
+async fn retired_without_history(
+    conn: &mut Connection,
+    prefix: &str,
+    job: &str,
+) -> Option<crate::store::registry::Retired> {
+    let key = crate::store::registry::registry_key(prefix, job);
+    let fields: Vec<(String, String)> = conn.query(redis::cmd("HGETALL").arg(&key)).await.ok()?;
+    crate::store::registry::decode(&key, &fields).ok()??.retired
+}
+
 impl JobCheck {
+    /// A job retired with its history deleted: OK, as a retired job with history is.
+    fn retired(job: &str, retired: &crate::store::registry::Retired) -> Self {
+        JobCheck {
+            job: job.to_string(),
+            status: Status::Ok,
+            state: HealthState::Retired.as_str().to_string(),
+            summary: format!(
+                "retired by {} at {}{}, its history deleted: no run is expected",
+                retired.by,
+                rfc3339(retired.at),
+                retired
+                    .reason
+                    .as_deref()
+                    .map_or(String::new(), |why| format!(" ({why})"))
+            ),
+            health: None,
+            perf: String::new(),
+        }
+    }
+
     /// A job whose health cannot be told (not found, unreadable): UNKNOWN, with why.
     fn unknown(job: &str, state: &str, summary: String) -> Self {
         JobCheck {

@@ -131,7 +131,12 @@ fn drop_history_deletes_the_runs_and_keeps_the_record() {
         "{}",
         out.dump()
     );
-    // No job is left to judge (a registry alone is no job).
+    // No job is left to judge (a registry alone is no job), and a check that names it says it
+    // was retired, not that it is unknown (an alert for ever where one was named).
     let list = s.cli(&["list", "--json"]).json();
     assert!(!list.to_string().contains("\"old\""), "{list}");
+    let check = s.cli(&["check", "old", "--json"]);
+    let v = check.json();
+    assert_eq!(check.code(), Some(0), "{v}");
+    assert_eq!(v["jobs"][0]["state"], "retired", "{v}");
 }
