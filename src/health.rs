@@ -455,7 +455,7 @@ impl JobView {
             past_pauses: &runs.past_pauses,
             window_start,
         });
-        if let Some(retired) = self.retired_and_not_run_since() {
+        if let Some(retired) = self.retired_and_not_run_since(&runs) {
             // Nobody runs it any more, by an operator's word: not judged, as a renamed name.
             health.state = HealthState::Retired;
             health.retired = Some(retired.clone());
@@ -473,14 +473,16 @@ impl JobView {
     /// The job's retirement (`anarchon forget`), unless a run of it was claimed at or after it or
     /// one is in progress, under any of its names (a replica of an old name started again runs
     /// the job too): a host that runs it again brings it back, its runs judged again.
-    fn retired_and_not_run_since(&self) -> Option<&crate::store::registry::Retired> {
+    fn retired_and_not_run_since(
+        &self,
+        runs: &JobRuns,
+    ) -> Option<&crate::store::registry::Retired> {
         let retired = self.registry.as_ref()?.retired.as_ref()?;
-        let names = || std::iter::once(self).chain(&self.lineage);
-        let run_since = names()
-            .flat_map(|name| &name.recent)
+        let run_since = runs
+            .recent
+            .iter()
             .any(|r| r.claimed_at.unwrap_or(r.slot) >= retired.at || r.slot >= retired.at);
-        let in_progress = names().any(|name| !name.in_progress.is_empty());
-        (!in_progress && !run_since).then_some(retired)
+        (runs.in_progress.is_empty() && !run_since).then_some(retired)
     }
 }
 
