@@ -322,15 +322,19 @@ async fn attach_lineage(
 ) -> Result<()> {
     use std::collections::HashMap;
     let mut read: HashMap<String, JobView> = HashMap::new();
-    let is_read = |name: &str, read: &HashMap<String, JobView>, views: &[JobView]| {
-        read.contains_key(name) || views.iter().any(|v| v.job == name)
+    // The earlier names of `named` not read yet, added to `wanted` once each.
+    let want = |named: &mut dyn Iterator<Item = &JobView>,
+                read: &HashMap<String, JobView>,
+                wanted: &mut Vec<String>| {
+        for name in named.flat_map(JobView::earlier_names) {
+            let is_read = read.contains_key(name) || views.iter().any(|v| v.job == *name);
+            if !is_read && !wanted.contains(name) {
+                wanted.push(name.clone());
+            }
+        }
     };
     let mut wanted: Vec<String> = Vec::new();
-    for name in views.iter().flat_map(JobView::earlier_names) {
-        if !is_read(name, &read, views) && !wanted.contains(name) {
-            wanted.push(name.clone());
-        }
-    }
+    want(&mut views.iter(), &read, &mut wanted);
     for _ in 0..MAX_RENAMES {
         if wanted.is_empty() {
             break;
@@ -347,39 +351,20 @@ async fn attach_lineage(
                 read_batch(conn, prefix, batch, store, bounds, results_max).await?;
             read.extend(found.into_iter().map(|v| (v.job.clone(), v)));
         }
-        for name in read.values().flat_map(JobView::earlier_names) {
-            if !is_read(name, &read, views) && !wanted.contains(name) {
-                wanted.push(name.clone());
-            }
-        }
+        want(&mut read.values(), &read, &mut wanted);
     }
+    let find = |name: &str| {
+        views
+            .iter()
+            .find(|v| v.job == name)
+            .or_else(|| read.get(name))
+    };
     let lineages: Vec<Vec<JobView>> = views
         .iter()
         .map(|job| {
-            let find = |name: &str| {
-                views
-                    .iter()
-                    .find(|v| v.job == name)
-                    .or_else(|| read.get(name))
-            };
-            // Breadth first from the job, each name once, never the job itself.
-            let mut names: Vec<&str> = Vec::new();
-            let mut next = 0;
-            let mut frontier: Vec<&str> = job.earlier_names().iter().map(String::as_str).collect();
-            while next < frontier.len() && names.len() < MAX_RENAMES * 4 {
-                let name = frontier[next];
-                next += 1;
-                if name == job.job || names.contains(&name) {
-                    continue;
-                }
-                names.push(name);
-                if let Some(old) = find(name) {
-                    frontier.extend(old.earlier_names().iter().map(String::as_str));
-                }
-            }
-            names
+            lineage_names(job, &find)
                 .into_iter()
-                .filter_map(find)
+                .filter_map(&find)
                 .map(|old| JobView {
                     lineage: Vec::new(),
                     ..old.clone()
@@ -391,6 +376,29 @@ async fn attach_lineage(
         view.lineage = lineage;
     }
     Ok(())
+}
+
+/// `job`'s earlier names, breadth first through each one's own (`find` gives a name's view),
+/// each once, never the job itself, at most `MAX_RENAMES * 4`.
+fn lineage_names<'a>(
+    job: &'a JobView,
+    find: &impl Fn(&str) -> Option<&'a JobView>,
+) -> Vec<&'a str> {
+    let mut names: Vec<&str> = Vec::new();
+    let mut frontier: Vec<&str> = job.earlier_names().iter().map(String::as_str).collect();
+    let mut next = 0;
+    while next < frontier.len() && names.len() < MAX_RENAMES * 4 {
+        let name = frontier[next];
+        next += 1;
+        if name == job.job || names.contains(&name) {
+            continue;
+        }
+        names.push(name);
+        if let Some(old) = find(name) {
+            frontier.extend(old.earlier_names().iter().map(String::as_str));
+        }
+    }
+    names
 }
 
 /// Up to [`BATCH`] jobs: one pipeline, and one more for format 1's runs in progress.
