@@ -551,6 +551,23 @@ impl<'a> JobRuns<'a> {
     }
 }
 
+/// The order of health (`list --sort health`, `top`): what needs a person first, unreadable health last.
+pub fn health_rank(health: Option<HealthState>) -> u8 {
+    match health {
+        Some(HealthState::Missed) => 0,
+        Some(HealthState::Expired) => 0,
+        Some(HealthState::Failing) => 1,
+        Some(HealthState::Late) => 2,
+        Some(HealthState::Unknown) => 3,
+        Some(HealthState::Running) => 4,
+        Some(HealthState::Paused) => 5,
+        Some(HealthState::Ok) => 6,
+        Some(HealthState::Renamed) => 7,
+        Some(HealthState::Retired) => 8,
+        None => 9,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,8 +5,10 @@
 //!
 //! ```text
 //!  main
-//!  commands    one module per subcommand: calls the store or a strategy, prints (`cron`'s
-//!              daemon too: it takes each slot through `run`'s module)
+//!  commands    one module per subcommand, a front-end: resolves, calls below, prints; none
+//!              imports another
+//!  daemon      `anarchon cron`'s daemon: job loops, reload, reaper, health server
+//!  scheduler   a slot's whole life: slot, jitter, catch-up, old names, claim, run, records
 //!  settings · output · generate   flags resolved once into plain settings | tables, JSON, colour
 //!  cli         clap: every flag, once
 //!  runner · metrics   run's command under a claim (guard, deadline, keeper, backup, record) |
@@ -34,6 +36,12 @@
 //! - [`connection`]: the Redis/Valkey connection (single, cluster or Sentinel) and error mapping;
 //!   [`server`]: what kind of server it is
 //! - [`settings`]: the command line resolved into the plain settings the layers below take
+//! - [`scheduler`]: a slot's whole life below `run`, `cron`, `next` and `run-now`;
+//!   [`daemon`]: `anarchon cron`'s daemon, `daemon::run(settings, crontab, shutdown)`
+//! - [`scheduler`]: a slot's whole life below `run`, `cron`, `next` and `run-now`;
+//!   [`daemon`]: `anarchon cron`'s daemon, `daemon::run(settings, crontab, shutdown)`
+//! - [`scheduler`]: a slot's whole life below `run`, `cron`, `next` and `run-now`;
+//!   [`daemon`]: `anarchon cron`'s daemon, `daemon::run(settings, crontab, shutdown)`
 //! - [`commands`]: one module per subcommand; [`cli`] defines their flags; [`output`]: tables,
 //!   JSON, colour; [`generate`]: completions and man pages
 //! - [`error`]: errors and the exit-code table; [`lines`]: `outln!` and `errln!`
@@ -41,6 +49,7 @@
 pub mod cli;
 pub mod commands;
 pub mod connection;
+pub mod daemon;
 pub mod error;
 pub mod generate;
 pub mod health;
@@ -49,6 +58,7 @@ pub mod metrics;
 pub mod output;
 pub mod runner;
 pub mod schedule;
+pub mod scheduler;
 pub mod scripts;
 pub mod server;
 pub mod settings;

@@ -314,6 +314,68 @@ fn job_samples(samples: &mut Samples, scrape: &Scrape, m: &JobView, h: &Health) 
     }
 }
 
+/// The scrape of a store that cannot be read: `anarchon_up 0`, as exporters answer, so that
+/// Prometheus alerts on it instead of on a gap (`metrics --listen`, `cron --listen`).
+pub fn store_unreadable(why: &str, duration_ms: f64) -> String {
+    let mut body = format!("# anarchon could not read the store: {why}\n");
+    body.push_str(&render(
+        &Scrape {
+            up: false,
+            format: None,
+            server_now: 0,
+            duration_ms,
+        },
+        &[],
+        &[],
+    ));
+    body
+}
+
+/// The exposition format's content type.
+const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Reads the store once and renders it (`anarchon cron --listen` serves it too).
+pub async fn scrape(
+    conn: &mut crate::connection::Connection,
+    prefix: &str,
+) -> crate::error::Result<String> {
+    let started = std::time::Instant::now();
+    let check = crate::store::format::check_for_read(conn, prefix).await?;
+    let jobs = crate::store::discover::find_jobs(conn, prefix, "*").await?;
+    let (monitored, unreadable) = crate::store::view::read(conn, prefix, &jobs, &check).await?;
+    let now = check.server_now_ms;
+    let judged: Vec<_> = monitored
+        .into_iter()
+        .map(|m| {
+            let h = m.health(now, None);
+            (m, h)
+        })
+        .collect();
+    Ok(render(
+        &Scrape {
+            up: true,
+            format: check.format,
+            server_now: now,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        },
+        &judged,
+        &unreadable,
+    ))
+}
+
+/// A plain-text HTTP answer in the exposition format's content type (`metrics --listen`, `cron
+/// --listen`).
+pub fn text_reply(
+    status: hyper::StatusCode,
+    body: String,
+) -> hyper::Response<http_body_util::Full<hyper::body::Bytes>> {
+    hyper::Response::builder()
+        .status(status)
+        .header("content-type", CONTENT_TYPE)
+        .body(http_body_util::Full::new(hyper::body::Bytes::from(body)))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 //! `anarchon finish JOB --slot S --token T --status ok|failed`: ends a held run.
 
 use crate::commands::Context;
-use crate::commands::heartbeat::TokenReport;
+use crate::commands::shared::token_report::TokenReport;
 use crate::error::{ExitCode, Result};
 use crate::settings::claim::FinishCommand;
 use crate::store::RunKind;

@@ -69,24 +69,6 @@ struct ActiveRow {
     state: &'static str,
 }
 
-/// The order of health for `--sort health`: what needs a person first, unreadable health last.
-pub(crate) fn health_rank(health: Option<crate::health::HealthState>) -> u8 {
-    use crate::health::HealthState;
-    match health {
-        Some(HealthState::Missed) => 0,
-        Some(HealthState::Expired) => 0,
-        Some(HealthState::Failing) => 1,
-        Some(HealthState::Late) => 2,
-        Some(HealthState::Unknown) => 3,
-        Some(HealthState::Running) => 4,
-        Some(HealthState::Paused) => 5,
-        Some(HealthState::Ok) => 6,
-        Some(HealthState::Renamed) => 7,
-        Some(HealthState::Retired) => 8,
-        None => 9,
-    }
-}
-
 /// The order of the states for `--sort state`: what needs a person first.
 fn state_rank(state: Option<&str>) -> u8 {
     match state {
@@ -251,7 +233,9 @@ impl Listing {
             ListSort::Health => {
                 let health = &self.health;
                 let rank = |s: &JobSummary| {
-                    health_rank(health.get(&(s.job.clone(), s.layout)).map(|(_, h)| h.state))
+                    crate::health::health_rank(
+                        health.get(&(s.job.clone(), s.layout)).map(|(_, h)| h.state),
+                    )
                 };
                 summaries.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.job.cmp(&b.job)))
             }

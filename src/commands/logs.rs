@@ -327,7 +327,7 @@ impl Round<'_> {
         following: &mut Option<Followed>,
         told_expired: &mut bool,
     ) -> Result<Option<i32>> {
-        use crate::commands::wait::{Seen, exit_code_of, look};
+        use crate::commands::shared::awaited::{Seen, exit_code_of, look};
         let (ctx, job) = (self.ctx, self.job);
         let now = crate::store::format::check_for_read(conn, ctx.prefix())
             .await?

@@ -14,12 +14,9 @@ use tokio::sync::Mutex;
 use crate::commands::{Context, Interrupt};
 use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
-use crate::metrics::{Scrape, render};
+use crate::metrics::{scrape, store_unreadable, text_reply};
 use crate::settings::read::MetricsSettings;
-use crate::store::discover::find_jobs;
-use crate::store::{format, validate_prefix, view};
-
-const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+use crate::store::validate_prefix;
 
 pub async fn execute(settings: &MetricsSettings, ctx: &Context) -> Result<ExitCode> {
     if ctx.out.json {
@@ -39,32 +36,6 @@ pub async fn execute(settings: &MetricsSettings, ctx: &Context) -> Result<ExitCo
         }
         Some(addr) => serve(addr, ctx).await,
     }
-}
-
-/// Reads the store once and renders it (`anarchon cron --listen` serves it too).
-pub(crate) async fn scrape(conn: &mut Connection, prefix: &str) -> Result<String> {
-    let started = Instant::now();
-    let check = format::check_for_read(conn, prefix).await?;
-    let jobs = find_jobs(conn, prefix, "*").await?;
-    let (monitored, unreadable) = view::read(conn, prefix, &jobs, &check).await?;
-    let now = check.server_now_ms;
-    let judged: Vec<_> = monitored
-        .into_iter()
-        .map(|m| {
-            let h = m.health(now, None);
-            (m, h)
-        })
-        .collect();
-    Ok(render(
-        &Scrape {
-            up: true,
-            format: check.format,
-            server_now: now,
-            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-        },
-        &judged,
-        &unreadable,
-    ))
 }
 
 /// Serves `/metrics` until SIGINT or SIGTERM. One connection to Redis, shared by the scrapes
@@ -103,33 +74,6 @@ async fn serve(addr: &str, ctx: &Context) -> Result<ExitCode> {
                 .await;
         });
     }
-}
-
-/// The scrape of a store that cannot be read: `anarchon_up 0`, as exporters answer, so that
-/// Prometheus alerts on it instead of on a gap (`metrics --listen`, `cron --listen`).
-pub(crate) fn store_unreadable(why: &str, duration_ms: f64) -> String {
-    let mut body = format!("# anarchon could not read the store: {why}\n");
-    body.push_str(&render(
-        &Scrape {
-            up: false,
-            format: None,
-            server_now: 0,
-            duration_ms,
-        },
-        &[],
-        &[],
-    ));
-    body
-}
-
-/// A plain-text HTTP answer in the exposition format's content type (`metrics --listen`, `cron
-/// --listen`).
-pub(crate) fn text_reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
-    Response::builder()
-        .status(status)
-        .header("content-type", CONTENT_TYPE)
-        .body(Full::new(Bytes::from(body)))
-        .unwrap_or_default()
 }
 
 async fn respond(

@@ -19,6 +19,7 @@ pub mod pause;
 pub mod release;
 pub mod run;
 pub mod run_now;
+pub mod shared;
 pub mod timeline;
 pub mod top;
 pub mod trim;
@@ -28,7 +29,6 @@ use crate::cli::{Command, GlobalArgs, StrategyArgs};
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::output::Output;
-use crate::server;
 use crate::settings::claim::{ClaimCommand, FinishCommand, HeartbeatCommand, RunNowCommand};
 use crate::settings::operator::{
     ForgetSettings, MigrateSettings, PauseSettings, ReleaseSettings, ResumeSettings, TrimSettings,
@@ -40,7 +40,7 @@ use crate::settings::read::{
 use crate::settings::run::RunSettings;
 use crate::store::{LeaseKeys, validate_job_name, validate_prefix};
 use crate::store::{StoreCheck, format};
-use crate::strategy::{Strategy, claim_only};
+use crate::strategy::Strategy;
 
 /// What every command gets besides its own arguments.
 pub struct Context {
@@ -115,12 +115,7 @@ impl Context {
 
     /// Connects, and checks that the server can run the strategy (before anything is written).
     pub async fn connect_for(&self, strategy: Strategy) -> Result<Connection> {
-        let mut conn = self.connect().await?;
-        if matches!(strategy, Strategy::Idmp { .. }) {
-            let info = server::detect(&mut conn).await?;
-            claim_only::require_idmp(&info)?;
-        }
-        Ok(conn)
+        crate::strategy::connect_for(&self.global.connect_options()?, strategy).await
     }
 
     /// The lease-layout keys of `job`, after checking the job name and the prefix.

@@ -14,10 +14,10 @@ use chrono::{SecondsFormat, TimeZone, Utc};
 use serde::Serialize;
 
 use crate::commands::Context;
-use crate::commands::run::catch_up::{self, Claims, MAX_CATCH_UP_SLOTS};
-use crate::commands::run::{jitter_delay, scheduled_slot};
 use crate::error::{Error, ExitCode, Result};
 use crate::schedule::{CatchUpPolicy, OffsetChange, Schedule};
+use crate::scheduler::catch_up::{self, Claims, MAX_CATCH_UP_SLOTS};
+use crate::scheduler::{jitter_delay, scheduled_slot};
 use crate::settings::next::{NextSettings, NextSource, OutageSettings};
 use crate::settings::run::CatchUp;
 use crate::store::pause::Pause;

@@ -7,7 +7,7 @@
 use std::io::IsTerminal;
 
 use crate::commands::Context;
-use crate::commands::claim::{ClaimReport, exit_code, print_claim};
+use crate::commands::shared::claim_report::{ClaimReport, exit_code, print_claim};
 use crate::error::Result;
 use crate::runner::{Target, run_slot};
 use crate::settings::claim::RunNowCommand;
@@ -50,7 +50,7 @@ pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<i32> {
                 // A run that did not happen says why, as `run` does.
                 crate::errln!(
                     "anarchon: {}",
-                    crate::commands::run::describe(&report, now, std::time::Duration::ZERO)
+                    crate::scheduler::describe(&report, now, std::time::Duration::ZERO)
                 );
             }
             Ok(report.exit_code())

@@ -6,10 +6,11 @@ use std::io::IsTerminal;
 use std::time::Instant;
 
 use crate::commands::Context;
+use crate::commands::shared::awaited::{Seen, exit_code_of, look};
 use crate::error::{ExitCode, Result};
 use crate::settings::read::WaitSettings;
-use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
-use crate::store::{JobKeys, format};
+use crate::store::format;
+use crate::store::history::HistoryEntry;
 use crate::time::humanize;
 
 /// `wait --json`: how the awaited run ended.
@@ -22,15 +23,6 @@ struct WaitReport {
     /// one, else 1.
     exit_code: i32,
 }
-
-/// Where the awaited run is.
-pub(crate) enum Seen {
-    /// Not claimed yet, or in progress (running, or expired until a backup takes it over).
-    Waiting(Option<HistoryEntry>),
-    /// Ended: its newest attempt.
-    Ended(HistoryEntry),
-}
-
 pub async fn execute(settings: &WaitSettings, ctx: &Context) -> Result<i32> {
     let (mut conn, check, keys) = ctx.open_job(&settings.job, settings.layout).await?;
     let started = Instant::now();
@@ -75,43 +67,6 @@ pub async fn execute(settings: &WaitSettings, ctx: &Context) -> Result<i32> {
         tokio::time::sleep(settings.interval).await;
     }
 }
-
-/// Reads the awaited run: the run of `slot`, or (the first time, `slot` None) the newest run in
-/// progress, whose slot is then kept; with none in progress, the newest ended run.
-pub(crate) async fn look(
-    conn: &mut crate::connection::Connection,
-    keys: &JobKeys,
-    slot: &mut Option<i64>,
-    now: i64,
-) -> Result<Seen> {
-    let filter = HistoryFilter {
-        since: *slot,
-        status: None,
-        last: 100,
-    };
-    let entries = read_history(conn, keys, &filter, now).await?;
-    let in_progress =
-        |e: &HistoryEntry| matches!(e.status.as_str(), "running" | "expired" | "claimed");
-    let target = match *slot {
-        Some(s) => s,
-        None => match entries.iter().find(|e| in_progress(e)).or(entries.first()) {
-            Some(e) => {
-                *slot = Some(e.slot);
-                e.slot
-            }
-            None => return Ok(Seen::Waiting(None)),
-        },
-    };
-    let of_slot: Vec<&HistoryEntry> = entries.iter().filter(|e| e.slot == target).collect();
-    if let Some(running) = of_slot.iter().find(|e| in_progress(e)) {
-        return Ok(Seen::Waiting(Some((*running).clone())));
-    }
-    Ok(match of_slot.iter().max_by_key(|e| e.attempt) {
-        Some(ended) => Seen::Ended((*ended).clone()),
-        None => Seen::Waiting(None),
-    })
-}
-
 fn waiting_line(job: &str, slot: Option<i64>, entry: Option<&HistoryEntry>) -> String {
     let slot = slot.map_or("its next run".to_string(), crate::time::rfc3339);
     match entry {
@@ -122,20 +77,6 @@ fn waiting_line(job: &str, slot: Option<i64>, entry: Option<&HistoryEntry>) -> S
             e.runner
         ),
         None => format!("waiting for {job} @ {slot}: not claimed yet"),
-    }
-}
-
-/// What `wait` (and `logs -f`) exits with for an ended attempt: 0 finished or skipped; the
-/// command's exit code when it failed with one, else 1.
-pub(crate) fn exit_code_of(e: &HistoryEntry) -> i32 {
-    match e.status.as_str() {
-        "finished" | "skipped" => 0,
-        _ => e
-            .result
-            .get("exit_code")
-            .and_then(|c| c.as_i64())
-            .filter(|c| (1..=255).contains(c))
-            .map_or(1, |c| c as i32),
     }
 }
 

@@ -22,6 +22,18 @@ pub struct CronSettings {
     pub listen: Option<SocketAddr>,
 }
 
+/// Everything the daemon runs by, resolved once by `anarchon cron FILE` (or a test): it never goes
+/// back to the command line, at start or at a reload.
+#[derive(Debug, Clone)]
+pub struct DaemonSettings {
+    pub cron: CronSettings,
+    /// Where the store is (its password read once, here).
+    pub connect: crate::connection::ConnectOptions,
+    pub prefix: String,
+    /// How the crontab's text becomes jobs, with the global flags the daemon runs under.
+    pub crontab: super::crontab::CrontabReader,
+}
+
 /// `cron --check`.
 #[derive(Debug, Clone, Copy)]
 pub struct CheckSettings {

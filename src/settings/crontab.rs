@@ -139,6 +139,59 @@ const CRON_ONLY_VARIABLES: [(&str, &str); 4] = [
     ),
 ];
 
+/// Reads a crontab's text into jobs with the global flags the daemon runs under, at start and at
+/// each reload: resolved once, so the daemon never goes back to the command line.
+#[derive(Debug, Clone)]
+pub struct CrontabReader {
+    global: GlobalArgs,
+}
+
+impl CrontabReader {
+    pub fn new(global: &GlobalArgs) -> Self {
+        CrontabReader {
+            global: global.clone(),
+        }
+    }
+
+    /// The jobs of a crontab's text (as [`read_text`] gave it), every error with its line.
+    pub fn jobs_of(&self, text: Result<String, String>) -> Result<Crontab, Vec<LineError>> {
+        let text = text.map_err(|message| vec![LineError { line: 0, message }])?;
+        let tab = read(&text, &self.global)?;
+        if tab.jobs.is_empty() {
+            // A daemon with nothing to run is a mistake; and a reload that finds no job is a file
+            // caught empty (truncated, being written): taking it would stop every job of the fleet.
+            return Err(vec![LineError {
+                line: 0,
+                message: "has no job line (a schedule and a command): there is nothing to run"
+                    .into(),
+            }]);
+        }
+        Ok(tab)
+    }
+
+    /// Reads and parses the crontab file, every error with its line (a file that cannot be read:
+    /// line 0).
+    pub fn read_file(&self, file: &std::path::Path) -> Result<Crontab, Vec<LineError>> {
+        self.jobs_of(read_text(file))
+    }
+}
+
+/// The crontab's text, or why it cannot be read.
+pub fn read_text(file: &std::path::Path) -> Result<String, String> {
+    std::fs::read_to_string(file).map_err(|e| format!("cannot read the file: {e}"))
+}
+
+/// `FILE:LINE: why`, one a line, as compilers say it (and `FILE: why` for the whole file).
+pub fn describe_errors(file: &std::path::Path, errors: &[LineError]) -> Vec<String> {
+    errors
+        .iter()
+        .map(|e| match e.line {
+            0 => format!("{}: {}", file.display(), e.message),
+            n => format!("{}:{n}: {}", file.display(), e.message),
+        })
+        .collect()
+}
+
 /// Reads `text` (a crontab) with the global flags the daemon runs under. Every job's settings are
 /// resolved as `anarchon run`'s would be; every error is returned, each naming its line.
 pub fn read(text: &str, global: &GlobalArgs) -> Result<Crontab, Vec<LineError>> {
@@ -463,7 +516,7 @@ fn job_line(
 
 /// `--was OLD` (a crontab's own flag, not `run`'s; several allowed): the job's earlier names,
 /// taken out of the annotation's words. Each slot of the job is claimed under each of them first
-/// (`commands::cron::lineage`), so that replicas still running an old name and those running the
+/// (`daemon::lineage`), so that replicas still running an old name and those running the
 /// new one never run one scheduled time twice (docs/guide.md, "Renaming a job").
 fn take_was(flags: Vec<String>) -> Result<(Vec<String>, Vec<String>), String> {
     let (mut rest, mut was) = (Vec::new(), Vec::new());
@@ -657,7 +710,7 @@ CRON_TZ=Europe/Berlin
     }
 
     /// Every flag of `run` an annotation may carry, and where it takes effect under the daemon,
-    /// which takes each job's `RunSettings` whole (`commands::cron::daemon::start_job`): a flag of
+    /// which takes each job's `RunSettings` whole (`daemon::supervisor::start_job`): a flag of
     /// `run` is here, refused ([`NOT_UNDER_THE_DAEMON`], [`LINE_OWNED`]) or the daemon's own
     /// (global). A new flag of `run` fails this test until it is put in one of them.
     const TAKES_EFFECT: [&str; 35] = [

@@ -43,7 +43,7 @@ pub struct RunSettings {
     pub registry: registry::JobSettings,
     /// The job's earlier names (a crontab's `--was OLD`, or the name a reload of `anarchon cron`
     /// saw for the same line): each slot is claimed under them first, so that a rename never runs
-    /// one scheduled time twice (`commands::cron::lineage`). Empty for `run`.
+    /// one scheduled time twice (`daemon::lineage`). Empty for `run`.
     pub lineage: Vec<String>,
 }
 

@@ -228,6 +228,20 @@ pub async fn claim(
     Ok(reply)
 }
 
+/// Connects for a run of `strategy`: checks that the server can run it (idmp needs a server that
+/// has idempotent XADD) before anything is written.
+pub async fn connect_for(
+    options: &crate::connection::ConnectOptions,
+    strategy: Strategy,
+) -> crate::error::Result<crate::connection::Connection> {
+    let mut conn = crate::connection::Connection::open(options).await?;
+    if matches!(strategy, Strategy::Idmp { .. }) {
+        let info = crate::server::detect(&mut conn).await?;
+        claim_only::require_idmp(&info)?;
+    }
+    Ok(conn)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,8 @@ const LAYERS: &[&[&str]] = &[
     &["runner", "metrics"],
     &["cli"],
     &["settings", "output", "generate"],
+    &["scheduler"],
+    &["daemon"],
     &["commands"],
     &["main"],
 ];
@@ -312,49 +314,161 @@ fn contributing_names_only_files_that_exist() {
     );
 }
 
-/// Within a folder of modules (the daemon's `commands/cron/`, the store formats' `store/lease/`)
-/// no module reaches its siblings in a circle through `super::` (the daemon and its health
-/// endpoint did, over what they share; format 1 and format 2 did, over each other's state type).
-#[test]
-fn sibling_modules_import_each_other_without_a_circle() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    for folder in [
-        "commands/cron",
-        "store/lease",
-        "commands/run",
-        "commands/top",
-    ] {
-        let dir = root.join(folder);
-        let stems: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                name.strip_suffix(".rs").map(str::to_string)
-            })
-            .filter(|stem| stem != "mod")
-            .collect();
-        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for stem in &stems {
-            let text = code(&dir.join(format!("{stem}.rs")));
-            let uses = graph.entry(stem.clone()).or_default();
-            for other in stems.iter().filter(|o| *o != stem) {
-                if text.contains(&format!("super::{other}::"))
-                    || text.contains(&format!("super::{other};"))
-                    || text.contains(&format!("super::{other},"))
-                    || text.contains(&format!("super::{{{other}"))
-                {
-                    uses.insert(other.clone());
+/// The module path of a source file: `src/store/lease/v1.rs` is `store::lease::v1`, a `mod.rs`
+/// its folder's.
+fn module_path(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// The modules a file's code names: each `crate::a::b::...` and `super::x::...` path taken to the
+/// longest module it reaches.
+fn modules_named(own: &str, text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let parent = own.rsplit_once("::").map_or("", |(p, _)| p);
+    let mut found = BTreeSet::new();
+    for (start, base) in [("crate::", String::new()), ("super::", parent.to_string())] {
+        for (at, _) in text.match_indices(start) {
+            if text[..at].ends_with("::") || text[..at].ends_with('$') {
+                continue; // `crate::super::` never; `$crate::` is a macro's
+            }
+            let path: String = text[at + start.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            let mut reached = None;
+            let mut name = base.clone();
+            for part in path.split("::").filter(|p| !p.is_empty()) {
+                name = if name.is_empty() {
+                    part.to_string()
+                } else {
+                    format!("{name}::{part}")
+                };
+                if modules.contains(&name) {
+                    reached = Some(name.clone());
+                } else {
+                    break;
                 }
             }
-        }
-        for (a, uses) in &graph {
-            for b in uses {
-                assert!(
-                    !graph.get(b).is_some_and(|back| back.contains(a)),
-                    "src/{folder}: {a} and {b} import each other"
-                );
+            if let Some(m) = reached {
+                found.insert(m);
             }
         }
     }
+    found
+}
+
+/// A circle in a graph of modules, if there is one.
+fn a_circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == node) {
+            let mut circle = path[at..].to_vec();
+            circle.push(node.to_string());
+            return Some(circle);
+        }
+        if !done.insert(node.to_string()) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(circle) = visit(next, graph, path, done) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+/// The import graph of every module of the crate: an edge for each module a file's code names,
+/// leaving out its own ancestors and descendants (a module uses what its parent re-exports, and a
+/// `mod.rs` re-exports its children).
+fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: BTreeSet<String> = files.iter().map(|f| module_path(&src, f)).collect();
+    let related = |a: &str, b: &str| {
+        a == b || a.starts_with(&format!("{b}::")) || b.starts_with(&format!("{a}::"))
+    };
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let own = module_path(&src, file);
+        let named = modules_named(&own, &code(file), &modules);
+        let edges = graph.entry(own.clone()).or_default();
+        edges.extend(named.into_iter().filter(|m| !related(&own, m)));
+    }
+    graph
+}
+
+/// No module of the crate reaches itself through others: not the layers (checked above), not the
+/// modules within a layer or a folder (the daemon and its health endpoint did, over what they
+/// share; store formats 1 and 2 did, over each other's state type).
+#[test]
+fn no_modules_import_each_other_in_a_circle() {
+    let graph = import_graph();
+    assert!(
+        graph.len() > 100 && graph.contains_key("scheduler::lineage"),
+        "the modules were found: {}",
+        graph.len()
+    );
+    assert!(
+        graph["daemon::supervisor"].contains("scheduler"),
+        "the graph follows paths: {:?}",
+        graph["daemon::supervisor"]
+    );
+    if let Some(circle) = a_circle(&graph) {
+        panic!(
+            "modules import each other in a circle: {}",
+            circle.join(" -> ")
+        );
+    }
+}
+
+/// The commands are front-ends over the subsystems below them: none imports another (what two
+/// share lives in `commands::shared`, `commands/mod.rs` or a layer below), so a command can
+/// change without another changing under it.
+#[test]
+fn no_command_imports_another() {
+    let graph = import_graph();
+    let command_of = |m: &str| -> Option<String> {
+        let rest = m.strip_prefix("commands::")?;
+        let name = rest.split("::").next()?;
+        (name != "shared").then(|| name.to_string())
+    };
+    let mut crossing = Vec::new();
+    for (module, uses) in &graph {
+        let Some(own) = command_of(module) else {
+            continue;
+        };
+        for used in uses {
+            if let Some(other) = command_of(used)
+                && other != own
+            {
+                crossing.push(format!("{module} uses {used}"));
+            }
+        }
+    }
+    let commands = graph.keys().filter_map(|m| command_of(m)).count();
+    assert!(commands > 20, "the commands were found: {commands}");
+    assert!(
+        crossing.is_empty(),
+        "commands that import other commands:\n{}",
+        crossing.join("\n")
+    );
 }

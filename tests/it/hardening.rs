@@ -536,7 +536,7 @@ fn jitter_delays_the_claim_the_same_on_every_host() {
     let s = Server::start();
     let jitter = std::time::Duration::from_secs(2);
     let slot: i64 = 1_796_220_300_000;
-    let delay = anarchon::commands::run::jitter_delay("jit", slot, jitter);
+    let delay = anarchon::scheduler::jitter_delay("jit", slot, jitter);
     let file = s.dir.path().join("started.txt");
     let line = format!("date +%s%3N >> {}", file.display());
     let started = std::time::Instant::now();

@@ -680,11 +680,8 @@ fn a_claim_creates_its_job_in_the_format_the_store_is_in_when_it_claims() {
         let job = (0..1000)
             .map(|i| format!("jittery{i}"))
             .find(|j| {
-                let d = anarchon::commands::run::jitter_delay(
-                    j,
-                    slot,
-                    std::time::Duration::from_secs(20),
-                );
+                let d =
+                    anarchon::scheduler::jitter_delay(j, slot, std::time::Duration::from_secs(20));
                 (3..15).contains(&d.as_secs())
             })
             .unwrap();

@@ -1,22 +1,20 @@
 //! `anarchon cron FILE`: every job of a crontab file, run by one long-running process in each
-//! replica of a service ([`daemon`]); `--check` reads the file and shows what it would run.
-
-mod daemon;
-mod health;
-mod lineage;
-mod probe;
-mod shared;
+//! replica of a service ([`crate::daemon`]); `--check` reads the file and shows what it would run.
 
 use serde::Serialize;
 
 use crate::commands::Context;
-use crate::error::{Error, ExitCode, Result};
-use crate::settings::cron::{CheckSettings, CronSettings};
-use crate::settings::crontab::{self, CronJob, Crontab, LineError, Naming};
+use crate::daemon::say_warnings;
+use crate::error::{ExitCode, Result};
+use crate::settings::cron::{CheckSettings, CronSettings, DaemonSettings};
+use crate::settings::crontab::{
+    CronJob, Crontab, CrontabReader, LineError, Naming, describe_errors,
+};
 use crate::time::rfc3339;
 
 pub async fn execute(settings: &CronSettings, ctx: &Context) -> Result<ExitCode> {
-    let tab = match read_file(settings, ctx) {
+    let reader = CrontabReader::new(&ctx.global);
+    let tab = match reader.read_file(&settings.file) {
         Ok(tab) => tab,
         Err(errors) => {
             report_errors(settings, ctx, &errors);
@@ -29,58 +27,16 @@ pub async fn execute(settings: &CronSettings, ctx: &Context) -> Result<ExitCode>
             show(settings, ctx, &tab, check);
             Ok(ExitCode::Ok)
         }
-        None => daemon::run(settings, ctx, tab).await,
+        None => {
+            let daemon = DaemonSettings {
+                cron: settings.clone(),
+                connect: ctx.global.connect_options()?,
+                prefix: ctx.prefix().to_string(),
+                crontab: reader,
+            };
+            crate::daemon::run(daemon, tab, std::future::pending()).await
+        }
     }
-}
-
-/// Reads and parses the crontab, every error with its line (a file that cannot be read: line 0).
-pub fn read_file(
-    settings: &CronSettings,
-    ctx: &Context,
-) -> std::result::Result<Crontab, Vec<LineError>> {
-    jobs_of(read_text(&settings.file), ctx)
-}
-
-/// The crontab's text, or why it cannot be read.
-pub fn read_text(file: &std::path::Path) -> std::result::Result<String, String> {
-    std::fs::read_to_string(file).map_err(|e| format!("cannot read the file: {e}"))
-}
-
-/// The jobs of a crontab's text (as [`read_text`] gave it), every error with its line.
-pub fn jobs_of(
-    text: std::result::Result<String, String>,
-    ctx: &Context,
-) -> std::result::Result<Crontab, Vec<LineError>> {
-    let text = text.map_err(|message| vec![LineError { line: 0, message }])?;
-    let tab = crontab::read(&text, &ctx.global)?;
-    if tab.jobs.is_empty() {
-        // A daemon with nothing to run is a mistake; and a reload that finds no job is a file
-        // caught empty (truncated, being written): taking it would stop every job of the fleet.
-        return Err(vec![LineError {
-            line: 0,
-            message: "has no job line (a schedule and a command): there is nothing to run".into(),
-        }]);
-    }
-    Ok(tab)
-}
-
-/// The crontab's warnings (lines that read but are not acted on, `MAILTO=`), on stderr, as
-/// compilers give theirs: at start, on a reload and with `--check`.
-pub fn say_warnings(file: &std::path::Path, tab: &Crontab) {
-    for line in describe_errors(file, &tab.warnings) {
-        crate::errln!("warning: {line}");
-    }
-}
-
-/// `FILE:LINE: why`, one a line, as compilers say it (and `FILE: why` for the whole file).
-pub fn describe_errors(file: &std::path::Path, errors: &[LineError]) -> Vec<String> {
-    errors
-        .iter()
-        .map(|e| match e.line {
-            0 => format!("{}: {}", file.display(), e.message),
-            n => format!("{}:{n}: {}", file.display(), e.message),
-        })
-        .collect()
 }
 
 fn report_errors(settings: &CronSettings, ctx: &Context, errors: &[LineError]) {
@@ -199,13 +155,4 @@ fn show(settings: &CronSettings, ctx: &Context, tab: &Crontab, check: CheckSetti
 /// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     vec![("cron-check", crate::commands::output_schema::<Checked>())]
-}
-
-/// A usage error for a crontab that does not read (the daemon's start).
-pub fn unreadable(file: &std::path::Path, errors: &[LineError]) -> Error {
-    Error::usage(format!(
-        "{} does not read:\n  {}",
-        file.display(),
-        describe_errors(file, errors).join("\n  ")
-    ))
 }

@@ -128,7 +128,7 @@ pub async fn execute(
         runs.append(&mut ahead);
         let line = format!(
             "anarchon: {}",
-            super::describe(&report, backfill.now, run.max_late)
+            crate::scheduler::describe(&report, backfill.now, run.max_late)
         );
         match &bar {
             Some(bar) => {
@@ -218,7 +218,7 @@ async fn plan(conn: &mut Connection, b: &Backfill<'_>) -> Result<Plan> {
 /// The first failing run's exit code; 87 when the job was paused; else 0 (slots another host ran
 /// meanwhile count as done: the range is backfilled either way).
 fn exit_code(runs: &[SlotReport]) -> i32 {
-    super::first_failure(runs)
+    crate::scheduler::first_failure(runs)
         .or_else(|| {
             runs.iter()
                 .any(|r| r.outcome == SlotOutcome::Paused)

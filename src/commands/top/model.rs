@@ -82,7 +82,7 @@ impl Snapshot {
             })
             .collect();
         jobs.sort_by(|a, b| {
-            let rank = |r: &JobRow| crate::commands::list::health_rank(Some(r.health.state));
+            let rank = |r: &JobRow| crate::health::health_rank(Some(r.health.state));
             rank(a)
                 .cmp(&rank(b))
                 .then_with(|| a.view.job.cmp(&b.view.job))

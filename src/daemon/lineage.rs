@@ -3,7 +3,7 @@
 //! under (the same command renamed, or a derived name's line edited in place: [`carry_over`]).
 //! What a slot does with them (claimed under each old name first, so that a rename never runs one
 //! scheduled time twice, nor beside the old name's run in progress under `--overlap forbid`) is
-//! `commands::run::lineage`, on the one path every slot takes (`commands::run::take_slot`).
+//! `scheduler::lineage`, on the one path every slot takes (`scheduler::take_slot`).
 
 use std::collections::HashSet;
 

@@ -16,8 +16,8 @@ use hyper::{Request, Response, StatusCode};
 
 use super::probe::{self, Probed, Store};
 use super::shared::Shared;
-use crate::commands::metrics::store_unreadable;
 use crate::error::{Error, Result};
+use crate::metrics::store_unreadable;
 
 /// The daemon, once it has reached the store; until then (a replica may start before Redis) the
 /// endpoints answer for a daemon that is starting: alive, not ready. With it, what the readiness
@@ -96,7 +96,7 @@ async fn respond(
     shared: Option<&Arc<Shared>>,
     store: Store,
 ) -> Response<Full<Bytes>> {
-    let reply = crate::commands::metrics::text_reply;
+    let reply = crate::metrics::text_reply;
     let Some(shared) = shared else {
         return match req.uri().path() {
             "/healthz" => reply(StatusCode::OK, "ok\n".to_string()),
@@ -128,7 +128,7 @@ async fn respond(
 /// `/readyz`: 200 while the store answers and takes writes, by the probe's last look (every
 /// second); 503 when it does not answer, or answers but refuses writes (full: OOM), with why.
 fn readyz(store: Store, connected: bool) -> Response<Full<Bytes>> {
-    let reply = crate::commands::metrics::text_reply;
+    let reply = crate::metrics::text_reply;
     let not_ready = |why: String| reply(StatusCode::SERVICE_UNAVAILABLE, why);
     match store {
         Store::Answers => reply(StatusCode::OK, "ok: the store answers\n".to_string()),
@@ -155,7 +155,7 @@ async fn metrics(shared: &Shared, store: Store, connected: bool) -> String {
     let took = || started.elapsed().as_secs_f64() * 1000.0;
     let scrape = async {
         let (mut conn, _) = shared.connection().await;
-        crate::commands::metrics::scrape(&mut conn, &shared.prefix).await
+        crate::metrics::scrape(&mut conn, &shared.prefix).await
     };
     let mut text = if store == Store::Unreachable {
         store_unreadable("the store does not answer the daemon's probe", took())

@@ -4,7 +4,7 @@
 //! under `--overlap forbid`, on one replica that reloads or across a rolling deploy where old
 //! replicas run the old name and new ones the new name. Which names a job had is said by its
 //! settings ([`RunSettings::lineage`]: `--was OLD`, and what a reload of `anarchon cron` carried
-//! over, `commands::cron::lineage`); here is what [`super::take_slot`] does with them, for each
+//! over, `daemon::lineage`); here is what [`super::take_slot`] does with them, for each
 //! slot it takes (the current one, and each missed run it catches up) and for a run in progress
 //! a replica stands by for.
 //!

@@ -1,28 +1,5 @@
-//! `anarchon cron FILE`: one long-running process that runs every job of a crontab file, in
-//! every replica of a service; each scheduled run executes once, on one replica.
-//!
-//! ```text
-//!            ┌─ job loop (one per crontab line): sleeps to the next fire time by the server's clock
-//! daemon ────┤        └─► slot task: check + registry ─► run::take_slot (the one path of `run`:
-//!  signals,  │                                           claim, lease, backups, overlap, catch-up,
-//!  reload,   │                                           guard, records)
-//!  reaper    └─ health (--listen): /metrics, /healthz, /readyz
-//! ```
-//!
-//! Nothing here decides who runs a slot: each slot goes through [`crate::commands::run::take_slot`]
-//! exactly as a crontab line's `anarchon run` does, with the line's settings. What the daemon adds
-//! is what a process of its own has to do:
-//! - **time**: slots by the server's clock (`TIME`, read with every slot's check), never this
-//!   machine's; a loop that woke late (a stopped process) takes the latest due slot, and
-//!   `--catch-up` the ones before it;
-//! - **one connection** shared by every job (it multiplexes), opened again after a failure,
-//!   said once when lost and once when back;
-//! - **children**: commands run under the daemon ([`Supervised`]): signals are the daemon's, their
-//!   output goes out line by line labelled with the run; orphans are reaped
-//!   ([`crate::runner::children`]), as tini does for PID 1;
-//! - **reload** on SIGHUP and when the file changes; a file that does not read keeps the jobs;
-//! - **shutdown**: SIGTERM stops claiming, lets running commands finish for `--shutdown-grace`,
-//!   then stops them and hands their runs over to a replica standing by.
+//! The supervisor: the daemon's main loop (signals, reload, reaper, shutdown) over one job loop per
+//! crontab line, each taking its slots through [`crate::scheduler`].
 
 use super::health;
 use super::lineage;
@@ -37,14 +14,15 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::commands::Context;
-use crate::commands::run::{check_and_register, describe, take_in_turn, take_slot};
 use crate::connection::{ConnectOptions, Connection};
 use crate::error::{ExitCode, Result};
 use crate::lines::RunLabel;
 use crate::runner::child::Supervised;
-use crate::settings::cron::CronSettings;
-use crate::settings::crontab::{CronJob, Crontab, Naming};
+use crate::scheduler::{check_and_register, describe, take_in_turn, take_slot};
+use crate::settings::cron::{CronSettings, DaemonSettings};
+use crate::settings::crontab::{
+    CronJob, Crontab, CrontabReader, Naming, describe_errors, read_text,
+};
 use crate::settings::run::RunSettings;
 use crate::store::StoreCheck;
 use crate::time::{millis, rfc3339};
@@ -150,7 +128,7 @@ impl Shared {
             let early = u64::try_from(slot - check.server_now_ms).unwrap_or(0);
             tokio::time::sleep(Duration::from_millis(early)).await;
         }
-        // Claimed under the job's old names first, if it has any (`run::lineage`).
+        // Claimed under the job's old names first, if it has any (`scheduler::lineage`).
         match take_slot(&mut conn, &self.prefix, job, &check, slot).await {
             Ok(outcome) => {
                 let now = self.server_now();
@@ -275,8 +253,8 @@ impl Shared {
             };
             // A renamed job's runs in progress under its old names too: an old replica's run
             // that it hands over at its SIGTERM in a rolling deploy must find a replica of the
-            // new name standing by (which takes it under the old name first: `run::lineage`).
-            let old_keys = crate::commands::run::lineage::old_keys(prefix, job, &check);
+            // new name standing by (which takes it under the old name first: `scheduler::lineage`).
+            let old_keys = crate::scheduler::lineage::old_keys(prefix, job, &check);
             if matches!(job.runner.backup, crate::runner::Backup::Standby { .. }) {
                 for keys in &old_keys {
                     in_progress.extend(check.lease_format().runs_in_progress(conn, keys).await?);
@@ -374,7 +352,7 @@ impl Shared {
                 return;
             }
         };
-        // As any slot is taken: under the job's old names first (`run::lineage`), so that a
+        // As any slot is taken: under the job's old names first (`scheduler::lineage`), so that a
         // takeover of a renamed job's run never races an old replica's takeover of it.
         let mut ahead = Vec::new();
         match take_in_turn(&mut conn, &self.prefix, job, &check, slot, &mut ahead).await {
@@ -598,25 +576,41 @@ impl StartRule {
 /// Runs the daemon until SIGTERM or SIGINT (exit 0 after the shutdown). Its tasks are local to
 /// this thread (the runtime has one): a slot's task borrows across awaits in ways that are not
 /// `Send`, and nothing here would gain from other threads.
-pub async fn run(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Result<ExitCode> {
+///
+/// `shutdown`: a future that ends the daemon as SIGTERM does (a test's; `anarchon cron` passes one
+/// that never ends).
+pub async fn run(
+    daemon: DaemonSettings,
+    tab: Crontab,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<ExitCode> {
     tokio::task::LocalSet::new()
-        .run_until(run_local(settings, ctx, tab))
+        .run_until(run_local(daemon, tab, shutdown))
         .await
 }
 
-async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Result<ExitCode> {
+async fn run_local(
+    daemon: DaemonSettings,
+    tab: Crontab,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<ExitCode> {
+    let DaemonSettings {
+        cron: settings,
+        connect: options,
+        prefix,
+        crontab: reader,
+    } = daemon;
+    let settings = &settings;
     crate::lines::set_daemon_log(settings.log_format);
     become_subreaper();
-    let options = ctx.global.connect_options()?;
-    crate::store::validate_prefix(ctx.prefix())?;
+    crate::store::validate_prefix(&prefix)?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut signals = Signals::new()?;
     let started: health::Started = Default::default();
     if let Some(addr) = settings.listen {
         health::serve(addr, started.clone()).await?;
     }
-    let Some((mut conn, check)) = first_connection(&options, ctx.prefix(), &mut signals).await?
-    else {
+    let Some((mut conn, check)) = first_connection(&options, &prefix, &mut signals).await? else {
         return Ok(ExitCode::Ok);
     };
     // A store that a restart can lose lets runs run again (docs: "The server under the store"):
@@ -635,7 +629,7 @@ async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Resu
         crate::strategy::claim_only::require_idmp(&info)?;
     }
     let shared = Arc::new(Shared {
-        prefix: ctx.prefix().to_string(),
+        prefix,
         shown_url: conn.shown_url().to_string(),
         options,
         conn: tokio::sync::Mutex::new((conn, 0)),
@@ -666,16 +660,18 @@ async fn run_local(settings: &CronSettings, ctx: &Context, tab: Crontab) -> Resu
     let mut poll = tokio::time::interval(FILE_POLL);
     let mut ticks: u64 = 0;
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut shutdown = std::pin::pin!(shutdown);
     loop {
         tokio::select! {
             () = signals.shutdown.wait() => break,
+            () = &mut shutdown => break,
             _ = signals.hup.recv() => {
                 let text = file.take_now();
-                reload(settings, ctx, &shared, &mut jobs, "SIGHUP", text);
+                reload(settings, &reader, &shared, &mut jobs, "SIGHUP", text);
             }
             _ = poll.tick() => {
                 if let Some(text) = file.changed() {
-                    reload(settings, ctx, &shared, &mut jobs, "the file changed", text);
+                    reload(settings, &reader, &shared, &mut jobs, "the file changed", text);
                 }
                 // SIGCHLD says when to reap; a look now and then catches one that was coalesced
                 // away while a reap was under way (the look reads /proc: not every second).
@@ -856,17 +852,17 @@ fn start_job(shared: &Arc<Shared>, cron_job: CronJob, at_start: bool) -> Running
 /// and counted in `/metrics`).
 fn reload(
     settings: &CronSettings,
-    ctx: &Context,
+    reader: &CrontabReader,
     shared: &Arc<Shared>,
     jobs: &mut HashMap<String, Running>,
     why: &str,
     text: std::result::Result<String, String>,
 ) {
     shared.stats.reloads.fetch_add(1, Ordering::Relaxed);
-    match crate::commands::cron::jobs_of(text, ctx) {
+    match reader.jobs_of(text) {
         Ok(tab) => {
             crate::errln!("anarchon: reloading {} ({why})", settings.file.display());
-            crate::commands::cron::say_warnings(&settings.file, &tab);
+            super::say_warnings(&settings.file, &tab);
             apply(shared, jobs, tab, false);
         }
         Err(errors) => {
@@ -875,7 +871,7 @@ fn reload(
                 "anarchon: reloading {} ({why}) failed; the {} job(s) run on as they were:\n  {}",
                 settings.file.display(),
                 jobs.len(),
-                crate::commands::cron::describe_errors(&settings.file, &errors).join("\n  ")
+                describe_errors(&settings.file, &errors).join("\n  ")
             );
         }
     }
@@ -1043,21 +1039,21 @@ impl FileWatch {
     fn new(path: &std::path::Path) -> FileWatch {
         FileWatch {
             path: path.to_path_buf(),
-            taken: crate::commands::cron::read_text(path),
+            taken: read_text(path),
             seen: None,
         }
     }
 
     /// The file is read now (SIGHUP): what it holds is taken, and returned.
     fn take_now(&mut self) -> std::result::Result<String, String> {
-        self.taken = crate::commands::cron::read_text(&self.path);
+        self.taken = read_text(&self.path);
         self.seen = None;
         self.taken.clone()
     }
 
     /// The new text, once two looks in a row read it the same; None while nothing changed.
     fn changed(&mut self) -> Option<std::result::Result<String, String>> {
-        let text = crate::commands::cron::read_text(&self.path);
+        let text = read_text(&self.path);
         if text == self.taken {
             self.seen = None;
             return None;

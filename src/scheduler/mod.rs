@@ -1,0 +1,344 @@
+//! The scheduler: a slot's whole life below the commands that start it. `run` (a crontab line),
+//! `cron` (each job of a daemon), `next` and `run-now` use it: the slot by the server's clock, the
+//! jitter, the catch-up of missed runs, the job's old names ([`lineage`]), then the claim, the run
+//! and its records through [`crate::runner`]. Opening the store for a slot (the format check and the
+//! registry in one round trip) is [`open`]; one line about a slot for a person is [`describe`].
+
+pub mod catch_up;
+pub mod describe;
+pub mod lineage;
+pub mod open;
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::connection::Connection;
+use crate::error::{Error, Result};
+use crate::runner::{SlotOutcome, SlotReport, Target, run_in_turn};
+use crate::schedule::Schedule;
+use crate::settings::run::RunSettings;
+use crate::store::{LeaseKeys, RunKind, StoreCheck};
+use crate::strategy::claim::ClaimRequest;
+use crate::strategy::lease;
+use crate::time::rfc3339;
+
+pub use describe::describe;
+pub use open::{check_and_register, open_and_register};
+
+/// A missed run the catch-up policy did not run.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Skipped {
+    pub slot: i64,
+    slot_time: String,
+    pub reason: String,
+    /// Whether the store now records it as skipped (false: another host claimed it meanwhile, the
+    /// job is paused over it, or a format 1 store, which has no place for it).
+    pub recorded: bool,
+}
+
+/// One scheduled slot taken as `run` takes it, once the store is open and `check` read: the
+/// jitter, the catch-up of missed runs (each in turn), then the slot itself, claimed, run and
+/// recorded by [`run_in_turn`], and `--on-failure` for each attempt that failed here. `anarchon
+/// cron` takes each of its slots through here too: one code path for a crontab line run by cron
+/// and one run by the daemon.
+pub async fn take_slot(
+    conn: &mut Connection,
+    prefix: &str,
+    run: &RunSettings,
+    check: &StoreCheck,
+    current: i64,
+) -> Result<Outcome> {
+    let now = check.server_now_ms;
+    let target = Target::new(prefix, &run.job, run.strategy, check);
+    let delay = jitter_delay(&run.job, current, run.jitter);
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    let keys = target.lease_keys();
+    let old = lineage::old_keys(prefix, run, check);
+
+    // Reads and skip records, all idempotent: retried through a stall as a claim is.
+    let plan = crate::runner::retrying(conn, async |conn| {
+        plan_catch_up(conn, run, (&keys, &old), current, now).await
+    })
+    .await?;
+    // Missed runs, oldest first, each in turn: a host that finds one held stands by for it (its
+    // backup) and one whose older run is still in progress waits for it (`run_in_turn`), so the
+    // hosts of a fleet coming back go through them together, each once, one at a time.
+    let mut caught_up = Vec::new();
+    for &slot in plan.to_run.iter().filter(|s| **s != current) {
+        let report = take_in_turn(conn, prefix, run, check, slot, &mut caught_up).await?;
+        caught_up.push(report);
+    }
+    let (skipped, runs_current) = (plan.skipped, plan.runs_current);
+
+    let report = if runs_current {
+        take_in_turn(conn, prefix, run, check, current, &mut caught_up).await?
+    } else {
+        SlotReport::too_late(&run.job, current)
+    };
+    let exit_code = exit_code(run, &caught_up, &report);
+    notify_failures(run, caught_up.iter().chain([&report])).await;
+    Ok(Outcome {
+        skipped,
+        caught_up,
+        report,
+        exit_code,
+    })
+}
+
+/// One slot of `run`'s job, in turn ([`run_in_turn`]: behind an older run a host catching up put
+/// ahead of it), claimed under the job's old names first when it has any ([`lineage`]): the one
+/// way a slot is taken, on time, caught up, or stood by for by a replica that starts while it is
+/// in progress. `ahead`: the older runs this host ran first, pushed oldest first.
+pub async fn take_in_turn(
+    conn: &mut Connection,
+    prefix: &str,
+    run: &RunSettings,
+    check: &StoreCheck,
+    slot: i64,
+    ahead: &mut Vec<SlotReport>,
+) -> Result<SlotReport> {
+    let held = match lineage::before_slot(conn, prefix, run, check, slot).await? {
+        lineage::Before::Take(held) => held,
+        lineage::Before::Skip(report) => return Ok(*report),
+    };
+    let target = Target::new(prefix, &run.job, run.strategy, check);
+    let request = |slot: i64| -> ClaimRequest { run.claim.request(slot, RunKind::Scheduled) };
+    let taken = loop {
+        let taken = run_in_turn(
+            conn,
+            target,
+            &request,
+            slot,
+            &run.runner,
+            check.server_now_ms,
+            ahead,
+        )
+        .await;
+        // Refused only because the claim came during a short pause (the slot itself is before
+        // it): the old names' claims are held through it, and the slot claimed again after.
+        if let Ok(r) = &taken
+            && r.outcome == SlotOutcome::Paused
+            && !held.is_empty()
+            && let Some(wait) = lineage::pause_passes(conn, &target.lease_keys(), run, slot).await
+        {
+            tokio::time::sleep(wait).await;
+            continue;
+        }
+        break taken;
+    };
+    // The old names' claims end once the slot is decided (or are handed on when it is not).
+    lineage::after_slot(conn, &target.lease_keys(), run, held, &taken).await;
+    taken
+}
+
+/// How far before a fire time a `run` may start and still be for it (a host whose clock runs a
+/// little ahead of the server's: cron starts it just before the server's clock reaches the
+/// slot). It then waits for the server's clock. Only for schedules whose fire times are at least
+/// ten times this apart.
+const EARLY: i64 = 1_000;
+
+/// The slot this `run` is for, and how long to wait for it: the schedule's latest fire time at or
+/// before the moment cron started this process, by the server's clock
+/// ([`StoreCheck::server_ms_at_process_start`]: a server that stalled answers with a clock already
+/// past the next fire time, and taking its clock as it answered would attribute this run to the
+/// next slot and leave this one to nobody), or the next one when it is less than [`EARLY`] after
+/// that moment; or `--slot`.
+pub fn current_slot(run: &RunSettings, check: &StoreCheck) -> Result<(i64, Duration)> {
+    let now = check.server_now_ms;
+    match (run.schedule.as_ref(), run.slot) {
+        (Some(s), _) => {
+            scheduled_slot(s, check.server_ms_at_process_start(), now).ok_or_else(|| {
+                Error::usage(format!(
+                    "--schedule {:?} has never fired before now",
+                    s.source()
+                ))
+            })
+        }
+        (None, Some(slot)) => Ok((slot.resolve(now), Duration::ZERO)),
+        (None, None) => Err(Error::usage("give --schedule or --slot")),
+    }
+}
+
+/// [`current_slot`] of a schedule, for a process started at `started` (server ms) that read the
+/// server's clock as `now`.
+pub fn scheduled_slot(s: &Schedule, started: i64, now: i64) -> Option<(i64, Duration)> {
+    let started = started.min(now);
+    let latest = s.latest_at_or_before(started);
+    if let (Some(next), Some(latest)) = (s.next_after(started), latest)
+        && next - started < EARLY
+        && started - latest >= 10 * EARLY
+    {
+        let wait = u64::try_from((next - now).max(0)).unwrap_or(0);
+        return Some((next, Duration::from_millis(wait)));
+    }
+    latest.map(|slot| (slot, Duration::ZERO))
+}
+
+/// `--on-failure`: the hook for each attempt this host ran that failed; a hook's own trouble is
+/// said on stderr and changes nothing else.
+async fn notify_failures(run: &RunSettings, reports: impl Iterator<Item = &SlotReport>) {
+    let Some(hook) = &run.on_failure else {
+        return;
+    };
+    for r in reports.filter(|r| crate::runner::notify::failed_here(r)) {
+        if let Some(problem) = crate::runner::notify::run_hook(hook, r).await {
+            crate::errln!("anarchon: {}: {problem}", run.job);
+        }
+    }
+}
+
+/// What `--catch-up` found and decided before anything runs.
+struct CatchUpPlan {
+    /// The missed runs to run, oldest first (the current slot among them when it is missed).
+    to_run: Vec<i64>,
+    /// Those the policy does not run, recorded as skipped (each with why).
+    skipped: Vec<Skipped>,
+    /// Whether the current slot is claimed: on time, or too late but itself a missed run.
+    runs_current: bool,
+}
+
+/// `--catch-up`: what [`catch_up::decide`] decides from the store (the schedule's runs in the
+/// window that no host claimed, and those before it when the hosts were down longer); those it
+/// does not run are recorded as skipped here, so that no later claim runs them.
+async fn plan_catch_up(
+    conn: &mut Connection,
+    run: &RunSettings,
+    (keys, old): (&LeaseKeys, &[LeaseKeys]),
+    current: i64,
+    now: i64,
+) -> Result<CatchUpPlan> {
+    let rule = catch_up::Rule::of(run);
+    // A renamed job's past is under all its names (lineage.rs).
+    let decision = if old.is_empty() {
+        catch_up::decide(&rule, current, now, &mut catch_up::Store { conn, keys }).await?
+    } else {
+        let mut claims = lineage::Claims {
+            conn,
+            own: keys,
+            old,
+        };
+        catch_up::decide(&rule, current, now, &mut claims).await?
+    };
+    let runner = &run.claim.runner;
+    let mut skipped = Vec::new();
+    for (slot, reason) in &decision.to_skip {
+        let outcome = lease::skip(conn, keys, *slot, runner, reason).await?;
+        skipped.push(Skipped {
+            slot: *slot,
+            slot_time: rfc3339(*slot),
+            reason: reason.clone(),
+            recorded: outcome == lease::SkipOutcome::Skipped,
+        });
+    }
+    Ok(CatchUpPlan {
+        runs_current: decision.runs_current(),
+        to_run: decision.to_run,
+        skipped,
+    })
+}
+
+/// What one `run` did, slot by slot.
+pub struct Outcome {
+    pub skipped: Vec<Skipped>,
+    pub caught_up: Vec<SlotReport>,
+    /// The current slot's.
+    pub report: SlotReport,
+    pub exit_code: i32,
+}
+
+/// The exit code of a `run`: a failed catch-up run must not hide behind a successful current one;
+/// `--skipped-ok` makes a slot another host ran, runs, overlaps or a pause skipped a success.
+fn exit_code(run: &RunSettings, caught_up: &[SlotReport], report: &SlotReport) -> i32 {
+    first_failure(caught_up).unwrap_or_else(|| match report.outcome {
+        SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::Overlap | SlotOutcome::Paused
+            if run.skipped_ok =>
+        {
+            0
+        }
+        SlotOutcome::Done
+        | SlotOutcome::Running
+        | SlotOutcome::Overlap
+        | SlotOutcome::Paused
+        | SlotOutcome::Ran
+        | SlotOutcome::TooLate
+        | SlotOutcome::Unreplicated => report.exit_code(),
+    })
+}
+
+/// The exit code of the first slot this host ran that did not succeed, if any (a failed run must not
+/// hide behind later ones that succeeded).
+pub fn first_failure(reports: &[SlotReport]) -> Option<i32> {
+    reports
+        .iter()
+        .filter(|r| r.outcome == SlotOutcome::Ran)
+        .map(SlotReport::exit_code)
+        .find(|code| *code != 0)
+}
+
+/// The jitter delay of one run: a fraction of `jitter` derived from the job and the slot (FNV-1a),
+/// so every host of the job waits the same for the same slot and different jobs spread out.
+pub fn jitter_delay(job: &str, slot: i64, jitter: Duration) -> Duration {
+    if jitter.is_zero() {
+        return Duration::ZERO;
+    }
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in job.bytes().chain(slot.to_le_bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let span = u64::try_from(jitter.as_millis()).unwrap_or(u64::MAX);
+    Duration::from_millis(hash % span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_slot_is_the_one_cron_started_the_process_for() {
+        let minute = Schedule::parse("* * * * *", "UTC").unwrap();
+        let t = 1_796_220_000_000; // a whole minute
+        // On time, and answered late by a server that stalled past the next fire time.
+        assert_eq!(
+            scheduled_slot(&minute, t + 20, t + 25),
+            Some((t, Duration::ZERO))
+        );
+        assert_eq!(
+            scheduled_slot(&minute, t + 20, t + 61_000),
+            Some((t, Duration::ZERO))
+        );
+        // Started 300 ms before the fire time (a host clock a little ahead): that slot, after a
+        // wait for the server's clock.
+        assert_eq!(
+            scheduled_slot(&minute, t - 300, t - 290),
+            Some((t, Duration::from_millis(290)))
+        );
+        // Half a minute after: late for this slot, not early for the next.
+        assert_eq!(
+            scheduled_slot(&minute, t + 30_000, t + 30_001),
+            Some((t, Duration::ZERO))
+        );
+        // A schedule of seconds has no early start: fire times are too close together.
+        let seconds = Schedule::parse("*/3 * * * * *", "UTC").unwrap();
+        assert_eq!(
+            scheduled_slot(&seconds, t + 2_900, t + 2_905),
+            Some((t, Duration::ZERO))
+        );
+    }
+
+    #[test]
+    fn jitter_is_the_same_for_a_job_and_slot_and_within_bounds() {
+        let j = Duration::from_secs(30);
+        let a = jitter_delay("sync", 1_796_220_300_000, j);
+        assert_eq!(a, jitter_delay("sync", 1_796_220_300_000, j));
+        assert!(a < j);
+        assert_eq!(jitter_delay("sync", 1, Duration::ZERO), Duration::ZERO);
+        let spread: std::collections::HashSet<Duration> = (0..50)
+            .map(|i| jitter_delay(&format!("job{i}"), 1_796_220_300_000, j))
+            .collect();
+        assert!(spread.len() > 40, "jobs spread out: {}", spread.len());
+    }
+}
