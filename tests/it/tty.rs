@@ -550,3 +550,60 @@ fn list_keeps_job_names_whole_when_they_fit() {
         "{shown}"
     );
 }
+
+/// `inspect`'s RENEWED tells a holder that renews from a hung one in both store formats: format 2
+/// records each run's lease, so the renewal is exact; format 1 keeps only the lease end, so it is
+/// derived from the lease the job's registry records, and marked `~` (#48, item 5: it was always
+/// `-` in format 1).
+#[test]
+fn inspect_says_when_a_lease_was_last_renewed() {
+    let s = Server::start();
+    let mut child = common::spawn_run(
+        &s,
+        &[
+            "--job", "hb", "--slot", "now", "--lease", "3s", "--", "sleep", "30",
+        ],
+    );
+    // A heartbeat after the claim: the renewal is later than the claim.
+    let mut detail = serde_json::Value::Null;
+    common::wait_for("a heartbeat", std::time::Duration::from_secs(20), || {
+        let out = s.cli(&["inspect", "hb", "--json"]);
+        if out.code() != Some(0) {
+            return false; // not claimed yet
+        }
+        detail = out.json();
+        let run = &detail["active"][0];
+        match (run["renewed_at"].as_i64(), run["claimed_at"].as_i64()) {
+            (Some(renewed), Some(claimed)) => renewed > claimed + 500,
+            _ => false,
+        }
+    });
+    let run = &detail["active"][0];
+    let (renewed, now) = (
+        run["renewed_at"].as_i64().unwrap(),
+        detail["server_time"].as_i64().unwrap(),
+    );
+    // `run` heartbeats about every third of its lease: the last renewal is at most a lease old.
+    assert!(renewed <= now && now - renewed <= 3_000, "{detail}");
+    let derived = Server::test_store_format() == 1;
+    assert_eq!(run["renewed_at_derived"], derived, "{detail}");
+    let shown = strip_ansi(&text(&on_tty(&s, "inspect hb", "", &[])));
+    let row = shown
+        .lines()
+        .skip_while(|l| !l.starts_with("SLOT "))
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(row.contains(" ~"), derived, "{shown}");
+    assert!(row.contains(" ago"), "{shown}");
+    assert!(
+        !row.split_whitespace().any(|w| w == "-"),
+        "RENEWED is `-`: {shown}"
+    );
+    // The run's process group: anarchon and its `sleep`.
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let _ = child.wait();
+}
