@@ -7,6 +7,9 @@ use serde::Serialize;
 
 use crate::cli::{ColorChoice, GlobalArgs, OutputFormat, TimeFormat};
 
+mod fit;
+pub(crate) use fit::cut;
+
 #[derive(Debug, Clone, Copy)]
 pub struct Output {
     pub json: bool,
@@ -114,19 +117,20 @@ impl Output {
         let mut table = Table::new();
         // Borderless, as kubectl and gh print: columns two spaces apart, one row per line.
         table.load_preset(presets::NOTHING);
-        let mut gap: u16 = 2;
         let fit = self.tty && self.tables == TableStyle::Fitted;
-        let rows = match table.width().map(usize::from).filter(|_| fit) {
-            // A terminal's width is kept by cutting the columns that can be cut (never a pid,
-            // a token's digits or a time), then by narrower gaps. A terminal that reports no
-            // width worth fitting (0 columns, as under some multiplexers) gets the whole table.
-            Some(width) if width >= 40 => {
-                let (rows, fitted_gap) = fit_to_width(header, rows, width);
-                gap = fitted_gap;
-                rows
-            }
-            _ => rows,
+        let fitted = match table.width().map(usize::from).filter(|_| fit) {
+            // A terminal's width is kept by what gives way first (src/output/fit.rs: free text
+            // cut, narrower gaps, the least needed columns left out, the name cut last; never a
+            // pid, a token's digits or a time). A terminal that reports no width worth fitting
+            // (0 columns, as under some multiplexers) gets the whole table.
+            Some(width) if width >= 40 => fit::fit_to_width(header, rows, width),
+            _ => fit::Fitted {
+                header: header.to_vec(),
+                rows,
+                gap: 2,
+            },
         };
+        let (header, rows, gap) = (&fitted.header, fitted.rows, fitted.gap as u16);
         if self.headers {
             table.set_header(header.iter().map(|h| h.to_string()));
         }
@@ -150,8 +154,11 @@ impl Output {
             });
             table.add_row(cells.collect::<Vec<_>>());
         }
-        for column in table.column_iter_mut() {
-            column.set_padding((0, gap));
+        // No gap after the last column: a coloured cell keeps its padding inside its colour, where
+        // trimming the line cannot reach it, and a row of exactly the terminal's width would wrap.
+        let last = header.len().saturating_sub(1);
+        for (i, column) in table.column_iter_mut().enumerate() {
+            column.set_padding((0, if i == last { 0 } else { gap }));
         }
         let text = table.to_string();
         // Plain mode pads the last column too; trailing blanks only get in the way of scripts.
@@ -291,99 +298,6 @@ pub fn how_it_ended(result: &serde_json::Value) -> Option<String> {
     })
 }
 
-/// The tone a run status is painted in.
-/// The columns of a table that may be cut to fit a terminal (with `…`): names and free text.
-/// Every other column (times, pids, attempts, tokens, counts, kinds) is shown whole, but for
-/// RUNNER (`host:pid`), whose host is cut in its middle, keeping the pid.
-const CUTTABLE: [&str; 8] = [
-    "JOB", "SCHEDULE", "RESULT", "KEY", "REASON", "RUNNER", "BY", "DETAIL",
-];
-
-/// Time columns shown as `<time> (<relative>)` that keep their time alone when a table still does
-/// not fit a terminal.
-const SHORTENED_TIMES: [&str; 3] = ["ENDED", "CLAIMED", "STARTED"];
-
-/// `cell` cut to `to` characters: its end replaced by `…`, or for a runner (`host:pid`) the end of
-/// its host, so the pid stays whole (`ip-10-0-12-34.eu-w…:4311`).
-pub(crate) fn cut(column: &str, cell: &str, to: usize) -> String {
-    if column == "RUNNER"
-        && let Some((host, pid)) = cell.rsplit_once(':')
-        && to > pid.chars().count() + 2
-    {
-        let keep = to - pid.chars().count() - 2;
-        return format!("{}…:{pid}", host.chars().take(keep).collect::<String>());
-    }
-    format!("{}…", cell.chars().take(to - 1).collect::<String>())
-}
-
-/// `rows` cut to fit `width` terminal columns, in steps that keep the most: the cuttable columns
-/// cut to no less than 16 characters (the widest first, each cut cell ending in `…`); then the
-/// gap between columns narrowed from two spaces to one; then times shown with their relative
-/// part shown without it; then the cuttable columns cut to 8.
-/// Returns the rows and the gap. A table that still does not fit is left as it is then: its lines
-/// run past the edge rather than wrap a cell over several lines.
-fn fit_to_width(
-    header: &[&str],
-    mut rows: Vec<Vec<String>>,
-    width: usize,
-) -> (Vec<Vec<String>>, u16) {
-    let len = |s: &str| s.chars().count();
-    let widths = |rows: &[Vec<String>]| -> Vec<usize> {
-        header
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                rows.iter()
-                    .filter_map(|r| r.get(i))
-                    .map(|c| len(c))
-                    .chain([len(h)])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect()
-    };
-    let total = |widths: &[usize], gap: usize| {
-        widths.iter().sum::<usize>() + gap * widths.len().saturating_sub(1)
-    };
-    for (floor, gap, short_times) in [(16, 2, false), (16, 1, false), (16, 1, true), (8, 1, true)] {
-        if short_times {
-            // Last: a time shown as `<time> (<relative>)` keeps its time alone.
-            for (i, column) in header.iter().enumerate() {
-                if SHORTENED_TIMES.contains(column) {
-                    for row in &mut rows {
-                        if let Some(cell) = row.get_mut(i)
-                            && let Some(at) = cell.rfind(" (").filter(|_| cell.ends_with(')'))
-                        {
-                            cell.truncate(at);
-                        }
-                    }
-                }
-            }
-        }
-        let mut w = widths(&rows);
-        while total(&w, gap) > width {
-            let widest = (0..header.len())
-                .filter(|&i| CUTTABLE.contains(&header[i]) && w[i] > floor.max(len(header[i])))
-                .max_by_key(|&i| w[i]);
-            let Some(i) = widest else { break };
-            let to = w[i]
-                .saturating_sub(total(&w, gap) - width)
-                .max(floor.max(len(header[i])));
-            for row in &mut rows {
-                if let Some(cell) = row.get_mut(i).filter(|c| len(c) > to) {
-                    *cell = cut(header[i], cell, to);
-                }
-            }
-            w = widths(&rows);
-        }
-        if total(&w, gap) <= width {
-            return (rows, gap as u16);
-        }
-    }
-    (rows, 1)
-}
-
-/// How a HEALTH column's word is coloured: what needs a person red or yellow, a healthy job green.
 /// The server's clock in a `--json` document: `server_time` (ms) and its RFC 3339 twin
 /// (`server_time_rfc3339`: the name `server_time_time` would not read). Flattened into reports.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -403,6 +317,7 @@ impl ServerClock {
     }
 }
 
+/// How a HEALTH column's word is coloured: what needs a person red or yellow, a healthy job green.
 pub fn health_tone(health: &str) -> Tone {
     match health {
         "ok" => Tone::Good,
@@ -412,6 +327,7 @@ pub fn health_tone(health: &str) -> Tone {
     }
 }
 
+/// The tone a run status is painted in.
 pub fn status_tone(status: &str) -> Tone {
     match status {
         "finished" => Tone::Good,

@@ -148,9 +148,10 @@ pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCo
             .await?
         }
     };
+    let registered_lease = registry.as_ref().and_then(|r| r.settings.lease_ms);
     let mut active: Vec<ActiveRun> = in_progress
         .into_iter()
-        .map(|state| ActiveRun::at(state, now))
+        .map(|state| ActiveRun::at(state, now).with_registered_lease(registered_lease, now))
         .collect();
     active.sort_by_key(|r| std::cmp::Reverse(r.state.slot));
     let detail = JobDetail {
@@ -395,9 +396,14 @@ fn print_active(ctx: &Context, d: &JobDetail) {
             .map(|a| {
                 let left = crate::time::lease_left(a.lease_left_ms);
                 // A holder that is hung looks different from a healthy one: how long it has
-                // run, and how long ago its lease was last renewed (a heartbeat).
+                // run, and how long ago its lease was last renewed (a heartbeat); `~` marks a
+                // time derived from the registered lease.
                 let renewed = a.renewed_at.map_or("-".to_string(), |at| {
-                    format!("{} ago", humanize((d.clock.server_time - at).max(0) as u64))
+                    format!(
+                        "{}{} ago",
+                        if a.renewed_at_derived { "~" } else { "" },
+                        humanize((d.clock.server_time - at).max(0) as u64)
+                    )
                 });
                 vec![
                     out.time(a.state.slot),

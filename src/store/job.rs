@@ -28,8 +28,14 @@ pub struct ActiveRun {
     /// Since attempt 1 was claimed, by the server's clock.
     pub running_for_ms: i64,
     /// When the lease was last renewed (a claim or heartbeat: the lease end minus the lease it was
-    /// claimed with); format 2 only, which records that lease.
+    /// claimed with). A store that records each run's lease gives it exactly; one that does not
+    /// (its runs keep only their lease end) gives it derived, from the lease the job's registry
+    /// records (`renewed_at_derived`), or null when there is none or it does not add up.
     pub renewed_at: Option<i64>,
+    /// Whether `renewed_at` is derived: the lease end minus the job's registered lease, true while
+    /// the holder renews by the lease its `run` registered (each heartbeat sets the lease end to
+    /// its time plus that lease).
+    pub renewed_at_derived: bool,
 }
 
 /// An entry of a run stream, with its result when there is one.
@@ -334,8 +340,28 @@ impl ActiveRun {
             lease_left_ms: state.lease_end - now,
             running_for_ms: now - state.started_at,
             renewed_at: state.lease_ms.map(|ms| state.lease_end - ms),
+            renewed_at_derived: false,
             state,
         }
+    }
+
+    /// The run with its renewal derived from `registered_lease_ms` (the job registry's lease) when
+    /// the store recorded no lease for it. Every renewal sets the lease end to its time plus the
+    /// lease, never moving it back, so the lease end minus the lease is the last renewal, as long
+    /// as the holder renewed by that lease. A derived time before the attempt's claim or after
+    /// `now` shows it did not (another `--lease` than the registry's): no time is then shown
+    /// rather than a wrong one.
+    pub fn with_registered_lease(mut self, registered_lease_ms: Option<i64>, now: i64) -> Self {
+        if self.renewed_at.is_some() {
+            return self;
+        }
+        let derived = registered_lease_ms
+            .filter(|ms| *ms > 0)
+            .map(|ms| self.state.lease_end - ms)
+            .filter(|at| (self.state.claimed_at..=now).contains(at));
+        self.renewed_at_derived = derived.is_some();
+        self.renewed_at = derived;
+        self
     }
 }
 

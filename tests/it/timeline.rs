@@ -669,3 +669,75 @@ fn a_range_that_is_empty_or_an_svg_and_json_both_on_stdout_are_usage_errors() {
     assert_eq!(out["since_time"], "2026-12-02T13:55:00.000Z");
     assert_eq!(out["jobs"][0]["slots"].as_array().unwrap().len(), 1);
 }
+
+/// Replicas on one host: the HOST column and the takeovers name the runners (`vm:41`, `vm:57`)
+/// rather than `vm` for all and "vm → vm" (#48, item 5), in the text and the SVG; JSON keeps the
+/// host and the runner as they are.
+#[test]
+fn replicas_on_one_host_are_told_apart() {
+    let s = Server::start();
+    let m = Minutes::now(&s);
+    let (taken, plain) = (m.ago(3), m.ago(2));
+    let mut holder = common::spawn_run(
+        &s,
+        &run_args("vm", &taken, "vm:41", &["--lease", "2s"], &["sleep", "5"]),
+    );
+    common::wait_for_claim(&s, "vm", &taken);
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(holder.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    holder.wait().unwrap();
+    run(
+        &s,
+        &run_args("vm", &taken, "vm:57", &["--lease", "2s"], &["true"]),
+    )
+    .expect(0);
+    run(&s, &run_args("vm", &plain, "vm:41", &[], &["true"])).expect(0);
+
+    let range = ["--since", "5m"];
+    let out = s
+        .cli(
+            &[
+                &["timeline", "vm", "--width", "100", "--color", "never"][..],
+                &range,
+            ]
+            .concat(),
+        )
+        .expect(0);
+    let shown = lines(&out);
+    let text = shown.join("\n");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("1 takeover: vm:41 → vm:57"), "{text}");
+    line_with(&shown, &["vm:57", "took over from vm:41"]);
+    assert_eq!(
+        shown.iter().filter(|l| l.contains(" 1 vm:41 ")).count(),
+        2,
+        "{text}"
+    );
+
+    let svg = s
+        .cli(&[&["timeline", "vm", "--svg", "-"][..], &range].concat())
+        .expect(0);
+    let svg = String::from_utf8_lossy(&svg.stdout).into_owned();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    assert!(
+        texts.contains(&"vm:57") && texts.contains(&"vm:41"),
+        "{texts:?}"
+    );
+
+    let doc = s
+        .cli(&[&["timeline", "vm", "--json"][..], &range].concat())
+        .expect(0)
+        .json();
+    let t = &slot_row(&doc, 0, &taken)["attempts"][1];
+    assert_eq!(
+        (t["host"].as_str(), t["runner"].as_str()),
+        (Some("vm"), Some("vm:57"))
+    );
+}

@@ -445,14 +445,27 @@ fn history_and_inspect_rows_keep_to_one_line_of_80_columns() {
         "-c",
         "exit 3",
     ]);
+    // A run in progress under a long runner name: inspect's widest table (#48, item 5: its rows
+    // were 84-95 columns while this test, measuring no such table, passed).
+    let earlier = (s.now_ms() / 60_000 * 60_000 - 120_000).to_string();
+    s.cli(&[
+        "claim",
+        "h80",
+        "--slot",
+        &earlier,
+        "--runner",
+        "ip-10-0-12-36.eu-west-1.compute.internal:4312",
+        "--lease",
+        "10m",
+    ])
+    .expect(0);
     for command in ["history h80", "inspect h80"] {
         let shown = strip_ansi(&text(&on_tty(&s, command, "", &[("COLUMNS", "80")])));
-        // The table rows (inspect's free-text lines above them may run on: a terminal wraps
-        // prose at a space).
-        for line in shown
-            .lines()
-            .filter(|l| l.starts_with("SLOT ") || l.starts_with("20"))
-        {
+        // Every line of every table, events and runs in progress too (inspect's free-text lines
+        // above them may run on: a terminal wraps prose at a space).
+        let rows = table_lines(&shown);
+        assert!(rows.len() >= 4, "{command}: no tables: {shown}");
+        for line in rows {
             let shown_width = line.chars().filter(|c| !c.is_control()).count();
             assert!(
                 shown_width <= 80,
@@ -467,4 +480,130 @@ fn history_and_inspect_rows_keep_to_one_line_of_80_columns() {
         assert!(!shown.contains("{\"rows\""), "{command}: {shown}");
         assert!(shown.contains("exit 3"), "{command}: {shown}");
     }
+}
+
+/// The lines of every table in `shown`: from a header line (its first word in capitals: JOB,
+/// KEY, SLOT, WHEN...) to the blank line or the labelled line of prose (`schedule `, `hosts    `:
+/// a lowercase word padded to nine columns) that ends the table.
+fn table_lines(shown: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut in_table = false;
+    for line in shown.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        let label = first.chars().all(|c| c.is_ascii_lowercase())
+            && line.len() > 9
+            && line
+                .get(first.len()..9)
+                .is_some_and(|pad| pad.trim().is_empty());
+        if line.trim().is_empty() || label {
+            in_table = false;
+        } else if first.len() >= 3 && first.chars().all(|c| c.is_ascii_uppercase()) {
+            in_table = true;
+        }
+        if in_table {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+/// `list` on an 80-column terminal: names that fit are shown whole, the counts and the schedule
+/// giving way first; a name too long for any row is cut last, with `…` (#48, item 5: names were
+/// cut to 11 characters beside a whole SCHEDULE).
+#[test]
+fn list_keeps_job_names_whole_when_they_fit() {
+    let s = Server::start();
+    let names = [
+        "billing-reconcile-eu-west",
+        "nightly-warehouse-export",
+        "a-job-name-much-too-long-for-any-row-of-an-eighty-column-terminal",
+    ];
+    for job in names {
+        s.cli(&[
+            "run",
+            "--job",
+            job,
+            "--schedule",
+            "*/1 0-23 1-31 * *",
+            "--",
+            "true",
+        ]);
+    }
+    let shown = strip_ansi(&text(&on_tty(&s, "list", "", &[("COLUMNS", "80")])));
+    for line in shown.lines() {
+        assert!(line.trim_end().chars().count() <= 80, "{line:?}\n{shown}");
+    }
+    for job in &names[..2] {
+        assert!(
+            shown.lines().any(|l| l.starts_with(&format!("{job} "))),
+            "{job} is cut: {shown}"
+        );
+    }
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.starts_with("a-job-name-much") && l.contains('…')),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("HEALTH") && shown.contains("STATUS"),
+        "{shown}"
+    );
+}
+
+/// `inspect`'s RENEWED tells a holder that renews from a hung one in both store formats: format 2
+/// records each run's lease, so the renewal is exact; format 1 keeps only the lease end, so it is
+/// derived from the lease the job's registry records, and marked `~` (#48, item 5: it was always
+/// `-` in format 1).
+#[test]
+fn inspect_says_when_a_lease_was_last_renewed() {
+    let s = Server::start();
+    let mut child = common::spawn_run(
+        &s,
+        &[
+            "--job", "hb", "--slot", "now", "--lease", "3s", "--", "sleep", "30",
+        ],
+    );
+    // A heartbeat after the claim: the renewal is later than the claim.
+    let mut detail = serde_json::Value::Null;
+    common::wait_for("a heartbeat", std::time::Duration::from_secs(20), || {
+        let out = s.cli(&["inspect", "hb", "--json"]);
+        if out.code() != Some(0) {
+            return false; // not claimed yet
+        }
+        detail = out.json();
+        let run = &detail["active"][0];
+        match (run["renewed_at"].as_i64(), run["claimed_at"].as_i64()) {
+            (Some(renewed), Some(claimed)) => renewed > claimed + 500,
+            _ => false,
+        }
+    });
+    let run = &detail["active"][0];
+    let (renewed, now) = (
+        run["renewed_at"].as_i64().unwrap(),
+        detail["server_time"].as_i64().unwrap(),
+    );
+    // `run` heartbeats about every third of its lease: the last renewal is at most a lease old.
+    assert!(renewed <= now && now - renewed <= 3_000, "{detail}");
+    let derived = Server::test_store_format() == 1;
+    assert_eq!(run["renewed_at_derived"], derived, "{detail}");
+    let shown = strip_ansi(&text(&on_tty(&s, "inspect hb", "", &[])));
+    let row = shown
+        .lines()
+        .skip_while(|l| !l.starts_with("SLOT "))
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(row.contains(" ~"), derived, "{shown}");
+    assert!(row.contains(" ago"), "{shown}");
+    assert!(
+        !row.split_whitespace().any(|w| w == "-"),
+        "RENEWED is `-`: {shown}"
+    );
+    // The run's process group: anarchon and its `sleep`.
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let _ = child.wait();
 }

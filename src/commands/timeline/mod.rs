@@ -204,6 +204,7 @@ pub async fn execute(settings: &TimelineSettings, ctx: &Context) -> Result<ExitC
         // As named, in that order.
         jobs.sort_by_key(|j| settings.jobs.iter().position(|n| *n == j.job));
     }
+    model::name_holders(&mut jobs);
     let report = TimelineReport {
         clock: crate::output::ServerClock::at(now),
         since,

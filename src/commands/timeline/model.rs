@@ -27,6 +27,9 @@ pub struct TakenFrom {
     pub attempt: u32,
     pub runner: String,
     pub host: String,
+    /// How the picture names it ([`name_holders`]).
+    #[serde(skip)]
+    pub shown: String,
 }
 
 /// One attempt of a slot, judged.
@@ -38,6 +41,10 @@ pub struct Attempt {
     pub runner: String,
     /// The runner's host (the runner without its `:pid`).
     pub host: String,
+    /// How the picture names its holder: the host, or the runner where hosts collide
+    /// ([`name_holders`]).
+    #[serde(skip)]
+    pub shown: String,
     pub outcome: Outcome,
     /// The status as recorded (`running` for a run in progress, `claimed` for a claim with no
     /// result).
@@ -133,6 +140,9 @@ pub struct AttemptRef {
     pub attempt: Option<u32>,
     pub runner: String,
     pub host: String,
+    /// How the picture names it ([`name_holders`]).
+    #[serde(skip)]
+    pub shown: String,
 }
 
 /// A span during which two attempts of one job held it at once.
@@ -150,6 +160,63 @@ pub struct Overlap {
     pub certain: bool,
     /// The two attempts, older claim first.
     pub attempts: Vec<AttemptRef>,
+}
+
+/// Names every holder as the picture shows it: its host, or its runner (`host:pid`) where hosts
+/// collide ([`colliding_hosts`]), so that replicas on one machine can be told apart ("vm:41 →
+/// vm:57", not "vm → vm"). JSON keeps both, as they are.
+pub fn name_holders(jobs: &mut [JobTimeline]) {
+    let colliding = colliding_hosts(jobs);
+    let shown = |host: &str, runner: &str| {
+        if colliding.contains(host) {
+            runner
+        } else {
+            host
+        }
+        .to_string()
+    };
+    for job in jobs.iter_mut() {
+        for a in job.slots.iter_mut().flat_map(|r| r.attempts.iter_mut()) {
+            a.shown = shown(&a.host, &a.runner);
+            if let Some(from) = &mut a.takeover_from {
+                from.shown = shown(&from.host, &from.runner);
+            }
+        }
+        for a in job.overlaps.iter_mut().flat_map(|o| o.attempts.iter_mut()) {
+            a.shown = shown(&a.host, &a.runner);
+        }
+    }
+}
+
+/// The hosts whose name alone would not tell the rows drawn apart: a host with two runners in one
+/// slot (a takeover from one replica to another), or with several runners of which one drew more
+/// than one row (a long-lived process: an `anarchon cron` replica). A host whose every run is a
+/// process of its own (`run` from cron: a new pid a slot) stays its name.
+fn colliding_hosts(jobs: &[JobTimeline]) -> std::collections::BTreeSet<String> {
+    let mut runners_of: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+    let mut colliding = std::collections::BTreeSet::new();
+    for row in jobs.iter().flat_map(|j| j.slots.iter()) {
+        let mut in_slot: BTreeMap<&str, &str> = BTreeMap::new();
+        for a in &row.attempts {
+            *runners_of
+                .entry(&a.host)
+                .or_default()
+                .entry(&a.runner)
+                .or_default() += 1;
+            if in_slot
+                .insert(&a.host, &a.runner)
+                .is_some_and(|r| r != a.runner)
+            {
+                colliding.insert(a.host.clone());
+            }
+        }
+    }
+    for (host, runners) in runners_of {
+        if runners.len() > 1 && runners.values().any(|rows| *rows > 1) {
+            colliding.insert(host.to_string());
+        }
+    }
+    colliding
 }
 
 /// A job's attempts counted.
@@ -292,10 +359,12 @@ fn judge_slot(slot: i64, seen: Vec<Seen>, window: Window, late_after_ms: i64) ->
                 attempt: prev.attempt.unwrap_or_default(),
                 runner: prev.runner.clone(),
                 host: prev.host.clone(),
+                shown: prev.shown.clone(),
             });
         attempts.push(Attempt {
             attempt: s.attempt,
             host: host_of(&s.runner).to_string(),
+            shown: host_of(&s.runner).to_string(),
             runner: s.runner.clone(),
             outcome,
             status: s.status.clone(),
@@ -370,6 +439,7 @@ fn find_overlaps(slots: &mut [SlotRow], now: i64) -> Vec<Overlap> {
                     attempt: attempt.attempt,
                     runner: attempt.runner.clone(),
                     host: attempt.host.clone(),
+                    shown: attempt.shown.clone(),
                 }
             };
             found.push(Overlap {

@@ -144,7 +144,7 @@ pub fn render(report: &TimelineReport) -> String {
         .max()
         .unwrap_or(7);
     let host_chars = attempts()
-        .map(|a| a.host.chars().count())
+        .map(|a| a.shown.chars().count())
         .chain([4])
         .max()
         .unwrap_or(4)
@@ -362,7 +362,7 @@ fn attempt_line(
         _ => "-".to_string(),
     };
     g = g.add(text(x_attempt, y, &number, ""));
-    g = g.add(text(x_host, y, &a.host, ""));
+    g = g.add(text(x_host, y, &a.shown, ""));
     let (start, end) = (a.start(row.slot), a.end(row.slot, now));
     let bar_y = y - BAR_HEIGHT + 1.0;
     if i == 0 && row.slot < start {

@@ -280,7 +280,7 @@ impl Picture<'_> {
             .unwrap_or(1);
         let widest_host = rows()
             .flat_map(|r| r.attempts.iter())
-            .map(|a| a.host.chars().count())
+            .map(|a| a.shown.chars().count())
             .chain(["HOST".len()])
             .max()
             .unwrap_or(4)
@@ -430,7 +430,7 @@ impl Picture<'_> {
             "{:<sw$} {:>aw$} {:<hw$} ",
             slot,
             attempt_label(a),
-            cut(&a.host, l.host),
+            cut(&a.shown, l.host),
             sw = l.slot,
             aw = l.attempt,
             hw = l.host
@@ -649,10 +649,10 @@ pub(super) fn note(style: TimeStyle, now: i64, row: &SlotRow, i: usize, a: &Atte
         parts.push(("manual".to_string(), None));
     }
     if let Some(from) = &a.takeover_from {
-        let who = if from.host == a.host {
+        let who = if from.shown == a.shown {
             &from.runner
         } else {
-            &from.host
+            &from.shown
         };
         parts.push((format!("took over from {who}"), None));
     }
@@ -735,7 +735,7 @@ pub(super) fn summary(job: &JobTimeline, style: TimeStyle, width: usize) -> Vec<
         let mut pairs: Vec<String> = Vec::new();
         for a in job.slots.iter().flat_map(|r| r.attempts.iter()) {
             if let Some(from) = &a.takeover_from {
-                let pair = format!("{} → {}", from.host, a.host);
+                let pair = format!("{} → {}", from.shown, a.shown);
                 if !pairs.contains(&pair) {
                     pairs.push(pair);
                 }
@@ -767,7 +767,7 @@ pub(super) fn summary(job: &JobTimeline, style: TimeStyle, width: usize) -> Vec<
             .iter()
             .map(|a| {
                 let n = a.attempt.map_or("-".to_string(), |n| n.to_string());
-                format!("{} #{n} on {}", style.slot(a.slot), a.host)
+                format!("{} #{n} on {}", style.slot(a.slot), a.shown)
             })
             .collect();
         format!(
