@@ -25,11 +25,11 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let ctx = Context::new(cli.global);
+    let ctx = Context::new(&cli.global);
     // `run` passes on its command's exit code, which an output error must not replace.
     let runs_a_command = matches!(cli.command, Command::Run(_) | Command::RunNow(_));
     let mut code = runtime.block_on(async {
-        match dispatch(cli.command, &ctx).await {
+        match dispatch(cli.command, &cli.global, &ctx).await {
             Ok(code) => code,
             Err(e) => {
                 anarchon::errln!("error: {}", e.with_hint());

@@ -10,6 +10,7 @@
 pub mod claim;
 pub mod cron;
 pub mod crontab;
+pub mod global;
 pub mod next;
 pub mod operator;
 pub mod read;
@@ -126,16 +127,26 @@ impl GlobalArgs {
         })
     }
 
-    /// Everything needed to connect: the URL (built from --host and friends when given), the
-    /// password from --password-file or $ANARCHON_REDIS_PASSWORD when the URL has none, TLS, cluster.
-    pub fn connect_options(&self) -> Result<ConnectOptions> {
-        // A flag typed on the command line beats a URL from the environment, as with redis-cli;
-        // `--port 6380` alone means localhost.
-        let text = if self.host.is_some() || self.port.is_some() || self.db.is_some() {
+    /// The URL as given: a flag typed on the command line beats a URL from the environment, as
+    /// with redis-cli; `--port 6380` alone means localhost.
+    fn url_text(&self) -> String {
+        if self.host.is_some() || self.port.is_some() || self.db.is_some() {
             self.url_with_parts()
         } else {
             self.redis_url()
-        };
+        }
+    }
+
+    /// Whether the Redis Cluster client is used (--cluster, or a +cluster:// URL from a flag or
+    /// the environment), known without resolving the rest (no password file read).
+    pub fn uses_cluster(&self) -> bool {
+        self.cluster || self.url_text().contains("+cluster://")
+    }
+
+    /// Everything needed to connect: the URL (built from --host and friends when given), the
+    /// password from --password-file or $ANARCHON_REDIS_PASSWORD when the URL has none, TLS, cluster.
+    pub fn connect_options(&self) -> Result<ConnectOptions> {
+        let text = self.url_text();
         let (text, sentinel) = if text.contains("+sentinel://") {
             let (target, plain) = crate::connection::SentinelTarget::parse(&text).map_err(|e| {
                 Error::usage(format!(

@@ -30,6 +30,7 @@ use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::settings::claim::{ClaimCommand, FinishCommand, HeartbeatCommand, RunNowCommand};
+use crate::settings::global::GlobalSettings;
 use crate::settings::operator::{
     ForgetSettings, MigrateSettings, PauseSettings, ReleaseSettings, ResumeSettings, TrimSettings,
 };
@@ -44,14 +45,16 @@ use crate::strategy::Strategy;
 
 /// What every command gets besides its own arguments.
 pub struct Context {
-    pub global: GlobalArgs,
+    pub global: GlobalSettings,
     pub out: Output,
 }
 
 impl Context {
-    pub fn new(global: GlobalArgs) -> Self {
-        let out = Output::from_args(&global);
-        Context { global, out }
+    pub fn new(flags: &GlobalArgs) -> Self {
+        Context {
+            global: GlobalSettings::resolve(flags),
+            out: Output::from_args(flags),
+        }
     }
 
     pub fn prefix(&self) -> &str {
@@ -214,16 +217,17 @@ impl<'a> RunRef<'a> {
 }
 
 /// Runs the parsed command and returns the process exit code.
-pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
+///
+/// `flags`: the global flags, which only the settings of a command are resolved from here; the
+/// command itself gets them resolved, in `ctx`.
+pub async fn dispatch(command: Command, flags: &GlobalArgs, ctx: &Context) -> Result<i32> {
     let code = match command {
-        Command::Claim(args) => {
-            claim::execute(&ClaimCommand::resolve(args, &ctx.global)?, ctx).await?
-        }
+        Command::Claim(args) => claim::execute(&ClaimCommand::resolve(args, flags)?, ctx).await?,
         Command::Heartbeat(args) => {
-            heartbeat::execute(&HeartbeatCommand::resolve(args, &ctx.global)?, ctx).await?
+            heartbeat::execute(&HeartbeatCommand::resolve(args, flags)?, ctx).await?
         }
         Command::Finish(args) => {
-            finish::execute(&FinishCommand::resolve(args, &ctx.global)?, ctx).await?
+            finish::execute(&FinishCommand::resolve(args, flags)?, ctx).await?
         }
         Command::List(args) => {
             let settings = ListSettings::from(args);
@@ -249,7 +253,7 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
             next::execute(&settings, ctx).await?
         }
         Command::Top(args) => {
-            let settings = crate::settings::top::TopSettings::resolve(args, &ctx.global)?;
+            let settings = crate::settings::top::TopSettings::resolve(args, flags)?;
             top::execute(&settings, ctx).await?
         }
         Command::Trim(args) => trim::execute(&TrimSettings::from(args), ctx).await?,
@@ -276,7 +280,11 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Doctor(args) => doctor::execute(&DoctorSettings::from(args), ctx).await?,
         Command::Metrics(args) => metrics::execute(&MetricsSettings::from(args), ctx).await?,
         Command::Cron(args) => {
-            cron::execute(&crate::settings::cron::CronSettings::resolve(args)?, ctx).await?
+            cron::execute(
+                &crate::settings::cron::CronSettings::resolve(args, flags)?,
+                ctx,
+            )
+            .await?
         }
         Command::Completions(args) => generated(match (args.dir, args.shell, args.install) {
             (Some(dir), _, _) => crate::generate::write_completions(&dir),
@@ -307,7 +315,7 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
             })?
         }
         Command::RunNow(args) => {
-            let settings = RunNowCommand::resolve(args, &ctx.global, ctx.out.json)?;
+            let settings = RunNowCommand::resolve(args, flags, ctx.out.json)?;
             return run_now::execute(&settings, ctx).await;
         }
         // `check` exits as a monitoring plugin: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
@@ -316,7 +324,7 @@ pub async fn dispatch(command: Command, ctx: &Context) -> Result<i32> {
         Command::Run(args) => {
             // The job name is checked before anything else is resolved: a usage error first.
             ctx.lease_keys(&args.job)?;
-            let settings = RunSettings::resolve(*args, &ctx.global, ctx.out.json)?;
+            let settings = RunSettings::resolve(*args, flags, ctx.out.json)?;
             return run::execute(&settings, ctx).await;
         }
     };

@@ -40,6 +40,9 @@ pub(super) struct Shared {
     /// The slot tasks, running and done (pruned as they end).
     pub(super) slots: std::sync::Mutex<Vec<SlotTask>>,
     pub(super) stats: Stats,
+    /// Whether orphans re-parented to this process are reaped here
+    /// ([`crate::settings::cron::DaemonSettings::owns_the_process`]).
+    pub(super) reaps_orphans: bool,
 }
 
 /// The daemon's own counters, for `/metrics`.

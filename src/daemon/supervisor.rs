@@ -20,9 +20,7 @@ use crate::lines::RunLabel;
 use crate::runner::child::Supervised;
 use crate::scheduler::{check_and_register, describe, take_in_turn, take_slot};
 use crate::settings::cron::{CronSettings, DaemonSettings};
-use crate::settings::crontab::{
-    CronJob, Crontab, CrontabReader, Naming, describe_errors, read_text,
-};
+use crate::settings::crontab::{CronJob, Crontab, Naming, describe_errors, read_text};
 use crate::settings::run::RunSettings;
 use crate::store::StoreCheck;
 use crate::time::{millis, rfc3339};
@@ -598,11 +596,13 @@ async fn run_local(
         cron: settings,
         connect: options,
         prefix,
-        crontab: reader,
+        owns_the_process,
     } = daemon;
     let settings = &settings;
     crate::lines::set_daemon_log(settings.log_format);
-    become_subreaper();
+    if owns_the_process {
+        become_subreaper();
+    }
     crate::store::validate_prefix(&prefix)?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut signals = Signals::new()?;
@@ -642,6 +642,7 @@ async fn run_local(
         stop_commands: stop_rx,
         slots: Default::default(),
         stats: Stats::default(),
+        reaps_orphans: owns_the_process,
     });
     crate::errln!(
         "anarchon: cron: {} job(s) from {}, as runner {} (store {}, format {})",
@@ -667,11 +668,11 @@ async fn run_local(
             () = &mut shutdown => break,
             _ = signals.hup.recv() => {
                 let text = file.take_now();
-                reload(settings, &reader, &shared, &mut jobs, "SIGHUP", text);
+                reload(settings, &shared, &mut jobs, "SIGHUP", text);
             }
             _ = poll.tick() => {
                 if let Some(text) = file.changed() {
-                    reload(settings, &reader, &shared, &mut jobs, "the file changed", text);
+                    reload(settings, &shared, &mut jobs, "the file changed", text);
                 }
                 // SIGCHLD says when to reap; a look now and then catches one that was coalesced
                 // away while a reap was under way (the look reads /proc: not every second).
@@ -852,14 +853,13 @@ fn start_job(shared: &Arc<Shared>, cron_job: CronJob, at_start: bool) -> Running
 /// and counted in `/metrics`).
 fn reload(
     settings: &CronSettings,
-    reader: &CrontabReader,
     shared: &Arc<Shared>,
     jobs: &mut HashMap<String, Running>,
     why: &str,
     text: std::result::Result<String, String>,
 ) {
     shared.stats.reloads.fetch_add(1, Ordering::Relaxed);
-    match reader.jobs_of(text) {
+    match settings.crontab.jobs_of(text) {
         Ok(tab) => {
             crate::errln!("anarchon: reloading {} ({why})", settings.file.display());
             super::say_warnings(&settings.file, &tab);
@@ -954,6 +954,9 @@ async fn all_finished(
 
 /// Reaps orphans re-parented to the daemon (see [`crate::runner::children`]).
 fn reap(shared: &Shared) {
+    if !shared.reaps_orphans {
+        return;
+    }
     let reaped = crate::runner::children::reap_orphans();
     shared
         .stats

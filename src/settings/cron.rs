@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{CronArgs, CronLogFormat};
+use crate::cli::{CronArgs, CronLogFormat, GlobalArgs};
 use crate::error::Result;
 use crate::lines::LogFormat;
 
@@ -20,6 +20,8 @@ pub struct CronSettings {
     pub log_format: LogFormat,
     /// Where /metrics and /healthz are served, if anywhere.
     pub listen: Option<SocketAddr>,
+    /// How the crontab's text becomes jobs, with the global flags the daemon runs under.
+    pub crontab: super::crontab::CrontabReader,
 }
 
 /// Everything the daemon runs by, resolved once by `anarchon cron FILE` (or a test): it never goes
@@ -30,8 +32,10 @@ pub struct DaemonSettings {
     /// Where the store is (its password read once, here).
     pub connect: crate::connection::ConnectOptions,
     pub prefix: String,
-    /// How the crontab's text becomes jobs, with the global flags the daemon runs under.
-    pub crontab: super::crontab::CrontabReader,
+    /// Whether the daemon owns its process: it becomes a subreaper and reaps every orphan
+    /// re-parented to it (as tini does for PID 1). `anarchon cron` does; a test that runs the
+    /// daemon inside its own process must not, or the reaper would wait for the test's children.
+    pub owns_the_process: bool,
 }
 
 /// `cron --check`.
@@ -42,8 +46,9 @@ pub struct CheckSettings {
 }
 
 impl CronSettings {
-    pub fn resolve(args: CronArgs) -> Result<CronSettings> {
+    pub fn resolve(args: CronArgs, global: &GlobalArgs) -> Result<CronSettings> {
         Ok(CronSettings {
+            crontab: super::crontab::CrontabReader::new(global),
             file: args.file,
             check: args.check.then_some(CheckSettings {
                 next: usize::from(args.next),

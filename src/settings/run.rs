@@ -287,7 +287,7 @@ fn replica_wait(
     }
     // The connection options as resolved (--cluster, or a +cluster:// URL from a flag or the
     // environment), not the flags as typed.
-    if global.connect_options()?.cluster {
+    if global.uses_cluster() {
         return Err(Error::usage(
             "--wait-replicas is not supported with Redis Cluster: WAIT must reach the job's primary",
         ));

@@ -9,6 +9,7 @@ mod backfill;
 mod catchup;
 mod connections;
 mod cron;
+mod daemon;
 mod deploy_files;
 mod deploys;
 mod dst;

@@ -7,14 +7,11 @@ use crate::commands::Context;
 use crate::daemon::say_warnings;
 use crate::error::{ExitCode, Result};
 use crate::settings::cron::{CheckSettings, CronSettings, DaemonSettings};
-use crate::settings::crontab::{
-    CronJob, Crontab, CrontabReader, LineError, Naming, describe_errors,
-};
+use crate::settings::crontab::{CronJob, Crontab, LineError, Naming, describe_errors};
 use crate::time::rfc3339;
 
 pub async fn execute(settings: &CronSettings, ctx: &Context) -> Result<ExitCode> {
-    let reader = CrontabReader::new(&ctx.global);
-    let tab = match reader.read_file(&settings.file) {
+    let tab = match settings.crontab.read_file(&settings.file) {
         Ok(tab) => tab,
         Err(errors) => {
             report_errors(settings, ctx, &errors);
@@ -32,7 +29,7 @@ pub async fn execute(settings: &CronSettings, ctx: &Context) -> Result<ExitCode>
                 cron: settings.clone(),
                 connect: ctx.global.connect_options()?,
                 prefix: ctx.prefix().to_string(),
-                crontab: reader,
+                owns_the_process: true,
             };
             crate::daemon::run(daemon, tab, std::future::pending()).await
         }
