@@ -50,6 +50,39 @@ pub enum ExitCode {
     Unsupported = 93,
 }
 
+/// What a command exits with: one of anarchon's documented codes, or one that is not anarchon's to
+/// define and is passed on as it came (as `timeout(1)` and `ssh` pass on their command's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// A code of the table above.
+    Code(ExitCode),
+    /// The wrapped command's own exit status (`run`, `run-now`; `wait` and `logs -f` for the run
+    /// they followed), or `check`'s monitoring-plugin status (0 OK to 3 UNKNOWN).
+    External(i32),
+}
+
+impl ExitStatus {
+    pub const OK: ExitStatus = ExitStatus::Code(ExitCode::Ok);
+
+    /// The process exit status.
+    pub fn code(self) -> i32 {
+        match self {
+            ExitStatus::Code(code) => code.code(),
+            ExitStatus::External(code) => code,
+        }
+    }
+
+    pub fn is_success(self) -> bool {
+        self.code() == 0
+    }
+}
+
+impl From<ExitCode> for ExitStatus {
+    fn from(code: ExitCode) -> Self {
+        ExitStatus::Code(code)
+    }
+}
+
 impl ExitCode {
     /// Every exit code, in the order `--help` lists them.
     pub const ALL: [ExitCode; 17] = [

@@ -30,7 +30,7 @@ fn main() {
     let runs_a_command = matches!(cli.command, Command::Run(_) | Command::RunNow(_));
     let mut code = runtime.block_on(async {
         match dispatch(cli.command, &cli.global, &ctx).await {
-            Ok(code) => code,
+            Ok(status) => status.code(),
             Err(e) => {
                 anarchon::errln!("error: {}", e.with_hint());
                 e.exit_code().code()

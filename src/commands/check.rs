@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::commands::Context;
 use crate::connection::Connection;
-use crate::error::Result;
+use crate::error::{ExitStatus, Result};
 use crate::health::{Health, HealthState};
 use crate::settings::read::CheckSettings;
 use crate::store::discover::{JobRef, find_jobs};
@@ -95,9 +95,9 @@ struct CheckReport {
 }
 
 /// Runs the check; any error (Redis unreachable, a newer store) is UNKNOWN, as a plugin must say.
-pub async fn execute(settings: &CheckSettings, ctx: &Context) -> Result<i32> {
+pub async fn execute(settings: &CheckSettings, ctx: &Context) -> Result<ExitStatus> {
     match check(settings, ctx).await {
-        Ok(code) => Ok(code),
+        Ok(status) => Ok(ExitStatus::External(status.code())),
         Err(e) if e.exit_code() == crate::error::ExitCode::Usage => Err(e),
         Err(e) => {
             let text = e.to_string();
@@ -113,12 +113,12 @@ pub async fn execute(settings: &CheckSettings, ctx: &Context) -> Result<i32> {
             } else {
                 crate::outln!("ANARCHON UNKNOWN - {first}");
             }
-            Ok(Status::Unknown.code())
+            Ok(ExitStatus::External(Status::Unknown.code()))
         }
     }
 }
 
-async fn check(settings: &CheckSettings, ctx: &Context) -> Result<i32> {
+async fn check(settings: &CheckSettings, ctx: &Context) -> Result<Status> {
     validate_prefix(ctx.prefix())?;
     for job in &settings.jobs {
         validate_job_name(job)?;
@@ -175,7 +175,7 @@ async fn check(settings: &CheckSettings, ctx: &Context) -> Result<i32> {
     } else {
         print_plugin_lines(ctx, &checks);
     }
-    Ok(worst.code())
+    Ok(worst)
 }
 
 /// The jobs to check: the ones named (each found in its layouts; one not found is UNKNOWN in

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::commands::Context;
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{Error, ExitCode, ExitStatus, Result};
 use crate::settings::read::LogsSettings;
 use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
 use crate::time::humanize;
@@ -271,7 +271,7 @@ impl Followed {
 /// `wait` does ([`INTERRUPTED`] when stopped before). Reads only: the output stream every
 /// [`OUTPUT_POLL`] and the run (as `wait` reads it) between; a server that does not answer is
 /// ridden out as the live views do ([`crate::commands::Outage`]).
-pub async fn follow(settings: &LogsSettings, ctx: &Context) -> Result<i32> {
+pub async fn follow(settings: &LogsSettings, ctx: &Context) -> Result<ExitStatus> {
     let (mut conn, check, keys) = ctx.open_job(&settings.job, settings.layout).await?;
     if matches!(keys, crate::store::JobKeys::ClaimOnly(_)) {
         return Err(Error::usage(format!(
@@ -294,7 +294,7 @@ pub async fn follow(settings: &LogsSettings, ctx: &Context) -> Result<i32> {
             .look(&mut conn, &mut slot, &mut following, &mut told_expired)
             .await
         {
-            Ok(Some(code)) => return Ok(code),
+            Ok(Some(code)) => return Ok(ExitStatus::External(code)),
             Ok(None) => {
                 outage.over();
                 OUTPUT_POLL
@@ -302,10 +302,10 @@ pub async fn follow(settings: &LogsSettings, ctx: &Context) -> Result<i32> {
             Err(e) => outage.failed(e, OUTPUT_POLL * 8)?,
         };
         if crate::output::output_gone() {
-            return Ok(ExitCode::Ok.code());
+            return Ok(ExitCode::Ok.into());
         }
         if interrupt.sleep(pause).await {
-            return Ok(INTERRUPTED);
+            return Ok(ExitStatus::External(INTERRUPTED));
         }
     }
 }

@@ -27,7 +27,7 @@ pub mod wait;
 
 use crate::cli::{Command, GlobalArgs, StrategyArgs};
 use crate::connection::Connection;
-use crate::error::{Error, Result};
+use crate::error::{Error, ExitStatus, Result};
 use crate::output::Output;
 use crate::settings::claim::{ClaimCommand, FinishCommand, HeartbeatCommand, RunNowCommand};
 use crate::settings::global::GlobalSettings;
@@ -220,7 +220,7 @@ impl<'a> RunRef<'a> {
 ///
 /// `flags`: the global flags, which only the settings of a command are resolved from here; the
 /// command itself gets them resolved, in `ctx`.
-pub async fn dispatch(command: Command, flags: &GlobalArgs, ctx: &Context) -> Result<i32> {
+pub async fn dispatch(command: Command, flags: &GlobalArgs, ctx: &Context) -> Result<ExitStatus> {
     let code = match command {
         Command::Claim(args) => claim::execute(&ClaimCommand::resolve(args, flags)?, ctx).await?,
         Command::Heartbeat(args) => {
@@ -328,7 +328,7 @@ pub async fn dispatch(command: Command, flags: &GlobalArgs, ctx: &Context) -> Re
             return run::execute(&settings, ctx).await;
         }
     };
-    Ok(code.code())
+    Ok(code.into())
 }
 
 /// Runs a read command once, or with --watch again every --interval until Ctrl-C: on a terminal

@@ -8,14 +8,14 @@ use std::io::IsTerminal;
 
 use crate::commands::Context;
 use crate::commands::shared::claim_report::{ClaimReport, exit_code, print_claim};
-use crate::error::Result;
+use crate::error::{ExitStatus, Result};
 use crate::runner::{Target, run_slot};
 use crate::settings::claim::RunNowCommand;
 use crate::store::RunKind;
 use crate::store::events::{self, Action};
 use crate::strategy;
 
-pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<i32> {
+pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<ExitStatus> {
     let keys = ctx.lease_keys(&r.job)?;
     let strategy = r.strategy;
     let (mut conn, check) = ctx.open_for_a_run(strategy, &keys).await?;
@@ -53,13 +53,13 @@ pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<i32> {
                     crate::scheduler::describe(&report, now, std::time::Duration::ZERO)
                 );
             }
-            Ok(report.exit_code())
+            Ok(report.exit_status())
         }
         None => {
             let target = strategy::Target::new(ctx.prefix(), &r.job, strategy, &check);
             let reply = strategy::claim(&mut conn, target, &req, now).await?;
             print_claim(ctx, &ClaimReport::new(&r.job, &req, &reply));
-            Ok(exit_code(reply.outcome).code())
+            Ok(exit_code(reply.outcome).into())
         }
     }
 }

@@ -6,8 +6,8 @@ use std::io::IsTerminal;
 use std::time::Instant;
 
 use crate::commands::Context;
-use crate::commands::shared::awaited::{Seen, exit_code_of, look};
-use crate::error::{ExitCode, Result};
+use crate::commands::shared::awaited::{Seen, exit_status_of, look};
+use crate::error::{ExitCode, ExitStatus, Result};
 use crate::settings::read::WaitSettings;
 use crate::store::format;
 use crate::store::history::HistoryEntry;
@@ -23,7 +23,7 @@ struct WaitReport {
     /// one, else 1.
     exit_code: i32,
 }
-pub async fn execute(settings: &WaitSettings, ctx: &Context) -> Result<i32> {
+pub async fn execute(settings: &WaitSettings, ctx: &Context) -> Result<ExitStatus> {
     let (mut conn, check, keys) = ctx.open_job(&settings.job, settings.layout).await?;
     let started = Instant::now();
     let mut slot = settings.slot.map(|s| s.resolve(check.server_now_ms));
@@ -62,7 +62,7 @@ pub async fn execute(settings: &WaitSettings, ctx: &Context) -> Result<i32> {
                 slot.map_or("-".to_string(), crate::time::rfc3339),
                 humantime::format_duration(settings.timeout.unwrap_or_default())
             );
-            return Ok(ExitCode::Timeout.code());
+            return Ok(ExitCode::Timeout.into());
         }
         tokio::time::sleep(settings.interval).await;
     }
@@ -82,8 +82,9 @@ fn waiting_line(job: &str, slot: Option<i64>, entry: Option<&HistoryEntry>) -> S
 
 /// Prints how the run ended and returns the exit code: 0 finished or skipped; the command's exit
 /// code when it failed with one, else 1.
-fn report(ctx: &Context, job: &str, e: &HistoryEntry) -> i32 {
-    let code = exit_code_of(e);
+fn report(ctx: &Context, job: &str, e: &HistoryEntry) -> ExitStatus {
+    let status = exit_status_of(e);
+    let code = status.code();
     if ctx.out.json {
         ctx.out.print_json(&WaitReport {
             job: job.to_string(),
@@ -104,7 +105,7 @@ fn report(ctx: &Context, job: &str, e: &HistoryEntry) -> i32 {
             ))
         );
     }
-    code
+    status
 }
 
 /// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).

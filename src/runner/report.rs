@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::error::ExitCode;
+use crate::error::{ExitCode, ExitStatus};
 use crate::runner::child::CommandOutcome;
 use crate::strategy::lease::ClaimReply;
 use crate::time::rfc3339;
@@ -111,13 +111,19 @@ impl SlotReport {
 
     /// The process exit code this slot stands for (see the table in error.rs).
     pub fn exit_code(&self) -> i32 {
+        self.exit_status().code()
+    }
+
+    /// What this slot makes the process exit with: the command's own status when it failed here
+    /// (passed on), else a documented code.
+    pub fn exit_status(&self) -> ExitStatus {
         match self.outcome {
-            SlotOutcome::Overlap => ExitCode::Overlap.code(),
-            SlotOutcome::Done => ExitCode::Done.code(),
-            SlotOutcome::Running => ExitCode::Running.code(),
-            SlotOutcome::TooLate => ExitCode::TooLate.code(),
-            SlotOutcome::Paused => ExitCode::Paused.code(),
-            SlotOutcome::Unreplicated => ExitCode::Unreplicated.code(),
+            SlotOutcome::Overlap => ExitCode::Overlap.into(),
+            SlotOutcome::Done => ExitCode::Done.into(),
+            SlotOutcome::Running => ExitCode::Running.into(),
+            SlotOutcome::TooLate => ExitCode::TooLate.into(),
+            SlotOutcome::Paused => ExitCode::Paused.into(),
+            SlotOutcome::Unreplicated => ExitCode::Unreplicated.into(),
             SlotOutcome::Ran => {
                 let command = self
                     .command
@@ -125,12 +131,16 @@ impl SlotReport {
                     .map_or(1, CommandOutcome::process_exit_code);
                 match (&self.recorded, command) {
                     // A failing command's own code is what cron and monitoring must see.
-                    (_, code) if code != 0 => code,
-                    (Some(Recorded::LeaseLost(_)), _) => ExitCode::LeaseLost.code(),
-                    (Some(Recorded::Unreachable(_)), _) => ExitCode::Connection.code(),
-                    (Some(Recorded::Refused { exit_code, .. }), _) => *exit_code,
-                    (Some(Recorded::Yes | Recorded::Released { .. }) | None, _) => 0,
-                    (Some(Recorded::HandedOver { .. }), _) => ExitCode::LeaseLost.code(),
+                    (_, code) if code != 0 => ExitStatus::External(code),
+                    (Some(Recorded::LeaseLost(_)), _) => ExitCode::LeaseLost.into(),
+                    (Some(Recorded::Unreachable(_)), _) => ExitCode::Connection.into(),
+                    // The code of the error that refused the record: anarchon's own.
+                    (Some(Recorded::Refused { exit_code, .. }), _) => ExitCode::ALL
+                        .into_iter()
+                        .find(|c| c.code() == *exit_code)
+                        .map_or(ExitStatus::External(*exit_code), ExitStatus::Code),
+                    (Some(Recorded::Yes | Recorded::Released { .. }) | None, _) => ExitStatus::OK,
+                    (Some(Recorded::HandedOver { .. }), _) => ExitCode::LeaseLost.into(),
                 }
             }
         }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::connection::Connection;
-use crate::error::{Error, Result};
+use crate::error::{Error, ExitStatus, Result};
 use crate::runner::{SlotOutcome, SlotReport, Target, run_in_turn};
 use crate::schedule::Schedule;
 use crate::settings::run::RunSettings;
@@ -78,13 +78,13 @@ pub async fn take_slot(
     } else {
         SlotReport::too_late(&run.job, current)
     };
-    let exit_code = exit_code(run, &caught_up, &report);
+    let exit_status = exit_status(run, &caught_up, &report);
     notify_failures(run, caught_up.iter().chain([&report])).await;
     Ok(Outcome {
         skipped,
         caught_up,
         report,
-        exit_code,
+        exit_status,
     })
 }
 
@@ -246,17 +246,17 @@ pub struct Outcome {
     pub caught_up: Vec<SlotReport>,
     /// The current slot's.
     pub report: SlotReport,
-    pub exit_code: i32,
+    pub exit_status: ExitStatus,
 }
 
 /// The exit code of a `run`: a failed catch-up run must not hide behind a successful current one;
 /// `--skipped-ok` makes a slot another host ran, runs, overlaps or a pause skipped a success.
-fn exit_code(run: &RunSettings, caught_up: &[SlotReport], report: &SlotReport) -> i32 {
+fn exit_status(run: &RunSettings, caught_up: &[SlotReport], report: &SlotReport) -> ExitStatus {
     first_failure(caught_up).unwrap_or_else(|| match report.outcome {
         SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::Overlap | SlotOutcome::Paused
             if run.skipped_ok =>
         {
-            0
+            ExitStatus::OK
         }
         SlotOutcome::Done
         | SlotOutcome::Running
@@ -264,18 +264,18 @@ fn exit_code(run: &RunSettings, caught_up: &[SlotReport], report: &SlotReport) -
         | SlotOutcome::Paused
         | SlotOutcome::Ran
         | SlotOutcome::TooLate
-        | SlotOutcome::Unreplicated => report.exit_code(),
+        | SlotOutcome::Unreplicated => report.exit_status(),
     })
 }
 
 /// The exit code of the first slot this host ran that did not succeed, if any (a failed run must not
 /// hide behind later ones that succeeded).
-pub fn first_failure(reports: &[SlotReport]) -> Option<i32> {
+pub fn first_failure(reports: &[SlotReport]) -> Option<ExitStatus> {
     reports
         .iter()
         .filter(|r| r.outcome == SlotOutcome::Ran)
-        .map(SlotReport::exit_code)
-        .find(|code| *code != 0)
+        .map(SlotReport::exit_status)
+        .find(|status| !status.is_success())
 }
 
 /// The jitter delay of one run: a fraction of `jitter` derived from the job and the slot (FNV-1a),

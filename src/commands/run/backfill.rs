@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::commands::Context;
 use crate::connection::Connection;
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{Error, ExitCode, ExitStatus, Result};
 use crate::runner::overlap::OnOverlap;
 use crate::runner::{RunnerOptions, SlotOutcome, SlotReport, Target, run_in_turn};
 use crate::schedule::Schedule;
@@ -91,11 +91,11 @@ pub async fn execute(
     ctx: &Context,
     run: &RunSettings,
     backfill: Backfill<'_>,
-) -> Result<i32> {
+) -> Result<ExitStatus> {
     let plan = plan(conn, &backfill).await?;
     if backfill.flags.dry_run {
         print(ctx, run, &backfill, &plan, &[], 0);
-        return Ok(0);
+        return Ok(ExitStatus::OK);
     }
     let opts = RunnerOptions {
         on_overlap: OnOverlap::Wait,
@@ -147,9 +147,9 @@ pub async fn execute(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let exit_code = exit_code(&runs);
-    print(ctx, run, &backfill, &plan, &runs, exit_code);
-    Ok(exit_code)
+    let exit_status = exit_status(&runs);
+    print(ctx, run, &backfill, &plan, &runs, exit_status.code());
+    Ok(exit_status)
 }
 
 /// The schedule's slots in the range, oldest first, and what the store says of each.
@@ -217,14 +217,14 @@ async fn plan(conn: &mut Connection, b: &Backfill<'_>) -> Result<Plan> {
 
 /// The first failing run's exit code; 87 when the job was paused; else 0 (slots another host ran
 /// meanwhile count as done: the range is backfilled either way).
-fn exit_code(runs: &[SlotReport]) -> i32 {
+fn exit_status(runs: &[SlotReport]) -> ExitStatus {
     crate::scheduler::first_failure(runs)
         .or_else(|| {
             runs.iter()
                 .any(|r| r.outcome == SlotOutcome::Paused)
-                .then(|| ExitCode::Paused.code())
+                .then_some(ExitCode::Paused.into())
         })
-        .unwrap_or(0)
+        .unwrap_or(ExitStatus::OK)
 }
 
 /// A bar over the slots to run, on a terminal (not with --json or --quiet).

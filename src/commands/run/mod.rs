@@ -10,7 +10,7 @@ use std::io::IsTerminal;
 use serde::Serialize;
 
 use crate::commands::Context;
-use crate::error::Result;
+use crate::error::{ExitStatus, Result};
 use crate::runner::{SlotReport, Target};
 use crate::scheduler::{Outcome, Skipped, current_slot, describe, open_and_register, take_slot};
 use crate::settings::run::RunSettings;
@@ -29,7 +29,7 @@ struct RunSummary<'a> {
 }
 
 /// `run` with its settings resolved (from the command line, or a crontab line).
-pub async fn execute(run: &RunSettings, ctx: &Context) -> Result<i32> {
+pub async fn execute(run: &RunSettings, ctx: &Context) -> Result<ExitStatus> {
     ctx.lease_keys(&run.job)?;
     let options = ctx.global.connect_options()?;
     let (mut conn, check) = open_and_register(&options, ctx.prefix(), run, run.strategy).await?;
@@ -52,7 +52,7 @@ pub async fn execute(run: &RunSettings, ctx: &Context) -> Result<i32> {
     }
     let outcome = take_slot(&mut conn, ctx.prefix(), run, &check, current).await?;
     print_outcome(run, ctx, &outcome, check.server_now_ms);
-    Ok(outcome.exit_code)
+    Ok(outcome.exit_status)
 }
 
 /// What a run did: the JSON summary line, or on a terminal a line per missed run skipped and per
@@ -62,9 +62,9 @@ fn print_outcome(run: &RunSettings, ctx: &Context, outcome: &Outcome, now: i64) 
         skipped,
         caught_up,
         report,
-        exit_code,
+        exit_status,
     } = outcome;
-    let exit_code = *exit_code;
+    let exit_code = exit_status.code();
     if ctx.out.json {
         let summary = RunSummary {
             current: report,

@@ -1,6 +1,6 @@
 //! The run `wait` and `logs -f` wait for: where it is, and what its end exits with.
 
-use crate::error::Result;
+use crate::error::{ExitStatus, Result};
 use crate::store::JobKeys;
 use crate::store::history::{HistoryEntry, HistoryFilter, read_history};
 
@@ -50,8 +50,8 @@ pub async fn look(
 
 /// What `wait` (and `logs -f`) exits with for an ended attempt: 0 finished or skipped; the
 /// command's exit code when it failed with one, else 1.
-pub fn exit_code_of(e: &HistoryEntry) -> i32 {
-    match e.status.as_str() {
+pub fn exit_status_of(e: &HistoryEntry) -> ExitStatus {
+    ExitStatus::External(match e.status.as_str() {
         "finished" | "skipped" => 0,
         _ => e
             .result
@@ -59,5 +59,10 @@ pub fn exit_code_of(e: &HistoryEntry) -> i32 {
             .and_then(|c| c.as_i64())
             .filter(|c| (1..=255).contains(c))
             .map_or(1, |c| c as i32),
-    }
+    })
+}
+
+/// [`exit_status_of`] as the number a report prints.
+pub fn exit_code_of(e: &HistoryEntry) -> i32 {
+    exit_status_of(e).code()
 }
