@@ -8,7 +8,8 @@
 //!  commands    one module per subcommand, a front-end: resolves, calls below, prints; none
 //!              imports another
 //!  daemon      `anarchon cron`'s daemon: job loops, reload, reaper, health server
-//!  scheduler   a slot's whole life: slot, jitter, catch-up, old names, claim, run, records
+//!  scheduler · operate   a slot's whole life: slot, jitter, catch-up, old names, claim, run,
+//!              records | an operator's pause, resume and release, as values
 //!  settings · output · generate   flags resolved once into plain settings | tables, JSON, colour
 //!  cli         clap: every flag, once
 //!  runner · metrics   run's command under a claim (guard, deadline, keeper, backup, record) |
@@ -37,11 +38,14 @@
 //!   [`server`]: what kind of server it is
 //! - [`settings`]: the command line resolved into the plain settings the layers below take
 //! - [`scheduler`]: a slot's whole life below `run`, `cron`, `next` and `run-now`;
-//!   [`daemon`]: `anarchon cron`'s daemon, `daemon::run(settings, crontab, shutdown)`
+//!   [`daemon`]: `anarchon cron`'s daemon, `daemon::run(settings, crontab, shutdown)`;
+//!   [`operate`]: an operator's pause, resume and release, for the commands and `top`
 //! - [`scheduler`]: a slot's whole life below `run`, `cron`, `next` and `run-now`;
-//!   [`daemon`]: `anarchon cron`'s daemon, `daemon::run(settings, crontab, shutdown)`
+//!   [`daemon`]: `anarchon cron`'s daemon, `daemon::run(settings, crontab, shutdown)`;
+//!   [`operate`]: an operator's pause, resume and release, for the commands and `top`
 //! - [`scheduler`]: a slot's whole life below `run`, `cron`, `next` and `run-now`;
-//!   [`daemon`]: `anarchon cron`'s daemon, `daemon::run(settings, crontab, shutdown)`
+//!   [`daemon`]: `anarchon cron`'s daemon, `daemon::run(settings, crontab, shutdown)`;
+//!   [`operate`]: an operator's pause, resume and release, for the commands and `top`
 //! - [`commands`]: one module per subcommand; [`cli`] defines their flags; [`output`]: tables,
 //!   JSON, colour; [`generate`]: completions and man pages
 //! - [`error`]: errors and the exit-code table; [`lines`]: `outln!` and `errln!`
@@ -55,6 +59,7 @@ pub mod generate;
 pub mod health;
 pub mod lines;
 pub mod metrics;
+pub mod operate;
 pub mod output;
 pub mod runner;
 pub mod schedule;

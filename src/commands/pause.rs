@@ -7,14 +7,15 @@
 use serde::Serialize;
 
 use crate::commands::Context;
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
+use crate::operate::{self, Who, pause::not_in_the_future};
 use crate::settings::operator::{PauseSettings, ResumeSettings};
 use crate::store::Layout;
 use crate::store::events;
 use crate::store::job::locate_job;
-use crate::store::pause::{self, Pause};
+use crate::store::pause::Pause;
 use crate::strategy::Strategy;
-use crate::time::{millis, rfc3339};
+use crate::time::millis;
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 struct PauseReport<'a> {
@@ -26,7 +27,7 @@ struct PauseReport<'a> {
 }
 
 pub async fn pause(settings: &PauseSettings, ctx: &Context) -> Result<ExitCode> {
-    let keys = ctx.lease_keys(&settings.job)?;
+    ctx.lease_keys(&settings.job)?;
     let (mut conn, check) = ctx.open_for_write(Strategy::Lease).await?;
     let now = check.server_now_ms;
     locate_job(&mut conn, ctx.prefix(), &settings.job, Some(Layout::Lease)).await?;
@@ -36,75 +37,56 @@ pub async fn pause(settings: &PauseSettings, ctx: &Context) -> Result<ExitCode> 
         (None, Some(d)) => Some(millis(d)),
         _ => None,
     };
-    let not_in_the_future = |until: i64, now: i64| {
-        Error::usage(format!(
-            "--until {} is not in the future (the server's clock says {})",
-            rfc3339(until),
-            rfc3339(now)
-        ))
-    };
     if let Some(u) = until.filter(|u| *u <= now) {
         return Err(not_in_the_future(u, now));
     }
-    // Garbage in the pause's fields is refused before anything is written.
-    pause::read_pause(&mut conn, &keys).await?;
-    // Read, decide, write and record in one step: the events say what happened, in order, however
-    // many operators act at once.
-    let events_key = events::events_key(ctx.prefix(), &settings.job);
-    let who = (settings.audit.by.as_str(), settings.audit.reason.as_deref());
-    let decided = pause::pause(
-        &mut conn,
-        &keys,
-        (&events_key, events::KEPT),
-        who,
-        until,
-        for_ms,
-    )
-    .await?;
-    if decided.outcome == "past" {
-        return Err(not_in_the_future(until.unwrap_or_default(), decided.now));
-    }
-    warn_if_unrecorded(&decided, "pause", &settings.job, &events_key);
+    let who = Who {
+        by: &settings.audit.by,
+        reason: settings.audit.reason.as_deref(),
+    };
+    let paused =
+        operate::pause::pause(&mut conn, ctx.prefix(), &settings.job, who, (until, for_ms)).await?;
+    warn_if_unrecorded(
+        paused.audit_error.as_deref(),
+        "pause",
+        &settings.job,
+        ctx.prefix(),
+    );
     // Another operator's pause in force is replaced (the store keeps one): said, so nobody's
     // reason goes unseen.
-    if decided.pause.is_paused(decided.now) && !ctx.out.json {
+    if let Some(replaced) = paused.replaced.as_ref().filter(|_| !ctx.out.json) {
         crate::errln!(
             "anarchon: this replaces the pause in force: {}",
-            decided.pause.describe()
+            replaced.describe()
         );
     }
-    let record = Pause {
-        paused_at: Some(decided.now),
-        paused_until: until.or(for_ms.map(|f| decided.now + f)),
-        resumed_at: None,
-        paused_by: Some(settings.audit.by.clone()),
-        paused_reason: settings.audit.reason.clone().filter(|r| !r.is_empty()),
-    };
-    report(ctx, &settings.job, &record, decided.now);
+    report(ctx, &settings.job, &paused.record, paused.now);
     Ok(ExitCode::Ok)
 }
 
 pub async fn resume(settings: &ResumeSettings, ctx: &Context) -> Result<ExitCode> {
-    let keys = ctx.lease_keys(&settings.job)?;
+    ctx.lease_keys(&settings.job)?;
     let (mut conn, _) = ctx.open_for_write(Strategy::Lease).await?;
-    locate_job(&mut conn, ctx.prefix(), &settings.job, Some(Layout::Lease)).await?;
-    pause::read_pause(&mut conn, &keys).await?;
-    let events_key = events::events_key(ctx.prefix(), &settings.job);
-    let who = (settings.audit.by.as_str(), settings.audit.reason.as_deref());
-    let decided = pause::resume(&mut conn, &keys, (&events_key, events::KEPT), who).await?;
+    let who = Who {
+        by: &settings.audit.by,
+        reason: settings.audit.reason.as_deref(),
+    };
+    let decided = operate::pause::resume(&mut conn, ctx.prefix(), &settings.job, who).await?;
     if decided.outcome != "resumed" {
         crate::outln!("{} is not paused: nothing to resume", settings.job);
         return Ok(ExitCode::Ok);
     }
-    warn_if_unrecorded(&decided, "resume", &settings.job, &events_key);
-    report(ctx, &settings.job, &decided.pause, decided.now);
+    let job = &settings.job;
+    warn_if_unrecorded(decided.audit_error.as_deref(), "resume", job, ctx.prefix());
+    report(ctx, job, &decided.pause, decided.now);
     Ok(ExitCode::Ok)
 }
 
 /// The action was done, but the events stream refused its entry (a key of another type): said,
 /// as [`events::record`] says it.
-fn warn_if_unrecorded(decided: &pause::Decided, action: &str, job: &str, key: &str) {
-    if let Some(e) = &decided.audit_error {
+fn warn_if_unrecorded(audit_error: Option<&str>, action: &str, job: &str, prefix: &str) {
+    if let Some(e) = audit_error {
+        let key = events::events_key(prefix, job);
         crate::errln!(
             "warning: {action} of {job} was done, but its entry in the job's events ({key}) could not be written: {e}"
         );

@@ -10,21 +10,20 @@
 //! beside the released command. A run whose lease expired already ends at once.
 
 use std::io::IsTerminal;
-use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::commands::Context;
 use crate::connection::Connection;
 use crate::error::{Error, ExitCode, Result};
+use crate::operate::Who;
+use crate::operate::release::{How, outcome_word, release};
 use crate::settings::operator::ReleaseSettings;
 use crate::store::Layout;
 use crate::store::discover::{JobRef, find_jobs};
-use crate::store::events::{self, Action};
 use crate::store::job::{ActiveRun, active_runs_for, locate_job};
-use crate::store::{LeaseKeys, StoreCheck, validate_job_name, validate_prefix};
+use crate::store::{StoreCheck, validate_job_name, validate_prefix};
 use crate::strategy::Strategy;
-use crate::strategy::lease::{self, ReleaseOutcome};
 use crate::time::{millis, rfc3339};
 
 /// One run `release` ends (or, with --dry-run, would).
@@ -83,30 +82,32 @@ pub async fn execute(settings: &ReleaseSettings, ctx: &Context) -> Result<ExitCo
     if !settings.dry_run && !chosen.is_empty() && !settings.yes {
         confirm(&chosen, status)?;
     }
-    let result = release_result(&by, settings);
+    let who = Who {
+        by: &by,
+        reason: settings.audit.reason.as_deref(),
+    };
+    let how = How {
+        status,
+        force: settings.force,
+        wait: !settings.no_wait,
+        spinner: !ctx.out.json,
+        default_reason: if settings.expired.is_some() {
+            "lease expired"
+        } else {
+            "released by an operator"
+        },
+    };
     for (job, run) in chosen {
         let (outcome, ended_by, waited_ms) = if settings.dry_run {
             ("would_release".to_string(), None, None)
         } else {
             let keys = check.lease_keys(ctx.prefix(), &job);
-            let request = ReleaseRequest {
-                keys: &keys,
-                slot: run.state.slot,
-                attempt: run.state.attempt,
-                status,
-                result: &result,
-            };
-            let (outcome, ended_by, waited) =
-                release_one(&mut conn, &request, settings, ctx.out.json).await?;
-            let action = Action::new(
-                "release",
-                &by,
-                settings.audit.reason.as_deref(),
-                released_words(&run, outcome, ended_by, status),
+            let done = release(&mut conn, (ctx.prefix(), &job, &keys), &run, who, how).await?;
+            (
+                outcome_word(done.outcome).to_string(),
+                done.ended_by,
+                done.waited_ms,
             )
-            .at_slot(run.state.slot);
-            events::record(&mut conn, ctx.prefix(), &job, &action).await;
-            (outcome_word(outcome).to_string(), ended_by, waited)
         };
         report.runs.push(Released {
             ended_by,
@@ -134,57 +135,6 @@ pub async fn execute(settings: &ReleaseSettings, ctx: &Context) -> Result<ExitCo
             ExitCode::LeaseLost
         },
     )
-}
-
-/// The result a released attempt is recorded with: who released it and why.
-fn release_result(by: &str, settings: &ReleaseSettings) -> String {
-    let reason = settings.audit.reason.clone().unwrap_or_else(|| {
-        if settings.expired.is_some() {
-            "lease expired".to_string()
-        } else {
-            "released by an operator".to_string()
-        }
-    });
-    serde_json::json!({ "released_by": by, "reason": reason }).to_string()
-}
-
-/// What a release did, as its entry in the job's events says it.
-fn released_words(
-    run: &ActiveRun,
-    outcome: ReleaseOutcome,
-    ended_by: Option<&str>,
-    status: &str,
-) -> String {
-    let attempt = format!("attempt {} of {}", run.state.attempt, run.state.runner);
-    match (outcome, ended_by) {
-        (ReleaseOutcome::Released, Some("holder")) => {
-            format!("released {attempt}: its holder stopped the command ({status})")
-        }
-        (ReleaseOutcome::Released, Some("lease_expired")) => {
-            format!("released {attempt}: ended when its lease expired ({status})")
-        }
-        (ReleaseOutcome::Released, Some("forced")) => {
-            format!("released {attempt} by force ({status}); its command may still have run")
-        }
-        (ReleaseOutcome::Released, _) => format!("released {attempt} ({status})"),
-        (ReleaseOutcome::Releasing, _) => {
-            format!("marked {attempt} released; its holder stops it at its next heartbeat")
-        }
-        (ReleaseOutcome::None, _) => format!("nothing to release: {attempt} had ended"),
-        (ReleaseOutcome::Changed, _) => {
-            format!("nothing released: {attempt} was taken over meanwhile")
-        }
-    }
-}
-
-/// The report's word for a release's outcome.
-fn outcome_word(outcome: ReleaseOutcome) -> &'static str {
-    match outcome {
-        ReleaseOutcome::Released => "released",
-        ReleaseOutcome::Releasing => "releasing",
-        ReleaseOutcome::None => "none",
-        ReleaseOutcome::Changed => "changed",
-    }
 }
 
 /// The jobs whose runs `release` looks at: the one named, or with `--all` every lease job that
@@ -284,124 +234,6 @@ async fn choose_runs(
     }
 
     Ok((chosen, none_because))
-}
-
-/// One run to release, as the operator saw it.
-struct ReleaseRequest<'a> {
-    keys: &'a LeaseKeys,
-    slot: i64,
-    attempt: u32,
-    status: &'a str,
-    result: &'a str,
-}
-
-impl ReleaseRequest<'_> {
-    /// The release script for this run (see [`lease::release`]).
-    async fn send(
-        &self,
-        conn: &mut crate::connection::Connection,
-        force: bool,
-    ) -> Result<lease::ReleaseReply> {
-        lease::release(
-            conn,
-            self.keys,
-            self.slot,
-            Some(self.attempt),
-            self.status,
-            self.result,
-            force,
-        )
-        .await
-    }
-}
-
-/// Whether the released attempt's recorded result holds its holder's report (`command`): the
-/// holder stopped the command and finished, rather than a claim ending the run after its lease.
-async fn holder_reported(
-    conn: &mut crate::connection::Connection,
-    req: &ReleaseRequest<'_>,
-) -> Result<bool> {
-    let attempts =
-        crate::store::read::results_page(conn, &req.keys.results, req.slot, req.slot, 0, 1000)
-            .await?;
-    Ok(attempts
-        .iter()
-        .any(|r| r.attempt == Some(req.attempt) && r.result.get("command").is_some()))
-}
-
-/// How often the release looks whether the released run has ended.
-const WAIT_POLL: Duration = Duration::from_millis(100);
-
-/// Releases one run and, unless --no-wait, waits until it has ended: its holder stopped the command
-/// and recorded the attempt, or its lease expired (then the release itself ends it). Each look is
-/// the release script again, which writes nothing while the run is marked and held. A holder that
-/// keeps renewing its lease after the mark (it cannot hear it: another scheduler, an older
-/// anarchon) is overridden a second after the lease end seen when it was marked, with a warning.
-/// Returns the outcome, how it ended, and how long it waited.
-async fn release_one(
-    conn: &mut crate::connection::Connection,
-    req: &ReleaseRequest<'_>,
-    settings: &ReleaseSettings,
-    json: bool,
-) -> Result<(ReleaseOutcome, Option<&'static str>, Option<u64>)> {
-    let first = req.send(conn, settings.force).await?;
-    match first.outcome {
-        ReleaseOutcome::Released if settings.force => {
-            return Ok((first.outcome, Some("forced"), None));
-        }
-        ReleaseOutcome::Released => return Ok((first.outcome, Some("at_once"), None)),
-        ReleaseOutcome::Releasing if !settings.no_wait => {}
-        other => return Ok((other, None, None)),
-    }
-    let started = tokio::time::Instant::now();
-    // The lease end when marked, by the server's clock: heartbeats no longer renew it.
-    let lease_left = first
-        .lease_end
-        .map_or(0, |end| end - first.server_now)
-        .max(0);
-    let override_at =
-        started + Duration::from_millis(u64::try_from(lease_left).unwrap_or(0) + 1000);
-    let spinner = crate::lines::stderr_spinner(json).inspect(|bar| {
-        bar.set_message(format!(
-            "waiting for {} to stop attempt {} (its lease ends in {})",
-            first.runner,
-            req.attempt,
-            crate::time::humanize(u64::try_from(lease_left).unwrap_or(0))
-        ));
-    });
-    let waited = || Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
-    let ended = loop {
-        tokio::time::sleep(WAIT_POLL).await;
-        let force = tokio::time::Instant::now() >= override_at;
-        let reply = req.send(conn, force).await?;
-        match reply.outcome {
-            ReleaseOutcome::Releasing => continue,
-            // It ended meanwhile: its holder stopped the command and recorded the attempt (its
-            // result then says how the command ended), or a claim ended it after its lease.
-            ReleaseOutcome::None => {
-                let how = if holder_reported(conn, req).await? {
-                    "holder"
-                } else {
-                    "lease_expired"
-                };
-                break (ReleaseOutcome::Released, Some(how));
-            }
-            ReleaseOutcome::Released if force => {
-                crate::errln!(
-                    "warning: {} kept renewing the lease of attempt {} after it was released (another scheduler, or an older anarchon that cannot hear a release): ended now, but its command may still be running",
-                    reply.runner,
-                    req.attempt
-                );
-                break (ReleaseOutcome::Released, Some("forced"));
-            }
-            ReleaseOutcome::Released => break (ReleaseOutcome::Released, Some("lease_expired")),
-            ReleaseOutcome::Changed => break (ReleaseOutcome::Changed, None),
-        }
-    };
-    if let Some(bar) = spinner {
-        bar.finish_and_clear();
-    }
-    Ok((ended.0, ended.1, waited()))
 }
 
 fn lease_words(left_ms: i64) -> String {

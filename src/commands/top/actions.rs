@@ -1,21 +1,25 @@
-//! The actions, done by this same binary's own commands (`release`, `pause`, `resume`,
-//! `run-now`) and the logs read by `logs`: one implementation of each, and of what it records
-//! of who did it and why, whether typed at a shell or chosen in top. Each runs as a child process
-//! with the connection top uses ([`ChildConnection`]: the URL in the environment, never in the
-//! arguments). The writes answer with `--json`, whose outcome goes to the status line.
+//! The actions. A release, a pause and a resume are done by the library the commands use
+//! ([`crate::operate`]): one implementation of each, and of what it records of who did it and why,
+//! whether typed at a shell or chosen in top, its answer a value the status line words. Two run
+//! as this binary's own commands in a child process, with the connection top uses
+//! ([`ChildConnection`]: the URL in the environment, never in the arguments): `run-now`, whose
+//! command runs under a lease and a guard of its own on the terminal, and the logs read by
+//! `logs`.
 
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
 
-use serde::Deserialize;
-
 use super::model::{Action, Request, Status};
+use crate::connection::{ConnectOptions, Connection};
 use crate::error::{Error, Result};
+use crate::operate::{self, Who};
 use crate::output::Tone;
 use crate::settings::top::ChildConnection;
 use crate::store::Layout;
+use crate::strategy::lease::{ReleaseOutcome, ReleaseStatus};
+use crate::time::rfc3339;
 
 /// A command in flight and what the status line says when it is done.
 pub type Running = Pin<Box<dyn Future<Output = Status>>>;
@@ -23,17 +27,24 @@ pub type Running = Pin<Box<dyn Future<Output = Status>>>;
 /// `anarchon logs` in flight: the lines to show.
 pub type Reading = Pin<Box<dyn Future<Output = Vec<String>>>>;
 
-/// Runs this binary's commands against top's server and prefix.
+/// Acts on top's server and prefix: through the library, or this binary's commands.
 pub struct Commands {
     exe: PathBuf,
     connection: ChildConnection,
+    /// Where the library's actions connect (each action on a connection of its own).
+    options: ConnectOptions,
+    prefix: String,
     /// Who acts, as the job's events record it: the person at this screen, `user@host:pid` of
     /// top itself (the commands it runs would say their own pids).
     by: String,
 }
 
 impl Commands {
-    pub fn new(connection: &ChildConnection) -> Result<Self> {
+    pub fn new(
+        connection: &ChildConnection,
+        options: &ConnectOptions,
+        prefix: &str,
+    ) -> Result<Self> {
         let exe = std::env::current_exe().map_err(|e| {
             Error::Other(format!(
                 "cannot find this program's own path to run its commands: {e}"
@@ -42,6 +53,8 @@ impl Commands {
         Ok(Commands {
             exe,
             connection: connection.clone(),
+            options: options.clone(),
+            prefix: prefix.to_string(),
             by: crate::settings::operator::default_by(),
         })
     }
@@ -73,18 +86,22 @@ impl Commands {
         format!("anarchon {}", words.join(" "))
     }
 
-    /// Runs the command of a confirmed release, pause or resume, its output captured.
+    /// Does a confirmed release, pause or resume; its answer, worded for the status line.
     pub fn act(&self, request: Request) -> Running {
-        let mut cmd = self.command(&self.as_this_screen(arguments(&request)));
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+        let (options, prefix, by) = (self.options.clone(), self.prefix.clone(), self.by.clone());
         Box::pin(async move {
-            match cmd.output().await {
-                Ok(out) => outcome(&request, out.status, &out.stdout, &out.stderr),
+            let who = Who {
+                by: &by,
+                reason: request.text.as_deref(),
+            };
+            match operated(&options, &prefix, who, &request.action).await {
+                Ok(status) => status,
                 Err(e) => Status {
-                    text: format!("cannot run `{}`: {e}", Commands::shown(&request)),
+                    text: format!(
+                        "{} failed: {}",
+                        Commands::shown(&request),
+                        e.to_string().lines().next().unwrap_or_default()
+                    ),
                     tone: Tone::Bad,
                 },
             }
@@ -187,112 +204,108 @@ pub fn arguments(request: &Request) -> Vec<String> {
     args
 }
 
-/// `release --json`'s answer, the part the status line tells.
-#[derive(Deserialize)]
-struct ReleaseAnswer {
-    status: String,
-    runs: Vec<ReleasedRun>,
-}
-
-#[derive(Deserialize)]
-struct ReleasedRun {
-    slot_time: String,
-    attempt: u32,
-    outcome: String,
-}
-
-/// `pause --json` and `resume --json`'s answer.
-#[derive(Deserialize)]
-struct PauseAnswer {
-    paused: bool,
-    paused_by: Option<String>,
-    paused_until: Option<i64>,
-    paused_reason: Option<String>,
-}
-
-/// What the status line says of a command's end: its JSON answer's outcome, or its error.
-pub fn outcome(request: &Request, status: ExitStatus, stdout: &[u8], stderr: &[u8]) -> Status {
-    let job = request.action.job();
-    let said = |tone: Tone, text: String| Status { text, tone };
-    if !status.success() {
-        let stderr = String::from_utf8_lossy(stderr);
-        let error = stderr
-            .lines()
-            .find_map(|l| l.strip_prefix("error: "))
-            .or_else(|| stderr.lines().find(|l| !l.trim().is_empty()))
-            .unwrap_or("no word on stderr");
-        let code = status
-            .code()
-            .map_or("a signal".to_string(), |c| format!("exit {c}"));
-        // A release that found the run ended or taken over meanwhile answers JSON and exit 83.
-        if let Some(text) = release_said(job, stdout) {
-            return said(Tone::Warn, text);
-        }
-        return said(
-            Tone::Bad,
-            format!("{} failed ({code}): {error}", Commands::shown(request)),
-        );
-    }
-    match &request.action {
-        Action::Release { .. } => said(
-            Tone::Good,
-            release_said(job, stdout)
-                .unwrap_or_else(|| format!("release {job}: {}", first_line(stdout))),
-        ),
-        Action::Pause { .. } | Action::Resume { .. } => {
-            match serde_json::from_slice::<PauseAnswer>(stdout) {
-                Ok(p) if p.paused => said(
-                    Tone::Good,
-                    format!(
-                        "{job} is paused by {} {}{}",
-                        p.paused_by.as_deref().unwrap_or("someone"),
-                        p.paused_until
-                            .map_or("until resumed".to_string(), |u| format!(
-                                "until {}",
-                                crate::time::rfc3339(u)
-                            )),
-                        p.paused_reason.map_or(String::new(), |r| format!(": {r}"))
+/// A release, pause or resume on a connection of its own, as the commands do it.
+async fn operated(
+    options: &ConnectOptions,
+    prefix: &str,
+    who: Who<'_>,
+    action: &Action,
+) -> Result<Status> {
+    let mut conn = Connection::open(options).await?;
+    let check = crate::store::format::check_for_write(&mut conn, prefix).await?;
+    match action {
+        Action::Release { job, slot, .. } => {
+            let keys = check.lease_keys(prefix, job);
+            let active =
+                crate::store::job::active_runs_for(&mut conn, &keys, check.server_now_ms).await?;
+            let Some(run) = active.into_iter().find(|a| a.state.slot == *slot) else {
+                return Ok(Status {
+                    text: format!(
+                        "release {job} @ {}: not released: it ended meanwhile",
+                        rfc3339(*slot)
                     ),
-                ),
-                Ok(_) => said(
-                    Tone::Good,
-                    format!("{job} is resumed: its next scheduled run is claimed as usual"),
-                ),
-                // `resume` of a job that is not paused says so in a sentence.
-                Err(_) => said(Tone::Dim, first_line(stdout)),
-            }
+                    tone: Tone::Warn,
+                });
+            };
+            // Asked on screen already; and the screen does not wait for the holder to stop: the
+            // next read shows the run end.
+            let how = operate::release::How {
+                status: ReleaseStatus::Interrupted.as_str(),
+                force: false,
+                wait: false,
+                spinner: false,
+                default_reason: "released by an operator",
+            };
+            let done =
+                operate::release::release(&mut conn, (prefix, job, &keys), &run, who, how).await?;
+            Ok(release_said(job, *slot, run.state.attempt, done.outcome))
         }
-        Action::RunNow { .. } => said(Tone::Dim, first_line(stdout)),
+        Action::Pause { job } => {
+            let paused = operate::pause::pause(&mut conn, prefix, job, who, (None, None)).await?;
+            Ok(pause_said(job, &paused.record))
+        }
+        Action::Resume { job } => {
+            let decided = operate::pause::resume(&mut conn, prefix, job, who).await?;
+            Ok(match decided.outcome.as_str() {
+                "resumed" => Status {
+                    text: format!("{job} is resumed: its next scheduled run is claimed as usual"),
+                    tone: Tone::Good,
+                },
+                _ => Status {
+                    text: format!("{job} is not paused: nothing to resume"),
+                    tone: Tone::Dim,
+                },
+            })
+        }
+        Action::RunNow { .. } => Err(Error::Other(
+            "run-now runs its command on the terminal, not as an action".into(),
+        )),
     }
 }
 
-/// A release's outcome in words (None when the answer is not release's JSON).
-fn release_said(job: &str, stdout: &[u8]) -> Option<String> {
-    let answer: ReleaseAnswer = serde_json::from_slice(stdout).ok()?;
-    let Some(run) = answer.runs.first() else {
-        return Some(format!(
-            "release {job}: no run in progress matched; nothing was released"
-        ));
-    };
-    let what = match run.outcome.as_str() {
-        "releasing" => format!(
-            "marked released: its holder stops the command at its next heartbeat and records attempt {} {}",
-            run.attempt, answer.status
+/// A release's outcome in words.
+fn release_said(job: &str, slot: i64, attempt: u32, outcome: ReleaseOutcome) -> Status {
+    let status = ReleaseStatus::Interrupted.as_str();
+    let (what, tone) = match outcome {
+        ReleaseOutcome::Releasing => (
+            format!(
+                "marked released: its holder stops the command at its next heartbeat and records attempt {attempt} {status}"
+            ),
+            Tone::Good,
         ),
-        "released" => format!("released: attempt {} ended {}", run.attempt, answer.status),
-        "none" => "not released: it ended meanwhile".to_string(),
-        "changed" => "not released: another attempt took it over meanwhile".to_string(),
-        other => other.to_string(),
+        ReleaseOutcome::Released => (
+            format!("released: attempt {attempt} ended {status}"),
+            Tone::Good,
+        ),
+        ReleaseOutcome::None => ("not released: it ended meanwhile".to_string(), Tone::Warn),
+        ReleaseOutcome::Changed => (
+            "not released: another attempt took it over meanwhile".to_string(),
+            Tone::Warn,
+        ),
     };
-    Some(format!("release {job} @ {}: {what}", run.slot_time))
+    Status {
+        text: format!("release {job} @ {}: {what}", rfc3339(slot)),
+        tone,
+    }
 }
 
-fn first_line(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("done")
-        .to_string()
+/// A pause in words: by whom, until when, why.
+fn pause_said(job: &str, p: &crate::store::pause::Pause) -> Status {
+    Status {
+        text: format!(
+            "{job} is paused by {} {}{}",
+            p.paused_by.as_deref().unwrap_or("someone"),
+            p.paused_until
+                .map_or("until resumed".to_string(), |u| format!(
+                    "until {}",
+                    rfc3339(u)
+                )),
+            p.paused_reason
+                .as_deref()
+                .map_or(String::new(), |r| format!(": {r}"))
+        ),
+        tone: Tone::Good,
+    }
 }
 
 /// How run-now ended, for the status line.
@@ -324,7 +337,6 @@ pub fn run_now_said(request: &Request, status: std::io::Result<ExitStatus>) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::process::ExitStatusExt;
 
     fn release() -> Request {
         Request {
@@ -387,37 +399,25 @@ mod tests {
 
     #[test]
     fn the_status_line_tells_the_answer() {
-        let ok = ExitStatus::from_raw(0);
-        let json = br#"{"dry_run":false,"status":"interrupted","by":"me","reason":null,
-            "runs":[{"job":"billing","slot":1,"slot_time":"2026-12-02T03:00:00.000Z","attempt":1,
-            "runner":"h:1","lease_left_ms":5000,"outcome":"releasing"}]}"#;
-        let said = outcome(&release(), ok, json, b"");
+        let said = release_said("billing", 1_796_220_300_000, 1, ReleaseOutcome::Releasing);
         assert!(
             said.text
-                .starts_with("release billing @ 2026-12-02T03:00:00.000Z: marked released"),
+                .starts_with("release billing @ 2026-12-02T14:05:00.000Z: marked released"),
             "{}",
             said.text
         );
-        let failed = outcome(
-            &release(),
-            ExitStatus::from_raw(85 << 8),
-            b"",
-            b"error: no job \"billing\"\n  hint: anarchon list\n",
+        let changed = release_said("billing", 1_796_220_300_000, 1, ReleaseOutcome::Changed);
+        assert!(matches!(changed.tone, Tone::Warn), "{}", changed.text);
+        let pause = crate::store::pause::Pause {
+            paused_at: Some(1),
+            paused_until: None,
+            resumed_at: None,
+            paused_by: Some("ops@h:1".into()),
+            paused_reason: Some("INC-7".into()),
+        };
+        assert_eq!(
+            pause_said("b", &pause).text,
+            "b is paused by ops@h:1 until resumed: INC-7"
         );
-        assert!(
-            failed.text.contains("failed (exit 85): no job"),
-            "{}",
-            failed.text
-        );
-        let paused = outcome(
-            &Request {
-                action: Action::Pause { job: "b".into() },
-                text: None,
-            },
-            ok,
-            br#"{"job":"b","paused_at":1,"paused_by":"ops@h:1","paused_reason":"INC-7","paused":true}"#,
-            b"",
-        );
-        assert_eq!(paused.text, "b is paused by ops@h:1 until resumed: INC-7");
     }
 }
