@@ -2889,7 +2889,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__timeline)
-            opts="-p -n -o -h --all --strategy --since --until --width --late-after --svg --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-p -n -o -h --all --strategy --since --until --width --late-after --grace --svg --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2912,6 +2912,10 @@ _anarchon() {
                     return 0
                     ;;
                 --late-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --grace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

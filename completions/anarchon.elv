@@ -455,6 +455,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --until 'End of the range: `now`, a duration ago (30m) or a time (RFC 3339, ms) [default: now]'
             cand --width 'How many columns the picture takes [default: the terminal''s width; 100 when piped]'
             cand --late-after 'A run is late when its first claim came more than this after its slot [default: the job''s --jitter, from the job registry, + 10s]'
+            cand --grace 'How long after its slot a run may start: a slot of the schedule with no run is drawn missed once this has passed, as `check --grace` judges it [default: the job''s --max-late + --jitter + 1m, from the job registry]'
             cand --svg 'Also write the picture as an SVG document to FILE (`-`: to stdout, instead of the text)'
             cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'

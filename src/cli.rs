@@ -1439,6 +1439,12 @@ pub struct TimelineArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub late_after: Option<Duration>,
 
+    /// How long after its slot a run may start: a slot of the schedule with no run is drawn
+    /// missed once this has passed, as `check --grace` judges it [default: the job's --max-late
+    /// + --jitter + 1m, from the job registry].
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub grace: Option<Duration>,
+
     /// Also write the picture as an SVG document to FILE (`-`: to stdout, instead of the text).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<std::path::PathBuf>,

@@ -191,6 +191,91 @@ fn failed(r: &ResultEntry) -> bool {
     is_failure(&r.status) && !r.was_replaced()
 }
 
+/// Why a slot of a job's schedule has no run, as health judges it (`timeline` draws these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NoRun {
+    /// Due (its grace passed) and never claimed: one of `missed_slots`, a lost run.
+    Missed,
+    /// A pause covered it (the job's pause, or a past one its events tell of): nothing was due.
+    Paused,
+    /// Its grace has not passed: a host may still claim it.
+    Pending,
+}
+
+impl NoRun {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoRun::Missed => "missed",
+            NoRun::Paused => "paused",
+            NoRun::Pending => "pending",
+        }
+    }
+}
+
+/// A slot of a job's schedule with no run, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotWithoutRun {
+    pub slot: i64,
+    pub why: NoRun,
+    /// The pause that covered it (`paused`).
+    pub pause: Option<Pause>,
+}
+
+/// Why `slot` has no run, judged at `i.now` with the slots up to `due_until` due: None when it
+/// has one (a result, a run in progress) or is older than the results read (`oldest_known`, when
+/// they are not all: not known to be missed).
+fn no_run(i: &Inputs, oldest_known: Option<i64>, slot: i64, due_until: i64) -> Option<NoRun> {
+    let has_run =
+        i.recent.iter().any(|r| r.slot == slot) || i.in_progress.iter().any(|r| r.slot == slot);
+    let unknown = !i.recent_is_all && oldest_known.is_some_and(|o| slot < o);
+    if has_run || unknown {
+        None
+    } else if i.paused_over(slot) {
+        Some(NoRun::Paused)
+    } else if slot <= due_until {
+        Some(NoRun::Missed)
+    } else {
+        Some(NoRun::Pending)
+    }
+}
+
+/// Every slot of the schedule from `i.window_start` (and not before the job was first seen) to
+/// `to` (not after now) with no run, oldest first, and why: the slots `judge` over the same
+/// inputs lists in `missed_slots` are the `missed` ones here, by the same rule ([`no_run`]).
+pub fn slots_without_a_run(i: &Inputs, to: i64) -> Vec<SlotWithoutRun> {
+    let Some(schedule) = i.schedule else {
+        return Vec::new();
+    };
+    let since = i
+        .first_seen
+        .unwrap_or(i64::MAX)
+        .max(i.window_start.unwrap_or(i64::MIN));
+    let to = to.min(i.now);
+    if since > to {
+        return Vec::new();
+    }
+    let due_until = i.now - millis(i.grace);
+    let oldest_known = i.recent.iter().map(|r| r.slot).min();
+    schedule
+        .newest_between(since - 1, to, WINDOW_MAX_SLOTS)
+        .into_iter()
+        .filter_map(|slot| {
+            let why = no_run(i, oldest_known, slot, due_until)?;
+            let pause = (why == NoRun::Paused)
+                .then(|| {
+                    i.pauses
+                        .iter()
+                        .chain(i.past_pauses)
+                        .find(|p| p.is_paused(slot))
+                        .map(|p| (*p).clone())
+                })
+                .flatten();
+            Some(SlotWithoutRun { slot, why, pause })
+        })
+        .collect()
+}
+
 /// Judges one job (see the module doc).
 pub fn judge(i: &Inputs) -> Health {
     let ended = final_attempts(i.recent);
@@ -215,13 +300,8 @@ pub fn judge(i: &Inputs) -> Health {
     let due_until = i.now - grace_ms;
     let (next_due, due) = due_slots(i, due_until);
     let oldest_known = i.recent.iter().map(|r| r.slot).min();
-    let claimed = |slot: i64| {
-        i.recent.iter().any(|r| r.slot == slot)
-            || i.in_progress.iter().any(|r| r.slot == slot)
-            || i.paused_over(slot)
-            // Older than the results fetched: not known to be missed.
-            || (!i.recent_is_all && oldest_known.is_some_and(|o| slot < o))
-    };
+    // Claimed, or decided otherwise (a pause, or not known): every due slot but a missed one.
+    let claimed = |slot: i64| no_run(i, oldest_known, slot, due_until) != Some(NoRun::Missed);
     let missed_slots: Vec<i64> = due.iter().copied().filter(|s| !claimed(*s)).collect();
     let lost_slots: Vec<i64> = due
         .iter()
@@ -441,9 +521,58 @@ impl JobView {
         grace: Option<Duration>,
         window_start: Option<i64>,
     ) -> Health {
+        let (mut health, retired) = self.judged(now, grace, window_start, |i, runs| {
+            (judge(i), self.retired_and_not_run_since(runs).cloned())
+        });
+        if let Some(retired) = retired {
+            // Nobody runs it any more, by an operator's word: not judged, as a renamed name.
+            health.state = HealthState::Retired;
+            health.retired = Some(retired);
+            health.not_judged();
+        } else if let Some(new_name) = self.renamed_to() {
+            // Its slots are the new name's now, judged there (with this name's runs counted):
+            // judged here too, every slot since the rename would read as missed.
+            health.state = HealthState::Renamed;
+            health.renamed_to = Some(new_name.to_string());
+            health.not_judged();
+        }
+        health
+    }
+
+    /// The slots of the job's schedule from `from` to `to` with no run under any of its names,
+    /// and why, judged at `now` as `check --window` from `from` judges them
+    /// ([`slots_without_a_run`]: a slot is `missed` here exactly when `health_over(now, grace,
+    /// Some(from))` lists it in `missed_slots`). None for a job judged nowhere (renamed: its
+    /// slots are its new name's; retired: none is expected), as [`Health::not_judged`].
+    pub fn slots_without_a_run(
+        &self,
+        now: i64,
+        grace: Option<Duration>,
+        from: i64,
+        to: i64,
+    ) -> Vec<SlotWithoutRun> {
+        self.judged(now, grace, Some(from), |i, runs| {
+            let judged_nowhere =
+                self.retired_and_not_run_since(runs).is_some() || self.renamed_to().is_some();
+            if judged_nowhere {
+                Vec::new()
+            } else {
+                slots_without_a_run(i, to)
+            }
+        })
+    }
+
+    /// `judgement` of the job's inputs: its runs under all its names ([`JobRuns`]) at `now`.
+    fn judged<R>(
+        &self,
+        now: i64,
+        grace: Option<Duration>,
+        window_start: Option<i64>,
+        judgement: impl FnOnce(&Inputs, &JobRuns) -> R,
+    ) -> R {
         let schedule = self.schedule();
         let runs = JobRuns::of(self);
-        let mut health = judge(&Inputs {
+        let inputs = Inputs {
             now,
             schedule: schedule.as_ref(),
             grace: self.grace(grace),
@@ -454,20 +583,8 @@ impl JobView {
             pauses: &runs.pauses,
             past_pauses: &runs.past_pauses,
             window_start,
-        });
-        if let Some(retired) = self.retired_and_not_run_since(&runs) {
-            // Nobody runs it any more, by an operator's word: not judged, as a renamed name.
-            health.state = HealthState::Retired;
-            health.retired = Some(retired.clone());
-            health.not_judged();
-        } else if let Some(new_name) = self.renamed_to() {
-            // Its slots are the new name's now, judged there (with this name's runs counted):
-            // judged here too, every slot since the rename would read as missed.
-            health.state = HealthState::Renamed;
-            health.renamed_to = Some(new_name.to_string());
-            health.not_judged();
-        }
-        health
+        };
+        judgement(&inputs, &runs)
     }
 
     /// The job's retirement (`anarchon forget`), unless a run of it was claimed at or after it or

@@ -33,6 +33,9 @@ pub struct TimelineSettings {
     /// How long after its slot a first claim counts late (None: the job's jitter and
     /// [`crate::store::attempt::LATE_SLACK_MS`]).
     pub late_after: Option<Duration>,
+    /// How long after its slot a slot with no run is missed (None: the job's default grace,
+    /// `crate::health::default_grace`), as `check --grace`.
+    pub grace: Option<Duration>,
     pub svg: Option<SvgTarget>,
 }
 
@@ -65,6 +68,7 @@ impl TimelineSettings {
             until: args.until,
             width: args.width,
             late_after: args.late_after,
+            grace: args.grace,
             svg,
         })
     }

@@ -43,6 +43,10 @@ pub struct JobView {
     pub layout: Layout,
     pub registry: Option<Registry>,
     pub first_seen: Option<i64>,
+    /// The `first_seen` its claims recorded, when they did (`first_seen` is else the oldest
+    /// result read).
+    #[serde(skip)]
+    first_seen_recorded: Option<i64>,
     #[serde(skip)]
     pub recent: Vec<ResultEntry>,
     #[serde(skip)]
@@ -84,6 +88,7 @@ impl JobView {
             layout,
             registry: None,
             first_seen: None,
+            first_seen_recorded: None,
             recent: Vec::new(),
             recent_is_all: true,
             in_progress: Vec::new(),
@@ -168,6 +173,20 @@ impl JobView {
             last_result_at,
             history_entries: self.history_entries,
         }
+    }
+
+    /// The job (and its earlier names) as a read of its results from `from` on (server ms) would
+    /// have read it, from a read that began earlier (`timeline` reads back further than its
+    /// range, to draw runs that began before it): the results of older slots left out, and
+    /// `first_seen`, where no claim recorded it, the oldest result left. Health judged of it is
+    /// then what `check --window` from `from` judges.
+    pub fn read_from(&self, from: i64) -> JobView {
+        let mut view = self.clone();
+        view.recent.retain(|r| r.slot >= from);
+        let oldest = view.recent.iter().map(|r| r.slot).min();
+        view.first_seen = self.first_seen_recorded.or(oldest);
+        view.lineage = self.lineage.iter().map(|old| old.read_from(from)).collect();
+        view
     }
 
     /// The waiting place at `now` (server ms), unless it is free or lapsed.
@@ -579,6 +598,7 @@ fn decode_one(
         layout: job.layout,
         registry,
         first_seen: None,
+        first_seen_recorded: None,
         history_entries: recent.len() as u64,
         recent,
         recent_is_all,
@@ -629,7 +649,8 @@ fn decode_lease(
     // slots older than the fetched results are never judged missed (`health::Inputs::recent_is_all`).
     let oldest = m.recent.iter().map(|r| r.slot).min();
     let recorded = job_fields.first().and_then(|v| v.as_deref());
-    m.first_seen = read::first_seen(&k.job, recorded, oldest)?;
+    m.first_seen_recorded = read::first_seen(&k.job, recorded, None)?;
+    m.first_seen = m.first_seen_recorded.or(oldest);
     m.waiting = match job_fields.get(1).and_then(|v| v.as_deref()) {
         Some(text) => Some(read::waiting_place(&k.job, text)?),
         None => None,

@@ -741,3 +741,219 @@ fn replicas_on_one_host_are_told_apart() {
         (Some("vm"), Some("vm:57"))
     );
 }
+
+/// The slots `timeline --json` draws with no run for `reason` (`missed`, `paused`, `pending`)
+/// in its job `job`.
+fn no_run_slots(doc: &serde_json::Value, job: &str, reason: &str) -> Vec<i64> {
+    doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["job"] == job)
+        .flat_map(|j| j["slots"].as_array().unwrap())
+        .filter(|r| r["no_run"]["reason"] == reason)
+        .map(|r| r["slot"].as_i64().unwrap())
+        .collect()
+}
+
+/// `check JOB --window` from about `from` and `timeline JOB` from the very start of that window
+/// (read back from check's clock), both with `--grace 3s`, and that they agree: every slot due by
+/// check's clock that the timeline draws missed is one check lists missed, and every one check
+/// lists the timeline draws missed (slots that fell due between the two commands aside). Returns
+/// the timeline's JSON and check's missed slots.
+fn timeline_agrees_with_check(s: &Server, job: &str, from: i64) -> (serde_json::Value, Vec<i64>) {
+    let window_ms = s.now_ms() - from;
+    let check = s
+        .cli(&[
+            "check",
+            job,
+            "--window",
+            &format!("{window_ms}ms"),
+            "--grace",
+            "3s",
+            "--json",
+        ])
+        .json();
+    let checked_at = check["server_time"].as_i64().unwrap();
+    let missed: Vec<i64> = check["jobs"][0]["health"]["missed_slots"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no missed_slots in {check:#}"))
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    let since = (checked_at - window_ms).to_string();
+    let doc = s
+        .cli(&[
+            "timeline", job, "--since", &since, "--grace", "3s", "--json",
+        ])
+        .expect(0)
+        .json();
+    let drawn: Vec<i64> = no_run_slots(&doc, job, "missed")
+        .into_iter()
+        .filter(|slot| *slot <= checked_at - 3_000)
+        .collect();
+    assert_eq!(drawn, missed, "timeline:\n{doc:#}\ncheck:\n{check:#}");
+    (doc, missed)
+}
+
+/// A job of `anarchon cron` paused for a few seconds, then its replica stopped: `timeline` draws
+/// the slots the pause covered (with who paused it and why) and the slots nobody claimed after
+/// the stop (missed), in JSON, text and SVG, and `check --window` over the same window says the
+/// same slots were missed, no more, no fewer.
+#[test]
+fn slots_nobody_claimed_are_drawn_missed_or_paused_as_check_judges_them() {
+    use crate::common::replica::Replica;
+    use std::time::Duration;
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    std::fs::write(&file, "# anarchon: --job gaps\n*/2 * * * * * true\n").unwrap();
+    let start = s.now_ms();
+    let mut replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    common::wait_for("a first run", Duration::from_secs(10), || {
+        !s.results("gaps").is_empty()
+    });
+    s.cli(&[
+        "pause",
+        "gaps",
+        "--for",
+        "5s",
+        "--reason",
+        "maintenance",
+        "--by",
+        "ops",
+    ])
+    .expect(0);
+    let paused = s.now_ms();
+    common::wait_for("a run after the pause", Duration::from_secs(20), || {
+        s.results("gaps").iter().any(|r| r.slot > paused + 5_000)
+    });
+    assert_eq!(replica.stop(Duration::from_secs(10)), Some(0));
+    let stopped = s.now_ms();
+    common::wait_for("two slots and the grace", Duration::from_secs(20), || {
+        s.now_ms() > stopped + 4_000 + 3_000 + 1_000
+    });
+
+    let (doc, missed) = timeline_agrees_with_check(&s, "gaps", start);
+    assert!(missed.len() >= 2, "{doc:#}");
+    assert!(missed.iter().all(|slot| *slot > stopped - 2_000), "{doc:#}");
+    let during = no_run_slots(&doc, "gaps", "paused");
+    assert!(during.len() >= 2, "{doc:#}");
+    assert!(
+        during
+            .iter()
+            .all(|slot| (paused..paused + 5_000).contains(slot)),
+        "{doc:#}"
+    );
+    let row = slot_row(&doc, 0, &during[0].to_string());
+    assert_eq!(row["attempts"], serde_json::json!([]), "{doc:#}");
+    assert_eq!(row["no_run"]["pause"]["paused_by"], "ops", "{doc:#}");
+    assert!(
+        row["no_run"]["why"]
+            .as_str()
+            .unwrap()
+            .contains("maintenance"),
+        "{doc:#}"
+    );
+    let summary = &doc["jobs"][0]["summary"]["no_run"];
+    assert_eq!(summary["paused"], during.len(), "{doc:#}");
+
+    // The text: a line of missed slots, a line of paused ones, each with why, and the legend.
+    let since = start.to_string();
+    let range = ["--since", since.as_str(), "--grace", "3s"];
+    let out = s
+        .cli(
+            &[
+                &["timeline", "gaps", "--width", "120", "--color", "never"][..],
+                &range,
+            ]
+            .concat(),
+        )
+        .expect(0);
+    let shown = lines(&out);
+    fits(&shown, 120);
+    line_with(&shown, &["✕", "missed: never claimed (grace 3s)"]);
+    line_with(&shown, &["‖", "paused by ops", "maintenance"]);
+    line_with(&shown, &["legend:", "✕ missed"]);
+    // The SVG: a mark per slot with no run, its title saying why.
+    let svg_file = dir.path().join("t.svg");
+    let svg_path = svg_file.to_str().unwrap();
+    s.cli(&[&["timeline", "gaps", "--svg", svg_path][..], &range].concat())
+        .expect(0);
+    let svg = std::fs::read_to_string(&svg_file).unwrap();
+    let parsed = roxmltree::Document::parse(&svg).unwrap();
+    let marks = |reason: &str| {
+        parsed
+            .descendants()
+            .filter(|n| n.attribute("class") == Some(&format!("no-run {reason}")))
+            .filter(|n| n.attribute("data-slot").is_some())
+            .count()
+    };
+    assert!(marks("missed") >= missed.len(), "{svg}");
+    assert_eq!(marks("paused"), during.len(), "{svg}");
+    assert!(svg.contains("never claimed"), "{svg}");
+}
+
+/// A job renamed in a rolling deploy (`v1`, then `v2 --was v1`): its slots run under the old
+/// name are no missed slots of the new one, and the old name, judged under the new, draws none
+/// missed; once the fleet stops, the new name's slots nobody claimed are drawn missed, as
+/// `check --window` says.
+#[test]
+fn a_renamed_job_draws_no_slot_of_its_old_name_missed() {
+    use crate::common::replica::Replica;
+    use std::time::Duration;
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    std::fs::write(&old, "# anarchon: --job v1\n*/2 * * * * * true\n").unwrap();
+    std::fs::write(&new, "# anarchon: --job v2 --was v1\n*/2 * * * * * true\n").unwrap();
+    let start = s.now_ms();
+    let mut a = Replica::start(&s.url, &old, dir.path(), "old", &[]);
+    common::wait_for("v1 to run 2 slots", Duration::from_secs(20), || {
+        s.results("v1").len() >= 2
+    });
+    let mut b = Replica::start(&s.url, &new, dir.path(), "new", &[]);
+    common::wait_for("v2 to mark v1 renamed", Duration::from_secs(20), || {
+        s.cmd::<Option<String>>(&["HGET", "{cron:v1}:registry", "renamed_to"])
+            == Some("v2".to_string())
+    });
+    assert_eq!(a.stop(Duration::from_secs(10)), Some(0));
+    let ran = s.results("v2").len();
+    common::wait_for("v2 to run 2 slots more", Duration::from_secs(20), || {
+        s.results("v2").len() >= ran + 2
+    });
+    assert_eq!(b.stop(Duration::from_secs(10)), Some(0));
+    let stopped = s.now_ms();
+    common::wait_for("two slots and the grace", Duration::from_secs(20), || {
+        s.now_ms() > stopped + 4_000 + 3_000 + 1_000
+    });
+
+    let (doc, missed) = timeline_agrees_with_check(&s, "v2", start);
+    assert!(!missed.is_empty(), "{doc:#}");
+    // Every slot before the stop ran under one name or the other.
+    let v1_ran: Vec<i64> = s.results("v1").iter().map(|r| r.slot).collect();
+    let drawn = no_run_slots(&doc, "v2", "missed");
+    assert!(drawn.iter().all(|slot| *slot > stopped - 2_000), "{doc:#}");
+    assert!(drawn.iter().all(|slot| !v1_ran.contains(slot)), "{doc:#}");
+    let (old_doc, old_missed) = timeline_agrees_with_check(&s, "v1", start);
+    assert_eq!(old_missed, Vec::<i64>::new(), "{old_doc:#}");
+    assert_eq!(
+        no_run_slots(&old_doc, "v1", "missed"),
+        Vec::<i64>::new(),
+        "{old_doc:#}"
+    );
+    // Both on one axis: the same.
+    let since = start.to_string();
+    let both = s
+        .cli(&[
+            "timeline", "v1", "v2", "--since", &since, "--grace", "3s", "--json",
+        ])
+        .expect(0)
+        .json();
+    assert_eq!(
+        no_run_slots(&both, "v1", "missed"),
+        Vec::<i64>::new(),
+        "{both:#}"
+    );
+    assert!(!no_run_slots(&both, "v2", "missed").is_empty(), "{both:#}");
+}

@@ -142,6 +142,12 @@ pub async fn execute(settings: &TimelineSettings, ctx: &Context) -> Result<ExitC
         }
         for view in views {
             let keys = check.job_keys(view.layout, ctx.prefix(), &view.job);
+            // Judged as `check --window` from `since` judges them: the view as that read it. The
+            // range is half open here: a slot at `until` has its run after what is drawn.
+            let judged = view.read_from(since);
+            let without = judged.slots_without_a_run(now, settings.grace, since, until - 1);
+            let grace_ms = millis(judged.grace(settings.grace));
+            drop(judged);
             let crate::store::view::JobView {
                 job: name,
                 layout,
@@ -176,7 +182,7 @@ pub async fn execute(settings: &TimelineSettings, ctx: &Context) -> Result<ExitC
                 }
             };
             let threshold = model::late_after_ms(registry.as_ref(), late_after);
-            let job = model::build(
+            let mut job = model::build(
                 &name,
                 layout,
                 registry.as_ref(),
@@ -185,6 +191,7 @@ pub async fn execute(settings: &TimelineSettings, ctx: &Context) -> Result<ExitC
                 threshold,
                 complete,
             );
+            job.add_slots_without_a_run(&without, grace_ms);
             if !job.complete {
                 crate::errln!(
                     "anarchon: {name}: more attempts in the range than are read at once: only the newest are drawn; give a shorter range"

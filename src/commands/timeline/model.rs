@@ -7,9 +7,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+pub use crate::health::NoRun;
+use crate::health::SlotWithoutRun;
 use crate::store::Layout;
+use crate::store::pause::Pause;
 use crate::store::registry::{Registry, host_of};
-use crate::time::rfc3339;
+use crate::time::{humanize, rfc3339};
 
 /// The range drawn, and the server's clock (ms).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,6 +133,111 @@ pub struct SlotRow {
     /// Whether that was more than the job's `late_after_ms`.
     pub late: bool,
     pub attempts: Vec<Attempt>,
+    /// A slot of the job's schedule in the range that has no run: why (null for a slot that ran).
+    pub no_run: Option<NoRunRow>,
+}
+
+/// Why a slot of the job's schedule has no run, as `check --window` from `since` judges it
+/// (`crate::health`: one judgement for both).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct NoRunRow {
+    /// `missed`: due (its grace passed) and never claimed, as `check` counts it; `paused`: a
+    /// pause covered it, nothing was due; `pending`: its grace has not passed, a host may still
+    /// claim it.
+    pub reason: NoRun,
+    /// The same in words.
+    pub why: String,
+    /// When its grace ends (server ms): no host claims it after.
+    pub due_by: i64,
+    pub due_by_time: String,
+    /// The pause that covered it (`paused`).
+    pub pause: Option<Pause>,
+}
+
+impl NoRunRow {
+    fn of(s: &SlotWithoutRun, grace_ms: i64) -> Self {
+        let due_by = s.slot + grace_ms;
+        let why = match (s.why, &s.pause) {
+            (NoRun::Missed, _) => format!(
+                "missed: never claimed, and its grace ({}) ended at {}",
+                humanize(grace_ms.max(0) as u64),
+                rfc3339(due_by)
+            ),
+            (NoRun::Paused, Some(p)) => format!("paused {}", p.describe()),
+            (NoRun::Paused, None) => "paused".to_string(),
+            (NoRun::Pending, _) => format!(
+                "pending: not claimed yet, a host may claim it until {}",
+                rfc3339(due_by)
+            ),
+        };
+        NoRunRow {
+            reason: s.why,
+            why,
+            due_by,
+            due_by_time: rfc3339(due_by),
+            pause: s.pause.clone(),
+        }
+    }
+}
+
+/// What a picture draws of a job, in slot order: a slot's attempts, or a run of consecutive
+/// slots with no run for one reason (one line for many: a job stopped for a day at `* * * * *`
+/// is one line, not 1,440).
+pub enum Drawn<'a> {
+    Slot(&'a SlotRow),
+    NoRun(Vec<&'a SlotRow>),
+}
+
+impl JobTimeline {
+    /// The job's lines ([`Drawn`]). A slot with attempts that health still counts missed (a
+    /// claim-only claim with no result) is drawn with its attempts.
+    pub fn drawn(&self) -> Vec<Drawn<'_>> {
+        let mut out: Vec<Drawn> = Vec::new();
+        for row in &self.slots {
+            let Some(no_run) = row.no_run.as_ref().filter(|_| row.attempts.is_empty()) else {
+                out.push(Drawn::Slot(row));
+                continue;
+            };
+            let same = |prev: &SlotRow| {
+                prev.no_run.as_ref().is_some_and(|p| {
+                    p.reason == no_run.reason
+                        && p.pause.as_ref().map(|p| p.paused_at)
+                            == no_run.pause.as_ref().map(|p| p.paused_at)
+                })
+            };
+            match out.last_mut() {
+                Some(Drawn::NoRun(rows)) if rows.last().is_some_and(|r| same(r)) => rows.push(row),
+                _ => out.push(Drawn::NoRun(vec![row])),
+            }
+        }
+        out
+    }
+
+    /// Adds the slots of the job's schedule in the range with no run, as health judged them
+    /// (`without`; `grace_ms` the grace it judged by): a row each, or the reason on the row of a
+    /// slot drawn already (a claim-only claim with no result, which health counts missed).
+    pub fn add_slots_without_a_run(&mut self, without: &[SlotWithoutRun], grace_ms: i64) {
+        for s in without {
+            let no_run = Some(NoRunRow::of(s, grace_ms));
+            match self.slots.iter_mut().find(|r| r.slot == s.slot) {
+                // Only `missed` can be of a slot with attempts: pending or paused there says
+                // nothing the attempts do not.
+                Some(row) if s.why == NoRun::Missed => row.no_run = no_run,
+                Some(_) => {}
+                None => self.slots.push(SlotRow {
+                    slot: s.slot,
+                    slot_time: rfc3339(s.slot),
+                    manual: false,
+                    start_delay_ms: None,
+                    late: false,
+                    attempts: Vec::new(),
+                    no_run,
+                }),
+            }
+        }
+        self.slots.sort_by_key(|r| r.slot);
+        self.summary = count(&self.slots, &self.overlaps);
+    }
 }
 
 /// An attempt, named.
@@ -232,6 +340,8 @@ pub struct Summary {
     pub overlaps: u64,
     /// Overlaps of a span that is only an upper bound (see `overlaps[].certain`).
     pub possible_overlaps: u64,
+    /// Slots with no run, by why (`slots[].no_run.reason`).
+    pub no_run: BTreeMap<NoRun, u64>,
 }
 
 /// One job's timeline.
@@ -243,7 +353,8 @@ pub struct JobTimeline {
     pub overlap_policy: Option<String>,
     /// A run is late when its first claim came more than this after its slot (ms).
     pub late_after_ms: i64,
-    /// Slots with an attempt in the range (or whose time is in it), oldest first.
+    /// Slots with an attempt in the range (or whose time is in it), and the slots of its schedule
+    /// in the range with no run (`no_run` says why), oldest first.
     pub slots: Vec<SlotRow>,
     pub overlaps: Vec<Overlap>,
     pub summary: Summary,
@@ -403,6 +514,7 @@ fn judge_slot(slot: i64, seen: Vec<Seen>, window: Window, late_after_ms: i64) ->
         start_delay_ms,
         late: !manual && start_delay_ms.is_some_and(|d| d > late_after_ms),
         attempts,
+        no_run: None,
     }
 }
 
@@ -464,6 +576,9 @@ fn count(slots: &[SlotRow], overlaps: &[Overlap]) -> Summary {
     };
     for row in slots {
         s.late += u64::from(row.late);
+        if let Some(no_run) = &row.no_run {
+            *s.no_run.entry(no_run.reason).or_default() += 1;
+        }
         for a in &row.attempts {
             s.attempts += 1;
             *s.outcomes.entry(a.outcome).or_default() += 1;

@@ -12,8 +12,8 @@ use crate::time::humanize;
 
 use super::TimelineReport;
 use super::axis::{Axis, TimeStyle};
-use super::model::{Attempt, JobTimeline, Outcome, SlotRow};
-use super::text::{note, summary};
+use super::model::{Attempt, Drawn, JobTimeline, NoRun, Outcome, SlotRow};
+use super::text::{no_run_note, note, summary};
 
 /// The width of a character of the monospace font, in px (12px text).
 const CHAR: f64 = 7.2;
@@ -44,6 +44,9 @@ text { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; f
 .running { fill: #f9a825; }
 .expired { fill: #ef9a9a; }
 .claimed { fill: #b0bec5; }
+.no-run.missed { fill: #c62828; }
+.no-run.paused { fill: #9e9e9e; }
+.no-run.pending { fill: #b0bec5; }
 .at-once { fill: #d50000; }
 .overlap { fill: #d50000; fill-opacity: 0.15; stroke: #d50000; stroke-width: 1; }
 .possible-overlap { fill: #ff9800; fill-opacity: 0.12; stroke: #ff9800; stroke-dasharray: 3 2; }
@@ -210,7 +213,35 @@ pub fn render(report: &TimelineReport) -> String {
         body = body.add(text(PAD, y, &idle, "dim"));
         y += ROW;
     }
-    // The legend: a swatch per outcome shown, and the marks.
+    let (legend, legend_right) = legend(report, y);
+    widest = widest.max(legend_right);
+    y += ROW;
+
+    let width = (widest + PAD).ceil();
+    let height = (y + PAD).ceil();
+    let document = Document::new()
+        .set("width", width)
+        .set("height", height)
+        .set("viewBox", (0, 0, width, height))
+        .add(Style::new(CSS))
+        .add(
+            Rectangle::new()
+                .set("width", "100%")
+                .set("height", "100%")
+                .set("fill", "#fff"),
+        )
+        .add(grid)
+        .add(body)
+        .add(jobs)
+        .add(legend);
+    format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{document}\n")
+}
+
+/// The legend at `y`: a swatch per outcome shown and per reason a slot shown has no run, and the
+/// marks. Returns the group and the rightmost x it reaches.
+fn legend(report: &TimelineReport, y: f64) -> (Group, f64) {
+    let rows = || report.jobs.iter().flat_map(|j| j.slots.iter());
+    let attempts = || rows().flat_map(|r| r.attempts.iter());
     let shown: Vec<Outcome> = OUTCOMES
         .into_iter()
         .filter(|o| attempts().any(|a| a.outcome == *o))
@@ -232,29 +263,30 @@ pub fn render(report: &TimelineReport) -> String {
         legend = legend.add(text(x + 18.0, y, label, ""));
         x += 18.0 + (label.chars().count() as f64 + 2.0) * CHAR;
     }
+    for reason in [NoRun::Missed, NoRun::Paused, NoRun::Pending] {
+        let shown = rows().any(|r| r.no_run.as_ref().is_some_and(|n| n.reason == reason));
+        if !shown {
+            continue;
+        }
+        legend = legend.add(
+            Rectangle::new()
+                .set("class", format!("no-run {}", reason.as_str()))
+                .set("x", px(x + 5.0))
+                .set("y", px(y - BAR_HEIGHT + 1.0))
+                .set("width", 3)
+                .set("height", px(BAR_HEIGHT)),
+        );
+        let label = match reason {
+            NoRun::Missed => "missed: due, never claimed",
+            NoRun::Paused => "no run: paused",
+            NoRun::Pending => "no run yet: within its grace",
+        };
+        legend = legend.add(text(x + 18.0, y, label, ""));
+        x += 18.0 + (label.chars().count() as f64 + 2.0) * CHAR;
+    }
     let marks = "↳ takeover · dashes: slot to first claim (amber: late) · red: held by two attempts at once";
     legend = legend.add(text(x, y, marks, "dim"));
-    widest = widest.max(x + marks.chars().count() as f64 * WIDE_CHAR);
-    y += ROW;
-
-    let width = (widest + PAD).ceil();
-    let height = (y + PAD).ceil();
-    let document = Document::new()
-        .set("width", width)
-        .set("height", height)
-        .set("viewBox", (0, 0, width, height))
-        .add(Style::new(CSS))
-        .add(
-            Rectangle::new()
-                .set("width", "100%")
-                .set("height", "100%")
-                .set("fill", "#fff"),
-        )
-        .add(grid)
-        .add(body)
-        .add(jobs)
-        .add(legend);
-    format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{document}\n")
+    (legend, x + marks.chars().count() as f64 * WIDE_CHAR)
 }
 
 /// One job's rows from `y` down: its name, a line per attempt, its overlaps, its summary.
@@ -287,11 +319,20 @@ fn draw_job(
         y += ROW;
         group = group.add(text(PAD, y, "(no attempt in the range)", "dim"));
     }
-    for row in &job.slots {
-        for (i, a) in row.attempts.iter().enumerate() {
-            y += ROW;
-            let (line, note_right) =
-                attempt_line(row, i, a, style, now, x_of, x_note, y, x_attempt, x_host);
+    for drawn in job.drawn() {
+        let lines = match drawn {
+            Drawn::NoRun(rows) => {
+                y += ROW;
+                vec![no_run_line(&rows, style, x_of, x_note, y)]
+            }
+            Drawn::Slot(row) => (row.attempts.iter().enumerate())
+                .map(|(i, a)| {
+                    y += ROW;
+                    attempt_line(row, i, a, style, now, x_of, x_note, y, x_attempt, x_host)
+                })
+                .collect(),
+        };
+        for (line, note_right) in lines {
             group = group.add(line);
             right = right.max(note_right);
         }
@@ -336,6 +377,43 @@ fn draw_job(
         group = group.add(text(PAD, y, &line, class_of(tone)));
     }
     (group, y + ROW / 2.0, right)
+}
+
+/// Consecutive slots with no run for one reason: a mark at each (`<rect class="no-run
+/// <reason>">`, its `<title>` why), and the note. Returns the group and the rightmost x its note
+/// reaches.
+fn no_run_line(
+    rows: &[&SlotRow],
+    style: TimeStyle,
+    x_of: &impl Fn(i64) -> f64,
+    x_note: f64,
+    y: f64,
+) -> (Group, f64) {
+    let mut g = Group::new();
+    if let Some(first) = rows.first() {
+        g = g.add(text(PAD, y, &style.slot(first.slot), ""));
+    }
+    for row in rows {
+        let Some(no_run) = &row.no_run else { continue };
+        g = g.add(
+            Rectangle::new()
+                .set("class", format!("no-run {}", no_run.reason.as_str()))
+                .set("data-slot", row.slot)
+                .set("x", px(x_of(row.slot) - 1.5))
+                .set("y", px(y - BAR_HEIGHT + 1.0))
+                .set("width", 3)
+                .set("height", px(BAR_HEIGHT))
+                .add(Title::new(clean(&format!(
+                    "{}: {}",
+                    row.slot_time, no_run.why
+                )))),
+        );
+    }
+    let pieces = no_run_note(style, rows);
+    let class = class_of(pieces.first().and_then(|(_, t)| *t));
+    let said: String = pieces.into_iter().map(|(t, _)| t).collect();
+    g = g.add(text(x_note, y, &said, class));
+    (g, x_note + said.chars().count() as f64 * WIDE_CHAR)
 }
 
 /// An attempt's line: its labels, the dashes from its slot, its bar, the overlapping part, its

@@ -8,7 +8,7 @@ use crate::time::humanize;
 
 use super::TimelineReport;
 use super::axis::{Axis, TimeStyle};
-use super::model::{Attempt, JobTimeline, Outcome, SlotRow};
+use super::model::{Attempt, Drawn, JobTimeline, NoRun, Outcome, SlotRow};
 
 const HELD: char = '━';
 const SLOT_TO_CLAIM: char = '·';
@@ -19,6 +19,9 @@ const LATER: char = '▸';
 const AT_ONCE: char = '▓';
 const OVERLAP_MARK: char = '!';
 const POSSIBLE_MARK: char = '?';
+const MISSED: char = '✕';
+const PAUSED: char = '‖';
+const PENDING: char = '◌';
 
 /// The columns a bar gets at least, before host names are cut.
 const MIN_BAR: usize = 24;
@@ -30,7 +33,7 @@ const MAX_HOST: usize = 16;
 const NAMED: usize = 5;
 
 /// Every glyph, in the legend's order, with what it means.
-const LEGEND: [(char, &str); 18] = [
+const LEGEND: [(char, &str); 21] = [
     (HELD, "held the run"),
     ('✓', "finished"),
     ('✗', "failed"),
@@ -49,7 +52,63 @@ const LEGEND: [(char, &str); 18] = [
     (OVERLAP_MARK, "overlap"),
     (POSSIBLE_MARK, "possible overlap"),
     ('-', "attempt 0: a skip, or a claim-only run"),
+    (MISSED, "missed: due, never claimed"),
+    (PAUSED, "no run: paused"),
+    (PENDING, "no run yet: within its grace"),
 ];
+
+/// The mark of a slot with no run, and its colour.
+fn no_run_mark(reason: NoRun) -> Cell {
+    let (glyph, tone) = match reason {
+        NoRun::Missed => (MISSED, Tone::Bad),
+        NoRun::Paused => (PAUSED, Tone::Dim),
+        NoRun::Pending => (PENDING, Tone::Dim),
+    };
+    Cell {
+        glyph,
+        tone: Some(tone),
+    }
+}
+
+/// What the line of consecutive slots with no run for one reason says after its marks.
+pub(super) fn no_run_note(style: TimeStyle, rows: &[&SlotRow]) -> Vec<Piece> {
+    let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
+        return Vec::new();
+    };
+    let Some(no_run) = &first.no_run else {
+        return Vec::new();
+    };
+    let grace = humanize((no_run.due_by - first.slot).max(0) as u64);
+    // What matters first, the count and the span after: a note cut to fit keeps the reason.
+    let said = match no_run.reason {
+        NoRun::Missed => format!("missed: never claimed (grace {grace})"),
+        NoRun::Paused => {
+            let p = no_run.pause.as_ref();
+            format!(
+                "paused by {}{}",
+                p.and_then(|p| p.paused_by.as_deref()).unwrap_or("someone"),
+                p.and_then(|p| p.paused_reason.as_deref())
+                    .map_or(String::new(), |why| format!(": {why}"))
+            )
+        }
+        NoRun::Pending => format!("not claimed yet (grace {grace})"),
+    };
+    let tone = if no_run.reason == NoRun::Missed {
+        Tone::Bad
+    } else {
+        Tone::Dim
+    };
+    let said = if rows.len() > 1 {
+        format!(
+            "{said}; {} to {}",
+            plural(rows.len() as u64, "slot"),
+            style.slot(last.slot)
+        )
+    } else {
+        said
+    };
+    vec![(said, Some(tone))]
+}
 
 /// The glyph an attempt's bar ends with.
 fn end_glyph(outcome: Outcome) -> char {
@@ -302,6 +361,12 @@ impl Picture<'_> {
                     .enumerate()
                     .map(move |(i, a)| note(self.style, self.report.clock.server_time, r, i, a))
             })
+            .chain(self.report.jobs.iter().flat_map(|j| {
+                j.drawn().into_iter().filter_map(|d| match d {
+                    Drawn::NoRun(rows) => Some(no_run_note(self.style, &rows)),
+                    Drawn::Slot(_) => None,
+                })
+            }))
             .map(|pieces| pieces.iter().map(|(t, _)| t.chars().count()).sum::<usize>())
             .max()
             .unwrap_or(0);
@@ -407,9 +472,14 @@ impl Picture<'_> {
         if job.slots.is_empty() {
             lines.extend(wrap("  (no attempt in the range)", self.width, 2));
         }
-        for row in &job.slots {
-            for (i, attempt) in row.attempts.iter().enumerate() {
-                lines.push(self.attempt_line(row, i, attempt));
+        for drawn in job.drawn() {
+            match drawn {
+                Drawn::Slot(row) => {
+                    for (i, attempt) in row.attempts.iter().enumerate() {
+                        lines.push(self.attempt_line(row, i, attempt));
+                    }
+                }
+                Drawn::NoRun(rows) => lines.push(self.no_run_line(&rows)),
             }
         }
         if !job.overlaps.is_empty() {
@@ -441,6 +511,47 @@ impl Picture<'_> {
             note(self.style, self.report.clock.server_time, row, i, a),
             l.note,
         );
+        let mut line = label + &bar;
+        if !note.is_empty() {
+            line.push(' ');
+            line.push_str(&self.painter.pieces(&note));
+        }
+        line.trim_end().to_string()
+    }
+
+    /// Consecutive slots with no run for one reason: a mark at each, and why.
+    fn no_run_line(&mut self, rows: &[&SlotRow]) -> String {
+        let l = &self.layout;
+        let axis = self.axis();
+        let (since, until) = (self.report.since, self.report.until);
+        let mut cells = vec![
+            Cell {
+                glyph: ' ',
+                tone: None
+            };
+            l.bar
+        ];
+        for row in rows {
+            if let Some(no_run) = row
+                .no_run
+                .as_ref()
+                .filter(|_| (since..=until).contains(&row.slot))
+            {
+                cells[axis.col(row.slot)] = no_run_mark(no_run.reason);
+            }
+        }
+        let label = format!(
+            "{:<sw$} {:>aw$} {:<hw$} ",
+            rows.first()
+                .map_or(String::new(), |r| self.style.slot(r.slot)),
+            "-",
+            "",
+            sw = l.slot,
+            aw = l.attempt,
+            hw = l.host
+        );
+        let bar = self.painter.cells(&cells);
+        let note = cut_pieces(no_run_note(self.style, rows), l.note);
         let mut line = label + &bar;
         if !note.is_empty() {
             line.push(' ');
@@ -648,6 +759,10 @@ pub(super) fn note(style: TimeStyle, now: i64, row: &SlotRow, i: usize, a: &Atte
     if i == 0 && row.manual {
         parts.push(("manual".to_string(), None));
     }
+    if i == 0 && row.no_run.is_some() {
+        // A claim-only claim with no result: health (and `check`) counts its slot missed.
+        parts.push(("counted missed: no result".into(), Some(Tone::Bad)));
+    }
     if let Some(from) = &a.takeover_from {
         let who = if from.shown == a.shown {
             &from.runner
@@ -750,6 +865,9 @@ pub(super) fn summary(job: &JobTimeline, style: TimeStyle, width: usize) -> Vec<
     }
     if s.late > 0 {
         text.push_str(&format!("; {}", plural(s.late, "late start")));
+    }
+    for (reason, n) in &s.no_run {
+        text.push_str(&format!("; {} {}", plural(*n, "slot"), reason.as_str()));
     }
     if s.overlaps == 0 && s.possible_overlaps == 0 {
         text.push_str("; never two attempts at once");
