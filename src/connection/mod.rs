@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::scripts::LuaScript;
 
 mod errors;
+pub mod retry;
 mod sentinel;
 
 use errors::{connection_error, redact_text};

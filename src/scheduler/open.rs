@@ -3,17 +3,13 @@
 //! does not answer for a moment.
 
 use std::io::IsTerminal;
-use std::time::Duration;
 
+use crate::connection::retry::Retry;
 use crate::connection::{ConnectOptions, Connection};
 use crate::error::Result;
 use crate::settings::run::RunSettings;
 use crate::store::{LeaseKeys, StoreCheck, registry};
 use crate::strategy::Strategy;
-
-/// How long `run` retries opening the store through connection trouble before it gives up (as a
-/// claim is retried: [`crate::runner`]'s `CLAIM_RETRY_FOR`).
-const OPEN_RETRY_FOR: Duration = Duration::from_secs(10);
 
 /// Connects, checks the format key and records the job in the registry when due
 /// ([`check_and_register`]), retrying through a server that does not answer for a moment.
@@ -30,10 +26,7 @@ pub async fn open_and_register(
     // A server that refuses for a reason that passes (full: OOM under noeviction; BUSY, LOADING)
     // is retried until `--max-late` after the slot, which is about when cron started this process:
     // a full Redis is an outage too, and giving up at once lost the slot on every host.
-    let started = tokio::time::Instant::now();
-    let give_up = started + OPEN_RETRY_FOR;
-    let refused_until = started + OPEN_RETRY_FOR.max(run.max_late);
-    let mut backoff = Duration::from_millis(100);
+    let mut tries = Retry::for_a_slot(run.max_late).start();
     let mut said = false;
     loop {
         let opened = async {
@@ -41,33 +34,27 @@ pub async fn open_and_register(
             let check = check_and_register(&mut conn, prefix, run, true).await?;
             Ok::<_, crate::error::Error>((conn, check))
         };
-        match opened.await {
+        let e = match opened.await {
             Ok(opened) => return Ok(opened),
-            Err(e)
-                if (e.is_transient() && tokio::time::Instant::now() < give_up)
-                    || (e.can_pass() && tokio::time::Instant::now() < refused_until) =>
-            {
+            Err(e) => e,
+        };
+        match tries.after(&e) {
+            Some(pause) => {
                 if !said && !run.quiet() && std::io::stderr().is_terminal() {
-                    let until = if e.is_transient() {
-                        give_up
-                    } else {
-                        refused_until
-                    };
                     crate::errln!(
                         "anarchon: {}; retrying for up to {}",
                         e.with_hint(),
-                        humantime::format_duration(until - started)
+                        humantime::format_duration(tries.span_for(&e).unwrap_or_default())
                     );
                     said = true;
                 }
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(1));
+                tokio::time::sleep(pause).await;
             }
             // Refused past --max-late: the slot is missed, and the error says so.
-            Err(e) if e.can_pass() && run.schedule.is_some() => {
+            None if e.can_pass() && run.schedule.is_some() => {
                 return Err(e.missed("cron started this run for", run.max_late));
             }
-            Err(e) => return Err(e),
+            None => return Err(e),
         }
     }
 }
