@@ -179,7 +179,7 @@ async fn on_replica(r: &RunNowCommand, wait: bool, ctx: &Context) -> Result<i32>
                     r.job
                 ),
                 None => format!(
-                    "no replica of `anarchon cron` has run under prefix {prefix:?}, so none runs {}; nothing was asked",
+                    "no replica of `anarchon cron` is live under prefix {prefix:?}, so none runs {}; nothing was asked",
                     r.job
                 ),
             }
