@@ -458,13 +458,18 @@ pub enum Command {
     #[command(after_long_help = examples(&["anarchon migrate --dry-run", "anarchon migrate --yes", "anarchon migrate --to 1 --dry-run"]))]
     Migrate(MigrateArgs),
 
-    /// Start a manual run of a job now, with or without a command.
+    /// Start a manual run of a job now: on a replica of `anarchon cron`, or here.
     ///
-    /// With a command it runs under a lease exactly like `run`. Without one it claims the manual
-    /// run and prints its slot and token for `heartbeat` and `finish`.
+    /// Without a command, one replica of `anarchon cron` that has the job in its crontab runs the
+    /// job's own command from its line, once, as a manual run (`kubectl create job
+    /// --from=cronjob/x`); this prints its slot, where it runs and how to follow it, and with
+    /// --wait waits for its end and exits as `anarchon wait` does. Refused (exit 89) when no live
+    /// replica runs the job. With a command it runs here under a lease exactly like `run`. With
+    /// --claim-only it only claims the manual run and prints its slot and token for `heartbeat`
+    /// and `finish` by hand.
     #[command(
         name = "run-now",
-        after_long_help = examples(&["anarchon run-now sync -- /usr/local/bin/sync.sh", "anarchon run-now sync --json   # then heartbeat/finish with the printed slot and token"])
+        after_long_help = examples(&["anarchon run-now sync --reason 'INC-42: rerun after the fix'   # on a replica", "anarchon run-now sync --wait   # on a replica, exits with its exit status", "anarchon run-now sync -- /usr/local/bin/sync.sh   # here", "anarchon run-now sync --claim-only --json   # then heartbeat/finish with the printed slot and token"])
     )]
     RunNow(RunNowArgs),
 
@@ -1161,7 +1166,18 @@ pub struct RunNowArgs {
     #[command(flatten)]
     pub audit: AuditArgs,
 
-    /// The command and its arguments, after `--` (none: only claim the manual run).
+    /// Only claim the manual run, here, and print its slot and token for `heartbeat` and `finish`
+    /// by hand (the lease protocol), instead of asking a replica of `anarchon cron` to run it.
+    #[arg(long, conflicts_with = "command")]
+    pub claim_only: bool,
+
+    /// On a replica: wait for the run to end and exit as `anarchon wait` does (0 when it
+    /// finished; its command's exit code when it failed).
+    #[arg(long, conflicts_with_all = ["command", "claim_only"])]
+    pub wait: bool,
+
+    /// The command and its arguments, after `--`, run here (none: the job's own command, on a
+    /// replica of `anarchon cron`).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }

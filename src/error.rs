@@ -38,6 +38,9 @@ pub enum ExitCode {
     /// `run --wait-replicas --if-unreplicated skip`: too few replicas acknowledged the claim in
     /// time; the run was ended as failed without starting the command.
     Unreplicated = 88,
+    /// `run-now JOB` (no command): no live `anarchon cron` replica has the job in its crontab, or
+    /// none picked the request up in time (it is then recorded skipped); nothing ran.
+    NoReplica = 89,
     /// `run --timeout`: the command ran too long and was killed (as coreutils `timeout`).
     Timeout = 124,
     /// Redis could not be reached, refused our credentials, or timed out.
@@ -85,7 +88,7 @@ impl From<ExitCode> for ExitStatus {
 
 impl ExitCode {
     /// Every exit code, in the order `--help` lists them.
-    pub const ALL: [ExitCode; 17] = [
+    pub const ALL: [ExitCode; 18] = [
         ExitCode::Ok,
         ExitCode::Failure,
         ExitCode::Usage,
@@ -102,6 +105,7 @@ impl ExitCode {
         ExitCode::CheckFailed,
         ExitCode::Paused,
         ExitCode::Unreplicated,
+        ExitCode::NoReplica,
         ExitCode::Timeout,
     ];
 
@@ -129,6 +133,9 @@ impl ExitCode {
             ExitCode::Paused => "paused: the job is paused (anarchon pause); nothing was claimed",
             ExitCode::Unreplicated => {
                 "unreplicated: too few replicas acknowledged the claim; the command did not start"
+            }
+            ExitCode::NoReplica => {
+                "no replica: run-now found no live cron replica running the job, or none took the request; nothing ran"
             }
             ExitCode::Timeout => "run --timeout killed the command",
         }

@@ -620,6 +620,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         pause::json_schemas(),
         release::json_schemas(),
         run::json_schemas(),
+        run_now::json_schemas(),
         timeline::json_schemas(),
         trim::json_schemas(),
         wait::json_schemas(),

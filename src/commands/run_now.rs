@@ -1,21 +1,33 @@
 //! `anarchon run-now JOB [-- COMMAND...]`: a manual run, now.
 //!
-//! Its slot is the server's clock in ms, its kind `manual` (docs/store-format.md). With a command it
-//! runs exactly like `run`; without one it only claims, prints the slot and token, and leaves
-//! heartbeat and finish to the caller.
+//! Its slot is the server's clock in ms, its kind `manual` (docs/store-format.md). Without a
+//! command a replica of `anarchon cron` runs the job's own line ([`on_replica`]). With a command it
+//! runs here exactly like `run`; with `--claim-only` it only claims, prints the slot and token, and
+//! leaves heartbeat and finish to the caller.
 
 use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
 
 use crate::commands::Context;
+use crate::commands::shared::awaited::{Seen, exit_code_of, look};
 use crate::commands::shared::claim_report::{ClaimReport, exit_code, print_claim};
-use crate::error::{ExitStatus, Result};
+use crate::error::{ExitCode, ExitStatus, Result};
 use crate::runner::{Target, run_slot};
-use crate::settings::claim::RunNowCommand;
+use crate::settings::claim::{RunNowCommand, RunNowMode};
+use crate::store::JobKeys;
 use crate::store::RunKind;
 use crate::store::events::{self, Action};
+use crate::store::history::HistoryEntry;
+use crate::store::requests::{self, Replica};
 use crate::strategy;
+use crate::time::{humanize, rfc3339};
 
 pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<ExitStatus> {
+    if let RunNowMode::OnReplica { wait } = r.mode {
+        return on_replica(r, wait, ctx).await;
+    }
     let keys = ctx.lease_keys(&r.job)?;
     let strategy = r.strategy;
     let (mut conn, check) = ctx.open_for_a_run(strategy, &keys).await?;
@@ -30,9 +42,9 @@ pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<ExitStatus> {
     let req = r.claim.request(now, RunKind::Manual);
     // Recorded before the run, which may last hours: the events say who asked for it and why
     // from the start; the run's own claim and end follow as run events.
-    let asked = match &r.runner {
-        Some(_) => format!("asked for a manual run on {}", req.runner),
-        None => format!(
+    let asked = match &r.mode {
+        RunNowMode::Here(_) => format!("asked for a manual run on {}", req.runner),
+        RunNowMode::ClaimOnly | RunNowMode::OnReplica { .. } => format!(
             "asked for a manual run on {} (claimed only: heartbeat and finish by hand)",
             req.runner
         ),
@@ -40,8 +52,8 @@ pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<ExitStatus> {
     let action =
         Action::new("run-now", &r.audit.by, r.audit.reason.as_deref(), asked).at_slot(req.slot);
     events::record(&mut conn, ctx.prefix(), &r.job, &action).await;
-    match &r.runner {
-        Some(opts) => {
+    match &r.mode {
+        RunNowMode::Here(opts) => {
             let target = Target::new(ctx.prefix(), &r.job, strategy, &check);
             let report = run_slot(&mut conn, target, req, opts, now).await?;
             if ctx.out.json {
@@ -55,11 +67,305 @@ pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<ExitStatus> {
             }
             Ok(report.exit_status())
         }
-        None => {
+        RunNowMode::ClaimOnly | RunNowMode::OnReplica { .. } => {
             let target = strategy::Target::new(ctx.prefix(), &r.job, strategy, &check);
             let reply = strategy::claim(&mut conn, target, &req, now).await?;
             print_claim(ctx, &ClaimReport::new(&r.job, &req, &reply));
             Ok(exit_code(reply.outcome).into())
         }
     }
+}
+
+/// How long a request waits for a replica to claim it before it is recorded skipped and reported.
+const PICKUP_WITHIN: Duration = Duration::from_secs(5);
+
+/// How often the store is looked at while the request is picked up, and while `--wait` waits.
+const LOOK_EVERY: Duration = Duration::from_millis(25);
+const WAIT_EVERY: Duration = Duration::from_millis(250);
+
+/// `run-now --json` without a command: what became of the request.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+struct RequestReport {
+    job: String,
+    /// The manual run's slot (absent when nothing was asked: no replica runs the job).
+    slot: Option<i64>,
+    slot_time: Option<String>,
+    /// `started` (a replica claimed it and runs it), `ended` (with --wait, or ended before it was
+    /// seen running), `no_replica` (no live replica has the job in its crontab: nothing was
+    /// asked), `not_picked_up` (no replica claimed it in time: recorded skipped, nothing ran),
+    /// `overlap` or `paused` (the replicas' claim answered so: nothing ran).
+    status: String,
+    /// The replica that holds (or held) the run, and its attempt.
+    runner: Option<String>,
+    attempt: Option<u32>,
+    /// Milliseconds from the request to the replica's claim (server clock).
+    picked_up_after_ms: Option<i64>,
+    /// The live replicas that run the job (each one's runner name).
+    replicas: Vec<String>,
+    /// Why, for every status but `started` and `ended`.
+    reason: Option<String>,
+    /// The run as `history` shows it, once ended.
+    run: Option<HistoryEntry>,
+    /// What the command exits with.
+    exit_code: i32,
+}
+
+impl RequestReport {
+    fn new(job: &str, replicas: &[&Replica]) -> Self {
+        RequestReport {
+            job: job.to_string(),
+            slot: None,
+            slot_time: None,
+            status: String::new(),
+            runner: None,
+            attempt: None,
+            picked_up_after_ms: None,
+            replicas: replicas.iter().map(|r| r.runner.clone()).collect(),
+            reason: None,
+            run: None,
+            exit_code: 0,
+        }
+    }
+
+    /// Prints it (the document with --json; else the error and hint on stderr) and returns its code.
+    fn refused(
+        mut self,
+        ctx: &Context,
+        status: &str,
+        code: ExitCode,
+        why: String,
+        hint: &str,
+    ) -> ExitStatus {
+        self.status = status.to_string();
+        self.reason = Some(why.clone());
+        self.exit_code = code.code();
+        if ctx.out.json {
+            ctx.out.print_json(&self);
+        }
+        crate::errln!("error: {why}\n  hint: {hint}");
+        code.into()
+    }
+}
+
+/// The JSON Schema of `run-now --json` without a command (docs/schemas/).
+pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![(
+        "run-now-on-replica",
+        crate::commands::output_schema::<RequestReport>(),
+    )]
+}
+
+/// `run-now JOB` without a command: asks the replicas of `anarchon cron` that run the job
+/// (docs/store-format.md, "Run-now requests and replicas"), waits up to [`PICKUP_WITHIN`] for one
+/// to claim it, says where it runs and how to follow it, and with `--wait` waits for its end. A
+/// request no replica claims in time is recorded skipped (atomically against a late claim: it
+/// then never runs) and reported.
+async fn on_replica(r: &RunNowCommand, wait: bool, ctx: &Context) -> Result<ExitStatus> {
+    let keys = ctx.lease_keys(&r.job)?;
+    let (mut conn, check) = ctx.open_for_a_run(r.strategy, &keys).await?;
+    let prefix = ctx.prefix();
+    let now = check.server_now_ms;
+    let all = requests::read_replicas(&mut conn, prefix).await?;
+    let live: Vec<&Replica> = all.iter().filter(|x| x.is_live(now)).collect();
+    let running: Vec<&Replica> = live.iter().copied().filter(|x| x.runs(&r.job)).collect();
+    let mut report = RequestReport::new(&r.job, &running);
+    if running.is_empty() {
+        let why = if live.is_empty() {
+            match all.first() {
+                Some(last) => format!(
+                    "no replica of `anarchon cron` is live under prefix {prefix:?} (the last, {}, was seen {} ago), so none runs {}; nothing was asked",
+                    last.runner,
+                    humanize(u64::try_from(now - last.presence.seen).unwrap_or(0)),
+                    r.job
+                ),
+                None => format!(
+                    "no replica of `anarchon cron` is live under prefix {prefix:?}, so none runs {}; nothing was asked",
+                    r.job
+                ),
+            }
+        } else {
+            format!(
+                "none of the {} live replicas of `anarchon cron` ({}) has {} in its crontab; nothing was asked",
+                live.len(),
+                live.iter()
+                    .map(|x| x.runner.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                r.job
+            )
+        };
+        let hint = format!(
+            "start a replica whose crontab has the job, or run a command here: `anarchon run-now {} -- COMMAND`; `--claim-only` claims the manual run for heartbeat and finish by hand",
+            r.job
+        );
+        return Ok(report.refused(ctx, "no_replica", ExitCode::NoReplica, why, &hint));
+    }
+    let slot = now;
+    report.slot = Some(slot);
+    report.slot_time = Some(rfc3339(slot));
+    let _: redis::Value = conn
+        .query(&requests::request_command(
+            prefix,
+            &r.job,
+            slot,
+            &r.audit.by,
+            r.audit.reason.as_deref(),
+        ))
+        .await?;
+    let started = Instant::now();
+    let action = Action::new(
+        "run-now",
+        &r.audit.by,
+        r.audit.reason.as_deref(),
+        format!(
+            "asked for a manual run on a replica of anarchon cron ({} live run it: {})",
+            running.len(),
+            report.replicas.join(", ")
+        ),
+    )
+    .at_slot(slot);
+    events::record(&mut conn, prefix, &r.job, &action).await;
+
+    let target = strategy::Target::new(prefix, &r.job, r.strategy, &check);
+    let lease_keys = target.lease_keys();
+    let job_keys = JobKeys::Lease(lease_keys.clone());
+    let server_now = |started: Instant| now + crate::time::millis(started.elapsed());
+    let mut skipped_once = false;
+    let seen = loop {
+        let mut at = Some(slot);
+        match look(&mut conn, &job_keys, &mut at, server_now(started)).await? {
+            Seen::Waiting(Some(entry)) => break Seen::Waiting(Some(entry)),
+            Seen::Ended(entry) => break Seen::Ended(entry),
+            Seen::Waiting(None) => {}
+        }
+        let declined = requests::declined(&mut conn, prefix, &r.job, slot).await?;
+        // Every replica that runs the job answers the same claim; the first answer says why.
+        if let Some(d) = declined.first() {
+            let code = match d.outcome.as_str() {
+                "paused" => ExitCode::Paused,
+                _ => ExitCode::Overlap,
+            };
+            let hint = match code {
+                ExitCode::Paused => format!("`anarchon resume {}` ends the pause", r.job),
+                _ => format!(
+                    "`anarchon wait {}` waits for the run in progress; `anarchon inspect {}` shows it",
+                    r.job, r.job
+                ),
+            };
+            let why = d.detail.clone();
+            return Ok(report.refused(ctx, &d.outcome.clone(), code, why, &hint));
+        }
+        if started.elapsed() >= PICKUP_WITHIN && !skipped_once {
+            skipped_once = true;
+            let reason = format!(
+                "run-now: no replica of anarchon cron claimed the request within {}",
+                humantime::format_duration(PICKUP_WITHIN)
+            );
+            match strategy::lease::skip(&mut conn, &lease_keys, slot, &r.audit.by, &reason).await? {
+                strategy::lease::SkipOutcome::Skipped => {
+                    let why = format!(
+                        "{} @ {}: no replica claimed the request within {} (live replicas that run it: {}); recorded skipped, so it never runs late; nothing ran",
+                        r.job,
+                        rfc3339(slot),
+                        humantime::format_duration(PICKUP_WITHIN),
+                        report.replicas.join(", ")
+                    );
+                    let hint = "the replicas' logs say why (a store they cannot reach, a replica stopped); `anarchon run-now` again asks again";
+                    return Ok(report.refused(
+                        ctx,
+                        "not_picked_up",
+                        ExitCode::NoReplica,
+                        why,
+                        hint,
+                    ));
+                }
+                strategy::lease::SkipOutcome::Paused => {
+                    let why = format!(
+                        "{} @ {}: the job is paused; nothing ran",
+                        r.job,
+                        rfc3339(slot)
+                    );
+                    let hint = format!("`anarchon resume {}` ends the pause", r.job);
+                    return Ok(report.refused(ctx, "paused", ExitCode::Paused, why, &hint));
+                }
+                // Claimed meanwhile: it is looked at once more.
+                strategy::lease::SkipOutcome::Claimed(_) => continue,
+            }
+        }
+        tokio::time::sleep(LOOK_EVERY).await;
+    };
+    let entry = match &seen {
+        Seen::Waiting(Some(e)) | Seen::Ended(e) => e.clone(),
+        Seen::Waiting(None) => unreachable!("the loop ends on a claim"),
+    };
+    report.runner = Some(entry.runner.clone());
+    report.attempt = entry.attempt;
+    report.picked_up_after_ms = entry.claimed_at.map(|c| c - slot);
+    let picked = report.picked_up_after_ms.map_or(String::new(), |ms| {
+        format!(", claimed {ms}ms after the request")
+    });
+    if !ctx.out.json {
+        crate::outln!(
+            "{} @ {} (slot {slot}): {} on {} (attempt {}){picked}",
+            r.job,
+            rfc3339(slot),
+            if matches!(seen, Seen::Ended(_)) {
+                "ran"
+            } else {
+                "running"
+            },
+            entry.runner,
+            entry.attempt.map_or("-".to_string(), |a| a.to_string()),
+        );
+        if !wait {
+            crate::outln!("  follow  anarchon logs -f {} --slot {slot}", r.job);
+            crate::outln!("  wait    anarchon wait {} --slot {slot}", r.job);
+        }
+    }
+    let ended = match seen {
+        Seen::Ended(e) => Some(e),
+        _ if wait => loop {
+            tokio::time::sleep(WAIT_EVERY).await;
+            let mut at = Some(slot);
+            if let Seen::Ended(e) = look(&mut conn, &job_keys, &mut at, server_now(started)).await?
+            {
+                break Some(e);
+            }
+        },
+        _ => None,
+    };
+    match ended {
+        Some(e) => {
+            report.status = "ended".to_string();
+            report.exit_code = exit_code_of(&e);
+            report.runner = Some(e.runner.clone());
+            report.attempt = e.attempt;
+            if !ctx.out.json {
+                crate::outln!(
+                    "{} @ {}: {} as attempt {} on {}{}{}",
+                    r.job,
+                    e.slot_time,
+                    e.status,
+                    e.attempt.map_or("-".to_string(), |a| a.to_string()),
+                    e.runner,
+                    crate::output::how_it_ended(&e.result)
+                        .map_or(String::new(), |how| format!(" ({how})")),
+                    e.duration_ms.map_or(String::new(), |d| format!(
+                        " after {}",
+                        humanize(d.max(0) as u64)
+                    ))
+                );
+            }
+            report.run = Some(e);
+        }
+        None => report.status = "started".to_string(),
+    }
+    if ctx.out.json {
+        ctx.out.print_json(&report);
+    }
+    // An ended run exits with its command's own status, as `wait` does.
+    Ok(match report.run {
+        Some(_) => ExitStatus::External(report.exit_code),
+        None => ExitStatus::OK,
+    })
 }

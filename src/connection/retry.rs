@@ -124,7 +124,11 @@ mod tests {
             transient_for: Some(Duration::ZERO),
             ..Retry::UNTIL_STOPPED
         };
-        assert_eq!(spent.start().after(&transient()), None, "retried past its span");
+        assert_eq!(
+            spent.start().after(&transient()),
+            None,
+            "retried past its span"
+        );
         // An error that does not pass ends the retries at once; until stopped, the rest go on.
         let mut tries = Retry::UNTIL_STOPPED.start();
         assert_eq!(tries.after(&Error::usage("bad flag")), None);

@@ -31,6 +31,7 @@
 mod health;
 mod lineage;
 mod probe;
+mod requests;
 mod shared;
 mod supervisor;
 

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use crate::connection::{ConnectOptions, Connection};
 use crate::lines::RunLabel;
+use crate::settings::run::RunSettings;
 use crate::store::StoreCheck;
 use crate::time::millis;
 
@@ -43,6 +44,11 @@ pub(super) struct Shared {
     /// Whether orphans re-parented to this process are reaped here
     /// ([`crate::settings::cron::DaemonSettings::owns_the_process`]).
     pub(super) reaps_orphans: bool,
+    /// The crontab's jobs as the job loops run them (set by every reload), for the run-now
+    /// requests ([`super::requests`]): a request runs the job's own line.
+    pub(super) crontab: std::sync::Mutex<Vec<Arc<RunSettings>>>,
+    /// Told when `crontab` changes: the replica's presence is written again at once.
+    pub(super) crontab_changed: tokio::sync::Notify,
 }
 
 /// The daemon's own counters, for `/metrics`.
@@ -94,6 +100,22 @@ impl Shared {
             *held = (fresh, failed + 1);
             self.stats.reconnects.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// The crontab's jobs now (a reload calls it with the jobs it leaves running).
+    pub(super) fn set_crontab(&self, jobs: Vec<Arc<RunSettings>>) {
+        *self.crontab.lock().unwrap_or_else(|e| e.into_inner()) = jobs;
+        self.crontab_changed.notify_one();
+    }
+
+    /// The crontab's job named `name`.
+    pub(super) fn crontab_job(&self, name: &str) -> Option<Arc<RunSettings>> {
+        self.crontab
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|j| j.job == name)
+            .cloned()
     }
 
     pub(super) fn note_connected(&self) {

@@ -643,6 +643,8 @@ async fn run_local(
         slots: Default::default(),
         stats: Stats::default(),
         reaps_orphans: owns_the_process,
+        crontab: Default::default(),
+        crontab_changed: Default::default(),
     });
     crate::errln!(
         "anarchon: cron: {} job(s) from {}, as runner {} (store {}, format {})",
@@ -656,6 +658,7 @@ async fn run_local(
     );
     let mut jobs: HashMap<String, Running> = HashMap::new();
     apply(&shared, &mut jobs, tab, true);
+    let requests = super::requests::start(&shared);
     let _ = started.set(shared.clone());
     let mut file = FileWatch::new(&settings.file);
     let mut poll = tokio::time::interval(FILE_POLL);
@@ -686,6 +689,7 @@ async fn run_local(
             _ = signals.usr2.recv() => forward(nix::sys::signal::Signal::SIGUSR2),
         }
     }
+    requests.stop(&shared).await;
     shut_down(settings, &shared, jobs, stop_tx, &mut signals).await;
     Ok(ExitCode::Ok)
 }
@@ -802,6 +806,7 @@ fn apply(shared: &Arc<Shared>, jobs: &mut HashMap<String, Running>, tab: Crontab
         .stats
         .jobs
         .store(jobs.len() as u64, Ordering::Relaxed);
+    shared.set_crontab(jobs.values().map(|r| r.job.clone()).collect());
     if !at_start {
         crate::errln!(
             "anarchon: reloaded: {added} added, {changed} changed, {} removed, {unchanged} unchanged",

@@ -60,14 +60,26 @@ impl ClaimCommand {
     }
 }
 
+/// Where `run-now`'s manual run runs.
+#[derive(Debug, Clone)]
+pub enum RunNowMode {
+    /// `-- COMMAND`: here, under a lease, as `run` runs it.
+    Here(Box<RunnerOptions>),
+    /// `--claim-only`: only claimed; heartbeat and finish are the caller's.
+    ClaimOnly,
+    /// No command: on a replica of `anarchon cron` that has the job in its crontab; `wait`:
+    /// until its end.
+    OnReplica { wait: bool },
+}
+
 /// `anarchon run-now JOB [-- COMMAND]`.
 #[derive(Debug, Clone)]
 pub struct RunNowCommand {
     pub job: String,
     pub strategy: Strategy,
     pub claim: ClaimSettings,
-    /// How the command runs; None: only claim, and leave heartbeat and finish to the caller.
-    pub runner: Option<RunnerOptions>,
+    /// Where and how the manual run runs.
+    pub mode: RunNowMode,
     /// `--new`.
     pub new: bool,
     /// Who asked for the manual run and why (the job's events).
@@ -82,16 +94,37 @@ impl RunNowCommand {
         let mut lease_options = args.lease.given();
         lease_options.extend(args.exec.given());
         strategy.refuse_lease_options(&lease_options)?;
-        let runner = if args.command.is_empty() {
-            None
+        let mode = if !args.command.is_empty() {
+            RunNowMode::Here(Box::new(args.exec.runner_options(
+                &args.command,
+                claim.lease,
+                json,
+            )?))
+        } else if args.claim_only {
+            RunNowMode::ClaimOnly
         } else {
-            Some(args.exec.runner_options(&args.command, claim.lease, json)?)
+            // The replica runs the job's own line, with its flags: a flag given here would be
+            // silently ignored, so it is refused.
+            let here_only: Vec<&str> = lease_options
+                .iter()
+                .filter(|(_, given)| *given)
+                .map(|(flag, _)| *flag)
+                .chain(args.lease.runner.is_some().then_some("--runner"))
+                .chain(args.new.then_some("--new"))
+                .collect();
+            if let Some(flag) = here_only.first() {
+                return Err(Error::usage(format!(
+                    "{flag} applies to a run here; without a command the job runs on a replica of `anarchon cron`, with its crontab line's own flags\n  hint: give the command to run it here (`anarchon run-now {} {flag} ... -- COMMAND`), or --claim-only to claim it by hand",
+                    args.job
+                )));
+            }
+            RunNowMode::OnReplica { wait: args.wait }
         };
         Ok(RunNowCommand {
             job: args.job,
             strategy,
             claim,
-            runner,
+            mode,
             new: args.new,
             audit: args.audit.into(),
         })

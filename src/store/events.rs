@@ -96,6 +96,9 @@ pub struct Action {
     pub slot: Option<i64>,
     /// What it did, in words (`released attempt 2 of host-a:41 (its holder stopped)`).
     pub detail: String,
+    /// A replica's answer to a run-now request it did not run (`overlap`, `paused`): the
+    /// requester's exit code.
+    pub outcome: Option<String>,
 }
 
 impl Action {
@@ -106,7 +109,13 @@ impl Action {
             reason: reason.filter(|r| !r.is_empty()).map(str::to_string),
             slot: None,
             detail: detail.into(),
+            outcome: None,
         }
+    }
+
+    pub fn with_outcome(mut self, outcome: &str) -> Self {
+        self.outcome = Some(outcome.to_string());
+        self
     }
 
     pub fn at_slot(mut self, slot: i64) -> Self {
@@ -133,6 +142,9 @@ impl Action {
             cmd.arg("slot").arg(slot);
         }
         cmd.arg("detail").arg(&self.detail);
+        if let Some(outcome) = &self.outcome {
+            cmd.arg("outcome").arg(outcome);
+        }
         cmd
     }
 }

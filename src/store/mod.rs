@@ -18,6 +18,7 @@ pub mod output;
 pub mod pause;
 pub mod read;
 pub mod registry;
+pub mod requests;
 pub mod state;
 pub mod token;
 pub mod view;

@@ -31,7 +31,14 @@ fn every_won_claim_gets_a_greater_fence_and_the_command_sees_it() {
     seen.push(taken["fence"].as_i64().unwrap());
     // A manual run, and commands run by `run`, which see it as ANARCHON_FENCE.
     seen.push(
-        json(&s.cli(&["run-now", "f", "--json", "--overlap", "allow"]))["fence"]
+        json(&s.cli(&[
+            "run-now",
+            "f",
+            "--claim-only",
+            "--json",
+            "--overlap",
+            "allow",
+        ]))["fence"]
             .as_i64()
             .unwrap(),
     );

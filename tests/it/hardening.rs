@@ -886,7 +886,7 @@ fn every_write_command_meets_a_key_of_another_type_refused_and_writing_nothing()
         vec!["resume", "g"],
         vec!["trim", "g", "--yes"],
         vec!["run-now", "g", "--new", "--shell", "--", &touch],
-        vec!["run-now", "g", "--new"],
+        vec!["run-now", "g", "--new", "--claim-only"],
     ];
     let mut tried = 0;
     for format in ["1", "2"] {

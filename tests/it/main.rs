@@ -40,6 +40,7 @@ mod reliability;
 mod rename;
 mod replicas;
 mod run;
+mod run_now;
 mod schemas;
 mod sentinel;
 mod soak;

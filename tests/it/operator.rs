@@ -470,7 +470,7 @@ fn trim_all_covers_every_lease_job() {
 fn run_now_claims_a_manual_run_for_the_caller() {
     let s = Server::start();
     let before = s.now_ms();
-    let out = s.cli(&["run-now", "sync", "--json"]);
+    let out = s.cli(&["run-now", "sync", "--claim-only", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     let slot = v["slot"].as_i64().unwrap();

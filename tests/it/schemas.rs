@@ -187,6 +187,8 @@ fn every_commands_json_output_matches_its_schema() {
         ],
     );
     check(&s, "run-now", &["run-now", "other", "--", "true"]);
+    // Without a command and no replica running the job: refused (89), the document says why.
+    check(&s, "run-now-on-replica", &["run-now", "other"]);
     check(
         &s,
         "run-backfill",

@@ -1,0 +1,302 @@
+//! Manual runs asked of `anarchon cron`'s replicas (`anarchon run-now JOB` without a command), and
+//! the replicas' presence that decides whether any replica would take one: two keys per prefix
+//! (docs/store-format.md, "Run-now requests and replicas"):
+//!
+//! - `{<prefix>}:requests`, a stream: one entry per request (`job`, `slot`, `by`, `reason`),
+//!   added with `XADD ... MAXLEN ~ 1000`; every daemon reads it with one blocking `XREAD` on a
+//!   connection of its own, and each that has the job in its crontab claims the manual run at
+//!   `slot` (the lease decides which one runs it);
+//! - `{<prefix>}:replicas`, a hash: one field per live daemon (its runner name), refreshed every
+//!   [`PRESENCE_EVERY`] with the server's time and the jobs it would run a request of; a field
+//!   older than [`PRESENCE_STALE`] is a daemon gone.
+//!
+//! Both are in the hash tag `{<prefix>}` (one Redis Cluster slot for the pair), which no job's keys
+//! share: a job's tag is `{<prefix><job>}` and a job's name is never empty.
+
+use std::time::Duration;
+
+use redis::Value;
+use serde::{Deserialize, Serialize};
+
+use crate::connection::Connection;
+use crate::error::{Error, Result};
+
+/// How often a daemon writes its presence (and at once when its crontab changes).
+pub const PRESENCE_EVERY: Duration = Duration::from_secs(2);
+
+/// A presence older than this (server clock) is a daemon gone: killed, stopped, or cut off.
+pub const PRESENCE_STALE: Duration = Duration::from_secs(10);
+
+/// A presence older than this is deleted by the next daemon that starts or prunes (a daemon
+/// killed with -9 never deletes its own).
+pub const PRESENCE_FORGOTTEN: Duration = Duration::from_secs(3600);
+
+/// The stream's approximate length cap (`MAXLEN ~`).
+pub const REQUESTS_KEPT: usize = 1000;
+
+/// A request older than this by the server's clock when a daemon reads it is not acted on: its
+/// requester has long given up on it (and recorded it skipped).
+pub const REQUEST_STALE: Duration = Duration::from_secs(30);
+
+/// `{<prefix>}:requests`.
+pub fn requests_key(prefix: &str) -> String {
+    format!("{{{prefix}}}:requests")
+}
+
+/// `{<prefix>}:replicas`.
+pub fn replicas_key(prefix: &str) -> String {
+    format!("{{{prefix}}}:replicas")
+}
+
+/// One request, as the stream entry holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// The entry's ID.
+    pub id: String,
+    pub job: String,
+    /// The manual run's slot: the server's time in ms when it was asked for.
+    pub slot: i64,
+    pub by: String,
+    pub reason: Option<String>,
+}
+
+/// The `XADD` of a request.
+pub fn request_command(
+    prefix: &str,
+    job: &str,
+    slot: i64,
+    by: &str,
+    reason: Option<&str>,
+) -> redis::Cmd {
+    let mut cmd = redis::cmd("XADD");
+    cmd.arg(requests_key(prefix))
+        .arg("MAXLEN")
+        .arg("~")
+        .arg(REQUESTS_KEPT)
+        .arg("*")
+        .arg("job")
+        .arg(job)
+        .arg("slot")
+        .arg(slot)
+        .arg("by")
+        .arg(by);
+    if let Some(reason) = reason.filter(|r| !r.is_empty()) {
+        cmd.arg("reason").arg(reason);
+    }
+    cmd
+}
+
+/// The entries of an `XREAD` reply on the requests stream (a nil reply: none), and the ID of the
+/// last entry read (to read on from). An entry without a job or a slot that reads (another
+/// writer's) is left out.
+pub fn decode_read(value: Value) -> Result<(Vec<Request>, Option<String>)> {
+    if value == Value::Nil {
+        return Ok((Vec::new(), None));
+    }
+    let reply: redis::streams::StreamReadReply = redis::FromRedisValue::from_redis_value(value)
+        .map_err(|e| Error::corrupt("requests", format!("not a stream read reply ({e})")))?;
+    let entries: Vec<redis::streams::StreamId> =
+        reply.keys.into_iter().flat_map(|k| k.ids).collect();
+    let last = entries.last().map(|e| e.id.clone());
+    let requests = entries
+        .into_iter()
+        .filter_map(|entry| {
+            let text = |field: &str| -> Option<String> {
+                entry
+                    .map
+                    .get(field)
+                    .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
+            };
+            Some(Request {
+                job: text("job")?,
+                slot: text("slot")?.parse().ok()?,
+                by: text("by").unwrap_or_default(),
+                reason: text("reason"),
+                id: entry.id,
+            })
+        })
+        .collect();
+    Ok((requests, last))
+}
+
+/// The ID of the newest request (`0-0` when none): where a daemon that starts reads from.
+pub async fn newest_request_id(conn: &mut Connection, prefix: &str) -> Result<String> {
+    let key = requests_key(prefix);
+    let value: Value = conn
+        .query(
+            redis::cmd("XREVRANGE")
+                .arg(&key)
+                .arg("+")
+                .arg("-")
+                .arg("COUNT")
+                .arg(1),
+        )
+        .await?;
+    let entries: redis::streams::StreamRangeReply = redis::FromRedisValue::from_redis_value(value)
+        .map_err(|e| Error::corrupt(&key, format!("is not a stream ({e})")))?;
+    Ok(entries
+        .ids
+        .first()
+        .map_or_else(|| "0-0".to_string(), |e| e.id.clone()))
+}
+
+/// What a daemon's field in `{<prefix>}:replicas` holds (JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Presence {
+    /// When it was written: ms, the server's clock.
+    pub seen: i64,
+    /// The jobs of its crontab that it runs a request of (strategy `lease`), sorted.
+    pub jobs: Vec<String>,
+}
+
+/// A live or gone daemon, as the requester reads the hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replica {
+    pub runner: String,
+    pub presence: Presence,
+}
+
+impl Replica {
+    pub fn is_live(&self, now: i64) -> bool {
+        now - self.presence.seen < crate::time::millis(PRESENCE_STALE)
+    }
+
+    pub fn runs(&self, job: &str) -> bool {
+        self.presence.jobs.iter().any(|j| j == job)
+    }
+}
+
+/// The `HSET` of a daemon's presence.
+pub fn presence_command(prefix: &str, runner: &str, presence: &Presence) -> redis::Cmd {
+    let mut cmd = redis::cmd("HSET");
+    cmd.arg(replicas_key(prefix))
+        .arg(runner)
+        .arg(serde_json::to_string(presence).unwrap_or_default());
+    cmd
+}
+
+/// Every daemon's presence, newest first (fields that do not read are left out).
+pub async fn read_replicas(conn: &mut Connection, prefix: &str) -> Result<Vec<Replica>> {
+    let key = replicas_key(prefix);
+    let value: Value = match conn.query(redis::cmd("HGETALL").arg(&key)).await {
+        Err(e) if e.to_string().contains("WRONGTYPE") => {
+            return Err(Error::corrupt(
+                &key,
+                "is not a hash (another program wrote it)",
+            ));
+        }
+        read => read?,
+    };
+    let fields: Vec<(String, String)> = redis::FromRedisValue::from_redis_value(value)
+        .map_err(|e| Error::corrupt(&key, format!("is not a hash of texts ({e})")))?;
+    let mut replicas: Vec<Replica> = fields
+        .into_iter()
+        .filter_map(|(runner, text)| {
+            serde_json::from_str(&text)
+                .ok()
+                .map(|presence| Replica { runner, presence })
+        })
+        .collect();
+    replicas.sort_by_key(|r| std::cmp::Reverse(r.presence.seen));
+    Ok(replicas)
+}
+
+/// Deletes the presences older than [`PRESENCE_FORGOTTEN`] (daemons killed long ago).
+pub async fn prune_replicas(conn: &mut Connection, prefix: &str, now: i64) -> Result<usize> {
+    let gone: Vec<String> = read_replicas(conn, prefix)
+        .await?
+        .into_iter()
+        .filter(|r| now - r.presence.seen > crate::time::millis(PRESENCE_FORGOTTEN))
+        .map(|r| r.runner)
+        .collect();
+    if !gone.is_empty() {
+        let _: Value = conn
+            .query(redis::cmd("HDEL").arg(replicas_key(prefix)).arg(&gone))
+            .await?;
+    }
+    Ok(gone.len())
+}
+
+/// A replica's answer to a request it did not run (the claim answered `overlap` or `paused`),
+/// recorded in the job's events as a `run-now` entry with `outcome`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declined {
+    pub by: String,
+    pub outcome: String,
+    pub detail: String,
+}
+
+/// The answers of replicas that did not run the request of `slot`, from the job's events written
+/// at or after the slot's time.
+pub async fn declined(
+    conn: &mut Connection,
+    prefix: &str,
+    job: &str,
+    slot: i64,
+) -> Result<Vec<Declined>> {
+    let key = crate::store::names::events_key(prefix, job);
+    let value: Value = conn
+        .query(
+            redis::cmd("XRANGE")
+                .arg(&key)
+                .arg(format!("{slot}-0"))
+                .arg("+")
+                .arg("COUNT")
+                .arg(100),
+        )
+        .await?;
+    let entries: redis::streams::StreamRangeReply = redis::FromRedisValue::from_redis_value(value)
+        .map_err(|e| Error::corrupt(&key, format!("is not a stream of events ({e})")))?;
+    Ok(entries
+        .ids
+        .into_iter()
+        .filter_map(|entry| {
+            let text = |field: &str| -> Option<String> {
+                entry
+                    .map
+                    .get(field)
+                    .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
+            };
+            (text("action")? == "run-now" && text("slot")?.parse::<i64>().ok()? == slot)
+                .then_some(())?;
+            Some(Declined {
+                outcome: text("outcome")?,
+                by: text("by").unwrap_or_default(),
+                detail: text("detail").unwrap_or_default(),
+            })
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_share_the_prefix_tag_and_no_job_tag() {
+        assert_eq!(requests_key("cron:"), "{cron:}:requests");
+        assert_eq!(replicas_key(""), "{}:replicas");
+        assert_eq!(
+            crate::store::discover::classify_key("cron:", "{cron:}:requests"),
+            None
+        );
+        assert_eq!(
+            crate::store::discover::classify_key("cron:", "{cron:}:replicas"),
+            None
+        );
+    }
+
+    #[test]
+    fn liveness_is_by_the_servers_clock() {
+        let r = Replica {
+            runner: "a:1".into(),
+            presence: Presence {
+                seen: 1_000_000,
+                jobs: vec!["sync".into()],
+            },
+        };
+        assert!(r.is_live(1_000_000 + 9_999));
+        assert!(!r.is_live(1_000_000 + 10_000));
+        assert!(r.runs("sync") && !r.runs("other"));
+    }
+}
