@@ -66,22 +66,25 @@ pub struct Waiting {
 }
 
 pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCode> {
+    let detail = read_detail(settings, ctx).await?;
+    if ctx.out.json {
+        ctx.out.print_json(&detail);
+    } else {
+        print_text(ctx, &detail);
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// Everything the store knows about the job, read as every view reads a job.
+async fn read_detail(settings: &InspectSettings, ctx: &Context) -> Result<JobDetail> {
     ctx.lease_keys(&settings.job)?;
     let mut conn = ctx.connect().await?;
     let check = format::check_for_read(&mut conn, ctx.prefix()).await?;
     let (layout, keys) =
         locate_job(&mut conn, ctx.prefix(), &settings.job, settings.layout).await?;
     let now = check.server_now_ms;
-    let job_keys = check.job_keys(layout, ctx.prefix(), &settings.job);
     let lease_keys = check.lease_keys(ctx.prefix(), &settings.job);
-    // The job's own format, from the type of its :state that locate_job read.
-    let job_format = (layout == Layout::Lease).then(|| {
-        let state_type = keys
-            .iter()
-            .find(|k| k.key == lease_keys.state)
-            .map_or("none", |k| k.kind.as_str());
-        LeaseFormat::of_job(state_type, check.lease_format())
-    });
+    let job_format = job_format(layout, &keys, &lease_keys, &check);
     // One read of the job as every view reads it (runs in progress, newest results, pause,
     // registry, first seen): the model health judges too.
     let job_ref = crate::store::discover::JobRef {
@@ -99,30 +102,7 @@ pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCo
         until,
         until_time: crate::time::rfc3339(until),
     });
-    // The events: the runs read above as events, and the newest operator actions.
-    let attempts: Vec<Attempt> = view
-        .recent
-        .iter()
-        .take(settings.last)
-        .cloned()
-        .map(Attempt::from)
-        .chain(view.in_progress.iter().cloned().map(Attempt::in_progress))
-        .collect();
-    // An events key another program broke does not hide the rest of the job: said, and left out.
-    let actions = match events::read_actions(&mut conn, ctx.prefix(), &settings.job, EVENTS).await {
-        Ok(actions) => actions,
-        Err(e) if e.key().is_some() => {
-            crate::errln!("warning: {e}; the operators' actions are left out of the events");
-            Vec::new()
-        }
-        Err(e) => return Err(e),
-    };
-    let jitter = view.registry.as_ref().map_or(0, |r| r.settings.jitter_ms);
-    let events = events::newest_first(
-        events::run_events(&attempts, late_after_ms(jitter)),
-        actions,
-        EVENTS,
-    );
+    let events = job_events(&mut conn, ctx.prefix(), settings, &view).await?;
     let crate::store::view::JobView {
         recent,
         in_progress,
@@ -139,22 +119,13 @@ pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCo
             .map(RunWithResult::ended)
             .collect(),
         Layout::ClaimOnly => {
-            runs_with_results(
-                &mut conn,
-                &job_keys.history_streams(),
-                job_keys.results(),
-                settings.last,
-            )
-            .await?
+            let job_keys = check.job_keys(layout, ctx.prefix(), &settings.job);
+            let streams = job_keys.history_streams();
+            runs_with_results(&mut conn, &streams, job_keys.results(), settings.last).await?
         }
     };
-    let registered_lease = registry.as_ref().and_then(|r| r.settings.lease_ms);
-    let mut active: Vec<ActiveRun> = in_progress
-        .into_iter()
-        .map(|state| ActiveRun::at(state, now).with_registered_lease(registered_lease, now))
-        .collect();
-    active.sort_by_key(|r| std::cmp::Reverse(r.state.slot));
-    let detail = JobDetail {
+    let active = active_runs(in_progress, registry.as_ref(), now);
+    Ok(JobDetail {
         job: settings.job.clone(),
         layout,
         prefix: ctx.prefix().to_string(),
@@ -172,13 +143,72 @@ pub async fn execute(settings: &InspectSettings, ctx: &Context) -> Result<ExitCo
         registry,
         health,
         events,
+    })
+}
+
+/// The lease job's own format, from the type of its :state that locate_job read (None: a
+/// claim-only job, which has none).
+fn job_format(
+    layout: Layout,
+    keys: &[KeyInfo],
+    lease_keys: &crate::store::LeaseKeys,
+    check: &format::StoreCheck,
+) -> Option<LeaseFormat> {
+    (layout == Layout::Lease).then(|| {
+        let state_type = keys
+            .iter()
+            .find(|k| k.key == lease_keys.state)
+            .map_or("none", |k| k.kind.as_str());
+        LeaseFormat::of_job(state_type, check.lease_format())
+    })
+}
+
+/// What happened to the job lately, newest first: the runs the view read as events, and the
+/// newest operator actions.
+async fn job_events(
+    conn: &mut crate::connection::Connection,
+    prefix: &str,
+    settings: &InspectSettings,
+    view: &crate::store::view::JobView,
+) -> Result<Vec<events::Event>> {
+    let attempts: Vec<Attempt> = view
+        .recent
+        .iter()
+        .take(settings.last)
+        .cloned()
+        .map(Attempt::from)
+        .chain(view.in_progress.iter().cloned().map(Attempt::in_progress))
+        .collect();
+    // An events key another program broke does not hide the rest of the job: said, and left out.
+    let actions = match events::read_actions(conn, prefix, &settings.job, EVENTS).await {
+        Ok(actions) => actions,
+        Err(e) if e.key().is_some() => {
+            crate::errln!("warning: {e}; the operators' actions are left out of the events");
+            Vec::new()
+        }
+        Err(e) => return Err(e),
     };
-    if ctx.out.json {
-        ctx.out.print_json(&detail);
-    } else {
-        print_text(ctx, &detail);
-    }
-    Ok(ExitCode::Ok)
+    let jitter = view.registry.as_ref().map_or(0, |r| r.settings.jitter_ms);
+    Ok(events::newest_first(
+        events::run_events(&attempts, late_after_ms(jitter)),
+        actions,
+        EVENTS,
+    ))
+}
+
+/// The runs in progress, newest slot first, each with the lease its registry records.
+fn active_runs(
+    in_progress: Vec<crate::store::RunState>,
+    registry: Option<&crate::store::registry::Registry>,
+    now: i64,
+) -> Vec<ActiveRun> {
+    let registered_lease = registry.and_then(|r| r.settings.lease_ms);
+    let mut active: Vec<ActiveRun> = in_progress
+        .into_iter()
+        .map(|state| ActiveRun::at(state, now).with_registered_lease(registered_lease, now))
+        .collect();
+    active.sort_by_key(|r| std::cmp::Reverse(r.state.slot));
+    active
 }
 
 fn print_text(ctx: &Context, d: &JobDetail) {

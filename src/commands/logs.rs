@@ -327,33 +327,62 @@ impl Round<'_> {
         following: &mut Option<Followed>,
         told_expired: &mut bool,
     ) -> Result<Option<i32>> {
-        use crate::commands::shared::awaited::{Seen, exit_code_of, look};
-        let (ctx, job) = (self.ctx, self.job);
-        let now = crate::store::format::check_for_read(conn, ctx.prefix())
+        let (entry, ended) = self.the_run(conn, slot).await?;
+        let attempt = entry.attempt.unwrap_or(1);
+        self.before_this_attempt(conn, following, &entry, attempt)
+            .await?;
+        let followed = following
+            .get_or_insert_with(|| Followed::new(self.ctx.prefix(), self.job, entry.slot, attempt));
+        self.drain(conn, followed, entry.slot, ended).await?;
+        if ended {
+            return Ok(Some(self.say_the_end(followed, &entry, attempt)));
+        }
+        self.while_running(followed, &entry, attempt, told_expired)?;
+        Ok(None)
+    }
+
+    /// The run followed (its newest attempt) and whether it has ended; refused when there is none.
+    async fn the_run(
+        &self,
+        conn: &mut crate::connection::Connection,
+        slot: &mut Option<i64>,
+    ) -> Result<(HistoryEntry, bool)> {
+        use crate::commands::shared::awaited::{Seen, look};
+        let job = self.job;
+        let now = crate::store::format::check_for_read(conn, self.ctx.prefix())
             .await?
             .server_now_ms;
-        let (entry, ended) = match look(conn, self.keys, slot, now).await? {
-            Seen::Waiting(Some(e)) => (e, false),
-            Seen::Ended(e) => (e, true),
-            Seen::Waiting(None) => {
-                return Err(Error::NotFound(
-                    format!(
-                        "{job} has no run {}\n  hint: `anarchon wait {job}` waits for its next run; `anarchon logs {job}` shows what its runs left behind",
-                        match slot {
-                            Some(s) => format!("of {}", crate::time::rfc3339(*s)),
-                            None => "in progress".to_string(),
-                        }
-                    )
-                    .into(),
-                ));
-            }
-        };
-        let attempt = entry.attempt.unwrap_or(1);
+        match look(conn, self.keys, slot, now).await? {
+            Seen::Waiting(Some(e)) => Ok((e, false)),
+            Seen::Ended(e) => Ok((e, true)),
+            Seen::Waiting(None) => Err(Error::NotFound(
+                format!(
+                    "{job} has no run {}\n  hint: `anarchon wait {job}` waits for its next run; `anarchon logs {job}` shows what its runs left behind",
+                    match slot {
+                        Some(s) => format!("of {}", crate::time::rfc3339(*s)),
+                        None => "in progress".to_string(),
+                    }
+                )
+                .into(),
+            )),
+        }
+    }
+
+    /// The output of the attempts before `attempt`, so that a run taken over is shown whole: at
+    /// the first look all of them, after a takeover the rest of the one followed.
+    async fn before_this_attempt(
+        &self,
+        conn: &mut crate::connection::Connection,
+        following: &mut Option<Followed>,
+        entry: &HistoryEntry,
+        attempt: u32,
+    ) -> Result<()> {
+        let ctx = self.ctx;
         // The first look: the attempts before this one, whole (a run taken over, or one that
         // ended after takeovers, is shown from its start).
         if following.is_none() {
             for earlier in 1..attempt {
-                let mut before = Followed::new(ctx.prefix(), job, entry.slot, earlier);
+                let mut before = Followed::new(ctx.prefix(), self.job, entry.slot, earlier);
                 self.drain(conn, &mut before, entry.slot, true).await?;
                 before.say_what_is_missing(ctx.out.json);
             }
@@ -371,40 +400,54 @@ impl Round<'_> {
                 );
             }
         }
-        let followed =
-            following.get_or_insert_with(|| Followed::new(ctx.prefix(), job, entry.slot, attempt));
-        self.drain(conn, followed, entry.slot, ended).await?;
-        if ended {
-            if followed.after == "0" {
-                if !ctx.out.json {
-                    crate::errln!(
-                        "anarchon: attempt {attempt} kept no output in the store (it was not started with --live-output, or its output expired)"
-                    );
-                }
-            } else {
-                followed.say_what_is_missing(ctx.out.json);
-            }
-            let code = exit_code_of(&entry);
-            if ctx.out.json {
-                ctx.out.print_json_line(&FollowEnd {
-                    job,
-                    run: &entry,
-                    exit_code: code,
-                });
-            } else {
+        Ok(())
+    }
+
+    /// Says how the run ended (what its output lacks, then its end), and gives its exit code.
+    fn say_the_end(&self, followed: &Followed, entry: &HistoryEntry, attempt: u32) -> i32 {
+        use crate::commands::shared::awaited::exit_code_of;
+        let (ctx, job) = (self.ctx, self.job);
+        if followed.after == "0" {
+            if !ctx.out.json {
                 crate::errln!(
-                    "anarchon: {job} @ {}: {} as attempt {attempt} on {}{}",
-                    entry.slot_time,
-                    entry.status,
-                    entry.runner,
-                    match crate::output::how_it_ended(&entry.result) {
-                        Some(how) => format!(" ({how})"),
-                        None => String::new(),
-                    }
+                    "anarchon: attempt {attempt} kept no output in the store (it was not started with --live-output, or its output expired)"
                 );
             }
-            return Ok(Some(code));
+        } else {
+            followed.say_what_is_missing(ctx.out.json);
         }
+        let code = exit_code_of(entry);
+        if ctx.out.json {
+            ctx.out.print_json_line(&FollowEnd {
+                job,
+                run: entry,
+                exit_code: code,
+            });
+        } else {
+            crate::errln!(
+                "anarchon: {job} @ {}: {} as attempt {attempt} on {}{}",
+                entry.slot_time,
+                entry.status,
+                entry.runner,
+                match crate::output::how_it_ended(&entry.result) {
+                    Some(how) => format!(" ({how})"),
+                    None => String::new(),
+                }
+            );
+        }
+        code
+    }
+
+    /// A run still going: says once that its lease expired, and refuses to wait on for output
+    /// from an attempt that sends none to the store.
+    fn while_running(
+        &self,
+        followed: &Followed,
+        entry: &HistoryEntry,
+        attempt: u32,
+        told_expired: &mut bool,
+    ) -> Result<()> {
+        let (ctx, job) = (self.ctx, self.job);
         if entry.status == "expired" && !*told_expired && !ctx.out.json {
             *told_expired = true;
             crate::errln!(
@@ -422,7 +465,7 @@ impl Round<'_> {
                 .into(),
             ));
         }
-        Ok(None)
+        Ok(())
     }
 
     /// Prints the entries of an attempt's stream after the last read (moving on), all of them

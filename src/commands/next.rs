@@ -249,49 +249,29 @@ async fn registered(
         layout,
     };
     let view = crate::store::view::read_one(&mut conn, ctx.prefix(), &job_ref, &check, 1).await?;
-    let registry_key = crate::store::registry::registry_key(ctx.prefix(), job);
-    let no_schedule = |why: &str| {
-        let claim_only = if layout == Layout::ClaimOnly {
-            " (a claim-only job: its claims came from `anarchon claim` or another scheduler, which record no schedule)"
-        } else {
-            ""
-        };
-        Error::NotFound(
-            format!(
-                "job {job:?} has {why}{claim_only}\n  hint: run it once with `anarchon run --job {job} --schedule CRON ...` (its crontab line does this at its next run), or show a schedule without the store: `anarchon next --schedule CRON --tz ZONE`"
-            )
-            .into(),
-        )
-    };
     let Some(registry) = view.registry else {
         return Err(no_schedule(
+            job,
+            layout,
             "no job registry (no `anarchon run` recorded its schedule)",
         ));
     };
     let r = &registry.settings;
     let Some(text) = r.schedule.as_deref() else {
         return Err(no_schedule(
+            job,
+            layout,
             "no schedule in its job registry (it was run with --slot only)",
         ));
     };
     let schedule = Schedule::parse(text, &r.tz).map_err(|e| {
         Error::corrupt(
-            &registry_key,
+            crate::store::registry::registry_key(ctx.prefix(), job),
             format!("its schedule is not one this anarchon reads: {e}"),
         )
     })?;
-    // A strategy other than the lease (a name this build may not know, written by another
-    // scheduler, counts as one too) has no catch-up.
-    let claim_only = !r.strategy.is_empty() && r.strategy != Strategy::Lease.name();
-    if settings.outage.is_some() && (claim_only || layout == Layout::ClaimOnly) {
-        return Err(Error::usage(format!(
-            "--after-outage: job {job:?} runs with the {} strategy, which has no catch-up (run refuses --catch-up with a claim-only strategy): after an outage its missed runs are simply not run\n  hint: `anarchon next {job}` shows its fire times",
-            if r.strategy.is_empty() {
-                "claim-only"
-            } else {
-                &r.strategy
-            }
-        )));
+    if settings.outage.is_some() {
+        refuse_outage_without_catch_up(job, &r.strategy, layout)?;
     }
     let now = check.server_now_ms;
     let ms = |v: i64| Duration::from_millis(u64::try_from(v).unwrap_or(0));
@@ -313,6 +293,39 @@ async fn registered(
         registry_catch_up: Some((ms(r.catch_up_ms), r.catch_up_policy.clone())),
     };
     Ok((basis, conn, lease_keys))
+}
+
+/// The refusal of a job whose schedule the store does not hold, with how to give it one.
+fn no_schedule(job: &str, layout: Layout, why: &str) -> Error {
+    let claim_only = if layout == Layout::ClaimOnly {
+        " (a claim-only job: its claims came from `anarchon claim` or another scheduler, which record no schedule)"
+    } else {
+        ""
+    };
+    Error::NotFound(
+        format!(
+            "job {job:?} has {why}{claim_only}\n  hint: run it once with `anarchon run --job {job} --schedule CRON ...` (its crontab line does this at its next run), or show a schedule without the store: `anarchon next --schedule CRON --tz ZONE`"
+        )
+        .into(),
+    )
+}
+
+/// Refuses --after-outage for a job with no catch-up to show: one of a claim-only strategy.
+fn refuse_outage_without_catch_up(job: &str, strategy: &str, layout: Layout) -> Result<()> {
+    // A strategy other than the lease (a name this build may not know, written by another
+    // scheduler, counts as one too) has no catch-up.
+    let claim_only = !strategy.is_empty() && strategy != Strategy::Lease.name();
+    if claim_only || layout == Layout::ClaimOnly {
+        return Err(Error::usage(format!(
+            "--after-outage: job {job:?} runs with the {} strategy, which has no catch-up (run refuses --catch-up with a claim-only strategy): after an outage its missed runs are simply not run\n  hint: `anarchon next {job}` shows its fire times",
+            if strategy.is_empty() {
+                "claim-only"
+            } else {
+                strategy
+            }
+        )));
+    }
+    Ok(())
 }
 
 /// `--schedule`: no store, this machine's clock (or --from).
@@ -382,7 +395,61 @@ async fn after_outage(
     store: Option<catch_up::Store<'_>>,
 ) -> Result<AfterOutage> {
     let schedule = &basis.schedule;
-    let down = (basis.from - millis(outage.length))..basis.from;
+    let first = first_run_after(schedule, millis(outage.length), basis.from)?;
+    let catch_up = OutageCatchUp::of(basis, &outage);
+    let rule = catch_up::Rule {
+        schedule: Some(schedule),
+        catch_up: (!catch_up.window.is_zero()).then_some(CatchUp {
+            window: catch_up.window,
+            policy: catch_up.policy,
+            max: catch_up.max,
+        }),
+        max_late: basis.max_late,
+    };
+    let mut supposed = Supposed {
+        store,
+        down: first.down.clone(),
+    };
+    let decision = catch_up::decide(&rule, first.current, first.now, &mut supposed).await?;
+    let (slots, older_not_listed) = outage_fates(basis, &first, &catch_up, &decision);
+    let count = |fate: &str| slots.iter().filter(|s| s.fate == fate).count();
+    let down = &first.down;
+    Ok(AfterOutage {
+        duration_ms: millis(outage.length),
+        down_from: down.start,
+        down_from_time: rfc3339(down.start),
+        down_until: down.end,
+        down_until_time: rfc3339(down.end),
+        first_run: first.current,
+        first_run_time: rfc3339(first.current),
+        catch_up_ms: millis(catch_up.window),
+        catch_up_policy: catch_up.policy.name().to_string(),
+        catch_up_max: catch_up.max,
+        catch_up_from: catch_up.window_from,
+        catch_up_policy_from: catch_up.policy_from,
+        catch_up_max_from: catch_up.max_from,
+        first_seen: decision.first_seen,
+        run: count("run"),
+        skipped: count("skipped"),
+        not_run: count("not_run"),
+        slots,
+        older_not_listed,
+    })
+}
+
+/// The outage supposed and the first run after it: the instants every missed slot is judged by.
+struct FirstRun {
+    /// When every host was down, ending at the report's `from`.
+    down: std::ops::Range<i64>,
+    /// The first run's slot.
+    current: i64,
+    /// The server's clock as the first run reads it.
+    now: i64,
+}
+
+/// The first run after an outage of `length_ms` ending at `until`, as cron would start it.
+fn first_run_after(schedule: &Schedule, length_ms: i64, until: i64) -> Result<FirstRun> {
+    let down = (until - length_ms)..until;
     // Cron starts the first run at the schedule's next fire time once the hosts are back; the
     // server's clock reads a moment later (a slot exactly --catch-up before it is outside the
     // window, as for a real run).
@@ -395,44 +462,67 @@ async fn after_outage(
     })?;
     let now = first + 1;
     let current = scheduled_slot(schedule, first, now).map_or(first, |(slot, _)| slot);
-    let (registry_window, registry_policy) = basis
-        .registry_catch_up
-        .clone()
-        .unwrap_or((Duration::ZERO, String::new()));
-    let (window, window_from) = match outage.catch_up {
-        Some(w) => (w, "flag"),
-        None if basis.registry_catch_up.is_some() => (registry_window, "registry"),
-        None => (Duration::ZERO, "default"),
-    };
-    let (policy, policy_from) = match outage.policy {
-        Some(p) => (p, "flag"),
-        None => match CatchUpPolicy::ALL
-            .into_iter()
-            .find(|p| p.name() == registry_policy)
-        {
-            Some(p) => (p, "registry"),
-            None => (CatchUpPolicy::default(), "default"),
-        },
-    };
-    let (max, max_from) = match outage.max {
-        Some(m) => (m, "flag"),
-        None => (crate::cli::DEFAULT_CATCH_UP_MAX, "default"),
-    };
-    let rule = catch_up::Rule {
-        schedule: Some(schedule),
-        catch_up: (!window.is_zero()).then_some(CatchUp {
-            window,
-            policy,
-            max,
-        }),
-        max_late: basis.max_late,
-    };
-    let mut supposed = Supposed {
-        store,
-        down: down.clone(),
-    };
-    let decision = catch_up::decide(&rule, current, now, &mut supposed).await?;
+    Ok(FirstRun { down, current, now })
+}
 
+/// The catch-up the first run after an outage takes, each part with where it came from (the
+/// report says which the flags decided and which the registry).
+struct OutageCatchUp {
+    window: Duration,
+    window_from: &'static str,
+    policy: CatchUpPolicy,
+    policy_from: &'static str,
+    max: u32,
+    max_from: &'static str,
+}
+
+impl OutageCatchUp {
+    /// The flags first, then the registry's, then the defaults `run` takes.
+    fn of(basis: &Basis, outage: &OutageSettings) -> OutageCatchUp {
+        let (registry_window, registry_policy) = basis
+            .registry_catch_up
+            .clone()
+            .unwrap_or((Duration::ZERO, String::new()));
+        let (window, window_from) = match outage.catch_up {
+            Some(w) => (w, "flag"),
+            None if basis.registry_catch_up.is_some() => (registry_window, "registry"),
+            None => (Duration::ZERO, "default"),
+        };
+        let (policy, policy_from) = match outage.policy {
+            Some(p) => (p, "flag"),
+            None => match CatchUpPolicy::ALL
+                .into_iter()
+                .find(|p| p.name() == registry_policy)
+            {
+                Some(p) => (p, "registry"),
+                None => (CatchUpPolicy::default(), "default"),
+            },
+        };
+        let (max, max_from) = match outage.max {
+            Some(m) => (m, "flag"),
+            None => (crate::cli::DEFAULT_CATCH_UP_MAX, "default"),
+        };
+        OutageCatchUp {
+            window,
+            window_from,
+            policy,
+            policy_from,
+            max,
+            max_from,
+        }
+    }
+}
+
+/// The outage's slots, oldest first, each with its fate: those the decision runs or skips, then
+/// the newest of the rest, not run; and whether older slots were left out of the list.
+fn outage_fates(
+    basis: &Basis,
+    first: &FirstRun,
+    catch_up: &OutageCatchUp,
+    decision: &catch_up::Decision,
+) -> (Vec<OutageSlot>, bool) {
+    let schedule = &basis.schedule;
+    let down = &first.down;
     let mut fates: BTreeMap<i64, OutageSlot> = BTreeMap::new();
     let mut put = |slot: i64, fate: &'static str, reason: String| {
         fates.entry(slot).or_insert(OutageSlot {
@@ -444,13 +534,13 @@ async fn after_outage(
     };
     if decision.runs_current() {
         put(
-            current,
+            first.current,
             "run",
             "the first run after the outage, on time".to_string(),
         );
     } else {
         put(
-            current,
+            first.current,
             "not_run",
             format!(
                 "later than --max-late {}",
@@ -464,7 +554,7 @@ async fn after_outage(
             "run",
             format!(
                 "caught up: run before the first run's slot, oldest first, one at a time (--catch-up-policy {})",
-                policy.name()
+                catch_up.policy.name()
             ),
         );
     }
@@ -475,54 +565,57 @@ async fn after_outage(
     let older_not_listed = listed
         .first()
         .is_some_and(|oldest| schedule.next_after(down.start - 1) != Some(*oldest));
-    let window_start = now - millis(window);
-    let before_window_decided = decision
-        .to_skip
-        .iter()
-        .any(|(slot, _)| *slot < window_start);
+    let why = WhyNotRun::of(first, catch_up.window, decision);
     for slot in listed {
-        let reason = match decision.first_seen {
-            _ if window.is_zero() => {
+        put(slot, "not_run", why.reason(slot));
+    }
+    (fates.into_values().collect(), older_not_listed)
+}
+
+/// What a missed slot the decision neither runs nor skips is judged by: why nobody runs it.
+struct WhyNotRun {
+    window: Duration,
+    window_start: i64,
+    first_seen: Option<i64>,
+    /// Whether the decision recorded slots before the --catch-up window skipped.
+    before_window_decided: bool,
+}
+
+impl WhyNotRun {
+    /// The window the first run looks at, and what the decision read and recorded.
+    fn of(first: &FirstRun, window: Duration, decision: &catch_up::Decision) -> WhyNotRun {
+        let window_start = first.now - millis(window);
+        WhyNotRun {
+            window,
+            window_start,
+            first_seen: decision.first_seen,
+            before_window_decided: decision
+                .to_skip
+                .iter()
+                .any(|(slot, _)| *slot < window_start),
+        }
+    }
+
+    /// Why `slot` is not run, as the report says it.
+    fn reason(&self, slot: i64) -> String {
+        match self.first_seen {
+            _ if self.window.is_zero() => {
                 "no --catch-up: nobody runs it (check and metrics count it missed)".to_string()
             }
             None => "the store never saw the job run: nothing is caught up".to_string(),
             Some(seen) if slot < seen => "before the store first saw the job".to_string(),
-            Some(_) if slot >= window_start => {
+            Some(_) if slot >= self.window_start => {
                 format!("beyond the newest {MAX_CATCH_UP_SLOTS} slots --catch-up looks at")
             }
-            Some(_) if before_window_decided => format!(
+            Some(_) if self.before_window_decided => format!(
                 "beyond the newest {MAX_CATCH_UP_SLOTS} before the --catch-up window that are recorded"
             ),
             Some(_) => format!(
                 "before the --catch-up {} window, which holds no missed run: not recorded skipped",
-                humantime::format_duration(window)
+                humantime::format_duration(self.window)
             ),
-        };
-        put(slot, "not_run", reason);
+        }
     }
-    let slots: Vec<OutageSlot> = fates.into_values().collect();
-    let count = |fate: &str| slots.iter().filter(|s| s.fate == fate).count();
-    Ok(AfterOutage {
-        duration_ms: millis(outage.length),
-        down_from: down.start,
-        down_from_time: rfc3339(down.start),
-        down_until: down.end,
-        down_until_time: rfc3339(down.end),
-        first_run: current,
-        first_run_time: rfc3339(current),
-        catch_up_ms: millis(window),
-        catch_up_policy: policy.name().to_string(),
-        catch_up_max: max,
-        catch_up_from: window_from,
-        catch_up_policy_from: policy_from,
-        catch_up_max_from: max_from,
-        first_seen: decision.first_seen,
-        run: count("run"),
-        skipped: count("skipped"),
-        not_run: count("not_run"),
-        slots,
-        older_not_listed,
-    })
 }
 
 /// The report: each fire time with its jitter, zone and daylight-saving note; each change.

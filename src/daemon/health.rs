@@ -151,13 +151,28 @@ fn readyz(store: Store, connected: bool) -> Response<Full<Bytes>> {
 /// only while the probe finds it answering, and for [`SCRAPE_STORE_FOR`] at most: a store that
 /// hangs must not hold the daemon's own series past a scrape's timeout.
 async fn metrics(shared: &Shared, store: Store, connected: bool) -> String {
+    let mut text = store_metrics(shared, store).await;
+    // What the store's part could not say in time: the store does not answer now.
+    let connected = connected && !text.contains("\nanarchon_up 0");
+    for (name, kind, help, value) in daemon_series(shared, connected) {
+        let _ = write!(
+            text,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
+        );
+    }
+    text
+}
+
+/// The store's part, as `anarchon metrics` renders it, or `anarchon_up 0` with why when the
+/// store does not answer in time.
+async fn store_metrics(shared: &Shared, store: Store) -> String {
     let started = std::time::Instant::now();
     let took = || started.elapsed().as_secs_f64() * 1000.0;
     let scrape = async {
         let (mut conn, _) = shared.connection().await;
         crate::metrics::scrape(&mut conn, &shared.prefix).await
     };
-    let mut text = if store == Store::Unreachable {
+    if store == Store::Unreachable {
         store_unreadable("the store does not answer the daemon's probe", took())
     } else {
         match tokio::time::timeout(SCRAPE_STORE_FOR, scrape).await {
@@ -173,12 +188,17 @@ async fn metrics(shared: &Shared, store: Store, connected: bool) -> String {
                 took(),
             ),
         }
-    };
-    // What the store's part could not say in time: the store does not answer now.
-    let connected = connected && !text.contains("\nanarchon_up 0");
+    }
+}
+
+/// The daemon's own series (name, type, help, value): its jobs, its connection, what it ran.
+fn daemon_series(
+    shared: &Shared,
+    connected: bool,
+) -> [(&'static str, &'static str, &'static str, u64); 9] {
     let stats = &shared.stats;
     let running = crate::runner::children::signal_groups_count();
-    let rows: [(&str, &str, &str, u64); 9] = [
+    [
         (
             "anarchon_cron_jobs",
             "gauge",
@@ -233,12 +253,5 @@ async fn metrics(shared: &Shared, store: Store, connected: bool) -> String {
             "Exited processes left by commands that the daemon reaped.",
             stats.orphans_reaped.load(Ordering::Relaxed),
         ),
-    ];
-    for (name, kind, help, value) in rows {
-        let _ = write!(
-            text,
-            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
-        );
-    }
-    text
+    ]
 }

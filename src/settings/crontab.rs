@@ -22,7 +22,7 @@ use std::fmt;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, GlobalArgs};
+use crate::cli::{Cli, Command, GlobalArgs, RunArgs};
 use crate::schedule::Schedule;
 use crate::settings::run::RunSettings;
 
@@ -195,12 +195,7 @@ pub fn describe_errors(file: &std::path::Path, errors: &[LineError]) -> Vec<Stri
 /// Reads `text` (a crontab) with the global flags the daemon runs under. Every job's settings are
 /// resolved as `anarchon run`'s would be; every error is returned, each naming its line.
 pub fn read(text: &str, global: &GlobalArgs) -> Result<Crontab, Vec<LineError>> {
-    let mut jobs: Vec<CronJob> = Vec::new();
-    let mut errors = Vec::new();
-    let mut warnings = Vec::new();
-    let mut env: Vec<(String, String)> = Vec::new();
-    let mut tz = "UTC".to_string();
-    let mut annotation: Option<(usize, Vec<String>)> = None;
+    let mut reading = Reading::new();
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
         let text = raw.trim_start();
@@ -208,74 +203,123 @@ pub fn read(text: &str, global: &GlobalArgs) -> Result<Crontab, Vec<LineError>> 
             continue;
         }
         if let Some(comment) = text.strip_prefix('#') {
-            if looks_like_an_annotation(comment) {
-                errors.push(LineError {
-                    line,
-                    message: format!(
-                        "{:?} looks like an annotation but is not one, so its flags would be ignored\n  hint: write `# anarchon: FLAGS` (lower case, with the colon)",
-                        text.trim_end()
-                    ),
-                });
-                continue;
-            }
-            if let Some(flags) = comment.trim_start().strip_prefix(ANNOTATION) {
-                match (&annotation, shlex::split(flags)) {
-                    (Some((first, _)), _) => errors.push(LineError {
-                        line,
-                        message: format!(
-                            "a second `# anarchon:` line before one job line (the first is line {first}); put all of the job's flags on one"
-                        ),
-                    }),
-                    (None, None) => errors.push(LineError {
-                        line,
-                        message: "the `# anarchon:` flags have an unbalanced quote".to_string(),
-                    }),
-                    (None, Some(words)) => annotation = Some((line, words)),
-                }
-            }
-            continue;
+            reading.comment(line, text, comment);
+        } else if let Some((name, value)) = env_line(text) {
+            reading.variable(line, name, value);
+        } else {
+            reading.job(line, text, global);
         }
-        if let Some((name, value)) = env_line(text) {
-            if name == "CRON_TZ" || name == "TZ" {
-                tz = value.clone();
-            }
-            if let Some((_, why)) = CRON_ONLY_VARIABLES.iter().find(|(n, _)| *n == name) {
-                warnings.push(LineError {
-                    line,
-                    message: format!("{name} is set but not acted on: {why}"),
-                });
-            }
-            env.push((name, value));
-            continue;
+    }
+    reading.end()
+}
+
+/// A crontab being read, line by line: what the lines so far set for the lines below them, and
+/// what they gave.
+struct Reading {
+    jobs: Vec<CronJob>,
+    errors: Vec<LineError>,
+    warnings: Vec<LineError>,
+    env: Vec<(String, String)>,
+    tz: String,
+    /// The `# anarchon:` line waiting for its job line: its line and words.
+    annotation: Option<(usize, Vec<String>)>,
+}
+
+impl Reading {
+    /// The top of the file: no environment, schedules in UTC.
+    fn new() -> Reading {
+        Reading {
+            jobs: Vec::new(),
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            env: Vec::new(),
+            tz: "UTC".to_string(),
+            annotation: None,
         }
-        let flags = annotation
+    }
+
+    /// A `#` line: a comment, or the `# anarchon:` flags of the job line below it.
+    fn comment(&mut self, line: usize, text: &str, comment: &str) {
+        if looks_like_an_annotation(comment) {
+            self.errors.push(LineError {
+                line,
+                message: format!(
+                    "{:?} looks like an annotation but is not one, so its flags would be ignored\n  hint: write `# anarchon: FLAGS` (lower case, with the colon)",
+                    text.trim_end()
+                ),
+            });
+            return;
+        }
+        let Some(flags) = comment.trim_start().strip_prefix(ANNOTATION) else {
+            return;
+        };
+        match (&self.annotation, shlex::split(flags)) {
+            (Some((first, _)), _) => self.errors.push(LineError {
+                line,
+                message: format!(
+                    "a second `# anarchon:` line before one job line (the first is line {first}); put all of the job's flags on one"
+                ),
+            }),
+            (None, None) => self.errors.push(LineError {
+                line,
+                message: "the `# anarchon:` flags have an unbalanced quote".to_string(),
+            }),
+            (None, Some(words)) => self.annotation = Some((line, words)),
+        }
+    }
+
+    /// A `NAME=value` line: the environment (and time zone) of the job lines below it.
+    fn variable(&mut self, line: usize, name: String, value: String) {
+        if name == "CRON_TZ" || name == "TZ" {
+            self.tz = value.clone();
+        }
+        if let Some((_, why)) = CRON_ONLY_VARIABLES.iter().find(|(n, _)| *n == name) {
+            self.warnings.push(LineError {
+                line,
+                message: format!("{name} is set but not acted on: {why}"),
+            });
+        }
+        self.env.push((name, value));
+    }
+
+    /// A job line, with the annotation above it: a job, unless it is refused or its name taken.
+    fn job(&mut self, line: usize, text: &str, global: &GlobalArgs) {
+        let flags = self
+            .annotation
             .take()
             .map(|(_, words)| words)
             .unwrap_or_default();
-        match job_line(line, text, &tz, &env, flags, global) {
-            Ok(job) => match jobs.iter().find(|j| j.name == job.name) {
-                Some(first) => errors.push(LineError {
+        match job_line(line, text, &self.tz, &self.env, flags, global) {
+            Ok(job) => match self.jobs.iter().find(|j| j.name == job.name) {
+                Some(first) => self.errors.push(LineError {
                     line,
                     message: format!(
                         "job {:?} is line {}'s job too: two lines cannot share a name\n  hint: name one with `# anarchon: --job NAME` above it",
                         job.name, first.line
                     ),
                 }),
-                None => jobs.push(job),
+                None => self.jobs.push(job),
             },
-            Err(message) => errors.push(LineError { line, message }),
+            Err(message) => self.errors.push(LineError { line, message }),
         }
     }
-    if let Some((line, _)) = annotation {
-        errors.push(LineError {
-            line,
-            message: "a `# anarchon:` line with no job line below it".to_string(),
-        });
-    }
-    if errors.is_empty() {
-        Ok(Crontab { jobs, warnings })
-    } else {
-        Err(errors)
+
+    /// The end of the file: the crontab, or every error (an annotation left without a job too).
+    fn end(mut self) -> Result<Crontab, Vec<LineError>> {
+        if let Some((line, _)) = self.annotation {
+            self.errors.push(LineError {
+                line,
+                message: "a `# anarchon:` line with no job line below it".to_string(),
+            });
+        }
+        if self.errors.is_empty() {
+            Ok(Crontab {
+                jobs: self.jobs,
+                warnings: self.warnings,
+            })
+        } else {
+            Err(self.errors)
+        }
     }
 }
 
@@ -385,18 +429,65 @@ fn job_line(
     global: &GlobalArgs,
 ) -> Result<CronJob, String> {
     let (flags, was) = take_was(flags)?;
-    let named = |flag: &str| {
-        flags
-            .iter()
-            .any(|w| w == flag || w.starts_with(&format!("{flag}=")))
+    refuse_what_a_job_cannot_set(&flags)?;
+    let tz = if names_flag(&flags, "--tz") {
+        None
+    } else {
+        Some(tz)
     };
-    if let Some(owned) = LINE_OWNED.iter().find(|f| named(f)) {
+    let (schedule, command) = schedule_and_command(text, tz.unwrap_or("UTC"))?;
+    let naming = if names_flag(&flags, "--job") {
+        Naming::Annotated
+    } else {
+        Naming::Derived
+    };
+    let parts = LineParts {
+        schedule: &schedule,
+        command: &command,
+        tz,
+        naming,
+    };
+    let args = run_words(flags, &parts, env);
+    let run_args = parse_run(&args, &command)?;
+    let fingerprint = format!("{args:?} {env:?} {was:?}");
+    let mut run = RunSettings::resolve(*run_args, global, false).map_err(|e| e.to_string())?;
+    check_resolved(&run, &schedule, &was)?;
+    run.runner.command.env.extend(env.iter().cloned());
+    run.lineage = was;
+    Ok(CronJob {
+        line,
+        name: run.job.clone(),
+        naming,
+        tz: run
+            .schedule
+            .as_ref()
+            .map_or_else(|| "UTC".to_string(), |s| s.time_zone().to_string()),
+        schedule,
+        command,
+        env: env.to_vec(),
+        run,
+        fingerprint,
+    })
+}
+
+/// Whether the annotation's words set `flag` (`--job x` or `--job=x`).
+fn names_flag(flags: &[String], flag: &str) -> bool {
+    flags
+        .iter()
+        .any(|w| w == flag || w.starts_with(&format!("{flag}=")))
+}
+
+/// Refuses an annotation's flags that are not a job's to set: the line's, the daemon's, those
+/// that mean nothing under it, and a command.
+fn refuse_what_a_job_cannot_set(flags: &[String]) -> Result<(), String> {
+    if let Some(owned) = LINE_OWNED.iter().find(|f| names_flag(flags, f)) {
         return Err(format!(
             "`# anarchon:` sets {owned}, which the job line below it says\n  hint: drop {owned}: the line's schedule is the job's"
         ));
     }
     if let Some((flag, _, why)) = NOT_UNDER_THE_DAEMON.iter().find(|(long, short, _)| {
-        named(long) || short.is_some_and(|short| flags.iter().any(|w| is_short(w, short)))
+        names_flag(flags, long)
+            || short.is_some_and(|short| flags.iter().any(|w| is_short(w, short)))
     }) {
         return Err(format!(
             "`# anarchon:` sets {flag}, which means nothing under `anarchon cron`: {why}"
@@ -422,8 +513,12 @@ fn job_line(
                 .to_string(),
         );
     }
-    let tz = if named("--tz") { None } else { Some(tz) };
-    let (schedule, command) = split_schedule(text, tz.unwrap_or("UTC"))?;
+    Ok(())
+}
+
+/// The job line's schedule and command, refusing a command that reads as a 7th field.
+fn schedule_and_command(text: &str, tz: &str) -> Result<(String, String), String> {
+    let (schedule, command) = split_schedule(text, tz)?;
     if command
         .split_whitespace()
         .next()
@@ -434,33 +529,48 @@ fn job_line(
             command.split_whitespace().next().unwrap_or_default()
         ));
     }
-    let naming = if named("--job") {
-        Naming::Annotated
-    } else {
-        Naming::Derived
-    };
+    Ok((schedule, command))
+}
+
+/// What a job line says besides its annotation, as `run`'s words are built from it.
+struct LineParts<'a> {
+    schedule: &'a str,
+    command: &'a str,
+    /// The zone above the line (None: the annotation's `--tz` decides).
+    tz: Option<&'a str>,
+    naming: Naming,
+}
+
+/// The `anarchon run` command line a job line stands for: the annotation's flags, then what
+/// the line says.
+fn run_words(flags: Vec<String>, parts: &LineParts, env: &[(String, String)]) -> Vec<String> {
     let mut args: Vec<String> = vec!["anarchon".into(), "run".into()];
     args.extend(flags);
-    args.extend(["--schedule".to_string(), schedule.clone()]);
-    if let Some(tz) = tz {
+    args.extend(["--schedule".to_string(), parts.schedule.to_string()]);
+    if let Some(tz) = parts.tz {
         args.extend(["--tz".to_string(), tz.to_string()]);
     }
-    if naming == Naming::Derived {
-        args.extend(["--job".to_string(), derived_name(&schedule, &command)]);
+    if parts.naming == Naming::Derived {
+        args.extend([
+            "--job".to_string(),
+            derived_name(parts.schedule, parts.command),
+        ]);
     }
+    let command = parts.command.to_string();
     // SHELL above the line runs the command, as Vixie cron does (default /bin/sh: `run --shell`).
     match env.iter().rev().find(|(name, _)| name == "SHELL") {
         Some((_, shell)) if shell != "/bin/sh" => {
-            args.extend([
-                "--".to_string(),
-                shell.clone(),
-                "-c".to_string(),
-                command.clone(),
-            ]);
+            args.extend(["--".to_string(), shell.clone(), "-c".to_string(), command]);
         }
-        _ => args.extend(["--shell".to_string(), "--".to_string(), command.clone()]),
+        _ => args.extend(["--shell".to_string(), "--".to_string(), command]),
     }
-    let cli = Cli::try_parse_from(&args).map_err(|e| {
+    args
+}
+
+/// `run`'s arguments from its words, by the same definitions as its command line; a refusal
+/// said as the line's error.
+fn parse_run(args: &[String], command: &str) -> Result<Box<RunArgs>, String> {
+    let cli = Cli::try_parse_from(args).map_err(|e| {
         use clap::error::ErrorKind;
         if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
             return "`# anarchon:` carries a job's flags; --help and --version are not any (`anarchon run --help` lists them)".to_string();
@@ -474,9 +584,13 @@ fn job_line(
     };
     // `run`'s command comes only after `--`: a word of the annotation that is no flag's value
     // was refused above (by clap), so the command is the line's, whole.
-    debug_assert_eq!(run_args.command.last(), Some(&command));
-    let fingerprint = format!("{args:?} {env:?} {was:?}");
-    let mut run = RunSettings::resolve(*run_args, global, false).map_err(|e| e.to_string())?;
+    debug_assert_eq!(run_args.command.last().map(String::as_str), Some(command));
+    Ok(run_args)
+}
+
+/// Refuses resolved settings a daemon could not run: a bad job name, a schedule that never
+/// fires, a `--was` that is no earlier name.
+fn check_resolved(run: &RunSettings, schedule: &str, was: &[String]) -> Result<(), String> {
     crate::store::validate_job_name(&run.job).map_err(|e| e.to_string())?;
     let now = chrono::Utc::now().timestamp_millis();
     if run
@@ -488,8 +602,7 @@ fn job_line(
             "the schedule {schedule:?} never fires (a day that no month has?)"
         ));
     }
-    run.runner.command.env.extend(env.iter().cloned());
-    for old in &was {
+    for old in was {
         crate::store::validate_job_name(old).map_err(|e| format!("--was: {e}"))?;
         if *old == run.job {
             return Err(format!(
@@ -497,21 +610,7 @@ fn job_line(
             ));
         }
     }
-    run.lineage = was;
-    Ok(CronJob {
-        line,
-        name: run.job.clone(),
-        naming,
-        tz: run
-            .schedule
-            .as_ref()
-            .map_or_else(|| "UTC".to_string(), |s| s.time_zone().to_string()),
-        schedule,
-        command,
-        env: env.to_vec(),
-        run,
-        fingerprint,
-    })
+    Ok(())
 }
 
 /// `--was OLD` (a crontab's own flag, not `run`'s; several allowed): the job's earlier names,

@@ -430,9 +430,15 @@ async fn read_batch(
     results_max: usize,
 ) -> Result<(Vec<JobView>, Vec<Unreadable>)> {
     let store_format = store.lease_format();
-    // A window's read (`check --window`, `timeline`) judges slots back to its start: the job's
-    // past pauses too (its events), where the `:job` hash keeps only the newest.
-    let past_pauses = results_from != "-inf";
+    let read = BatchRead {
+        prefix,
+        results_from,
+        results_to,
+        results_max,
+        // A window's read (`check --window`, `timeline`) judges slots back to its start: the
+        // job's past pauses too (its events), where the `:job` hash keeps only the newest.
+        past_pauses: results_from != "-inf",
+    };
     let mut out = Vec::with_capacity(batch.len());
     let mut bad = Vec::new();
     let mut pipe = redis::pipe();
@@ -440,16 +446,58 @@ async fn read_batch(
     let mut reads = Vec::with_capacity(batch.len());
     for job in batch {
         let queued = pipe.len();
+        read.queue(&mut pipe, job);
+        reads.push(pipe.len() - queued);
+    }
+    let mut values = conn.replies(&pipe).await?.into_iter();
+    for (job, count) in batch.iter().zip(reads) {
+        let mut replies: Vec<Value> = (0..count)
+            .map(|_| values.next().unwrap_or(Value::Nil))
+            .collect();
+        let history = (read.past_pauses && job.layout == Layout::Lease)
+            .then(|| replies.pop().map(pause::history))
+            .flatten()
+            .unwrap_or_default();
+        match decode_one(prefix, job, replies, store_format, results_max) {
+            Ok(mut m) => {
+                m.past_pauses = history;
+                out.push(m)
+            }
+            Err(error) => bad.push(Unreadable {
+                job: job.name.clone(),
+                layout: job.layout,
+                error,
+            }),
+        }
+    }
+    read_named_runs(conn, prefix, &mut out, &mut bad).await?;
+    Ok((out, bad))
+}
+
+/// What every job of a batch is read with: the prefix, the results wanted, and whether past
+/// pauses are.
+struct BatchRead<'a> {
+    prefix: &'a str,
+    results_from: &'a str,
+    results_to: &'a str,
+    results_max: usize,
+    past_pauses: bool,
+}
+
+impl BatchRead<'_> {
+    /// Queues one job's reads, in the order [`decode_one`] takes their replies.
+    fn queue(&self, pipe: &mut redis::Pipeline, job: &JobRef) {
+        let prefix = self.prefix;
         pipe.cmd("HGETALL")
             .arg(registry::registry_key(prefix, &job.name));
         pipe.cmd("ZREVRANGEBYSCORE")
             .arg(results_key(prefix, job))
-            .arg(results_to)
-            .arg(results_from)
+            .arg(self.results_to)
+            .arg(self.results_from)
             .arg("WITHSCORES")
             .arg("LIMIT")
             .arg(0)
-            .arg(results_max);
+            .arg(self.results_max);
         if job.layout == Layout::ClaimOnly {
             let k = ClaimKeys::new(prefix, &job.name);
             pipe.cmd("XREVRANGE")
@@ -472,8 +520,8 @@ async fn read_batch(
                 .arg(&pause::FIELDS[..]);
             // Where a format keeps its runs in progress: every format's read (the job's own
             // format is known only from the reply to TYPE).
-            LeaseFormat::queue_in_progress_of_any(&mut pipe, &k);
-            if past_pauses {
+            LeaseFormat::queue_in_progress_of_any(pipe, &k);
+            if self.past_pauses {
                 pipe.cmd("XREVRANGE")
                     .arg(crate::store::events::events_key(prefix, &job.name))
                     .arg("+")
@@ -482,31 +530,7 @@ async fn read_batch(
                     .arg(crate::store::events::KEPT);
             }
         }
-        reads.push(pipe.len() - queued);
     }
-    let mut values = conn.replies(&pipe).await?.into_iter();
-    for (job, count) in batch.iter().zip(reads) {
-        let mut replies: Vec<Value> = (0..count)
-            .map(|_| values.next().unwrap_or(Value::Nil))
-            .collect();
-        let history = (past_pauses && job.layout == Layout::Lease)
-            .then(|| replies.pop().map(pause::history))
-            .flatten()
-            .unwrap_or_default();
-        match decode_one(prefix, job, replies, store_format, results_max) {
-            Ok(mut m) => {
-                m.past_pauses = history;
-                out.push(m)
-            }
-            Err(error) => bad.push(Unreadable {
-                job: job.name.clone(),
-                layout: job.layout,
-                error,
-            }),
-        }
-    }
-    read_named_runs(conn, prefix, &mut out, &mut bad).await?;
-    Ok((out, bad))
 }
 
 /// Every job's row in `list` ([`JobView::summary`]), read [`BATCH`] jobs at a time; a job

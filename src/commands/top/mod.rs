@@ -121,10 +121,11 @@ async fn run(
 ) -> Result<()> {
     let mut events = EventStream::new();
     let mut conn: Option<Connection> = None;
-    let mut reading: Option<fetch::Reading> = Some(source.read(None));
-    let mut next_read = Instant::now();
-    // An action ended while a read was in flight: that read may predate it, so read again.
-    let mut read_again = false;
+    let mut reads = Reads {
+        reading: Some(source.read(None)),
+        next_read: Instant::now(),
+        read_again: false,
+    };
     let mut acting: Option<actions::Running> = None;
     let mut logs: Option<actions::Reading> = None;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -133,17 +134,15 @@ async fn run(
         screen.draw(|frame| render::draw(frame, app))?;
         tokio::select! {
             event = events.next() => {
-                let event = match event {
-                    Some(Ok(event)) => event,
+                let key = match event {
+                    Some(Ok(Event::Key(key))) => key,
+                    // A resize: drawn again at the top of the loop.
+                    Some(Ok(_)) => continue,
                     Some(Err(e)) => {
                         return Err(Error::Other(format!("cannot read the terminal: {e}")));
                     }
                     // The terminal is gone.
                     None => return Ok(()),
-                };
-                let Event::Key(key) = event else {
-                    // A resize: drawn again at the top of the loop.
-                    continue;
                 };
                 match input::handle(app, key) {
                     Effect::None => {}
@@ -158,52 +157,25 @@ async fn run(
                             Some(said) => app.status = Some(said),
                             None => return Ok(()),
                         }
-                        if reading.is_some() {
-                            read_again = true;
-                        } else {
-                            next_read = Instant::now();
-                        }
+                        reads.soon();
                     }
                 }
             }
-            (back, read) = next_of(&mut reading) => {
-                reading = None;
-                let pause = match read {
-                    Ok(snapshot) => {
-                        if let Some(c) = &back {
-                            app.server = c.shown_url().to_string();
-                        }
-                        app.apply(snapshot);
-                        if let Some(lasted) = app.outage.end() {
-                            app.say(
-                                format!(
-                                    "the server answers again (after {})",
-                                    crate::time::humanize(crate::time::millis(lasted) as u64)
-                                ),
-                                Tone::Good,
-                            );
-                        }
-                        interval
-                    }
-                    Err(e) => app.outage.note(e, interval)?,
-                };
+            (back, read) = next_of(&mut reads.reading) => {
+                reads.reading = None;
+                let pause = take_read(app, back.as_ref(), read, interval)?;
                 conn = back;
-                next_read = Instant::now() + if read_again { Duration::ZERO } else { pause };
-                read_again = false;
+                reads.after(pause);
             }
-            _ = tokio::time::sleep_until(next_read), if reading.is_none() => {
-                reading = Some(source.read(conn.take()));
+            _ = tokio::time::sleep_until(reads.next_read), if reads.reading.is_none() => {
+                reads.reading = Some(source.read(conn.take()));
             }
             said = next_of(&mut acting) => {
                 acting = None;
                 app.busy = None;
                 app.status = Some(said);
                 // What the action changed shows at once.
-                if reading.is_some() {
-                    read_again = true;
-                } else {
-                    next_read = Instant::now();
-                }
+                reads.soon();
             }
             lines = next_of(&mut logs) => {
                 logs = None;
@@ -212,6 +184,65 @@ async fn run(
             _ = tick.tick() => {}
             _ = signals.quit() => return Ok(()),
         }
+    }
+}
+
+/// When the store is read next: the read in flight, if one is, else when the next starts.
+struct Reads {
+    reading: Option<fetch::Reading>,
+    next_read: Instant,
+    /// An action ended while a read was in flight: that read may predate it, so read again.
+    read_again: bool,
+}
+
+impl Reads {
+    /// Reads as soon as can be, so that what an action changed shows at once.
+    fn soon(&mut self) {
+        if self.reading.is_some() {
+            self.read_again = true;
+        } else {
+            self.next_read = Instant::now();
+        }
+    }
+
+    /// A read came back: the next is `pause` later, or at once if an action asked meanwhile.
+    fn after(&mut self, pause: Duration) {
+        self.next_read = Instant::now()
+            + if self.read_again {
+                Duration::ZERO
+            } else {
+                pause
+            };
+        self.read_again = false;
+    }
+}
+
+/// Takes a read of the store into the screen's model (a failed one into the outage shown), and
+/// gives how long until the next.
+fn take_read(
+    app: &mut App,
+    back: Option<&Connection>,
+    read: Result<model::Snapshot>,
+    interval: Duration,
+) -> Result<Duration> {
+    match read {
+        Ok(snapshot) => {
+            if let Some(c) = back {
+                app.server = c.shown_url().to_string();
+            }
+            app.apply(snapshot);
+            if let Some(lasted) = app.outage.end() {
+                app.say(
+                    format!(
+                        "the server answers again (after {})",
+                        crate::time::humanize(crate::time::millis(lasted) as u64)
+                    ),
+                    Tone::Good,
+                );
+            }
+            Ok(interval)
+        }
+        Err(e) => app.outage.note(e, interval),
     }
 }
 

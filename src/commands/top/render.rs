@@ -545,36 +545,53 @@ fn facts(j: &JobRow, format: Option<u32>, now: i64) -> Vec<Line<'static>> {
             n => format!("; {n} failed in a row"),
         }
     )));
-    match &v.registry {
-        Some(r) => {
-            let s = &r.settings;
-            lines.push(Line::raw(format!(
-                "schedule {} ({}), strategy {}, lease {}, max-late {}, overlap {}",
-                s.schedule.as_deref().unwrap_or("none (explicit slots)"),
-                s.tz,
-                s.strategy,
-                s.lease_ms
-                    .map_or("-".to_string(), |l| humanize(l.max(0) as u64)),
-                humanize(s.max_late_ms.max(0) as u64),
-                if s.overlap.is_empty() {
-                    "-"
-                } else {
-                    &s.overlap
-                }
-            )));
-            let hosts: Vec<String> = r
-                .hosts
-                .iter()
-                .map(|h| format!("{} ({})", h.host, crate::time::relative(h.last_seen, now)))
-                .collect();
-            if !hosts.is_empty() {
-                lines.push(Line::raw(format!("hosts    {}", hosts.join(", "))));
-            }
-        }
-        None => lines.push(Line::raw(
+    lines.extend(registry_facts(v.registry.as_ref(), now));
+    lines.extend(standing_facts(j, now));
+    lines.extend(last_failure_fact(&v.recent));
+    lines
+}
+
+/// What the job's registry records: how it is scheduled and run, and the hosts that ran it.
+fn registry_facts(
+    registry: Option<&crate::store::registry::Registry>,
+    now: i64,
+) -> Vec<Line<'static>> {
+    let Some(r) = registry else {
+        return vec![Line::raw(
             "schedule none known: no `anarchon run --schedule` recorded this job",
-        )),
+        )];
+    };
+    let s = &r.settings;
+    let mut lines = vec![Line::raw(format!(
+        "schedule {} ({}), strategy {}, lease {}, max-late {}, overlap {}",
+        s.schedule.as_deref().unwrap_or("none (explicit slots)"),
+        s.tz,
+        s.strategy,
+        s.lease_ms
+            .map_or("-".to_string(), |l| humanize(l.max(0) as u64)),
+        humanize(s.max_late_ms.max(0) as u64),
+        if s.overlap.is_empty() {
+            "-"
+        } else {
+            &s.overlap
+        }
+    ))];
+    let hosts: Vec<String> = r
+        .hosts
+        .iter()
+        .map(|h| format!("{} ({})", h.host, crate::time::relative(h.last_seen, now)))
+        .collect();
+    if !hosts.is_empty() {
+        lines.push(Line::raw(format!("hosts    {}", hosts.join(", "))));
     }
+    lines
+}
+
+/// What holds the job up now, each an operator may act on: a pause, a slot waiting for the run
+/// in progress, runs whose lease expired.
+fn standing_facts(j: &JobRow, now: i64) -> Vec<Line<'static>> {
+    let v = &j.view;
+    let mut lines = Vec::new();
     if let Some(p) = v.pause.as_ref().filter(|p| p.is_paused(now)) {
         lines.push(Line::raw(format!(
             "paused   {} (since {})",
@@ -589,34 +606,37 @@ fn facts(j: &JobRow, format: Option<u32>, now: i64) -> Vec<Line<'static>> {
             slot(until)
         )));
     }
-    for expired in &h.expired_slots {
+    for expired in &j.health.expired_slots {
         lines.push(Line::raw(format!(
             "expired  {} lost its lease and nobody took it over (r releases it)",
             slot(*expired)
         )));
     }
-    if let Some(e) = v.recent.iter().find(|e| {
+    lines
+}
+
+/// The newest failure among the recent runs, what `l` opens (None: none failed).
+fn last_failure_fact(recent: &[ResultEntry]) -> Option<Line<'static>> {
+    let e = recent.iter().find(|e| {
         matches!(e.status.as_str(), "failed" | "interrupted")
                 && !e.was_replaced()
                 // A hand-over (a replica shut down: a deploy) is no failure; its takeover is
                 // listed as itself.
                 && e.result.get("handed_over_by").is_none()
-    }) {
-        let detail = crate::output::result_detail(&e.result);
-        lines.push(Line::raw(format!(
-            "failed   {} #{} on {}, {} (l shows it){}",
-            slot(e.slot),
-            e.attempt.map_or("-".to_string(), |a| a.to_string()),
-            e.runner,
-            result_summary(Some(&e.result)),
-            if detail.is_empty() {
-                String::new()
-            } else {
-                format!(": {detail}")
-            }
-        )));
-    }
-    lines
+    })?;
+    let detail = crate::output::result_detail(&e.result);
+    Some(Line::raw(format!(
+        "failed   {} #{} on {}, {} (l shows it){}",
+        slot(e.slot),
+        e.attempt.map_or("-".to_string(), |a| a.to_string()),
+        e.runner,
+        result_summary(Some(&e.result)),
+        if detail.is_empty() {
+            String::new()
+        } else {
+            format!(": {detail}")
+        }
+    )))
 }
 
 fn job_view(frame: &mut Frame, app: &mut App, paint: &Paint, area: Rect) {
