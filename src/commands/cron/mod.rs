@@ -13,6 +13,10 @@ use crate::settings::crontab::{
 use crate::time::rfc3339;
 
 pub async fn execute(settings: &CronSettings, ctx: &Context) -> Result<ExitCode> {
+    if settings.check.is_none() {
+        // The daemon's log from its first line: the crontab's warnings are records of it too.
+        crate::lines::set_daemon_log(settings.log_format, settings.verbose);
+    }
     let reader = CrontabReader::new(&ctx.global);
     let tab = match reader.read_file(&settings.file) {
         Ok(tab) => tab,
