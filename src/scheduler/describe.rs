@@ -98,6 +98,8 @@ pub fn event(r: &SlotReport, now: i64, max_late: Duration) -> RunEvent {
             "failed" => EventKind::Failed,
             _ => EventKind::Ended,
         },
+        // Decided under an old name and recorded skipped here: a decision, not a routine note.
+        SlotOutcome::Done if r.skip_recorded == Some(true) => EventKind::Skipped,
         SlotOutcome::Running | SlotOutcome::Done => EventKind::NotRunHere,
         SlotOutcome::Overlap => EventKind::Skipped,
         SlotOutcome::Paused => EventKind::Paused,

@@ -1399,3 +1399,205 @@ fn readyz_says_a_full_store_refuses_writes() {
         http_get(port, "/readyz").0 == 200
     });
 }
+
+/// The records of a daemon's JSON log (its stdout and stderr), each line parsed: a line that is
+/// not one JSON object fails the test, as it would trip a collector.
+fn json_records(replica: &Replica) -> Vec<serde_json::Value> {
+    let text = format!("{}{}", replica.stdout(), replica.stderr());
+    text.lines()
+        .map(|l| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"));
+            assert!(v.is_object(), "not an object: {l}");
+            v
+        })
+        .collect()
+}
+
+/// `--log-format json` read as a log collector reads it (issue 48 item 3): every line one object
+/// with `time` (RFC 3339, UTC, ms) and `level`; a failed run's end carries its event, `exit_code`
+/// and `duration` (seconds) as fields, not only inside `message`; no message repeats
+/// `anarchon:`; the command's own lines are records of their own with the run's fields.
+#[test]
+fn the_json_log_gives_a_collector_time_level_event_exit_code_and_duration() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(
+        &file,
+        "# anarchon: --job broken\n*/1 * * * * * sleep 0.2; echo oops >&2; exit 3\n",
+    );
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--log-format", "json"]);
+    let failed =
+        |records: &[serde_json::Value]| records.iter().find(|r| r["event"] == "failed").cloned();
+    wait_for("a failed run's record", Duration::from_secs(15), || {
+        failed(&json_records(&replica)).is_some()
+    });
+    let records = json_records(&replica);
+    let time = Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$").unwrap();
+    for r in &records {
+        assert!(time.is_match(r["time"].as_str().unwrap_or("")), "{r}");
+        assert!(
+            ["debug", "info", "warn", "error"].contains(&r["level"].as_str().unwrap_or("")),
+            "{r}"
+        );
+        let message = r["message"].as_str().expect("a message");
+        assert!(!message.starts_with("anarchon:"), "{r}");
+    }
+    let end = failed(&records).unwrap();
+    assert_eq!(
+        (
+            &end["level"],
+            &end["job"],
+            &end["exit_code"],
+            &end["attempt"]
+        ),
+        (&"error".into(), &"broken".into(), &3.into(), &1.into()),
+        "{end}"
+    );
+    let duration = end["duration"].as_f64().expect("a duration in seconds");
+    assert!((0.2..10.0).contains(&duration), "{end}");
+    let slot = end["slot"].as_i64().unwrap();
+    let started = records
+        .iter()
+        .find(|r| r["event"] == "started" && r["slot"] == slot)
+        .expect("the run's start");
+    assert_eq!(started["level"], "info", "{started}");
+    let output = records
+        .iter()
+        .find(|r| r["event"] == "output" && r["slot"] == slot)
+        .expect("the command's own line");
+    assert_eq!(
+        (&output["stream"], &output["message"], &output["job"]),
+        (&"stderr".into(), &"oops".into(), &"broken".into())
+    );
+}
+
+/// Text log lines start with the time (RFC 3339, UTC, ms) and the level, the command's own lines
+/// too; a message continued on more lines (a reload's errors) indents them, so a collector's
+/// multi-line rule joins them; no line says `anarchon:` after its level.
+#[test]
+fn text_log_lines_start_with_time_and_level() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let job = "# anarchon: --job says\n*/1 * * * * * echo said\n";
+    write(&file, job);
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    wait_for("a run's end", Duration::from_secs(15), || {
+        replica.stderr().contains("finished as attempt")
+    });
+    write(&file, &format!("{job}not a line\n"));
+    wait_for("the reload's error", Duration::from_secs(15), || {
+        replica.stderr().contains("run on as they were")
+    });
+    let head =
+        Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (DEBUG|INFO |WARN |ERROR) ").unwrap();
+    let text = format!("{}{}", replica.stdout(), replica.stderr());
+    for line in text.lines() {
+        assert!(
+            head.is_match(line) || line.starts_with("    "),
+            "neither a record nor its indented continuation: {line:?}"
+        );
+        assert!(!head.replace(line, "").starts_with("anarchon:"), "{line}");
+    }
+    assert!(
+        replica
+            .stdout()
+            .lines()
+            .any(|l| head.is_match(l) && l.ends_with("] said")),
+        "{}",
+        replica.stdout()
+    );
+    let error = text
+        .lines()
+        .position(|l| l.contains("run on as they were"))
+        .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[error].contains(" ERROR "), "{}", lines[error]);
+    assert!(
+        lines[error + 1].starts_with("    ") && lines[error + 1].contains(":3:"),
+        "the reload's error goes on, indented: {:?}",
+        &lines[error..]
+    );
+}
+
+/// A multi-line message is one record (issue 48 item 3): a reload's error and the file:line it
+/// names, in one JSON object.
+#[test]
+fn a_multi_line_reload_error_is_one_json_record() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let job = "# anarchon: --job steady\n*/5 * * * * * true\n";
+    write(&file, job);
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--log-format", "json"]);
+    write(&file, &format!("{job}not a line\n"));
+    wait_for("the reload's error", Duration::from_secs(15), || {
+        replica.stderr().contains("run on as they were")
+    });
+    let records = json_records(&replica);
+    let error = records
+        .iter()
+        .find(|r| {
+            r["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("run on as they were"))
+        })
+        .unwrap();
+    assert_eq!(error["level"], "error", "{error}");
+    let shown = format!("{}:3:", file.display());
+    assert!(
+        error["message"].as_str().unwrap().contains(&shown),
+        "the file and line are in the same record: {error}"
+    );
+    assert!(
+        !records
+            .iter()
+            .any(|r| r != error && r["message"].as_str().is_some_and(|m| m.contains(&shown))),
+        "a second record for the same error: {records:#?}"
+    );
+}
+
+/// Routine notes ("standing by", "already finished; not run here") are debug, written only with
+/// `-v` (issue 48 item 3: about half of three replicas' lines were such notes).
+#[test]
+fn routine_notes_are_hidden_without_verbose_and_shown_with_it() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(&file, "# anarchon: --job busy\n*/1 * * * * * sleep 0.3\n");
+    let quiet: Vec<Replica> = (0..2)
+        .map(|i| Replica::start(&s.url, &file, dir.path(), &format!("q{i}"), &[]))
+        .collect();
+    let verbose = Replica::start(&s.url, &file, dir.path(), "v", &["-v"]);
+    let routine = |text: &str| {
+        text.lines()
+            .filter(|l| l.contains("standing by") || l.contains("not run here"))
+            .count()
+    };
+    wait_for(
+        "the verbose replica to note slots it did not run",
+        Duration::from_secs(30),
+        || routine(&verbose.stderr()) >= 2,
+    );
+    let notes: Vec<String> = verbose
+        .stderr()
+        .lines()
+        .filter(|l| routine(l) > 0)
+        .map(str::to_string)
+        .collect();
+    assert!(
+        notes.iter().all(|l| l.contains(" DEBUG ")),
+        "routine notes at debug: {notes:#?}"
+    );
+    // Each slot is run by one replica: the two others noted it, or would have.
+    wait_for("two runs recorded", Duration::from_secs(15), || {
+        s.results("busy").len() >= 2
+    });
+    for r in &quiet {
+        let said = r.stderr();
+        assert_eq!(routine(&said), 0, "a routine note without -v:\n{said}");
+        assert!(!said.contains(" DEBUG "), "{said}");
+    }
+}

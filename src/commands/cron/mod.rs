@@ -158,5 +158,12 @@ fn show(settings: &CronSettings, ctx: &Context, tab: &Crontab, check: CheckSetti
 
 /// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
-    vec![("cron-check", crate::commands::output_schema::<Checked>())]
+    vec![
+        ("cron-check", crate::commands::output_schema::<Checked>()),
+        // A record of the daemon's log, `--log-format json` (one a line).
+        (
+            "cron-log",
+            crate::commands::output_schema::<crate::lines::log::Record>(),
+        ),
+    ]
 }
