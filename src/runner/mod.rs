@@ -29,6 +29,7 @@ pub mod live;
 pub mod notify;
 pub mod overlap;
 pub mod ping;
+pub mod proctitle;
 pub mod record;
 pub mod report;
 

@@ -1601,3 +1601,56 @@ fn routine_notes_are_hidden_without_verbose_and_shown_with_it() {
         assert!(!said.contains(" DEBUG "), "{said}");
     }
 }
+
+/// A guard process (the fork that stops a command if its anarchon dies) is named in `ps` for the
+/// run it guards, `anarchon guard JOB SLOT`, instead of showing the daemon's own command line
+/// and reading as a second daemon (issue 48 item 3).
+#[test]
+fn a_guard_is_named_in_ps_for_its_run() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(&file, "# anarchon: --job named\n*/1 * * * * * sleep 30\n");
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    let children = || -> Vec<(u32, String, String)> {
+        let read = |pid: &str, what: &str| {
+            std::fs::read(format!("/proc/{pid}/{what}"))
+                .map(|b| String::from_utf8_lossy(&b).to_string())
+                .unwrap_or_default()
+        };
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|pid| pid.chars().all(|c| c.is_ascii_digit()))
+            .filter(|pid| {
+                let stat = read(pid, "stat");
+                let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+                rest.split_whitespace().nth(1) == Some(&replica.pid().to_string())
+            })
+            .map(|pid| {
+                let cmdline = read(&pid, "cmdline");
+                (pid.parse().unwrap(), read(&pid, "comm"), cmdline)
+            })
+            .collect()
+    };
+    wait_for("the run's guard", Duration::from_secs(15), || {
+        children()
+            .iter()
+            .any(|(_, comm, _)| comm.trim() == "anarchon-guard")
+    });
+    let (pid, _, cmdline) = children()
+        .into_iter()
+        .find(|(_, comm, _)| comm.trim() == "anarchon-guard")
+        .unwrap();
+    let shown = cmdline.trim_end_matches('\0').replace('\0', " ");
+    let named = Regex::new(r"^anarchon guard named \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$").unwrap();
+    assert!(
+        named.is_match(&shown),
+        "guard {pid} shows {shown:?} in ps, not `anarchon guard JOB SLOT`"
+    );
+    // The slot it names is the run's (the one the log labels).
+    let slot = shown.rsplit(' ').next().unwrap().replace(".000Z", "Z");
+    wait_for("the run's start in the log", Duration::from_secs(5), || {
+        replica.stderr().contains(&format!("[named {slot} #1] won"))
+    });
+}
