@@ -567,7 +567,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__cron)
-            opts="-p -n -o -h --check --next --shutdown-grace --log-format --listen --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-v -p -n -o -h --check --next --shutdown-grace --log-format --verbose --listen --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

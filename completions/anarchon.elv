@@ -251,7 +251,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;cron'= {
             cand --next 'How many next runs --check shows for each job'
             cand --shutdown-grace 'On SIGTERM or SIGINT, how long running commands may take to finish before they are stopped (SIGTERM, SIGKILL 2 s later) and their runs handed to another replica. Keep it under what the orchestrator allows (Kubernetes: terminationGracePeriodSeconds, 30 s)'
-            cand --log-format 'How the lines of the commands'' output and of anarchon''s own events are written: text (`[job slot #attempt] line`) or json (one object a line, for log collectors)'
+            cand --log-format 'How the log is written: text (`TIME LEVEL [job slot #attempt] message`, one line a record) or json (one object a line, for log collectors: time, level, job, slot, attempt, event, exit_code, duration, message)'
             cand --listen 'Serve /metrics (Prometheus: every job''s health, and this daemon''s own), /healthz (liveness: the daemon answers) and /readyz (503 while the store does not answer or refuses writes, by a probe every second) at ADDR (host:port, or a port alone on 127.0.0.1). Bind 0.0.0.0 only on purpose'
             cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
             cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
@@ -271,6 +271,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --connect-timeout 'Give up connecting after this long'
             cand --command-timeout 'Give up waiting for one reply after this long'
             cand --check 'Read the file and print each job''s name, schedule, time zone and next runs, then exit: 0 when it reads, 2 with every error (FILE:LINE: why) when it does not'
+            cand -v 'Also log the routine notes, at level debug: a replica standing by for a run another holds, a slot another replica ran ("already finished; not run here")'
+            cand --verbose 'Also log the routine notes, at level debug: a replica standing by for a run another holds, a slot another replica ran ("already finished; not run here")'
             cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
             cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
             cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'

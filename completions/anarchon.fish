@@ -292,7 +292,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l no-headers -d 
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -l next -d 'How many next runs --check shows for each job' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -l shutdown-grace -d 'On SIGTERM or SIGINT, how long running commands may take to finish before they are stopped (SIGTERM, SIGKILL 2 s later) and their runs handed to another replica. Keep it under what the orchestrator allows (Kubernetes: terminationGracePeriodSeconds, 30 s)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -l log-format -d 'How the lines of the commands\' output and of anarchon\'s own events are written: text (`[job slot #attempt] line`) or json (one object a line, for log collectors)' -r -f -a "text\t''
+complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -l log-format -d 'How the log is written: text (`TIME LEVEL [job slot #attempt] message`, one line a record) or json (one object a line, for log collectors: time, level, job, slot, attempt, event, exit_code, duration, message)' -r -f -a "text\t''
 json\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -l listen -d 'Serve /metrics (Prometheus: every job\'s health, and this daemon\'s own), /healthz (liveness: the daemon answers) and /readyz (503 while the store does not answer or refuses writes, by a probe every second) at ADDR (host:port, or a port alone on 127.0.0.1). Bind 0.0.0.0 only on purpose' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
@@ -319,6 +319,7 @@ relative\t''"
 complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -l connect-timeout -d 'Give up connecting after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -l check -d 'Read the file and print each job\'s name, schedule, time zone and next runs, then exit: 0 when it reads, 2 with every error (FILE:LINE: why) when it does not'
+complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -s v -l verbose -d 'Also log the routine notes, at level debug: a replica standing by for a run another holds, a slot another replica ran ("already finished; not run here")'
 complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
 complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand cron" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'

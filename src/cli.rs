@@ -1355,10 +1355,16 @@ pub struct CronArgs {
     #[arg(long, default_value = "25s", value_parser = parse_duration, value_name = "DURATION")]
     pub shutdown_grace: Duration,
 
-    /// How the lines of the commands' output and of anarchon's own events are written: text
-    /// (`[job slot #attempt] line`) or json (one object a line, for log collectors).
+    /// How the log is written: text (`TIME LEVEL [job slot #attempt] message`, one line a
+    /// record) or json (one object a line, for log collectors: time, level, job, slot, attempt,
+    /// event, exit_code, duration, message).
     #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
     pub log_format: CronLogFormat,
+
+    /// Also log the routine notes, at level debug: a replica standing by for a run another
+    /// holds, a slot another replica ran ("already finished; not run here").
+    #[arg(long, short)]
+    pub verbose: bool,
 
     /// Serve /metrics (Prometheus: every job's health, and this daemon's own), /healthz
     /// (liveness: the daemon answers) and /readyz (503 while the store does not answer or refuses

@@ -341,6 +341,8 @@ impl ExecArgs {
                 lines: self.live_output_lines,
             }),
             on_overlap: crate::runner::overlap::OnOverlap::Skip,
+            // `run`'s terminal; the daemon gives its log instead.
+            events: Default::default(),
             ping: None,
             // Only `run --catch-up` and `--backfill` go through missed runs in turn.
             in_turn: None,

@@ -30,6 +30,7 @@
 
 mod health;
 mod lineage;
+mod log;
 mod probe;
 mod requests;
 mod shared;

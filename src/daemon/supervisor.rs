@@ -18,7 +18,8 @@ use crate::connection::{ConnectOptions, Connection};
 use crate::error::{ExitCode, Result};
 use crate::lines::RunLabel;
 use crate::runner::child::Supervised;
-use crate::scheduler::{check_and_register, describe, take_in_turn, take_slot};
+use crate::runner::event::{EventKind, RunEvent};
+use crate::scheduler::{check_and_register, slot_event, take_in_turn, take_slot};
 use crate::settings::cron::{CronSettings, DaemonSettings};
 use crate::settings::crontab::{CronJob, Crontab, Naming, describe_errors, read_text};
 use crate::settings::run::RunSettings;
@@ -131,8 +132,8 @@ impl Shared {
             Ok(outcome) => {
                 let now = self.server_now();
                 for s in &outcome.skipped {
-                    crate::errln!(
-                        "anarchon: missed run {} not run ({}){}",
+                    let said = format!(
+                        "missed run {} not run ({}){}",
                         rfc3339(s.slot),
                         s.reason,
                         if s.recorded {
@@ -141,6 +142,12 @@ impl Shared {
                             ""
                         }
                     );
+                    job.runner.events.emit(&RunEvent::new(
+                        EventKind::Skipped,
+                        &job.job,
+                        s.slot,
+                        said,
+                    ));
                 }
                 for r in outcome.caught_up.iter().chain([&outcome.report]) {
                     if r.outcome == crate::runner::SlotOutcome::Ran {
@@ -149,15 +156,21 @@ impl Shared {
                     // Under --catch-up a slot older than --max-late is claimed only when nobody
                     // did (the daemon's start takes the latest due slot for its catch-up).
                     if r.outcome == crate::runner::SlotOutcome::TooLate && job.catch_up.is_some() {
-                        crate::errln!(
-                            "anarchon: {} @ {}: claimed before, more than --max-late ago; not run here (`anarchon logs {}` shows how it ended)",
+                        let said = format!(
+                            "{} @ {}: claimed before, more than --max-late ago; not run here (`anarchon logs {}` shows how it ended)",
                             r.job,
                             rfc3339(r.slot),
                             r.job
                         );
+                        job.runner.events.emit(&RunEvent::new(
+                            EventKind::NotRunHere,
+                            &r.job,
+                            r.slot,
+                            said,
+                        ));
                         continue;
                     }
-                    crate::errln!("anarchon: {}", describe(r, now, job.max_late));
+                    job.runner.events.emit(&slot_event(r, now, job.max_late));
                 }
             }
             Err(e) => crate::errln!("error: {}", e.with_hint()),
@@ -320,14 +333,16 @@ impl Shared {
     /// Starts the task that stands by for `run`, a run of `job` in progress that this replica did
     /// not claim (see [`Shared::stand_by`]).
     fn spawn_standby(self: &Arc<Self>, job: Arc<RunSettings>, run: &crate::store::state::RunState) {
-        crate::errln!(
-            "anarchon: job {}: the run of {} is in progress (attempt {} of {}, held by {}): standing by to take it over if its lease ends",
+        let said = format!(
+            "job {}: the run of {} is in progress (attempt {} of {}, held by {}): standing by to take it over if its lease ends",
             job.job,
             rfc3339(run.slot),
             run.attempt,
             job.claim.max_attempts,
             run.runner
         );
+        let standing = RunEvent::new(EventKind::StandingBy, &job.job, run.slot, said);
+        job.runner.events.emit(&standing);
         let slot = run.slot;
         let (label, shared) = (RunLabel::new(&job.job, slot), self.clone());
         self.spawn_labelled(label, async move {
@@ -359,7 +374,8 @@ impl Shared {
                     if r.outcome == crate::runner::SlotOutcome::Ran {
                         self.stats.runs_started.fetch_add(1, Ordering::Relaxed);
                     }
-                    crate::errln!("anarchon: {}", describe(r, self.server_now(), job.max_late));
+                    let said = slot_event(r, self.server_now(), job.max_late);
+                    job.runner.events.emit(&said);
                 }
             }
             Err(e) => crate::errln!("error: {}", e.with_hint()),
@@ -599,7 +615,7 @@ async fn run_local(
         owns_the_process,
     } = daemon;
     let settings = &settings;
-    crate::lines::set_daemon_log(settings.log_format);
+    crate::lines::set_daemon_log(settings.log_format, settings.verbose);
     if owns_the_process {
         become_subreaper();
     }
@@ -830,6 +846,8 @@ fn start_job(shared: &Arc<Shared>, cron_job: CronJob, at_start: bool) -> Running
         stop: shared.stop_commands.clone(),
     });
     run.runner.standby_poll = STANDBY_POLL;
+    // A run's events are records of the daemon's log, not a terminal's lines.
+    run.runner.events = crate::runner::event::Events::new(super::log::DaemonLog);
     let start = at_start.then(|| StartLine {
         line,
         schedule: schedule.to_string(),
@@ -873,7 +891,7 @@ fn reload(
         Err(errors) => {
             shared.stats.reload_errors.fetch_add(1, Ordering::Relaxed);
             crate::errln!(
-                "anarchon: reloading {} ({why}) failed; the {} job(s) run on as they were:\n  {}",
+                "error: reloading {} ({why}) failed; the {} job(s) run on as they were:\n  {}",
                 settings.file.display(),
                 jobs.len(),
                 describe_errors(&settings.file, &errors).join("\n  ")

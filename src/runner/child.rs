@@ -348,6 +348,7 @@ fn start_guard(spec: &CommandSpec, grace: Option<Duration>) -> Option<Guard> {
         !spec.foreground,
         spec.kill_after,
         grace.unwrap_or(Duration::ZERO),
+        &guard_title(spec),
     ) {
         Ok(g) => Some(g),
         Err(e) => {
@@ -356,6 +357,25 @@ fn start_guard(spec: &CommandSpec, grace: Option<Duration>) -> Option<Guard> {
             );
             None
         }
+    }
+}
+
+/// The guard's line in `ps`: `anarchon guard JOB SLOT`, the run it guards (from the command's
+/// environment, which names it), so that it never reads as a second daemon.
+fn guard_title(spec: &CommandSpec) -> String {
+    let of = |name: &str| {
+        spec.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let slot = of("ANARCHON_SLOT")
+        .and_then(|s| s.parse::<i64>().ok())
+        .map(crate::time::rfc3339);
+    match (of("ANARCHON_JOB"), slot) {
+        (Some(job), Some(slot)) => format!("anarchon guard {job} {slot}"),
+        (Some(job), None) => format!("anarchon guard {job}"),
+        _ => "anarchon guard".to_string(),
     }
 }
 

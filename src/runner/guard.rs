@@ -66,7 +66,16 @@ pub struct Guard {
 impl Guard {
     /// Forks the guard. `group`: the command will join the guard's process group (the default);
     /// otherwise (`--foreground`) the guard stops only the process named by [`Guard::watch`].
-    pub fn start(group: bool, kill_after: Duration, grace: Duration) -> std::io::Result<Guard> {
+    ///
+    /// `title`: its line in `ps` (`anarchon guard JOB SLOT`), written after the fork.
+    pub fn start(
+        group: bool,
+        kill_after: Duration,
+        grace: Duration,
+        title: &str,
+    ) -> std::io::Result<Guard> {
+        // Prepared here: the child may not allocate.
+        let title = super::proctitle::Title::prepare(title);
         let (to_guard_read, to_guard_write) = pipe2(OFlag::O_CLOEXEC)?;
         let (from_guard_read, from_guard_write) = pipe2(OFlag::O_CLOEXEC)?;
         let kill_after_ns = u64::try_from(kill_after.as_nanos()).unwrap_or(u64::MAX);
@@ -81,15 +90,21 @@ impl Guard {
         }
         drop(held);
         match forked {
-            ForkResult::Child => guard_main(
-                to_guard_read.as_raw_fd(),
-                to_guard_write.as_raw_fd(),
-                from_guard_read.as_raw_fd(),
-                from_guard_write.as_raw_fd(),
-                group,
-                kill_after_ns,
-                grace_ns,
-            ),
+            ForkResult::Child => {
+                // Named before anything else: `ps` must never show it as a second anarchon.
+                if let Some(title) = &title {
+                    title.apply();
+                }
+                guard_main(
+                    to_guard_read.as_raw_fd(),
+                    to_guard_write.as_raw_fd(),
+                    from_guard_read.as_raw_fd(),
+                    from_guard_write.as_raw_fd(),
+                    group,
+                    kill_after_ns,
+                    grace_ns,
+                )
+            }
             ForkResult::Parent { child } => {
                 drop(to_guard_read);
                 drop(from_guard_write);

@@ -22,12 +22,14 @@ pub mod backup;
 pub mod child;
 pub mod children;
 pub mod deadline;
+pub mod event;
 pub mod guard;
 pub mod keeper;
 pub mod live;
 pub mod notify;
 pub mod overlap;
 pub mod ping;
+pub mod proctitle;
 pub mod record;
 pub mod report;
 
@@ -86,6 +88,8 @@ pub struct RunnerOptions {
     pub standby_poll: Duration,
     /// `--live-output`: each attempt's output goes to the store as it prints ([`live`]).
     pub live_output: Option<live::LiveOutput>,
+    /// Where the run's events go ([`event`]): `run`'s terminal, or the daemon's log.
+    pub events: event::Events,
 }
 
 /// `run --wait-replicas N`: after winning, `WAIT` until N replicas acknowledged the claim (and the
@@ -155,13 +159,12 @@ pub async fn run_slot(
     // Only the lease strategy answers running; the others cannot tell running from done.
     if let (ClaimOutcome::Running, Backup::Standby { limit }) = (reply.outcome, opts.backup) {
         backup = true;
-        if crate::lines::daemon_log().is_some() {
-            crate::errln!(
-                "anarchon: held by {} (attempt {}); standing by to take over if its lease ends",
-                reply.runner,
-                reply.attempt.unwrap_or(0)
-            );
-        }
+        opts.events.emit(&event::RunEvent::standing_by(
+            target.job,
+            req.slot,
+            &reply.runner,
+            reply.attempt.unwrap_or(0),
+        ));
         let holder;
         (reply, sent, holder) = wait_as_backup(
             conn,
@@ -185,10 +188,9 @@ pub async fn run_slot(
     let outcome = match reply.outcome {
         ClaimOutcome::Won => {
             let started = opts.ping.as_ref().map(|p| p.start(&req.token));
-            if let (true, Some(from)) = (crate::lines::daemon_log().is_some(), &held_by) {
-                crate::errln!(
-                    "anarchon: the lease of {from} ended (handed over, or its holder is gone): taking the run over"
-                );
+            if let Some(from) = &held_by {
+                opts.events
+                    .emit(&event::RunEvent::took_over(target.job, req.slot, from));
             }
             let mut report = execute(conn, target, &req, &reply, sent, backup, opts).await;
             report.overlap = wait;
@@ -504,17 +506,9 @@ async fn execute(
 ) -> SlotReport {
     let job = target.job;
     let attempt = won.attempt.unwrap_or(1);
-    if crate::lines::daemon_log().is_some() {
-        crate::lines::note_attempt(attempt);
-        crate::errln!(
-            "anarchon: won{}; running the command",
-            if backup {
-                " after taking over as backup"
-            } else {
-                ""
-            }
-        );
-    }
+    crate::lines::note_attempt(attempt);
+    opts.events
+        .emit(&event::RunEvent::started(job, req.slot, attempt, backup));
     let unreplicated = match &opts.replicas {
         Some(wait) => replicas_missing(conn, wait, target, req, "claim", opts.quiet).await,
         None => None,
@@ -575,14 +569,17 @@ async fn execute(
     if let (Recorded::Yes, Some(wait)) = (&recorded, &opts.replicas) {
         replicas_missing(conn, wait, target, req, "result", opts.quiet).await;
     }
-    say_recorded(
+    if let Some(said) = recorded_event(
         &recorded,
         &claimed,
         stopped_for_lease,
         job,
         attempt,
         req.slot,
-    );
+    ) {
+        opts.events
+            .emit(&said.for_attempt(attempt).to(event::Audience::Always));
+    }
     SlotReport {
         job: job.to_string(),
         slot: req.slot,
@@ -666,30 +663,40 @@ fn command_spec(
     spec
 }
 
-/// Says on stderr what became of the run's end when it was not simply recorded.
-fn say_recorded(
+/// What became of the run's end when it was not simply recorded, as an event (always said: at a
+/// terminal, to cron's mail, in the daemon's log).
+fn recorded_event(
     recorded: &Recorded,
     claimed: &Claimed,
     stopped_for_lease: bool,
     job: &str,
     attempt: u32,
     slot: i64,
-) {
+) -> Option<event::RunEvent> {
+    use event::{EventKind, RunEvent};
+    let at = rfc3339(slot);
+    let said = |kind, message: String| Some(RunEvent::new(kind, job, slot, message));
     match recorded {
-        Recorded::Yes => {}
+        Recorded::Yes => None,
         Recorded::HandedOver {
             standing_by: Some(backup),
-        } => crate::errln!(
-            "anarchon: the command was stopped for the shutdown; attempt {attempt} of {job} @ {} is handed over: its lease ended now, and a replica standing by ({backup}) takes the run over as the next attempt",
-            rfc3339(slot)
+        } => said(
+            EventKind::HandedOver,
+            format!(
+                "the command was stopped for the shutdown; attempt {attempt} of {job} @ {at} is handed over: its lease ended now, and a replica standing by ({backup}) takes the run over as the next attempt"
+            ),
         ),
-        Recorded::HandedOver { standing_by: None } => crate::errln!(
-            "anarchon: the command was stopped for the shutdown; attempt {attempt} of {job} @ {} is given up, and no replica is standing by for it: its lease ended now; a replica of this job that starts (or reloads its crontab) takes the run over as the next attempt if attempts remain, unless the job's next run ends it first (under --overlap forbid it ends interrupted, superseded by that run)",
-            rfc3339(slot)
+        Recorded::HandedOver { standing_by: None } => said(
+            EventKind::GivenUp,
+            format!(
+                "the command was stopped for the shutdown; attempt {attempt} of {job} @ {at} is given up, and no replica is standing by for it: its lease ended now; a replica of this job that starts (or reloads its crontab) takes the run over as the next attempt if attempts remain, unless the job's next run ends it first (under --overlap forbid it ends interrupted, superseded by that run)"
+            ),
         ),
-        Recorded::Released { reason, status } => crate::errln!(
-            "anarchon: {reason}; the command was stopped, and attempt {attempt} of {job} @ {} is recorded {status}",
-            rfc3339(slot)
+        Recorded::Released { reason, status } => said(
+            EventKind::Released,
+            format!(
+                "{reason}; the command was stopped, and attempt {attempt} of {job} @ {at} is recorded {status}"
+            ),
         ),
         Recorded::LeaseLost(why) if stopped_for_lease => {
             // What happens next depends on how the lease was lost: say only what is true.
@@ -701,25 +708,34 @@ fn say_recorded(
                     "the run is no longer this host's".to_string()
                 }
                 Claimed::Lease(_) | Claimed::ClaimOnly { .. } => format!(
-                    "attempt {attempt} of {job} @ {} ends interrupted when its lease ends, and a backup takes over if attempts remain",
-                    rfc3339(slot)
+                    "attempt {attempt} of {job} @ {at} ends interrupted when its lease ends, and a backup takes over if attempts remain"
                 ),
             };
-            crate::errln!(
-                "anarchon: the run's end was not recorded: the command was stopped because the lease was lost ({why}); {next}"
+            said(
+                EventKind::LeaseLost,
+                format!(
+                    "the run's end was not recorded: the command was stopped because the lease was lost ({why}); {next}"
+                ),
             )
         }
-        Recorded::LeaseLost(why) => crate::errln!(
-            "error: the run's end was not recorded: {why}; this runner no longer held {job} @ {}",
-            rfc3339(slot)
+        Recorded::LeaseLost(why) => said(
+            EventKind::LeaseLost,
+            format!(
+                "the run's end was not recorded: {why}; this runner no longer held {job} @ {at}"
+            ),
+        )
+        .map(|e| e.at(event::Level::Error)),
+        Recorded::Unreachable(why) => said(
+            EventKind::NotRecorded,
+            format!(
+                "the run's end was not recorded: {why}\n  hint: the lease will expire; a backup may run {job} @ {at} again"
+            ),
         ),
-        Recorded::Unreachable(why) => crate::errln!(
-            "error: the run's end was not recorded: {why}\n  hint: the lease will expire; a backup may run {job} @ {} again",
-            rfc3339(slot)
-        ),
-        Recorded::Refused { reason, .. } => crate::errln!(
-            "error: the run's end was not recorded: {reason}\n  hint: the lease will expire; a backup may run {job} @ {} again",
-            rfc3339(slot)
+        Recorded::Refused { reason, .. } => said(
+            EventKind::NotRecorded,
+            format!(
+                "the run's end was not recorded: {reason}\n  hint: the lease will expire; a backup may run {job} @ {at} again"
+            ),
         ),
     }
 }

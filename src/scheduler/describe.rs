@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::runner::event::{Audience, EventKind, RunEvent};
 use crate::runner::{SlotOutcome, SlotReport};
 use crate::time::rfc3339;
 
@@ -85,4 +86,35 @@ fn waited_for_older(r: &SlotReport) -> String {
         WaitedAs::Replace => format!(", after stopping {older} ({waited})"),
         WaitedAs::Buffer | WaitedAs::Wait => format!(", after waiting {waited} for {older}"),
     }
+}
+
+/// A slot's end as an event ([`crate::runner::event`]): [`describe`]'s line, with what a log
+/// collector reads from it: finished or failed (and the command's exit code and duration),
+/// skipped and why, or a routine "not run here" (another host ran it, or runs it).
+pub fn event(r: &SlotReport, now: i64, max_late: Duration) -> RunEvent {
+    let kind = match r.outcome {
+        SlotOutcome::Ran => match r.status.as_str() {
+            "finished" => EventKind::Finished,
+            "failed" => EventKind::Failed,
+            _ => EventKind::Ended,
+        },
+        // Decided under an old name and recorded skipped here: a decision, not a routine note.
+        SlotOutcome::Done if r.skip_recorded == Some(true) => EventKind::Skipped,
+        SlotOutcome::Running | SlotOutcome::Done => EventKind::NotRunHere,
+        SlotOutcome::Overlap => EventKind::Skipped,
+        SlotOutcome::Paused => EventKind::Paused,
+        SlotOutcome::TooLate => EventKind::TooLate,
+        SlotOutcome::Unreplicated => EventKind::Unreplicated,
+    };
+    let mut event =
+        RunEvent::new(kind, &r.job, r.slot, describe(r, now, max_late)).to(Audience::Note);
+    // The attempt is this host's only when it ran it (a skip names the holder's).
+    if matches!(r.outcome, SlotOutcome::Ran | SlotOutcome::Unreplicated) {
+        event.attempt = r.attempt;
+    }
+    if let Some(command) = &r.command {
+        event.exit_code = Some(command.process_exit_code());
+        event.duration_ms = Some(command.duration_ms);
+    }
+    event
 }

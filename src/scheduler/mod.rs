@@ -23,7 +23,7 @@ use crate::strategy::claim::ClaimRequest;
 use crate::strategy::lease;
 use crate::time::rfc3339;
 
-pub use describe::describe;
+pub use describe::{describe, event as slot_event};
 pub use open::{check_and_register, open_and_register};
 
 /// A missed run the catch-up policy did not run.

@@ -18,6 +18,8 @@ pub struct CronSettings {
     /// their runs handed over.
     pub shutdown_grace: Duration,
     pub log_format: LogFormat,
+    /// `-v`: the log's debug records too (routine notes).
+    pub verbose: bool,
     /// Where /metrics and /healthz are served, if anywhere.
     pub listen: Option<SocketAddr>,
     /// How the crontab's text becomes jobs, with the global flags the daemon runs under.
@@ -58,6 +60,7 @@ impl CronSettings {
                 CronLogFormat::Text => LogFormat::Text,
                 CronLogFormat::Json => LogFormat::Json,
             },
+            verbose: args.verbose,
             listen: args
                 .listen
                 .as_deref()

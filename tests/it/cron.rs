@@ -382,7 +382,8 @@ fn sigterm_hands_a_running_slot_to_another_replica_when_the_grace_ends() {
                 &file,
                 dir.path(),
                 &format!("r{i}"),
-                &["--shutdown-grace", "1s"],
+                // -v: "standing by" is a routine note, at debug (issue 48 item 3).
+                &["--shutdown-grace", "1s", "-v"],
             )
         })
         .collect();
@@ -1282,11 +1283,11 @@ fn a_daemon_started_against_a_full_redis_waits_for_room() {
     if Server::test_store_format() == 1 {
         // A new store: its format key waits for room (a store in use starts at once, and its
         // slots wait for room as in the test above).
-        assert!(!said().contains("anarchon: cron:"), "{}", said());
+        assert!(!said().contains(" job(s) from "), "{}", said());
     }
     s.free_memory();
     wait_for("the jobs to start", Duration::from_secs(15), || {
-        said().contains("anarchon: cron:")
+        said().contains(" job(s) from ")
     });
     wait_for("a run", Duration::from_secs(15), || {
         !spans_of::<String>(&log).is_empty()
@@ -1396,5 +1397,260 @@ fn readyz_says_a_full_store_refuses_writes() {
     s.free_memory();
     wait_for("ready again", Duration::from_secs(10), || {
         http_get(port, "/readyz").0 == 200
+    });
+}
+
+/// The records of a daemon's JSON log (its stdout and stderr), each line parsed: a line that is
+/// not one JSON object fails the test, as it would trip a collector.
+fn json_records(replica: &Replica) -> Vec<serde_json::Value> {
+    let text = format!("{}{}", replica.stdout(), replica.stderr());
+    text.lines()
+        .map(|l| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"));
+            assert!(v.is_object(), "not an object: {l}");
+            v
+        })
+        .collect()
+}
+
+/// `--log-format json` read as a log collector reads it (issue 48 item 3): every line one object
+/// with `time` (RFC 3339, UTC, ms) and `level`; a failed run's end carries its event, `exit_code`
+/// and `duration` (seconds) as fields, not only inside `message`; no message repeats
+/// `anarchon:`; the command's own lines are records of their own with the run's fields.
+#[test]
+fn the_json_log_gives_a_collector_time_level_event_exit_code_and_duration() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(
+        &file,
+        "# anarchon: --job broken\n*/1 * * * * * sleep 0.2; echo oops >&2; exit 3\n",
+    );
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--log-format", "json"]);
+    let failed =
+        |records: &[serde_json::Value]| records.iter().find(|r| r["event"] == "failed").cloned();
+    wait_for("a failed run's record", Duration::from_secs(15), || {
+        failed(&json_records(&replica)).is_some()
+    });
+    let records = json_records(&replica);
+    let time = Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$").unwrap();
+    for r in &records {
+        assert!(time.is_match(r["time"].as_str().unwrap_or("")), "{r}");
+        assert!(
+            ["debug", "info", "warn", "error"].contains(&r["level"].as_str().unwrap_or("")),
+            "{r}"
+        );
+        let message = r["message"].as_str().expect("a message");
+        assert!(!message.starts_with("anarchon:"), "{r}");
+    }
+    let end = failed(&records).unwrap();
+    assert_eq!(
+        (
+            &end["level"],
+            &end["job"],
+            &end["exit_code"],
+            &end["attempt"]
+        ),
+        (&"error".into(), &"broken".into(), &3.into(), &1.into()),
+        "{end}"
+    );
+    let duration = end["duration"].as_f64().expect("a duration in seconds");
+    assert!((0.2..10.0).contains(&duration), "{end}");
+    let slot = end["slot"].as_i64().unwrap();
+    let started = records
+        .iter()
+        .find(|r| r["event"] == "started" && r["slot"] == slot)
+        .expect("the run's start");
+    assert_eq!(started["level"], "info", "{started}");
+    let output = records
+        .iter()
+        .find(|r| r["event"] == "output" && r["slot"] == slot)
+        .expect("the command's own line");
+    assert_eq!(
+        (&output["stream"], &output["message"], &output["job"]),
+        (&"stderr".into(), &"oops".into(), &"broken".into())
+    );
+}
+
+/// Text log lines start with the time (RFC 3339, UTC, ms) and the level, the command's own lines
+/// too; a message continued on more lines (a reload's errors) indents them, so a collector's
+/// multi-line rule joins them; no line says `anarchon:` after its level.
+#[test]
+fn text_log_lines_start_with_time_and_level() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let job = "# anarchon: --job says\n*/1 * * * * * echo said\n";
+    write(&file, job);
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    wait_for("a run's end", Duration::from_secs(15), || {
+        replica.stderr().contains("finished as attempt")
+    });
+    write(&file, &format!("{job}not a line\n"));
+    wait_for("the reload's error", Duration::from_secs(15), || {
+        replica.stderr().contains("run on as they were")
+    });
+    let head =
+        Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (DEBUG|INFO |WARN |ERROR) ").unwrap();
+    let text = format!("{}{}", replica.stdout(), replica.stderr());
+    for line in text.lines() {
+        assert!(
+            head.is_match(line) || line.starts_with("    "),
+            "neither a record nor its indented continuation: {line:?}"
+        );
+        assert!(!head.replace(line, "").starts_with("anarchon:"), "{line}");
+    }
+    assert!(
+        replica
+            .stdout()
+            .lines()
+            .any(|l| head.is_match(l) && l.ends_with("] said")),
+        "{}",
+        replica.stdout()
+    );
+    let error = text
+        .lines()
+        .position(|l| l.contains("run on as they were"))
+        .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[error].contains(" ERROR "), "{}", lines[error]);
+    assert!(
+        lines[error + 1].starts_with("    ") && lines[error + 1].contains(":3:"),
+        "the reload's error goes on, indented: {:?}",
+        &lines[error..]
+    );
+}
+
+/// A multi-line message is one record (issue 48 item 3): a reload's error and the file:line it
+/// names, in one JSON object.
+#[test]
+fn a_multi_line_reload_error_is_one_json_record() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let job = "# anarchon: --job steady\n*/5 * * * * * true\n";
+    write(&file, job);
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--log-format", "json"]);
+    write(&file, &format!("{job}not a line\n"));
+    wait_for("the reload's error", Duration::from_secs(15), || {
+        replica.stderr().contains("run on as they were")
+    });
+    let records = json_records(&replica);
+    let error = records
+        .iter()
+        .find(|r| {
+            r["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("run on as they were"))
+        })
+        .unwrap();
+    assert_eq!(error["level"], "error", "{error}");
+    let shown = format!("{}:3:", file.display());
+    assert!(
+        error["message"].as_str().unwrap().contains(&shown),
+        "the file and line are in the same record: {error}"
+    );
+    assert!(
+        !records
+            .iter()
+            .any(|r| r != error && r["message"].as_str().is_some_and(|m| m.contains(&shown))),
+        "a second record for the same error: {records:#?}"
+    );
+}
+
+/// Routine notes ("standing by", "already finished; not run here") are debug, written only with
+/// `-v` (issue 48 item 3: about half of three replicas' lines were such notes).
+#[test]
+fn routine_notes_are_hidden_without_verbose_and_shown_with_it() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(&file, "# anarchon: --job busy\n*/1 * * * * * sleep 0.3\n");
+    let quiet: Vec<Replica> = (0..2)
+        .map(|i| Replica::start(&s.url, &file, dir.path(), &format!("q{i}"), &[]))
+        .collect();
+    let verbose = Replica::start(&s.url, &file, dir.path(), "v", &["-v"]);
+    let routine = |text: &str| {
+        text.lines()
+            .filter(|l| l.contains("standing by") || l.contains("not run here"))
+            .count()
+    };
+    wait_for(
+        "the verbose replica to note slots it did not run",
+        Duration::from_secs(30),
+        || routine(&verbose.stderr()) >= 2,
+    );
+    let notes: Vec<String> = verbose
+        .stderr()
+        .lines()
+        .filter(|l| routine(l) > 0)
+        .map(str::to_string)
+        .collect();
+    assert!(
+        notes.iter().all(|l| l.contains(" DEBUG ")),
+        "routine notes at debug: {notes:#?}"
+    );
+    // Each slot is run by one replica: the two others noted it, or would have.
+    wait_for("two runs recorded", Duration::from_secs(15), || {
+        s.results("busy").len() >= 2
+    });
+    for r in &quiet {
+        let said = r.stderr();
+        assert_eq!(routine(&said), 0, "a routine note without -v:\n{said}");
+        assert!(!said.contains(" DEBUG "), "{said}");
+    }
+}
+
+/// A guard process (the fork that stops a command if its anarchon dies) is named in `ps` for the
+/// run it guards, `anarchon guard JOB SLOT`, instead of showing the daemon's own command line
+/// and reading as a second daemon (issue 48 item 3).
+#[test]
+fn a_guard_is_named_in_ps_for_its_run() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(&file, "# anarchon: --job named\n*/1 * * * * * sleep 30\n");
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    let children = || -> Vec<(u32, String, String)> {
+        let read = |pid: &str, what: &str| {
+            std::fs::read(format!("/proc/{pid}/{what}"))
+                .map(|b| String::from_utf8_lossy(&b).to_string())
+                .unwrap_or_default()
+        };
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|pid| pid.chars().all(|c| c.is_ascii_digit()))
+            .filter(|pid| {
+                let stat = read(pid, "stat");
+                let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+                rest.split_whitespace().nth(1) == Some(&replica.pid().to_string())
+            })
+            .map(|pid| {
+                let cmdline = read(&pid, "cmdline");
+                (pid.parse().unwrap(), read(&pid, "comm"), cmdline)
+            })
+            .collect()
+    };
+    wait_for("the run's guard", Duration::from_secs(15), || {
+        children()
+            .iter()
+            .any(|(_, comm, _)| comm.trim() == "anarchon-guard")
+    });
+    let (pid, _, cmdline) = children()
+        .into_iter()
+        .find(|(_, comm, _)| comm.trim() == "anarchon-guard")
+        .unwrap();
+    let shown = cmdline.trim_end_matches('\0').replace('\0', " ");
+    let named = Regex::new(r"^anarchon guard named \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$").unwrap();
+    assert!(
+        named.is_match(&shown),
+        "guard {pid} shows {shown:?} in ps, not `anarchon guard JOB SLOT`"
+    );
+    // The slot it names is the run's (the one the log labels).
+    let slot = shown.rsplit(' ').next().unwrap().replace(".000Z", "Z");
+    wait_for("the run's start in the log", Duration::from_secs(5), || {
+        replica.stderr().contains(&format!("[named {slot} #1] won"))
     });
 }

@@ -56,7 +56,8 @@ fn a_rolling_deploy_hands_a_long_run_to_a_replica_started_late() {
         ),
     )
     .unwrap();
-    let grace = ["--shutdown-grace", "1s"];
+    // -v: "standing by" is a routine note, at debug (issue 48 item 3).
+    let grace = ["--shutdown-grace", "1s", "-v"];
     // Both replicas up well before the slot.
     s.wait_for_phase(30_000, 5_000, 22_000);
     let mut a = Replica::start(&s.url, &file, dir.path(), "a", &grace);
@@ -253,7 +254,8 @@ fn a_hand_over_is_recorded_as_handed_over_not_as_a_crash() {
     let file = dir.path().join("crontab");
     let log = dir.path().join("h.log");
     std::fs::write(&file, line("h", 20, &log, 60_000, "--lease 10s")).unwrap();
-    let grace = ["--shutdown-grace", "1s"];
+    // -v: "standing by" is a routine note, at debug (issue 48 item 3).
+    let grace = ["--shutdown-grace", "1s", "-v"];
     let mut a = Replica::start(&s.url, &file, dir.path(), "a", &grace);
     let mut b = Replica::start(&s.url, &file, dir.path(), "b", &grace);
     wait_for("the run to start", Duration::from_secs(40), || {

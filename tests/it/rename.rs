@@ -449,7 +449,8 @@ fn a_new_replica_started_late_takes_over_the_old_name_s_run_handed_over() {
     let line = format!("*/30 * * * * * {command}\n");
     let flags = "--lease 10s --max-late 2s --max-attempts 3";
     let (old, new) = renaming_crontabs(dir.path(), ("big-v1", "big-v2"), flags, &line);
-    let grace = ["--shutdown-grace", "1s"];
+    // -v: "standing by" is a routine note, at debug (issue 48 item 3).
+    let grace = ["--shutdown-grace", "1s", "-v"];
     s.wait_for_phase(30_000, 5_000, 24_000);
     let mut old_replica = Replica::start(&s.url, &old, dir.path(), "old", &grace);
     wait_for("the old name to run", Duration::from_secs(40), || {
@@ -695,7 +696,8 @@ fn a_rename_back_beside_the_first_rename_never_holds_a_slot_in_a_circle() {
         ],
     );
     crate::common::wait_for_claim(&s, "v1", &slot.to_string());
-    let r1 = Replica::start(&s.url, &back, dir.path(), "r1", &[]);
+    // -v: "standing by" is a routine note, at debug (issue 48 item 3).
+    let r1 = Replica::start(&s.url, &back, dir.path(), "r1", &["-v"]);
     wait_for("r1 to wait for v1's slot", Duration::from_secs(15), || {
         r1.stderr().contains("holds this time") || r1.stderr().contains("standing by")
     });

@@ -362,3 +362,41 @@ fn every_commands_json_output_matches_its_schema() {
     assert_eq!(doc["status"], "UNKNOWN");
     assert_valid("check", &doc);
 }
+
+/// The daemon's JSON log (`cron --log-format json -v`) validates, record by record, against
+/// docs/schemas/cron-log.schema.json: a run that finished, one that failed with its exit code,
+/// the command's own lines, the routine notes of debug, a reload's error.
+#[test]
+fn the_daemons_json_log_matches_its_schema() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let jobs = "# anarchon: --job fine\n*/1 * * * * * echo fine\n# anarchon: --job sour\n*/1 * * * * * echo sour >&2; exit 3\n";
+    std::fs::write(&file, jobs).unwrap();
+    let args = ["--log-format", "json", "-v"];
+    let replicas: Vec<common::replica::Replica> = ["a", "b"]
+        .iter()
+        .map(|name| common::replica::Replica::start(&s.url, &file, dir.path(), name, &args))
+        .collect();
+    let all = || {
+        replicas
+            .iter()
+            .map(|r| format!("{}{}", r.stdout(), r.stderr()))
+            .collect::<String>()
+    };
+    for event in ["\"failed\"", "\"finished\"", "\"output\"", "\"debug\""] {
+        common::wait_for(event, std::time::Duration::from_secs(20), || {
+            all().contains(event)
+        });
+    }
+    std::fs::write(&file, format!("{jobs}not a line\n")).unwrap();
+    common::wait_for(
+        "the reload's error",
+        std::time::Duration::from_secs(15),
+        || all().contains("run on as they were"),
+    );
+    for line in all().lines() {
+        let doc: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert_valid("cron-log", &doc);
+    }
+}

@@ -11,6 +11,10 @@ use crate::settings::crontab::{CronJob, Crontab, LineError, Naming, describe_err
 use crate::time::rfc3339;
 
 pub async fn execute(settings: &CronSettings, ctx: &Context) -> Result<ExitCode> {
+    if settings.check.is_none() {
+        // The daemon's log from its first line: the crontab's warnings are records of it too.
+        crate::lines::set_daemon_log(settings.log_format, settings.verbose);
+    }
     let tab = match settings.crontab.read_file(&settings.file) {
         Ok(tab) => tab,
         Err(errors) => {
@@ -151,5 +155,12 @@ fn show(settings: &CronSettings, ctx: &Context, tab: &Crontab, check: CheckSetti
 
 /// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
 pub(crate) fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
-    vec![("cron-check", crate::commands::output_schema::<Checked>())]
+    vec![
+        ("cron-check", crate::commands::output_schema::<Checked>()),
+        // A record of the daemon's log, `--log-format json` (one a line).
+        (
+            "cron-log",
+            crate::commands::output_schema::<crate::lines::log::Record>(),
+        ),
+    ]
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::commands::Context;
 use crate::error::{ExitStatus, Result};
 use crate::runner::{SlotReport, Target};
-use crate::scheduler::{Outcome, Skipped, current_slot, describe, open_and_register, take_slot};
+use crate::scheduler::{Outcome, Skipped, current_slot, open_and_register, slot_event, take_slot};
 use crate::settings::run::RunSettings;
 use crate::store::RunKind;
 use crate::strategy::claim::ClaimRequest;
@@ -90,7 +90,7 @@ fn print_outcome(run: &RunSettings, ctx: &Context, outcome: &Outcome, now: i64) 
             rest = &rest[n..];
         }
         for r in caught_up.iter().chain(std::iter::once(report)) {
-            crate::errln!("anarchon: {}", describe(r, now, run.max_late));
+            run.runner.events.emit(&slot_event(r, now, run.max_late));
         }
     }
 }

@@ -42,7 +42,8 @@ impl Replica {
         wait_for(
             "the replica to start its jobs",
             Duration::from_secs(20),
-            || replica.stderr().contains("anarchon: cron:"),
+            // The daemon's log drops the `anarchon:` prefix (issue 48 item 3).
+            || replica.stderr().contains(" job(s) from "),
         );
         replica
     }
