@@ -1372,6 +1372,14 @@ pub struct CronArgs {
     /// 0.0.0.0 only on purpose.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
+
+    /// The service whose replicas run this crontab (the same NAME in every replica of it, for
+    /// example the Deployment's name). A job removed from the crontab then stops being expected
+    /// by `check`, `list`, `metrics` and `top` once no live replica of the service has it (it reads
+    /// `retired`); while the service has no live replica, its jobs are judged as any (a service
+    /// that is down alerts). Without it, a removed job is retired by `anarchon forget`.
+    #[arg(long, value_name = "NAME", env = "ANARCHON_SERVICE")]
+    pub service: Option<String>,
 }
 
 /// `cron --log-format`.

@@ -83,10 +83,12 @@ impl Requests {
 async fn keep_presence(shared: Arc<Shared>, runner: String) {
     let mut pruned_at: Option<tokio::time::Instant> = None;
     loop {
-        let jobs = lease_jobs(&shared);
+        let (service, crontab) = service_jobs(&shared);
         let presence = Presence {
             seen: shared.server_now(),
-            jobs,
+            jobs: lease_jobs(&shared),
+            service,
+            crontab,
         };
         let (mut conn, _) = shared.connection().await;
         let write = presence_command(&shared.prefix, &runner, &presence);
@@ -104,6 +106,18 @@ async fn keep_presence(shared: Arc<Shared>, runner: String) {
             () = shared.crontab_changed.notified() => {}
         }
     }
+}
+
+/// The service the crontab's jobs are of (`cron --service`) and, with one, every job of the
+/// crontab: monitoring reads a job of the service that no live replica has as removed.
+fn service_jobs(shared: &Shared) -> (Option<String>, Vec<String>) {
+    let crontab = shared.crontab.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(service) = crontab.iter().find_map(|j| j.registry.service.clone()) else {
+        return (None, Vec::new());
+    };
+    let mut jobs: Vec<String> = crontab.iter().map(|j| j.job.clone()).collect();
+    jobs.sort();
+    (Some(service), jobs)
 }
 
 /// The crontab's jobs a request may name: those of the lease strategy (a manual claim of the

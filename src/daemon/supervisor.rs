@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::connection::retry::Retry;
 use crate::connection::{ConnectOptions, Connection};
 use crate::error::{ExitCode, Result};
 use crate::lines::RunLabel;
@@ -30,10 +31,6 @@ use crate::time::{millis, rfc3339};
 /// soon a run handed over by a replica that shuts down is taken over (`run`'s is 5 s). A claim
 /// answered `running` is decided from one hash read.
 const STANDBY_POLL: Duration = Duration::from_millis(500);
-
-/// How long a slot's opening (the format check) is retried through connection trouble, as `run`
-/// retries its opening.
-const OPEN_RETRY_FOR: Duration = Duration::from_secs(10);
 
 /// How often the file's text is read for a change ([`FileWatch`]).
 const FILE_POLL: Duration = Duration::from_secs(1);
@@ -60,31 +57,26 @@ impl Shared {
     /// through a refusal that passes (a full server: OOM; BUSY, LOADING) until `--max-late` after
     /// the slot (the task opens it when the slot is due): a full Redis is an outage too.
     async fn open_slot(&self, job: &RunSettings) -> Result<(Connection, StoreCheck)> {
-        let started = Instant::now();
-        let give_up = started + OPEN_RETRY_FOR;
-        let refused_until = started + OPEN_RETRY_FOR.max(job.max_late);
-        let mut backoff = Duration::from_millis(100);
+        let mut tries = Retry::for_a_slot(job.max_late).start();
         loop {
             let (mut conn, generation) = self.connection().await;
             let eviction = !self.eviction_asked.swap(true, Ordering::Relaxed);
-            match check_and_register(&mut conn, &self.prefix, job, eviction).await {
+            let e = match check_and_register(&mut conn, &self.prefix, job, eviction).await {
                 Ok(check) => {
                     self.note_connected();
                     self.note_clock(&check);
                     return Ok((conn, check));
                 }
-                Err(e) if e.is_transient() && Instant::now() < give_up => {
-                    self.reconnect(generation, &e).await;
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(2));
-                }
-                // The server answers: the connection is good, it only refuses for now.
-                Err(e) if e.can_pass() && Instant::now() < refused_until => {
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(2));
-                }
-                Err(e) => return Err(e),
+                Err(e) => e,
+            };
+            let Some(pause) = tries.after(&e) else {
+                return Err(e);
+            };
+            // A server that answers but refuses for now keeps its connection: it is good.
+            if e.is_transient() {
+                self.reconnect(generation, &e).await;
             }
+            tokio::time::sleep(pause).await;
         }
     }
 
@@ -629,21 +621,7 @@ async fn run_local(
     let Some((mut conn, check)) = first_connection(&options, &prefix, &mut signals).await? else {
         return Ok(ExitCode::Ok);
     };
-    // A store that a restart can lose lets runs run again (docs: "The server under the store"):
-    // said once at the start, as `doctor` says it.
-    let (aof, save) = crate::server::read_persistence(&mut conn).await;
-    if let (false, words) = crate::server::persistence_verdict(aof, save.as_deref()) {
-        crate::errln!("anarchon: warning: {words}");
-    }
-    // A job of the idmp strategy needs a server that has it (as `run` checks when it connects).
-    if tab
-        .jobs
-        .iter()
-        .any(|j| matches!(j.run.strategy, crate::strategy::Strategy::Idmp { .. }))
-    {
-        let info = crate::server::detect(&mut conn).await?;
-        crate::strategy::claim_only::require_idmp(&info)?;
-    }
+    check_the_server(&mut conn, &tab).await?;
     let shared = Arc::new(Shared {
         prefix,
         shown_url: conn.shown_url().to_string(),
@@ -676,6 +654,40 @@ async fn run_local(
     apply(&shared, &mut jobs, tab, true);
     let requests = super::requests::start(&shared);
     let _ = started.set(shared.clone());
+    until_stopped(settings, &shared, &mut jobs, &mut signals, shutdown).await;
+    requests.stop(&shared).await;
+    shut_down(settings, &shared, jobs, stop_tx, &mut signals).await;
+    Ok(ExitCode::Ok)
+}
+
+/// What the daemon says of the server once, at its start: a store that a restart can lose lets
+/// runs run again (docs: "The server under the store"), said as `doctor` says it; and a job of the
+/// idmp strategy needs a server that has it (as `run` checks when it connects).
+async fn check_the_server(conn: &mut Connection, tab: &Crontab) -> Result<()> {
+    let (aof, save) = crate::server::read_persistence(conn).await;
+    if let (false, words) = crate::server::persistence_verdict(aof, save.as_deref()) {
+        crate::errln!("anarchon: warning: {words}");
+    }
+    if tab
+        .jobs
+        .iter()
+        .any(|j| matches!(j.run.strategy, crate::strategy::Strategy::Idmp { .. }))
+    {
+        let info = crate::server::detect(conn).await?;
+        crate::strategy::claim_only::require_idmp(&info)?;
+    }
+    Ok(())
+}
+
+/// The main loop, until SIGTERM, SIGINT or `shutdown`: reloads on SIGHUP and when the file
+/// changes, reaps orphans, passes SIGUSR1 and SIGUSR2 on to the commands.
+async fn until_stopped(
+    settings: &CronSettings,
+    shared: &Arc<Shared>,
+    jobs: &mut HashMap<String, Running>,
+    signals: &mut Signals,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
     let mut file = FileWatch::new(&settings.file);
     let mut poll = tokio::time::interval(FILE_POLL);
     let mut ticks: u64 = 0;
@@ -687,27 +699,24 @@ async fn run_local(
             () = &mut shutdown => break,
             _ = signals.hup.recv() => {
                 let text = file.take_now();
-                reload(settings, &shared, &mut jobs, "SIGHUP", text);
+                reload(settings, shared, jobs, "SIGHUP", text);
             }
             _ = poll.tick() => {
                 if let Some(text) = file.changed() {
-                    reload(settings, &shared, &mut jobs, "the file changed", text);
+                    reload(settings, shared, jobs, "the file changed", text);
                 }
                 // SIGCHLD says when to reap; a look now and then catches one that was coalesced
                 // away while a reap was under way (the look reads /proc: not every second).
                 ticks += 1;
                 if ticks.is_multiple_of(REAP_EVERY_TICKS) {
-                    reap(&shared);
+                    reap(shared);
                 }
             }
-            _ = signals.child.recv() => reap(&shared),
+            _ = signals.child.recv() => reap(shared),
             _ = signals.usr1.recv() => forward(nix::sys::signal::Signal::SIGUSR1),
             _ = signals.usr2.recv() => forward(nix::sys::signal::Signal::SIGUSR2),
         }
     }
-    requests.stop(&shared).await;
-    shut_down(settings, &shared, jobs, stop_tx, &mut signals).await;
-    Ok(ExitCode::Ok)
 }
 
 /// Connects and reads the format key, retrying with back-off until the store answers (a replica
@@ -720,7 +729,7 @@ async fn first_connection(
     prefix: &str,
     signals: &mut Signals,
 ) -> Result<Option<(Connection, StoreCheck)>> {
-    let mut backoff = Duration::from_millis(200);
+    let mut tries = Retry::UNTIL_STOPPED.start();
     let mut said = false;
     loop {
         let opened = async {
@@ -730,33 +739,33 @@ async fn first_connection(
                     .await?;
             Ok::<_, crate::error::Error>((conn, check))
         };
-        match opened.await {
+        let e = match opened.await {
             Ok(opened) => return Ok(Some(opened)),
-            Err(e) if e.is_transient() || e.can_pass() => {
-                if !said {
-                    let why = e.to_string().lines().next().unwrap_or_default().to_string();
-                    if e.is_transient() {
-                        crate::errln!(
-                            "anarchon: cannot reach the store yet ({why}); retrying with back-off"
-                        );
-                    } else {
-                        crate::errln!(
-                            "anarchon: the store refuses for now ({why}); retrying with back-off{}",
-                            e.hint()
-                                .map(|h| format!("\n  hint: {h}"))
-                                .unwrap_or_default()
-                        );
-                    }
-                    said = true;
-                }
+            Err(e) => e,
+        };
+        let Some(pause) = tries.after(&e) else {
+            return Err(e);
+        };
+        if !said {
+            let why = e.to_string().lines().next().unwrap_or_default().to_string();
+            if e.is_transient() {
+                crate::errln!(
+                    "anarchon: cannot reach the store yet ({why}); retrying with back-off"
+                );
+            } else {
+                crate::errln!(
+                    "anarchon: the store refuses for now ({why}); retrying with back-off{}",
+                    e.hint()
+                        .map(|h| format!("\n  hint: {h}"))
+                        .unwrap_or_default()
+                );
             }
-            Err(e) => return Err(e),
+            said = true;
         }
         tokio::select! {
-            () = tokio::time::sleep(backoff) => {}
+            () = tokio::time::sleep(pause) => {}
             () = signals.shutdown.wait() => return Ok(None),
         }
-        backoff = (backoff * 2).min(Duration::from_secs(5));
     }
 }
 

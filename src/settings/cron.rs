@@ -50,7 +50,7 @@ pub struct CheckSettings {
 impl CronSettings {
     pub fn resolve(args: CronArgs, global: &GlobalArgs) -> Result<CronSettings> {
         Ok(CronSettings {
-            crontab: super::crontab::CrontabReader::new(global),
+            crontab: super::crontab::CrontabReader::new(global).of_service(args.service.clone()),
             file: args.file,
             check: args.check.then_some(CheckSettings {
                 next: usize::from(args.next),

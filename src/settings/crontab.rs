@@ -144,19 +144,31 @@ const CRON_ONLY_VARIABLES: [(&str, &str); 4] = [
 #[derive(Debug, Clone)]
 pub struct CrontabReader {
     global: GlobalArgs,
+    /// `cron --service`: recorded with every job in its registry.
+    service: Option<String>,
 }
 
 impl CrontabReader {
     pub fn new(global: &GlobalArgs) -> Self {
         CrontabReader {
             global: global.clone(),
+            service: None,
         }
+    }
+
+    /// The reader of a crontab run by the replicas of `service` (`cron --service`).
+    pub fn of_service(mut self, service: Option<String>) -> Self {
+        self.service = service.filter(|s| !s.is_empty());
+        self
     }
 
     /// The jobs of a crontab's text (as [`read_text`] gave it), every error with its line.
     pub fn jobs_of(&self, text: Result<String, String>) -> Result<Crontab, Vec<LineError>> {
         let text = text.map_err(|message| vec![LineError { line: 0, message }])?;
-        let tab = read(&text, &self.global)?;
+        let mut tab = read(&text, &self.global)?;
+        for job in &mut tab.jobs {
+            job.run.registry.service = self.service.clone();
+        }
         if tab.jobs.is_empty() {
             // A daemon with nothing to run is a mistake; and a reload that finds no job is a file
             // caught empty (truncated, being written): taking it would stop every job of the fleet.

@@ -322,6 +322,7 @@ fn registry_settings(
         jitter_ms: args.jitter.map_or(0, millis),
         overlap: claim.overlap.name().to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
+        service: None,
     }
 }
 

@@ -41,6 +41,11 @@ pub struct JobSettings {
     pub overlap: String,
     /// The anarchon version that wrote them.
     pub version: String,
+    /// The service whose `anarchon cron` replicas run the job (`cron --service`; None: `run`
+    /// hosts, or replicas that name none): monitoring reads the job removed when live replicas of
+    /// the service run and none of them has it in its crontab.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
 }
 
 impl JobSettings {
@@ -59,6 +64,7 @@ impl JobSettings {
             ("jitter_ms", self.jitter_ms.to_string()),
             ("overlap", self.overlap.clone()),
             ("version", self.version.clone()),
+            ("service", self.service.clone().unwrap_or_default()),
         ]
     }
 }
@@ -283,6 +289,7 @@ pub fn decode(key: &str, fields: &[(String, String)]) -> Result<Option<Registry>
             jitter_ms: int("jitter_ms")?.unwrap_or(0),
             overlap: text("overlap"),
             version: text("version"),
+            service: get("service").map(str::to_string),
         },
         updated_at: int("updated_at")?,
         hosts,
@@ -317,6 +324,7 @@ mod tests {
             jitter_ms: 0,
             overlap: "forbid".into(),
             version: "0.1.0".into(),
+            service: Some("billing-svc".into()),
         };
         let mut fields: Vec<(String, String)> = settings
             .fields()

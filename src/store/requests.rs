@@ -147,6 +147,13 @@ pub struct Presence {
     pub seen: i64,
     /// The jobs of its crontab that it runs a request of (strategy `lease`), sorted.
     pub jobs: Vec<String>,
+    /// The service it is a replica of (`cron --service`), if it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    /// With a service: every job of its crontab, any strategy, sorted (monitoring reads a job of
+    /// the service that no live replica has as removed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crontab: Vec<String>,
 }
 
 /// A live or gone daemon, as the requester reads the hash.
@@ -163,6 +170,11 @@ impl Replica {
 
     pub fn runs(&self, job: &str) -> bool {
         self.presence.jobs.iter().any(|j| j == job)
+    }
+
+    /// Whether its crontab has `job`, under any strategy.
+    pub fn has(&self, job: &str) -> bool {
+        self.runs(job) || self.presence.crontab.iter().any(|j| j == job)
     }
 }
 
@@ -293,10 +305,13 @@ mod tests {
             presence: Presence {
                 seen: 1_000_000,
                 jobs: vec!["sync".into()],
+                service: Some("svc".into()),
+                crontab: vec!["sync".into(), "claim-only".into()],
             },
         };
         assert!(r.is_live(1_000_000 + 9_999));
         assert!(!r.is_live(1_000_000 + 10_000));
         assert!(r.runs("sync") && !r.runs("other"));
+        assert!(r.has("claim-only") && !r.runs("claim-only"));
     }
 }

@@ -243,6 +243,7 @@ pub async fn read_one(
     )
     .await?;
     attach_lineage(conn, prefix, store, bounds, RECENT_RESULTS, &mut found).await?;
+    attach_removals(conn, prefix, store.server_now_ms, &mut found).await;
     match (found.pop(), bad.pop()) {
         (Some(m), _) => Ok(m),
         (None, Some(u)) => Err(u.error),
@@ -317,12 +318,57 @@ async fn read_results_between(
         bad.extend(unreadable);
     }
     attach_lineage(conn, prefix, store, bounds, results_max, &mut out).await?;
+    attach_removals(conn, prefix, store.server_now_ms, &mut out).await;
     Ok((out, bad))
 }
 
 /// How many renames back a job's lineage is followed (a guard against a registry's `was` that
 /// names in a circle: `a` renamed to `b` and back).
 const MAX_RENAMES: usize = 8;
+
+/// Jobs of a service (`cron --service`, their registry's `service`) that live replicas of the
+/// service run without them in their crontabs: removed from it. Each reads retired, by the
+/// service, as of now (so a run claimed from now on brings it back, as after `anarchon forget`),
+/// unless an operator retired it already. A service with no live replica changes nothing: its
+/// jobs are judged as any, and a service that is down alerts. One read of the replicas' presence
+/// (`{<prefix>}:replicas`), only when a job names a service; a presence that does not read
+/// changes nothing.
+async fn attach_removals(conn: &mut Connection, prefix: &str, now: i64, views: &mut [JobView]) {
+    let of_a_service = |v: &JobView| {
+        v.registry
+            .as_ref()
+            .filter(|r| r.retired.is_none())
+            .and_then(|r| r.settings.service.clone())
+    };
+    if !views.iter().any(|v| of_a_service(v).is_some()) {
+        return;
+    }
+    let Ok(replicas) = crate::store::requests::read_replicas(conn, prefix).await else {
+        return;
+    };
+    for view in views.iter_mut() {
+        let Some(service) = of_a_service(view) else {
+            continue;
+        };
+        let live: Vec<_> = replicas
+            .iter()
+            .filter(|r| r.is_live(now) && r.presence.service.as_deref() == Some(service.as_str()))
+            .collect();
+        if live.is_empty() || live.iter().any(|r| r.has(&view.job)) {
+            continue;
+        }
+        if let Some(registry) = view.registry.as_mut() {
+            registry.retired = Some(crate::store::registry::Retired {
+                at: now,
+                by: format!("service {service}"),
+                reason: Some(format!(
+                    "removed from its crontab: none of its {} live replica(s) has it",
+                    live.len()
+                )),
+            });
+        }
+    }
+}
 
 /// Reads the earlier names of the jobs in `views` (their registries' `was`, followed back
 /// [`MAX_RENAMES`] renames) with the same bounds, and attaches them to each job's `lineage`, so

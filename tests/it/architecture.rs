@@ -495,7 +495,6 @@ const STILL_TO_SPLIT: &[(&str, &str)] = &[
     ("src/commands/timeline/svg.rs", "render"),
     ("src/commands/timeline/text.rs", "bar"),
     ("src/commands/timeline/text.rs", "summary"),
-    ("src/daemon/supervisor.rs", "run_local"),
     ("src/health.rs", "judge"),
     ("src/runner/child.rs", "run"),
     ("src/runner/mod.rs", "execute"),

@@ -140,3 +140,64 @@ fn drop_history_deletes_the_runs_and_keeps_the_record() {
     assert_eq!(check.code(), Some(0), "{v}");
     assert_eq!(v["jobs"][0]["state"], "retired", "{v}");
 }
+
+/// A crontab line for job `job` every second, touching `file`.
+fn every_second(job: &str, file: &std::path::Path) -> String {
+    format!(
+        "# anarchon: --job {job}\n* * * * * * touch {}\n",
+        file.display()
+    )
+}
+
+/// Item 1's other half: a job removed from the crontab of a service (`cron --service`) is no
+/// longer expected once no live replica of the service has it: it reads retired, by the service,
+/// with no operator's word; a job still in the crontab reads as before. While the service has no
+/// live replica (scaled to zero, or down), its jobs are judged as any: a service that is down
+/// alerts, the removed job too.
+#[test]
+fn a_job_removed_from_a_services_crontab_is_retired_once_no_live_replica_has_it() {
+    use crate::common::replica::Replica;
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let (keep, gone) = (dir.path().join("keep.ran"), dir.path().join("gone.ran"));
+    let both = format!(
+        "{}{}",
+        every_second("keep", &keep),
+        every_second("gone", &gone)
+    );
+    std::fs::write(&file, &both).unwrap();
+    let service = ["--service", "billing-svc"];
+    let mut replicas: Vec<Replica> = ["r1", "r2"]
+        .iter()
+        .map(|name| Replica::start(&s.url, &file, dir.path(), name, &service))
+        .collect();
+    wait_for("both jobs to run", Duration::from_secs(15), || {
+        keep.exists() && gone.exists()
+    });
+    assert_ne!(state_of(&s, "gone").1["state"], "retired");
+
+    // `gone` taken out of the crontab: every replica reloads it.
+    let next = file.with_extension("next");
+    std::fs::write(&next, every_second("keep", &keep)).unwrap();
+    std::fs::rename(&next, &file).unwrap();
+    wait_for("gone to read retired", Duration::from_secs(20), || {
+        state_of(&s, "gone").1["state"] == "retired"
+    });
+    let (code, gone_now) = state_of(&s, "gone");
+    assert_eq!(code, Some(0), "{gone_now}");
+    let said = gone_now.to_string();
+    assert!(
+        said.contains("billing-svc") && said.contains("removed from its crontab"),
+        "who and why: {said}"
+    );
+    let (_, keep_now) = state_of(&s, "keep");
+    assert_ne!(keep_now["state"], "retired", "{keep_now}");
+
+    // The whole service stopped: nobody says the job is gone from it any more; judged as any.
+    for r in &mut replicas {
+        assert_eq!(r.stop(Duration::from_secs(30)), Some(0), "{}", r.stderr());
+    }
+    let (_, after) = state_of(&s, "gone");
+    assert_ne!(after["state"], "retired", "{after}");
+}
