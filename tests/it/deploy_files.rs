@@ -71,6 +71,31 @@ fn replicas(docs: &[Value]) -> Vec<&Value> {
     found
 }
 
+/// Every replica names its service (`ANARCHON_SERVICE`, one name per Deployment): a job taken
+/// out of the ConfigMap's crontab then stops being expected once no live replica has it, instead
+/// of alerting for ever (issue 48, item 1).
+#[test]
+fn the_manifest_s_replicas_name_their_service() {
+    for deployment in replicas(&manifest()) {
+        let containers = deployment["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .expect("containers");
+        for c in containers {
+            let env = c["env"].as_array().cloned().unwrap_or_default();
+            let service = env
+                .iter()
+                .find(|e| e["name"] == "ANARCHON_SERVICE")
+                .and_then(|e| e["value"].as_str());
+            assert_eq!(
+                service,
+                Some(name(deployment)),
+                "{}: ANARCHON_SERVICE names the Deployment",
+                name(deployment)
+            );
+        }
+    }
+}
+
 #[test]
 fn the_manifest_s_containers_have_resources_and_a_restricted_security_context() {
     let docs = manifest();
@@ -228,7 +253,7 @@ fn the_manifest_scrapes_every_metric_series_once() {
     // The names the daemon's own series have (cron --listen), and the store's per-job ones.
     let own: Vec<String> = Regex::new(r#""(anarchon_cron_[a-z_]+)""#)
         .unwrap()
-        .captures_iter(&repo_file("src/commands/cron/health.rs"))
+        .captures_iter(&repo_file("src/daemon/health.rs"))
         .map(|c| c[1].to_string())
         .collect();
     assert!(own.len() >= 5, "the daemon's own series: {own:?}");
