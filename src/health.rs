@@ -377,6 +377,8 @@ impl Health {
         self.expired_slots.clear();
         (self.oldest_missed, self.late_ms, self.late_seconds) = (None, 0, 0);
         self.expired_for_ms = 0;
+        // No run of it is expected here: no next one either (a retired job showed a NEXT time).
+        self.next_due = None;
     }
 }
 
@@ -845,6 +847,7 @@ mod tests {
             at: T - 30 * MIN,
             by: "ops".into(),
             reason: None,
+            removed: false,
         });
         old.recent = vec![result(T, "finished")];
         new.lineage = vec![old.clone()];

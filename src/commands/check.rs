@@ -315,6 +315,10 @@ fn summary(job: &str, h: &Health, now: i64, pause: Option<&crate::store::pause::
         ),
         HealthState::Paused => format!("paused {}", pause.map_or(String::new(), |p| p.describe())),
         HealthState::Retired => match &h.retired {
+            Some(r) if r.removed => format!(
+                "retired: {}: no run is expected (a replica that has it again brings it back), {last_ok}",
+                r.reason.as_deref().unwrap_or("removed from its crontab")
+            ),
             Some(r) => format!(
                 "retired by {} {} ago{}: no run is expected (a host that runs it again brings it back), {last_ok}",
                 r.by,

@@ -77,6 +77,7 @@ pub async fn execute(settings: &ForgetSettings, ctx: &Context) -> Result<ExitCod
         at: check.server_now_ms,
         by: settings.audit.by.clone(),
         reason: settings.audit.reason.clone(),
+        removed: false,
     };
     let report = ForgetReport {
         job: job.to_string(),

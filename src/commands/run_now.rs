@@ -248,8 +248,8 @@ async fn on_replica(r: &RunNowCommand, wait: bool, ctx: &Context) -> Result<Exit
             let hint = match code {
                 ExitCode::Paused => format!("`anarchon resume {}` ends the pause", r.job),
                 _ => format!(
-                    "`anarchon wait {}` waits for the run in progress; `anarchon inspect {}` shows it",
-                    r.job, r.job
+                    "`anarchon wait {}` waits for the run in progress, then ask again; `anarchon inspect {}` shows it; `anarchon release {}` ends a stuck one",
+                    r.job, r.job, r.job
                 ),
             };
             let why = d.detail.clone();

@@ -276,12 +276,25 @@ impl Shared {
                 if report.outcome == SlotOutcome::Ran {
                     self.stats.runs_started.fetch_add(1, Ordering::Relaxed);
                 }
-                let words = crate::scheduler::describe(&report, self.server_now(), job.max_late);
-                crate::errln!("anarchon: {words}");
+                // As a scheduled slot's end: an event, so a collector finds a manual run's failure
+                // by its level and exit code, and a replica that did not run it says so at debug.
+                let event =
+                    crate::scheduler::slot_event(&report, self.server_now(), job.max_late);
+                let words = event.message.clone();
+                job.runner.events.emit(&event);
                 let outcome = match report.outcome {
                     SlotOutcome::Overlap => Some("overlap"),
                     SlotOutcome::Paused => Some("paused"),
                     _ => None,
+                };
+                // Why, without `run`'s flags to change it (the requester names its own way out:
+                // a manual run on a replica takes no --overlap).
+                let words = match report.outcome {
+                    SlotOutcome::Overlap => report.skip_reason.clone().unwrap_or_else(|| {
+                        format!("an older run is still held by {}", report.runner)
+                    }),
+                    SlotOutcome::Paused => "the job is paused".to_string(),
+                    _ => words,
                 };
                 if let Some(outcome) = outcome {
                     let action = Action::new(

@@ -103,6 +103,10 @@ pub struct Retired {
     pub by: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Not recorded but read as of `at` (the read's time): the job was removed from the crontab
+    /// of a service (`cron --service`), whose live replicas none has it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub removed: bool,
 }
 
 /// The write that records a job retired at `now` (server ms): `retired_at`, `retired_by` and
@@ -302,6 +306,7 @@ pub fn decode(key: &str, fields: &[(String, String)]) -> Result<Option<Registry>
             at,
             by: text("retired_by"),
             reason: get("retired_reason").map(str::to_string),
+            removed: false,
         }),
     }))
 }

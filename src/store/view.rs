@@ -362,9 +362,10 @@ async fn attach_removals(conn: &mut Connection, prefix: &str, now: i64, views: &
                 at: now,
                 by: format!("service {service}"),
                 reason: Some(format!(
-                    "removed from its crontab: none of its {} live replica(s) has it",
+                    "removed from the crontab of service {service}: none of its {} live replica(s) has it",
                     live.len()
                 )),
+                removed: true,
             });
         }
     }

@@ -188,8 +188,15 @@ fn a_job_removed_from_a_services_crontab_is_retired_once_no_live_replica_has_it(
     assert_eq!(code, Some(0), "{gone_now}");
     let said = gone_now.to_string();
     assert!(
-        said.contains("billing-svc") && said.contains("removed from its crontab"),
+        said.contains("removed from the crontab of service billing-svc"),
         "who and why: {said}"
+    );
+    assert_eq!(gone_now["health"]["retired"]["removed"], true, "{gone_now}");
+    // Said as what it is, not as an operator's act of a moment ago.
+    let line = String::from_utf8_lossy(&s.cli(&["check", "gone"]).stdout).into_owned();
+    assert!(
+        line.contains("retired: removed from the crontab of service billing-svc") && !line.contains("ago ("),
+        "{line}"
     );
     let (_, keep_now) = state_of(&s, "keep");
     assert_ne!(keep_now["state"], "retired", "{keep_now}");

@@ -36,7 +36,8 @@ fn replicas(s: &Server, file: &Path, dir: &Path, n: usize) -> Vec<Replica> {
                 file,
                 dir,
                 &format!("r{i}"),
-                &["--shutdown-grace", "1s"],
+                // -v: the test waits for "standing by", a routine note (debug) of the log.
+                &["--shutdown-grace", "1s", "-v"],
             )
         })
         .collect()
