@@ -491,8 +491,6 @@ const LONG_BY_DESIGN: &[(&str, &str, &str)] = &[(
 const STILL_TO_SPLIT: &[(&str, &str)] = &[
     ("src/commands/timeline/mod.rs", "execute"),
     ("src/commands/timeline/model.rs", "judge_slot"),
-    ("src/commands/timeline/text.rs", "bar"),
-    ("src/commands/timeline/text.rs", "summary"),
     ("src/daemon/supervisor.rs", "run_local"),
     ("src/health.rs", "judge"),
     ("src/runner/child.rs", "run"),
