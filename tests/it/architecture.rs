@@ -490,7 +490,6 @@ const LONG_BY_DESIGN: &[(&str, &str, &str)] = &[(
 /// fails the test until it is taken off, so the list stays true.
 const STILL_TO_SPLIT: &[(&str, &str)] = &[
     ("src/daemon/supervisor.rs", "run_local"),
-    ("src/runner/child.rs", "run"),
     ("src/runner/mod.rs", "execute"),
     ("src/runner/mod.rs", "run_slot"),
 ];
