@@ -189,7 +189,7 @@ async fn on_replica(r: &RunNowCommand, wait: bool, ctx: &Context) -> Result<Exit
         lease_keys,
     };
     let seen = match asked.picked_up(&mut conn, &report.replicas).await? {
-        Pickup::Seen(seen) => seen,
+        Pickup::Seen(seen) => *seen,
         Pickup::Refused(no) => {
             return Ok(report.refused(ctx, &no.status, no.code, no.why, &no.hint));
         }
@@ -223,7 +223,7 @@ struct Refusal {
 /// What became of the request while it was being picked up.
 enum Pickup {
     /// A replica claimed it: the run in progress, or already ended.
-    Seen(Seen),
+    Seen(Box<Seen>),
     /// Nothing runs: the replicas declined it, or none claimed it in time.
     Refused(Refusal),
 }
@@ -336,8 +336,10 @@ impl Asked<'_> {
         loop {
             let mut at = Some(self.slot);
             match look(conn, &self.job_keys, &mut at, self.server_now()).await? {
-                Seen::Waiting(Some(entry)) => return Ok(Pickup::Seen(Seen::Waiting(Some(entry)))),
-                Seen::Ended(entry) => return Ok(Pickup::Seen(Seen::Ended(entry))),
+                Seen::Waiting(Some(entry)) => {
+                    return Ok(Pickup::Seen(Box::new(Seen::Waiting(Some(entry)))));
+                }
+                Seen::Ended(entry) => return Ok(Pickup::Seen(Box::new(Seen::Ended(entry)))),
                 Seen::Waiting(None) => {}
             }
             let declined = requests::declined(conn, self.prefix, &r.job, self.slot).await?;
