@@ -278,6 +278,55 @@ pub fn slots_without_a_run(i: &Inputs, to: i64) -> Vec<SlotWithoutRun> {
 
 /// Judges one job (see the module doc).
 pub fn judge(i: &Inputs) -> Health {
+    let ended = ended_runs(i);
+    let grace_ms = millis(i.grace);
+    let due = due_runs(i, grace_ms);
+    let (expired_slots, expired_for_ms) = expired_runs(i);
+    let late_seconds = due.late_ms / 1000;
+    let running = i.in_progress.iter().any(|r| r.lease_end > i.now);
+    let state = state_of(
+        i,
+        &due.missed_slots,
+        &due.lost_slots,
+        &expired_slots,
+        due.last_due,
+        running,
+        ended.failed_in_a_row,
+    );
+    Health {
+        state,
+        next_due: due.next_due,
+        last_due: due.last_due,
+        last_success: ended.last_success,
+        last_failure: ended.last_failure,
+        last_duration_ms: ended.last_duration_ms,
+        last_exit_code: ended.last_exit_code,
+        failed_in_a_row: ended.failed_in_a_row,
+        missed_slots: due.missed_slots,
+        oldest_missed: due.oldest_missed,
+        lost_slots: due.lost_slots,
+        expired_slots,
+        expired_for_ms,
+        late_ms: due.late_ms,
+        late_seconds,
+        renamed_to: None,
+        retired: None,
+        grace_ms,
+    }
+}
+
+/// What the ended runs say: the newest success and failure, the newest run's duration and exit
+/// code, and how many failed in a row.
+struct Ended {
+    last_success: Option<i64>,
+    last_failure: Option<i64>,
+    last_duration_ms: Option<i64>,
+    last_exit_code: Option<i64>,
+    failed_in_a_row: u32,
+}
+
+/// Reads the ended runs of a job's recent results.
+fn ended_runs(i: &Inputs) -> Ended {
     let ended = final_attempts(i.recent);
     let failed_in_a_row = ended.iter().take_while(|r| failed(r)).count() as u32;
     let newest_ended_at = |pred: &dyn Fn(&ResultEntry) -> bool| {
@@ -295,8 +344,28 @@ pub fn judge(i: &Inputs) -> Health {
             r.result.get("exit_code").and_then(|v| v.as_i64()),
         )
     });
+    Ended {
+        last_success,
+        last_failure,
+        last_duration_ms,
+        last_exit_code,
+        failed_in_a_row,
+    }
+}
 
-    let grace_ms = millis(i.grace);
+/// What the due slots say: the next and the newest due, the missed ones, the oldest missed,
+/// the lost ones, and how late the job is.
+struct Due {
+    next_due: Option<i64>,
+    last_due: Option<i64>,
+    missed_slots: Vec<i64>,
+    oldest_missed: Option<i64>,
+    lost_slots: Vec<i64>,
+    late_ms: i64,
+}
+
+/// Judges the slots due by now, less the grace.
+fn due_runs(i: &Inputs, grace_ms: i64) -> Due {
     let due_until = i.now - grace_ms;
     let (next_due, due) = due_slots(i, due_until);
     let oldest_known = i.recent.iter().map(|r| r.slot).min();
@@ -322,6 +391,19 @@ pub fn judge(i: &Inputs) -> Health {
         }
         _ => 0,
     };
+    Due {
+        next_due,
+        last_due,
+        missed_slots,
+        oldest_missed,
+        lost_slots,
+        late_ms,
+    }
+}
+
+/// The runs in progress whose lease expired over [`EXPIRED_AFTER`] ago: their slots, and how
+/// long the oldest lease has been expired.
+fn expired_runs(i: &Inputs) -> (Vec<i64>, i64) {
     let expired_before = i.now - millis(EXPIRED_AFTER);
     let expired: Vec<&RunState> = i
         .in_progress
@@ -335,37 +417,7 @@ pub fn judge(i: &Inputs) -> Health {
         .map(|r| r.lease_end)
         .min()
         .map_or(0, |end| i.now - end);
-    let late_seconds = late_ms / 1000;
-    let running = i.in_progress.iter().any(|r| r.lease_end > i.now);
-    let state = state_of(
-        i,
-        &missed_slots,
-        &lost_slots,
-        &expired_slots,
-        last_due,
-        running,
-        failed_in_a_row,
-    );
-    Health {
-        state,
-        next_due,
-        last_due,
-        last_success,
-        last_failure,
-        last_duration_ms,
-        last_exit_code,
-        failed_in_a_row,
-        missed_slots,
-        oldest_missed,
-        lost_slots,
-        expired_slots,
-        expired_for_ms,
-        late_ms,
-        late_seconds,
-        renamed_to: None,
-        retired: None,
-        grace_ms,
-    }
+    (expired_slots, expired_for_ms)
 }
 
 impl Health {

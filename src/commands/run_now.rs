@@ -170,39 +170,116 @@ async fn on_replica(r: &RunNowCommand, wait: bool, ctx: &Context) -> Result<Exit
     let running: Vec<&Replica> = live.iter().copied().filter(|x| x.runs(&r.job)).collect();
     let mut report = RequestReport::new(&r.job, &running);
     if running.is_empty() {
-        let why = if live.is_empty() {
-            match all.first() {
-                Some(last) => format!(
-                    "no replica of `anarchon cron` is live under prefix {prefix:?} (the last, {}, was seen {} ago), so none runs {}; nothing was asked",
-                    last.runner,
-                    humanize(u64::try_from(now - last.presence.seen).unwrap_or(0)),
-                    r.job
-                ),
-                None => format!(
-                    "no replica of `anarchon cron` is live under prefix {prefix:?}, so none runs {}; nothing was asked",
-                    r.job
-                ),
-            }
-        } else {
-            format!(
-                "none of the {} live replicas of `anarchon cron` ({}) has {} in its crontab; nothing was asked",
-                live.len(),
-                live.iter()
-                    .map(|x| x.runner.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                r.job
-            )
-        };
-        let hint = format!(
-            "start a replica whose crontab has the job, or run a command here: `anarchon run-now {} -- COMMAND`; `--claim-only` claims the manual run for heartbeat and finish by hand",
-            r.job
-        );
-        return Ok(report.refused(ctx, "no_replica", ExitCode::NoReplica, why, &hint));
+        let no = no_replica(r, prefix, now, &all, &live);
+        return Ok(report.refused(ctx, &no.status, no.code, no.why, &no.hint));
     }
     let slot = now;
     report.slot = Some(slot);
     report.slot_time = Some(rfc3339(slot));
+    let started = ask(&mut conn, r, prefix, slot, &report.replicas).await?;
+    let target = strategy::Target::new(prefix, &r.job, r.strategy, &check);
+    let lease_keys = target.lease_keys();
+    let asked = Asked {
+        r,
+        prefix,
+        slot,
+        now,
+        started,
+        job_keys: JobKeys::Lease(lease_keys.clone()),
+        lease_keys,
+    };
+    let seen = match asked.picked_up(&mut conn, &report.replicas).await? {
+        Pickup::Seen(seen) => *seen,
+        Pickup::Refused(no) => {
+            return Ok(report.refused(ctx, &no.status, no.code, no.why, &no.hint));
+        }
+    };
+    let entry = match &seen {
+        Seen::Waiting(Some(e)) | Seen::Ended(e) => e.clone(),
+        Seen::Waiting(None) => unreachable!("the loop ends on a claim"),
+    };
+    report.runner = Some(entry.runner.clone());
+    report.attempt = entry.attempt;
+    report.picked_up_after_ms = entry.claimed_at.map(|c| c - slot);
+    if !ctx.out.json {
+        print_picked_up(&asked, &seen, &entry, report.picked_up_after_ms, wait);
+    }
+    let ended = match seen {
+        Seen::Ended(e) => Some(e),
+        _ if wait => Some(asked.wait_for_end(&mut conn).await?),
+        _ => None,
+    };
+    Ok(finish(ctx, r, report, ended))
+}
+
+/// Why a request was refused: the report's status, the exit code, the error and its hint.
+struct Refusal {
+    status: String,
+    code: ExitCode,
+    why: String,
+    hint: String,
+}
+
+/// What became of the request while it was being picked up.
+enum Pickup {
+    /// A replica claimed it: the run in progress, or already ended.
+    Seen(Box<Seen>),
+    /// Nothing runs: the replicas declined it, or none claimed it in time.
+    Refused(Refusal),
+}
+
+/// The refusal when no live replica runs the job: nothing is asked.
+fn no_replica(
+    r: &RunNowCommand,
+    prefix: &str,
+    now: i64,
+    all: &[Replica],
+    live: &[&Replica],
+) -> Refusal {
+    let why = if live.is_empty() {
+        match all.first() {
+            Some(last) => format!(
+                "no replica of `anarchon cron` is live under prefix {prefix:?} (the last, {}, was seen {} ago), so none runs {}; nothing was asked",
+                last.runner,
+                humanize(u64::try_from(now - last.presence.seen).unwrap_or(0)),
+                r.job
+            ),
+            None => format!(
+                "no replica of `anarchon cron` is live under prefix {prefix:?}, so none runs {}; nothing was asked",
+                r.job
+            ),
+        }
+    } else {
+        format!(
+            "none of the {} live replicas of `anarchon cron` ({}) has {} in its crontab; nothing was asked",
+            live.len(),
+            live.iter()
+                .map(|x| x.runner.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            r.job
+        )
+    };
+    let hint = format!(
+        "start a replica whose crontab has the job, or run a command here: `anarchon run-now {} -- COMMAND`; `--claim-only` claims the manual run for heartbeat and finish by hand",
+        r.job
+    );
+    Refusal {
+        status: "no_replica".to_string(),
+        code: ExitCode::NoReplica,
+        why,
+        hint,
+    }
+}
+
+/// Writes the request for the replicas and records who asked; returns when it was asked.
+async fn ask(
+    conn: &mut crate::connection::Connection,
+    r: &RunNowCommand,
+    prefix: &str,
+    slot: i64,
+    replicas: &[String],
+) -> Result<Instant> {
     let _: redis::Value = conn
         .query(&requests::request_command(
             prefix,
@@ -219,121 +296,176 @@ async fn on_replica(r: &RunNowCommand, wait: bool, ctx: &Context) -> Result<Exit
         r.audit.reason.as_deref(),
         format!(
             "asked for a manual run on a replica of anarchon cron ({} live run it: {})",
-            running.len(),
-            report.replicas.join(", ")
+            replicas.len(),
+            replicas.join(", ")
         ),
     )
     .at_slot(slot);
-    events::record(&mut conn, prefix, &r.job, &action).await;
+    events::record(conn, prefix, &r.job, &action).await;
+    Ok(started)
+}
 
-    let target = strategy::Target::new(prefix, &r.job, r.strategy, &check);
-    let lease_keys = target.lease_keys();
-    let job_keys = JobKeys::Lease(lease_keys.clone());
-    let server_now = |started: Instant| now + crate::time::millis(started.elapsed());
-    let mut skipped_once = false;
-    let seen = loop {
-        let mut at = Some(slot);
-        match look(&mut conn, &job_keys, &mut at, server_now(started)).await? {
-            Seen::Waiting(Some(entry)) => break Seen::Waiting(Some(entry)),
-            Seen::Ended(entry) => break Seen::Ended(entry),
-            Seen::Waiting(None) => {}
+/// A request written to the replicas: what the looks at its run need.
+struct Asked<'a> {
+    r: &'a RunNowCommand,
+    prefix: &'a str,
+    slot: i64,
+    /// The server's clock when the store was opened.
+    now: i64,
+    /// When the request was written (this host's clock).
+    started: Instant,
+    lease_keys: crate::store::LeaseKeys,
+    job_keys: JobKeys,
+}
+
+impl Asked<'_> {
+    /// The server's clock now, from its reading at the start.
+    fn server_now(&self) -> i64 {
+        self.now + crate::time::millis(self.started.elapsed())
+    }
+
+    /// Looks at the request until a replica claims it, the replicas decline it, or (after
+    /// [`PICKUP_WITHIN`]) it is recorded skipped.
+    async fn picked_up(
+        &self,
+        conn: &mut crate::connection::Connection,
+        replicas: &[String],
+    ) -> Result<Pickup> {
+        let r = self.r;
+        let mut skipped_once = false;
+        loop {
+            let mut at = Some(self.slot);
+            match look(conn, &self.job_keys, &mut at, self.server_now()).await? {
+                Seen::Waiting(Some(entry)) => {
+                    return Ok(Pickup::Seen(Box::new(Seen::Waiting(Some(entry)))));
+                }
+                Seen::Ended(entry) => return Ok(Pickup::Seen(Box::new(Seen::Ended(entry)))),
+                Seen::Waiting(None) => {}
+            }
+            let declined = requests::declined(conn, self.prefix, &r.job, self.slot).await?;
+            // Every replica that runs the job answers the same claim; the first answer says why.
+            if let Some(d) = declined.first() {
+                return Ok(Pickup::Refused(declined_refusal(r, d)));
+            }
+            if self.started.elapsed() >= PICKUP_WITHIN && !skipped_once {
+                skipped_once = true;
+                match self.skip_unclaimed(conn, replicas).await? {
+                    Some(no) => return Ok(Pickup::Refused(no)),
+                    // Claimed meanwhile: it is looked at once more.
+                    None => continue,
+                }
+            }
+            tokio::time::sleep(LOOK_EVERY).await;
         }
-        let declined = requests::declined(&mut conn, prefix, &r.job, slot).await?;
-        // Every replica that runs the job answers the same claim; the first answer says why.
-        if let Some(d) = declined.first() {
-            let code = match d.outcome.as_str() {
-                "paused" => ExitCode::Paused,
-                _ => ExitCode::Overlap,
-            };
-            let hint = match code {
-                ExitCode::Paused => format!("`anarchon resume {}` ends the pause", r.job),
-                _ => format!(
-                    "`anarchon wait {}` waits for the run in progress, then ask again; `anarchon inspect {}` shows it; `anarchon release {}` ends a stuck one",
-                    r.job, r.job, r.job
-                ),
-            };
-            let why = d.detail.clone();
-            return Ok(report.refused(ctx, &d.outcome.clone(), code, why, &hint));
-        }
-        if started.elapsed() >= PICKUP_WITHIN && !skipped_once {
-            skipped_once = true;
-            let reason = format!(
-                "run-now: no replica of anarchon cron claimed the request within {}",
-                humantime::format_duration(PICKUP_WITHIN)
-            );
-            match strategy::lease::skip(&mut conn, &lease_keys, slot, &r.audit.by, &reason).await? {
-                strategy::lease::SkipOutcome::Skipped => {
-                    let why = format!(
+    }
+
+    /// Records the request skipped, as no replica claimed it in time: the refusal, or None when a
+    /// replica claimed it meanwhile.
+    async fn skip_unclaimed(
+        &self,
+        conn: &mut crate::connection::Connection,
+        replicas: &[String],
+    ) -> Result<Option<Refusal>> {
+        let (r, slot) = (self.r, self.slot);
+        let reason = format!(
+            "run-now: no replica of anarchon cron claimed the request within {}",
+            humantime::format_duration(PICKUP_WITHIN)
+        );
+        Ok(
+            match strategy::lease::skip(conn, &self.lease_keys, slot, &r.audit.by, &reason).await? {
+                strategy::lease::SkipOutcome::Skipped => Some(Refusal {
+                    status: "not_picked_up".to_string(),
+                    code: ExitCode::NoReplica,
+                    why: format!(
                         "{} @ {}: no replica claimed the request within {} (live replicas that run it: {}); recorded skipped, so it never runs late; nothing ran",
                         r.job,
                         rfc3339(slot),
                         humantime::format_duration(PICKUP_WITHIN),
-                        report.replicas.join(", ")
-                    );
-                    let hint = "the replicas' logs say why (a store they cannot reach, a replica stopped); `anarchon run-now` again asks again";
-                    return Ok(report.refused(
-                        ctx,
-                        "not_picked_up",
-                        ExitCode::NoReplica,
-                        why,
-                        hint,
-                    ));
-                }
-                strategy::lease::SkipOutcome::Paused => {
-                    let why = format!(
-                        "{} @ {}: the job is paused; nothing ran",
-                        r.job,
-                        rfc3339(slot)
-                    );
-                    let hint = format!("`anarchon resume {}` ends the pause", r.job);
-                    return Ok(report.refused(ctx, "paused", ExitCode::Paused, why, &hint));
-                }
-                // Claimed meanwhile: it is looked at once more.
-                strategy::lease::SkipOutcome::Claimed(_) => continue,
-            }
-        }
-        tokio::time::sleep(LOOK_EVERY).await;
-    };
-    let entry = match &seen {
-        Seen::Waiting(Some(e)) | Seen::Ended(e) => e.clone(),
-        Seen::Waiting(None) => unreachable!("the loop ends on a claim"),
-    };
-    report.runner = Some(entry.runner.clone());
-    report.attempt = entry.attempt;
-    report.picked_up_after_ms = entry.claimed_at.map(|c| c - slot);
-    let picked = report.picked_up_after_ms.map_or(String::new(), |ms| {
-        format!(", claimed {ms}ms after the request")
-    });
-    if !ctx.out.json {
-        crate::outln!(
-            "{} @ {} (slot {slot}): {} on {} (attempt {}){picked}",
-            r.job,
-            rfc3339(slot),
-            if matches!(seen, Seen::Ended(_)) {
-                "ran"
-            } else {
-                "running"
+                        replicas.join(", ")
+                    ),
+                    hint: "the replicas' logs say why (a store they cannot reach, a replica stopped); `anarchon run-now` again asks again".to_string(),
+                }),
+                strategy::lease::SkipOutcome::Paused => Some(Refusal {
+                    status: "paused".to_string(),
+                    code: ExitCode::Paused,
+                    why: format!("{} @ {}: the job is paused; nothing ran", r.job, rfc3339(slot)),
+                    hint: format!("`anarchon resume {}` ends the pause", r.job),
+                }),
+                strategy::lease::SkipOutcome::Claimed(_) => None,
             },
-            entry.runner,
-            entry.attempt.map_or("-".to_string(), |a| a.to_string()),
-        );
-        if !wait {
-            crate::outln!("  follow  anarchon logs -f {} --slot {slot}", r.job);
-            crate::outln!("  wait    anarchon wait {} --slot {slot}", r.job);
+        )
+    }
+
+    /// Waits (`--wait`) for the claimed run's end.
+    async fn wait_for_end(&self, conn: &mut crate::connection::Connection) -> Result<HistoryEntry> {
+        loop {
+            tokio::time::sleep(WAIT_EVERY).await;
+            let mut at = Some(self.slot);
+            if let Seen::Ended(e) = look(conn, &self.job_keys, &mut at, self.server_now()).await? {
+                return Ok(e);
+            }
         }
     }
-    let ended = match seen {
-        Seen::Ended(e) => Some(e),
-        _ if wait => loop {
-            tokio::time::sleep(WAIT_EVERY).await;
-            let mut at = Some(slot);
-            if let Seen::Ended(e) = look(&mut conn, &job_keys, &mut at, server_now(started)).await?
-            {
-                break Some(e);
-            }
-        },
-        _ => None,
+}
+
+/// The refusal when the replicas' claim declined the request (a pause, or an overlap).
+fn declined_refusal(r: &RunNowCommand, d: &requests::Declined) -> Refusal {
+    let code = match d.outcome.as_str() {
+        "paused" => ExitCode::Paused,
+        _ => ExitCode::Overlap,
     };
+    let hint = match code {
+        ExitCode::Paused => format!("`anarchon resume {}` ends the pause", r.job),
+        _ => format!(
+            "`anarchon wait {}` waits for the run in progress, then ask again; `anarchon inspect {}` shows it; `anarchon release {}` ends a stuck one",
+            r.job, r.job, r.job
+        ),
+    };
+    Refusal {
+        status: d.outcome.clone(),
+        code,
+        why: d.detail.clone(),
+        hint,
+    }
+}
+
+/// Prints where the claimed run runs and, without `--wait`, how to follow it.
+fn print_picked_up(
+    asked: &Asked,
+    seen: &Seen,
+    entry: &HistoryEntry,
+    picked_up_after_ms: Option<i64>,
+    wait: bool,
+) {
+    let (r, slot) = (asked.r, asked.slot);
+    let picked = picked_up_after_ms.map_or(String::new(), |ms| {
+        format!(", claimed {ms}ms after the request")
+    });
+    crate::outln!(
+        "{} @ {} (slot {slot}): {} on {} (attempt {}){picked}",
+        r.job,
+        rfc3339(slot),
+        if matches!(seen, Seen::Ended(_)) {
+            "ran"
+        } else {
+            "running"
+        },
+        entry.runner,
+        entry.attempt.map_or("-".to_string(), |a| a.to_string()),
+    );
+    if !wait {
+        crate::outln!("  follow  anarchon logs -f {} --slot {slot}", r.job);
+        crate::outln!("  wait    anarchon wait {} --slot {slot}", r.job);
+    }
+}
+
+/// Completes the report with the run's end, if it ended, prints it and returns the exit status.
+fn finish(
+    ctx: &Context,
+    r: &RunNowCommand,
+    mut report: RequestReport,
+    ended: Option<HistoryEntry>,
+) -> ExitStatus {
     match ended {
         Some(e) => {
             report.status = "ended".to_string();
@@ -364,8 +496,8 @@ async fn on_replica(r: &RunNowCommand, wait: bool, ctx: &Context) -> Result<Exit
         ctx.out.print_json(&report);
     }
     // An ended run exits with its command's own status, as `wait` does.
-    Ok(match report.run {
+    match report.run {
         Some(_) => ExitStatus::External(report.exit_code),
         None => ExitStatus::OK,
-    })
+    }
 }

@@ -278,8 +278,7 @@ impl Shared {
                 }
                 // As a scheduled slot's end: an event, so a collector finds a manual run's failure
                 // by its level and exit code, and a replica that did not run it says so at debug.
-                let event =
-                    crate::scheduler::slot_event(&report, self.server_now(), job.max_late);
+                let event = crate::scheduler::slot_event(&report, self.server_now(), job.max_late);
                 let words = event.message.clone();
                 job.runner.events.emit(&event);
                 let outcome = match report.outcome {

@@ -169,29 +169,87 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     let mut outcome = CommandOutcome::default();
     // Handlers first: a SIGTERM that arrives while the command starts must be forwarded to it, not
     // kill anarchon and leave the command behind.
-    // (The daemon handles its signals itself, shutdown and reload, and forwards what it must.)
-    let mut signals = if spec.supervised.is_some() {
-        None
-    } else {
-        match Signals::install() {
-            Ok(s) => Some(s),
-            Err(e) => {
-                crate::errln!(
-                    "error: cannot install signal handlers ({e}); the command runs without forwarding"
-                );
-                None
-            }
-        }
-    };
+    let mut signals = install_signals(spec);
     let grace = lease.map(|l| stop_grace(l.lease(), spec.kill_after));
+    let Started {
+        mut child,
+        mut guard,
+        pid,
+        target,
+    } = match start(spec, lease, grace) {
+        Ok(started) => started,
+        Err(e) => return not_started(spec, &e),
+    };
+    let copiers = Copiers::start(&mut child, spec);
+
+    let mut watch = Watch {
+        spec,
+        lease,
+        grace,
+        quiet,
+        target,
+        timeout_at: spec.timeout.map(|t| started_boot + t),
+        kill_at: None,
+        lease_handled: false,
+        term_sent: false,
+    };
+    let status = watch
+        .until_exit(&mut child, &mut signals, &mut guard, &mut outcome)
+        .await;
+    if let Some(pid) = pid {
+        super::children::untrack(pid);
+    }
+    if let Some(Target { pid, group: true }) = target {
+        super::children::group_ended(pid.as_raw());
+    }
+    // The run lasted until the command itself exited: what it left behind is not its duration.
+    outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    stop_left_behind(spec, lease, guard, &mut outcome).await;
+    let succeeded = status.as_ref().is_ok_and(|s| s.success());
+    watch.note_loss_after_exit(succeeded, &mut outcome);
+    drain(spec, copiers, outcome, status).await
+}
+
+/// The signal handlers that forward signals to the command, unless it is supervised.
+fn install_signals(spec: &CommandSpec) -> Option<Signals> {
+    // (The daemon handles its signals itself, shutdown and reload, and forwards what it must.)
+    if spec.supervised.is_some() {
+        return None;
+    }
+    match Signals::install() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            crate::errln!(
+                "error: cannot install signal handlers ({e}); the command runs without forwarding"
+            );
+            None
+        }
+    }
+}
+
+/// A command started: its process, its guard, its pid, and where its signals go.
+struct Started {
+    child: Child,
+    guard: Option<Guard>,
+    pid: Option<u32>,
+    target: Option<Target>,
+}
+
+/// Starts the command under its guard (briefed), its group tracked; or the spawn's error, the
+/// guard let go.
+fn start(
+    spec: &CommandSpec,
+    lease: Option<&LeaseDeadline>,
+    grace: Option<Duration>,
+) -> std::io::Result<Started> {
     let mut guard = start_guard(spec, grace);
-    let mut child = match spawn(spec, guard.as_ref().map(Guard::group)) {
+    let child = match spawn(spec, guard.as_ref().map(Guard::group)) {
         Ok(child) => child,
         Err(e) => {
             if let Some(g) = guard {
                 g.done();
             }
-            return not_started(spec, &e);
+            return Err(e);
         }
     };
     // Its pid now: tokio forgets it once the command has been waited for.
@@ -209,53 +267,41 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
     if let Some(Target { pid, group: true }) = target {
         super::children::group_started(pid.as_raw());
     }
-    let copiers = Copiers::start(&mut child, spec);
-
-    let mut watch = Watch {
-        spec,
-        lease,
-        grace,
-        quiet,
+    Ok(Started {
+        child,
+        guard,
+        pid,
         target,
-        timeout_at: spec.timeout.map(|t| started_boot + t),
-        kill_at: None,
-        lease_handled: false,
-        term_sent: false,
-    };
-    let mut tick = tokio::time::interval(TICK);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut stop = spec.supervised.as_ref().map(|s| s.stop.clone());
-    let status = loop {
-        tokio::select! {
-            status = child.wait() => break status,
-            sig = recv(&mut signals) => forward(target, sig, &mut outcome),
-            () = stop_asked(&mut stop) => {
-                stop = None;
-                watch.stop_for_shutdown(guard.as_mut(), &mut outcome);
-            }
-            _ = tick.tick() => watch.tick(guard.as_mut(), &mut outcome),
-        }
-    };
-    if let Some(pid) = pid {
-        super::children::untrack(pid);
-    }
-    if let Some(Target { pid, group: true }) = target {
-        super::children::group_ended(pid.as_raw());
-    }
-    // The run lasted until the command itself exited: what it left behind is not its duration.
-    outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    })
+}
+
+/// Stops what the command left behind in its group (unless it runs in the foreground or may
+/// leave children), then lets the guard go.
+async fn stop_left_behind(
+    spec: &CommandSpec,
+    lease: Option<&LeaseDeadline>,
+    mut guard: Option<Guard>,
+    outcome: &mut CommandOutcome,
+) {
     if let (Some(g), false) = (guard.as_mut(), spec.foreground || spec.leave_children) {
         let deadline = lease
             .filter(|_| spec.stop_on_lease_lost)
             .map(LeaseDeadline::deadline);
-        let kill_after = spec.kill_after_for(&outcome);
+        let kill_after = spec.kill_after_for(outcome);
         outcome.children_stopped = stop_leftovers(g, kill_after, deadline).await;
     }
     if let Some(g) = guard {
         g.done();
     }
-    let succeeded = status.as_ref().is_ok_and(|s| s.success());
-    watch.note_loss_after_exit(succeeded, &mut outcome);
+}
+
+/// Drains the command's output, keeps its stdout when asked, and completes the outcome.
+async fn drain(
+    spec: &CommandSpec,
+    copiers: Copiers,
+    mut outcome: CommandOutcome,
+    status: std::io::Result<ExitStatus>,
+) -> CommandOutcome {
     // One wait for both streams: a process the command was let leave behind (--leave-children)
     // may hold them open, and the run must not last two drains longer for it.
     let drained_by = Instant::now() + STDERR_DRAIN;
@@ -432,6 +478,31 @@ struct Watch<'a> {
 }
 
 impl Watch<'_> {
+    /// Waits for the command's exit, forwarding signals, stopping it for the daemon's shutdown,
+    /// and policing its deadlines each tick.
+    async fn until_exit(
+        &mut self,
+        child: &mut Child,
+        signals: &mut Option<Signals>,
+        guard: &mut Option<Guard>,
+        outcome: &mut CommandOutcome,
+    ) -> std::io::Result<ExitStatus> {
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut stop = self.spec.supervised.as_ref().map(|s| s.stop.clone());
+        loop {
+            tokio::select! {
+                status = child.wait() => break status,
+                sig = recv(signals) => forward(self.target, sig, outcome),
+                () = stop_asked(&mut stop) => {
+                    stop = None;
+                    self.stop_for_shutdown(guard.as_mut(), outcome);
+                }
+                _ = tick.tick() => self.tick(guard.as_mut(), outcome),
+            }
+        }
+    }
+
     /// The daemon's shutdown grace is over: the command gets its SIGTERM now and SIGKILL after
     /// [`SHUTDOWN_KILL_AFTER`] at most (before the lease's deadline in any case).
     fn stop_for_shutdown(&mut self, guard: Option<&mut Guard>, outcome: &mut CommandOutcome) {

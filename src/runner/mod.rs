@@ -153,24 +153,79 @@ pub async fn run_slot(
         }
         (reply, overlap) = (settled.reply, Some((settled.skip_reason, settled.wait)));
     }
-    let mut backup = false;
-    // The holder this host stood by for (the last one seen: a takeover may pass the run on).
-    let mut held_by: Option<String> = None;
-    // Only the lease strategy answers running; the others cannot tell running from done.
-    if let (ClaimOutcome::Running, Backup::Standby { limit }) = (reply.outcome, opts.backup) {
-        backup = true;
+    let run = Run {
+        target,
+        req: &req,
+        opts,
+    };
+    let stood;
+    (reply, sent, stood) = run.stand_by(conn, reply, sent).await?;
+    if reply.outcome == ClaimOutcome::Won && target.strategy.has_leases() {
+        (reply, sent) = with_time_to_run(conn, target, &req, reply, sent, opts).await?;
+    }
+    let (skip_reason, wait) = overlap.unwrap_or_default();
+    let outcome = match reply.outcome {
+        ClaimOutcome::Won => return Ok(run.won(conn, &reply, sent, &stood, wait).await),
+        ClaimOutcome::Overlap => SlotOutcome::Overlap,
+        ClaimOutcome::Done => SlotOutcome::Done,
+        ClaimOutcome::Running => SlotOutcome::Running,
+        ClaimOutcome::Paused => SlotOutcome::Paused,
+    };
+    let mut report = SlotReport::skipped(target.job, req.slot, outcome, Some(&reply));
+    report.backup = stood.backup;
+    report.overlap = wait;
+    if outcome == SlotOutcome::Overlap && req.kind == crate::store::RunKind::Scheduled {
+        report.skip_recorded = Some(record_overlap_skip(conn, target, &req, &skip_reason).await?);
+        report.skip_reason = Some(skip_reason);
+    }
+    Ok(report)
+}
+
+/// A slot being run: its job and strategy, its claim request, and the runner's options.
+#[derive(Clone, Copy)]
+struct Run<'a> {
+    target: Target<'a>,
+    req: &'a ClaimRequest,
+    opts: &'a RunnerOptions,
+}
+
+/// What standing by for another host's run came to: whether this host stood by as its backup,
+/// and the holder it stood by for (the last one seen: a takeover may pass the run on).
+struct Stood {
+    backup: bool,
+    held_by: Option<String>,
+}
+
+impl Run<'_> {
+    /// Stands by as the backup of the host that holds the run (`reply` running, `--backup`), until
+    /// its run ends or this host takes it over; the claim then, and what standing by came to.
+    async fn stand_by(
+        &self,
+        conn: &mut Connection,
+        reply: ClaimReply,
+        sent: BootTime,
+    ) -> Result<(ClaimReply, BootTime, Stood)> {
+        let (target, req, opts) = (self.target, self.req, self.opts);
+        // Only the lease strategy answers running; the others cannot tell running from done.
+        let (ClaimOutcome::Running, Backup::Standby { limit }) = (reply.outcome, opts.backup)
+        else {
+            let stood = Stood {
+                backup: false,
+                held_by: None,
+            };
+            return Ok((reply, sent, stood));
+        };
         opts.events.emit(&event::RunEvent::standing_by(
             target.job,
             req.slot,
             &reply.runner,
             reply.attempt.unwrap_or(0),
         ));
-        let holder;
-        (reply, sent, holder) = wait_as_backup(
+        let (reply, sent, holder) = wait_as_backup(
             conn,
             &target.lease_keys(),
             target.job,
-            &req,
+            req,
             reply,
             backup::Standing {
                 limit,
@@ -179,41 +234,87 @@ pub async fn run_slot(
             opts.quiet,
         )
         .await?;
-        held_by = Some(holder);
+        let stood = Stood {
+            backup: true,
+            held_by: Some(holder),
+        };
+        Ok((reply, sent, stood))
     }
-    if reply.outcome == ClaimOutcome::Won && target.strategy.has_leases() {
-        (reply, sent) = with_time_to_run(conn, target, &req, reply, sent, opts).await?;
-    }
-    let (skip_reason, wait) = overlap.unwrap_or_default();
-    let outcome = match reply.outcome {
-        ClaimOutcome::Won => {
-            let started = opts.ping.as_ref().map(|p| p.start(&req.token));
-            if let Some(from) = &held_by {
-                opts.events
-                    .emit(&event::RunEvent::took_over(target.job, req.slot, from));
-            }
-            let mut report = execute(conn, target, &req, &reply, sent, backup, opts).await;
-            report.overlap = wait;
-            if let (Some(ping), Some(started)) = (&opts.ping, started)
-                && let Some(problem) = ping.end(&report, started).await
-            {
-                crate::errln!("anarchon: {}: {problem}", target.job);
-            }
-            return Ok(report);
+
+    /// Runs the won claim: a takeover said, the command run and its end recorded, the ping told.
+    async fn won(
+        &self,
+        conn: &mut Connection,
+        reply: &ClaimReply,
+        sent: BootTime,
+        stood: &Stood,
+        wait: Option<overlap::OverlapWait>,
+    ) -> SlotReport {
+        let (target, req, opts) = (self.target, self.req, self.opts);
+        let started = opts.ping.as_ref().map(|p| p.start(&req.token));
+        if let Some(from) = &stood.held_by {
+            opts.events
+                .emit(&event::RunEvent::took_over(target.job, req.slot, from));
         }
-        ClaimOutcome::Overlap => SlotOutcome::Overlap,
-        ClaimOutcome::Done => SlotOutcome::Done,
-        ClaimOutcome::Running => SlotOutcome::Running,
-        ClaimOutcome::Paused => SlotOutcome::Paused,
-    };
-    let mut report = SlotReport::skipped(target.job, req.slot, outcome, Some(&reply));
-    report.backup = backup;
-    report.overlap = wait;
-    if outcome == SlotOutcome::Overlap && req.kind == crate::store::RunKind::Scheduled {
-        report.skip_recorded = Some(record_overlap_skip(conn, target, &req, &skip_reason).await?);
-        report.skip_reason = Some(skip_reason);
+        let mut report = execute(conn, *self, reply, sent, stood.backup).await;
+        report.overlap = wait;
+        if let (Some(ping), Some(started)) = (&opts.ping, started)
+            && let Some(problem) = ping.end(&report, started).await
+        {
+            crate::errln!("anarchon: {}: {problem}", target.job);
+        }
+        report
     }
-    Ok(report)
+
+    /// Starts publishing the attempt's output to the store (`--live-output`), its sink given to
+    /// `spec`; the publisher, if asked for.
+    fn live_output(
+        &self,
+        conn: &Connection,
+        attempt: u32,
+        spec: &mut CommandSpec,
+    ) -> Option<live::Publisher> {
+        let (target, req) = (self.target, self.req);
+        self.opts.live_output.map(|live| {
+            let key =
+                crate::store::output::output_key(target.prefix, target.job, req.slot, attempt);
+            // The output goes with the history: never kept longer than the history's TTL, but an
+            // hour at least, so a quiet stretch of a run never expires its first lines.
+            let ttl = req.history.ttl.map_or(crate::store::output::TTL, |t| {
+                t.clamp(crate::store::output::TTL_FLOOR, crate::store::output::TTL)
+            });
+            let (sink, task) = live::start(conn.clone(), key, req.runner.clone(), live, ttl);
+            spec.live = Some(sink);
+            task
+        })
+    }
+
+    /// Records the command's end as the claim and the outcome say.
+    async fn record_end(
+        &self,
+        conn: &mut Connection,
+        claimed: &Claimed,
+        outcome: &child::CommandOutcome,
+        stopped_for_lease: bool,
+    ) -> Recorded {
+        let (target, req) = (self.target, self.req);
+        match claimed {
+            // Stopped by the daemon's shutdown (its grace over): handed over to a replica standing by,
+            // which takes it over at once as the next attempt.
+            Claimed::Lease(_) if outcome.stopped_for_shutdown && !outcome.released => {
+                record::hand_over(conn, target, req, claimed, outcome).await
+            }
+            // The command was stopped because the lease could not be kept: that is no failure of the
+            // run. Finishing it `failed` would take the run from the backups; left alone, its lease
+            // ends, the attempt is recorded `interrupted` and a backup (or a later claim) takes over.
+            Claimed::Lease(held) if stopped_for_lease => {
+                Recorded::LeaseLost(held.deadline.lost_reason(Duration::MAX).unwrap_or_default())
+            }
+            Claimed::Lease(_) | Claimed::ClaimOnly { .. } => {
+                record(conn, target, req, claimed, outcome).await
+            }
+        }
+    }
 }
 
 /// How often a slot standing behind an older run that this host does not take over (`--no-backup`)
@@ -497,13 +598,12 @@ async fn with_time_to_run(
 /// Runs the command for a won claim and records its end. `sent`: when the winning claim was sent.
 async fn execute(
     conn: &mut Connection,
-    target: Target<'_>,
-    req: &ClaimRequest,
+    run: Run<'_>,
     won: &ClaimReply,
     sent: BootTime,
     backup: bool,
-    opts: &RunnerOptions,
 ) -> SlotReport {
+    let Run { target, req, opts } = run;
     let job = target.job;
     let attempt = won.attempt.unwrap_or(1);
     crate::lines::note_attempt(attempt);
@@ -526,17 +626,7 @@ async fn execute(
         return not_started(conn, target, req, won, &claimed, backup, why).await;
     }
     let mut spec = spec;
-    let publisher = opts.live_output.map(|live| {
-        let key = crate::store::output::output_key(target.prefix, job, req.slot, attempt);
-        // The output goes with the history: never kept longer than the history's TTL, but an
-        // hour at least, so a quiet stretch of a run never expires its first lines.
-        let ttl = req.history.ttl.map_or(crate::store::output::TTL, |t| {
-            t.clamp(crate::store::output::TTL_FLOOR, crate::store::output::TTL)
-        });
-        let (sink, task) = live::start(conn.clone(), key, req.runner.clone(), live, ttl);
-        spec.live = Some(sink);
-        task
-    });
+    let publisher = run.live_output(conn, attempt, &mut spec);
     let outcome = child::run(&spec, deadline, opts.quiet).await;
     if let Some(keeper) = keeper {
         keeper.abort();
@@ -550,22 +640,9 @@ async fn execute(
     }
 
     let stopped_for_lease = outcome.lease_lost && spec.stop_on_lease_lost;
-    let recorded = match &claimed {
-        // Stopped by the daemon's shutdown (its grace over): handed over to a replica standing by,
-        // which takes it over at once as the next attempt.
-        Claimed::Lease(_) if outcome.stopped_for_shutdown && !outcome.released => {
-            record::hand_over(conn, target, req, &claimed, &outcome).await
-        }
-        // The command was stopped because the lease could not be kept: that is no failure of the
-        // run. Finishing it `failed` would take the run from the backups; left alone, its lease
-        // ends, the attempt is recorded `interrupted` and a backup (or a later claim) takes over.
-        Claimed::Lease(held) if stopped_for_lease => {
-            Recorded::LeaseLost(held.deadline.lost_reason(Duration::MAX).unwrap_or_default())
-        }
-        Claimed::Lease(_) | Claimed::ClaimOnly { .. } => {
-            record(conn, target, req, &claimed, &outcome).await
-        }
-    };
+    let recorded = run
+        .record_end(conn, &claimed, &outcome, stopped_for_lease)
+        .await;
     if let (Recorded::Yes, Some(wait)) = (&recorded, &opts.replicas) {
         replicas_missing(conn, wait, target, req, "result", opts.quiet).await;
     }
@@ -588,15 +665,7 @@ async fn execute(
         attempt: Some(attempt),
         runner: req.runner.clone(),
         backup,
-        status: match (&recorded, outcome.succeeded()) {
-            (Recorded::Released { status, .. }, _) => status.clone(),
-            (Recorded::Yes, true) => "finished".to_string(),
-            (Recorded::Yes, false) => "failed".to_string(),
-            (Recorded::HandedOver { .. }, _) => "interrupted".to_string(),
-            (Recorded::LeaseLost(_) | Recorded::Unreachable(_) | Recorded::Refused { .. }, _) => {
-                "unknown".to_string()
-            }
-        },
+        status: status_of(&recorded, outcome.succeeded()),
         command: Some(outcome),
         recorded: Some(recorded),
         fence: won.fence,
@@ -604,6 +673,19 @@ async fn execute(
         skip_reason: None,
         overlap: None,
         behind: None,
+    }
+}
+
+/// The status a ran slot's report gives: as recorded, or `unknown` when its end was not.
+fn status_of(recorded: &Recorded, succeeded: bool) -> String {
+    match (recorded, succeeded) {
+        (Recorded::Released { status, .. }, _) => status.clone(),
+        (Recorded::Yes, true) => "finished".to_string(),
+        (Recorded::Yes, false) => "failed".to_string(),
+        (Recorded::HandedOver { .. }, _) => "interrupted".to_string(),
+        (Recorded::LeaseLost(_) | Recorded::Unreachable(_) | Recorded::Refused { .. }, _) => {
+            "unknown".to_string()
+        }
     }
 }
 

@@ -195,7 +195,8 @@ fn a_job_removed_from_a_services_crontab_is_retired_once_no_live_replica_has_it(
     // Said as what it is, not as an operator's act of a moment ago.
     let line = String::from_utf8_lossy(&s.cli(&["check", "gone"]).stdout).into_owned();
     assert!(
-        line.contains("retired: removed from the crontab of service billing-svc") && !line.contains("ago ("),
+        line.contains("retired: removed from the crontab of service billing-svc")
+            && !line.contains("ago ("),
         "{line}"
     );
     let (_, keep_now) = state_of(&s, "keep");

@@ -85,133 +85,33 @@ pub async fn execute(settings: &TimelineSettings, ctx: &Context) -> Result<ExitC
     let mut conn = ctx.connect().await?;
     let check = crate::store::format::check_for_read(&mut conn, ctx.prefix()).await?;
     let now = check.server_now_ms;
-    let until = settings.until.map_or(now, |u| u.resolve(now));
-    let since = settings
-        .since
-        .map_or(until - millis(DEFAULT_RANGE), |s| s.resolve(now));
-    if since >= until {
-        return Err(Error::usage(format!(
-            "the range is empty: --since {} is not before --until {}\n  hint: give --since an earlier time, or a longer duration ago",
-            rfc3339(since),
-            rfc3339(until)
-        )));
-    }
-    let window = Window { since, until, now };
-
-    let refs: Vec<JobRef> = if settings.all {
-        crate::store::discover::find_jobs(&mut conn, ctx.prefix(), "*")
-            .await?
-            .into_iter()
-            .filter(|j| settings.layout.is_none_or(|l| j.layout == l))
-            .collect()
-    } else {
-        let mut refs = Vec::with_capacity(settings.jobs.len());
-        for job in &settings.jobs {
-            let (layout, _) =
-                crate::store::job::locate_job(&mut conn, ctx.prefix(), job, settings.layout)
-                    .await?;
-            refs.push(JobRef {
-                name: job.clone(),
-                layout,
-            });
-        }
-        refs
+    let window = window(settings, now)?;
+    let refs = job_refs(&mut conn, ctx.prefix(), settings).await?;
+    let mut reading = Reading {
+        settings,
+        prefix: ctx.prefix(),
+        check: &check,
+        window,
+        late_after: settings.late_after.map(millis),
+        jobs: Vec::with_capacity(refs.len().min(crate::store::read::BATCH)),
+        errors: Vec::new(),
+        empty: Vec::new(),
+        idle_jobs: 0,
     };
-    let late_after = settings.late_after.map(millis);
-    let mut jobs = Vec::with_capacity(refs.len().min(crate::store::read::BATCH));
-    let mut errors = Vec::new();
-    let mut empty = Vec::new();
-    let mut idle_jobs = 0;
-    // A batch of jobs at a time, each job's data dropped once drawn: `--all` over a large fleet
-    // holds one batch's results, not every job's.
-    for batch in refs.chunks(crate::store::read::BATCH) {
-        let (views, bad) = crate::store::view::read_between(
-            &mut conn,
-            ctx.prefix(),
-            batch,
-            &check,
-            since - lookback_ms(window),
-            until,
-        )
-        .await?;
-        if let Some(bad) = bad.into_iter().next() {
-            if !settings.all {
-                return Err(bad.error);
-            }
-            errors.push(bad);
-        }
-        for view in views {
-            let keys = check.job_keys(view.layout, ctx.prefix(), &view.job);
-            // Judged as `check --window` from `since` judges them: the view as that read it. The
-            // range is half open here: a slot at `until` has its run after what is drawn.
-            let judged = view.read_from(since);
-            let without = judged.slots_without_a_run(now, settings.grace, since, until - 1);
-            let grace_ms = millis(judged.grace(settings.grace));
-            drop(judged);
-            let crate::store::view::JobView {
-                job: name,
-                layout,
-                registry,
-                recent,
-                recent_is_all,
-                in_progress,
-                ..
-            } = view;
-            let (seen, complete) = match layout {
-                Layout::Lease => (
-                    recent
-                        .into_iter()
-                        .map(Seen::from)
-                        .chain(in_progress.into_iter().map(Seen::in_progress))
-                        .collect(),
-                    recent_is_all,
-                ),
-                Layout::ClaimOnly => {
-                    match claims(&mut conn, &keys, since - lookback_ms(window)).await {
-                        Ok(read) => read,
-                        Err(error) if settings.all && error.key().is_some() => {
-                            errors.push(Unreadable {
-                                job: name,
-                                layout,
-                                error,
-                            });
-                            continue;
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
-            };
-            let threshold = model::late_after_ms(registry.as_ref(), late_after);
-            let mut job = model::build(
-                &name,
-                layout,
-                registry.as_ref(),
-                seen,
-                window,
-                threshold,
-                complete,
-            );
-            job.add_slots_without_a_run(&without, grace_ms);
-            if !job.complete {
-                crate::errln!(
-                    "anarchon: {name}: more attempts in the range than are read at once: only the newest are drawn; give a shorter range"
-                );
-            }
-            if job.slots.is_empty() {
-                if settings.all {
-                    idle_jobs += 1;
-                    continue;
-                }
-                empty.push((name, keys.results().to_string()));
-            }
-            jobs.push(job);
-        }
-    }
+    reading.read(&mut conn, &refs).await?;
+    let Reading {
+        mut jobs,
+        errors,
+        empty,
+        idle_jobs,
+        ..
+    } = reading;
     if !settings.all {
         // As named, in that order.
         jobs.sort_by_key(|j| settings.jobs.iter().position(|n| *n == j.job));
     }
     model::name_holders(&mut jobs);
+    let (since, until) = (window.since, window.until);
     let report = TimelineReport {
         clock: crate::output::ServerClock::at(now),
         since,
@@ -227,32 +127,12 @@ pub async fn execute(settings: &TimelineSettings, ctx: &Context) -> Result<ExitC
     } else {
         ExitCode::StoreData
     };
-    if let Some(SvgTarget::File(path)) = &settings.svg {
-        std::fs::write(path, svg::render(&report)).map_err(|e| {
-            Error::Other(format!(
-                "cannot write the SVG to {}: {e}\n  hint: give --svg a path in a directory you can write to",
-                path.display()
-            ))
-        })?;
-        crate::errln!("anarchon: wrote the timeline to {}", path.display());
-    }
+    save_svg(settings, &report)?;
     for bad in &report.errors {
         crate::errln!("anarchon: {}: cannot be read: {}", bad.job, bad.error);
     }
-    if ctx.out.json {
-        ctx.out.print_json(&report);
+    if !print(settings, ctx, &report) {
         return Ok(code);
-    }
-    if settings.svg == Some(SvgTarget::Stdout) {
-        crate::output::write_raw(svg::render(&report).as_bytes());
-        return Ok(code);
-    }
-    let width = usize::from(settings.width.unwrap_or_else(|| terminal_width(ctx)));
-    for line in text::render(&report, width, &ctx.out) {
-        crate::outln!("{line}");
-        if crate::output::output_gone() {
-            return Ok(code);
-        }
     }
     if !settings.all {
         for (job, results) in &empty {
@@ -263,6 +143,209 @@ pub async fn execute(settings: &TimelineSettings, ctx: &Context) -> Result<ExitC
         }
     }
     Ok(code)
+}
+
+/// The range asked for (`--since`, `--until`) by the server's clock; an empty one is refused.
+fn window(settings: &TimelineSettings, now: i64) -> Result<Window> {
+    let until = settings.until.map_or(now, |u| u.resolve(now));
+    let since = settings
+        .since
+        .map_or(until - millis(DEFAULT_RANGE), |s| s.resolve(now));
+    if since >= until {
+        return Err(Error::usage(format!(
+            "the range is empty: --since {} is not before --until {}\n  hint: give --since an earlier time, or a longer duration ago",
+            rfc3339(since),
+            rfc3339(until)
+        )));
+    }
+    Ok(Window { since, until, now })
+}
+
+/// The jobs to draw: every job with `--all` (of the layout asked for), else those named, each
+/// located in the store.
+async fn job_refs(
+    conn: &mut crate::connection::Connection,
+    prefix: &str,
+    settings: &TimelineSettings,
+) -> Result<Vec<JobRef>> {
+    if settings.all {
+        return Ok(crate::store::discover::find_jobs(conn, prefix, "*")
+            .await?
+            .into_iter()
+            .filter(|j| settings.layout.is_none_or(|l| j.layout == l))
+            .collect());
+    }
+    let mut refs = Vec::with_capacity(settings.jobs.len());
+    for job in &settings.jobs {
+        let (layout, _) = crate::store::job::locate_job(conn, prefix, job, settings.layout).await?;
+        refs.push(JobRef {
+            name: job.clone(),
+            layout,
+        });
+    }
+    Ok(refs)
+}
+
+/// The jobs being read and modelled, and what is gathered of them.
+struct Reading<'a> {
+    settings: &'a TimelineSettings,
+    prefix: &'a str,
+    check: &'a crate::store::format::StoreCheck,
+    window: Window,
+    late_after: Option<i64>,
+    jobs: Vec<JobTimeline>,
+    errors: Vec<Unreadable>,
+    /// The named jobs with nothing in the range, each with its results key.
+    empty: Vec<(String, String)>,
+    idle_jobs: u64,
+}
+
+impl Reading<'_> {
+    /// Reads and models every job of `refs`.
+    async fn read(
+        &mut self,
+        conn: &mut crate::connection::Connection,
+        refs: &[JobRef],
+    ) -> Result<()> {
+        let Window { since, until, .. } = self.window;
+        // A batch of jobs at a time, each job's data dropped once drawn: `--all` over a large fleet
+        // holds one batch's results, not every job's.
+        for batch in refs.chunks(crate::store::read::BATCH) {
+            let (views, bad) = crate::store::view::read_between(
+                conn,
+                self.prefix,
+                batch,
+                self.check,
+                since - lookback_ms(self.window),
+                until,
+            )
+            .await?;
+            if let Some(bad) = bad.into_iter().next() {
+                if !self.settings.all {
+                    return Err(bad.error);
+                }
+                self.errors.push(bad);
+            }
+            for view in views {
+                self.add(conn, view).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Models one job from its view (a claim-only job's claims read besides) and keeps it.
+    async fn add(
+        &mut self,
+        conn: &mut crate::connection::Connection,
+        view: crate::store::view::JobView,
+    ) -> Result<()> {
+        let (settings, window) = (self.settings, self.window);
+        let Window { since, until, now } = window;
+        let keys = self.check.job_keys(view.layout, self.prefix, &view.job);
+        // Judged as `check --window` from `since` judges them: the view as that read it. The
+        // range is half open here: a slot at `until` has its run after what is drawn.
+        let judged = view.read_from(since);
+        let without = judged.slots_without_a_run(now, settings.grace, since, until - 1);
+        let grace_ms = millis(judged.grace(settings.grace));
+        drop(judged);
+        let crate::store::view::JobView {
+            job: name,
+            layout,
+            registry,
+            recent,
+            recent_is_all,
+            in_progress,
+            ..
+        } = view;
+        let (seen, complete) = match layout {
+            Layout::Lease => (
+                recent
+                    .into_iter()
+                    .map(Seen::from)
+                    .chain(in_progress.into_iter().map(Seen::in_progress))
+                    .collect(),
+                recent_is_all,
+            ),
+            Layout::ClaimOnly => match claims(conn, &keys, since - lookback_ms(window)).await {
+                Ok(read) => read,
+                Err(error) if settings.all && error.key().is_some() => {
+                    self.errors.push(Unreadable {
+                        job: name,
+                        layout,
+                        error,
+                    });
+                    return Ok(());
+                }
+                Err(error) => return Err(error),
+            },
+        };
+        let threshold = model::late_after_ms(registry.as_ref(), self.late_after);
+        let mut job = model::build(
+            &name,
+            layout,
+            registry.as_ref(),
+            seen,
+            window,
+            threshold,
+            complete,
+        );
+        job.add_slots_without_a_run(&without, grace_ms);
+        self.keep(job, name, keys.results());
+        Ok(())
+    }
+
+    /// Keeps a modelled job: warns when it was read in part, counts it idle with `--all` when
+    /// it has nothing in the range, or notes it for a hint.
+    fn keep(&mut self, job: JobTimeline, name: String, results: &str) {
+        if !job.complete {
+            crate::errln!(
+                "anarchon: {name}: more attempts in the range than are read at once: only the newest are drawn; give a shorter range"
+            );
+        }
+        if job.slots.is_empty() {
+            if self.settings.all {
+                self.idle_jobs += 1;
+                return;
+            }
+            self.empty.push((name, results.to_string()));
+        }
+        self.jobs.push(job);
+    }
+}
+
+/// Writes the SVG to the file `--svg` names, if it names one.
+fn save_svg(settings: &TimelineSettings, report: &TimelineReport) -> Result<()> {
+    if let Some(SvgTarget::File(path)) = &settings.svg {
+        std::fs::write(path, svg::render(report)).map_err(|e| {
+            Error::Other(format!(
+                "cannot write the SVG to {}: {e}\n  hint: give --svg a path in a directory you can write to",
+                path.display()
+            ))
+        })?;
+        crate::errln!("anarchon: wrote the timeline to {}", path.display());
+    }
+    Ok(())
+}
+
+/// Prints the report: JSON, SVG on stdout, or the text picture. Returns whether the text picture
+/// was printed whole (the hints for empty jobs follow only it).
+fn print(settings: &TimelineSettings, ctx: &Context, report: &TimelineReport) -> bool {
+    if ctx.out.json {
+        ctx.out.print_json(report);
+        return false;
+    }
+    if settings.svg == Some(SvgTarget::Stdout) {
+        crate::output::write_raw(svg::render(report).as_bytes());
+        return false;
+    }
+    let width = usize::from(settings.width.unwrap_or_else(|| terminal_width(ctx)));
+    for line in text::render(report, width, &ctx.out) {
+        crate::outln!("{line}");
+        if crate::output::output_gone() {
+            return false;
+        }
+    }
+    true
 }
 
 /// The width of the picture: the terminal's, or [`DEFAULT_WIDTH`] when stdout is none (or a

@@ -433,73 +433,8 @@ fn judge_slot(slot: i64, seen: Vec<Seen>, window: Window, late_after_ms: i64) ->
     let manual = seen.iter().any(|s| s.manual);
     let mut attempts: Vec<Attempt> = Vec::with_capacity(seen.len());
     for s in seen {
-        let outcome = s.outcome(window.now);
-        let text = |name: &str| {
-            s.result.get(name).and_then(|v| match v {
-                serde_json::Value::String(t) => Some(t.clone()),
-                serde_json::Value::Null => None,
-                other => Some(other.to_string()),
-            })
-        };
-        let newer_slot = s
-            .result
-            .get("replaced_by")
-            .or_else(|| s.result.get("superseded_by"))
-            .and_then(serde_json::Value::as_i64)
-            .filter(|_| matches!(outcome, Outcome::Replaced | Outcome::Superseded));
-        let reason = match outcome {
-            Outcome::Finished | Outcome::Running | Outcome::Claimed => None,
-            Outcome::Expired => Some("lease expired, not taken over".to_string()),
-            Outcome::Failed => Some(crate::output::result_summary(Some(&s.result))),
-            Outcome::HandedOver => Some(format!(
-                "handed over ({})",
-                text("why").unwrap_or_else(|| "shutdown".to_string())
-            )),
-            _ => text("reason").or_else(|| Some(s.status.clone())),
-        };
-        // A takeover: the attempt before this one of the same slot ended with its lease expired
-        // (or handed over).
-        let takeover_from = attempts
-            .last()
-            .filter(|prev| {
-                matches!(prev.outcome, Outcome::Interrupted | Outcome::HandedOver)
-                    && s.attempt.is_some_and(|n| n > 1)
-                    && prev.attempt.is_some_and(|p| Some(p + 1) == s.attempt)
-            })
-            .map(|prev| TakenFrom {
-                attempt: prev.attempt.unwrap_or_default(),
-                runner: prev.runner.clone(),
-                host: prev.host.clone(),
-                shown: prev.shown.clone(),
-            });
-        attempts.push(Attempt {
-            attempt: s.attempt,
-            host: host_of(&s.runner).to_string(),
-            shown: host_of(&s.runner).to_string(),
-            runner: s.runner.clone(),
-            outcome,
-            status: s.status.clone(),
-            claimed_at: s.claimed_at,
-            claimed_at_time: s.claimed_at.map(rfc3339),
-            ended_at: s.ended_at.filter(|_| !outcome.open()),
-            ended_at_time: s.ended_at.filter(|_| !outcome.open()).map(rfc3339),
-            lease_end: s.lease_end,
-            lease_end_time: s.lease_end.map(rfc3339),
-            reason,
-            newer_slot,
-            newer_slot_time: newer_slot.map(rfc3339),
-            released_by: text("released_by")
-                .filter(|_| matches!(outcome, Outcome::Released | Outcome::Replaced)),
-            takeover_from,
-            overlapping: false,
-            overlap_spans: Vec::new(),
-            end_is_sure: match outcome {
-                Outcome::Interrupted | Outcome::HandedOver | Outcome::Superseded => false,
-                // The holder reported how its command ended (`"command"`), or never did.
-                Outcome::Replaced | Outcome::Released => s.result.get("command").is_some(),
-                _ => true,
-            },
-        });
+        let attempt = attempt_of(&s, window.now, attempts.last());
+        attempts.push(attempt);
     }
     // The first attempt that ran (not a skip) tells how late the run started.
     let start_delay_ms = attempts
@@ -515,6 +450,86 @@ fn judge_slot(slot: i64, seen: Vec<Seen>, window: Window, late_after_ms: i64) ->
         late: !manual && start_delay_ms.is_some_and(|d| d > late_after_ms),
         attempts,
         no_run: None,
+    }
+}
+
+/// A field of an attempt's result as text (absent when null).
+fn result_text(s: &Seen, name: &str) -> Option<String> {
+    s.result.get(name).and_then(|v| match v {
+        serde_json::Value::String(t) => Some(t.clone()),
+        serde_json::Value::Null => None,
+        other => Some(other.to_string()),
+    })
+}
+
+/// Why an attempt ended as it did, for every outcome but a plain finish or one still open.
+fn reason_of(s: &Seen, outcome: Outcome) -> Option<String> {
+    match outcome {
+        Outcome::Finished | Outcome::Running | Outcome::Claimed => None,
+        Outcome::Expired => Some("lease expired, not taken over".to_string()),
+        Outcome::Failed => Some(crate::output::result_summary(Some(&s.result))),
+        Outcome::HandedOver => Some(format!(
+            "handed over ({})",
+            result_text(s, "why").unwrap_or_else(|| "shutdown".to_string())
+        )),
+        _ => result_text(s, "reason").or_else(|| Some(s.status.clone())),
+    }
+}
+
+/// The attempt an attempt took over from, if `prev` (the attempt before it of the same slot) is
+/// one it took over.
+fn takeover_of(s: &Seen, prev: Option<&Attempt>) -> Option<TakenFrom> {
+    // A takeover: the attempt before this one of the same slot ended with its lease expired
+    // (or handed over).
+    prev.filter(|prev| {
+        matches!(prev.outcome, Outcome::Interrupted | Outcome::HandedOver)
+            && s.attempt.is_some_and(|n| n > 1)
+            && prev.attempt.is_some_and(|p| Some(p + 1) == s.attempt)
+    })
+    .map(|prev| TakenFrom {
+        attempt: prev.attempt.unwrap_or_default(),
+        runner: prev.runner.clone(),
+        host: prev.host.clone(),
+        shown: prev.shown.clone(),
+    })
+}
+
+/// An attempt as drawn, judged at `now`, after `prev` (the attempt before it of the same slot).
+fn attempt_of(s: &Seen, now: i64, prev: Option<&Attempt>) -> Attempt {
+    let outcome = s.outcome(now);
+    let newer_slot = s
+        .result
+        .get("replaced_by")
+        .or_else(|| s.result.get("superseded_by"))
+        .and_then(serde_json::Value::as_i64)
+        .filter(|_| matches!(outcome, Outcome::Replaced | Outcome::Superseded));
+    Attempt {
+        attempt: s.attempt,
+        host: host_of(&s.runner).to_string(),
+        shown: host_of(&s.runner).to_string(),
+        runner: s.runner.clone(),
+        outcome,
+        status: s.status.clone(),
+        claimed_at: s.claimed_at,
+        claimed_at_time: s.claimed_at.map(rfc3339),
+        ended_at: s.ended_at.filter(|_| !outcome.open()),
+        ended_at_time: s.ended_at.filter(|_| !outcome.open()).map(rfc3339),
+        lease_end: s.lease_end,
+        lease_end_time: s.lease_end.map(rfc3339),
+        reason: reason_of(s, outcome),
+        newer_slot,
+        newer_slot_time: newer_slot.map(rfc3339),
+        released_by: result_text(s, "released_by")
+            .filter(|_| matches!(outcome, Outcome::Released | Outcome::Replaced)),
+        takeover_from: takeover_of(s, prev),
+        overlapping: false,
+        overlap_spans: Vec::new(),
+        end_is_sure: match outcome {
+            Outcome::Interrupted | Outcome::HandedOver | Outcome::Superseded => false,
+            // The holder reported how its command ended (`"command"`), or never did.
+            Outcome::Replaced | Outcome::Released => s.result.get("command").is_some(),
+            _ => true,
+        },
     }
 }
 

@@ -12,7 +12,7 @@ use crate::time::humanize;
 
 use super::TimelineReport;
 use super::axis::{Axis, TimeStyle};
-use super::model::{Attempt, Drawn, JobTimeline, NoRun, Outcome, SlotRow};
+use super::model::{Attempt, Drawn, JobTimeline, NoRun, Outcome, Overlap, SlotRow};
 use super::text::{no_run_note, note, summary};
 
 /// The width of a character of the monospace font, in px (12px text).
@@ -130,41 +130,70 @@ fn text(x: f64, y: f64, content: &str, class: &str) -> Text {
     }
 }
 
+/// Where things go across the picture: the time style, the clock, the axis and the columns.
+#[derive(Clone, Copy)]
+struct Layout {
+    style: TimeStyle,
+    now: i64,
+    axis: Axis,
+    /// The x of the axis's start, of the notes, of the attempt numbers and of the hosts.
+    x0: f64,
+    x_note: f64,
+    x_attempt: f64,
+    x_host: f64,
+}
+
+impl Layout {
+    /// The columns for a report: wide enough for its slots and hosts.
+    fn of(report: &TimelineReport) -> Layout {
+        let slots = report
+            .jobs
+            .iter()
+            .flat_map(|j| j.slots.iter().map(|r| r.slot))
+            .filter(|s| *s >= report.since - 86_400_000);
+        let style = TimeStyle::of(report.since, report.until, slots);
+        let rows = || report.jobs.iter().flat_map(|j| j.slots.iter());
+        let attempts = || rows().flat_map(|r| r.attempts.iter());
+        let slot_chars = rows()
+            .map(|r| style.slot(r.slot).chars().count())
+            .chain([7])
+            .max()
+            .unwrap_or(7);
+        let host_chars = attempts()
+            .map(|a| a.shown.chars().count())
+            .chain([4])
+            .max()
+            .unwrap_or(4)
+            .min(40);
+        let x_attempt = PAD + (slot_chars as f64 + 1.0) * WIDE_CHAR;
+        let x_host = x_attempt + 4.0 * WIDE_CHAR;
+        let x0 = x_host + (host_chars as f64 + 2.0) * WIDE_CHAR;
+        Layout {
+            style,
+            now: report.clock.server_time,
+            axis: Axis {
+                since: report.since,
+                until: report.until,
+                width: AXIS,
+            },
+            x0,
+            x_note: x0 + AXIS as f64 + 2.0 * CHAR,
+            x_attempt,
+            x_host,
+        }
+    }
+
+    /// The x of a time, clamped to the range.
+    fn x_of(&self, t: i64) -> f64 {
+        self.x0 + self.axis.x(t.clamp(self.axis.since, self.axis.until))
+    }
+}
+
 /// The picture as an SVG document.
 pub fn render(report: &TimelineReport) -> String {
-    let now = report.clock.server_time;
-    let slots = report
-        .jobs
-        .iter()
-        .flat_map(|j| j.slots.iter().map(|r| r.slot))
-        .filter(|s| *s >= report.since - 86_400_000);
-    let style = TimeStyle::of(report.since, report.until, slots);
-    let rows = || report.jobs.iter().flat_map(|j| j.slots.iter());
-    let attempts = || rows().flat_map(|r| r.attempts.iter());
-    let slot_chars = rows()
-        .map(|r| style.slot(r.slot).chars().count())
-        .chain([7])
-        .max()
-        .unwrap_or(7);
-    let host_chars = attempts()
-        .map(|a| a.shown.chars().count())
-        .chain([4])
-        .max()
-        .unwrap_or(4)
-        .min(40);
-    let x_attempt = PAD + (slot_chars as f64 + 1.0) * WIDE_CHAR;
-    let x_host = x_attempt + 4.0 * WIDE_CHAR;
-    let x0 = x_host + (host_chars as f64 + 2.0) * WIDE_CHAR;
-    let axis = Axis {
-        since: report.since,
-        until: report.until,
-        width: AXIS,
-    };
-    let x_of = |t: i64| x0 + axis.x(t.clamp(report.since, report.until));
-    let x_note = x0 + AXIS as f64 + 2.0 * CHAR;
-
+    let layout = Layout::of(report);
     let mut body = Group::new();
-    let mut widest = x_note;
+    let mut widest = layout.x_note;
     let mut y = PAD + 14.0;
     let title = format!(
         "anarchon timeline: {} to {} UTC ({})",
@@ -177,33 +206,22 @@ pub fn render(report: &TimelineReport) -> String {
     // Ticks are chosen as for text: as many labels as fit the axis in characters.
     let ticks = Axis {
         width: (AXIS as f64 / CHAR) as usize,
-        ..axis
+        ..layout.axis
     }
     .ticks();
     for (t, label) in &ticks {
-        body = body.add(text(x_of(*t), y, label, "tick-label"));
+        body = body.add(text(layout.x_of(*t), y, label, "tick-label"));
     }
     y += 6.0;
     let grid_top = y;
     let mut jobs = Group::new().set("class", "jobs");
     for job in &report.jobs {
-        let (group, bottom, right) = draw_job(job, style, now, &x_of, x_note, y, x_attempt, x_host);
+        let (group, bottom, right) = draw_job(job, &layout, y);
         jobs = jobs.add(group);
         widest = widest.max(right);
         y = bottom;
     }
-    let grid_bottom = y;
-    let mut grid = Group::new().set("class", "grid");
-    for (t, _) in &ticks {
-        grid = grid.add(
-            Line::new()
-                .set("class", "tick")
-                .set("x1", px(x_of(*t)))
-                .set("x2", px(x_of(*t)))
-                .set("y1", px(grid_top))
-                .set("y2", px(grid_bottom)),
-        );
-    }
+    let grid = grid(&layout, &ticks, grid_top, y);
     y += ROW;
     if report.idle_jobs > 0 {
         let idle = format!(
@@ -216,10 +234,31 @@ pub fn render(report: &TimelineReport) -> String {
     let (legend, legend_right) = legend(report, y);
     widest = widest.max(legend_right);
     y += ROW;
+    document(widest, y, [grid, body, jobs, legend])
+}
 
+/// The grid: a vertical line at each tick, from `top` to `bottom`.
+fn grid(layout: &Layout, ticks: &[(i64, String)], top: f64, bottom: f64) -> Group {
+    let mut grid = Group::new().set("class", "grid");
+    for (t, _) in ticks {
+        grid = grid.add(
+            Line::new()
+                .set("class", "tick")
+                .set("x1", px(layout.x_of(*t)))
+                .set("x2", px(layout.x_of(*t)))
+                .set("y1", px(top))
+                .set("y2", px(bottom)),
+        );
+    }
+    grid
+}
+
+/// The document around its groups (the grid, the body, the jobs, the legend, in drawing order),
+/// sized to reach `widest` across and `bottom` down.
+fn document(widest: f64, bottom: f64, groups: [Group; 4]) -> String {
     let width = (widest + PAD).ceil();
-    let height = (y + PAD).ceil();
-    let document = Document::new()
+    let height = (bottom + PAD).ceil();
+    let mut document = Document::new()
         .set("width", width)
         .set("height", height)
         .set("viewBox", (0, 0, width, height))
@@ -229,11 +268,10 @@ pub fn render(report: &TimelineReport) -> String {
                 .set("width", "100%")
                 .set("height", "100%")
                 .set("fill", "#fff"),
-        )
-        .add(grid)
-        .add(body)
-        .add(jobs)
-        .add(legend);
+        );
+    for group in groups {
+        document = document.add(group);
+    }
     format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{document}\n")
 }
 
@@ -291,29 +329,11 @@ fn legend(report: &TimelineReport, y: f64) -> (Group, f64) {
 
 /// One job's rows from `y` down: its name, a line per attempt, its overlaps, its summary.
 /// Returns the group, the y below it and the rightmost x it reaches.
-#[allow(clippy::too_many_arguments)]
-fn draw_job(
-    job: &JobTimeline,
-    style: TimeStyle,
-    now: i64,
-    x_of: &impl Fn(i64) -> f64,
-    x_note: f64,
-    mut y: f64,
-    x_attempt: f64,
-    x_host: f64,
-) -> (Group, f64, f64) {
+fn draw_job(job: &JobTimeline, layout: &Layout, mut y: f64) -> (Group, f64, f64) {
     let mut group = Group::new().set("class", "job-timeline");
-    let mut right = x_note;
+    let mut right = layout.x_note;
     y += ROW;
-    let mut header = job.job.clone();
-    if let Some(policy) = &job.overlap_policy {
-        header.push_str(&format!("  --overlap {policy}"));
-    }
-    header.push_str(&format!(
-        "  late: first claim over {} after the slot",
-        humanize(job.late_after_ms.max(0) as u64)
-    ));
-    group = group.add(text(PAD, y, &header, "job"));
+    group = group.add(text(PAD, y, &job_header(job), "job"));
     let rows_top = y + 4.0;
     if job.slots.is_empty() {
         y += ROW;
@@ -323,12 +343,12 @@ fn draw_job(
         let lines = match drawn {
             Drawn::NoRun(rows) => {
                 y += ROW;
-                vec![no_run_line(&rows, style, x_of, x_note, y)]
+                vec![no_run_line(&rows, layout, y)]
             }
             Drawn::Slot(row) => (row.attempts.iter().enumerate())
                 .map(|(i, a)| {
                     y += ROW;
-                    attempt_line(row, i, a, style, now, x_of, x_note, y, x_attempt, x_host)
+                    attempt_line(row, i, a, layout, y)
                 })
                 .collect(),
         };
@@ -339,39 +359,9 @@ fn draw_job(
     }
     let rows_bottom = y + 6.0;
     for o in &job.overlaps {
-        let (x1, x2) = (x_of(o.from), x_of(o.to));
-        let mut band = Rectangle::new()
-            .set(
-                "class",
-                if o.certain {
-                    "overlap"
-                } else {
-                    "possible-overlap"
-                },
-            )
-            .set("x", px(x1))
-            .set("y", px(rows_top))
-            .set("width", px((x2 - x1).max(1.0)))
-            .set("height", px(rows_bottom - rows_top));
-        let who: Vec<String> = o
-            .attempts
-            .iter()
-            .map(|a| {
-                let n = a.attempt.map_or("-".to_string(), |n| n.to_string());
-                format!("{} #{n} on {}", style.slot(a.slot), a.runner)
-            })
-            .collect();
-        band = band.add(Title::new(clean(&format!(
-            "{}overlap of {} from {} to {}: {}",
-            if o.certain { "" } else { "possible " },
-            humanize(o.duration_ms.max(0) as u64),
-            o.from_time,
-            o.to_time,
-            who.join(" and ")
-        ))));
-        group = group.add(band);
+        group = group.add(overlap_band(o, layout, rows_top, rows_bottom));
     }
-    for (line, tone) in summary(job, style, 160) {
+    for (line, tone) in summary(job, layout.style, 160) {
         y += ROW;
         right = right.max(PAD + line.chars().count() as f64 * WIDE_CHAR);
         group = group.add(text(PAD, y, &line, class_of(tone)));
@@ -379,16 +369,58 @@ fn draw_job(
     (group, y + ROW / 2.0, right)
 }
 
+/// A job's header line: its name, its overlap policy, and when a start is late.
+fn job_header(job: &JobTimeline) -> String {
+    let mut header = job.job.clone();
+    if let Some(policy) = &job.overlap_policy {
+        header.push_str(&format!("  --overlap {policy}"));
+    }
+    header.push_str(&format!(
+        "  late: first claim over {} after the slot",
+        humanize(job.late_after_ms.max(0) as u64)
+    ));
+    header
+}
+
+/// An overlap's band over the job's rows, from `top` to `bottom`, its `<title>` who overlapped.
+fn overlap_band(o: &Overlap, layout: &Layout, top: f64, bottom: f64) -> Rectangle {
+    let (x1, x2) = (layout.x_of(o.from), layout.x_of(o.to));
+    let band = Rectangle::new()
+        .set(
+            "class",
+            if o.certain {
+                "overlap"
+            } else {
+                "possible-overlap"
+            },
+        )
+        .set("x", px(x1))
+        .set("y", px(top))
+        .set("width", px((x2 - x1).max(1.0)))
+        .set("height", px(bottom - top));
+    let who: Vec<String> = o
+        .attempts
+        .iter()
+        .map(|a| {
+            let n = a.attempt.map_or("-".to_string(), |n| n.to_string());
+            format!("{} #{n} on {}", layout.style.slot(a.slot), a.runner)
+        })
+        .collect();
+    band.add(Title::new(clean(&format!(
+        "{}overlap of {} from {} to {}: {}",
+        if o.certain { "" } else { "possible " },
+        humanize(o.duration_ms.max(0) as u64),
+        o.from_time,
+        o.to_time,
+        who.join(" and ")
+    ))))
+}
+
 /// Consecutive slots with no run for one reason: a mark at each (`<rect class="no-run
 /// <reason>">`, its `<title>` why), and the note. Returns the group and the rightmost x its note
 /// reaches.
-fn no_run_line(
-    rows: &[&SlotRow],
-    style: TimeStyle,
-    x_of: &impl Fn(i64) -> f64,
-    x_note: f64,
-    y: f64,
-) -> (Group, f64) {
+fn no_run_line(rows: &[&SlotRow], layout: &Layout, y: f64) -> (Group, f64) {
+    let (style, x_note) = (layout.style, layout.x_note);
     let mut g = Group::new();
     if let Some(first) = rows.first() {
         g = g.add(text(PAD, y, &style.slot(first.slot), ""));
@@ -399,7 +431,7 @@ fn no_run_line(
             Rectangle::new()
                 .set("class", format!("no-run {}", no_run.reason.as_str()))
                 .set("data-slot", row.slot)
-                .set("x", px(x_of(row.slot) - 1.5))
+                .set("x", px(layout.x_of(row.slot) - 1.5))
                 .set("y", px(y - BAR_HEIGHT + 1.0))
                 .set("width", 3)
                 .set("height", px(BAR_HEIGHT))
@@ -418,19 +450,8 @@ fn no_run_line(
 
 /// An attempt's line: its labels, the dashes from its slot, its bar, the overlapping part, its
 /// note. Returns the group and the rightmost x its note reaches.
-#[allow(clippy::too_many_arguments)]
-fn attempt_line(
-    row: &SlotRow,
-    i: usize,
-    a: &Attempt,
-    style: TimeStyle,
-    now: i64,
-    x_of: &impl Fn(i64) -> f64,
-    x_note: f64,
-    y: f64,
-    x_attempt: f64,
-    x_host: f64,
-) -> (Group, f64) {
+fn attempt_line(row: &SlotRow, i: usize, a: &Attempt, layout: &Layout, y: f64) -> (Group, f64) {
+    let (style, now) = (layout.style, layout.now);
     let mut g = Group::new();
     if i == 0 {
         g = g.add(text(PAD, y, &style.slot(row.slot), ""));
@@ -439,26 +460,56 @@ fn attempt_line(
         Some(n) if n > 0 => n.to_string(),
         _ => "-".to_string(),
     };
-    g = g.add(text(x_attempt, y, &number, ""));
-    g = g.add(text(x_host, y, &a.shown, ""));
+    g = g.add(text(layout.x_attempt, y, &number, ""));
+    g = g.add(text(layout.x_host, y, &a.shown, ""));
     let (start, end) = (a.start(row.slot), a.end(row.slot, now));
     let bar_y = y - BAR_HEIGHT + 1.0;
     if i == 0 && row.slot < start {
-        let class = if row.late {
-            "slot-to-claim late"
-        } else {
-            "slot-to-claim"
-        };
+        g = g.add(slot_to_claim(row, start, layout, bar_y));
+    }
+    let (x1, x2) = (layout.x_of(start), layout.x_of(end));
+    g = g.add(attempt_bar(row, a, &number, (x1, x2), bar_y));
+    for &(from, to, sure) in &a.overlap_spans {
+        let (o1, o2) = (layout.x_of(from.max(start)), layout.x_of(to.min(end)));
         g = g.add(
-            Line::new()
-                .set("class", class)
-                .set("x1", px(x_of(row.slot)))
-                .set("x2", px(x_of(start)))
-                .set("y1", px(bar_y + BAR_HEIGHT / 2.0))
-                .set("y2", px(bar_y + BAR_HEIGHT / 2.0)),
+            Rectangle::new()
+                .set("class", if sure { "at-once" } else { "possible-overlap" })
+                .set("x", px(o1))
+                .set("y", px(bar_y + 2.0))
+                .set("width", px((o2 - o1).max(1.0)))
+                .set("height", px(BAR_HEIGHT - 4.0)),
         );
     }
-    let (x1, x2) = (x_of(start), x_of(end));
+    if a.takeover_from.is_some() {
+        g = g.add(text(x1 - CHAR, y, "↳", "takeover"));
+    }
+    let (note, note_right) = attempt_note(row, i, a, layout, y);
+    (g.add(note), note_right)
+}
+
+/// The dashes from a slot to its first claim at `start` (amber when the start was late).
+fn slot_to_claim(row: &SlotRow, start: i64, layout: &Layout, bar_y: f64) -> Line {
+    let class = if row.late {
+        "slot-to-claim late"
+    } else {
+        "slot-to-claim"
+    };
+    Line::new()
+        .set("class", class)
+        .set("x1", px(layout.x_of(row.slot)))
+        .set("x2", px(layout.x_of(start)))
+        .set("y1", px(bar_y + BAR_HEIGHT / 2.0))
+        .set("y2", px(bar_y + BAR_HEIGHT / 2.0))
+}
+
+/// An attempt's bar from x1 to x2, its `<title>` all about it.
+fn attempt_bar(
+    row: &SlotRow,
+    a: &Attempt,
+    number: &str,
+    (x1, x2): (f64, f64),
+    bar_y: f64,
+) -> Rectangle {
     let about = format!(
         "{} attempt {number} on {}: {}{}{}",
         row.slot_time,
@@ -473,7 +524,7 @@ fn attempt_line(
             _ => String::new(),
         }
     );
-    let bar = Rectangle::new()
+    Rectangle::new()
         .set("class", format!("attempt {}", a.outcome.as_str()))
         .set("data-slot", row.slot)
         .set("data-attempt", a.attempt.map_or(-1, i64::from))
@@ -481,25 +532,14 @@ fn attempt_line(
         .set("y", px(bar_y))
         .set("width", px((x2 - x1).max(3.0)))
         .set("height", px(BAR_HEIGHT))
-        .add(Title::new(clean(&about)));
-    g = g.add(bar);
-    for &(from, to, sure) in &a.overlap_spans {
-        let (o1, o2) = (x_of(from.max(start)), x_of(to.min(end)));
-        g = g.add(
-            Rectangle::new()
-                .set("class", if sure { "at-once" } else { "possible-overlap" })
-                .set("x", px(o1))
-                .set("y", px(bar_y + 2.0))
-                .set("width", px((o2 - o1).max(1.0)))
-                .set("height", px(BAR_HEIGHT - 4.0)),
-        );
-    }
-    if a.takeover_from.is_some() {
-        g = g.add(text(x1 - CHAR, y, "↳", "takeover"));
-    }
+        .add(Title::new(clean(&about)))
+}
+
+/// An attempt's note at the right of its line. Returns the text and the rightmost x it reaches.
+fn attempt_note(row: &SlotRow, i: usize, a: &Attempt, layout: &Layout, y: f64) -> (Text, f64) {
     // One text per note, in the colour of its gravest part (tspans would each start a line of
     // the document, and their whitespace would show).
-    let pieces = note(style, now, row, i, a);
+    let pieces = note(layout.style, layout.now, row, i, a);
     let tone = [Tone::Bad, Tone::Warn, Tone::Good, Tone::Dim]
         .into_iter()
         .find(|t| {
@@ -508,6 +548,9 @@ fn attempt_line(
             })
         });
     let said: String = pieces.into_iter().map(|(t, _)| t).collect();
-    g = g.add(text(x_note, y, &said, class_of(tone)));
-    (g, x_note + said.chars().count() as f64 * WIDE_CHAR)
+    let x_note = layout.x_note;
+    (
+        text(x_note, y, &said, class_of(tone)),
+        x_note + said.chars().count() as f64 * WIDE_CHAR,
+    )
 }

@@ -589,66 +589,27 @@ impl Picture<'_> {
             };
             return cells;
         }
-        let (c0, c1) = (axis.col(start.max(since)), axis.col(end.min(until)));
+        let span = Span {
+            axis,
+            since,
+            until,
+            start,
+            end,
+            c0: axis.col(start.max(since)),
+            c1: axis.col(end.min(until)),
+        };
         if i == 0 && row.slot <= until && row.slot < start {
             let dots = Some(if row.late { Tone::Warn } else { Tone::Dim });
-            for cell in &mut cells[axis.col(row.slot.max(since))..c0] {
+            for cell in &mut cells[axis.col(row.slot.max(since))..span.c0] {
                 *cell = Cell {
                     glyph: SLOT_TO_CLAIM,
                     tone: dots,
                 };
             }
         }
-        // Where the bar is open (drawn ┄): after an expired lease's end; a claim with no result
-        // all along.
-        let open = |c: usize| match a.outcome {
-            Outcome::Expired => a
-                .lease_end
-                .is_none_or(|e| c > axis.col(e.clamp(since, until))),
-            Outcome::Claimed => true,
-            _ => false,
-        };
-        for (c, cell) in cells.iter_mut().enumerate().take(c1 + 1).skip(c0) {
-            *cell = Cell {
-                glyph: if open(c) { OPEN } else { HELD },
-                tone,
-            };
-        }
-        for &(from, to, sure) in &a.overlap_spans {
-            if to <= since || from >= until {
-                continue;
-            }
-            let o0 = axis.col(from.max(since)).max(c0);
-            let o1 = axis.col((to - 1).max(from).min(until)).min(c1);
-            for cell in cells.iter_mut().take(o1 + 1).skip(o0) {
-                // A sure overlap is never drawn over by a possible one.
-                if !(cell.glyph == AT_ONCE && same_tone(cell.tone, Some(Tone::Bad))) {
-                    *cell = Cell {
-                        glyph: AT_ONCE,
-                        tone: Some(if sure { Tone::Bad } else { Tone::Warn }),
-                    };
-                }
-            }
-        }
-        if start < since {
-            cells[c0] = Cell {
-                glyph: EARLIER,
-                tone,
-            };
-        } else if a.takeover_from.is_some() && c1 > c0 {
-            cells[c0] = Cell {
-                glyph: TAKEOVER,
-                tone,
-            };
-        }
-        if end > until {
-            cells[c1] = Cell { glyph: LATER, tone };
-        } else if !matches!(a.outcome, Outcome::Expired | Outcome::Claimed) {
-            cells[c1] = Cell {
-                glyph: end_glyph(a.outcome),
-                tone,
-            };
-        }
+        held(&mut cells, a, &span, tone);
+        at_once(&mut cells, a, &span);
+        ends(&mut cells, a, &span, tone);
         cells
     }
 
@@ -828,10 +789,44 @@ pub(super) fn note(style: TimeStyle, now: i64, row: &SlotRow, i: usize, a: &Atte
 /// A job's summary, line by line, each line in one colour: what its attempts came to, its
 /// takeovers, late starts and overlaps (with what its policy says of them), wrapped to `width`.
 pub(super) fn summary(job: &JobTimeline, style: TimeStyle, width: usize) -> Vec<Piece> {
-    let s = &job.summary;
-    if s.slots == 0 {
+    if job.summary.slots == 0 {
         return Vec::new();
     }
+    let mut lines = Wrapped {
+        lines: Vec::new(),
+        width,
+    };
+    lines.add(counts(job), 4, None);
+    let (sure, possible): (Vec<_>, Vec<_>) = job.overlaps.iter().partition(|o| o.certain);
+    if !sure.is_empty() {
+        let rule = match job.overlap_policy.as_deref() {
+            Some(p) if job.forbids_overlap() => {
+                format!(": under --overlap {p} this must never happen")
+            }
+            Some("allow") => " (--overlap allow lets runs overlap)".to_string(),
+            _ => String::new(),
+        };
+        let head = format!(
+            "  OVERLAP: two attempts of {} held it at once ({}){rule}",
+            job.job,
+            plural(sure.len() as u64, "overlap")
+        );
+        lines.overlaps(head, &sure, style, Tone::Bad);
+    }
+    if !possible.is_empty() {
+        let head = format!(
+            "  {}: an attempt whose end the store learned only later (its lease expired, or its holder never reported) spans another's",
+            plural(possible.len() as u64, "possible overlap")
+        );
+        lines.overlaps(head, &possible, style, Tone::Warn);
+    }
+    lines.lines
+}
+
+/// A summary's first line: what a job's attempts came to, its takeovers, late starts and slots
+/// with no run.
+fn counts(job: &JobTimeline) -> String {
+    let s = &job.summary;
     let mut text = format!(
         "  {}: {}, {}",
         job.job,
@@ -872,86 +867,66 @@ pub(super) fn summary(job: &JobTimeline, style: TimeStyle, width: usize) -> Vec<
     if s.overlaps == 0 && s.possible_overlaps == 0 {
         text.push_str("; never two attempts at once");
     }
-    let mut lines: Vec<Piece> = wrap(&text, width, 4)
-        .into_iter()
-        .map(|l| (l, None))
+    text
+}
+
+/// A summary's lines as they are wrapped to its width.
+struct Wrapped {
+    lines: Vec<Piece>,
+    width: usize,
+}
+
+impl Wrapped {
+    /// Adds a text, wrapped with continuation lines indented by `indent`, in one colour.
+    fn add(&mut self, text: String, indent: usize, tone: Option<Tone>) {
+        let width = self.width;
+        self.lines
+            .extend(wrap(&text, width, indent).into_iter().map(|l| (l, tone)));
+    }
+
+    /// Adds overlaps of one kind: their heading, the first [`NAMED`] each on its line, a count
+    /// of the rest.
+    fn overlaps(
+        &mut self,
+        head: String,
+        overlaps: &[&super::model::Overlap],
+        style: TimeStyle,
+        tone: Tone,
+    ) {
+        self.add(head, 4, Some(tone));
+        for o in overlaps.iter().take(NAMED) {
+            self.add(named(o, style), 6, Some(tone));
+        }
+        if overlaps.len() > NAMED {
+            self.add(
+                format!(
+                    "    and {} more (--json lists them all)",
+                    overlaps.len() - NAMED
+                ),
+                6,
+                None,
+            );
+        }
+    }
+}
+
+/// An overlap's line in a summary: how long, from when to when, and who held it.
+fn named(o: &super::model::Overlap, style: TimeStyle) -> String {
+    let who: Vec<String> = o
+        .attempts
+        .iter()
+        .map(|a| {
+            let n = a.attempt.map_or("-".to_string(), |n| n.to_string());
+            format!("{} #{n} on {}", style.slot(a.slot), a.shown)
+        })
         .collect();
-    let mut add = |text: String, indent: usize, tone: Option<Tone>| {
-        lines.extend(wrap(&text, width, indent).into_iter().map(|l| (l, tone)));
-    };
-    let named = |o: &super::model::Overlap| {
-        let who: Vec<String> = o
-            .attempts
-            .iter()
-            .map(|a| {
-                let n = a.attempt.map_or("-".to_string(), |n| n.to_string());
-                format!("{} #{n} on {}", style.slot(a.slot), a.shown)
-            })
-            .collect();
-        format!(
-            "    {} from {} to {}: {}",
-            humanize(o.duration_ms.max(0) as u64),
-            style.clock(o.from),
-            style.clock(o.to),
-            who.join(" and ")
-        )
-    };
-    let (sure, possible): (Vec<_>, Vec<_>) = job.overlaps.iter().partition(|o| o.certain);
-    if !sure.is_empty() {
-        let rule = match job.overlap_policy.as_deref() {
-            Some(p) if job.forbids_overlap() => {
-                format!(": under --overlap {p} this must never happen")
-            }
-            Some("allow") => " (--overlap allow lets runs overlap)".to_string(),
-            _ => String::new(),
-        };
-        add(
-            format!(
-                "  OVERLAP: two attempts of {} held it at once ({}){rule}",
-                job.job,
-                plural(sure.len() as u64, "overlap")
-            ),
-            4,
-            Some(Tone::Bad),
-        );
-        for o in sure.iter().take(NAMED) {
-            add(named(o), 6, Some(Tone::Bad));
-        }
-        if sure.len() > NAMED {
-            add(
-                format!(
-                    "    and {} more (--json lists them all)",
-                    sure.len() - NAMED
-                ),
-                6,
-                None,
-            );
-        }
-    }
-    if !possible.is_empty() {
-        add(
-            format!(
-                "  {}: an attempt whose end the store learned only later (its lease expired, or its holder never reported) spans another's",
-                plural(possible.len() as u64, "possible overlap")
-            ),
-            4,
-            Some(Tone::Warn),
-        );
-        for o in possible.iter().take(NAMED) {
-            add(named(o), 6, Some(Tone::Warn));
-        }
-        if possible.len() > NAMED {
-            add(
-                format!(
-                    "    and {} more (--json lists them all)",
-                    possible.len() - NAMED
-                ),
-                6,
-                None,
-            );
-        }
-    }
-    lines
+    format!(
+        "    {} from {} to {}: {}",
+        humanize(o.duration_ms.max(0) as u64),
+        style.clock(o.from),
+        style.clock(o.to),
+        who.join(" and ")
+    )
 }
 
 /// `1 slot`, `2 slots`.
@@ -960,6 +935,83 @@ pub(super) fn plural(n: u64, word: &str) -> String {
         format!("1 {word}")
     } else {
         format!("{n} {word}s")
+    }
+}
+
+/// Where an attempt falls on the axis: the range shown, the span it held, and the columns of
+/// that span's shown part.
+struct Span {
+    axis: Axis,
+    since: i64,
+    until: i64,
+    start: i64,
+    end: i64,
+    c0: usize,
+    c1: usize,
+}
+
+/// Draws the span an attempt held, open (┄) where it is.
+fn held(cells: &mut [Cell], a: &Attempt, span: &Span, tone: Option<Tone>) {
+    let (axis, since, until) = (span.axis, span.since, span.until);
+    // Where the bar is open (drawn ┄): after an expired lease's end; a claim with no result
+    // all along.
+    let open = |c: usize| match a.outcome {
+        Outcome::Expired => a
+            .lease_end
+            .is_none_or(|e| c > axis.col(e.clamp(since, until))),
+        Outcome::Claimed => true,
+        _ => false,
+    };
+    for (c, cell) in cells.iter_mut().enumerate().take(span.c1 + 1).skip(span.c0) {
+        *cell = Cell {
+            glyph: if open(c) { OPEN } else { HELD },
+            tone,
+        };
+    }
+}
+
+/// Marks where another attempt held the run at the same time as this one.
+fn at_once(cells: &mut [Cell], a: &Attempt, span: &Span) {
+    let (axis, since, until) = (span.axis, span.since, span.until);
+    for &(from, to, sure) in &a.overlap_spans {
+        if to <= since || from >= until {
+            continue;
+        }
+        let o0 = axis.col(from.max(since)).max(span.c0);
+        let o1 = axis.col((to - 1).max(from).min(until)).min(span.c1);
+        for cell in cells.iter_mut().take(o1 + 1).skip(o0) {
+            // A sure overlap is never drawn over by a possible one.
+            if !(cell.glyph == AT_ONCE && same_tone(cell.tone, Some(Tone::Bad))) {
+                *cell = Cell {
+                    glyph: AT_ONCE,
+                    tone: Some(if sure { Tone::Bad } else { Tone::Warn }),
+                };
+            }
+        }
+    }
+}
+
+/// Draws the ends of the held span: began earlier or a takeover, goes on or how it ended.
+fn ends(cells: &mut [Cell], a: &Attempt, span: &Span, tone: Option<Tone>) {
+    let (c0, c1) = (span.c0, span.c1);
+    if span.start < span.since {
+        cells[c0] = Cell {
+            glyph: EARLIER,
+            tone,
+        };
+    } else if a.takeover_from.is_some() && c1 > c0 {
+        cells[c0] = Cell {
+            glyph: TAKEOVER,
+            tone,
+        };
+    }
+    if span.end > span.until {
+        cells[c1] = Cell { glyph: LATER, tone };
+    } else if !matches!(a.outcome, Outcome::Expired | Outcome::Claimed) {
+        cells[c1] = Cell {
+            glyph: end_glyph(a.outcome),
+            tone,
+        };
     }
 }
 
