@@ -130,10 +130,8 @@ fn three_replicas_run_a_request_once_on_one_replica() {
     );
 
     // Recorded as a manual run, ended finished, with who asked and why in the job's events.
-    let run = s
-        .run("sync", &slot.to_string())
-        .expect("the run is recorded");
-    assert_eq!(run.kind, "manual");
+    // Read once its end is recorded: the store helper reads `:results`, then (format 2) `:live`,
+    // and a finish that lands between the two reads finds the run in neither.
     wait_for(
         "the run's end to be recorded",
         Duration::from_secs(10),
@@ -143,6 +141,10 @@ fn three_replicas_run_a_request_once_on_one_replica() {
                 .any(|r| r.slot == slot && r.status == "finished")
         },
     );
+    let run = s
+        .run("sync", &slot.to_string())
+        .expect("the run is recorded");
+    assert_eq!(run.kind, "manual");
     let asked: Vec<_> = events(&s, "sync")
         .into_iter()
         .filter(|e| e["action"] == "run-now")

@@ -74,6 +74,14 @@ impl Server {
 
     /// Every run of `job` the store knows, by slot: in progress and ended.
     pub fn runs(&self, job: &str) -> BTreeMap<i64, RunView> {
+        // Format 2: `:live` read before `:results`. A finish moves a run from one to the other in
+        // one script, so read in this order it is found in one of them; read the other way round,
+        // a finish between the two reads hid it from both.
+        let live: Vec<(String, String)> = if self.is_format_1(job) {
+            Vec::new()
+        } else {
+            self.cmd(&["HGETALL", &key(job, "live")])
+        };
         let mut runs = self.ended_runs(job);
         if self.is_format_1(job) {
             // Runs in progress have all their fields; an ended run keeps fewer as it ages
@@ -118,7 +126,6 @@ impl Server {
             }
             return runs;
         }
-        let live: Vec<(String, String)> = self.cmd(&["HGETALL", &key(job, "live")]);
         for (field, value) in live {
             let r = decode_live("live", &field, &value).unwrap();
             runs.insert(r.slot, r.into());
