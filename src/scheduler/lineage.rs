@@ -237,14 +237,16 @@ pub(super) async fn before_slot(
         return Ok(Before::Skip(Box::new(report)));
     }
     let mut held = Vec::new();
-    for ((old, keys), _) in job
+    let names: Vec<(&String, LeaseKeys)> = job
         .lineage
         .iter()
         .zip(old_keys)
         .zip(in_circle)
         .filter(|(_, in_circle)| !in_circle)
-    {
-        let reason = match step(conn, job, old, &keys, slot).await {
+        .map(|(name, _)| name)
+        .collect();
+    for (at, (old, keys)) in names.iter().enumerate() {
+        let reason = match step(conn, job, old, keys, slot).await {
             Ok(Step::Hold(h)) => {
                 held.push(*h);
                 continue;
@@ -271,6 +273,7 @@ pub(super) async fn before_slot(
             }
         };
         finish_held(conn, job, held, Ending::Finished { skipped: None }).await;
+        settle_the_rest(conn, job, &names[at + 1..], slot, &reason).await;
         let recorded = crate::runner::retrying(conn, async |c| {
             lease::skip(c, &own, slot, &job.claim.runner, &reason).await
         })
@@ -283,6 +286,47 @@ pub(super) async fn before_slot(
         return Ok(Before::Skip(Box::new(report)));
     }
     Ok(Before::Take(held))
+}
+
+/// The slot was decided under an old name (`reason`): the old names after it, not claimed yet,
+/// are decided too. Their claims of the slot may be left from an earlier attempt of this lineage
+/// (held, then handed over at a shutdown or a lost lease: leases that ran out with no end), and no
+/// one else ends them: a replica of a newer name decides the slot from the first old name that
+/// says, as this one did. So each is claimed once: an expired claim is taken over (a free one
+/// won) and ended `finished`, `{"handed_to": <job>, "skipped": <reason>}`, its marker gone so that
+/// it reads as decided under that name (a replica still running it skips the slot as "ran as"
+/// it). A claim another replica holds is left to it; one already ended, or refused (an overlap, a
+/// pause), says nothing to end.
+async fn settle_the_rest(
+    conn: &mut Connection,
+    job: &RunSettings,
+    rest: &[(&String, LeaseKeys)],
+    slot: i64,
+    reason: &str,
+) {
+    let result = serde_json::json!({ "handed_to": job.job, "skipped": reason }).to_string();
+    for (old, keys) in rest {
+        let mut req: ClaimRequest = job.claim.request(slot, RunKind::Scheduled);
+        req.lease *= OLD_NAME_LEASES;
+        let ended = crate::runner::retrying(conn, async |c| {
+            if lease::claim(c, keys, &req).await?.outcome != ClaimOutcome::Won {
+                return Ok(false);
+            }
+            c.query::<()>(redis::cmd("DEL").arg(handed_key(keys, slot)))
+                .await?;
+            let status = lease::FinishStatus::Finished;
+            lease::finish(c, keys, slot, &req.token, status, &result, true).await?;
+            Ok(true)
+        })
+        .await;
+        if let Err(e) = ended {
+            crate::errln!(
+                "anarchon: {} @ {}: the claim under {old}, its old name, was not ended ({e}); its lease ends by itself",
+                job.job,
+                rfc3339(slot),
+            );
+        }
+    }
 }
 
 /// One old name's claim of `slot`, waiting while another replica holds it.

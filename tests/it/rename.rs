@@ -711,3 +711,64 @@ fn a_rename_back_beside_the_first_rename_never_holds_a_slot_in_a_circle() {
     let _ = holder.kill();
     let _ = holder.wait();
 }
+
+/// A job with two old names (`v3 --was v1 --was v2`) whose slot was decided under the first (ran
+/// as `v1`) while the second still has a claim of it that nobody ended (a replica of this lineage
+/// held it, then handed it over at its shutdown: a lease run out with no end). Deciding the slot
+/// from `v1` must not leave `v2`'s claim in progress for ever (the soak's `left_unended`, seed 11,
+/// format 1: a rename chain's claims of one slot left expired): it is ended, handed to `v3` and
+/// skipped for the same reason, and the slot runs under no name. (Under `--overlap allow`, where
+/// no later claim of `v2` supersedes the old claim and ends it by the way.)
+#[test]
+fn a_slot_decided_under_one_old_name_ends_the_other_old_names_claims() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let file = dir.path().join("crontab");
+    std::fs::write(
+        &file,
+        format!(
+            "# anarchon: --job v3 --was v1 --was v2 --overlap allow\n*/5 * * * * * {}\n",
+            ticker(&log, 200)
+        ),
+    )
+    .unwrap();
+    s.wait_for_phase(5_000, 500, 2_000);
+    let slot = s.now_ms() / 5_000 * 5_000 + 5_000;
+    let at = slot.to_string();
+    // Ran as v1, before any replica of v3 came to it.
+    s.cli(&["run", "--job", "v1", "--slot", &at, "--", "true"])
+        .expect(0);
+    // v2's claim of the slot, left by a holder gone: a lease of 1 s, never ended.
+    s.cli(&["claim", "v2", "--slot", &at, "--lease", "1s"])
+        .expect(0);
+    assert_eq!(s.in_progress("v2"), vec![slot]);
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    wait_for("v3 to run the next slot", Duration::from_secs(30), || {
+        slots_of(&log, "v3").contains(&(slot + 5_000))
+    });
+    assert!(
+        !s.in_progress("v2").contains(&slot),
+        "v2's claim of {slot} is left in progress after the slot was decided under v1\n{}",
+        replica.stderr()
+    );
+    let ended = s
+        .results("v2")
+        .into_iter()
+        .rfind(|r| r.slot == slot)
+        .unwrap_or_else(|| panic!("no record of v2's {slot}: {:?}", s.results("v2")));
+    assert_eq!(ended.status, "finished", "{ended:?}");
+    assert_eq!(ended.result["handed_to"], "v3", "{ended:?}");
+    assert!(
+        ended.result["skipped"]
+            .as_str()
+            .is_some_and(|why| why.contains("ran as v1")),
+        "{ended:?}"
+    );
+    assert!(
+        !runs_by_slot(&log).contains_key(&slot),
+        "{:?}",
+        runs_by_slot(&log)
+    );
+    assert_each_slot_once(&log);
+}
