@@ -250,22 +250,6 @@ impl Connection {
         Ok(())
     }
 
-    /// The runner's one retry step after a transient error: waits `backoff` (never past `until`),
-    /// doubles it up to 2 s, then opens a fresh connection if there is time left (after a server
-    /// restart or a cut connection the old one stays broken).
-    pub async fn pause_and_reconnect(
-        &mut self,
-        backoff: &mut Duration,
-        until: tokio::time::Instant,
-    ) {
-        let left = || until.saturating_duration_since(tokio::time::Instant::now());
-        tokio::time::sleep((*backoff).min(left())).await;
-        *backoff = (*backoff * 2).min(Duration::from_secs(2));
-        if !left().is_zero() {
-            let _ = tokio::time::timeout(left(), self.reconnect()).await;
-        }
-    }
-
     /// The options this connection was opened with.
     pub fn options(&self) -> &ConnectOptions {
         &self.options

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::error::Error;
+use super::Connection;
+use crate::error::{Error, Result};
 
 /// How long, and how often, trouble that passes is retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +48,60 @@ impl Retry {
         refused_for: None,
     };
 
+    /// The small idempotent writes and reads around a claim (a slot's skip record, the waiting
+    /// place, a release for `--overlap replace`, an old name's claim), and any span of retries
+    /// bounded by a moment ([`Retry::until`]): a host that gave up on one at the first timeout
+    /// left its slot with no record; when a stall hits every host of a fleet at once, nobody
+    /// records it (found by the soak's loss checker).
+    pub const AROUND_A_CLAIM: Retry = Retry {
+        first: Duration::from_millis(100),
+        cap: Duration::from_secs(2),
+        transient_for: Some(SLOT_RETRY_FOR),
+        refused_for: Some(SLOT_RETRY_FOR),
+    };
+
+    /// A reader in the background that nobody waits for (the daemon's run-now requests): every
+    /// error is retried, with back-off, until the daemon stops; a success starts the back-off
+    /// anew. Its pauses come from [`Tries::next_pause`], whatever the error.
+    pub const IN_THE_BACKGROUND: Retry = Retry {
+        first: Duration::from_millis(200),
+        cap: Duration::from_secs(5),
+        transient_for: None,
+        refused_for: None,
+    };
+
+    /// This policy's pauses, with both spans ending at `give_up` (a lease's end, a record's last
+    /// moment).
+    pub fn until(self, give_up: Instant) -> Retry {
+        let left = Some(give_up.saturating_duration_since(Instant::now()));
+        Retry {
+            transient_for: left,
+            refused_for: left,
+            ..self
+        }
+    }
+
+    /// Runs `call` again through trouble that passes, as this policy says, with a fresh
+    /// connection after a transient error ([`Tries::pause_after`]); the first error that does not
+    /// pass, or the last of the span, is returned. For idempotent calls only.
+    pub async fn run<T>(
+        self,
+        conn: &mut Connection,
+        mut call: impl AsyncFnMut(&mut Connection) -> Result<T>,
+    ) -> Result<T> {
+        let mut tries = self.start();
+        loop {
+            match call(conn).await {
+                Err(e) => {
+                    if !tries.pause_after(conn, &e).await {
+                        return Err(e);
+                    }
+                }
+                done => return done,
+            }
+        }
+    }
+
     /// The tries of one call, from now.
     pub fn start(self) -> Tries {
         Tries {
@@ -80,12 +135,58 @@ impl Tries {
         } else {
             return None;
         };
-        if span.is_some_and(|span| self.started.elapsed() >= span) {
-            return None;
-        }
+        let left = match span {
+            Some(span) if self.started.elapsed() >= span => return None,
+            Some(span) => span - self.started.elapsed(),
+            None => Duration::MAX,
+        };
+        Some(self.next_pause().min(left))
+    }
+
+    /// The next pause of the back-off (doubled after each, up to the policy's cap), whatever
+    /// the error: for a caller that decides itself when to give up.
+    pub fn next_pause(&mut self) -> Duration {
         let pause = self.next;
         self.next = (self.next * 2).min(self.policy.cap);
-        Some(pause)
+        pause
+    }
+
+    /// After `error`: pauses as [`Tries::after`] says, then, after a transient error, opens a
+    /// fresh connection in place of `conn` (after a server restart or a cut connection the old
+    /// one stays broken; one that answered with a refusal is good). False, at once, when the
+    /// retries are over.
+    pub async fn pause_after(&mut self, conn: &mut Connection, error: &Error) -> bool {
+        let Some(pause) = self.after(error) else {
+            return false;
+        };
+        tokio::time::sleep(pause).await;
+        if error.is_transient() {
+            let left = self
+                .span_for(error)
+                .map(|span| span.saturating_sub(self.elapsed()));
+            self.reconnect(conn, left).await;
+        }
+        true
+    }
+
+    /// The next pause, never past `until`, then a fresh connection if there is time left: the
+    /// step of a caller that keeps its own deadline (the heartbeats, until the lease's end) or
+    /// has no error to judge (an answer that did not come in time).
+    pub async fn pause_and_reconnect(&mut self, conn: &mut Connection, until: Instant) {
+        let left = || until.saturating_duration_since(Instant::now());
+        tokio::time::sleep(self.next_pause().min(left())).await;
+        if !left().is_zero() {
+            self.reconnect(conn, Some(left())).await;
+        }
+    }
+
+    /// The one reconnect of every retry: a fresh connection, waited for at most `within` (or the
+    /// policy's cap when the span is open); a failure is the next try's to meet.
+    async fn reconnect(&self, conn: &mut Connection, within: Option<Duration>) {
+        let within = within.unwrap_or(self.policy.cap.max(Duration::from_secs(1)));
+        if !within.is_zero() {
+            let _ = tokio::time::timeout(within, conn.reconnect()).await;
+        }
     }
 
     /// How long errors of `error`'s kind are retried in all (None: until the caller stops).
@@ -134,5 +235,38 @@ mod tests {
         assert_eq!(tries.after(&Error::usage("bad flag")), None);
         assert_eq!(tries.after(&transient()), Some(ms(200)));
         assert_eq!(tries.span_for(&transient()), None);
+    }
+
+    #[test]
+    fn a_pause_never_runs_past_the_span_and_until_bounds_both_spans() {
+        // 10 s of span: the pauses are the back-off's, capped at 2 s around a claim.
+        let mut tries = Retry::AROUND_A_CLAIM.start();
+        let pauses: Vec<Duration> = (0..6).filter_map(|_| tries.after(&transient())).collect();
+        let ms = |n| Duration::from_millis(n);
+        assert_eq!(
+            pauses,
+            [ms(100), ms(200), ms(400), ms(800), ms(1600), ms(2000)]
+        );
+        // A span of 150 ms: the second pause is cut to what is left of it.
+        let short = Retry::AROUND_A_CLAIM.until(Instant::now() + ms(150));
+        assert_eq!(short.transient_for, short.refused_for);
+        let mut tries = short.start();
+        assert_eq!(tries.after(&transient()), Some(ms(100)));
+        assert!(tries.after(&transient()).is_some_and(|p| p <= ms(150)));
+        // In the background every error is retried, the back-off's pauses whatever it was.
+        let mut tries = Retry::IN_THE_BACKGROUND.start();
+        let pauses: Vec<Duration> = (0..7).map(|_| tries.next_pause()).collect();
+        assert_eq!(
+            pauses,
+            [
+                ms(200),
+                ms(400),
+                ms(800),
+                ms(1600),
+                ms(3200),
+                ms(5000),
+                ms(5000)
+            ]
+        );
     }
 }

@@ -27,6 +27,7 @@ use tokio::task::JoinHandle;
 
 use super::shared::{Shared, SlotTask};
 use crate::connection::Connection;
+use crate::connection::retry::Retry;
 use crate::lines::RunLabel;
 use crate::runner::{SlotOutcome, Target, run_slot};
 use crate::settings::run::RunSettings;
@@ -143,7 +144,7 @@ async fn listen(shared: Arc<Shared>) {
     options.command_timeout += BLOCK;
     let key = requests_key(&shared.prefix);
     let mut from: Option<String> = None;
-    let mut backoff = Duration::from_millis(200);
+    let mut tries = Retry::IN_THE_BACKGROUND.start();
     let mut said = false;
     loop {
         let opened = async {
@@ -163,8 +164,7 @@ async fn listen(shared: Arc<Shared>) {
                         e.to_string().lines().next().unwrap_or_default()
                     );
                 }
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(5));
+                tokio::time::sleep(tries.next_pause()).await;
                 continue;
             }
         };
@@ -180,7 +180,7 @@ async fn listen(shared: Arc<Shared>) {
                 .clone();
             match conn.query::<Value>(&read).await.and_then(decode_read) {
                 Ok((requests, last)) => {
-                    backoff = Duration::from_millis(200);
+                    tries = Retry::IN_THE_BACKGROUND.start();
                     said = false;
                     if let Some(last) = last {
                         from = Some(last);
@@ -197,8 +197,7 @@ async fn listen(shared: Arc<Shared>) {
                             e.to_string().lines().next().unwrap_or_default()
                         );
                     }
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                    tokio::time::sleep(tries.next_pause()).await;
                     break;
                 }
             }

@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::time::{sleep, timeout};
 
 use crate::connection::Connection;
+use crate::connection::retry::{Retry, Tries};
 use crate::runner::deadline::{BootTime, LeaseDeadline, Loss};
 use crate::store::LeaseKeys;
 use crate::strategy::lease::{self, TokenOutcome};
@@ -29,7 +30,7 @@ pub struct HeldLease {
 /// run is no longer ours, or the local deadline has passed.
 pub async fn keep(mut conn: Connection, held: HeldLease, every: Duration) {
     let mut last_sent = BootTime::now();
-    let mut backoff = Duration::from_millis(100);
+    let mut tries = HEARTBEAT_RETRY.start();
     loop {
         beat_or_release(&mut conn, &held, last_sent + every).await;
         let deadline = held.deadline.deadline();
@@ -53,7 +54,7 @@ pub async fn keep(mut conn: Connection, held: HeldLease, every: Duration) {
             Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => {
                 held.deadline.confirmed(sent);
                 last_sent = sent;
-                backoff = Duration::from_millis(100);
+                tries = HEARTBEAT_RETRY.start();
             }
             Ok(Ok(reply)) if reply.outcome == TokenOutcome::Released => {
                 held.deadline.lost(reply.lost_reason(), Loss::Released);
@@ -78,7 +79,7 @@ pub async fn keep(mut conn: Connection, held: HeldLease, every: Duration) {
                 // a restart, READONLY during a failover): retry like a connection problem.
                 held.deadline
                     .failed(format!("Redis refused the heartbeat for now: {e}"));
-                retry_later(&mut conn, &held, &mut backoff).await;
+                retry_later(&mut conn, &held, &mut tries).await;
                 last_sent = BootTime::now().saturating_sub(every);
             }
             Ok(Err(e)) if !e.is_transient() => {
@@ -90,14 +91,14 @@ pub async fn keep(mut conn: Connection, held: HeldLease, every: Duration) {
             Ok(Err(e)) => {
                 held.deadline
                     .failed(format!("Redis could not be reached: {e}"));
-                retry_later(&mut conn, &held, &mut backoff).await;
+                retry_later(&mut conn, &held, &mut tries).await;
                 // Try again at once after the pause, not a whole heartbeat interval later.
                 last_sent = BootTime::now().saturating_sub(every);
             }
             Err(_) => {
                 held.deadline
                     .failed("Redis did not answer the heartbeat in time".to_string());
-                retry_later(&mut conn, &held, &mut backoff).await;
+                retry_later(&mut conn, &held, &mut tries).await;
                 last_sent = BootTime::now().saturating_sub(every);
             }
         }
@@ -128,8 +129,13 @@ async fn beat_or_release(conn: &mut Connection, held: &HeldLease, beat: BootTime
     }
 }
 
+/// The heartbeats' retries: the pauses of the calls around a claim, for as long as the lease
+/// lives (the deadline, not a span, ends them: [`retry_later`]); a heartbeat answered starts them
+/// anew.
+const HEARTBEAT_RETRY: Retry = Retry::AROUND_A_CLAIM;
+
 /// Waits a growing pause and reconnects, never past the lease deadline.
-async fn retry_later(conn: &mut Connection, held: &HeldLease, backoff: &mut Duration) {
+async fn retry_later(conn: &mut Connection, held: &HeldLease, tries: &mut Tries) {
     let until = tokio::time::Instant::now() + held.deadline.deadline().left();
-    conn.pause_and_reconnect(backoff, until).await;
+    tries.pause_and_reconnect(conn, until).await;
 }

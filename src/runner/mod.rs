@@ -44,6 +44,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::connection::Connection;
+use crate::connection::retry::{Retry, SLOT_RETRY_FOR};
 use crate::error::Result;
 use crate::strategy;
 use crate::strategy::claim::{ClaimOutcome, ClaimRequest};
@@ -79,7 +80,7 @@ pub struct RunnerOptions {
     pub in_turn: Option<std::time::Duration>,
     /// `Some(max_late)`: a scheduled slot's claim that the server refuses for a reason that passes
     /// (full: OOM under noeviction; BUSY, LOADING) is retried until this long after the slot by
-    /// the server's clock, as an outage is ridden out; None: for [`CLAIM_RETRY_FOR`] (commands
+    /// the server's clock, as an outage is ridden out; None: for [`SLOT_RETRY_FOR`] (commands
     /// other than `run` and `cron`).
     pub max_late: Option<std::time::Duration>,
     /// The longest a backup sleeps between claims while the holder's lease lives: how soon it
@@ -438,29 +439,15 @@ async fn record_overlap_skip(
     Ok(outcome == crate::strategy::lease::SkipOutcome::Skipped)
 }
 
-/// How long a claim is retried through connection trouble (at least; a longer lease extends it).
-const CLAIM_RETRY_FOR: Duration = Duration::from_secs(10);
-
 /// Runs `call` again through trouble that passes (the connection, a server stalled by CLIENT
-/// PAUSE, OOM, LOADING...), with back-off and a fresh connection, for up to [`CLAIM_RETRY_FOR`]:
-/// the small writes and reads around a claim (a slot's skip record, the waiting place, a release
-/// for `--overlap replace`) are idempotent, and a host that gave up on one at the first timeout
-/// left its slot with no record; when a stall hits every host of a fleet at once, nobody records
-/// it. Found by the soak's loss checker.
+/// PAUSE, OOM, LOADING...), with back-off and a fresh connection, as the calls around a claim are
+/// ([`Retry::AROUND_A_CLAIM`]): they are idempotent, and a host that gave up on one at the first
+/// timeout left its slot with no record.
 pub(crate) async fn retrying<T>(
     conn: &mut Connection,
-    mut call: impl AsyncFnMut(&mut Connection) -> Result<T>,
+    call: impl AsyncFnMut(&mut Connection) -> Result<T>,
 ) -> Result<T> {
-    let give_up = Instant::now() + CLAIM_RETRY_FOR;
-    let mut backoff = Duration::from_millis(100);
-    loop {
-        match call(conn).await {
-            Err(e) if (e.is_transient() || e.can_pass()) && Instant::now() < give_up => {
-                conn.pause_and_reconnect(&mut backoff, give_up).await;
-            }
-            done => return done,
-        }
-    }
+    Retry::AROUND_A_CLAIM.run(conn, call).await
 }
 
 /// Claims, retrying through connection trouble with the same token: the claim is idempotent per
@@ -482,26 +469,34 @@ async fn claim_with_retry(
 ) -> Result<(ClaimReply, BootTime)> {
     // A claim-only manual run appends a new entry each time: not safe to repeat.
     let idempotent = target.strategy.has_leases() || req.kind != crate::store::RunKind::Manual;
-    let give_up = Instant::now() + CLAIM_RETRY_FOR.max(req.lease);
+    // Unanswered, as long as the calls around it, but at least a lease (a claim answered after
+    // its lease would be claimed again: `with_time_to_run`); refused, until --max-late below.
+    let mut tries = Retry {
+        transient_for: Some(SLOT_RETRY_FOR.max(req.lease)),
+        refused_for: None,
+        ..Retry::AROUND_A_CLAIM
+    }
+    .start();
     let refused_until = opts
         .max_late
         .filter(|_| req.kind == crate::store::RunKind::Scheduled)
         .map(|max_late| req.slot + crate::time::millis(max_late));
     // Without a --max-late (a manual run), as long as other trouble, but never a whole lease.
-    let refused_give_up = Instant::now() + CLAIM_RETRY_FOR;
-    let mut backoff = Duration::from_millis(100);
+    let refused_give_up = Instant::now() + SLOT_RETRY_FOR;
     let mut said_refused = false;
     loop {
         let sent = BootTime::now();
         let error = match strategy::claim(conn, target, req, server_now).await {
             Ok(reply) => return Ok((reply, sent)),
-            Err(e) if idempotent && e.is_transient() && Instant::now() < give_up => e,
+            Err(e) if idempotent && e.is_transient() => e,
             Err(e) if idempotent && e.can_pass() => {
                 let in_time = match refused_until {
                     // No answer to TIME: an outage now, ridden out as one.
                     Some(until) => server_ms(conn)
                         .await
-                        .map_or(Instant::now() < give_up, |now| now < until),
+                        .map_or(tries.elapsed() < SLOT_RETRY_FOR.max(req.lease), |now| {
+                            now < until
+                        }),
                     None => Instant::now() < refused_give_up,
                 };
                 if !in_time {
@@ -522,8 +517,7 @@ async fn claim_with_retry(
                     said_refused = true;
                 }
                 // The server answers: no new connection, only a pause.
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(2));
+                tokio::time::sleep(tries.next_pause()).await;
                 continue;
             }
             Err(e) => return Err(e),
@@ -534,7 +528,9 @@ async fn claim_with_retry(
                 "anarchon: the claim got no answer ({error}); retrying with the same token"
             );
         }
-        conn.pause_and_reconnect(&mut backoff, give_up).await;
+        if !tries.pause_after(conn, &error).await {
+            return Err(error);
+        }
     }
 }
 
@@ -573,7 +569,7 @@ async fn with_time_to_run(
     opts: &RunnerOptions,
 ) -> Result<(ClaimReply, BootTime)> {
     let grace = deadline::stop_grace(req.lease, opts.command.kill_after);
-    let give_up = Instant::now() + CLAIM_RETRY_FOR.max(req.lease);
+    let give_up = Instant::now() + SLOT_RETRY_FOR.max(req.lease);
     while reply.outcome == ClaimOutcome::Won
         && LeaseDeadline::new(req.lease, sent)
             .lost_reason(grace)

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::time::{Instant, timeout};
 
 use crate::connection::Connection;
+use crate::connection::retry::Retry;
 use crate::runner::Target;
 use crate::runner::child::CommandOutcome;
 use crate::runner::keeper::HeldLease;
@@ -155,7 +156,7 @@ async fn answered<T>(
     give_up: Instant,
     mut call: impl AsyncFnMut(&mut Connection) -> crate::error::Result<T>,
 ) -> Result<T, Recorded> {
-    let mut backoff = Duration::from_millis(100);
+    let mut tries = Retry::AROUND_A_CLAIM.until(give_up).start();
     loop {
         let left = give_up.saturating_duration_since(Instant::now());
         let error = match timeout(left.max(Duration::from_millis(100)), call(conn)).await {
@@ -174,7 +175,8 @@ async fn answered<T>(
         if Instant::now() >= give_up {
             return Err(Recorded::Unreachable(error));
         }
-        conn.pause_and_reconnect(&mut backoff, give_up).await;
+        // The answer's own kind does not matter here: any trouble is retried until `give_up`.
+        tries.pause_and_reconnect(conn, give_up).await;
     }
 }
 
