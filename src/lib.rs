@@ -40,12 +40,6 @@
 //! - [`scheduler`]: a slot's whole life below `run`, `cron`, `next` and `run-now`;
 //!   [`daemon`]: `anarchon cron`'s daemon, `daemon::run(settings, crontab, shutdown)`;
 //!   [`operate`]: an operator's pause, resume and release, for the commands and `top`
-//! - [`scheduler`]: a slot's whole life below `run`, `cron`, `next` and `run-now`;
-//!   [`daemon`]: `anarchon cron`'s daemon, `daemon::run(settings, crontab, shutdown)`;
-//!   [`operate`]: an operator's pause, resume and release, for the commands and `top`
-//! - [`scheduler`]: a slot's whole life below `run`, `cron`, `next` and `run-now`;
-//!   [`daemon`]: `anarchon cron`'s daemon, `daemon::run(settings, crontab, shutdown)`;
-//!   [`operate`]: an operator's pause, resume and release, for the commands and `top`
 //! - [`commands`]: one module per subcommand; [`cli`] defines their flags; [`output`]: tables,
 //!   JSON, colour; [`generate`]: completions and man pages
 //! - [`error`]: errors and the exit-code table; [`lines`]: `outln!` and `errln!`

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 
-use crate::cli::{GlobalArgs, TimeFormat, TopArgs};
+use crate::cli::{GlobalArgs, TopArgs};
 use crate::error::{Error, Result};
 
 /// `anarchon top`.
@@ -48,8 +48,6 @@ impl TopSettings {
 pub struct ChildConnection {
     pub env: Vec<(&'static str, String)>,
     pub args: Vec<String>,
-    /// `--time-format` as given (for `logs`, whose text top shows), None for auto.
-    pub time_format: Option<String>,
 }
 
 impl ChildConnection {
@@ -103,15 +101,7 @@ impl ChildConnection {
         if global.cluster {
             args.push("--cluster".into());
         }
-        let time_format = (global.time_format != TimeFormat::Auto)
-            .then(|| global.time_format.to_possible_value())
-            .flatten()
-            .map(|v| v.get_name().to_string());
-        ChildConnection {
-            env,
-            args,
-            time_format,
-        }
+        ChildConnection { env, args }
     }
 }
 

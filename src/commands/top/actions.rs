@@ -1,10 +1,13 @@
 //! The actions. A release, a pause and a resume are done by the library the commands use
 //! ([`crate::operate`]): one implementation of each, and of what it records of who did it and why,
-//! whether typed at a shell or chosen in top, its answer a value the status line words. Two run
-//! as this binary's own commands in a child process, with the connection top uses
-//! ([`ChildConnection`]: the URL in the environment, never in the arguments): `run-now`, whose
-//! command runs under a lease and a guard of its own on the terminal, and the logs read by
-//! `logs`.
+//! whether typed at a shell or chosen in top, its answer a value the status line words; the logs
+//! view reads and words a run's end as `logs` does ([`attempts`]). One runs as this binary's own
+//! command in a child process, with the connection top uses ([`ChildConnection`]: the URL in the
+//! environment, never in the arguments): `run-now`, whose command runs on the terminal, under a
+//! lease, a guard and signal handling of its own, as a process of its own: inside top, the
+//! command's process group, its guard's fork and its signals (Ctrl-C goes to the command) would
+//! share top's process and terminal state, and top dying would take the run's bookkeeping with
+//! it.
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -12,10 +15,12 @@ use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
 
 use super::model::{Action, Request, Status};
+use crate::cli::TimeFormat;
+use crate::commands::shared::attempts::{self, Selection};
 use crate::connection::{ConnectOptions, Connection};
 use crate::error::{Error, Result};
 use crate::operate::{self, Who};
-use crate::output::Tone;
+use crate::output::{Output, Tone};
 use crate::settings::top::ChildConnection;
 use crate::store::Layout;
 use crate::strategy::lease::{ReleaseOutcome, ReleaseStatus};
@@ -37,6 +42,9 @@ pub struct Commands {
     /// Who acts, as the job's events record it: the person at this screen, `user@host:pid` of
     /// top itself (the commands it runs would say their own pids).
     by: String,
+    /// How the logs view words an attempt: as `logs` prints for a pipe (no colour, no "ago"),
+    /// its times in the `--time-format` given (compact when none was).
+    logs_output: Output,
 }
 
 impl Commands {
@@ -44,6 +52,7 @@ impl Commands {
         connection: &ChildConnection,
         options: &ConnectOptions,
         prefix: &str,
+        out: &Output,
     ) -> Result<Self> {
         let exe = std::env::current_exe().map_err(|e| {
             Error::Other(format!(
@@ -56,6 +65,16 @@ impl Commands {
             options: options.clone(),
             prefix: prefix.to_string(),
             by: crate::settings::operator::default_by(),
+            logs_output: Output {
+                json: false,
+                color: false,
+                tty: false,
+                time_format: match out.time_format {
+                    TimeFormat::Auto => TimeFormat::Compact,
+                    given => given,
+                },
+                ..*out
+            },
         })
     }
 
@@ -108,40 +127,22 @@ impl Commands {
         })
     }
 
-    /// `anarchon logs JOB`, as it prints for a pipe (no colour), or what it said on stderr.
+    /// What `anarchon logs JOB` prints (the job's newest failure), read by the library `logs`
+    /// uses, in the lines it would print for a pipe (no colour), or why there is none.
     pub fn logs(&self, job: &str, layout: Layout) -> Reading {
-        let mut args: Vec<String> = vec!["--color".into(), "never".into()];
-        args.push("--time-format".into());
-        args.push(
-            self.connection
-                .time_format
-                .clone()
-                .unwrap_or_else(|| "compact".into()),
+        let (options, prefix, out, job) = (
+            self.options.clone(),
+            self.prefix.clone(),
+            self.logs_output,
+            job.to_string(),
         );
-        args.extend(["logs".to_string(), job.to_string(), "--strategy".into()]);
-        // `logs` reads the layout its --strategy names; any claim-only one names the same.
-        args.push(
-            match layout {
-                Layout::Lease => "lease",
-                Layout::ClaimOnly => "stream-id",
-            }
-            .into(),
-        );
-        let mut cmd = self.command(&args);
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
         Box::pin(async move {
-            match cmd.output().await {
-                Ok(out) => {
-                    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-                    if !out.status.success() {
-                        text.push_str(&String::from_utf8_lossy(&out.stderr));
-                    }
-                    text.lines().map(str::to_string).collect()
-                }
-                Err(e) => vec![format!("cannot run `anarchon logs`: {e}")],
+            match newest_failure(&options, &prefix, &out, &job, layout).await {
+                Ok(lines) => lines,
+                Err(e) => format!("anarchon logs {job}: {e}")
+                    .lines()
+                    .map(str::to_string)
+                    .collect(),
             }
         })
     }
@@ -202,6 +203,32 @@ pub fn arguments(request: &Request) -> Vec<String> {
         }
     }
     args
+}
+
+/// The job's newest failed or interrupted attempt, as `logs JOB` reads and words it, on a
+/// connection of its own.
+async fn newest_failure(
+    options: &ConnectOptions,
+    prefix: &str,
+    out: &Output,
+    job: &str,
+    layout: Layout,
+) -> Result<Vec<String>> {
+    let mut conn = Connection::open(options).await?;
+    let check = crate::store::format::check_for_read(&mut conn, prefix).await?;
+    // As `logs` opens a job: its keys' types checked, the job found in the layout top saw.
+    let (layout, _) = crate::store::job::locate_job(&mut conn, prefix, job, Some(layout)).await?;
+    let keys = check.job_keys(layout, prefix, job);
+    let now = check.server_now_ms;
+    let entries = attempts::read(&mut conn, &keys, job, Selection::default(), now).await?;
+    let mut lines = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 {
+            lines.push(String::new());
+        }
+        lines.extend(attempts::lines(out, job, e, now));
+    }
+    Ok(lines)
 }
 
 /// A release, pause or resume on a connection of its own, as the commands do it.

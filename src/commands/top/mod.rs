@@ -55,7 +55,7 @@ pub async fn execute(settings: &TopSettings, ctx: &Context) -> Result<ExitCode> 
         prefix: ctx.prefix().to_string(),
         pattern: settings.pattern.clone(),
     };
-    let commands = Commands::new(&settings.children, &options, ctx.prefix())?;
+    let commands = Commands::new(&settings.children, &options, ctx.prefix(), &ctx.out)?;
     let mut signals = Signals::new()?;
     let mut app = App::new(
         ctx.prefix(),
