@@ -10,9 +10,7 @@ use crate::commands::Context;
 use crate::error::{ExitCode, Result};
 use crate::operate::{self, Who, pause::not_in_the_future};
 use crate::settings::operator::{PauseSettings, ResumeSettings};
-use crate::store::Layout;
 use crate::store::events;
-use crate::store::job::locate_job;
 use crate::store::pause::Pause;
 use crate::strategy::Strategy;
 use crate::time::millis;
@@ -30,7 +28,6 @@ pub async fn pause(settings: &PauseSettings, ctx: &Context) -> Result<ExitCode> 
     ctx.lease_keys(&settings.job)?;
     let (mut conn, check) = ctx.open_for_write(Strategy::Lease).await?;
     let now = check.server_now_ms;
-    locate_job(&mut conn, ctx.prefix(), &settings.job, Some(Layout::Lease)).await?;
     // `--until` is a time; `--for` runs from the pause's own start, which the script takes.
     let until = settings.until.map(|t| t.resolve(now));
     let for_ms = match (until, settings.for_) {

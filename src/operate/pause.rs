@@ -6,9 +6,9 @@
 use super::Who;
 use crate::connection::Connection;
 use crate::error::{Error, Result};
+use crate::store::LeaseKeys;
 use crate::store::events;
 use crate::store::pause::{self, Decided, Pause};
-use crate::store::{Layout, LeaseKeys};
 use crate::time::rfc3339;
 
 /// A pause done.
@@ -91,9 +91,12 @@ pub fn not_in_the_future(until: i64, now: i64) -> Error {
     ))
 }
 
-/// The job's lease keys, once the job is known to have them and its pause fields read.
+/// The job's lease keys, once the job is known (its keys, or a live replica's crontab: a job that
+/// has not run yet can be paused before its first run) and its pause fields read.
 async fn opened(conn: &mut Connection, prefix: &str, job: &str) -> Result<LeaseKeys> {
-    crate::store::job::locate_job(conn, prefix, job, Some(Layout::Lease)).await?;
+    let (secs, micros): (i64, i64) = conn.query(&redis::cmd("TIME")).await?;
+    let now = secs * 1000 + micros / 1000;
+    crate::store::job::locate_lease_job_or_scheduled(conn, prefix, job, now).await?;
     let keys = LeaseKeys::new(prefix, job);
     // Garbage in the pause's fields is refused before anything is written.
     pause::read_pause(conn, &keys).await?;

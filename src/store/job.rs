@@ -142,6 +142,50 @@ pub async fn locate_job(
     Ok((layout, keys))
 }
 
+/// A lease job an operator can pause or resume: one the store holds ([`locate_job`]), or one a
+/// live replica of `anarchon cron` has in its crontab and has not run yet (a new job, a yearly
+/// one: its keys come with its first run, and an operator may want it paused before that). A name
+/// neither knows is refused, the nearest names of both offered.
+pub async fn locate_lease_job_or_scheduled(
+    conn: &mut Connection,
+    prefix: &str,
+    job: &str,
+    now: i64,
+) -> Result<()> {
+    let not_found = match locate_job(conn, prefix, job, Some(Layout::Lease)).await {
+        Ok(_) => return Ok(()),
+        Err(Error::NotFound(m)) => m,
+        Err(e) => return Err(e),
+    };
+    // The replicas' hash is an addition some stores never have: unreadable, the store's answer
+    // stands.
+    let scheduled: Vec<String> = crate::store::requests::read_replicas(conn, prefix)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.is_live(now))
+        .flat_map(|r| r.presence.jobs)
+        .collect();
+    if scheduled.iter().any(|j| j == job) {
+        return Ok(());
+    }
+    let nearest = scheduled
+        .iter()
+        .map(|name| (strsim::jaro_winkler(job, name), name))
+        .filter(|(score, _)| *score > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    Err(Error::NotFound(match nearest {
+        // The store knew no near name (its hint says so): a replica's job is the nearest.
+        Some((_, name)) if !not_found.hint.as_deref().unwrap_or("").contains("did you mean") => {
+            format!(
+                "no job {job:?} under prefix {prefix:?}\n  hint: did you mean {name}? (a job of a live replica's crontab that has not run yet)"
+            )
+            .into()
+        }
+        _ => not_found,
+    }))
+}
+
 /// Whether the store holds any key of `job`, in either layout (one round trip).
 pub async fn job_exists(conn: &mut Connection, prefix: &str, job: &str) -> Result<bool> {
     let lease = LeaseKeys::new(prefix, job);

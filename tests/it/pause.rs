@@ -303,3 +303,35 @@ fn check_over_a_window_knows_every_pause_in_it() {
     let out = check(&s);
     assert_eq!(out.code(), Some(2), "{}", out.json());
 }
+
+/// A job a replica of `anarchon cron` has in its crontab but has never run (a new job, a yearly
+/// one) can be paused ahead of its first run: the replica's presence says it is a job. A name no
+/// replica has and the store never saw is still refused, with the nearest names.
+#[test]
+fn a_cron_job_that_never_ran_can_be_paused_before_its_first_run() {
+    use crate::common::replica::Replica;
+    use std::time::Duration;
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    std::fs::write(&file, "# anarchon: --job yearly\n0 0 1 1 * true\n").unwrap();
+    let _replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    common::wait_for("the replica's presence", Duration::from_secs(10), || {
+        s.cmd::<Vec<String>>(&["HKEYS", "{cron:}:replicas"]).len() == 1
+    });
+    let paused = s.cli(&["pause", "yearly", "--reason", "freeze"]);
+    assert_eq!(paused.status.code(), Some(0), "{}", stderr(&paused));
+    assert_eq!(
+        s.cmd::<Option<String>>(&["HGET", "{cron:yearly}:job", "paused_reason"]),
+        Some("freeze".to_string())
+    );
+    let resumed = s.cli(&["resume", "yearly"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let typo = s.cli(&["pause", "yearlyy"]);
+    assert_eq!(typo.status.code(), Some(85), "{}", stderr(&typo));
+    assert!(
+        stderr(&typo).contains("did you mean yearly"),
+        "{}",
+        stderr(&typo)
+    );
+}
