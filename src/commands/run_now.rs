@@ -260,8 +260,10 @@ fn no_replica(
             r.job
         )
     };
+    let nearest = crate::store::requests::nearest_job(&r.job, live.iter().copied())
+        .map_or(String::new(), |name| format!("did you mean {name}? or "));
     let hint = format!(
-        "start a replica whose crontab has the job, or run a command here: `anarchon run-now {} -- COMMAND`; `--claim-only` claims the manual run for heartbeat and finish by hand",
+        "{nearest}start a replica whose crontab has the job, or run a command here: `anarchon run-now {} -- COMMAND`; `--claim-only` claims the manual run for heartbeat and finish by hand",
         r.job
     );
     Refusal {

@@ -159,31 +159,28 @@ pub async fn locate_lease_job_or_scheduled(
     };
     // The replicas' hash is an addition some stores never have: unreadable, the store's answer
     // stands.
-    let scheduled: Vec<String> = crate::store::requests::read_replicas(conn, prefix)
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|r| r.is_live(now))
-        .flat_map(|r| r.presence.jobs)
-        .collect();
-    if scheduled.iter().any(|j| j == job) {
+    let live: Vec<crate::store::requests::Replica> =
+        crate::store::requests::read_replicas(conn, prefix)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.is_live(now))
+            .collect();
+    if live.iter().any(|r| r.runs(job)) {
         return Ok(());
     }
-    let nearest = scheduled
-        .iter()
-        .map(|name| (strsim::jaro_winkler(job, name), name))
-        .filter(|(score, _)| *score > 0.7)
-        .max_by(|a, b| a.0.total_cmp(&b.0));
-    Err(Error::NotFound(match nearest {
-        // The store knew no near name (its hint says so): a replica's job is the nearest.
-        Some((_, name)) if !not_found.hint.as_deref().unwrap_or("").contains("did you mean") => {
-            format!(
-                "no job {job:?} under prefix {prefix:?}\n  hint: did you mean {name}? (a job of a live replica's crontab that has not run yet)"
-            )
-            .into()
-        }
-        _ => not_found,
-    }))
+    Err(Error::NotFound(
+        match crate::store::requests::nearest_job(job, &live) {
+            // The store knew no near name (its hint says so): a replica's job is the nearest.
+            Some(name) if !not_found.hint.as_deref().unwrap_or("").contains("did you mean") => {
+                format!(
+                    "no job {job:?} under prefix {prefix:?}\n  hint: did you mean {name}? (a job of a live replica's crontab that has not run yet)"
+                )
+                .into()
+            }
+            _ => not_found,
+        },
+    ))
 }
 
 /// Whether the store holds any key of `job`, in either layout (one round trip).

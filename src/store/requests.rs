@@ -178,6 +178,21 @@ impl Replica {
     }
 }
 
+/// The job of these replicas' crontabs (lease jobs, the ones run-now and pause act on) whose
+/// name is nearest to `job`, if one is near enough to be a typo of it.
+pub fn nearest_job<'a>(
+    job: &str,
+    replicas: impl IntoIterator<Item = &'a Replica>,
+) -> Option<String> {
+    replicas
+        .into_iter()
+        .flat_map(|r| r.presence.jobs.iter())
+        .map(|name| (strsim::jaro_winkler(job, name), name))
+        .filter(|(score, _)| *score > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, name)| name.clone())
+}
+
 /// The `HSET` of a daemon's presence.
 pub fn presence_command(prefix: &str, runner: &str, presence: &Presence) -> redis::Cmd {
     let mut cmd = redis::cmd("HSET");

@@ -187,6 +187,14 @@ fn refused_when_no_replica_runs_the_job() {
     let said = stderr(&out);
     assert!(said.contains("has other in its crontab"), "{said}");
     assert!(said.contains("hint:"), "{said}");
+    // A typo of a replica's job: the hint names it.
+    let out = s.cli(&["run-now", "synk"]);
+    assert_eq!(out.status.code(), Some(89), "{}", out.dump());
+    assert!(
+        stderr(&out).contains("did you mean sync?"),
+        "{}",
+        out.dump()
+    );
     let requests: i64 = s.cmd(&["XLEN", "{cron:}:requests"]);
     assert_eq!(requests, 0, "nothing was asked");
 
