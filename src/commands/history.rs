@@ -89,7 +89,7 @@ pub async fn execute(settings: &HistorySettings, ctx: &Context) -> Result<ExitCo
         })
         .collect();
     let mut header = vec![
-        "SLOT", "ATTEMPT", "STATUS", "RUNNER", "ENDED", "TOOK", "RESULT",
+        "SLOT", "KIND", "ATTEMPT", "STATUS", "RUNNER", "ENDED", "TOOK", "RESULT",
     ];
     if settings.verbose {
         header.push("STDERR (LAST LINE)");
@@ -154,6 +154,9 @@ async fn print_events(
 fn history_row(ctx: &Context, e: &HistoryEntry, now: i64) -> Vec<String> {
     vec![
         ctx.out.time(e.slot),
+        // A manual run (`run-now`) beside the scheduled ones, as gh's EVENT column tells a
+        // dispatched workflow run from a scheduled one.
+        e.kind.clone().unwrap_or_else(|| "scheduled".to_string()),
         e.attempt
             .filter(|a| *a > 0)
             .map_or("-".into(), |a| a.to_string()),
@@ -233,7 +236,7 @@ async fn across_jobs(settings: &HistorySettings, ctx: &Context) -> Result<ExitCo
         "{}",
         ctx.out.table(
             &[
-                "JOB", "SLOT", "ATTEMPT", "STATUS", "RUNNER", "ENDED", "TOOK", "RESULT"
+                "JOB", "SLOT", "KIND", "ATTEMPT", "STATUS", "RUNNER", "ENDED", "TOOK", "RESULT"
             ],
             rows
         )

@@ -391,6 +391,24 @@ fn history_lists_runs_in_progress_first() {
     assert_eq!(e[1]["result"]["exit_code"], 0);
     let text = String::from_utf8_lossy(&s.cli(&["history", "h"]).stdout).into_owned();
     assert!(text.contains("exit 0"), "{text}");
+    // KIND: a manual run (run-now with a command) beside the scheduled ones.
+    s.cli(&["run", "--job", "k", "--slot", "1000", "--", "true"])
+        .expect(0);
+    s.cli(&["run-now", "k", "--", "true"]).expect(0);
+    let text = String::from_utf8_lossy(&s.cli(&["history", "k"]).stdout).into_owned();
+    let kinds: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert!(
+        text.lines().next().unwrap().starts_with("SLOT  ") && text.contains(" KIND "),
+        "{text}"
+    );
+    assert!(
+        kinds.contains(&"manual") && kinds.contains(&"scheduled"),
+        "{text}"
+    );
 }
 
 #[test]
