@@ -66,6 +66,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand run-now 'Start a manual run of a job now: on a replica of `anarchon cron`, or here'
             cand check 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring'
             cand metrics 'Print Prometheus metrics of every job (health, last success, leases, ...), or serve them'
+            cand serve 'Serve a read-only status page of every job (and /metrics) to a browser'
             cand doctor 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
             cand completions 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
             cand man 'Print the man page, or write one per command to --dir'
@@ -852,6 +853,33 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'anarchon;serve'= {
+            cand --listen 'Where to serve: host:port, or a port alone on 127.0.0.1. Bind 0.0.0.0 only on purpose'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
+            cand -p 'Port [default: 6379, or the URL''s]'
+            cand --port 'Port [default: 6379, or the URL''s]'
+            cand -n 'Database number [default: 0, or the URL''s]'
+            cand --db 'Database number [default: 0, or the URL''s]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand -o 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --output 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")'
+            cand --no-headers 'Print tables without their header row (for scripts, as kubectl --no-headers)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'anarchon;doctor'= {
             cand --pings 'How many PINGs measure the latency'
             cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
@@ -958,6 +986,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand run-now 'Start a manual run of a job now: on a replica of `anarchon cron`, or here'
             cand check 'Check that jobs ran when their schedules said: a dead man''s switch for monitoring'
             cand metrics 'Print Prometheus metrics of every job (health, last success, leases, ...), or serve them'
+            cand serve 'Serve a read-only status page of every job (and /metrics) to a browser'
             cand doctor 'Check the server: kind and version, strategies, mode, eviction, format, clock, latency'
             cand completions 'Print shell completions (bash, zsh, fish, powershell, elvish), or write them all to --dir'
             cand man 'Print the man page, or write one per command to --dir'
@@ -1006,6 +1035,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;help;check'= {
         }
         &'anarchon;help;metrics'= {
+        }
+        &'anarchon;help;serve'= {
         }
         &'anarchon;help;doctor'= {
         }

@@ -493,6 +493,18 @@ pub enum Command {
     )]
     Metrics(MetricsArgs),
 
+    /// Serve a read-only status page of every job (and /metrics) to a browser.
+    ///
+    /// http://ADDR/ lists every job worst first with its health, schedule, next and last runs (as
+    /// `list`); /job/NAME shows one job's runs in progress, newest results and the operators'
+    /// actions (as `inspect`); /metrics is `metrics`' text. Plain HTML, no script, refreshed
+    /// every 10 s by the page itself. Read-only: nothing on it acts on the store, and no secret is
+    /// on it (the store's address without its password; no run's output). Loopback unless ADDR
+    /// says otherwise: to show it to others, put it behind the organisation's proxy (docs/guide.md,
+    /// "The status page"). `anarchon cron --listen` serves the same pages.
+    #[command(after_long_help = examples(&["anarchon serve", "anarchon serve --listen 127.0.0.1:8080"]))]
+    Serve(ServeArgs),
+
     /// Check the server: kind and version, strategies, mode, eviction, format, clock, latency.
     ///
     /// Each line is ok, warn or fail; exits 86 when any check fails.
@@ -1395,6 +1407,13 @@ pub struct MetricsArgs {
     /// printing them once [default address: 127.0.0.1:9464]. Bind 0.0.0.0 only on purpose.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:9464")]
     pub listen: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where to serve: host:port, or a port alone on 127.0.0.1. Bind 0.0.0.0 only on purpose.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9464")]
+    pub listen: String,
 }
 
 #[derive(Debug, Args)]

@@ -55,6 +55,7 @@ pub mod lines;
 pub mod metrics;
 pub mod operate;
 pub mod output;
+pub mod page;
 pub mod runner;
 pub mod schedule;
 pub mod scheduler;

@@ -55,6 +55,8 @@ need manpath man-db
 need script bsdutils
 # `systemd-analyze verify` checks the systemd unit of `anarchon cron` (docs/deploy/).
 need systemd-analyze systemd
+# tests/it/page.rs loads the status page in a real browser: Debian's headless Chromium.
+need chromium chromium
 # The Python the tests use: the first python3 on PATH that imports both packages, else Debian's.
 python_with_packages() {
   for py in python3 /usr/bin/python3; do

@@ -19,6 +19,7 @@ pub mod pause;
 pub mod release;
 pub mod run;
 pub mod run_now;
+pub mod serve;
 pub mod shared;
 pub mod timeline;
 pub mod top;
@@ -279,6 +280,7 @@ pub async fn dispatch(command: Command, flags: &GlobalArgs, ctx: &Context) -> Re
         Command::Forget(args) => forget::execute(&ForgetSettings::from(args), ctx).await?,
         Command::Doctor(args) => doctor::execute(&DoctorSettings::from(args), ctx).await?,
         Command::Metrics(args) => metrics::execute(&MetricsSettings::from(args), ctx).await?,
+        Command::Serve(args) => serve::execute(&args.listen, ctx).await?,
         Command::Cron(args) => {
             cron::execute(
                 &crate::settings::cron::CronSettings::resolve(args, flags)?,

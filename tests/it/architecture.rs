@@ -30,7 +30,7 @@ const LAYERS: &[&[&str]] = &[
     &["runner", "metrics"],
     &["cli"],
     &["settings", "output", "generate"],
-    &["scheduler", "operate"],
+    &["scheduler", "operate", "page"],
     &["daemon"],
     &["commands"],
     &["main"],

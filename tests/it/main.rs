@@ -32,6 +32,7 @@ mod next;
 mod oncall;
 mod operator;
 mod overlap;
+mod page;
 mod pause;
 mod ping;
 mod properties;

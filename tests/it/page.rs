@@ -1,0 +1,188 @@
+//! The status page (`anarchon serve`, src/page/) in a real browser: Debian's headless Chromium
+//! loads it from a fleet the test starts, and what it shows is checked against `list --json`:
+//! every job, worst first, each with the health `list` judges; a job's page with its results;
+//! nothing on it that acts or that is secret.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use crate::common::replica::Replica;
+use crate::common::{Server, wait_for};
+
+/// Chromium, or None outside CI when it is not installed (CI installs it: a skip there fails).
+fn chromium() -> Option<&'static str> {
+    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            ".ci/run must install chromium (tests/setup-and-test.sh)"
+        );
+        eprintln!("skipped: apt-get install chromium (tests/setup-and-test.sh installs it)");
+    }
+    found
+}
+
+/// The DOM Chromium built from `url`, after loading it (headless, its own profile).
+fn dom(browser: &str, profile: &std::path::Path, url: &str) -> String {
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--dump-dom", url])
+        .stderr(Stdio::null())
+        .output()
+        .expect("chromium");
+    assert!(out.status.success(), "chromium failed on {url}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `anarchon serve --listen 127.0.0.1:0` on `s`: the process and its base URL (from its line).
+fn serve(s: &Server) -> (Child, String) {
+    let mut child = s
+        .anarchon_process()
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let at = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    (child, format!("http://{at}"))
+}
+
+/// A request without a body: the status, and the whole answer (headers and body).
+fn http(base: &str, method: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let at = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(at).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {at}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, text)
+}
+
+/// The jobs' rows of the page, in order: (job, health), from their data attributes.
+fn rows(dom: &str) -> Vec<(String, String)> {
+    dom.split("<tr data-job=\"")
+        .skip(1)
+        .map(|row| {
+            let job = row.split('"').next().unwrap().to_string();
+            let health = row
+                .split("data-health=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap()
+                .to_string();
+            (unescape(&job), health)
+        })
+        .collect()
+}
+
+fn unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
+
+#[test]
+fn the_status_page_shows_what_list_shows_worst_first_in_a_browser() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    // A fleet: two replicas of a crontab with a healthy job and a failing one, and a job of a
+    // `run` host whose name needs escaping.
+    let file = dir.path().join("crontab");
+    std::fs::write(
+        &file,
+        "# anarchon: --job sync\n*/2 * * * * * true\n# anarchon: --job export\n*/2 * * * * * sh -c 'echo secret-stderr >&2; exit 3'\n",
+    )
+    .unwrap();
+    let replicas: Vec<Replica> = ["a", "b"]
+        .iter()
+        .map(|name| Replica::start(&s.url, &file, dir.path(), name, &[]))
+        .collect();
+    s.cli(&["run", "--job", "r<b>&x", "--slot", "now", "--", "true"])
+        .expect(0);
+    wait_for("both jobs to have results", Duration::from_secs(20), || {
+        !s.results("sync").is_empty() && !s.results("export").is_empty()
+    });
+    drop(replicas);
+    let (mut server, base) = serve(&s);
+    let profile = dir.path().join("chromium");
+
+    let page = dom(browser, &profile, &format!("{base}/"));
+    let list = s.cli(&["list", "--sort", "health", "--json"]).json();
+    let listed: Vec<(String, String)> = list["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["job"].as_str().unwrap().to_string(),
+                j["health"]["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let shown = rows(&page);
+    assert_eq!(shown, listed, "the page, against list --sort health --json");
+    assert_eq!(shown[0], ("export".to_string(), "failing".to_string()));
+    assert!(page.contains("r&lt;b&gt;&amp;x"), "escaped as text: {page}");
+    assert!(!page.contains("<b>"), "no markup from the store: {page}");
+    assert!(!page.contains("secret-stderr"), "no run's output: {page}");
+    assert!(!page.contains("<script"), "no script: {page}");
+    assert!(!page.contains("<form"), "nothing that acts: {page}");
+    // Relative links: the page works under any path a proxy serves it at.
+    assert!(page.contains("href=\"job/export\""), "{page}");
+    assert!(!page.contains("href=\"/"), "{page}");
+
+    let job = dom(browser, &profile, &format!("{base}/job/export"));
+    assert!(job.contains("exit 3"), "{job}");
+    assert!(job.contains("failing"), "{job}");
+    assert!(!job.contains("secret-stderr"), "{job}");
+    let odd = dom(browser, &profile, &format!("{base}/job/r%3Cb%3E%26x"));
+    assert!(odd.contains("r&lt;b&gt;&amp;x"), "{odd}");
+    let none = dom(browser, &profile, &format!("{base}/job/nosuch"));
+    assert!(none.contains("No such job"), "{none}");
+
+    // Read-only, and says so to anything that tries to write.
+    let (status, _) = http(&base, "POST", "/");
+    assert_eq!(status, 405);
+    let (status, head) = http(&base, "GET", "/");
+    assert_eq!(status, 200);
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-security-policy: default-src 'none'"),
+        "{head}"
+    );
+    let (status, metrics) = http(&base, "GET", "/metrics");
+    assert_eq!(status, 200);
+    assert!(metrics.contains("anarchon_up 1"), "{metrics}");
+    let _ = server.kill();
+    let _ = server.wait();
+}
