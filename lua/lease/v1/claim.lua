@@ -187,7 +187,7 @@ if not status then
   if not stored_protect or keep_ms > stored_protect then
     redis.call('HSET', KEYS[6], 'protect_ms', keep_ms)
   end
-  apply_trim(trimmed)
+  apply_trim(trimmed, trimmed_to or false)
   apply_compaction(compacted)
   if due then prefer_hashtable() end
   return reply('won', '1', lease_end_text, runner, 'running', '', fence)

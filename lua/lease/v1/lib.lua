@@ -173,8 +173,10 @@ local function read_valid_run(slot)
 end
 
 -- A member of :active or :slots must be a slot: a decimal integer.
+-- (One string.find: digits alone, so no sign to test by converting it; claims that do history
+-- work check a page of members each.)
 local function validate_slot_member(key, member)
-  if not is_int(member) or tonumber(member) < 0 then
+  if type(member) ~= 'string' or #member > 16 or not string.find(member, '^%d+$') then
     return corrupt(key, 'member ' .. tostring(member) .. ' is not a slot')
   end
   return nil
@@ -421,14 +423,19 @@ local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cur
     local page = redis.call('ZRANGEBYSCORE', KEYS[3], cursor, '(' .. (now - keep_ms), 'LIMIT', 0,
       math.min(100, budget - examined))
     if #page == 0 then return trimmed, true, cursor end
+    -- The cursor is made text once per page, from the last member examined (not per member).
+    local last = nil
     for _, s in ipairs(page) do
       local e = validate_slot_member(KEYS[3], s)
       if e then return nil, e end
       local expired = expire_before ~= nil and tonumber(s) < expire_before
       -- Oldest first: once no more are needed and this one has not expired, none later has.
-      if need <= 0 and not expired then return trimmed, true, cursor end
+      if need <= 0 and not expired then
+        if last then cursor = '(' .. last end
+        return trimmed, true, cursor
+      end
       examined = examined + 1
-      cursor = '(' .. s
+      last = s
       local running
       if in_progress then running = in_progress[s] else running = redis.call('SISMEMBER', KEYS[2], s) == 1 end
       if running then
@@ -438,6 +445,7 @@ local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cur
         need = need - 1
       end
     end
+    if last then cursor = '(' .. last end
   end
   return trimmed, false, cursor
 end
@@ -447,7 +455,7 @@ end
 -- :results keeps members, dropping the oldest. The stream is in order of the attempts' ends and the
 -- trimmed runs are the oldest, so its head holds their entries; XTRIM frees whole nodes at once,
 -- where deleting entries one by one from a stream's head costs a scan of the head node per entry.
-local function apply_trim(trimmed)
+local function apply_trim(trimmed, horizon)
   if #trimmed == 0 then return end
   local names, n = {}, 0
   local newest = nil
@@ -468,7 +476,8 @@ local function apply_trim(trimmed)
     redis.call('ZREMRANGEBYSCORE', KEYS[5], trimmed[1], trimmed[#trimmed])
   end
   redis.call('XTRIM', KEYS[4], 'MAXLEN', redis.call('ZCARD', KEYS[5]))
-  local horizon = tonumber(redis.call('HGET', KEYS[6], 'trimmed_to'))
+  -- The horizon as the caller read it (claim: read_job_limits, checked), else read here.
+  if horizon == nil then horizon = tonumber(redis.call('HGET', KEYS[6], 'trimmed_to')) end
   if not horizon or newest > horizon then
     redis.call('HSET', KEYS[6], 'trimmed_to', newest)
   end
