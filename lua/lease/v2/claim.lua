@@ -128,9 +128,7 @@ if not run then
     if err then return err end
   end
   local fence = next_fence()
-  redis.call('HSET', KEYS[1], slot, encode_live({attempt = 1, token = token, runner = runner,
-    lease_end = lease_end, claimed_at = now, started_at = now, kind = kind, lease_ms = lease_ms,
-    fence = fence}))
+  redis.call('HSET', KEYS[1], slot, encode_first_attempt(token, runner, lease_end, now, kind, lease_ms, fence))
   -- Record how late this claimant may still claim, so every other trimmer keeps such runs.
   if not job.stored_protect or keep_ms > job.stored_protect then
     redis.call('HSET', KEYS[3], 'protect_ms', int(keep_ms))

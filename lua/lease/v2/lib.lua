@@ -94,6 +94,16 @@ local function encode_live(run)
     ',"kind":' .. json_string(run.kind) .. ',"lease_ms":' .. int(run.lease_ms) .. fence .. '}'
 end
 
+-- encode_live of a new run's first attempt, from its parts: the same text, without the table a
+-- run would be built as first (a claim of a new run is the common claim; every table is garbage
+-- the server's Lua collector must walk later), and `now` made text once for both of its times.
+local function encode_first_attempt(token, runner, lease_end, now, kind, lease_ms, fence)
+  local now_text = int(now)
+  return '{"attempt":1,"token":' .. json_string(token) .. ',"runner":' .. json_string(runner) ..
+    ',"lease_end":' .. int(lease_end) .. ',"claimed_at":' .. now_text .. ',"started_at":' .. now_text ..
+    ',"kind":' .. json_string(kind) .. ',"lease_ms":' .. int(lease_ms) .. ',"fence":' .. int(fence) .. '}'
+end
+
 -- The next fencing token of the job: strictly greater than every earlier won claim's (first
 -- attempts and takeovers, every slot and kind), so a system the command writes to can refuse a
 -- stale holder (a paused VM, a partitioned host) whose token is lower than one it has seen.
