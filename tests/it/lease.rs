@@ -872,6 +872,39 @@ fn format_1_compacts_recent_ended_runs_and_late_claims_still_find_them_done() {
     );
 }
 
+/// Format 1's `:state` of a small history (about a hundred runs) would stay a listpack, where every
+/// field a claim or finish reads or writes is a scan of the whole hash: the claims that do history
+/// work move it to a hashtable once it holds 64 fields (a field too long for a listpack, written
+/// and deleted in the same script). Readers see only the layout's fields.
+#[test]
+fn format_1_state_of_a_small_history_is_kept_a_hashtable() {
+    let s = Server::start();
+    let _: () = s.cmd(&["SET", "cron:format", "1"]);
+    // History 100: a batch of 1, so every claim of a new run does the history's work.
+    for i in 0..64 {
+        let slot = (OLD + i * 60_000).to_string();
+        let (token, _) = won(&claim(&s, "small", &slot, &["--history-size", "100"]));
+        let out = finish(&s, "small", &slot, &token, &["--status", "ok"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let encoding: String = s.cmd(&["OBJECT", "ENCODING", "{cron:small}:state"]);
+    assert_eq!(encoding, "hashtable");
+    let fields: Vec<String> = s.cmd(&["HKEYS", "{cron:small}:state"]);
+    assert_eq!(
+        fields.len(),
+        64 + 6,
+        "64 statuses, the newest run's other fields: {fields:?}"
+    );
+    assert!(
+        fields.iter().all(|f| f
+            .split_once(':')
+            .is_some_and(|(slot, _)| slot.parse::<i64>().is_ok())),
+        "{fields:?}"
+    );
+    // Every reader reads it as before: inspect checks every field of the hash.
+    s.cli(&["inspect", "small", "--json"]).expect(0);
+}
+
 #[test]
 fn format_1_history_work_keeps_up_with_claims_though_paced_by_a_draw() {
     let s = Server::start();

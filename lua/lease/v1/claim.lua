@@ -19,11 +19,15 @@ local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
 local now, micros = server_now_ms()
 local lease_end = now + lease_ms
+-- The two times a won claim writes and answers, as text once: Lua turns a number of 13 digits
+-- into text by a floating-point printf (tostring, or a number passed to redis.call), about 1.5 µs
+-- each on a loaded VM, and a new run's claim would do it five times (bench/floor.sh).
+local now_text, lease_end_text = string.format('%d', now), string.format('%d', lease_end)
 local keep_ms, stored_protect, trimmed_to, pause, marks = read_job_limits(tonumber(ARGV[10]), now)
 if not keep_ms then return stored_protect end
 
 local function reply(outcome, attempt, end_ms, who, status, other, fence)
-  return {outcome, tostring(attempt or ''), tostring(end_ms or ''), who or '', status or '', tostring(now), other or '',
+  return {outcome, tostring(attempt or ''), tostring(end_ms or ''), who or '', status or '', now_text, other or '',
     fence and string.format('%d', fence) or ''}
 end
 
@@ -41,11 +45,14 @@ local function overlap_reply(other, o)
   return r
 end
 
-local run
-run, err = read_valid_run(slot)
-if not run then return err end
+-- The slot's status first, alone: a new run (the common case of a claim that reaches the script,
+-- since a claim's look answers the losers) has none, and its other fields are then not read at all
+-- (a run with no status has no state: lib.lua validate_run). A run with state is read whole below.
+local status
+status, err = checked(1, 'HGET', KEYS[1], field(slot, 'status'))
+if status == nil then return err end
 
-if not run.status then
+if not status then
   -- Trimming removed runs up to trimmed_to: this one may have run already, so it must not run again.
   if trimmed_to and tonumber(slot) <= trimmed_to then
     return reply('done', nil, nil, '', 'trimmed', '')
@@ -164,11 +171,11 @@ if not run.status then
   local p = slot .. ':'
   if kind == 'manual' then
     redis.call('HSET', KEYS[1], p .. 'status', 'running', p .. 'attempt', 1, p .. 'token', token,
-      p .. 'runner', runner, p .. 'lease_end', lease_end, p .. 'claimed_at', now, p .. 'started_at', now,
+      p .. 'runner', runner, p .. 'lease_end', lease_end_text, p .. 'claimed_at', now_text, p .. 'started_at', now_text,
       p .. 'kind', kind)
   else
     redis.call('HSET', KEYS[1], p .. 'status', 'running', p .. 'attempt', 1, p .. 'token', token,
-      p .. 'runner', runner, p .. 'lease_end', lease_end, p .. 'claimed_at', now, p .. 'started_at', now)
+      p .. 'runner', runner, p .. 'lease_end', lease_end_text, p .. 'claimed_at', now_text, p .. 'started_at', now_text)
   end
   if first_seen then
     redis.call('HSET', KEYS[6], 'fence', fence, fence_field(slot), fence, 'first_seen', first_seen)
@@ -180,10 +187,15 @@ if not run.status then
   if not stored_protect or keep_ms > stored_protect then
     redis.call('HSET', KEYS[6], 'protect_ms', keep_ms)
   end
-  apply_trim(trimmed)
+  apply_trim(trimmed, trimmed_to or false)
   apply_compaction(compacted)
-  return reply('won', 1, lease_end, runner, 'running', '', fence)
+  if due then prefer_hashtable() end
+  return reply('won', '1', lease_end_text, runner, 'running', '', fence)
 end
+
+local run
+run, err = read_valid_run(slot)
+if not run then return err end
 
 if run.status ~= 'running' then
   return reply('done', run.attempt, run.lease_end, run.runner, run.status, '')
@@ -246,9 +258,9 @@ record_attempt(slot, run, 'interrupted', now, expired_result(KEYS[6], slot, atte
 if attempt < max_attempts then
   redis.call('HSET', KEYS[1],
     field(slot, 'attempt'), attempt + 1, field(slot, 'token'), token, field(slot, 'runner'), runner,
-    field(slot, 'lease_end'), lease_end, field(slot, 'claimed_at'), now)
+    field(slot, 'lease_end'), lease_end_text, field(slot, 'claimed_at'), now_text)
   redis.call('HSET', KEYS[6], 'fence', fence, fence_field(slot), fence)
-  return reply('won', attempt + 1, lease_end, runner, 'running', '', fence)
+  return reply('won', attempt + 1, lease_end_text, runner, 'running', '', fence)
 end
 
 redis.call('HSET', KEYS[1], field(slot, 'status'), 'interrupted')

@@ -119,7 +119,8 @@ end
 
 -- A decimal integer as anarchon writes it (times, attempts): no fraction, exponent or spaces.
 local function is_int(text)
-  return type(text) == 'string' and string.match(text, '^%-?%d+$') ~= nil and #text <= 16
+  -- (string.find, not string.match: it answers with positions, and allocates no copy of the text.)
+  return type(text) == 'string' and #text <= 16 and string.find(text, '^%-?%d+$') ~= nil
 end
 
 local STATUSES = {running = true, finished = true, failed = true, interrupted = true}
@@ -172,8 +173,10 @@ local function read_valid_run(slot)
 end
 
 -- A member of :active or :slots must be a slot: a decimal integer.
+-- (One string.find: digits alone, so no sign to test by converting it; claims that do history
+-- work check a page of members each.)
 local function validate_slot_member(key, member)
-  if not is_int(member) or tonumber(member) < 0 then
+  if type(member) ~= 'string' or #member > 16 or not string.find(member, '^%d+$') then
     return corrupt(key, 'member ' .. tostring(member) .. ' is not a slot')
   end
   return nil
@@ -249,19 +252,27 @@ local JOB_LIMITS = {'protect_ms', 'trimmed_to', 'paused_at', 'paused_until', 're
 local function read_job_limits(keep_ms, now)
   local v, err = checked(6, 'HMGET', KEYS[6], unpack(JOB_LIMITS))
   if not v then return nil, err end
-  for i, name in ipairs(JOB_LIMITS) do
-    if v[i] and (not is_int(v[i]) or tonumber(v[i]) < 0) then
-      return nil, corrupt(KEYS[6], 'field ' .. name .. ' is ' .. v[i] .. ', not a whole number of ms')
+  -- Each present field converted once, checked as it is (a whole number: digits alone, so no
+  -- sign to test after converting). Absent fields cost nothing: most jobs have no pause.
+  local trimmed_text = v[2]
+  for i = 1, #JOB_LIMITS do
+    local text = v[i]
+    if text then
+      if #text > 16 or not string.find(text, '^%d+$') then
+        return nil, corrupt(KEYS[6], 'field ' .. JOB_LIMITS[i] .. ' is ' .. text .. ', not a whole number of ms')
+      end
+      v[i] = tonumber(text)
     end
   end
-  if now and v[2] and tonumber(v[2]) > now then
-    return nil, corrupt(KEYS[6], 'field trimmed_to is ' .. v[2] .. ', a slot after the server\'s time ' .. now)
+  if now and v[2] and v[2] > now then
+    return nil, corrupt(KEYS[6], 'field trimmed_to is ' .. trimmed_text ..
+      ', a slot after the server\'s time ' .. now)
   end
-  local stored = tonumber(v[1])
+  local stored = v[1] or nil
   local protect = keep_ms
   if stored and stored > protect then protect = stored end
-  return protect, stored, tonumber(v[2]), {tonumber(v[3]), tonumber(v[4]), tonumber(v[5])},
-    {compacted_to = tonumber(v[6]), first_seen = tonumber(v[7]), fence = tonumber(v[8]) or 0}
+  return protect, stored, v[2] or nil, {v[3] or nil, v[4] or nil, v[5] or nil},
+    {compacted_to = v[6] or nil, first_seen = v[7] or nil, fence = v[8] or 0}
 end
 
 -- Plans the compaction of ended runs: their state keeps only `status`, which is all a claim that
@@ -297,6 +308,37 @@ local function apply_compaction(planned)
   redis.call('HDEL', KEYS[1], unpack(names))
   forget_fences(planned)
   redis.call('HSET', KEYS[6], 'compacted_to', planned[#planned])
+end
+
+-- A field and a value that exist only inside one script (prefer_hashtable): the field is no
+-- `<slot>:<attribute>` name, and it is deleted before the script ends, so no reader, replica or AOF
+-- ever sees it (a script's writes replicate as one transaction). The value is longer than any
+-- server's hash-max-listpack-value (default 64 bytes; the string library is not
+-- there while a function library loads, hence the literal).
+local WIDE_FIELD = 'anarchon:encoding'
+local WIDE_64 = '----------------------------------------------------------------'
+local WIDE_VALUE = WIDE_64 .. WIDE_64 .. WIDE_64 .. WIDE_64 .. WIDE_64 .. WIDE_64 .. WIDE_64 .. WIDE_64
+
+-- Keeps :state in Redis's hashtable encoding once it holds many fields. Below
+-- hash-max-listpack-entries (128 by default) Redis keeps a hash as a listpack, where every field a
+-- script reads or writes is a linear scan of the whole hash: about 25 times a hashtable's lookup
+-- at a hundred runs of history, in every claim and finish (bench/floor.sh). A hash never goes back
+-- to a listpack once converted (until the server reloads it from a dump, when the next history
+-- claim converts it again), and writing one value too long for a listpack converts it; the
+-- field is deleted at once. Readers see the same fields and values (an encoding is the server's
+-- business, not the layout's); the hash costs about 55 bytes more per field. Small hashes stay
+-- listpacks: a scan of a few dozen fields costs less than the hashtable's memory.
+-- Called by claims that do history work (claim.lua), so its cost (one OBJECT ENCODING) is paid by
+-- one claim in every 1% of the history size.
+-- OBJECT goes through pcall: it comes after the claim's writes, and a user whose ACL denies it
+-- (it is no command the layout needs) must still get the claim's answer; the hash then stays as it
+-- is.
+local function prefer_hashtable()
+  local encoding = redis.pcall('OBJECT', 'ENCODING', KEYS[1])
+  if encoding ~= 'listpack' and encoding ~= 'ziplist' then return end
+  if redis.call('HLEN', KEYS[1]) < 64 then return end
+  redis.call('HSET', KEYS[1], WIDE_FIELD, WIDE_VALUE)
+  redis.call('HDEL', KEYS[1], WIDE_FIELD)
 end
 
 -- Ends a run in progress: its attempt recorded with `status` and `result_json`, its state ended,
@@ -384,14 +426,19 @@ local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cur
     local page = redis.call('ZRANGEBYSCORE', KEYS[3], cursor, '(' .. (now - keep_ms), 'LIMIT', 0,
       math.min(100, budget - examined))
     if #page == 0 then return trimmed, true, cursor end
+    -- The cursor is made text once per page, from the last member examined (not per member).
+    local last = nil
     for _, s in ipairs(page) do
       local e = validate_slot_member(KEYS[3], s)
       if e then return nil, e end
       local expired = expire_before ~= nil and tonumber(s) < expire_before
       -- Oldest first: once no more are needed and this one has not expired, none later has.
-      if need <= 0 and not expired then return trimmed, true, cursor end
+      if need <= 0 and not expired then
+        if last then cursor = '(' .. last end
+        return trimmed, true, cursor
+      end
       examined = examined + 1
-      cursor = '(' .. s
+      last = s
       local running
       if in_progress then running = in_progress[s] else running = redis.call('SISMEMBER', KEYS[2], s) == 1 end
       if running then
@@ -401,6 +448,7 @@ local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cur
         need = need - 1
       end
     end
+    if last then cursor = '(' .. last end
   end
   return trimmed, false, cursor
 end
@@ -410,7 +458,7 @@ end
 -- :results keeps members, dropping the oldest. The stream is in order of the attempts' ends and the
 -- trimmed runs are the oldest, so its head holds their entries; XTRIM frees whole nodes at once,
 -- where deleting entries one by one from a stream's head costs a scan of the head node per entry.
-local function apply_trim(trimmed)
+local function apply_trim(trimmed, horizon)
   if #trimmed == 0 then return end
   local names, n = {}, 0
   local newest = nil
@@ -431,7 +479,8 @@ local function apply_trim(trimmed)
     redis.call('ZREMRANGEBYSCORE', KEYS[5], trimmed[1], trimmed[#trimmed])
   end
   redis.call('XTRIM', KEYS[4], 'MAXLEN', redis.call('ZCARD', KEYS[5]))
-  local horizon = tonumber(redis.call('HGET', KEYS[6], 'trimmed_to'))
+  -- The horizon as the caller read it (claim: read_job_limits, checked), else read here.
+  if horizon == nil then horizon = tonumber(redis.call('HGET', KEYS[6], 'trimmed_to')) end
   if not horizon or newest > horizon then
     redis.call('HSET', KEYS[6], 'trimmed_to', newest)
   end

@@ -80,7 +80,7 @@ if not run then
   -- a TTL every claim looks for expired runs (one read of the oldest).
   local history_size, ttl_ms = tonumber(ARGV[8]), tonumber(ARGV[9])
   local every = math.max(1, math.min(16, math.floor(history_size / 100)))
-  local trimmed = {slots = {}, ranges = {}}
+  local trimmed = NO_TRIM
   if ttl_ms > 0 or (job.fence + 1) % every == 0 then
     trimmed, err = plan_trim(now, history_size, ttl_ms, keep_ms, 16, 1, '-inf', 0, live, live_count)
     if not trimmed then return err end
@@ -88,7 +88,8 @@ if not run then
 
   local slot_ms = tonumber(slot)
   -- A released run whose lease has expired ends now, as its release asked (read before writing).
-  local marks = {}
+  local marks, overtaken = NOTHING, NOTHING
+  if live_count > 0 then marks, overtaken = {}, {} end
   for other, o in pairs(live) do
     if o.lease_end <= now then
       local mark
@@ -98,7 +99,6 @@ if not run then
     end
   end
   local overlapping, overlapping_slot = nil, nil
-  local overtaken = {}
   for other, o in pairs(live) do
     local other_ms = tonumber(other)
     if marks[other] then
@@ -128,9 +128,7 @@ if not run then
     if err then return err end
   end
   local fence = next_fence()
-  redis.call('HSET', KEYS[1], slot, encode_live({attempt = 1, token = token, runner = runner,
-    lease_end = lease_end, claimed_at = now, started_at = now, kind = kind, lease_ms = lease_ms,
-    fence = fence}))
+  redis.call('HSET', KEYS[1], slot, encode_first_attempt(token, runner, lease_end, now, kind, lease_ms, fence))
   -- Record how late this claimant may still claim, so every other trimmer keeps such runs.
   if not job.stored_protect or keep_ms > job.stored_protect then
     redis.call('HSET', KEYS[3], 'protect_ms', int(keep_ms))

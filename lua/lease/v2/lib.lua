@@ -63,11 +63,24 @@ end
 
 -- A decimal integer as anarchon writes it (slots): no fraction, exponent or spaces.
 local function is_int(text)
-  return type(text) == 'string' and string.match(text, '^%-?%d+$') ~= nil and #text <= 16
+  -- (string.find, not string.match: it answers with positions, and allocates no copy of the text.)
+  return type(text) == 'string' and #text <= 16 and string.find(text, '^%-?%d+$') ~= nil
 end
 
 local function is_whole(n)
   return type(n) == 'number' and n == math.floor(n) and n > -1e16 and n < 1e16
+end
+
+-- Characters a JSON string must escape (and `/`, which cjson escapes, and every byte above 127,
+-- left to cjson): a text without them is quoted as it is.
+local JSON_ESCAPED = '[%c"\\/\128-\255]'
+
+-- `text` as a JSON string, exactly as cjson.encode writes it. Tokens, runners and kinds almost
+-- never need escaping, and cjson.encode allocates a buffer for every call: three calls in every
+-- claim and two in every finish, which a herd pays for at every slot (bench/floor.sh).
+local function json_string(text)
+  if string.find(text, JSON_ESCAPED) then return cjson.encode(text) end
+  return '"' .. text .. '"'
 end
 
 -- A run in progress as :live holds it: the current attempt. lease_ms (the lease it was claimed
@@ -75,10 +88,20 @@ end
 local function encode_live(run)
   local fence = ''
   if run.fence then fence = ',"fence":' .. int(run.fence) end
-  return '{"attempt":' .. int(run.attempt) .. ',"token":' .. cjson.encode(run.token) ..
-    ',"runner":' .. cjson.encode(run.runner) .. ',"lease_end":' .. int(run.lease_end) ..
+  return '{"attempt":' .. int(run.attempt) .. ',"token":' .. json_string(run.token) ..
+    ',"runner":' .. json_string(run.runner) .. ',"lease_end":' .. int(run.lease_end) ..
     ',"claimed_at":' .. int(run.claimed_at) .. ',"started_at":' .. int(run.started_at) ..
-    ',"kind":' .. cjson.encode(run.kind) .. ',"lease_ms":' .. int(run.lease_ms) .. fence .. '}'
+    ',"kind":' .. json_string(run.kind) .. ',"lease_ms":' .. int(run.lease_ms) .. fence .. '}'
+end
+
+-- encode_live of a new run's first attempt, from its parts: the same text, without the table a
+-- run would be built as first (a claim of a new run is the common claim; every table is garbage
+-- the server's Lua collector must walk later), and `now` made text once for both of its times.
+local function encode_first_attempt(token, runner, lease_end, now, kind, lease_ms, fence)
+  local now_text = int(now)
+  return '{"attempt":1,"token":' .. json_string(token) .. ',"runner":' .. json_string(runner) ..
+    ',"lease_end":' .. int(lease_end) .. ',"claimed_at":' .. now_text .. ',"started_at":' .. now_text ..
+    ',"kind":' .. json_string(kind) .. ',"lease_ms":' .. int(lease_ms) .. ',"fence":' .. int(fence) .. '}'
 end
 
 -- The next fencing token of the job: strictly greater than every earlier won claim's (first
@@ -147,8 +170,8 @@ local function encode_result(run, status, ended_at, result_json)
   local kind = ''
   if run.kind == 'manual' then kind = ',"kind":"manual"' end
   if run.fence then kind = kind .. ',"fence":' .. int(run.fence) end
-  return '{"attempt":' .. int(run.attempt) .. ',"token":' .. cjson.encode(run.token) ..
-    ',"runner":' .. cjson.encode(run.runner) .. ',"status":"' .. status ..
+  return '{"attempt":' .. int(run.attempt) .. ',"token":' .. json_string(run.token) ..
+    ',"runner":' .. json_string(run.runner) .. ',"status":"' .. status ..
     '","claimed_at":' .. int(run.claimed_at) .. ',"ended_at":' .. int(ended_at) .. kind ..
     ',"result":' .. result_json .. '}'
 end
@@ -215,20 +238,27 @@ local JOB_FIELDS = {'protect_ms', 'trimmed_to', 'format', 'paused_at', 'paused_u
 local function read_job(keep_ms, now)
   local v, err = checked(3, 'HMGET', KEYS[3], unpack(JOB_FIELDS))
   if err then return nil, err end
-  for i, name in ipairs(JOB_FIELDS) do
-    if i ~= 3 and v[i] and (not is_int(v[i]) or tonumber(v[i]) < 0) then
-      return nil, corrupt(KEYS[3], 'field ' .. name .. ' is ' .. v[i] .. ', not a whole number')
+  -- Each present integer field converted once, checked as it is (a whole number: digits alone,
+  -- so no sign to test after converting). Absent fields cost nothing: most jobs have no pause.
+  local trimmed_text = v[2]
+  for i = 1, #JOB_FIELDS do
+    local text = v[i]
+    if i ~= 3 and text then
+      if #text > 16 or not string.find(text, '^%d+$') then
+        return nil, corrupt(KEYS[3], 'field ' .. JOB_FIELDS[i] .. ' is ' .. text .. ', not a whole number')
+      end
+      v[i] = tonumber(text)
     end
   end
-  if now and v[2] and tonumber(v[2]) > now then
-    return nil, corrupt(KEYS[3], 'field trimmed_to is ' .. v[2] .. ', a slot after the server\'s time ' .. int(now))
+  if now and v[2] and v[2] > now then
+    return nil, corrupt(KEYS[3], 'field trimmed_to is ' .. trimmed_text .. ', a slot after the server\'s time ' .. int(now))
   end
-  local stored = tonumber(v[1])
+  local stored = v[1] or nil
   local protect = keep_ms
   if stored and stored > protect then protect = stored end
-  return {protect = protect, stored_protect = stored, trimmed_to = tonumber(v[2]), format = v[3],
-    paused_at = tonumber(v[4]), paused_until = tonumber(v[5]), resumed_at = tonumber(v[6]),
-    fence = tonumber(v[7]) or 0, first_seen = tonumber(v[8])}
+  return {protect = protect, stored_protect = stored, trimmed_to = v[2] or nil, format = v[3],
+    paused_at = v[4] or nil, paused_until = v[5] or nil, resumed_at = v[6] or nil,
+    fence = v[7] or 0, first_seen = v[8] or nil}
 end
 
 -- Makes a job a format 2 job: `anarchon migrate` converts each format 1 job with it (`force`), and
@@ -327,6 +357,12 @@ local function held_run(slot, token, now)
   return nil, reply or err
 end
 
+-- What a claim that does no history work trims, and what a claim with no other run in progress
+-- ends or overtakes: empty tables never written to, so the common claim allocates none (every
+-- table is garbage the server's Lua collector must walk later).
+local NO_TRIM = {slots = {}, ranges = {}}
+local NOTHING = {}
+
 -- Plans trimming: history_size entries are kept (ended attempts, the :results members, and runs in
 -- progress: one per run unless a lease was taken over), and with ttl_ms > 0 runs older than ttl_ms
 -- go too. Never trims a run in progress, or one younger than keep_ms, which a late claim could still
@@ -382,6 +418,10 @@ local function plan_trim(now, history_size, ttl_ms, keep_ms, budget, adding, cur
         open_range = nil
       end
     end
+    -- Enough planned and no TTL to look for: the next member stays, so the walk is complete
+    -- without fetching another page to find that out (a claim trims one run at a time at small
+    -- history sizes: that page was a third of its history work).
+    if need <= 0 and not expire_before then return trimmed, true, cursor end
   end
   return trimmed, false, cursor
 end
