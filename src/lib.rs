@@ -8,9 +8,10 @@
 //!  commands    one module per subcommand, a front-end: resolves, calls below, prints; none
 //!              imports another
 //!  daemon      `anarchon cron`'s daemon: job loops, reload, reaper, health server
-//!  scheduler · operate   a slot's whole life: slot, jitter, catch-up, old names, claim, run,
-//!              records | an operator's pause, resume and release, as values
+//!  scheduler · operate · page   a slot's whole life: slot, jitter, catch-up, old names, claim,
+//!              run, records | an operator's pause, resume and release, as values | the status page
 //!  settings · output · generate   flags resolved once into plain settings | tables, JSON, colour
+//!  timeline    `timeline`'s model, read and pictures (text, SVG), for the command and the page
 //!  cli         clap: every flag, once
 //!  runner · metrics   run's command under a claim (guard, deadline, keeper, backup, record) |
 //!              the Prometheus text
@@ -65,3 +66,4 @@ pub mod settings;
 pub mod store;
 pub mod strategy;
 pub mod time;
+pub mod timeline;

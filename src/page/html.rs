@@ -20,7 +20,7 @@ th{font-size:.8rem;text-transform:uppercase;color:var(--dim)}\
 .h{font-weight:600;white-space:nowrap}.h-ok,.h-running{color:var(--ok)}\
 .h-missed,.h-expired,.h-failing,.h-late{color:var(--bad)}.h-paused,.h-unknown{color:var(--warn)}\
 .h-renamed,.h-retired{color:var(--dim)}.why{color:var(--dim);font-size:.9rem}\
-a{color:inherit}td.t{white-space:nowrap}#summary{width:auto}#summary th{padding-right:2rem}\
+a{color:inherit}td.t{white-space:nowrap}.timeline{overflow-x:auto}.timeline img{display:block;max-width:none}#summary{width:auto}#summary th{padding-right:2rem}\
 @media (max-width:40rem){thead{display:none}tr{display:block;border-bottom:1px solid #8886;padding:.4rem 0}\
 td{display:block;border:0;padding:.1rem 0}td[data-l]::before{content:attr(data-l) ': ';color:var(--dim);font-size:.85rem}}";
 
@@ -191,6 +191,13 @@ pub fn job_page(p: &JobPage, store: &str) -> String {
                 } }
             }
         }
+        h2 { "The last " (humanize(crate::time::millis(super::read::TIMELINE_RANGE).unsigned_abs())) }
+        @match &p.timeline_svg {
+            Some(svg) => div class="timeline" {
+                img src=(svg_data_uri(svg)) alt={ "timeline of " (j.job) ": each slot's attempts as bars, as `anarchon timeline " (j.job) "` draws them" };
+            },
+            None => p.why { "The timeline could not be drawn." },
+        }
         h2 { "Newest results" }
         @if p.results.is_empty() { p.why { "No run has ended yet." } } @else {
             table id="results" {
@@ -223,6 +230,15 @@ pub fn job_page(p: &JobPage, store: &str) -> String {
         }
     };
     page(&format!("anarchon: {}", j.job), body)
+}
+
+/// An SVG as a `data:` URI: an image with its own style, loaded from nowhere else.
+fn svg_data_uri(svg: &str) -> String {
+    use base64::Engine;
+    format!(
+        "data:image/svg+xml;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(svg)
+    )
 }
 
 /// A run's status coloured as health is.

@@ -42,7 +42,13 @@ pub struct JobPage {
     pub results: Vec<ResultEntry>,
     /// The operators' actions, newest first.
     pub actions: Vec<Event>,
+    /// `timeline`'s picture of the job over [`TIMELINE_RANGE`], as SVG (None when it could not be
+    /// drawn: the rest of the page stands).
+    pub timeline_svg: Option<String>,
 }
+
+/// How far back the job page's timeline reaches.
+pub const TIMELINE_RANGE: std::time::Duration = std::time::Duration::from_secs(6 * 3600);
 
 /// How many results and actions the job page shows.
 const NEWEST: usize = 20;
@@ -107,7 +113,19 @@ impl JobPage {
         let actions = read_actions(conn, prefix, &job_ref.name, NEWEST)
             .await
             .unwrap_or_default();
-        Ok(JobPage::of(prefix, now, view, actions))
+        let window = crate::timeline::Window {
+            since: now - crate::time::millis(TIMELINE_RANGE),
+            until: now,
+            now,
+        };
+        let spec = crate::timeline::Spec::default();
+        let timeline_svg = crate::timeline::read(conn, prefix, &check, &spec, window, &[job_ref])
+            .await
+            .ok()
+            .map(|(report, _)| crate::timeline::svg::render(&report));
+        let mut page = JobPage::of(prefix, now, view, actions);
+        page.timeline_svg = timeline_svg;
+        Ok(page)
     }
 
     fn of(prefix: &str, now: i64, view: JobView, actions: Vec<Event>) -> JobPage {
@@ -122,6 +140,7 @@ impl JobPage {
             in_progress: view.in_progress.clone(),
             results,
             actions,
+            timeline_svg: None,
         }
     }
 }

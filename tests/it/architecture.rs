@@ -30,6 +30,7 @@ const LAYERS: &[&[&str]] = &[
     &["runner", "metrics"],
     &["cli"],
     &["settings", "output", "generate"],
+    &["timeline"],
     &["scheduler", "operate", "page"],
     &["daemon"],
     &["commands"],

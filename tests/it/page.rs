@@ -165,6 +165,13 @@ fn the_status_page_shows_what_list_shows_worst_first_in_a_browser() {
     assert!(job.contains("exit 3"), "{job}");
     assert!(job.contains("failing"), "{job}");
     assert!(!job.contains("secret-stderr"), "{job}");
+    // Its timeline, as `timeline --svg` draws it, an image of its own.
+    let svg = job
+        .split("src=\"data:image/svg+xml;base64,")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no timeline image: {job}"));
+    assert!(svg.len() > 1_000, "{svg}");
     let odd = dom(browser, &profile, &format!("{base}/job/r%3Cb%3E%26x"));
     assert!(odd.contains("r&lt;b&gt;&amp;x"), "{odd}");
     let none = dom(browser, &profile, &format!("{base}/job/nosuch"));
