@@ -28,9 +28,10 @@ use crate::settings::run::RunSettings;
 use crate::store::StoreCheck;
 use crate::time::{millis, rfc3339};
 
-/// How often a backup standing by on a replica claims again while the holder's lease lives: how
-/// soon a run handed over by a replica that shuts down is taken over (`run`'s is 5 s). A claim
-/// answered `running` is decided from one hash read.
+/// How soon a backup standing by on a replica first claims again while the holder's lease lives
+/// (`run`'s is 5 s), growing to [`crate::runner::backup::STANDBY_POLL_SETTLED`] while the same
+/// holder keeps it: how soon a run handed over by a replica that shuts down is taken over. A
+/// claim answered `running` is decided from one hash read.
 const STANDBY_POLL: Duration = Duration::from_millis(500);
 
 /// How often the file's text is read for a change ([`FileWatch`]).
