@@ -49,6 +49,9 @@ pub(super) struct Shared {
     pub(super) crontab: std::sync::Mutex<Vec<Arc<RunSettings>>>,
     /// Told when `crontab` changes: the replica's presence is written again at once.
     pub(super) crontab_changed: tokio::sync::Notify,
+    /// What each job's last slot read of the store (the format, its keys' types, its registry),
+    /// so the next reads it again only when something changed.
+    pub(super) known: crate::scheduler::known::KnownStores,
 }
 
 /// The daemon's own counters, for `/metrics`.

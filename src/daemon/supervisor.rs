@@ -20,16 +20,18 @@ use crate::error::{ExitCode, Result};
 use crate::lines::RunLabel;
 use crate::runner::child::Supervised;
 use crate::runner::event::{EventKind, RunEvent};
-use crate::scheduler::{check_and_register, slot_event, take_in_turn, take_slot};
+use crate::scheduler::known::Opened;
+use crate::scheduler::{slot_event, take_in_turn, take_slot};
 use crate::settings::cron::{CronSettings, DaemonSettings};
 use crate::settings::crontab::{CronJob, Crontab, Naming, describe_errors, read_text};
 use crate::settings::run::RunSettings;
 use crate::store::StoreCheck;
 use crate::time::{millis, rfc3339};
 
-/// How often a backup standing by on a replica claims again while the holder's lease lives: how
-/// soon a run handed over by a replica that shuts down is taken over (`run`'s is 5 s). A claim
-/// answered `running` is decided from one hash read.
+/// How soon a backup standing by on a replica first claims again while the holder's lease lives
+/// (`run`'s is 5 s), growing to [`crate::runner::backup::STANDBY_POLL_SETTLED`] while the same
+/// holder keeps it: how soon a run handed over by a replica that shuts down is taken over. A
+/// claim answered `running` is decided from one hash read.
 const STANDBY_POLL: Duration = Duration::from_millis(500);
 
 /// How often the file's text is read for a change ([`FileWatch`]).
@@ -61,8 +63,10 @@ impl Shared {
         loop {
             let (mut conn, generation) = self.connection().await;
             let eviction = !self.eviction_asked.swap(true, Ordering::Relaxed);
-            let e = match check_and_register(&mut conn, &self.prefix, job, eviction).await {
-                Ok(check) => {
+            let with = (eviction, generation, self.server_now());
+            let e = match self.known.open(&mut conn, &self.prefix, job, with).await {
+                Ok((check, Opened::Known)) => return Ok((conn, check)),
+                Ok((check, Opened::Read)) => {
                     self.note_connected();
                     self.note_clock(&check);
                     return Ok((conn, check));
@@ -120,7 +124,12 @@ impl Shared {
             tokio::time::sleep(Duration::from_millis(early)).await;
         }
         // Claimed under the job's old names first, if it has any (`scheduler::lineage`).
-        match take_slot(&mut conn, &self.prefix, job, &check, slot).await {
+        let taken = take_slot(&mut conn, &self.prefix, job, &check, slot).await;
+        let reports = taken
+            .iter()
+            .flat_map(|o| o.caught_up.iter().chain([&o.report]));
+        self.known.after_slot(&job.job, &taken, reports);
+        match taken {
             Ok(outcome) => {
                 let now = self.server_now();
                 for s in &outcome.skipped {
@@ -360,7 +369,10 @@ impl Shared {
         // As any slot is taken: under the job's old names first (`scheduler::lineage`), so that a
         // takeover of a renamed job's run never races an old replica's takeover of it.
         let mut ahead = Vec::new();
-        match take_in_turn(&mut conn, &self.prefix, job, &check, slot, &mut ahead).await {
+        let taken = take_in_turn(&mut conn, &self.prefix, job, &check, slot, &mut ahead).await;
+        self.known
+            .after_slot(&job.job, &taken, ahead.iter().chain(taken.as_ref().ok()));
+        match taken {
             Ok(report) => {
                 for r in ahead.iter().chain([&report]) {
                     if r.outcome == crate::runner::SlotOutcome::Ran {
@@ -639,6 +651,7 @@ async fn run_local(
         reaps_orphans: owns_the_process,
         crontab: Default::default(),
         crontab_changed: Default::default(),
+        known: Default::default(),
     });
     crate::errln!(
         "anarchon: cron: {} job(s) from {}, as runner {} (store {}, format {})",

@@ -25,11 +25,21 @@ pub struct Standing {
     pub poll: Duration,
 }
 
+/// How slow a backup's polls grow while the holder keeps renewing its lease (from
+/// [`Standing::poll`], doubling each look that finds it still held, never past the lease's end):
+/// a backup of the daemon starts at 500 ms, which a run handed over at a replica's shutdown needs,
+/// and settles at this, so that a herd of losers standing by for a thousand runs in progress
+/// costs the server a look per run every two seconds rather than three round trips a second. A
+/// lease that ends is still noticed at its end (the nap is cut to it); a hand-over within this.
+pub const STANDBY_POLL_SETTLED: Duration = Duration::from_secs(2);
+
 /// Stands by while the holder renews its lease: re-claims just after the holder's lease should end
-/// (and at least every [`STANDBY_POLL_MAX`], to notice an early end), until we win, the run is over
-/// or out of attempts, or `limit` has passed. The claim script decides each time, so two backups
-/// can't both win; a claim of a live run writes nothing. Returns the last reply, when its claim was
-/// sent, and the last holder seen (whom a takeover takes the run from).
+/// (and at least every [`Standing::poll`], growing to [`STANDBY_POLL_SETTLED`] while nothing
+/// changes, to notice an early end), until we win, the run is over or out of attempts, or `limit`
+/// has passed. The claim script decides each time, so two backups can't both win; a claim of a
+/// live run writes nothing. Each poll is one round trip: the announcement that this backup stands
+/// by and the claim's look go together ([`lease::claim_sending`]). Returns the last reply, when its
+/// claim was sent, and the last holder seen (whom a takeover takes the run from).
 pub async fn wait_as_backup(
     conn: &mut Connection,
     keys: &LeaseKeys,
@@ -45,10 +55,16 @@ pub async fn wait_as_backup(
     let spinner = crate::lines::stderr_spinner(quiet);
     let mut sent = BootTime::now();
     let mut trouble = Trouble::default();
-    // Said to the holder, so that its hand-over can tell whether anyone takes the run over: again
-    // at most every second, each saying lasting a few polls.
-    let announce_ttl = poll.max(Duration::from_secs(1)) * 2 + Duration::from_secs(1);
-    let mut announced: Option<Instant> = None;
+    let settled = poll.max(STANDBY_POLL_SETTLED);
+    // Said to the holder, so that its hand-over can tell whether anyone takes the run over: at
+    // once, on its own (a holder handing over now must find it), then again with a look once the
+    // last saying is half its life old, each saying lasting two of the slowest polls and a second.
+    let announce_ttl = settled * 2 + Duration::from_secs(1);
+    let announcement = lease::standby_announcement(keys, req.slot, &req.runner, announce_ttl);
+    let said = lease::announce_standby(conn, keys, req.slot, &req.runner, announce_ttl);
+    let _ = timeout(Duration::from_secs(1), said).await;
+    let mut announced = Instant::now();
+    let mut pace = Pace::new(poll, settled);
     while reply.outcome == ClaimOutcome::Running && give_up.is_none_or(|g| Instant::now() < g) {
         let left_ms = reply.lease_end.unwrap_or(reply.server_now) - reply.server_now;
         if let Some(bar) = &spinner {
@@ -60,14 +76,7 @@ pub async fn wait_as_backup(
                 humanize(u64::try_from(left_ms).unwrap_or(0))
             ));
         }
-        if announced.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
-            let said = lease::announce_standby(conn, keys, req.slot, &req.runner, announce_ttl);
-            if let Ok(Ok(())) = timeout(Duration::from_secs(1), said).await {
-                announced = Some(Instant::now());
-            }
-        }
-        let nap = Duration::from_millis(u64::try_from(left_ms + 25).unwrap_or(0))
-            .clamp(Duration::from_millis(25), poll);
+        let nap = pace.nap(left_ms);
         let nap = match give_up {
             Some(g) => nap.min(g.saturating_duration_since(Instant::now())),
             None => nap,
@@ -75,7 +84,14 @@ pub async fn wait_as_backup(
         sleep(nap).await;
         sent = BootTime::now();
         let what = format!("standing by for {job} @ {}", rfc3339(req.slot));
-        if let Some(r) = trouble.claim(conn, keys, req, &what, quiet).await? {
+        let due = announced.elapsed() >= settled;
+        let also = due.then_some(&announcement);
+        let claimed = trouble.claim_sending(conn, keys, req, &what, quiet, also);
+        if let Some(r) = claimed.await? {
+            if due {
+                announced = Instant::now();
+            }
+            pace.saw(&reply, &r);
             reply = r;
             if reply.outcome == ClaimOutcome::Running {
                 holder.clone_from(&reply.runner);
@@ -86,6 +102,45 @@ pub async fn wait_as_backup(
         bar.finish_and_clear();
     }
     Ok((reply, sent, holder))
+}
+
+/// How long a backup sleeps between looks: from `first`, doubling while each look finds the run
+/// as before (the same holder and attempt, its lease renewed), up to `settled`; back to `first`
+/// when the run changes hands. Never past the holder's lease end (plus 25 ms for the server's
+/// clock to pass it), nor under 25 ms.
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    first: Duration,
+    settled: Duration,
+    now: Duration,
+}
+
+impl Pace {
+    fn new(first: Duration, settled: Duration) -> Pace {
+        Pace {
+            first,
+            settled,
+            now: first,
+        }
+    }
+
+    /// The next nap, the holder's lease ending in `left_ms` by the last look.
+    fn nap(&self, left_ms: i64) -> Duration {
+        Duration::from_millis(u64::try_from(left_ms + 25).unwrap_or(0))
+            .clamp(Duration::from_millis(25), self.now)
+    }
+
+    /// A look answered `after` where the one before answered `before`.
+    fn saw(&mut self, before: &ClaimReply, after: &ClaimReply) {
+        let same = after.outcome == before.outcome
+            && after.attempt == before.attempt
+            && after.runner == before.runner;
+        self.now = if same {
+            (self.now * 2).min(self.settled)
+        } else {
+            self.first
+        };
+    }
 }
 
 /// How often a waiter whose claims keep failing says so again (with how long and how often).
@@ -159,7 +214,21 @@ impl Trouble {
         what: &str,
         quiet: bool,
     ) -> Result<Option<ClaimReply>> {
-        match lease::claim(conn, keys, req).await {
+        self.claim_sending(conn, keys, req, what, quiet, None).await
+    }
+
+    /// [`Trouble::claim`], with `also` sent in the claim's first round trip
+    /// ([`lease::claim_sending`]).
+    pub async fn claim_sending(
+        &mut self,
+        conn: &mut Connection,
+        keys: &LeaseKeys,
+        req: &ClaimRequest,
+        what: &str,
+        quiet: bool,
+        also: Option<&redis::Cmd>,
+    ) -> Result<Option<ClaimReply>> {
+        match lease::claim_sending(conn, keys, req, also).await {
             Ok(r) => {
                 if self.refusals > 0 && !quiet {
                     crate::errln!("anarchon: {what}: Redis answers again");
@@ -193,6 +262,43 @@ impl Trouble {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn held(runner: &str, attempt: u32) -> ClaimReply {
+        ClaimReply {
+            outcome: ClaimOutcome::Running,
+            attempt: Some(attempt),
+            lease_end: None,
+            runner: runner.into(),
+            status: "running".into(),
+            server_now: 0,
+            other_slot: None,
+            other_started_at: None,
+            fence: None,
+            released: None,
+        }
+    }
+
+    /// A backup's naps grow while the run stays as it was, come back when it changes hands, and
+    /// never pass the holder's lease end: a lease that ends is noticed as soon as before.
+    #[test]
+    fn a_backup_polls_slower_while_nothing_changes_but_never_past_the_lease() {
+        let ms = Duration::from_millis;
+        let mut pace = Pace::new(ms(500), STANDBY_POLL_SETTLED);
+        assert_eq!(pace.nap(30_000), ms(500));
+        for want in [1_000, 2_000, 2_000] {
+            pace.saw(&held("a:1", 1), &held("a:1", 1));
+            assert_eq!(pace.nap(30_000), ms(want));
+        }
+        // The lease ends in 300 ms: the nap ends 25 ms after it, however settled the pace.
+        assert_eq!(pace.nap(300), ms(325));
+        assert_eq!(pace.nap(-5_000), ms(25));
+        // Taken over (attempt 2 elsewhere): back to the first pace.
+        pace.saw(&held("a:1", 1), &held("b:1", 2));
+        assert_eq!(pace.nap(30_000), ms(500));
+        // `run`'s backup (5 s polls) never polls faster than it did.
+        let pace = Pace::new(STANDBY_POLL_MAX, STANDBY_POLL_MAX.max(STANDBY_POLL_SETTLED));
+        assert_eq!(pace.nap(60_000), STANDBY_POLL_MAX);
+    }
 
     /// A server out of memory can refuse for hours: the waiter says so at once, then again every
     /// minute with how long and how many tries, not once and then nothing (#35, item 12).

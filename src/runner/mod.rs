@@ -83,9 +83,10 @@ pub struct RunnerOptions {
     /// the server's clock, as an outage is ridden out; None: for [`SLOT_RETRY_FOR`] (commands
     /// other than `run` and `cron`).
     pub max_late: Option<std::time::Duration>,
-    /// The longest a backup sleeps between claims while the holder's lease lives: how soon it
+    /// How long a backup first sleeps between claims while the holder's lease lives: how soon it
     /// notices a run ended early or handed over ([`backup::STANDBY_POLL_MAX`] for `run`; less
-    /// under `anarchon cron`, whose replicas hand runs over when they shut down).
+    /// under `anarchon cron`, whose replicas hand runs over when they shut down), growing to
+    /// [`backup::STANDBY_POLL_SETTLED`] while the same holder keeps its lease.
     pub standby_poll: Duration,
     /// `--live-output`: each attempt's output goes to the store as it prints ([`live`]).
     pub live_output: Option<live::LiveOutput>,

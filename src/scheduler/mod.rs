@@ -6,6 +6,7 @@
 
 pub mod catch_up;
 pub mod describe;
+pub mod known;
 pub mod lineage;
 pub mod open;
 

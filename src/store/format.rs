@@ -53,6 +53,17 @@ impl StoreCheck {
             - crate::time::millis(crate::time::since_process_start(self.server_now_read_at))
     }
 
+    /// This check as it would read at `server_now_ms` (by the caller's own reckoning of the
+    /// server's clock): a long-running process that checked the format once (`anarchon cron`,
+    /// [`crate::scheduler::open::KnownStores`]) takes each slot with what it found then.
+    pub fn as_of(&self, server_now_ms: i64) -> StoreCheck {
+        StoreCheck {
+            server_now_ms,
+            server_now_read_at: std::time::Instant::now(),
+            ..*self
+        }
+    }
+
     /// The format the lease layout's scripts must write in: the one the format key names, or
     /// [`LeaseFormat::NEW`] for a store with no format key yet. [`judge`] refused every number
     /// this build does not know before a check exists.

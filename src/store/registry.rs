@@ -184,6 +184,18 @@ impl<'a> Registration<'a> {
         cmd
     }
 
+    /// What this registration would write, in one text: a process that registered it once
+    /// (`anarchon cron`, [`crate::scheduler::open::KnownStores`]) knows it need not read the registry
+    /// again while this stays the same (and the host's last-seen time is not due).
+    pub fn digest(&self) -> String {
+        let mut text = String::new();
+        for (name, value) in self.settings.fields() {
+            text.push_str(&format!("{name}={value}\n"));
+        }
+        text.push_str(&format!("host={}\nwas={}", self.host, self.was.join(",")));
+        text
+    }
+
     /// Whether the registry as [`Registration::read`] found it (None: not read) needs a write at
     /// `server_now`. A reply that is not the fields (a registry of another type) is due too: the
     /// script then says what is wrong.

@@ -116,7 +116,18 @@ pub async fn claim(
 ) -> Result<ClaimReply> {
     // The look also reads the store's format key again: a claim creates a job, and must create
     // it in the format the store is in now, not the one this process read when it started.
-    let (answer, keys) = look::answer(conn, keys, req).await?;
+    claim_sending(conn, keys, req, None).await
+}
+
+/// [`claim`], with `also` sent in the look's round trip ([`look::answer_sending`]): a backup
+/// standing by announces itself in the same round trip as its look at the holder.
+pub async fn claim_sending(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    req: &ClaimRequest,
+    also: Option<&redis::Cmd>,
+) -> Result<ClaimReply> {
+    let (answer, keys) = look::answer_sending(conn, keys, req, also).await?;
     if let Some(answer) = answer {
         return Ok(answer);
     }
@@ -167,14 +178,24 @@ pub async fn announce_standby(
     runner: &str,
     ttl: Duration,
 ) -> Result<()> {
-    conn.query::<()>(
-        redis::cmd("SET")
-            .arg(keys.standby(slot))
-            .arg(runner)
-            .arg("PX")
-            .arg(crate::time::millis(ttl).max(1)),
-    )
-    .await
+    conn.query::<()>(&standby_announcement(keys, slot, runner, ttl))
+        .await
+}
+
+/// The command of [`announce_standby`], for a backup that sends it with its look
+/// ([`claim_sending`]).
+pub fn standby_announcement(
+    keys: &LeaseKeys,
+    slot: i64,
+    runner: &str,
+    ttl: Duration,
+) -> redis::Cmd {
+    let mut cmd = redis::cmd("SET");
+    cmd.arg(keys.standby(slot))
+        .arg(runner)
+        .arg("PX")
+        .arg(crate::time::millis(ttl).max(1));
+    cmd
 }
 
 /// Who announced last, within their announcement's TTL, that they stand by for `slot` (None:

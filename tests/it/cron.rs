@@ -1654,3 +1654,101 @@ fn a_guard_is_named_in_ps_for_its_run() {
         replica.stderr().contains(&format!("[named {slot} #1] won"))
     });
 }
+
+/// A store migrated (format 1 to 2, or back) under replicas that run a job every second: the
+/// replicas read the format once per job, not at every slot, and still follow the switch at once
+/// (each claim reads the format key again in its look, each script follows a converted job): every
+/// slot runs once, none is lost, the job ends up in the new format and its registry stays.
+#[test]
+fn a_store_migrated_under_running_replicas_is_followed_each_slot_once() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("mig.log");
+    write(&file, &ticking_job("mig", 1, &log, 200, "--lease 3s"));
+    let replicas: Vec<Replica> = (0..2)
+        .map(|i| Replica::start(&s.url, &file, dir.path(), &format!("r{i}"), &[]))
+        .collect();
+    let start = server_ms(&s);
+    wait_for(
+        "three runs before the migration",
+        Duration::from_secs(30),
+        || counted_runs(&copies(&log)).len() >= 3,
+    );
+    let was_format_1 = s.is_format_1("mig");
+    let to = if was_format_1 { "2" } else { "1" };
+    s.cli(&["migrate", "--to", to, "--yes"]).expect(0);
+    let migrated = server_ms(&s);
+    assert_eq!(s.cmd::<String>(&["GET", "cron:format"]), to);
+    wait_for(
+        "four runs after the migration",
+        Duration::from_secs(30),
+        || counted_runs(&copies(&log)).range(migrated..).count() >= 4,
+    );
+    for mut r in replicas {
+        assert_eq!(r.stop(Duration::from_secs(20)), Some(0), "{}", r.stderr());
+    }
+    let end = server_ms(&s);
+    let spans = assert_never_two_at_once("mig", &log);
+    assert!(counted_runs(&spans).values().all(|n| *n == 1), "{spans:?}");
+    let (due, lost) = lost_runs(&s, "mig", 1_000, (start + 1_000, end - 2_000), &spans);
+    assert!(lost.is_empty(), "{lost:?} of {due}");
+    assert_eq!(
+        s.is_format_1("mig"),
+        !was_format_1,
+        "the job is in the new format"
+    );
+    let after: Vec<_> = s
+        .results("mig")
+        .into_iter()
+        .filter(|r| r.slot > migrated && r.status == "finished")
+        .collect();
+    assert!(
+        after.len() >= 3,
+        "runs recorded after the migration: {after:?}"
+    );
+    assert_eq!(s.cmd::<i64>(&["EXISTS", "{cron:mig}:registry"]), 1);
+}
+
+/// A key of a job retyped by hand under a running replica: the claim's script refuses it (nothing
+/// is run), the replica forgets what it knew of the job's store and its next slot's opening reads
+/// the keys' types again and refuses too, naming the key; once the key is repaired the job runs
+/// again. Nothing the replica read before the change is taken on trust after it.
+#[test]
+fn a_key_retyped_under_a_running_daemon_stops_its_runs_until_repaired() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("typed.log");
+    write(&file, &ticking_job("typed", 1, &log, 100, "--lease 3s"));
+    let mut replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    wait_for("two runs", Duration::from_secs(30), || {
+        counted_runs(&copies(&log)).len() >= 2
+    });
+    let _: () = s.cmd(&["SET", "{cron:typed}:job", "not a hash"]);
+    let retyped = server_ms(&s);
+    wait_for(
+        "the next slot's opening to refuse the key",
+        Duration::from_secs(20),
+        || {
+            // Two slots in a row: the reading is not trusted again once refused.
+            let said = replica.stderr();
+            said.matches("cannot open the store for this run").count() >= 2
+                && said.contains("{cron:typed}:job")
+        },
+    );
+    let refused_until = server_ms(&s);
+    // Nothing ran for a slot after the change (a slot already claimed may still have ended).
+    let during: Vec<i64> = counted_runs(&copies(&log))
+        .into_keys()
+        .filter(|slot| *slot > retyped + 1_000 && *slot <= refused_until)
+        .collect();
+    assert!(during.is_empty(), "ran over a retyped key: {during:?}");
+    let _: i64 = s.cmd(&["DEL", "{cron:typed}:job"]);
+    let repaired = server_ms(&s);
+    wait_for("a run after the repair", Duration::from_secs(20), || {
+        counted_runs(&copies(&log)).range(repaired..).count() >= 1
+    });
+    assert_eq!(replica.stop(Duration::from_secs(20)), Some(0));
+    assert_never_two_at_once("typed", &log);
+}

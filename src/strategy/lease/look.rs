@@ -38,20 +38,42 @@ pub async fn answer(
     keys: &LeaseKeys,
     req: &ClaimRequest,
 ) -> Result<(Option<ClaimReply>, LeaseKeys)> {
+    answer_sending(conn, keys, req, None).await
+}
+
+/// [`answer`], with `also` (a write whose reply does not matter: a backup's announcement that it
+/// stands by, `lease::announce_standby`) sent first in the same round trip, so that a backup's
+/// poll is one round trip. On a cluster connection `also` goes on its own, best effort.
+pub async fn answer_sending(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    req: &ClaimRequest,
+    also: Option<&redis::Cmd>,
+) -> Result<(Option<ClaimReply>, LeaseKeys)> {
     // A cluster client may send TIME to another node than the job's (and the format key lives in
     // another slot): the script is simpler there, after the format key is read on its own.
     if conn.is_cluster() {
+        if let Some(cmd) = also {
+            let _ = conn.query::<Value>(cmd).await;
+        }
         return Ok((None, crate::store::format::refresh(conn, keys).await?));
     }
     let mut pipe = redis::pipe();
+    if let Some(cmd) = also {
+        pipe.add_command(cmd.clone());
+    }
     keys.format.queue_look(&mut pipe, keys, req.slot);
     pipe.cmd("TIME");
     pipe.cmd("GET").arg(&keys.format_key);
-    let look: Vec<Value> = match conn.replies(&pipe).await {
+    let mut look: Vec<Value> = match conn.replies(&pipe).await {
         Ok(values) => values,
         Err(e) if e.is_transient() => return Err(e),
         Err(_) => return Ok((None, crate::store::format::refresh(conn, keys).await?)),
     };
+    // The write's own reply (an error too: best effort, as `announce_standby` is).
+    if also.is_some() && !look.is_empty() {
+        look.remove(0);
+    }
     let [run, time, format]: [Value; 3] = match look.try_into() {
         Ok(replies) => replies,
         Err(_) => return Ok((None, crate::store::format::refresh(conn, keys).await?)),
