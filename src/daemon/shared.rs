@@ -49,6 +49,10 @@ pub(super) struct Shared {
     pub(super) crontab: std::sync::Mutex<Vec<Arc<RunSettings>>>,
     /// Told when `crontab` changes: the replica's presence is written again at once.
     pub(super) crontab_changed: tokio::sync::Notify,
+    /// How late this daemon's runs started, per job, for `/metrics` ([`super::lateness`]).
+    pub(super) lateness: Arc<super::lateness::Lateness>,
+    /// The live replicas, for who claims a slot first ([`super::herd`]).
+    pub(super) fleet: super::herd::Fleet,
 }
 
 /// The daemon's own counters, for `/metrics`.
