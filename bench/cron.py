@@ -9,16 +9,24 @@ EVAL, their inner commands included) and the server's main-thread CPU (INFO cpu,
 the format checks, registry reads, the losers' looks). Baseline: two warm empty script calls
 (EVALSHA of `return 0`, pipelined from one connection) and a warm SET NX PX + DEL pair.
 
-Part 2, a herd: HERD jobs every minute (`* * * * *`) in one crontab, three replicas, over one
-minute boundary: how late each run starts after its slot (the command logs the time it started;
-p50, p99), each daemon's RSS after the herd and CPU while idle (between minutes), and the
-server's PING latency (a client pinging every 5 ms) in the ten seconds after the minute against
-ten idle seconds before it.
+Part 2, a herd (issue #49's figures): HERD jobs every minute (`* * * * *`) in one crontab,
+REPLICAS replicas (3) with --listen, over one minute boundary, on a new store: how late each run
+started after its slot (the command logs the time it started and the replica that ran it: p50,
+p99, max), the share of the herd each replica ran, the server's PING latency (a client pinging
+every 5 ms) in the ten seconds after the minute against ten idle seconds before it, each
+daemon's RSS idle, after the herd and at its peak (VmHWM), its CPU idle and over the herd, and the
+daemons' own lateness histograms (`anarchon_cron_run_start_lateness_seconds`) when they have
+one. Beside it, the machine's floor: the same HERD commands started by one small process
+(posix_spawn, no anarchon, no Redis) at a whole second. With BASE_BIN (a release build of an
+older commit), the herd is measured with it first, in the same run.
 
-Usage: cron.py PORT BIN. Settings: JOBS (40), SECS (20), HERD (1000), SKIP_HERD=1, SKIP_STEADY=1."""
+Usage: cron.py PORT BIN. Settings: JOBS (40), SECS (20), HERD (1000), HERD_PERIOD (60: every
+minute; 20 or 30 for a quicker look, `*/N` seconds), REPLICAS (3), BASE_BIN, PROFILE=FILE (perf
+record of the replicas over the herd), SKIP_HERD=1, SKIP_STEADY=1."""
 import os
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -33,6 +41,9 @@ PORT, BIN = int(sys.argv[1]), sys.argv[2]
 JOBS = int(os.environ.get("JOBS", "40"))
 SECS = int(os.environ.get("SECS", "20"))
 HERD = int(os.environ.get("HERD", "1000"))
+HERD_PERIOD = int(os.environ.get("HERD_PERIOD", "60"))
+REPLICAS = int(os.environ.get("REPLICAS", "3"))
+BASE_BIN = os.environ.get("BASE_BIN")
 r = Redis(PORT)
 URL = f"redis://127.0.0.1:{PORT}"
 WORK = tempfile.mkdtemp()
@@ -115,7 +126,7 @@ def steady(fmt, replicas):
 
 def pct(values, p):
     values = sorted(values)
-    return values[min(len(values) - 1, int(len(values) * p))]
+    return values[min(len(values) - 1, int(len(values) * p))] if values else 0
 
 
 def proc_cpu(pid):
@@ -124,27 +135,89 @@ def proc_cpu(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def proc_rss_mib(pid):
+def proc_mib(pid, field="VmRSS"):
+    """A /proc/PID/status size (VmRSS now, VmHWM its peak), MiB."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return 0
 
 
-def herd():
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def http_get(port, path):
+    import urllib.request
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as reply:
+            return reply.read().decode()
+    except OSError:
+        return ""
+
+
+def next_boundary(period, ahead):
+    """The next multiple of `period` seconds at least `ahead` seconds from now."""
+    boundary = (int(time.time()) // period + 1) * period
+    while boundary - time.time() < ahead:
+        boundary += period
+    return boundary
+
+
+def herd_line(log):
+    """The herd's command: it logs its slot, the replica that ran it and when it started (ms)."""
+    return f'echo "$ANARCHON_SLOT $ANARCHON_RUNNER $(date +%s%3N)" >> {log}'
+
+
+def floor():
+    """The machine's own floor for a herd: the herd's HERD commands (`sh -c`, as the daemon
+    starts them) started from one small process at a whole second (posix_spawn, no anarchon, no
+    Redis): how late the last of them starts is what this box takes to start HERD shells."""
+    log = os.path.join(WORK, "floor.log")
+    line = herd_line(log)
+    at = int(time.time()) + 2
+    time.sleep(at - time.time())
+    env = dict(os.environ, ANARCHON_SLOT=str(at * 1000), ANARCHON_RUNNER="floor")
+    pids = [os.posix_spawn("/bin/sh", ["sh", "-c", line], env) for _ in range(HERD)]
+    for pid in pids:
+        os.waitpid(pid, 0)
+    late = []
+    with open(log) as f:
+        for row in f:
+            slot, _, ms = row.split()
+            late.append(int(ms) - int(slot))
+    return late
+
+
+def herd(binary):
+    """HERD jobs `* * * * *` (every HERD_PERIOD seconds) in one crontab, REPLICAS replicas of
+    `binary`, over one boundary: how late each run started (what the command logged), which
+    replica ran it, the server's PING latency, each replica's CPU and RSS."""
     r.cmd("FLUSHALL")
     log = os.path.join(WORK, "herd.log")
+    if os.path.exists(log):
+        os.remove(log)
     crontab = os.path.join(WORK, "herd")
+    period = HERD_PERIOD
+    schedule = "* * * * *" if period == 60 else f"*/{period} * * * * *"
     with open(crontab, "w") as f:
         for i in range(HERD):
-            f.write(f"# anarchon: --job h{i}\n* * * * * echo \"$ANARCHON_SLOT $(date +%s%3N)\" >> {log}\n")
-    procs = start_daemons(crontab, 3, "herd")
-    now = time.time()
-    # Start pinging; the next minute boundary at least 25 s away.
-    boundary = (int(now) // 60 + 1) * 60
-    if boundary - now < 25:
-        boundary += 60
+            f.write(f"# anarchon: --job h{i}\n{schedule} {herd_line(log)}\n")
+    ports = [free_port() for _ in range(REPLICAS)]
+    procs = []
+    for i, port in enumerate(ports):
+        err = open(os.path.join(WORK, f"herd{i}.err"), "w")
+        procs.append(subprocess.Popen(
+            [binary, "--redis", URL, "cron", crontab, "--listen", f"127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL, stderr=err))
+    # The next boundary at least 25 s away: the daemons started, then 10 idle seconds.
+    boundary = next_boundary(period, 25)
     pings, stop_pinging = [], threading.Event()
 
     def pinger():
@@ -157,39 +230,94 @@ def herd():
 
     thread = threading.Thread(target=pinger)
     thread.start()
-    # Idle CPU: 10 s well before the boundary.
-    time.sleep(max(0, boundary - 15 - time.time()))
+    time.sleep(max(0, boundary - 13 - time.time()))
+    rss_idle = [proc_mib(p.pid) for p in procs]
     cpu0 = [proc_cpu(p.pid) for p in procs]
     time.sleep(10)
     cpu1 = [proc_cpu(p.pid) for p in procs]
     idle_cpu = [(b - a) / 10 * 100 for a, b in zip(cpu0, cpu1)]
-    time.sleep(max(0, boundary + 30 - time.time()))
-    rss = [proc_rss_mib(p.pid) for p in procs]
+    cpu0 = cpu1
+    profile = None
+    if os.environ.get("PROFILE"):
+        # perf over the replicas from just before the boundary: where their time goes.
+        time.sleep(max(0, boundary - 1 - time.time()))
+        profile = subprocess.Popen(
+            ["perf", "record", "-F", "999", "-g", "-o", os.environ["PROFILE"], "-p",
+             ",".join(str(p.pid) for p in procs), "--", "sleep", "12"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(max(0, boundary + 20 - time.time()))
+    if profile:
+        profile.wait()
+    herd_cpu = [proc_cpu(p.pid) - a for p, a in zip(procs, cpu0)]
+    rss = [proc_mib(p.pid) for p in procs]
+    peak = [proc_mib(p.pid, "VmHWM") for p in procs]
+    metrics = [http_get(port, "/metrics") for port in ports]
     stop_pinging.set()
     thread.join()
+    runners = {f"{socket.gethostname()}:{p.pid}": i for i, p in enumerate(procs)}
     stop(procs)
-    # The runs of the minute's slot (a replica's start also takes the slot before it, when it
-    # is less than --max-late old: those are not the herd's).
-    late = []
+    late, share = [], [0] * len(procs)
     with open(log) as f:
-        for line in f:
-            slot, at = line.split()
+        for row in f:
+            slot, runner, ms = row.split()
+            # A replica's start also takes the slot before it when it is less than --max-late
+            # old: those runs are not the herd's.
             if int(slot) == boundary * 1000:
-                late.append(int(at) - int(slot))
+                late.append(int(ms) - int(slot))
+                share[runners.get(runner, 0)] += 1
     idle = [us for t, us in pings if boundary - 12 <= t < boundary - 2]
     busy = [us for t, us in pings if boundary <= t < boundary + 10]
     return {
-        "runs": len(late), "late_p50": pct(late, 0.5), "late_p99": pct(late, 0.99),
-        "late_max": max(late), "idle_cpu": idle_cpu, "rss": rss,
-        "ping_idle_p99": pct(idle, 0.99), "ping_herd_p99": pct(busy, 0.99),
-        "ping_idle_p50": pct(idle, 0.5), "ping_herd_p50": pct(busy, 0.5),
+        "late": late, "share": share, "idle_cpu": idle_cpu, "herd_cpu": herd_cpu,
+        "rss_idle": rss_idle, "rss": rss, "peak": peak,
+        "ping_idle": (pct(idle, 0.5), pct(idle, 0.99)),
+        "ping_herd": (pct(busy, 0.5), pct(busy, 0.99)),
+        "lateness": [histogram_quantiles(m) for m in metrics],
     }
 
 
+def histogram_quantiles(text):
+    """The daemon's own lateness histogram summed over its jobs (None without one): its count
+    and the upper bounds of the buckets holding the p50 and p99."""
+    buckets = {}
+    for line in text.splitlines():
+        if line.startswith("anarchon_cron_run_start_lateness_seconds_bucket{"):
+            le = line.split('le="', 1)[1].split('"', 1)[0]
+            buckets[le] = buckets.get(le, 0) + float(line.rsplit(" ", 1)[1])
+    if not buckets:
+        return None
+    bounds = sorted(buckets, key=lambda b: float("inf") if b == "+Inf" else float(b))
+    count = buckets["+Inf"]
+    at = lambda q: next((b for b in bounds if buckets[b] >= q * count), "+Inf")
+    return int(count), at(0.5), at(0.99)
+
+
+def say_herd(name, h, floor_late):
+    late, share = h["late"], h["share"]
+    total = max(1, sum(share))
+    print(f"herd ({name}): {HERD} jobs every {HERD_PERIOD} s, {REPLICAS} replicas, "
+          f"{len(late)} runs: start after the slot p50 {pct(late, 0.5)} ms, "
+          f"p99 {pct(late, 0.99)} ms, max {max(late, default=0)} ms "
+          f"(floor: p99 {pct(floor_late, 0.99)} ms, max {max(floor_late, default=0)} ms)")
+    print("  share per replica " + " / ".join(str(s) for s in share) + " (" +
+          " / ".join(f"{s * 100 / total:.0f}%" for s in share) + ")")
+    (i50, i99), (b50, b99) = h["ping_idle"], h["ping_herd"]
+    print(f"  server PING p50/p99: idle {i50:.0f}/{i99:.0f} us, the 10 s after the boundary "
+          f"{b50:.0f}/{b99:.0f} us ({b99 / max(i99, 1):.1f}x)")
+    print("  RSS idle -> after the herd (peak) " + ", ".join(
+        f"{a:.1f} -> {b:.1f} ({c:.1f}) MiB" for a, b, c in zip(h["rss_idle"], h["rss"], h["peak"])))
+    print("  CPU idle " + ", ".join(f"{c:.2f}%" for c in h["idle_cpu"]) +
+          "; CPU over the herd's 20 s " + ", ".join(f"{c:.2f} s" for c in h["herd_cpu"]))
+    if any(h["lateness"]):
+        print("  the daemons' lateness histograms (runs, p50 and p99 bucket): " + ", ".join(
+            f"{q[0]} runs <= {q[1]} s / <= {q[2]} s" if q else "none" for q in h["lateness"]))
+
+
 def main():
-    (empty_us, empty_cpu), pair_cpu = baseline()
-    print(f"baseline: two warm empty script calls {empty_us:.2f} us script time, "
-          f"{empty_cpu:.2f} us server CPU; a warm SET NX PX + DEL pair {pair_cpu:.2f} us CPU")
+    if os.environ.get("SKIP_STEADY") != "1":
+        (empty_us, empty_cpu), pair_cpu = baseline()
+        print(f"baseline: two warm empty script calls {empty_us:.2f} us script time, "
+              f"{empty_cpu:.2f} us server CPU; a warm SET NX PX + DEL pair {pair_cpu:.2f} us CPU")
     for fmt in (1, 2) if os.environ.get("SKIP_STEADY") != "1" else ():
         for replicas in (1, 3):
             runs, script_us, calls, cpu_us = steady(fmt, replicas)
@@ -198,14 +326,10 @@ def main():
                   f"{script_us / empty_us:.1f}x two empty calls), server CPU {cpu_us:.1f} us/run "
                   f"({cpu_us / empty_cpu:.1f}x two empty calls)")
     if os.environ.get("SKIP_HERD") != "1":
-        h = herd()
-        print(f"herd: {HERD} jobs every minute, 3 replicas, {h['runs']} runs: start after the slot "
-              f"p50 {h['late_p50']} ms, p99 {h['late_p99']} ms, max {h['late_max']} ms")
-        print("  daemons idle CPU " + ", ".join(f"{c:.2f}%" for c in h["idle_cpu"]) +
-              "; RSS after the herd " + ", ".join(f"{m:.1f} MiB" for m in h["rss"]))
-        print(f"  server PING p50/p99: idle {h['ping_idle_p50']:.0f}/{h['ping_idle_p99']:.0f} us, "
-              f"the 10 s after the minute {h['ping_herd_p50']:.0f}/{h['ping_herd_p99']:.0f} us "
-              f"({h['ping_herd_p99'] / h['ping_idle_p99']:.1f}x)")
+        floor_late = floor()
+        for name, binary in [("baseline", BASE_BIN), ("this build", BIN)]:
+            if binary:
+                say_herd(name, herd(binary), floor_late)
     shutil.rmtree(WORK, ignore_errors=True)
 
 

@@ -122,7 +122,7 @@ const STATES: [HealthState; 10] = [
 ];
 
 /// A label value, escaped as the format requires (backslash, double quote, line feed).
-fn label(value: &str) -> String {
+pub(crate) fn label(value: &str) -> String {
     value
         .replace('\\', "\\\\")
         .replace('"', "\\\"")

@@ -131,6 +131,11 @@ pub struct Connection {
     /// Set once the server showed it cannot run our functions (Redis before 7, an ACL that
     /// denies FCALL or FUNCTION LOAD): scripts go by EVALSHA from then on. Shared by clones.
     no_functions: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Held while a library is loaded, shared by clones: a herd of claims that all find the
+    /// library missing (a new or flushed server) loads it once, the others waiting and then
+    /// finding it. One `FUNCTION LOAD` each was a copy of the library's source per claim (500
+    /// claims held 58 MB in the daemon at once) and as many compilations stalling the server.
+    loading: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Connection {
@@ -209,6 +214,7 @@ impl Connection {
             options: options.clone(),
             shown_url,
             no_functions: Default::default(),
+            loading: Default::default(),
         })
     }
 
@@ -345,10 +351,19 @@ impl Connection {
         {
             let call = eval_cmd("FCALL", function, keys, args);
             match call.query_async(&mut self.inner).await {
-                Err(e) if function_missing(&e) => match self.load_library(library).await {
-                    Ok(()) => return self.query(&call).await,
-                    Err(()) => self.no_functions.store(true, Ordering::Relaxed),
-                },
+                Err(e) if function_missing(&e) => {
+                    let loading = self.loading.clone();
+                    let _one_at_a_time = loading.lock().await;
+                    // Loaded meanwhile by the claim that held the lock: called at once.
+                    match call.query_async(&mut self.inner).await {
+                        Err(e) if function_missing(&e) || functions_unavailable(&e) => {}
+                        other => return other.map_err(|e| self.map_error(e)),
+                    }
+                    match self.load_library(library).await {
+                        Ok(()) => return self.query(&call).await,
+                        Err(()) => self.no_functions.store(true, Ordering::Relaxed),
+                    }
+                }
                 Err(e) if functions_unavailable(&e) => {
                     self.no_functions.store(true, Ordering::Relaxed);
                 }

@@ -160,6 +160,7 @@ async fn metrics(shared: &Shared, store: Store, connected: bool) -> String {
             "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
         );
     }
+    shared.lateness.render(&mut text);
     text
 }
 

@@ -29,6 +29,8 @@
 //! future, as mini-redis's `server::run(listener, shutdown)`.
 
 mod health;
+mod herd;
+mod lateness;
 mod lineage;
 mod log;
 mod probe;

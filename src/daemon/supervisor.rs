@@ -2,6 +2,7 @@
 //! crontab line, each taking its slots through [`crate::scheduler`].
 
 use super::health;
+use super::herd;
 use super::lineage;
 use super::shared::{Shared, SlotTask, Stats};
 
@@ -39,6 +40,12 @@ const FILE_POLL: Duration = Duration::from_secs(1);
 
 /// Every how many file polls the reaper looks for orphans without a SIGCHLD.
 const REAP_EVERY_TICKS: u64 = 30;
+
+/// The reaper looks for orphans at a SIGCHLD at most this often: each look reads every process
+/// of the machine in /proc, and a herd's thousand commands ending one by one sent as many
+/// SIGCHLDs, each a scan of thousands of processes on the thread that starts the commands. An
+/// orphan waits this long at most to be reaped (a zombie holds no more than its pid meanwhile).
+const REAP_AT_MOST_EVERY: Duration = Duration::from_millis(500);
 
 /// How long a shutdown waits, after the commands were told to stop, for them to be gone and
 /// their runs handed over (SIGKILL comes after [`crate::runner::child::SHUTDOWN_KILL_AFTER`]).
@@ -108,6 +115,11 @@ impl Shared {
     /// Takes one slot as `run` would, and says what became of it.
     async fn take(&self, job: &RunSettings, slot: i64) {
         self.stats.slots_taken.fetch_add(1, Ordering::Relaxed);
+        // Another replica is the job's first choice: it claims first (`herd`).
+        let back = self.fleet.step_back(job, self.server_now());
+        if !back.is_zero() {
+            tokio::time::sleep(back).await;
+        }
         let (mut conn, check) = match self.open_slot(job).await {
             Ok(opened) => opened,
             Err(e) => {
@@ -652,6 +664,8 @@ async fn run_local(
         crontab: Default::default(),
         crontab_changed: Default::default(),
         known: Default::default(),
+        lateness: Default::default(),
+        fleet: herd::Fleet::new(crate::strategy::default_runner()),
     });
     crate::errln!(
         "anarchon: cron: {} job(s) from {}, as runner {} (store {}, format {})",
@@ -666,8 +680,10 @@ async fn run_local(
     let mut jobs: HashMap<String, Running> = HashMap::new();
     apply(&shared, &mut jobs, tab, true);
     let requests = super::requests::start(&shared);
+    let fleet = tokio::task::spawn_local(watch_fleet(shared.clone()));
     let _ = started.set(shared.clone());
     until_stopped(settings, &shared, &mut jobs, &mut signals, shutdown).await;
+    fleet.abort();
     requests.stop(&shared).await;
     shut_down(settings, &shared, jobs, stop_tx, &mut signals).await;
     Ok(ExitCode::Ok)
@@ -706,6 +722,9 @@ async fn until_stopped(
     let mut ticks: u64 = 0;
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut shutdown = std::pin::pin!(shutdown);
+    // When the reaper looks next after a SIGCHLD (None: no SIGCHLD since it last looked).
+    let mut reap_at: Option<Instant> = None;
+    let mut reaped_at = Instant::now();
     loop {
         tokio::select! {
             () = signals.shutdown.wait() => break,
@@ -725,7 +744,13 @@ async fn until_stopped(
                     reap(shared);
                 }
             }
-            _ = signals.child.recv() => reap(shared),
+            _ = signals.child.recv() => {
+                reap_at.get_or_insert(reaped_at + REAP_AT_MOST_EVERY);
+            }
+            () = tokio::time::sleep_until(reap_at.unwrap_or_else(Instant::now)), if reap_at.is_some() => {
+                reap(shared);
+                (reap_at, reaped_at) = (None, Instant::now());
+            }
             _ = signals.usr1.recv() => forward(nix::sys::signal::Signal::SIGUSR1),
             _ = signals.usr2.recv() => forward(nix::sys::signal::Signal::SIGUSR2),
         }
@@ -844,6 +869,7 @@ fn apply(shared: &Arc<Shared>, jobs: &mut HashMap<String, Running>, tab: Crontab
         .stats
         .jobs
         .store(jobs.len() as u64, Ordering::Relaxed);
+    shared.lateness.retain(|job| jobs.contains_key(job));
     shared.set_crontab(jobs.values().map(|r| r.job.clone()).collect());
     if !at_start {
         crate::errln!(
@@ -868,8 +894,14 @@ fn start_job(shared: &Arc<Shared>, cron_job: CronJob, at_start: bool) -> Running
         stop: shared.stop_commands.clone(),
     });
     run.runner.standby_poll = STANDBY_POLL;
-    // A run's events are records of the daemon's log, not a terminal's lines.
-    run.runner.events = crate::runner::event::Events::new(super::log::DaemonLog);
+    // A run's events are records of the daemon's log, not a terminal's lines; its starts are
+    // observed for /metrics too.
+    // (The clock holds the daemon's state weakly: the state holds the jobs, which hold the sink.)
+    let state = Arc::downgrade(shared);
+    run.runner.events = crate::runner::event::Events::new(super::lateness::MetricsSink {
+        lateness: shared.lateness.clone(),
+        clock: Box::new(move || state.upgrade().map(|s| s.server_now())),
+    });
     let start = at_start.then(|| StartLine {
         line,
         schedule: schedule.to_string(),
@@ -1007,6 +1039,20 @@ fn reap(shared: &Shared) {
         .stats
         .orphans_reaped
         .fetch_add(reaped.len() as u64, Ordering::Relaxed);
+}
+
+/// Reads the replicas' presences every [`herd::READ_EVERY`] on the shared connection, for who
+/// claims a slot first ([`herd::Fleet::step_back`]). A read that fails keeps the last one: a
+/// presence older than 10 s is a replica gone anyway.
+async fn watch_fleet(shared: Arc<Shared>) {
+    loop {
+        let (mut conn, _) = shared.connection().await;
+        let read = crate::store::requests::read_replicas(&mut conn, &shared.prefix);
+        if let Ok(Ok(replicas)) = tokio::time::timeout(herd::READ_EVERY, read).await {
+            shared.fleet.note(replicas);
+        }
+        tokio::time::sleep(herd::READ_EVERY).await;
+    }
 }
 
 /// Passes a signal meant for the commands on to every running command's process group.

@@ -6,11 +6,11 @@
 //! copies at one instant fail, and so does a due slot that ended neither ran nor decided.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::http::get as http_get;
 use crate::common::proxy::{Fault, FaultProxy};
 use crate::common::replica::Replica;
 use crate::common::runs::{Unended, judge_slot};
@@ -595,27 +595,6 @@ fn json_logs_label_every_line_with_its_run() {
             .iter()
             .any(|e| e["stream"] == "anarchon" && e["message"].as_str().unwrap().contains("won"))
     );
-}
-
-fn http_get(port: u16, path: &str) -> (u16, String) {
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map_or("", |(_, b)| b)
-        .to_string();
-    (status, body)
 }
 
 /// `--listen`: /healthz answers, /readyz says whether the store answers, /metrics has every job's
@@ -1297,11 +1276,7 @@ fn a_daemon_started_against_a_full_redis_waits_for_room() {
 /// The port a replica started with `--listen 127.0.0.1:0` serves on, as it says at its start (the
 /// kernel's choice: no port found free, released and raced for).
 fn listening_port(replica: &Replica) -> u16 {
-    let said = replica.stderr();
-    said.lines()
-        .find_map(|l| l.split("on http://127.0.0.1:").nth(1))
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no listening address said:\n{said}"))
+    replica.listening_port()
 }
 
 /// `http_get`, timed.

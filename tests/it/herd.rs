@@ -1,13 +1,17 @@
-//! A fleet at the same minute: every host runs `anarchon run` for the same slot, one wins. The
+//! A fleet at the same minute: every host runs `anarchon run` for the same slot, one wins (and
+//! three daemons share a herd of slots due at one instant among them). The
 //! losers of a held run must not cost the shared Redis a script each (src/strategy/lease/look.rs,
 //! the registry's read before its write): what they decide from plain reads is checked here by the server's own
 //! count of script calls (INFO commandstats), and that the command still ran exactly once by what
 //! the command itself wrote.
 
 use crate::common;
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 use crate::common::Server;
+use crate::common::replica::Replica;
 
 /// Every script run so far, by any verb.
 fn scripts_run(s: &Server) -> u64 {
@@ -147,4 +151,99 @@ fn dump(outputs: &[std::process::Output]) -> String {
         .map(|o| format!("{:?}: {}", o.status.code(), common::stderr(o)))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// How many jobs the daemons' herd has: enough that each of three replicas' share of the jobs'
+/// first choices (src/daemon/herd.rs: a hash of job and replica) is far from the bound below.
+const HERD_JOBS: usize = 150;
+
+/// A herd on a fleet of daemons: `HERD_JOBS` jobs due at the same instants, three replicas of
+/// `anarchon cron`. Each replica runs a share of the herd (each job's first choice among the live
+/// replicas claims first, the others a moment later); it was nearly all one replica's (985 / 15 /
+/// 0 of 1,000), whichever claims reached the store first. Every slot still ran, each once: who
+/// runs it is the claim's decision, the replicas only claim in turns. And the first herd, on a
+/// new store, loaded the scripts' library once per replica, not once per claim.
+#[test]
+fn three_daemons_share_a_herd_and_run_each_slot_once() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (file, log) = (dir.path().join("crontab"), dir.path().join("ran"));
+    let mut tab = String::new();
+    for i in 0..HERD_JOBS {
+        tab.push_str(&format!(
+            "# anarchon: --job h{i}\n*/3 * * * * * echo \"$ANARCHON_JOB $ANARCHON_SLOT $ANARCHON_RUNNER\" >> {}\n",
+            log.display()
+        ));
+    }
+    std::fs::write(&file, tab).unwrap();
+    let replicas: Vec<Replica> = (0..3)
+        .map(|i| Replica::start(&s.url, &file, dir.path(), &format!("r{i}"), &[]))
+        .collect();
+    // The herds counted are those after every replica has read the others' presences: each
+    // writes its own every 2 s and reads them all as often.
+    common::wait_for("three presences", Duration::from_secs(20), || {
+        s.cmd::<i64>(&["HLEN", "{cron:}:replicas"]) == 3
+    });
+    let known = s.now_ms() + 4_000;
+    let herds = || -> BTreeMap<i64, Vec<(String, String)>> {
+        let mut by_slot: BTreeMap<i64, Vec<(String, String)>> = BTreeMap::new();
+        for line in std::fs::read_to_string(&log).unwrap_or_default().lines() {
+            let mut words = line.split_whitespace();
+            if let (Some(job), Some(slot), Some(runner)) =
+                (words.next(), words.next(), words.next())
+                && let Ok(slot) = slot.parse::<i64>()
+            {
+                by_slot
+                    .entry(slot)
+                    .or_default()
+                    .push((job.to_string(), runner.to_string()));
+            }
+        }
+        by_slot
+    };
+    common::wait_for("three whole herds", Duration::from_secs(90), || {
+        herds()
+            .range(known..)
+            .filter(|(_, runs)| runs.len() >= HERD_JOBS)
+            .count()
+            >= 3
+    });
+    for r in replicas {
+        drop(r);
+    }
+    // The first herd found the store's library not loaded: each replica loaded it once, not once
+    // per claim (each a copy of its source, compiled again by the server).
+    let loads = s.command_calls("function|load");
+    assert!(loads <= 3, "{loads} FUNCTION LOADs");
+    let herds = herds();
+    // Each slot ran once (the runs of a slot still in progress when the replicas were stopped
+    // are at most once each too).
+    for (slot, runs) in &herds {
+        let mut jobs: Vec<&String> = runs.iter().map(|(job, _)| job).collect();
+        jobs.sort();
+        let n = jobs.len();
+        jobs.dedup();
+        assert_eq!(jobs.len(), n, "a job ran twice for slot {slot}: {runs:?}");
+    }
+    // Each herd shared: a third each is the fair share (the first choices alone are 50 ± 6 of
+    // 150); none ran half of it, each a tenth at least, generously (a replica late by more than
+    // the step back on a loaded machine loses some of its first choices to the others).
+    for (slot, runs) in herds
+        .range(known..)
+        .filter(|(_, runs)| runs.len() >= HERD_JOBS)
+        .take(3)
+    {
+        let mut share: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, runner) in runs {
+            *share.entry(runner.as_str()).or_default() += 1;
+        }
+        assert!(
+            share.len() == 3
+                && share
+                    .values()
+                    .all(|n| *n * 10 >= runs.len() && *n * 2 < runs.len()),
+            "the herd of {slot} was not shared: {share:?} of {} runs",
+            runs.len()
+        );
+    }
 }

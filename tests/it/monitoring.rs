@@ -501,3 +501,111 @@ fn check_names_where_a_stopped_job_stopped() {
     assert!(text.contains(&oldest_time), "{text}");
     assert!(text.contains("CRITICAL"), "{text}");
 }
+
+/// A histogram's buckets (upper bound, cumulative count) in order, its sum and its count.
+type Histogram = (Vec<(f64, u64)>, f64, u64);
+
+/// One job's `anarchon_cron_run_start_lateness_seconds` in a daemon's /metrics, checked to be a
+/// histogram as Prometheus reads one (cumulative, `+Inf` last and equal to the count).
+fn lateness_of(text: &str, job: &str) -> Option<Histogram> {
+    let name = "anarchon_cron_run_start_lateness_seconds";
+    let value = |suffix: &str| -> Option<String> {
+        text.lines().find_map(|l| {
+            l.strip_prefix(&format!("{name}{suffix}{{job=\"{job}\"}} "))
+                .map(str::to_string)
+        })
+    };
+    let count: u64 = value("_count")?.parse().unwrap();
+    let sum: f64 = value("_sum")?.parse().unwrap();
+    let prefix = format!("{name}_bucket{{job=\"{job}\",le=\"");
+    let buckets: Vec<(f64, u64)> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .map(|rest| {
+            let (le, n) = rest.split_once("\"} ").unwrap();
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().unwrap()
+            };
+            (le, n.parse().unwrap())
+        })
+        .collect();
+    assert!(
+        buckets
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1),
+        "not cumulative: {buckets:?}"
+    );
+    assert_eq!(buckets.last(), Some(&(f64::INFINITY, count)), "{text}");
+    assert!(
+        text.contains(&format!("# TYPE {name} histogram\n")),
+        "{text}"
+    );
+    Some((buckets, sum, count))
+}
+
+/// The daemon's /metrics says how late after its fire time each run it won started its command,
+/// per job (`anarchon_cron_run_start_lateness_seconds`, as Kubernetes' CronJob controller and
+/// gocron have): a job whose runs wait for their `--jitter` is observed as late as its jitter
+/// made each of them (`scheduler::jitter_delay`, the same for every host), and a job without one
+/// as prompt.
+#[test]
+fn the_daemon_observes_how_late_each_run_started() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (file, log) = (dir.path().join("crontab"), dir.path().join("jittered"));
+    std::fs::write(
+        &file,
+        format!(
+            "# anarchon: --job prompt\n*/1 * * * * * true\n# anarchon: --job jittered --jitter 2s\n*/3 * * * * * echo $ANARCHON_SLOT >> {}\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    let replica = common::replica::Replica::start(
+        &s.url,
+        &file,
+        dir.path(),
+        "r",
+        &["--listen", "127.0.0.1:0"],
+    );
+    let port = replica.listening_port();
+    let mut text = String::new();
+    common::wait_for(
+        "three jittered runs observed",
+        Duration::from_secs(30),
+        || {
+            text = common::http::get(port, "/metrics").1;
+            lateness_of(&text, "jittered").is_some_and(|(_, _, n)| n >= 3)
+        },
+    );
+    let (_, sum, count) = lateness_of(&text, "jittered").unwrap();
+    // The runs observed are the first ones the command logged (a run is observed as it starts).
+    common::wait_for("the runs' lines", Duration::from_secs(10), || {
+        std::fs::read_to_string(&log).is_ok_and(|t| t.lines().count() as u64 >= count)
+    });
+    let mut slots: Vec<i64> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    slots.sort();
+    let jitter: f64 = slots[..count as usize]
+        .iter()
+        .map(|slot| {
+            anarchon::scheduler::jitter_delay("jittered", *slot, Duration::from_secs(2))
+                .as_secs_f64()
+        })
+        .sum();
+    // As late as the jitter, and not much later: the daemon claims at once (one replica).
+    assert!(
+        sum >= jitter - 0.01 * count as f64 && sum <= jitter + 1.5 * count as f64,
+        "observed {sum} s over {count} runs, their jitter {jitter} s: {text}"
+    );
+    let (buckets, _, prompt) = lateness_of(&text, "prompt").expect("the prompt job observed");
+    assert!(prompt >= 3, "{text}");
+    // Most within a second, on a loaded machine too.
+    let within_1s = buckets.iter().find(|(le, _)| *le == 1.0).unwrap().1;
+    assert!(within_1s * 2 >= prompt, "{buckets:?}");
+}

@@ -63,6 +63,28 @@ impl HttpServer {
     }
 }
 
+/// `GET path` of a server on loopback `port` (the daemon's `--listen`): its status and body.
+pub fn get(port: u16, path: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
 /// Reads requests off one connection (keep-alive) and answers each.
 fn serve(stream: TcpStream, seen: &Mutex<Vec<Request>>, script: &Mutex<Vec<u16>>) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));

@@ -66,6 +66,15 @@ impl Replica {
         std::fs::read_to_string(&self.err).unwrap_or_default()
     }
 
+    /// The port it serves `--listen 127.0.0.1:0` on, as it said.
+    pub fn listening_port(&self) -> u16 {
+        let said = self.stderr();
+        said.lines()
+            .find_map(|l| l.split("on http://127.0.0.1:").nth(1))
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no listening address said:\n{said}"))
+    }
+
     pub fn stdout(&self) -> String {
         std::fs::read_to_string(&self.out).unwrap_or_default()
     }
