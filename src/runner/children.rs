@@ -96,29 +96,45 @@ pub struct Process {
 }
 
 /// Every process of the machine (of its PID namespace), from /proc.
+///
+/// Costly on a busy machine (an open and a read per process): the runner asks its guard first
+/// whether anything is left in a group, and the reaper asks the kernel whether any child has
+/// exited at all; this is their answer when those cannot tell.
 #[cfg(target_os = "linux")]
 pub fn processes() -> Vec<Process> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
+    let mut path = String::with_capacity(32);
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // The fields after the command name's closing parenthesis (the name itself may hold
-            // spaces and parentheses): state, parent, process group.
-            let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
-            let zombie = fields.next()? == "Z";
-            let parent = fields.next()?.parse().ok()?;
-            let group = fields.next()?.parse().ok()?;
-            Some(Process {
-                pid,
-                zombie,
-                parent,
-                group,
-            })
+            use std::fmt::Write;
+            path.clear();
+            let _ = write!(path, "/proc/{pid}/stat");
+            let (mut stat, mut buf) = (std::fs::File::open(&path).ok()?, [0u8; 1024]);
+            // One read: the file is generated whole at the first (read_to_string would also
+            // stat it and read again for the end).
+            let n = std::io::Read::read(&mut stat, &mut buf).ok()?;
+            parse_stat(pid, std::str::from_utf8(&buf[..n]).ok()?)
         })
         .collect()
+}
+
+/// A process from the text of its `/proc/PID/stat`.
+fn parse_stat(pid: i32, stat: &str) -> Option<Process> {
+    // The fields after the command name's closing parenthesis (the name itself may hold spaces
+    // and parentheses): state, parent, process group.
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let zombie = fields.next()? == "Z";
+    let parent = fields.next()?.parse().ok()?;
+    let group = fields.next()?.parse().ok()?;
+    Some(Process {
+        pid,
+        zombie,
+        parent,
+        group,
+    })
 }
 
 /// Elsewhere processes are not listed: what a command leaves behind runs on (documented).
@@ -137,8 +153,21 @@ pub fn reap_orphans() -> Vec<i32> {
     let held = registry();
     let ours = |pid: i32| held.as_ref().is_some_and(|r| r.pids.contains(&pid));
     let mut reaped = Vec::new();
+    // The kernel names an exited child without reaping it; most SIGCHLDs find none left (the
+    // runner has waited for its own) or an orphan. Only one of ours, exited and not yet waited
+    // for by its owner, hides the others behind it: then /proc says which they are.
+    loop {
+        match exited_child() {
+            None => return reaped,
+            Some(pid) if !ours(pid) && !reaped.contains(&pid) => {
+                let _ = waitpid(nix::unistd::Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+                reaped.push(pid);
+            }
+            Some(_) => break,
+        }
+    }
     for p in processes() {
-        if p.zombie && p.parent == me && !ours(p.pid) {
+        if p.zombie && p.parent == me && !ours(p.pid) && !reaped.contains(&p.pid) {
             let _ = waitpid(
                 nix::unistd::Pid::from_raw(p.pid),
                 Some(WaitPidFlag::WNOHANG),
@@ -147,6 +176,23 @@ pub fn reap_orphans() -> Vec<i32> {
         }
     }
     reaped
+}
+
+/// A child of this process that has exited and is not waited for yet, left so (WNOWAIT).
+#[cfg(target_os = "linux")]
+fn exited_child() -> Option<i32> {
+    // SAFETY: waitid writes into the zeroed siginfo it is given, nothing else.
+    unsafe {
+        let mut info: nix::libc::siginfo_t = std::mem::zeroed();
+        let r = nix::libc::waitid(
+            nix::libc::P_ALL,
+            0,
+            &mut info,
+            nix::libc::WEXITED | nix::libc::WNOHANG | nix::libc::WNOWAIT,
+        );
+        let pid = info.si_pid();
+        (r == 0 && pid > 0).then_some(pid)
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
