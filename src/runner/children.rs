@@ -11,6 +11,7 @@
 
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 /// The pids of the processes anarchon started and waits for itself, and the process groups of
 /// the commands running now (the daemon forwards signals to them).
@@ -18,6 +19,8 @@ use std::sync::{Mutex, MutexGuard};
 pub struct Registry {
     pids: HashSet<i32>,
     groups: HashSet<i32>,
+    /// Orphans reaped by a later look ([`reap_orphans`]), to be counted by the next call.
+    reaped_late: Vec<i32>,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
@@ -144,38 +147,106 @@ pub fn processes() -> Vec<Process> {
 }
 
 /// Reaps every child of this process that has exited and that anarchon does not wait for itself
-/// (orphans re-parented to it). Returns the pids reaped.
+/// (orphans re-parented to it). Returns the pids reaped (those reaped a moment later, see below,
+/// with the next call's).
 #[cfg(target_os = "linux")]
 pub fn reap_orphans() -> Vec<i32> {
-    use nix::sys::wait::{WaitPidFlag, waitpid};
-    let me = std::process::id() as i32;
     // Held while looking and waiting: nothing of ours starts meanwhile without being known.
-    let held = registry();
+    let mut held = registry();
+    let mut reaped = std::mem::take(&mut held.get_or_insert_default().reaped_late);
+    if reap_in_sight(&held, &mut reaped) == Sight::Blocked {
+        drop(held);
+        look_again_soon();
+        // (What /proc showed, when there was no runtime to look again from.)
+        reaped.extend(std::mem::take(
+            &mut registry().get_or_insert_default().reaped_late,
+        ));
+    }
+    reaped
+}
+
+/// What the kernel showed of the exited children.
+#[derive(PartialEq)]
+enum Sight {
+    /// None left that is not ours.
+    Clear,
+    /// One of ours, exited and not yet waited for by its owner, hides any others behind it.
+    Blocked,
+}
+
+/// Reaps the exited children the kernel names one by one (waitid with WNOWAIT names one without
+/// reaping it), up to the first of ours. Most SIGCHLDs find none left (the runner has waited
+/// for its own already) or an orphan; no /proc read.
+#[cfg(target_os = "linux")]
+fn reap_in_sight(held: &Option<Registry>, reaped: &mut Vec<i32>) -> Sight {
+    use nix::sys::wait::{WaitPidFlag, waitpid};
     let ours = |pid: i32| held.as_ref().is_some_and(|r| r.pids.contains(&pid));
-    let mut reaped = Vec::new();
-    // The kernel names an exited child without reaping it; most SIGCHLDs find none left (the
-    // runner has waited for its own) or an orphan. Only one of ours, exited and not yet waited
-    // for by its owner, hides the others behind it: then /proc says which they are.
     loop {
         match exited_child() {
-            None => return reaped,
+            None => return Sight::Clear,
             Some(pid) if !ours(pid) && !reaped.contains(&pid) => {
                 let _ = waitpid(nix::unistd::Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
                 reaped.push(pid);
             }
-            Some(_) => break,
+            Some(_) => return Sight::Blocked,
         }
     }
+}
+
+/// Whether a later look is under way ([`look_again_soon`]).
+static LOOK_OWED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// One of ours hid the exited children behind it: its owner (a task of this same runtime, which
+/// the caller holds up) waits for it in a moment, and the others are in sight then. Looks again
+/// a few times over half a second, and only then reads /proc (the owner is stuck). Without a
+/// runtime to look later from, reads /proc now.
+#[cfg(target_os = "linux")]
+fn look_again_soon() {
+    use std::sync::atomic::Ordering;
+    if LOOK_OWED.swap(true, Ordering::AcqRel) {
+        return; // one is under way, and looks until nothing hides
+    }
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        LOOK_OWED.store(false, Ordering::Release);
+        reap_from_proc();
+        return;
+    };
+    runtime.spawn(async {
+        for attempt in 0..50u64 {
+            tokio::time::sleep(Duration::from_millis(attempt.min(10) + 1)).await;
+            // Cleared before looking: a SIGCHLD meanwhile that finds it blocked starts another.
+            LOOK_OWED.store(false, Ordering::Release);
+            let mut held = registry();
+            let mut late = Vec::new();
+            let sight = reap_in_sight(&held, &mut late);
+            held.get_or_insert_default().reaped_late.extend(late);
+            if sight == Sight::Clear || LOOK_OWED.swap(true, Ordering::AcqRel) {
+                return;
+            }
+        }
+        LOOK_OWED.store(false, Ordering::Release);
+        reap_from_proc();
+    });
+}
+
+/// Reaps the orphans /proc shows: every exited child of this process that is not ours.
+#[cfg(target_os = "linux")]
+fn reap_from_proc() {
+    use nix::sys::wait::{WaitPidFlag, waitpid};
+    let me = std::process::id() as i32;
+    let mut held = registry();
+    let ours = |pid: i32| held.as_ref().is_some_and(|r| r.pids.contains(&pid));
+    let mut late = Vec::new();
     for p in processes() {
-        if p.zombie && p.parent == me && !ours(p.pid) && !reaped.contains(&p.pid) {
+        if p.zombie && p.parent == me && !ours(p.pid) {
             let _ = waitpid(
                 nix::unistd::Pid::from_raw(p.pid),
                 Some(WaitPidFlag::WNOHANG),
             );
-            reaped.push(p.pid);
+            late.push(p.pid);
         }
     }
-    reaped
+    held.get_or_insert_default().reaped_late.extend(late);
 }
 
 /// A child of this process that has exited and is not waited for yet, left so (WNOWAIT).
