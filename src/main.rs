@@ -93,22 +93,26 @@ fn redis_cli_habit(args: impl Iterator<Item = std::ffi::OsString>) -> Option<Str
         .map(|a| a.to_string_lossy().into_owned())
         .take_while(|a| a != "--")
         .collect();
-    let commands: Vec<String> = Cli::command()
-        .get_subcommands()
-        .map(|c| c.get_name().to_string())
-        .collect();
+    // Whether anarchon has a command of that name. The whole command tree is built only when
+    // asked: clap builds it again to parse, and every start (`anarchon run` from a crontab) would
+    // pay for it twice.
+    let is_command = |word: &str| {
+        Cli::command()
+            .get_subcommands()
+            .any(|c| c.get_name() == word)
+    };
     // The first word that is no option (nor an option's value: close enough for a hint) is the
     // command: a name people reach for that anarchon spells otherwise.
     if let Some(word) = args.iter().find(|a| !a.starts_with('-'))
         && let Some(hint) = other_spelling(word)
-        && !commands.iter().any(|c| c == word)
+        && !is_command(word)
     {
         return Some(format!("there is no command {word:?}\n  hint: {hint}"));
     }
     for (i, arg) in args.iter().enumerate() {
         let value = args.get(i + 1).filter(|v| !v.starts_with('-'));
         match (arg.as_str(), value) {
-            ("-h", Some(host)) if !commands.contains(host) => {
+            ("-h", Some(host)) if !is_command(host) => {
                 return Some(format!(
                     "-h is --help here, not redis-cli's host\n  hint: type --host {host} (and --port, --db; or --redis redis://{host}:PORT)"
                 ));

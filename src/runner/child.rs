@@ -642,6 +642,10 @@ async fn stop_leftovers(
     deadline: Option<BootTime>,
 ) -> usize {
     let group = guard.group();
+    // Asked of the guard first: nearly always nobody is left, and then /proc is not read.
+    if guard.group_empty().await == Some(true) {
+        return 0;
+    }
     let left = group_members(group);
     if left.is_empty() {
         return 0;
@@ -982,6 +986,7 @@ mod tests {
     /// orphan, which the daemon's reaper then never reaps.
     #[tokio::test]
     async fn a_run_leaves_no_pid_in_the_registry() {
+        let _alone = ALONE.lock().await;
         let spec = CommandSpec {
             argv: vec!["true".to_string()],
             shell: false,
@@ -1000,5 +1005,38 @@ mod tests {
         let outcome = run(&spec, None, true).await;
         assert_eq!(outcome.exit_code, Some(0));
         assert_eq!(crate::runner::children::tracked(), Vec::<i32>::new());
+    }
+
+    /// The tests that look at the process registry, one at a time (it is the process's own).
+    static ALONE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+    /// The guard answers whether anything is left in the group it leads, and leads it again when
+    /// something is (so that a kill of anarchon's group does not take the guard along).
+    #[tokio::test]
+    async fn the_guard_says_whether_its_group_is_empty_and_keeps_leading_it() {
+        use std::os::unix::process::CommandExt;
+        let _alone = ALONE.lock().await;
+        let mut guard = Guard::start(true, Duration::from_secs(1), Duration::ZERO, "test").unwrap();
+        let group = guard.group();
+        let mut member = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(group.as_raw())
+            .spawn()
+            .unwrap();
+        assert_eq!(guard.group_empty().await, Some(false));
+        assert_eq!(
+            nix::unistd::getpgid(Some(group)),
+            Ok(group),
+            "back in its group"
+        );
+        member.kill().unwrap();
+        member.wait().unwrap();
+        assert_eq!(guard.group_empty().await, Some(true));
+        // Empty, the group is gone for good: nothing can join it again while the guard lives.
+        let joined = std::process::Command::new("true")
+            .process_group(group.as_raw())
+            .status();
+        assert!(joined.is_err(), "{joined:?}");
+        guard.done();
     }
 }

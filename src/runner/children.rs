@@ -11,6 +11,7 @@
 
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 /// The pids of the processes anarchon started and waits for itself, and the process groups of
 /// the commands running now (the daemon forwards signals to them).
@@ -18,6 +19,8 @@ use std::sync::{Mutex, MutexGuard};
 pub struct Registry {
     pids: HashSet<i32>,
     groups: HashSet<i32>,
+    /// Orphans reaped by a later look ([`reap_orphans`]), to be counted by the next call.
+    reaped_late: Vec<i32>,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
@@ -96,29 +99,45 @@ pub struct Process {
 }
 
 /// Every process of the machine (of its PID namespace), from /proc.
+///
+/// Costly on a busy machine (an open and a read per process): the runner asks its guard first
+/// whether anything is left in a group, and the reaper asks the kernel whether any child has
+/// exited at all; this is their answer when those cannot tell.
 #[cfg(target_os = "linux")]
 pub fn processes() -> Vec<Process> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
+    let mut path = String::with_capacity(32);
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // The fields after the command name's closing parenthesis (the name itself may hold
-            // spaces and parentheses): state, parent, process group.
-            let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
-            let zombie = fields.next()? == "Z";
-            let parent = fields.next()?.parse().ok()?;
-            let group = fields.next()?.parse().ok()?;
-            Some(Process {
-                pid,
-                zombie,
-                parent,
-                group,
-            })
+            use std::fmt::Write;
+            path.clear();
+            let _ = write!(path, "/proc/{pid}/stat");
+            let (mut stat, mut buf) = (std::fs::File::open(&path).ok()?, [0u8; 1024]);
+            // One read: the file is generated whole at the first (read_to_string would also
+            // stat it and read again for the end).
+            let n = std::io::Read::read(&mut stat, &mut buf).ok()?;
+            parse_stat(pid, std::str::from_utf8(&buf[..n]).ok()?)
         })
         .collect()
+}
+
+/// A process from the text of its `/proc/PID/stat`.
+fn parse_stat(pid: i32, stat: &str) -> Option<Process> {
+    // The fields after the command name's closing parenthesis (the name itself may hold spaces
+    // and parentheses): state, parent, process group.
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let zombie = fields.next()? == "Z";
+    let parent = fields.next()?.parse().ok()?;
+    let group = fields.next()?.parse().ok()?;
+    Some(Process {
+        pid,
+        zombie,
+        parent,
+        group,
+    })
 }
 
 /// Elsewhere processes are not listed: what a command leaves behind runs on (documented).
@@ -128,25 +147,123 @@ pub fn processes() -> Vec<Process> {
 }
 
 /// Reaps every child of this process that has exited and that anarchon does not wait for itself
-/// (orphans re-parented to it). Returns the pids reaped.
+/// (orphans re-parented to it). Returns the pids reaped (those reaped a moment later, see below,
+/// with the next call's).
 #[cfg(target_os = "linux")]
 pub fn reap_orphans() -> Vec<i32> {
+    // Held while looking and waiting: nothing of ours starts meanwhile without being known.
+    let mut held = registry();
+    let mut reaped = std::mem::take(&mut held.get_or_insert_default().reaped_late);
+    if reap_in_sight(&held, &mut reaped) == Sight::Blocked {
+        drop(held);
+        look_again_soon();
+        // (What /proc showed, when there was no runtime to look again from.)
+        reaped.extend(std::mem::take(
+            &mut registry().get_or_insert_default().reaped_late,
+        ));
+    }
+    reaped
+}
+
+/// What the kernel showed of the exited children.
+#[derive(PartialEq)]
+enum Sight {
+    /// None left that is not ours.
+    Clear,
+    /// One of ours, exited and not yet waited for by its owner, hides any others behind it.
+    Blocked,
+}
+
+/// Reaps the exited children the kernel names one by one (waitid with WNOWAIT names one without
+/// reaping it), up to the first of ours. Most SIGCHLDs find none left (the runner has waited
+/// for its own already) or an orphan; no /proc read.
+#[cfg(target_os = "linux")]
+fn reap_in_sight(held: &Option<Registry>, reaped: &mut Vec<i32>) -> Sight {
+    use nix::sys::wait::{WaitPidFlag, waitpid};
+    let ours = |pid: i32| held.as_ref().is_some_and(|r| r.pids.contains(&pid));
+    loop {
+        match exited_child() {
+            None => return Sight::Clear,
+            Some(pid) if !ours(pid) && !reaped.contains(&pid) => {
+                let _ = waitpid(nix::unistd::Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+                reaped.push(pid);
+            }
+            Some(_) => return Sight::Blocked,
+        }
+    }
+}
+
+/// Whether a later look is under way ([`look_again_soon`]).
+static LOOK_OWED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// One of ours hid the exited children behind it: its owner (a task of this same runtime, which
+/// the caller holds up) waits for it in a moment, and the others are in sight then. Looks again
+/// a few times over half a second, and only then reads /proc (the owner is stuck). Without a
+/// runtime to look later from, reads /proc now.
+#[cfg(target_os = "linux")]
+fn look_again_soon() {
+    use std::sync::atomic::Ordering;
+    if LOOK_OWED.swap(true, Ordering::AcqRel) {
+        return; // one is under way, and looks until nothing hides
+    }
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        LOOK_OWED.store(false, Ordering::Release);
+        reap_from_proc();
+        return;
+    };
+    runtime.spawn(async {
+        for attempt in 0..50u64 {
+            tokio::time::sleep(Duration::from_millis(attempt.min(10) + 1)).await;
+            // Cleared before looking: a SIGCHLD meanwhile that finds it blocked starts another.
+            LOOK_OWED.store(false, Ordering::Release);
+            let mut held = registry();
+            let mut late = Vec::new();
+            let sight = reap_in_sight(&held, &mut late);
+            held.get_or_insert_default().reaped_late.extend(late);
+            if sight == Sight::Clear || LOOK_OWED.swap(true, Ordering::AcqRel) {
+                return;
+            }
+        }
+        LOOK_OWED.store(false, Ordering::Release);
+        reap_from_proc();
+    });
+}
+
+/// Reaps the orphans /proc shows: every exited child of this process that is not ours.
+#[cfg(target_os = "linux")]
+fn reap_from_proc() {
     use nix::sys::wait::{WaitPidFlag, waitpid};
     let me = std::process::id() as i32;
-    // Held while looking and waiting: nothing of ours starts meanwhile without being known.
-    let held = registry();
+    let mut held = registry();
     let ours = |pid: i32| held.as_ref().is_some_and(|r| r.pids.contains(&pid));
-    let mut reaped = Vec::new();
+    let mut late = Vec::new();
     for p in processes() {
         if p.zombie && p.parent == me && !ours(p.pid) {
             let _ = waitpid(
                 nix::unistd::Pid::from_raw(p.pid),
                 Some(WaitPidFlag::WNOHANG),
             );
-            reaped.push(p.pid);
+            late.push(p.pid);
         }
     }
-    reaped
+    held.get_or_insert_default().reaped_late.extend(late);
+}
+
+/// A child of this process that has exited and is not waited for yet, left so (WNOWAIT).
+#[cfg(target_os = "linux")]
+fn exited_child() -> Option<i32> {
+    // SAFETY: waitid writes into the zeroed siginfo it is given, nothing else.
+    unsafe {
+        let mut info: nix::libc::siginfo_t = std::mem::zeroed();
+        let r = nix::libc::waitid(
+            nix::libc::P_ALL,
+            0,
+            &mut info,
+            nix::libc::WEXITED | nix::libc::WNOHANG | nix::libc::WNOWAIT,
+        );
+        let pid = info.si_pid();
+        (r == 0 && pid > 0).then_some(pid)
+    }
 }
 
 #[cfg(not(target_os = "linux"))]

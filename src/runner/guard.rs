@@ -24,6 +24,14 @@
 //! own, only the SIGKILL if the command is still there by then. A command gets one SIGTERM: many
 //! programs read a second as "quit now, skip the cleanup".
 //!
+//! When the command has exited, anarchon asks the guard whether anything is left in the group
+//! (`CHECK`): the guard steps out of the group into anarchon's own for the two system calls it
+//! takes to ask the kernel (`kill(-G, 0)`: ESRCH means nobody is left) and steps back in when
+//! someone is. Asked here rather than by reading every `/proc/N/stat` (1-4 ms a run on a busy
+//! machine), and asked of the guard because only it can leave the group it leads: anarchon
+//! itself cannot tell the guard from the rest. Group G cannot come back once empty while the
+//! guard lives (a group's id is its creator's pid: the guard's), so an answer "empty" stays true.
+//!
 //! Why a pipe and not PR_SET_PDEATHSIG alone: the death signal fires when the forking *thread*
 //! exits and reaches only the direct child; a pipe's end-of-file follows the whole process and
 //! works on every Unix. Why the guard leads the group: the group exists before the command is
@@ -52,6 +60,15 @@ const DEADLINE: u8 = b'E';
 const WATCH_PID: u8 = b'P';
 const STOPPING: u8 = b'S';
 const DONE: u8 = b'D';
+const CHECK: u8 = b'C';
+
+/// The guard's answers to `CHECK`, on the pipe back to anarchon.
+const EMPTY: u8 = b'0';
+const OCCUPIED: u8 = b'1';
+
+/// How long anarchon waits for the guard's answer before it looks at /proc itself (the guard may
+/// be stopped with its group, or starved on a loaded machine).
+const CHECK_PATIENCE: Duration = Duration::from_millis(500);
 
 /// anarchon's end of a running guard.
 pub struct Guard {
@@ -59,6 +76,8 @@ pub struct Guard {
     pipe: Option<std::fs::File>,
     group: Pid,
     sent_deadline: Option<u64>,
+    /// The guard's answers (None once it has failed to answer: anarchon no longer asks).
+    answers: Option<tokio::io::unix::AsyncFd<std::fs::File>>,
     /// Whether the guard process has been waited for.
     reaped: bool,
 }
@@ -122,6 +141,7 @@ impl Guard {
                     pipe: Some(std::fs::File::from(to_guard_write)),
                     group: Pid::from_raw(i32::from_le_bytes(pid)),
                     sent_deadline: None,
+                    answers: answers(ready),
                     reaped: false,
                 })
             }
@@ -151,6 +171,36 @@ impl Guard {
     /// no SIGTERM of its own, and a SIGKILL at `kill_at` (or the deadline) if anarchon cannot.
     pub fn stopping(&mut self, kill_at: BootTime) {
         self.send(STOPPING, kill_at.as_nanos());
+    }
+
+    /// Whether the command's process group is empty now (the guard, which leads it, aside): the
+    /// guard's answer to `CHECK`. None when it cannot tell (no answer in time, a member it may
+    /// not signal, or no group): the caller then looks at /proc.
+    pub async fn group_empty(&mut self) -> Option<bool> {
+        self.pipe.as_ref()?;
+        self.answers.as_ref()?;
+        self.send(CHECK, 0);
+        let answers = self.answers.as_mut()?;
+        let read = async {
+            loop {
+                let mut ready = answers.readable_mut().await.ok()?;
+                let mut answer = [0u8; 1];
+                match ready.try_io(|fd| fd.get_mut().read(&mut answer)) {
+                    Ok(Ok(1)) => return Some(answer[0] == EMPTY),
+                    Ok(_) => return None, // the guard is gone (end-of-file) or the pipe failed
+                    Err(_would_block) => continue,
+                }
+            }
+        };
+        let answer = tokio::time::timeout(CHECK_PATIENCE, read)
+            .await
+            .ok()
+            .flatten();
+        if answer.is_none() {
+            // A late answer would be read as the next one's: ask no more.
+            self.answers = None;
+        }
+        answer
     }
 
     /// The command has been reaped: the guard exits without signalling anyone, and is reaped
@@ -192,6 +242,21 @@ impl Drop for Guard {
     }
 }
 
+/// The read end of the pipe from the guard, made non-blocking for tokio (None if it cannot be:
+/// anarchon then never asks the guard, and looks at /proc).
+fn answers(from_guard: std::fs::File) -> Option<tokio::io::unix::AsyncFd<std::fs::File>> {
+    let flags = nix::fcntl::fcntl(&from_guard, nix::fcntl::FcntlArg::F_GETFL).ok()?;
+    let flags = OFlag::from_bits_retain(flags) | OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(&from_guard, nix::fcntl::FcntlArg::F_SETFL(flags)).ok()?;
+    // Outside a runtime (a unit test's guard) there is no reactor to register with.
+    tokio::runtime::Handle::try_current().ok()?;
+    // SAFETY: the File owns its descriptor, open until the AsyncFd (which owns the File) drops.
+    unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(from_guard, tokio::io::Interest::READABLE)
+    }
+    .ok()
+}
+
 /// The guard process. Async-signal-safe calls only; never returns.
 fn guard_main(
     read_fd: RawFd,
@@ -202,23 +267,44 @@ fn guard_main(
     kill_after_ns: u64,
     grace_ns: u64,
 ) -> ! {
-    let (me, pipe) = become_guard(read_fd, parent_write, parent_read, ready_fd, group);
-    let orders = wait_for_trouble(pipe, grace_ns);
+    let (me, fds) = become_guard(
+        read_fd,
+        parent_write,
+        parent_read,
+        ready_fd,
+        group,
+        grace_ns,
+    );
+    let orders = wait_for_trouble(fds, group.then_some(me));
     stop_command(me, group, &orders, kill_after_ns)
+}
+
+/// What the guard process works with: its pipes and where it came from.
+#[derive(Clone, Copy)]
+struct GuardFds {
+    /// From anarchon.
+    orders: RawFd,
+    /// To anarchon (answers to `CHECK`).
+    answers: RawFd,
+    /// anarchon's process group, which the guard steps into to ask about its own.
+    home: Pid,
+    grace_ns: u64,
 }
 
 /// The guard's setup in the forked child: its own process group (to lead the command's), signals
 /// ignored, its pid sent back on the ready pipe, every other descriptor closed. Returns its pid
-/// and the pipe from anarchon.
+/// and its descriptors (the pipe from anarchon, the ready pipe kept for answers).
 fn become_guard(
     read_fd: RawFd,
     parent_write: RawFd,
     parent_read: RawFd,
     ready_fd: RawFd,
     group: bool,
-) -> (Pid, RawFd) {
+    grace_ns: u64,
+) -> (Pid, GuardFds) {
     let _ = nix::unistd::close(parent_write);
     let _ = nix::unistd::close(parent_read);
+    let home = nix::unistd::getpgrp();
     if group {
         let _ = setpgid(Pid::from_raw(0), Pid::from_raw(0));
     }
@@ -246,14 +332,21 @@ fn become_guard(
         unsafe { std::os::fd::BorrowedFd::borrow_raw(ready_fd) },
         &me.as_raw().to_le_bytes(),
     );
-    let _ = nix::unistd::close(ready_fd);
-    let pipe = detach_descriptors(read_fd);
+    let (orders, answers) = detach_descriptors(read_fd, ready_fd);
     #[cfg(any(target_os = "linux", target_os = "android"))]
     // SAFETY: PR_SET_NAME with a NUL-terminated string that outlives the call.
     unsafe {
         nix::libc::prctl(nix::libc::PR_SET_NAME, c"anarchon-guard".as_ptr());
     }
-    (me, pipe)
+    (
+        me,
+        GuardFds {
+            orders,
+            answers,
+            home,
+            grace_ns,
+        },
+    )
 }
 
 /// What anarchon told the guard so far.
@@ -269,7 +362,13 @@ struct Orders {
 
 /// Reads anarchon's messages until anarchon is gone (end-of-file) or a deadline passes without
 /// word from it; exits the process when anarchon says it is done. Returns what it was told.
-fn wait_for_trouble(pipe: RawFd, grace_ns: u64) -> Orders {
+/// `leads`: the group the guard leads, if it does (what `CHECK` asks about).
+fn wait_for_trouble(fds: GuardFds, leads: Option<Pid>) -> Orders {
+    let GuardFds {
+        orders: pipe,
+        grace_ns,
+        ..
+    } = fds;
     let mut orders = Orders::default();
     let mut message = [0u8; 9];
     let mut filled = 0usize;
@@ -331,10 +430,31 @@ fn wait_for_trouble(pipe: RawFd, grace_ns: u64) -> Orders {
             DEADLINE => orders.deadline = Some(value),
             WATCH_PID => orders.command = i32::try_from(value).ok().map(Pid::from_raw),
             STOPPING => orders.stopping = Some(value),
+            CHECK => answer_check(fds, leads),
             _ => {}
         }
     }
     orders
+}
+
+/// Answers whether anything is left in the group the guard leads (`EMPTY` or `OCCUPIED`): steps
+/// out into anarchon's group, asks the kernel, and steps back in if the group still has members
+/// (it cannot come back once empty: its id is the guard's pid). Out of the group only for the
+/// `kill` in between: a signal meant for the command's group meanwhile still reaches every member.
+fn answer_check(fds: GuardFds, leads: Option<Pid>) {
+    let empty = leads.is_some_and(|group| {
+        if setpgid(Pid::from_raw(0), fds.home).is_err() {
+            return false;
+        }
+        if killpg(group, None) == Err(Errno::ESRCH) {
+            return true;
+        }
+        // Someone is left: lead them again. Failing, the last of them went meanwhile.
+        setpgid(Pid::from_raw(0), group).is_err()
+    });
+    let answer = if empty { EMPTY } else { OCCUPIED };
+    // SAFETY: one byte from a live stack buffer to a descriptor this process owns.
+    unsafe { nix::libc::write(fds.answers, [answer].as_ptr().cast(), 1) };
 }
 
 /// anarchon died, or let the lease deadline come near, with the command still running: stop it
@@ -378,10 +498,21 @@ fn stop_command(me: Pid, group: bool, orders: &Orders, kill_after_ns: u64) -> ! 
 
 /// Points 0, 1 and 2 at /dev/null and closes every other inherited descriptor (the Redis socket,
 /// the caller's output pipes: a test or a shell waiting for their end-of-file must not wait for
-/// the guard), keeping only the pipe from anarchon, which it returns, moved to descriptor 3.
-fn detach_descriptors(pipe: RawFd) -> RawFd {
+/// the guard), keeping only the pipes to and from anarchon, which it returns, moved to
+/// descriptors 3 and 4.
+fn detach_descriptors(pipe: RawFd, answers: RawFd) -> (RawFd, RawFd) {
     // SAFETY: plain system calls on descriptors this process owns; the path is a static C string.
     unsafe {
+        // Out of the way first (above 4), so that no dup2 below lands on one of them.
+        let pipe_high = nix::libc::fcntl(pipe, nix::libc::F_DUPFD, 5);
+        let answers_high = nix::libc::fcntl(answers, nix::libc::F_DUPFD, 5);
+        if pipe_high < 0 || answers_high < 0 {
+            // No descriptor to spare (a tiny RLIMIT_NOFILE): keep them where they are, and the
+            // rest open, rather than lose the pipe whose end-of-file means anarchon is gone.
+            return (pipe, answers);
+        }
+        nix::libc::close(pipe);
+        nix::libc::close(answers);
         let null = nix::libc::open(c"/dev/null".as_ptr(), nix::libc::O_RDWR);
         if null >= 0 {
             for fd in 0..3 {
@@ -389,17 +520,15 @@ fn detach_descriptors(pipe: RawFd) -> RawFd {
                     nix::libc::dup2(null, fd);
                 }
             }
-            if null > 3 && null != pipe {
+            if null > 2 {
                 nix::libc::close(null);
             }
         }
-        let kept = 3;
-        if pipe != kept {
-            nix::libc::dup2(pipe, kept);
-            nix::libc::close(pipe);
-        }
-        close_from(kept + 1);
-        kept
+        let (kept_pipe, kept_answers) = (3, 4);
+        nix::libc::dup2(pipe_high, kept_pipe);
+        nix::libc::dup2(answers_high, kept_answers);
+        close_from(kept_answers + 1);
+        (kept_pipe, kept_answers)
     }
 }
 

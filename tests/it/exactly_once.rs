@@ -447,6 +447,43 @@ fn a_background_child_is_stopped_before_the_run_is_recorded_ended() {
     );
 }
 
+/// A child the command left behind is still guarded while anarchon stops it: anarchon asks its
+/// guard whether the group is empty (the guard steps out of the group to ask), and when it is
+/// not, the guard leads it again. A kill -9 of anarchon's whole process group then (a shell's
+/// `kill -9 %1`, `timeout -s KILL`) does not take the guard along, and the guard stops the child.
+#[test]
+fn a_child_left_behind_is_stopped_when_anarchon_and_its_group_are_killed_meanwhile() {
+    let s = Server::start();
+    let pid_file = log_in(&s, "left.pid");
+    let termed = log_in(&s, "left.term");
+    // The child takes its SIGTERM and runs on; the SIGKILL is a minute away.
+    let script = format!(
+        "(trap 'echo term >> {termed}' TERM; while :; do sleep 0.05; done) > /dev/null 2>&1 & echo $! > {pid}; exit 0",
+        termed = termed.display(),
+        pid = pid_file.display()
+    );
+    let slot = SLOT.to_string();
+    let args = ["--job", "left", "--slot", &slot, "--kill-after", "60s"];
+    let mut anarchon = common::spawn_run(&s, &[&args[..], &["--shell", "--", &script]].concat());
+    let child: u32 = common::wait_for_line(&pid_file).parse().unwrap();
+    // anarchon has found the child and sent it its SIGTERM: it is in the stopping phase.
+    wait_for("the child's SIGTERM", Duration::from_secs(20), || {
+        std::fs::read_to_string(&termed).is_ok_and(|t| t.contains("term"))
+    });
+    // anarchon leads its group (spawn_run): the group is anarchon and, if it had stayed out of
+    // the command's, the guard.
+    std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", anarchon.id())])
+        .status()
+        .unwrap();
+    let _ = anarchon.wait();
+    wait_for(
+        "the guard to stop the child",
+        Duration::from_secs(20),
+        || nix_gone(child),
+    );
+}
+
 /// Whether process `pid` is gone (or a zombie nobody reaped).
 fn nix_gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
