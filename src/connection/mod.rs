@@ -131,12 +131,17 @@ pub struct Connection {
     /// Set once the server showed it cannot run our functions (Redis before 7, an ACL that
     /// denies FCALL or FUNCTION LOAD): scripts go by EVALSHA from then on. Shared by clones.
     no_functions: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// [`Connection::serial`].
+    serial: u64,
     /// Held while a library is loaded, shared by clones: a herd of claims that all find the
     /// library missing (a new or flushed server) loads it once, the others waiting and then
     /// finding it. One `FUNCTION LOAD` each was a copy of the library's source per claim (500
     /// claims held 58 MB in the daemon at once) and as many compilations stalling the server.
     loading: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
+
+/// The next opening's [`Connection::serial`].
+static NEXT_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Connection {
     pub async fn open(options: &ConnectOptions) -> Result<Self> {
@@ -215,7 +220,15 @@ impl Connection {
             shown_url,
             no_functions: Default::default(),
             loading: Default::default(),
+            serial: NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
+    }
+
+    /// Which opening this is: clones share it, a [`Connection::reconnect`] changes it. A holder of
+    /// a shared connection learns so that a task found it broken and opened a fresh one (the
+    /// daemon then adopts the fresh one rather than hand the broken one to the next slot).
+    pub fn serial(&self) -> u64 {
+        self.serial
     }
 
     /// Whether this is a cluster connection (SCAN must then visit every primary).

@@ -109,6 +109,25 @@ impl Shared {
         }
     }
 
+    /// A slot's task found the shared connection (generation `failed`) broken and opened a fresh
+    /// one, `fresh` (the runner reconnects its own handle: a restart, a cut connection): the fresh
+    /// one becomes the shared one, unless another task replaced it since, and the outage is said
+    /// as one found by a slot's opening is. Without this, a slot whose opening read nothing (the
+    /// job's store known: `scheduler::known`) would hand every next slot the broken connection,
+    /// each paying a failed command and a reconnect, and the daemon would never say it lost the
+    /// store.
+    pub(super) async fn adopt(&self, failed: u64, fresh: Connection) {
+        let mut held = self.conn.lock().await;
+        if held.1 != failed || held.0.serial() == fresh.serial() {
+            return;
+        }
+        self.note_lost("a run found the connection broken; it reconnected");
+        *held = (fresh, failed + 1);
+        self.stats.reconnects.fetch_add(1, Ordering::Relaxed);
+        drop(held);
+        self.note_connected();
+    }
+
     /// The crontab's jobs now (a reload calls it with the jobs it leaves running).
     pub(super) fn set_crontab(&self, jobs: Vec<Arc<RunSettings>>) {
         *self.crontab.lock().unwrap_or_else(|e| e.into_inner()) = jobs;

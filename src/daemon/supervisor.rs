@@ -65,18 +65,18 @@ impl Shared {
     /// shared connection, retried through connection trouble for up to [`OPEN_RETRY_FOR`], and
     /// through a refusal that passes (a full server: OOM; BUSY, LOADING) until `--max-late` after
     /// the slot (the task opens it when the slot is due): a full Redis is an outage too.
-    async fn open_slot(&self, job: &RunSettings) -> Result<(Connection, StoreCheck)> {
+    async fn open_slot(&self, job: &RunSettings) -> Result<(Connection, StoreCheck, u64)> {
         let mut tries = Retry::for_a_slot(job.max_late).start();
         loop {
             let (mut conn, generation) = self.connection().await;
             let eviction = !self.eviction_asked.swap(true, Ordering::Relaxed);
             let with = (eviction, generation, self.server_now());
             let e = match self.known.open(&mut conn, &self.prefix, job, with).await {
-                Ok((check, Opened::Known)) => return Ok((conn, check)),
+                Ok((check, Opened::Known)) => return Ok((conn, check, generation)),
                 Ok((check, Opened::Read)) => {
                     self.note_connected();
                     self.note_clock(&check);
-                    return Ok((conn, check));
+                    return Ok((conn, check, generation));
                 }
                 Err(e) => e,
             };
@@ -120,7 +120,7 @@ impl Shared {
         if !back.is_zero() {
             tokio::time::sleep(back).await;
         }
-        let (mut conn, check) = match self.open_slot(job).await {
+        let (mut conn, check, generation) = match self.open_slot(job).await {
             Ok(opened) => opened,
             Err(e) => {
                 crate::errln!(
@@ -136,7 +136,11 @@ impl Shared {
             tokio::time::sleep(Duration::from_millis(early)).await;
         }
         // Claimed under the job's old names first, if it has any (`scheduler::lineage`).
+        let opened = conn.serial();
         let taken = take_slot(&mut conn, &self.prefix, job, &check, slot).await;
+        if conn.serial() != opened {
+            self.adopt(generation, conn.clone()).await;
+        }
         let reports = taken
             .iter()
             .flat_map(|o| o.caught_up.iter().chain([&o.report]));
@@ -368,7 +372,7 @@ impl Shared {
     /// takes it over as the next attempt when its lease ends (its holder handed it over, or died).
     /// The claim decides as for any backup: a run that ended meanwhile answers done.
     async fn stand_by(&self, job: &RunSettings, slot: i64) {
-        let (mut conn, check) = match self.open_slot(job).await {
+        let (mut conn, check, _) = match self.open_slot(job).await {
             Ok(opened) => opened,
             Err(e) => {
                 crate::errln!(
