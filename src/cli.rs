@@ -487,7 +487,8 @@ pub enum Command {
     /// Print Prometheus metrics of every job (health, last success, leases, ...), or serve them.
     ///
     /// Without --listen, prints the text once: for node_exporter's textfile collector. With
-    /// --listen, serves them at http://ADDR/metrics, reading the store at each scrape.
+    /// --listen, serves them at http://ADDR/metrics, reading the store at each scrape, and the
+    /// read-only status page at http://ADDR/ (as `anarchon serve`).
     #[command(
         after_long_help = examples(&["* * * * *  anarchon metrics > /var/lib/node_exporter/anarchon.prom.tmp && mv /var/lib/node_exporter/anarchon.prom.tmp /var/lib/node_exporter/anarchon.prom", "anarchon metrics --listen 127.0.0.1:9464"])
     )]

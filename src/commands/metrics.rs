@@ -38,8 +38,8 @@ async fn serve(addr: &str, ctx: &Context) -> Result<ExitCode> {
         .map_err(|e| Error::Other(format!("cannot listen on {addr}: {e}")))?;
     let options = ctx.global.connect_options()?;
     crate::errln!(
-        "anarchon: serving metrics on http://{}/metrics (Ctrl-C stops)",
-        listener.local_addr().map_or(addr, |a| a)
+        "anarchon: serving metrics on http://{at}/metrics and the status page on http://{at}/ (Ctrl-C stops)",
+        at = listener.local_addr().map_or(addr, |a| a)
     );
     let mut interrupt = Interrupt::new()?;
     crate::page::server::serve(listener, options, ctx.prefix(), interrupt.wait()).await?;

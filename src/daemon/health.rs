@@ -52,7 +52,7 @@ pub(super) async fn serve(addr: SocketAddr, started: Started) -> Result<()> {
         .await
         .map_err(|e| Error::Other(format!("cannot listen on {addr}: {e}")))?;
     crate::errln!(
-        "anarchon: serving /metrics, /healthz and /readyz on http://{}",
+        "anarchon: serving the status page, /metrics, /healthz and /readyz on http://{}",
         listener.local_addr().map_or(addr, |a| a)
     );
     let watched = started.clone();
@@ -81,10 +81,7 @@ pub(super) async fn serve(addr: SocketAddr, started: Started) -> Result<()> {
                         )
                     }
                 });
-                let io = hyper_util::rt::TokioIo::new(stream);
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(io, service)
-                    .await;
+                crate::page::server::serve_connection(stream, service).await;
             });
         }
     });
@@ -107,20 +104,24 @@ async fn respond(
             "/metrics" => reply(StatusCode::OK, store_unreadable("not reached yet", 0.0)),
             _ => reply(
                 StatusCode::NOT_FOUND,
-                "not found: try /metrics, /healthz or /readyz\n".to_string(),
+                "not found: try /, /metrics, /healthz or /readyz\n".to_string(),
             ),
         };
     };
     let connected = store
         .answers()
         .unwrap_or_else(|| shared.connected.load(Ordering::Relaxed));
+    // The status page (`/`, `/job/<name>`), as `anarchon serve` serves it.
+    if let Some(page) = shared.pages.answer(req).await {
+        return page;
+    }
     match req.uri().path() {
         "/healthz" => reply(StatusCode::OK, "ok\n".to_string()),
         "/readyz" => readyz(store, connected),
         "/metrics" => reply(StatusCode::OK, metrics(shared, store, connected).await),
         _ => reply(
             StatusCode::NOT_FOUND,
-            "not found: try /metrics, /healthz or /readyz\n".to_string(),
+            "not found: try /, /metrics, /healthz or /readyz\n".to_string(),
         ),
     }
 }

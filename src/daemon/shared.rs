@@ -52,6 +52,8 @@ pub(super) struct Shared {
     /// What each job's last slot read of the store (the format, its keys' types, its registry),
     /// so the next reads it again only when something changed.
     pub(super) known: crate::scheduler::known::KnownStores,
+    /// The status page's pages of this store, served beside `/metrics` by `--listen`.
+    pub(super) pages: crate::page::server::Pages,
     /// How late this daemon's runs started, per job, for `/metrics` ([`super::lateness`]).
     pub(super) lateness: Arc<super::lateness::Lateness>,
     /// The live replicas, for who claims a slot first ([`super::herd`]).

@@ -650,7 +650,9 @@ async fn run_local(
         return Ok(ExitCode::Ok);
     };
     check_the_server(&mut conn, &tab).await?;
+    let pages = crate::page::server::Pages::new(options.clone(), &prefix);
     let shared = Arc::new(Shared {
+        pages,
         prefix,
         shown_url: conn.shown_url().to_string(),
         options,

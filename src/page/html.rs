@@ -20,7 +20,7 @@ th{font-size:.8rem;text-transform:uppercase;color:var(--dim)}\
 .h{font-weight:600;white-space:nowrap}.h-ok,.h-running{color:var(--ok)}\
 .h-missed,.h-expired,.h-failing,.h-late{color:var(--bad)}.h-paused,.h-unknown{color:var(--warn)}\
 .h-renamed,.h-retired{color:var(--dim)}.why{color:var(--dim);font-size:.9rem}\
-a{color:inherit}td.t{white-space:nowrap}.timeline{overflow-x:auto}.timeline img{display:block;max-width:none}#summary{width:auto}#summary th{padding-right:2rem}\
+a{color:inherit}td{overflow-wrap:anywhere}h1{overflow-wrap:anywhere}td.t{white-space:nowrap;overflow-wrap:normal}.timeline{overflow-x:auto}.timeline img{display:block;max-width:none}#summary{width:auto}#summary th{padding-right:2rem}\
 @media (max-width:40rem){thead{display:none}tr{display:block;border-bottom:1px solid #8886;padding:.4rem 0}\
 td{display:block;border:0;padding:.1rem 0}td[data-l]::before{content:attr(data-l) ': ';color:var(--dim);font-size:.85rem}}";
 
@@ -102,7 +102,7 @@ fn job_row(j: &JobLine, now: i64) -> Markup {
     html! {
         tr data-job=(j.job) data-health=(j.health.state.as_str()) {
             td data-l="job" {
-                a href=(job_href(&j.job)) { (j.job) }
+                a href=(job_href(&j.job)) { bdi { (j.job) } }
                 @if j.claim_only { " " span class="why" { "(claim-only)" } }
                 @let reason = why(&j.health);
                 @if !reason.is_empty() { br; span class="why" { (reason) } }
@@ -121,11 +121,13 @@ fn job_row(j: &JobLine, now: i64) -> Markup {
 /// `/`: every job, worst first.
 pub fn jobs_page(p: &JobsPage, store: &str) -> String {
     let now = p.server_now;
+    // A job whose data cannot be read needs a person as much as any: counted, and shown first.
     let needs: usize = p
         .jobs
         .iter()
         .filter(|j| j.health.state.needs_a_person())
-        .count();
+        .count()
+        + p.unreadable.len();
     let body = html! {
         h1 { "anarchon: jobs" }
         p.meta {
@@ -139,7 +141,6 @@ pub fn jobs_page(p: &JobsPage, store: &str) -> String {
             table id="jobs" {
                 thead { tr { th { "Job" } th { "Health" } th { "Schedule" } th { "Next" } th { "Last OK" } th { "Last run" } th { "Status" } th { "Active" } } }
                 tbody {
-                    @for j in &p.jobs { (job_row(j, now)) }
                     @for u in &p.unreadable {
                         tr data-job=(u.job) data-health="unreadable" {
                             td data-l="job" { (u.job) br; span class="why" { (u.error.to_string()) } }
@@ -147,6 +148,7 @@ pub fn jobs_page(p: &JobsPage, store: &str) -> String {
                             td {} td {} td {} td {} td {} td {}
                         }
                     }
+                    @for j in &p.jobs { (job_row(j, now)) }
                 }
             }
         }
@@ -162,7 +164,7 @@ pub fn job_page(p: &JobPage, store: &str) -> String {
     let reason = why(&j.health);
     let body = html! {
         p.meta { a href="../" { "← every job" } }
-        h1 { (j.job) " " (health_badge(j.health.state)) }
+        h1 { bdi { (j.job) } " " (health_badge(j.health.state)) }
         p.meta {
             "Prefix " code { (p.prefix) } " on " (store) "; read at " (compact(now)) " UTC, again every " (REFRESH_SECS) " s."
         }

@@ -4,7 +4,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use http_body_util::Full;
 use hyper::body::Bytes;
@@ -18,14 +18,28 @@ use crate::connection::{ConnectOptions, Connection};
 use crate::error::{Error, Result};
 use crate::metrics::{scrape, store_unreadable, text_reply};
 
-/// What every request shares: where the store is, and the connection to it.
-struct Place {
+/// The pages of one store: where it is, and the connection to it (opened on first use, again
+/// after a failure). `anarchon serve` and `metrics --listen` serve them with `/metrics`
+/// ([`serve`]); `cron --listen` beside its own `/metrics`, `/healthz` and `/readyz`
+/// ([`Pages::answer`]).
+pub struct Pages {
     options: ConnectOptions,
     prefix: String,
     /// The store's address as the pages show it (no password).
     shown: String,
     conn: Mutex<Option<Connection>>,
 }
+
+/// How long a client may take to send a request's headers (a connection kept open between
+/// requests included): a slow or silent client cannot hold a connection for ever.
+const HEADERS_WITHIN: Duration = Duration::from_secs(10);
+
+/// How long one connection is served in all, however busy: a browser opens another.
+const CONNECTION_FOR: Duration = Duration::from_secs(120);
+
+/// How many connections are served at once; more wait in the kernel's queue (a flood of idle
+/// connections cannot take every descriptor of the process).
+const CONNECTIONS_AT_ONCE: usize = 64;
 
 /// Serves the pages and `/metrics` on `listener` until `shutdown` completes.
 pub async fn serve(
@@ -34,92 +48,159 @@ pub async fn serve(
     prefix: &str,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<()> {
-    let place = Arc::new(Place {
-        shown: crate::connection::redact_url(&options.url),
-        options,
-        prefix: prefix.to_string(),
-        conn: Mutex::new(None),
-    });
+    let pages = Arc::new(Pages::new(options, prefix));
+    let permits = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS_AT_ONCE));
     tokio::pin!(shutdown);
     loop {
+        let permit = tokio::select! {
+            permit = permits.clone().acquire_owned() => permit,
+            () = &mut shutdown => return Ok(()),
+        };
+        let Ok(permit) = permit else { return Ok(()) };
         let (stream, _) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
-                Err(_) => continue,
+                // Out of descriptors (EMFILE) or a connection reset before it was taken: a
+                // pause, not a spin.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
             },
             () = &mut shutdown => return Ok(()),
         };
-        let place = place.clone();
+        let pages = pages.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                let place = place.clone();
-                async move { Ok::<_, Infallible>(respond(&req, &place).await) }
+                let pages = pages.clone();
+                async move {
+                    let reply = match req.uri().path() {
+                        "/metrics" => metrics_reply(&pages, req.method()).await,
+                        _ => pages.answer(&req).await,
+                    };
+                    Ok::<_, Infallible>(reply.unwrap_or_else(|| {
+                        page_reply(
+                            StatusCode::NOT_FOUND,
+                            html::error_page(
+                                "Not found",
+                                "This page does not exist.",
+                                &back_to_root(req.uri().path()),
+                            ),
+                        )
+                    }))
+                }
             });
-            let io = hyper_util::rt::TokioIo::new(stream);
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .await;
+            serve_connection(stream, service).await;
+            drop(permit);
         });
     }
 }
 
-/// What a request is answered: a page, the metrics, or why not.
-async fn respond(req: &Request<hyper::body::Incoming>, place: &Place) -> Response<Full<Bytes>> {
-    if req.method() != Method::GET && req.method() != Method::HEAD {
-        // Read-only: nothing here acts on the store.
-        let mut reply = text_reply(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "read-only: GET and HEAD only\n".to_string(),
-        );
-        reply.headers_mut().insert(
-            "allow",
-            hyper::header::HeaderValue::from_static("GET, HEAD"),
-        );
-        return reply;
+/// Serves one connection with the limits that keep a slow client from holding it.
+pub async fn serve_connection<S>(stream: tokio::net::TcpStream, service: S)
+where
+    S: hyper::service::Service<
+            Request<hyper::body::Incoming>,
+            Response = Response<Full<Bytes>>,
+            Error = Infallible,
+        >,
+    S::Future: 'static,
+{
+    let io = hyper_util::rt::TokioIo::new(stream);
+    let served = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADERS_WITHIN)
+        .serve_connection(io, service);
+    let _ = tokio::time::timeout(CONNECTION_FOR, served).await;
+}
+
+/// `/metrics` for GET and HEAD.
+async fn metrics_reply(pages: &Pages, method: &Method) -> Option<Response<Full<Bytes>>> {
+    if method != Method::GET && method != Method::HEAD {
+        return Some(read_only());
     }
-    let path = req.uri().path();
-    if path == "/metrics" {
-        return metrics(place).await;
+    Some(metrics(pages).await)
+}
+
+/// Anything but GET and HEAD: nothing here acts on the store.
+fn read_only() -> Response<Full<Bytes>> {
+    let mut reply = text_reply(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "read-only: GET and HEAD only\n".to_string(),
+    );
+    reply.headers_mut().insert(
+        "allow",
+        hyper::header::HeaderValue::from_static("GET, HEAD"),
+    );
+    reply
+}
+
+impl Pages {
+    pub fn new(options: ConnectOptions, prefix: &str) -> Pages {
+        Pages {
+            shown: match &options.sentinel {
+                Some(target) => target.shown(&options.url),
+                None => crate::connection::redact_url(&options.url),
+            },
+            options,
+            prefix: prefix.to_string(),
+            conn: Mutex::new(None),
+        }
     }
-    let job = path.strip_prefix("/job/").map(|name| {
-        url::form_urlencoded::parse(format!("j={name}").as_bytes())
-            .next()
-            .map(|(_, v)| v.into_owned())
-            .unwrap_or_default()
-    });
-    if path != "/" && job.is_none() {
-        return page_reply(
-            StatusCode::NOT_FOUND,
-            html::error_page(
-                "Not found",
-                "This page does not exist.",
-                &back_to_root(path),
+
+    /// The answer to `req` when its path is a page's (`/`, `/job/<name>`), None otherwise.
+    pub async fn answer<B>(&self, req: &Request<B>) -> Option<Response<Full<Bytes>>> {
+        let path = req.uri().path();
+        let job = match path.strip_prefix("/job/") {
+            // A path's segment is percent-decoded only: `+` and `&` are a job's own characters
+            // there, not a form's space and separator.
+            Some(name) => Some(
+                percent_encoding::percent_decode_str(name)
+                    .decode_utf8_lossy()
+                    .into_owned(),
             ),
-        );
+            None if path == "/" => None,
+            None => return None,
+        };
+        if req.method() != Method::GET && req.method() != Method::HEAD {
+            return Some(read_only());
+        }
+        Some(self.page(path, job.as_deref()).await)
     }
-    let mut conn = match connection(place).await {
-        Ok(conn) => conn,
-        Err(e) => return unreadable(place, &e, path).await,
-    };
-    let read = match &job {
-        None => JobsPage::read(&mut conn, &place.prefix)
-            .await
-            .map(|p| html::jobs_page(&p, &place.shown)),
-        Some(job) => JobPage::read(&mut conn, &place.prefix, job)
-            .await
-            .map(|p| html::job_page(&p, &place.shown)),
-    };
-    match read {
-        Ok(body) => page_reply(StatusCode::OK, body),
-        Err(Error::NotFound(m)) => page_reply(
-            StatusCode::NOT_FOUND,
-            html::error_page("No such job", &m.text, &back_to_root(path)),
-        ),
-        Err(Error::Usage(m)) => page_reply(
-            StatusCode::BAD_REQUEST,
-            html::error_page("Not a job's name", &m.text, &back_to_root(path)),
-        ),
-        Err(e) => unreadable(place, &e, path).await,
+
+    /// The jobs page (`job` None) or one job's.
+    async fn page(&self, path: &str, job: Option<&str>) -> Response<Full<Bytes>> {
+        let mut conn = match connection(self).await {
+            Ok(conn) => conn,
+            Err(e) => return unreadable(self, &e, path).await,
+        };
+        let read = match job {
+            None => JobsPage::read(&mut conn, &self.prefix)
+                .await
+                .map(|p| html::jobs_page(&p, &self.shown)),
+            Some(job) => JobPage::read(&mut conn, &self.prefix, job)
+                .await
+                .map(|p| html::job_page(&p, &self.shown)),
+        };
+        let back = back_to_root(path);
+        match read {
+            Ok(body) => page_reply(StatusCode::OK, body),
+            Err(Error::NotFound(m)) => page_reply(
+                StatusCode::NOT_FOUND,
+                html::error_page("No such job", &m.text, &back),
+            ),
+            Err(Error::Usage(m)) => page_reply(
+                StatusCode::BAD_REQUEST,
+                html::error_page("Not a job's name", &m.text, &back),
+            ),
+            // This job's data is bad (a key of another type, a field that does not read): the
+            // job is unreadable, not the store; the connection is good.
+            Err(e) if e.key().is_some() => page_reply(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                html::error_page("This job's data cannot be read", &e.to_string(), &back),
+            ),
+            Err(e) => unreadable(self, &e, path).await,
+        }
     }
 }
 
@@ -135,7 +216,7 @@ fn back_to_root(path: &str) -> String {
 }
 
 /// The shared connection, opened when there is none.
-async fn connection(place: &Place) -> Result<Connection> {
+async fn connection(place: &Pages) -> Result<Connection> {
     let mut held = place.conn.lock().await;
     if held.is_none() {
         *held = Some(Connection::open(&place.options).await?);
@@ -146,7 +227,7 @@ async fn connection(place: &Place) -> Result<Connection> {
 
 /// The store could not be read: said on the page (503), and a fresh connection next time (after
 /// a restart the old one stays broken).
-async fn unreadable(place: &Place, e: &Error, path: &str) -> Response<Full<Bytes>> {
+async fn unreadable(place: &Pages, e: &Error, path: &str) -> Response<Full<Bytes>> {
     *place.conn.lock().await = None;
     let why = e.to_string();
     page_reply(
@@ -165,7 +246,7 @@ async fn unreadable(place: &Place, e: &Error, path: &str) -> Response<Full<Bytes
 
 /// `/metrics`: the Prometheus text; a store that cannot be read answers `anarchon_up 0`, as
 /// exporters do, so Prometheus alerts on it instead of on a gap.
-async fn metrics(place: &Place) -> Response<Full<Bytes>> {
+async fn metrics(place: &Pages) -> Response<Full<Bytes>> {
     let started = Instant::now();
     let text = match connection(place).await {
         Ok(mut c) => scrape(&mut c, &place.prefix).await,

@@ -193,3 +193,43 @@ fn the_status_page_shows_what_list_shows_worst_first_in_a_browser() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// `cron --listen` serves the same pages beside its own endpoints, and a job's name is a path's
+/// segment: `+` and `&` are its own characters (a form's decoding would show another job).
+#[test]
+fn cron_listen_serves_the_pages_and_a_name_is_a_path_segment() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    std::fs::write(&file, "# anarchon: --job a+b\n*/2 * * * * * true\n").unwrap();
+    // A job whose name a form's decoding of `a+b` would give.
+    s.cli(&["run", "--job", "a b", "--slot", "now", "--", "false"])
+        .expect(1);
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--listen", "127.0.0.1:0"]);
+    wait_for("a run of a+b", Duration::from_secs(20), || {
+        !s.results("a+b").is_empty()
+    });
+    let base = format!("http://127.0.0.1:{}", replica.listening_port());
+    let profile = dir.path().join("chromium");
+    let page = dom(browser, &profile, &format!("{base}/"));
+    let shown: Vec<String> = rows(&page).into_iter().map(|(job, _)| job).collect();
+    assert!(
+        shown.contains(&"a+b".to_string()) && shown.contains(&"a b".to_string()),
+        "{page}"
+    );
+    // The page's own link, and the name typed as is.
+    assert!(page.contains("href=\"job/a%2Bb\""), "{page}");
+    for path in ["/job/a%2Bb", "/job/a+b"] {
+        let job = dom(browser, &profile, &format!("{base}{path}"));
+        assert!(job.contains("<bdi>a+b</bdi>"), "{path}: {job}");
+        assert!(
+            !job.contains("failed"),
+            "{path} showed the job \"a b\": {job}"
+        );
+    }
+    let (status, _) = http(&base, "GET", "/healthz");
+    assert_eq!(status, 200);
+}
