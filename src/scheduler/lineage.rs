@@ -272,13 +272,18 @@ pub(super) async fn before_slot(
                 return Err(e);
             }
         };
-        finish_held(conn, job, held, Ending::Finished { skipped: None }).await;
-        settle_the_rest(conn, job, &names[at + 1..], slot, &reason).await;
         let recorded = crate::runner::retrying(conn, async |c| {
             lease::skip(c, &own, slot, &job.claim.runner, &reason).await
         })
         .await
         .is_ok_and(|o| o == lease::SkipOutcome::Skipped);
+        // The names held before this one are handed to the job, which skipped the slot: where
+        // its store has no record of the skip (format 1), theirs say why, their markers gone (a
+        // `handed_to` with no record under the new name and no reason reads as a slot nobody
+        // decided: the soak's checker found it, format 1, seed 13).
+        let skipped = (!recorded).then(|| reason.clone());
+        finish_held(conn, job, held, Ending::Finished { skipped }).await;
+        settle_the_rest(conn, job, &names[at + 1..], slot, &reason).await;
         let mut report = SlotReport::skipped(&job.job, slot, SlotOutcome::Done, None);
         report.status = "skipped".to_string();
         report.skip_reason = Some(reason);

@@ -772,3 +772,51 @@ fn a_slot_decided_under_one_old_name_ends_the_other_old_names_claims() {
     );
     assert_each_slot_once(&log);
 }
+
+/// The other order: the first old name's claim is won (held) and the second says the slot ran
+/// under it. The held claim ends handed to the new name; where the new name's store keeps no skip
+/// record (format 1) it says why itself, or it would read as a slot nobody decided (the soak's
+/// checker, format 1, seed 13: "recorded it handed to ..., which has no attempt of it").
+#[test]
+fn a_held_old_name_s_claim_says_why_when_a_later_old_name_decided_the_slot() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let file = dir.path().join("crontab");
+    std::fs::write(
+        &file,
+        format!(
+            "# anarchon: --job v3 --was v1 --was v2 --overlap allow\n*/5 * * * * * {}\n",
+            ticker(&log, 200)
+        ),
+    )
+    .unwrap();
+    s.wait_for_phase(5_000, 500, 2_000);
+    let slot = s.now_ms() / 5_000 * 5_000 + 5_000;
+    let at = slot.to_string();
+    s.cli(&["run", "--job", "v2", "--slot", &at, "--", "true"])
+        .expect(0);
+    let _replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    wait_for("v3 to run the next slot", Duration::from_secs(30), || {
+        slots_of(&log, "v3").contains(&(slot + 5_000))
+    });
+    let v1 = s
+        .results("v1")
+        .into_iter()
+        .rfind(|r| r.slot == slot)
+        .unwrap_or_else(|| panic!("no record of v1's {slot}: {:?}", s.results("v1")));
+    assert_eq!(v1.result["handed_to"], "v3", "{v1:?}");
+    let v3_skip = s.results("v3").into_iter().any(|r| r.slot == slot);
+    let says_why = v1.result["skipped"]
+        .as_str()
+        .is_some_and(|why| why.contains("ran as v2"));
+    assert!(
+        v3_skip || says_why,
+        "neither v3 recorded the skip nor v1's record says why: {v1:?}"
+    );
+    assert!(
+        !runs_by_slot(&log).contains_key(&slot),
+        "{:?}",
+        runs_by_slot(&log)
+    );
+}
