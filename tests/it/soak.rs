@@ -1319,8 +1319,11 @@ fn soak(line: Line) {
                 let _ = std::fs::copy(entry.path(), keep.join(&name));
             }
         }
+        // The store as it was at the verdict: every key of the soak's names, for a finding
+        // that the logs alone cannot explain (which attempt is where, what a result says).
+        let _ = std::fs::write(keep.join("store.txt"), store_dump(&s));
         eprintln!(
-            "  the hosts' stderr and the command's log: {}",
+            "  the hosts' stderr, the command's log and the store (store.txt): {}",
             keep.display()
         );
     }
@@ -1358,4 +1361,26 @@ fn soak(line: Line) {
             verdict.left_unended
         );
     }
+}
+
+/// Every key of the server, with its type and content, one key a block: what a kept soak's store
+/// held at its verdict.
+fn store_dump(s: &Server) -> String {
+    let mut keys: Vec<String> = s.cmd(&["KEYS", "*"]);
+    keys.sort();
+    let mut out = String::new();
+    for key in keys {
+        let kind: String = s.cmd(&["TYPE", &key]);
+        let body: redis::Value = match kind.as_str() {
+            "string" => s.cmd(&["GET", &key]),
+            "hash" => s.cmd(&["HGETALL", &key]),
+            "set" => s.cmd(&["SMEMBERS", &key]),
+            "zset" => s.cmd(&["ZRANGE", &key, "0", "-1", "WITHSCORES"]),
+            "list" => s.cmd(&["LRANGE", &key, "0", "-1"]),
+            "stream" => s.cmd(&["XRANGE", &key, "-", "+"]),
+            _ => redis::Value::Nil,
+        };
+        out.push_str(&format!("== {key} ({kind})\n{body:?}\n"));
+    }
+    out
 }
