@@ -55,6 +55,15 @@ impl std::fmt::Debug for ConnectOptions {
 }
 
 impl ConnectOptions {
+    /// The server's address as messages and pages show it: a Sentinel's as Sentinel, any
+    /// password removed.
+    pub fn shown_url(&self) -> String {
+        match &self.sentinel {
+            Some(target) => target.shown(&self.url),
+            None => redact_url(&self.url),
+        }
+    }
+
     pub fn new(url: impl Into<String>) -> Self {
         ConnectOptions {
             url: url.into(),
@@ -145,10 +154,7 @@ static NEXT_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64:
 
 impl Connection {
     pub async fn open(options: &ConnectOptions) -> Result<Self> {
-        let shown_url = match &options.sentinel {
-            Some(target) => target.shown(&options.url),
-            None => redact_url(&options.url),
-        };
+        let shown_url = options.shown_url();
         let bad_url = |e: RedisError| {
             Error::usage(format!(
                 "--redis {shown_url} is not a usable Redis URL: {}\n  hint: use redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for a cluster",

@@ -92,7 +92,7 @@ impl SentinelTarget {
     }
 
     /// How the target is shown in messages: the sentinels and the master name, no secrets.
-    pub fn shown(&self, plain_url: &str) -> String {
+    pub(super) fn shown(&self, plain_url: &str) -> String {
         let scheme = plain_url.split("://").next().unwrap_or("redis");
         let hosts: Vec<String> = self
             .sentinels

@@ -138,10 +138,7 @@ fn read_only() -> Response<Full<Bytes>> {
 impl Pages {
     pub fn new(options: ConnectOptions, prefix: &str) -> Pages {
         Pages {
-            shown: match &options.sentinel {
-                Some(target) => target.shown(&options.url),
-                None => crate::connection::redact_url(&options.url),
-            },
+            shown: options.shown_url(),
             options,
             prefix: prefix.to_string(),
             conn: Mutex::new(None),

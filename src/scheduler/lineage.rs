@@ -311,8 +311,7 @@ async fn settle_the_rest(
 ) {
     let result = serde_json::json!({ "handed_to": job.job, "skipped": reason }).to_string();
     for (old, keys) in rest {
-        let mut req: ClaimRequest = job.claim.request(slot, RunKind::Scheduled);
-        req.lease *= OLD_NAME_LEASES;
+        let req = old_name_request(job, slot);
         let ended = crate::runner::retrying(conn, async |c| {
             if lease::claim(c, keys, &req).await?.outcome != ClaimOutcome::Won {
                 return Ok(false);
@@ -346,8 +345,7 @@ async fn step(
     // name's lease is three of the new name's: the new name's command is always stopped by its
     // own lease's rules (its heartbeats fail, its guard's deadline) long before this one could
     // lapse under the same faults, so an old replica never claims past it while the command runs.
-    let mut req: ClaimRequest = job.claim.request(slot, RunKind::Scheduled);
-    req.lease *= OLD_NAME_LEASES;
+    let req = old_name_request(job, slot);
     let poll = job.runner.standby_poll.max(Duration::from_millis(100));
     let mut said = false;
     loop {
@@ -461,6 +459,14 @@ async fn hold(
 
 /// How many of the new name's leases an old name's claim of a slot lasts ([`step`]).
 const OLD_NAME_LEASES: u32 = 3;
+
+/// The claim of `slot` under an old name, with `job`'s settings and [`OLD_NAME_LEASES`] of its
+/// leases.
+fn old_name_request(job: &RunSettings, slot: i64) -> ClaimRequest {
+    let mut req = job.claim.request(slot, RunKind::Scheduled);
+    req.lease *= OLD_NAME_LEASES;
+    req
+}
 
 /// Heartbeats the held claim of an old name's slot while the new name takes it.
 fn keep_alive(

@@ -64,24 +64,14 @@ fn serve(s: &Server) -> (Child, String) {
     (child, format!("http://{at}"))
 }
 
-/// A request without a body: the status, and the whole answer (headers and body).
+/// A request without a body to the server at `base`: its status and whole answer.
 fn http(base: &str, method: &str, path: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let at = base.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(at).unwrap();
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: {at}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, text)
+    let port = base
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap();
+    crate::common::http::request(port, method, path)
 }
 
 /// The jobs' rows of the page, in order: (job, health), from their data attributes.

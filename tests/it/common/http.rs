@@ -65,10 +65,21 @@ impl HttpServer {
 
 /// `GET path` of a server on loopback `port` (the daemon's `--listen`): its status and body.
 pub fn get(port: u16, path: &str) -> (u16, String) {
+    let (status, text) = request(port, "GET", path);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+/// `METHOD path` without a body, of a server on loopback `port`: its status, and the whole
+/// answer (headers and body).
+pub fn request(port: u16, method: &str, path: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut text = String::new();
@@ -78,11 +89,7 @@ pub fn get(port: u16, path: &str) -> (u16, String) {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map_or("", |(_, b)| b)
-        .to_string();
-    (status, body)
+    (status, text)
 }
 
 /// Reads requests off one connection (keep-alive) and answers each.
