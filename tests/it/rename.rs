@@ -211,7 +211,7 @@ fn an_edit_that_re_derives_a_name_never_runs_beside_the_old_run() {
 
 /// A rolling deploy where the new replica that holds a slot (claimed under the old name, then
 /// under the new one) is killed (-9) during its run: the leases it held end, and the slot is
-/// taken over once, under one name or the other (an old replica standing by for the old name, or
+/// taken over once, under one name or the other (an old replica started during the run, for the old name, or
 /// the other new replica, which waited on the old name's claim), never beside another copy, and
 /// it runs to its end.
 #[test]
@@ -227,7 +227,6 @@ fn a_new_replica_killed_during_a_renamed_run_leaves_the_slot_to_one_takeover() {
         "--lease 3s",
         &line,
     );
-    let _old = Replica::start(&s.url, &old, dir.path(), "old", &[]);
     let mut new = [
         Replica::start(&s.url, &new, dir.path(), "new1", &[]),
         Replica::start(&s.url, &new, dir.path(), "new2", &[]),
@@ -258,6 +257,10 @@ fn a_new_replica_killed_during_a_renamed_run_leaves_the_slot_to_one_takeover() {
         .position(|r| r.stderr().contains("[nightly-v2 ") && r.stderr().contains("won; running"))
         .expect("a new replica won");
     new[holder].kill();
+    // The old replica joins only now, while the killed run's lease lasts: beside the new ones
+    // from the start, it won the race to the old name's claim of every slot in one CI run, and
+    // the slot to kill was never a new replica's.
+    let _old = Replica::start(&s.url, &old, dir.path(), "old", &[]);
     wait_for(
         "the killed slot to run to its end, and two slots after it",
         Duration::from_secs(40),
@@ -273,6 +276,11 @@ fn a_new_replica_killed_during_a_renamed_run_leaves_the_slot_to_one_takeover() {
     let all = runs();
     eprintln!("killed slot {killed_slot}; runs: {all:?}");
     assert_no_two_spans_overlap::<String>(&log);
+    assert!(
+        all.iter()
+            .any(|(_, slot, _, (t0, t1))| *slot == killed_slot && t1 - t0 < 1_800),
+        "the holder was killed after its run had ended: {all:?}"
+    );
     for (job, slot, attempt, span) in &all {
         let completed = all
             .iter()
