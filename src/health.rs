@@ -438,8 +438,17 @@ impl Health {
 /// ended `interrupted` without a policy or an operator behind it (`--overlap replace`, a newer run
 /// superseding it, `anarchon release`), and it is not in progress. Such a run is lost as surely as
 /// one never claimed.
+///
+/// A skip of the slot beside such attempts is a renamed job's: a newer name that decided the slot
+/// from an old name's record ("ran as OLD, its old name (interrupted)"); one name's skip is only
+/// ever written for a slot nobody claimed. It does not make the slot run: the old name's attempts
+/// decide (the soak's checker found `check` calling such a slot OK, format 1, seed 13).
 fn never_ran_to_an_end(i: &Inputs, slot: i64) -> bool {
-    let mut attempts = i.recent.iter().filter(|r| r.slot == slot).peekable();
+    let mut attempts = i
+        .recent
+        .iter()
+        .filter(|r| r.slot == slot && r.status != "skipped")
+        .peekable();
     attempts.peek().is_some()
         && !i.in_progress.iter().any(|r| r.slot == slot)
         && attempts.all(|r| {
@@ -871,6 +880,20 @@ mod tests {
         assert!(h.missed_slots.is_empty(), "{h:?}");
         assert_eq!((h.state, h.failed_in_a_row), (HealthState::Ok, 0), "{h:?}");
         assert_eq!(h.last_failure, Some(T - 2 * MIN + 1000));
+        // A slot whose every attempt under the old name died, which the new name then skipped
+        // as decided there ("ran as old, its old name (interrupted)"): lost, not skipped.
+        let mut lost = new.clone();
+        lost.lineage[0].recent[2] = result(T - 3 * MIN, "interrupted");
+        let mut skip = result(T - 3 * MIN, "skipped");
+        skip.result = serde_json::json!({"reason": "ran as old, its old name (interrupted)"});
+        lost.recent.push(skip);
+        let h = lost.health_over(
+            T + MIN + 1000,
+            Some(Duration::from_secs(60)),
+            Some(T - 10 * MIN),
+        );
+        assert_eq!(h.lost_slots, vec![T - 3 * MIN], "{h:?}");
+        assert_eq!(h.state, HealthState::Missed, "{h:?}");
         // Without its lineage the new name reads the old name's slots as missed.
         new.lineage.clear();
         let alone = new.health_over(
