@@ -37,10 +37,13 @@ async fn serve(addr: &str, ctx: &Context) -> Result<ExitCode> {
         .await
         .map_err(|e| Error::Other(format!("cannot listen on {addr}: {e}")))?;
     let options = ctx.global.connect_options()?;
+    let at = listener.local_addr().map_or(addr, |a| a);
     crate::errln!(
-        "anarchon: serving metrics on http://{at}/metrics and the status page on http://{at}/ (Ctrl-C stops)",
-        at = listener.local_addr().map_or(addr, |a| a)
+        "anarchon: serving metrics on http://{at}/metrics and the status page on http://{at}/ (Ctrl-C stops)"
     );
+    if let Some(exposed) = crate::page::server::exposure(at) {
+        crate::errln!("anarchon: warning: {exposed}");
+    }
     let mut interrupt = Interrupt::new()?;
     crate::page::server::serve(listener, options, ctx.prefix(), interrupt.wait()).await?;
     Ok(ExitCode::Ok)

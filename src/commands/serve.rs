@@ -21,6 +21,9 @@ pub async fn execute(listen: &str, ctx: &Context) -> Result<ExitCode> {
     crate::errln!(
         "anarchon: serving the status page on http://{at}/ and metrics on http://{at}/metrics (read-only; Ctrl-C stops)"
     );
+    if let Some(exposed) = crate::page::server::exposure(at) {
+        crate::errln!("anarchon: warning: {exposed}");
+    }
     let mut interrupt = Interrupt::new()?;
     crate::page::server::serve(listener, options, ctx.prefix(), interrupt.wait()).await?;
     Ok(ExitCode::Ok)

@@ -51,10 +51,15 @@ pub(super) async fn serve(addr: SocketAddr, started: Started) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| Error::Other(format!("cannot listen on {addr}: {e}")))?;
+    let at = listener.local_addr().map_or(addr, |a| a);
     crate::errln!(
-        "anarchon: serving the status page, /metrics, /healthz and /readyz on http://{}",
-        listener.local_addr().map_or(addr, |a| a)
+        "anarchon: serving the status page, /metrics, /healthz and /readyz on http://{at}"
     );
+    // Said, not warned: an orchestrator's probes need an address it reaches (a pod's), the
+    // usual case for a replica.
+    if let Some(exposed) = crate::page::server::exposure(at) {
+        crate::errln!("anarchon: {exposed}");
+    }
     let watched = started.clone();
     tokio::task::spawn_local(async move {
         // Until the daemon has reached the store, /readyz says it is starting.

@@ -169,6 +169,12 @@ pub fn job_page(p: &JobPage, store: &str) -> String {
             "Prefix " code { (p.prefix) } " on " (store) "; read at " (compact(now)) " UTC, again every " (REFRESH_SECS) " s."
         }
         @if !reason.is_empty() { p { (reason) } }
+        @if let Some(pause) = &p.pause {
+            p id="paused" {
+                strong { "Paused" } " " (pause.describe()) "; since " (when(pause.paused_at, now))
+                ". No slot runs while it lasts; " code { "anarchon resume " (j.job) } " ends it."
+            }
+        }
         table id="summary" {
             tbody {
                 tr { th { "Schedule" } td { code { (j.schedule.as_deref().unwrap_or("-")) } } }

@@ -42,6 +42,8 @@ pub struct JobPage {
     pub results: Vec<ResultEntry>,
     /// The operators' actions, newest first.
     pub actions: Vec<Event>,
+    /// The job's pause while it lasts: who paused it, until when and why.
+    pub pause: Option<crate::store::pause::Pause>,
     /// `timeline`'s picture of the job over [`TIMELINE_RANGE`], as SVG (None when it could not be
     /// drawn: the rest of the page stands).
     pub timeline_svg: Option<String>,
@@ -140,6 +142,7 @@ impl JobPage {
             in_progress: view.in_progress.clone(),
             results,
             actions,
+            pause: view.pause.clone().filter(|p| p.is_paused(now)),
             timeline_svg: None,
         }
     }

@@ -41,6 +41,17 @@ const CONNECTION_FOR: Duration = Duration::from_secs(120);
 /// connections cannot take every descriptor of the process).
 const CONNECTIONS_AT_ONCE: usize = 64;
 
+/// What a listener on `addr` shows to whom, when that is more than this machine: the pages have
+/// no login (as `/metrics` has none), so an address others reach is said, with the ways to keep
+/// them to the people meant to read them. None for a loopback address.
+pub fn exposure(addr: std::net::SocketAddr) -> Option<String> {
+    (!addr.ip().is_loopback()).then(|| {
+        format!(
+            "the status page and /metrics answer anyone who reaches {addr}, with no login (read-only: job names, schedules, runners and results, never a command's output); listen on 127.0.0.1, or serve them behind a proxy that authenticates (the guide's \"The status page\")"
+        )
+    })
+}
+
 /// Serves the pages and `/metrics` on `listener` until `shutdown` completes.
 pub async fn serve(
     listener: TcpListener,
@@ -285,7 +296,7 @@ fn page_reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
 
 #[cfg(test)]
 mod tests {
-    use super::back_to_root;
+    use super::{back_to_root, exposure};
 
     #[test]
     fn the_way_back_is_relative_to_the_page() {
@@ -293,5 +304,20 @@ mod tests {
         assert_eq!(back_to_root("/nosuch"), "./");
         assert_eq!(back_to_root("/job/export"), "../");
         assert_eq!(back_to_root("/job/a/b"), "../../");
+    }
+
+    /// An address other machines reach is said, with what to do; loopback is not.
+    #[test]
+    fn an_address_beyond_loopback_is_said() {
+        for quiet in ["127.0.0.1:9090", "[::1]:9090"] {
+            assert_eq!(exposure(quiet.parse().unwrap()), None, "{quiet}");
+        }
+        for open in ["0.0.0.0:9090", "[::]:9090", "10.1.2.3:9090"] {
+            let said = exposure(open.parse().unwrap()).unwrap_or_default();
+            assert!(
+                said.contains("no login") && said.contains("127.0.0.1"),
+                "{said}"
+            );
+        }
     }
 }

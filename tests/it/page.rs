@@ -162,6 +162,18 @@ fn the_status_page_shows_what_list_shows_worst_first_in_a_browser() {
         .and_then(|rest| rest.split('"').next())
         .unwrap_or_else(|| panic!("no timeline image: {job}"));
     assert!(svg.len() > 1_000, "{svg}");
+    // A paused job's page says who paused it, why and until when, and how it ends.
+    s.cli(&["pause", "sync", "--reason", "db migration", "--by", "ops"])
+        .expect(0);
+    let paused = dom(browser, &profile, &format!("{base}/job/sync"));
+    for said in [
+        "Paused",
+        "by ops until resumed: db migration",
+        "anarchon resume sync",
+    ] {
+        assert!(paused.contains(said), "{said:?} in {paused}");
+    }
+    assert!(!job.contains("Paused"), "{job}");
     let odd = dom(browser, &profile, &format!("{base}/job/r%3Cb%3E%26x"));
     assert!(odd.contains("r&lt;b&gt;&amp;x"), "{odd}");
     let none = dom(browser, &profile, &format!("{base}/job/nosuch"));
