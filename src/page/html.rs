@@ -90,12 +90,22 @@ pub fn why(h: &Health) -> String {
     said.join("; ")
 }
 
+/// A job's page, as a path's segment (`job/a%20b`; the server decodes `%XX` only, so `+` is a
+/// job's own character). Relative, so that the page works at any path a proxy serves it under.
+/// `.` and `..` go as a query (`job?name=..`): a browser resolves such a segment away.
 fn job_href(job: &str) -> String {
-    // Relative, so that the page works at any path a proxy serves it under.
-    format!(
-        "job/{}",
-        url::form_urlencoded::byte_serialize(job.as_bytes()).collect::<String>()
-    )
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+    /// Every byte but RFC 3986's unreserved characters.
+    const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    if job == "." || job == ".." {
+        let name: String = url::form_urlencoded::byte_serialize(job.as_bytes()).collect();
+        return format!("job?name={name}");
+    }
+    format!("job/{}", utf8_percent_encode(job, SEGMENT))
 }
 
 fn job_row(j: &JobLine, now: i64) -> Markup {
@@ -163,7 +173,8 @@ pub fn job_page(p: &JobPage, store: &str) -> String {
     let j = &p.line;
     let reason = why(&j.health);
     let body = html! {
-        p.meta { a href="../" { "← every job" } }
+        // `job/NAME` is one level down; `job?name=..` (see `job_href`) is not.
+        p.meta { a href=(if j.job == "." || j.job == ".." { "./" } else { "../" }) { "← every job" } }
         h1 { bdi { (j.job) } " " (health_badge(j.health.state)) }
         p.meta {
             "Prefix " code { (p.prefix) } " on " (store) "; read at " (compact(now)) " UTC, again every " (REFRESH_SECS) " s."

@@ -167,6 +167,14 @@ impl Pages {
                     .decode_utf8_lossy()
                     .into_owned(),
             ),
+            // A name a path cannot carry (`.`, `..`: every browser resolves them away), as
+            // the pages link it: `/job?name=<form-encoded>`.
+            None if path == "/job" => Some(
+                url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes())
+                    .find(|(k, _)| k == "name")
+                    .map(|(_, v)| v.into_owned())
+                    .unwrap_or_default(),
+            ),
             None if path == "/" => None,
             None => return None,
         };

@@ -232,6 +232,25 @@ fn cron_listen_serves_the_pages_and_a_name_is_a_path_segment() {
             "{path} showed the job \"a b\": {job}"
         );
     }
+    // "a b" links to its own page, not to a+b's (a form's `+` for its space would).
+    assert!(page.contains("href=\"job/a%20b\""), "{page}");
+    let spaced = dom(browser, &profile, &format!("{base}/job/a%20b"));
+    assert!(
+        spaced.contains("<bdi>a b</bdi>") && spaced.contains("failed"),
+        "{spaced}"
+    );
+    // Names a path cannot carry (a browser resolves `.` and `..` away) are linked as a query.
+    for name in [".", ".."] {
+        s.cli(&["run", "--job", name, "--slot", "now", "--", "true"])
+            .expect(0);
+    }
+    let page = dom(browser, &profile, &format!("{base}/"));
+    for (name, href) in [(".", "job?name=."), ("..", "job?name=..")] {
+        assert!(page.contains(&format!("href=\"{href}\"")), "{page}");
+        let job = dom(browser, &profile, &format!("{base}/{href}"));
+        assert!(job.contains(&format!("<bdi>{name}</bdi>")), "{href}: {job}");
+        assert!(job.contains("href=\"./\""), "{href}: {job}");
+    }
     let (status, _) = http(&base, "GET", "/healthz");
     assert_eq!(status, 200);
 }
