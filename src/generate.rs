@@ -76,7 +76,7 @@ pub fn write_completions(dir: &Path) -> io::Result<()> {
 }
 
 /// The environment anarchon reads, for the ENVIRONMENT section of every man page.
-const ENVIRONMENT: [(&str, &str); 8] = [
+const ENVIRONMENT: [(&str, &str); 9] = [
     (
         "ANARCHON_REDIS_URL",
         "The Redis URL when --redis, --host, --port and --db are not given.",
@@ -102,6 +102,10 @@ const ENVIRONMENT: [(&str, &str); 8] = [
     (
         "ANARCHON_JOB, ANARCHON_SLOT, ANARCHON_ATTEMPT, ANARCHON_RUNNER",
         "Set by run and run-now for the command they run.",
+    ),
+    (
+        "TRACEPARENT",
+        "Set for the command: the run's W3C trace context, one trace per scheduled run across hosts (docs/store-format.md, Trace context).",
     ),
 ];
 

@@ -15,7 +15,8 @@
 //!  cli         clap: every flag, once
 //!  runner · metrics   run's command under a claim (guard, deadline, keeper, backup, record) |
 //!              the Prometheus text
-//!  strategy · health  how one claimant wins: lease | claim-only | a job's health, judged
+//!  strategy · health · trace  how one claimant wins: lease | claim-only | a job's health,
+//!              judged | a run's trace context, derived (W3C `TRACEPARENT`)
 //!  store       key names, the format key, discovery, decoding; one module per lease store
 //!              format (store::lease::v1, v2)
 //!  server      what kind of server it is
@@ -67,3 +68,4 @@ pub mod store;
 pub mod strategy;
 pub mod time;
 pub mod timeline;
+pub mod trace;

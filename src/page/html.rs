@@ -180,12 +180,7 @@ pub fn job_page(p: &JobPage, store: &str) -> String {
             "Prefix " code { (p.prefix) } " on " (store) "; read at " (compact(now)) " UTC, again every " (REFRESH_SECS) " s."
         }
         @if !reason.is_empty() { p { (reason) } }
-        @if let Some(pause) = &p.pause {
-            p id="paused" {
-                strong { "Paused" } " " (pause.describe()) "; since " (when(pause.paused_at, now))
-                ". No slot runs while it lasts; " code { "anarchon resume " (j.job) } " ends it."
-            }
-        }
+        @if let Some(pause) = &p.pause { (paused(pause, &j.job, now)) }
         table id="summary" {
             tbody {
                 tr { th { "Schedule" } td { code { (j.schedule.as_deref().unwrap_or("-")) } } }
@@ -196,20 +191,7 @@ pub fn job_page(p: &JobPage, store: &str) -> String {
             }
         }
         h2 { "In progress (" (p.in_progress.len()) ")" }
-        @if p.in_progress.is_empty() { p.why { "Nothing runs now." } } @else {
-            table id="in-progress" {
-                thead { tr { th { "Slot" } th { "Attempt" } th { "Runner" } th { "Claimed" } th { "Lease ends" } } }
-                tbody { @for r in &p.in_progress {
-                    tr {
-                        td.t data-l="slot" { (compact(r.slot)) }
-                        td data-l="attempt" { (r.attempt) }
-                        td data-l="runner" { (r.runner) }
-                        td.t data-l="claimed" { (when(Some(r.claimed_at), now)) }
-                        td.t data-l="lease ends" { (when(Some(r.lease_end), now)) }
-                    }
-                } }
-            }
-        }
+        (in_progress(&p.in_progress, now))
         h2 { "The last " (humanize(crate::time::millis(super::read::TIMELINE_RANGE).unsigned_abs())) }
         @match &p.timeline_svg {
             Some(svg) => div class="timeline" {
@@ -249,6 +231,36 @@ pub fn job_page(p: &JobPage, store: &str) -> String {
         }
     };
     page(&format!("anarchon: {}", j.job), body)
+}
+
+/// A paused job's pause: who, why, until when, since when, and how it ends.
+fn paused(pause: &crate::store::pause::Pause, job: &str, now: i64) -> Markup {
+    html! {
+        p id="paused" {
+            strong { "Paused" } " " (pause.describe()) "; since " (when(pause.paused_at, now))
+            ". No slot runs while it lasts; " code { "anarchon resume " (job) } " ends it."
+        }
+    }
+}
+
+/// A job's runs in progress, as `inspect` lists them.
+fn in_progress(runs: &[crate::store::state::RunState], now: i64) -> Markup {
+    html! {
+        @if runs.is_empty() { p.why { "Nothing runs now." } } @else {
+            table id="in-progress" {
+                thead { tr { th { "Slot" } th { "Attempt" } th { "Runner" } th { "Claimed" } th { "Lease ends" } } }
+                tbody { @for r in runs {
+                    tr {
+                        td.t data-l="slot" { (compact(r.slot)) }
+                        td data-l="attempt" { (r.attempt) }
+                        td data-l="runner" { (r.runner) }
+                        td.t data-l="claimed" { (when(Some(r.claimed_at), now)) }
+                        td.t data-l="lease ends" { (when(Some(r.lease_end), now)) }
+                    }
+                } }
+            }
+        }
+    }
 }
 
 /// An SVG as a `data:` URI: an image with its own style, loaded from nowhere else.

@@ -611,7 +611,7 @@ async fn execute(
         None => None,
     };
     let (claimed, keeper) = hold(conn, target, req, won, sent, opts);
-    let spec = command_spec(opts, job, req, attempt, won.fence);
+    let spec = command_spec(opts, target, req, attempt, won.fence);
     let deadline = match &claimed {
         Claimed::Lease(held) => Some(&held.deadline),
         Claimed::ClaimOnly { .. } => None,
@@ -721,17 +721,25 @@ fn hold(
 /// environment.
 fn command_spec(
     opts: &RunnerOptions,
-    job: &str,
+    target: Target<'_>,
     req: &ClaimRequest,
     attempt: u32,
     fence: Option<i64>,
 ) -> child::CommandSpec {
+    let job = target.job;
     let mut spec = opts.command.clone();
+    // The run's trace context, which every host derives alike (crate::trace): the command's own
+    // spans join the one trace of this slot, whichever host runs which attempt. It replaces a
+    // TRACEPARENT anarchon itself was started with: the run belongs to its slot's trace.
+    let trace =
+        crate::trace::TraceContext::of_attempt(target.prefix, job, req.slot, req.kind, attempt);
+    spec.env.retain(|(name, _)| name != "TRACEPARENT");
     spec.env.extend([
         ("ANARCHON_JOB".to_string(), job.to_string()),
         ("ANARCHON_SLOT".to_string(), req.slot.to_string()),
         ("ANARCHON_ATTEMPT".to_string(), attempt.to_string()),
         ("ANARCHON_RUNNER".to_string(), req.runner.clone()),
+        ("TRACEPARENT".to_string(), trace.traceparent()),
     ]);
     // The fencing token (both store formats): pass it to the system the command writes to, which
     // refuses a write carrying a lower one than it has seen (docs/guide.md, "Fencing tokens").

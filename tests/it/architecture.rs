@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["connection"],
     &["server"],
     &["store"],
-    &["strategy", "health"],
+    &["strategy", "health", "trace"],
     &["runner", "metrics"],
     &["cli"],
     &["settings", "output", "generate"],

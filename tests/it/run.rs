@@ -50,6 +50,98 @@ fn signal(child: &Child, sig: &str) {
         .unwrap();
 }
 
+/// What docs/store-format.md ("Trace context") says a run's `traceparent` is, derived here by
+/// another implementation (Python's uuid module) from that page alone.
+fn documented_traceparent(prefix: &str, job: &str, slot: &str, kind: &str, attempt: u32) -> String {
+    let program = "import sys, uuid\n\
+        ns = uuid.uuid5(uuid.NAMESPACE_URL, 'https://anarchon.invalid/trace')\n\
+        run = sys.argv[1]\n\
+        trace = uuid.uuid5(ns, run).hex\n\
+        span = uuid.uuid5(ns, run + '\\n' + sys.argv[2]).hex[:16]\n\
+        print('00-' + trace + '-' + span + '-01')";
+    let run = format!("{prefix}{job}\n{slot}\n{kind}");
+    let out = std::process::Command::new(common::python())
+        .args(["-c", program, &run, &attempt.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// One trace per scheduled run across hosts (issue 51): the command on the host that won and the
+/// command on the host that took the run over after it died each get `TRACEPARENT` in their
+/// environment, with the slot's one trace ID and each attempt's own parent span, as every host
+/// derives them (no host passed anything to the other), and a `TRACEPARENT` anarchon was started
+/// with does not leak to the command.
+#[test]
+fn a_takeover_on_another_host_runs_in_the_same_trace() {
+    let s = Server::start();
+    let seen = |name: &str| s.dir.path().join(name);
+    let pidfile = seen("winner.pid");
+    let record = |file: &std::path::Path| format!("echo \"$TRACEPARENT\" > {}", file.display());
+    let winner_line = format!("{}; {}", record(&seen("winner.tp")), sleeper(&pidfile));
+    let mut winner = s.anarchon_process();
+    winner
+        .env(
+            "TRACEPARENT",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        )
+        .args([
+            "run", "--job", "traced", "--slot", SLOT, "--lease", "1s", "--runner", "winner",
+        ])
+        .args(["--shell", "--", &winner_line])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let winner = winner.spawn().unwrap();
+    wait_for_claim(&s, "traced", SLOT);
+    let backup_line = record(&seen("backup.tp"));
+    let backup = spawn_run(
+        &s,
+        &[
+            "--job",
+            "traced",
+            "--slot",
+            SLOT,
+            "--lease",
+            "1s",
+            "--runner",
+            "backup",
+            "--backup-for",
+            "20s",
+            "--shell",
+            "--",
+            &backup_line,
+        ],
+    );
+    common::wait_for_clients(&s, 3);
+    kill_host(winner, &pidfile);
+    let out = backup.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let read = |name: &str| {
+        std::fs::read_to_string(seen(name))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let (first, second) = (read("winner.tp"), read("backup.tp"));
+    assert_eq!(
+        first,
+        documented_traceparent("cron:", "traced", SLOT, "scheduled", 1)
+    );
+    assert_eq!(
+        second,
+        documented_traceparent("cron:", "traced", SLOT, "scheduled", 2)
+    );
+    let trace_of = |tp: &str| tp.split('-').nth(1).unwrap().to_string();
+    assert_eq!(trace_of(&first), trace_of(&second), "{first} / {second}");
+    assert_ne!(first, second);
+    assert!(
+        !first.contains("0af7651916cd43dd8448eb211c80319c"),
+        "{first}"
+    );
+}
+
 #[test]
 fn ten_concurrent_runs_of_one_slot_run_the_command_once() {
     let s = Server::start();
