@@ -439,15 +439,16 @@ impl Health {
 /// superseding it, `anarchon release`), and it is not in progress. Such a run is lost as surely as
 /// one never claimed.
 ///
-/// A skip of the slot beside such attempts is a renamed job's: a newer name that decided the slot
-/// from an old name's record ("ran as OLD, its old name (interrupted)"); one name's skip is only
-/// ever written for a slot nobody claimed. It does not make the slot run: the old name's attempts
-/// decide (the soak's checker found `check` calling such a slot OK, format 1, seed 13).
+/// A renamed job's newer name that decided the slot from an old name's run records a skip, "ran
+/// as OLD, its old name (...)": that skip defers to the old name's attempts, which decide (when
+/// every one of them died the slot is lost, though a skip stands beside them: `check` called such
+/// a slot OK, the soak's checker found, format 1, seed 13). A skip for a reason of its own (an
+/// overlap, a pause, "skipped under OLD") decides the slot.
 fn never_ran_to_an_end(i: &Inputs, slot: i64) -> bool {
     let mut attempts = i
         .recent
         .iter()
-        .filter(|r| r.slot == slot && r.status != "skipped")
+        .filter(|r| r.slot == slot && !defers_to_an_old_name(r))
         .peekable();
     attempts.peek().is_some()
         && !i.in_progress.iter().any(|r| r.slot == slot)
@@ -457,6 +458,16 @@ fn never_ran_to_an_end(i: &Inputs, slot: i64) -> bool {
                     .iter()
                     .all(|why| r.result.get(why).is_none())
         })
+}
+
+/// A renamed job's skip "ran as OLD, its old name (...)" ([`never_ran_to_an_end`]), as the new
+/// name recorded it or as the old name's hand-over says (`{"handed_to", "skipped"}`, read as a
+/// skip with that reason by [`JobRuns::of`]).
+fn defers_to_an_old_name(r: &ResultEntry) -> bool {
+    let reason = ["reason", "skipped"]
+        .iter()
+        .find_map(|field| r.result.get(*field).and_then(|v| v.as_str()));
+    r.status == "skipped" && reason.is_some_and(|why| why.starts_with("ran as "))
 }
 
 /// Ended runs, newest first, a slot's final attempt only; skipped runs did not run.
@@ -894,6 +905,16 @@ mod tests {
         );
         assert_eq!(h.lost_slots, vec![T - 3 * MIN], "{h:?}");
         assert_eq!(h.state, HealthState::Missed, "{h:?}");
+        // Skipped there for a reason of its own (an overlap under the old name): decided.
+        let mut overlap = result(T - 3 * MIN, "skipped");
+        overlap.result = serde_json::json!({"reason": "--overlap forbid: the run of ... under old, its old name (attempt 1, h1), was still in progress"});
+        *lost.recent.last_mut().unwrap() = overlap;
+        let h = lost.health_over(
+            T + MIN + 1000,
+            Some(Duration::from_secs(60)),
+            Some(T - 10 * MIN),
+        );
+        assert!(h.lost_slots.is_empty(), "{h:?}");
         // Without its lineage the new name reads the old name's slots as missed.
         new.lineage.clear();
         let alone = new.health_over(

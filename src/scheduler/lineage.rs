@@ -21,8 +21,7 @@
 //!   `B` handed it: go on to claim `B`'s `T` (one of them runs it, the others are answered by
 //!   `B`'s claim). Otherwise an old replica ran `T` as `A`, or `A` decided it (superseded by a
 //!   newer run of `A` under forbid, or its attempts ran out): `B` does not run it, and records `T`
-//!   skipped ("ran as A"; "skipped under A" when A skipped it). A claim of `T` under `B` left by
-//!   a holder of this lineage that died during its run is ended then ([`end_own_lapsed_claim`]).
+//!   skipped ("ran as A"; "skipped under A" when A skipped it).
 //! - **running**: another replica holds `A`'s `T` (an old one running it, or a new one handing it
 //!   to `B`): wait for it, as a backup stands by; a holder that dies leaves a lease that expires,
 //!   and the claim then takes it over (and decides as above).
@@ -273,14 +272,11 @@ pub(super) async fn before_slot(
                 return Err(e);
             }
         };
-        let skipped = crate::runner::retrying(conn, async |c| {
+        let recorded = crate::runner::retrying(conn, async |c| {
             lease::skip(c, &own, slot, &job.claim.runner, &reason).await
         })
-        .await;
-        let recorded = matches!(skipped, Ok(lease::SkipOutcome::Skipped));
-        if matches!(&skipped, Ok(lease::SkipOutcome::Claimed(status)) if status == "running") {
-            end_own_lapsed_claim(conn, job, &own, slot).await;
-        }
+        .await
+        .is_ok_and(|o| o == lease::SkipOutcome::Skipped);
         // The names held before this one are handed to the job, which skipped the slot: where
         // its store has no record of the skip (format 1), theirs say why, their markers gone (a
         // `handed_to` with no record under the new name and no reason reads as a slot nobody
@@ -334,42 +330,6 @@ async fn settle_the_rest(
                 rfc3339(slot),
             );
         }
-    }
-}
-
-/// The job's own claim of a slot decided under an old name, left in progress by an attempt of
-/// this lineage that died: a replica held the old name's claim, then claimed the slot under this
-/// name and was killed during its run; the old name's claim lapsed and was taken over there
-/// (an old replica ran the slot, or skipped it). Nobody else would end this claim (the replicas
-/// of this name decide the slot from the old name's record, as this one did), and `check` would
-/// call it expired for ever, over a slot that ran. A claim with no attempt left ends it: its
-/// lapsed attempt `interrupted` ("lease expired", what became of it), the run `interrupted`, as
-/// its last attempt's holder died; a lease that still lives is left to its holder, who decides.
-async fn end_own_lapsed_claim(
-    conn: &mut Connection,
-    job: &RunSettings,
-    own: &LeaseKeys,
-    slot: i64,
-) {
-    let mut last_attempt = job.claim.request(slot, RunKind::Scheduled);
-    // No takeover: the claim script ends an expired attempt with no attempt after it. (There is
-    // a claim of the slot, running: the skip said so, and a run in progress is never trimmed,
-    // so this never wins a new run.)
-    last_attempt.max_attempts = 1;
-    let ended =
-        crate::runner::retrying(conn, async |c| lease::claim(c, own, &last_attempt).await).await;
-    match ended {
-        Ok(reply) if reply.outcome == ClaimOutcome::Won => {
-            // Cannot be (see above); if it were, the run must not be left held by nobody.
-            let _ = lease::hand_over(conn, own, slot, &last_attempt.token).await;
-        }
-        Ok(_) => {}
-        Err(e) => crate::errln!(
-            "anarchon: {} @ {}: its lapsed claim was not ended ({e}); `anarchon release {} --slot {slot}` ends it",
-            job.job,
-            rfc3339(slot),
-            job.job
-        ),
     }
 }
 
