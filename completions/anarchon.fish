@@ -90,7 +90,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l window -d 's
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l idmp-duration -d 'idmp strategy: seconds Redis remembers a run\'s idempotency ID (1..86400) [default: 300]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l idmp-max-size -d 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l lease -d 'How long a claim holds the run without a heartbeat [default: 30s]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l max-attempts -d 'Attempts in all: after a holder\'s lease expires, a new claim takes attempt+1 until this many [default: 3]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l max-attempts -d 'Attempts in all: after a holder\'s lease expires, a new claim takes attempt+1 until this many [default: 3]. An attempt handed over (a replica of `cron` shutting down) is not counted (up to 10 such)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand claim" -l overlap -d 'What a slot does while an older run of the job holds a live lease: forbid (skip it), allow (run both), replace (stop the older one first), buffer (run it when the older one ends) [default: forbid]' -r -f -a "forbid\t'Skip the new slot while an older run holds the job (recorded skipped)'
 allow\t'Run the new slot beside the older run'
 replace\t'Stop the older run (as `anarchon release` does), then run the new slot (`run` only)'
@@ -233,7 +233,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l window -d 'scr
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l idmp-duration -d 'idmp strategy: seconds Redis remembers a run\'s idempotency ID (1..86400) [default: 300]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l idmp-max-size -d 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l lease -d 'How long a claim holds the run without a heartbeat [default: 30s]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l max-attempts -d 'Attempts in all: after a holder\'s lease expires, a new claim takes attempt+1 until this many [default: 3]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l max-attempts -d 'Attempts in all: after a holder\'s lease expires, a new claim takes attempt+1 until this many [default: 3]. An attempt handed over (a replica of `cron` shutting down) is not counted (up to 10 such)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run" -l overlap -d 'What a slot does while an older run of the job holds a live lease: forbid (skip it), allow (run both), replace (stop the older one first), buffer (run it when the older one ends) [default: forbid]' -r -f -a "forbid\t'Skip the new slot while an older run holds the job (recorded skipped)'
 allow\t'Run the new slot beside the older run'
 replace\t'Stop the older run (as `anarchon release` does), then run the new slot (`run` only)'
@@ -864,7 +864,7 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l window -d 
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l idmp-duration -d 'idmp strategy: seconds Redis remembers a run\'s idempotency ID (1..86400) [default: 300]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l idmp-max-size -d 'idmp strategy: run IDs Redis keeps per job (1..10000) [default: 1000]' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l lease -d 'How long a claim holds the run without a heartbeat [default: 30s]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l max-attempts -d 'Attempts in all: after a holder\'s lease expires, a new claim takes attempt+1 until this many [default: 3]' -r
+complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l max-attempts -d 'Attempts in all: after a holder\'s lease expires, a new claim takes attempt+1 until this many [default: 3]. An attempt handed over (a replica of `cron` shutting down) is not counted (up to 10 such)' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand run-now" -l overlap -d 'What a slot does while an older run of the job holds a live lease: forbid (skip it), allow (run both), replace (stop the older one first), buffer (run it when the older one ends) [default: forbid]' -r -f -a "forbid\t'Skip the new slot while an older run holds the job (recorded skipped)'
 allow\t'Run the new slot beside the older run'
 replace\t'Stop the older run (as `anarchon release` does), then run the new slot (`run` only)'

@@ -554,7 +554,8 @@ pub struct LeaseArgs {
     pub lease: Option<Duration>,
 
     /// Attempts in all: after a holder's lease expires, a new claim takes attempt+1 until this
-    /// many [default: 3].
+    /// many [default: 3]. An attempt handed over (a replica of `cron` shutting down) is not
+    /// counted (up to 10 such).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000), value_name = "N")]
     pub max_attempts: Option<u32>,
 

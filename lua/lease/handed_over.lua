@@ -36,3 +36,26 @@ local function expired_result(job_key, slot, attempt, extra)
   end
   return '{"reason":"lease expired"' .. extra .. '}'
 end
+
+-- A hand-over spends no attempt of --max-attempts: it is an ordinary operation (a replica shutting
+-- down in a rolling deploy, a renamed job's claim passed on), not a crash, and a run handed over
+-- by every replica a deploy restarts must still find one to run it. Bounded all the same: the
+-- attempt after a hand-over is claimed while the attempt number is below max_attempts plus this.
+local HAND_OVER_LEEWAY = 10
+
+-- Whether attempt `attempt` of `slot` was handed over (its mark names it), read before
+-- expired_result deletes the mark.
+local function was_handed_over(job_key, slot, attempt)
+  if not job_key then return false end
+  local text = redis.pcall('HGET', job_key, handed_field(slot))
+  if type(text) ~= 'string' then return false end
+  local ok, mark = pcall(cjson.decode, text)
+  return ok and type(mark) == 'table' and tonumber(mark.attempt) == tonumber(attempt)
+end
+
+-- How many attempts `slot` may have, its attempt `attempt` having lapsed: --max-attempts, and
+-- HAND_OVER_LEEWAY more when that attempt was handed over.
+local function attempts_allowed(job_key, slot, attempt, max_attempts)
+  if was_handed_over(job_key, slot, attempt) then return max_attempts + HAND_OVER_LEEWAY end
+  return max_attempts
+end

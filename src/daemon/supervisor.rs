@@ -288,8 +288,11 @@ impl Shared {
                     in_progress.extend(check.lease_format().runs_in_progress(conn, keys).await?);
                 }
             }
+            // Attempts left: under --max-attempts, or more after a hand-over, which spends none
+            // (the claim script decides which: `lua/lease/handed_over.lua`).
             in_progress.retain(|r| {
-                r.kind == crate::store::RunKind::Scheduled && r.attempt < job.claim.max_attempts
+                r.kind == crate::store::RunKind::Scheduled
+                    && r.attempt < job.claim.max_attempts + crate::strategy::lease::HAND_OVER_LEEWAY
             });
             in_progress.sort_by_key(|r| r.slot);
             in_progress.dedup_by_key(|r| r.slot);

@@ -150,10 +150,15 @@ pub async fn heartbeat(
     codec::call(conn, keys, &heartbeat).await
 }
 
+/// How many attempts beyond `--max-attempts` a run may have when the attempts before were handed
+/// over (a hand-over spends none): `HAND_OVER_LEEWAY` of `lua/lease/handed_over.lua`.
+pub const HAND_OVER_LEEWAY: u32 = 10;
+
 /// The holder gives its run up (`anarchon cron` shutting down, its command stopped and gone): the
 /// lease ends now, so the next claim (a backup standing by on another replica) records the
 /// attempt `interrupted` and takes the run over at once, rather than when the lease would have
-/// ended. The heartbeat script with its hand-over argument: only the current attempt's token can.
+/// ended, and the attempt is not counted against `--max-attempts`. The heartbeat script with its
+/// hand-over argument: only the current attempt's token can.
 pub async fn hand_over(
     conn: &mut Connection,
     keys: &LeaseKeys,

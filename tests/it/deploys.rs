@@ -131,6 +131,71 @@ fn a_rolling_deploy_hands_a_long_run_to_a_replica_started_late() {
     drop(d);
 }
 
+/// A hand-over spends no attempt of `--max-attempts`: a rolling deploy that SIGTERMs the holder of
+/// a long run twice, each time with a replica standing by, moves it to a third replica even under
+/// `--max-attempts 2` (each hand-over is an ordinary operation, not a crash: a fleet restarted
+/// twice must not lose the run; the soak lost one so, mixed hosts, format 2, seed 18). Never two
+/// copies at once.
+#[test]
+fn hand_overs_at_shutdown_spend_no_attempt() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("long.log");
+    std::fs::write(
+        &file,
+        line("long", 30, &log, 100_000, "--max-attempts 2 --lease 10s"),
+    )
+    .unwrap();
+    let grace = ["--shutdown-grace", "1s", "-v"];
+    s.wait_for_phase(30_000, 5_000, 22_000);
+    let mut holder = Replica::start(&s.url, &file, dir.path(), "a", &grace);
+    wait_for("the run to start", Duration::from_secs(40), || {
+        !attempts(&log).is_empty()
+    });
+    let slot = attempts(&log)[0].0;
+    for (next, attempt) in [("b", 2), ("c", 3)] {
+        let standby = Replica::start(&s.url, &file, dir.path(), next, &grace);
+        wait_for(
+            "the new replica to stand by for the run in progress",
+            Duration::from_secs(10),
+            || standby.stderr().contains("standing by"),
+        );
+        assert_eq!(holder.stop(Duration::from_secs(20)), Some(0));
+        wait_for(
+            &format!("attempt {attempt} on replica {next}"),
+            Duration::from_secs(10),
+            || {
+                attempts(&log)
+                    .iter()
+                    .any(|(s2, n, _)| *s2 == slot && *n == attempt)
+            },
+        );
+        holder = standby;
+    }
+    // Both ended attempts are recorded as handed over, not as crashes.
+    let ended: Vec<(Option<u32>, String)> = s
+        .results("long")
+        .into_iter()
+        .filter(|r| r.slot == slot)
+        .map(|r| {
+            (
+                r.attempt,
+                r.result["reason"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ended,
+        vec![
+            (Some(1), "handed over".to_string()),
+            (Some(2), "handed over".to_string())
+        ]
+    );
+    crate::common::ticker::assert_no_two_spans_overlap::<String>(&log);
+    drop(holder);
+}
+
 /// A full-fleet restart with `--catch-up` (issue 46, item 2): every replica stopped, two slots
 /// missed, and the fleet started again later than `--max-late` after the last of them: the missed
 /// runs are caught up at once, as `run --catch-up` does at its start, not at the next fire time.

@@ -131,7 +131,8 @@ if not status then
     if mark then
       end_run(other, o, mark.status, now, released_result(mark, nil))
       forget_release(KEYS[6], other)
-    elseif o_end + lease_ms < now and (tonumber(o.attempt) >= max_attempts or other_ms < now - keep_ms) then
+    elseif o_end + lease_ms < now and (tonumber(o.attempt) >= attempts_allowed(KEYS[6], other, o.attempt, max_attempts)
+        or other_ms < now - keep_ms) then
       end_run(other, o, 'interrupted', now, expired_result(KEYS[6], other, o.attempt))
     elseif not allow_overlap and o_end <= now and other_ms < slot_ms then
       overtaken[#overtaken + 1] = pair
@@ -253,9 +254,11 @@ if not allow_overlap then
   end
 end
 
--- Its attempt ends as interrupted either way (handed over, when its holder said so).
+-- Its attempt ends as interrupted either way (handed over, when its holder said so; a hand-over
+-- spends no attempt: attempts_allowed).
+local allowed = attempts_allowed(KEYS[6], slot, attempt, max_attempts)
 record_attempt(slot, run, 'interrupted', now, expired_result(KEYS[6], slot, attempt))
-if attempt < max_attempts then
+if attempt < allowed then
   redis.call('HSET', KEYS[1],
     field(slot, 'attempt'), attempt + 1, field(slot, 'token'), token, field(slot, 'runner'), runner,
     field(slot, 'lease_end'), lease_end_text, field(slot, 'claimed_at'), now_text)

@@ -105,7 +105,8 @@ if not run then
       err = end_live_run(other, o, marks[other].status, now, released_result(marks[other], nil))
       if err then return err end
       forget_release(KEYS[3], other)
-    elseif o.lease_end + lease_ms < now and (o.attempt >= max_attempts or other_ms < now - keep_ms) then
+    elseif o.lease_end + lease_ms < now and (o.attempt >= attempts_allowed(KEYS[3], other, o.attempt, max_attempts)
+        or other_ms < now - keep_ms) then
       err = end_live_run(other, o, 'interrupted', now, expired_result(KEYS[3], other, o.attempt))
       if err then return err end
     elseif not allow_overlap and o.lease_end <= now and other_ms < slot_ms then
@@ -192,10 +193,12 @@ if not allow_overlap then
   end
 end
 
--- Its attempt ends as interrupted either way (handed over, when its holder said so).
+-- Its attempt ends as interrupted either way (handed over, when its holder said so; a hand-over
+-- spends no attempt: attempts_allowed).
+local allowed = attempts_allowed(KEYS[3], slot, run.attempt, max_attempts)
 err = record_attempt(slot, run, 'interrupted', now, expired_result(KEYS[3], slot, run.attempt))
 if err then return err end
-if run.attempt < max_attempts then
+if run.attempt < allowed then
   run.attempt, run.token, run.runner = run.attempt + 1, token, runner
   run.lease_end, run.claimed_at, run.lease_ms = lease_end, now, lease_ms
   run.fence = next_fence()
