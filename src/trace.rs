@@ -57,6 +57,10 @@ impl TraceContext {
     pub fn trace_id_hex(&self) -> String {
         hex(&self.trace_id)
     }
+
+    pub fn span_id_hex(&self) -> String {
+        hex(&self.span_id)
+    }
 }
 
 fn run_name(prefix: &str, job: &str, slot: i64, kind: RunKind) -> String {

@@ -22,7 +22,39 @@ struct HistoryReport<'a> {
     #[serde(flatten)]
     clock: crate::output::ServerClock,
     since: Option<i64>,
-    entries: Vec<HistoryEntry>,
+    entries: Vec<TracedEntry>,
+}
+
+/// A history entry with where its run is traced (docs/store-format.md, "Trace context"): the
+/// slot's trace ID, and the attempt's span ID (the parent of its command's spans), to look the run
+/// up in a tracing backend.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+struct TracedEntry {
+    #[serde(flatten)]
+    entry: HistoryEntry,
+    /// The run's trace ID (32 hex digits): the same for every attempt of the slot, on any host.
+    trace_id: String,
+    /// The attempt's span ID (16 hex digits), its command's parent; absent for a skip (no attempt).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    span_id: Option<String>,
+}
+
+impl TracedEntry {
+    fn of(prefix: &str, job: &str, entry: HistoryEntry) -> Self {
+        use crate::trace::TraceContext;
+        let kind = if entry.kind.as_deref() == Some("manual") {
+            crate::store::RunKind::Manual
+        } else {
+            crate::store::RunKind::Scheduled
+        };
+        let attempt = entry.attempt.filter(|a| *a > 0);
+        let context = TraceContext::of_attempt(prefix, job, entry.slot, kind, attempt.unwrap_or(1));
+        TracedEntry {
+            trace_id: context.trace_id_hex(),
+            span_id: attempt.map(|_| context.span_id_hex()),
+            entry,
+        }
+    }
 }
 
 /// Whether `entry` was run by `runner`: that runner name, or any runner of that host.
@@ -66,6 +98,10 @@ pub async fn execute(settings: &HistorySettings, ctx: &Context) -> Result<ExitCo
     }
 
     if ctx.out.json {
+        let entries = entries
+            .into_iter()
+            .map(|e| TracedEntry::of(ctx.prefix(), &job, e))
+            .collect();
         ctx.out.print_json(&HistoryReport {
             job: &job,
             clock: crate::output::ServerClock::at(now),

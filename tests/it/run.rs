@@ -140,6 +140,27 @@ fn a_takeover_on_another_host_runs_in_the_same_trace() {
         !first.contains("0af7651916cd43dd8448eb211c80319c"),
         "{first}"
     );
+    // `history --json` says where each attempt is traced: the slot's trace, the attempt's span.
+    let history = s.cli(&["history", "traced", "--json"]).expect(0).json();
+    let traced: Vec<(u64, String, String)> = history["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["attempt"].as_u64().unwrap(),
+                e["trace_id"].as_str().unwrap().to_string(),
+                e["span_id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let parent_of = |tp: &str| tp.split('-').nth(2).unwrap().to_string();
+    for (attempt, tp) in [(1, &first), (2, &second)] {
+        assert!(
+            traced.contains(&(attempt, trace_of(tp), parent_of(tp))),
+            "attempt {attempt} ({tp}) in {traced:?}"
+        );
+    }
 }
 
 #[test]
