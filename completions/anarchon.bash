@@ -573,7 +573,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__cron)
-            opts="-v -p -n -o -h --check --next --shutdown-grace --log-format --verbose --listen --service --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-v -p -n -o -h --check --next --shutdown-grace --log-format --verbose --listen --max-running --service --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -592,6 +592,10 @@ _anarchon() {
                     return 0
                     ;;
                 --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-running)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1387,6 +1387,13 @@ pub struct CronArgs {
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
 
+    /// Run at most N commands at once on this replica: at N it claims no new slot and the other
+    /// replicas take the runs; a slot that finds every replica full waits up to its --max-late for
+    /// room, then is recorded skipped with why. Takeovers of runs in progress and run-now requests
+    /// are not held back. [default: no cap]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_running: Option<u32>,
+
     /// The service whose replicas run this crontab (the same NAME in every replica of it, for
     /// example the Deployment's name). A job removed from the crontab then stops being expected
     /// by `check`, `list`, `metrics` and `top` once no live replica of the service has it (it reads

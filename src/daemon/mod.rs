@@ -20,6 +20,8 @@
 //! - **children**: commands run under the daemon ([`crate::runner::child::Supervised`]): signals are the daemon's, their
 //!   output goes out line by line labelled with the run; orphans are reaped
 //!   ([`crate::runner::children`]), as tini does for PID 1;
+//! - **room**: `--max-running` caps the commands a replica runs at once, taken before a claim
+//!   ([`cap`]), so the other replicas take the runs;
 //! - **reload** on SIGHUP and when the file changes; a file that does not read keeps the jobs;
 //! - **shutdown**: SIGTERM stops claiming, lets running commands finish for `--shutdown-grace`,
 //!   then stops them and hands their runs over to a replica standing by.
@@ -28,6 +30,7 @@
 //! Built from a resolved [`DaemonSettings`]; [`run`] runs it until SIGTERM or the `shutdown`
 //! future, as mini-redis's `server::run(listener, shutdown)`.
 
+mod cap;
 mod health;
 mod herd;
 mod lateness;

@@ -58,6 +58,8 @@ pub(super) struct Shared {
     pub(super) lateness: Arc<super::lateness::Lateness>,
     /// The live replicas, for who claims a slot first ([`super::herd`]).
     pub(super) fleet: super::herd::Fleet,
+    /// `--max-running`: the room for commands on this replica ([`super::cap`]).
+    pub(super) cap: Option<super::cap::Cap>,
 }
 
 /// The daemon's own counters, for `/metrics`.

@@ -112,22 +112,26 @@ impl Shared {
         slots.push(SlotTask { label, handle });
     }
 
-    /// Takes one slot as `run` would, and says what became of it.
-    async fn take(&self, job: &RunSettings, slot: i64) {
-        self.stats.slots_taken.fetch_add(1, Ordering::Relaxed);
-        // Another replica is the job's first choice: it claims first (`herd`).
+    /// A slot's opening when it is due: after the herd's step back (another replica is the job's
+    /// first choice: it claims first, `herd`), the store opened, and the server's clock at the
+    /// slot. None, said, when the store cannot be opened.
+    async fn open_when_due(
+        &self,
+        job: &RunSettings,
+        slot: i64,
+    ) -> Option<(Connection, StoreCheck, u64)> {
         let back = self.fleet.step_back(job, self.server_now());
         if !back.is_zero() {
             tokio::time::sleep(back).await;
         }
-        let (mut conn, check, generation) = match self.open_slot(job).await {
+        let (conn, check, generation) = match self.open_slot(job).await {
             Ok(opened) => opened,
             Err(e) => {
                 crate::errln!(
                     "anarchon: cannot open the store for this run ({}); not taken here (another replica may have)",
                     e.with_hint()
                 );
-                return;
+                return None;
             }
         };
         // Woken by this machine's clock a little before the server's reached the slot.
@@ -135,6 +139,37 @@ impl Shared {
             let early = u64::try_from(slot - check.server_now_ms).unwrap_or(0);
             tokio::time::sleep(Duration::from_millis(early)).await;
         }
+        Some((conn, check, generation))
+    }
+
+    /// Room for the slot under the replica's `--max-running` (`cap`): None when the slot is not
+    /// to be taken here (another replica took it, or `--max-late` passed while this one was full).
+    async fn room(
+        &self,
+        job: &RunSettings,
+        conn: &mut Connection,
+        check: &StoreCheck,
+        slot: i64,
+    ) -> Option<super::cap::Room> {
+        let Some(cap) = &self.cap else {
+            return Some(super::cap::Room::Unlimited);
+        };
+        let now = || self.server_now();
+        cap.room_for(job, conn, check, slot, (&self.prefix, &now))
+            .await
+            .map(super::cap::Room::Held)
+    }
+
+    /// Takes one slot as `run` would, and says what became of it.
+    async fn take(&self, job: &RunSettings, slot: i64) {
+        self.stats.slots_taken.fetch_add(1, Ordering::Relaxed);
+        let Some((mut conn, check, generation)) = self.open_when_due(job, slot).await else {
+            return;
+        };
+        // At its --max-running, this replica claims nothing until a command here ends.
+        let Some(_room) = self.room(job, &mut conn, &check, slot).await else {
+            return;
+        };
         // Claimed under the job's old names first, if it has any (`scheduler::lineage`).
         let opened = conn.serial();
         let taken = take_slot(&mut conn, &self.prefix, job, &check, slot).await;
@@ -675,6 +710,7 @@ async fn run_local(
         known: Default::default(),
         lateness: Default::default(),
         fleet: herd::Fleet::new(crate::strategy::default_runner()),
+        cap: super::cap::Cap::new(settings.max_running),
     });
     crate::errln!(
         "anarchon: cron: {} job(s) from {}, as runner {} (store {}, format {})",

@@ -22,6 +22,8 @@ pub struct CronSettings {
     pub verbose: bool,
     /// Where /metrics and /healthz are served, if anywhere.
     pub listen: Option<SocketAddr>,
+    /// `--max-running`: how many commands this replica runs at once, at most (None: no cap).
+    pub max_running: Option<usize>,
     /// How the crontab's text becomes jobs, with the global flags the daemon runs under.
     pub crontab: super::crontab::CrontabReader,
 }
@@ -66,6 +68,7 @@ impl CronSettings {
                 .as_deref()
                 .map(crate::settings::listen_address)
                 .transpose()?,
+            max_running: args.max_running.map(|n| n as usize),
         })
     }
 }

@@ -6,6 +6,7 @@ mod common;
 
 mod architecture;
 mod backfill;
+mod cap;
 mod catchup;
 mod connections;
 mod cron;
