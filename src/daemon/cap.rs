@@ -20,6 +20,8 @@ pub(super) const LOOK_EVERY: Duration = Duration::from_secs(1);
 pub(super) struct Cap {
     permits: Arc<Semaphore>,
     pub(super) max: usize,
+    /// Slots that found no room here (`anarchon_cron_slots_without_room_total`).
+    pub(super) without_room: std::sync::atomic::AtomicU64,
 }
 
 impl Cap {
@@ -27,6 +29,7 @@ impl Cap {
         max.map(|max| Cap {
             permits: Arc::new(Semaphore::new(max)),
             max,
+            without_room: Default::default(),
         })
     }
 
@@ -81,6 +84,8 @@ impl Cap {
         if let Some(room) = cap.room() {
             return Some(room);
         }
+        self.without_room
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let at = format!("{} @ {}", job.job, rfc3339(slot));
         let full = format!(
             "this replica runs {} command(s), its --max-running {}",

@@ -202,7 +202,7 @@ async fn store_metrics(shared: &Shared, store: Store) -> String {
 fn daemon_series(
     shared: &Shared,
     connected: bool,
-) -> [(&'static str, &'static str, &'static str, u64); 9] {
+) -> [(&'static str, &'static str, &'static str, u64); 11] {
     let stats = &shared.stats;
     let running = crate::runner::children::signal_groups_count();
     [
@@ -223,6 +223,21 @@ fn daemon_series(
             "gauge",
             "Commands running under this daemon now.",
             running as u64,
+        ),
+        (
+            "anarchon_cron_max_running",
+            "gauge",
+            "This replica's --max-running: the commands it runs at once at most (0: no cap).",
+            shared.cap.as_ref().map_or(0, |c| c.max as u64),
+        ),
+        (
+            "anarchon_cron_slots_without_room_total",
+            "counter",
+            "Slots that came due while this replica ran --max-running commands (left to the others).",
+            shared
+                .cap
+                .as_ref()
+                .map_or(0, |c| c.without_room.load(Ordering::Relaxed)),
         ),
         (
             "anarchon_cron_slots_taken_total",

@@ -109,7 +109,13 @@ fn a_slot_that_finds_no_room_waits_up_to_max_late_then_is_recorded_skipped() {
     .concat();
     std::fs::write(&file, text).unwrap();
     s.wait_for_phase(10_000, 3_000, 8_000);
-    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--max-running", "1"]);
+    let replica = Replica::start(
+        &s.url,
+        &file,
+        dir.path(),
+        "r",
+        &["--max-running", "1", "--listen", "127.0.0.1:0"],
+    );
     wait_for("the waiting job to run", Duration::from_secs(40), || {
         copies(&log)
             .iter()
@@ -145,4 +151,13 @@ fn a_slot_that_finds_no_room_waits_up_to_max_late_then_is_recorded_skipped() {
         reason.contains("--max-running 1") && reason.contains("--max-late 2s"),
         "{reason}"
     );
+    // /metrics says the cap, and how many slots found no room (gives-up's and waits').
+    let (_, metrics) = crate::common::http::get(replica.listening_port(), "/metrics");
+    assert!(metrics.contains("anarchon_cron_max_running 1"), "{metrics}");
+    let without_room: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("anarchon_cron_slots_without_room_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{metrics}"));
+    assert!(without_room >= 2, "{metrics}");
 }
