@@ -645,7 +645,7 @@ impl JobView {
         judgement: impl FnOnce(&Inputs, &JobRuns) -> R,
     ) -> R {
         let schedule = self.schedule();
-        let runs = JobRuns::of(self);
+        let runs = JobRuns::of(self, now);
         let inputs = Inputs {
             now,
             schedule: schedule.as_ref(),
@@ -692,7 +692,7 @@ struct JobRuns<'a> {
 }
 
 impl<'a> JobRuns<'a> {
-    fn of(job: &'a JobView) -> Self {
+    fn of(job: &'a JobView, now: i64) -> Self {
         use std::borrow::Cow;
         if job.lineage.is_empty() {
             return JobRuns {
@@ -726,12 +726,33 @@ impl<'a> JobRuns<'a> {
             recent.retain(|r| r.slot >= from);
         }
         recent.sort_by_key(|r| std::cmp::Reverse(r.slot));
+        // A claim left in progress under one name, its lease lapsed, of a slot another name ran
+        // to an end (not a hand-over to this name: then this name's run is the one): a replica of
+        // the new name killed during a renamed run, whose old name's claim was taken over and
+        // run there. Nobody ends it but a later slot's claim under that name; it is no run
+        // nobody will finish, and the slot ran (not `expired`, not lost).
+        let decided_elsewhere = |name: &str, run: &RunState| {
+            run.lease_end <= now
+                && names().filter(|other| other.job != name).any(|other| {
+                    other.recent.iter().any(|r| {
+                        r.slot == run.slot
+                            && matches!(r.status.as_str(), "finished" | "failed")
+                            && r.result.get("handed_to").and_then(|t| t.as_str()) != Some(name)
+                    })
+                })
+        };
         JobRuns {
             recent: Cow::Owned(recent),
             recent_is_all: names().all(|name| name.recent_is_all),
             in_progress: Cow::Owned(
                 names()
-                    .flat_map(|name| name.in_progress.iter().cloned())
+                    .flat_map(|name| {
+                        name.in_progress
+                            .iter()
+                            .filter(|run| !decided_elsewhere(&name.job, run))
+                            .cloned()
+                            .collect::<Vec<_>>()
+                    })
                     .collect(),
             ),
             first_seen: names().filter_map(|name| name.first_seen).min(),
@@ -953,6 +974,56 @@ mod tests {
         new.recent.clear();
         let still = new.health(T + MIN + 1000, Some(Duration::from_secs(60)));
         assert_eq!(still.state, HealthState::Retired, "{still:?}");
+    }
+
+    /// A new name's claim left in progress by a replica killed during a renamed run, whose slot
+    /// the old name then ran to its end (taken over there): not expired, not lost. Handed to the
+    /// new name instead, the old name's record leaves the new name's run the one: expired.
+    #[test]
+    fn a_new_name_s_lapsed_claim_of_a_slot_the_old_name_ran_is_not_expired() {
+        let mut new = JobView::unread("new", crate::store::Layout::Lease);
+        let mut old = JobView::unread("old", crate::store::Layout::Lease);
+        new.registry = Some(crate::store::registry::Registry {
+            settings: crate::store::registry::JobSettings {
+                schedule: Some("* * * * *".into()),
+                tz: "UTC".into(),
+                ..Default::default()
+            },
+            was: vec!["old".into()],
+            ..Default::default()
+        });
+        let slot = T - 2 * MIN;
+        new.first_seen = Some(slot);
+        new.in_progress = vec![RunState {
+            slot,
+            status: crate::store::RunStatus::Running,
+            attempt: 1,
+            token: "t".into(),
+            runner: "new-pod:1".into(),
+            lease_end: slot + 3_000,
+            claimed_at: slot,
+            started_at: slot,
+            finished_at: None,
+            kind: crate::store::RunKind::Scheduled,
+            lease_ms: None,
+            fence: None,
+        }];
+        new.recent = vec![result(T, "finished"), result(T - MIN, "finished")];
+        new.recent_is_all = true;
+        old.recent = vec![result(slot, "interrupted"), result(slot, "finished")];
+        old.recent[1].attempt = Some(2);
+        old.recent_is_all = true;
+        new.lineage = vec![old.clone()];
+        let h = new.health(T + 1_000, Some(Duration::from_secs(60)));
+        assert!(
+            h.expired_slots.is_empty() && h.lost_slots.is_empty(),
+            "{h:?}"
+        );
+        assert_eq!(h.state, HealthState::Ok, "{h:?}");
+        // Handed to the new name: the new name's run is the slot's, and nobody finishes it.
+        new.lineage[0].recent[1].result = serde_json::json!({"handed_to": "new"});
+        let h = new.health(T + 1_000, Some(Duration::from_secs(60)));
+        assert_eq!(h.expired_slots, vec![slot], "{h:?}");
     }
 
     #[test]
