@@ -7,7 +7,11 @@
 -- `was` only grows (the union of what every replica said): during a rolling deploy old replicas
 -- that name fewer earlier names (or none) must not take them back, or monitoring would flap
 -- between following the rename and not. When it grows, `was_at` is the time, and a `renamed_to`
--- this name carried (it was renamed away, and is now back under its own name) goes.
+-- this name carried goes when the grown names include it (it was renamed away, and is now back
+-- under its own name: a rename back names the other name as its earlier one). An old replica's
+-- first registration during a rolling deploy, after a new replica had marked the name renamed,
+-- grows `was` too (the names before it), and must leave the mark: the soak found an old name
+-- judged live, its slots run under the new name read as missed (cron, format 2, seed 20).
 -- KEYS: 1 registry (hash)
 -- ARGV: 1 host, 2 refresh_ms, 3 earlier names (comma-separated, may be empty), then setting
 --       name/value pairs
@@ -24,6 +28,7 @@ local n = #names
 names[n + 1] = host_field
 names[n + 2] = 'was'
 names[n + 3] = 'was_at'
+names[n + 4] = 'renamed_to'
 local stored = redis.pcall('HMGET', KEYS[1], unpack(names))
 if type(stored) == 'table' and stored.err then
   return redis.error_reply('ANARCHON_WRONGTYPE ' .. KEYS[1] .. ' another type hash')
@@ -52,7 +57,10 @@ if grew then
   writes[#writes + 1] = table.concat(merged, ',')
   writes[#writes + 1] = 'was_at'
   writes[#writes + 1] = string.format('%d', now)
-  redis.call('HDEL', KEYS[1], 'renamed_to', 'renamed_at')
+  local renamed_to = stored[n + 4]
+  if renamed_to and known[renamed_to] then
+    redis.call('HDEL', KEYS[1], 'renamed_to', 'renamed_at')
+  end
 end
 if changed then
   for i = 1, n do

@@ -682,6 +682,52 @@ fn a_rename_back_is_followed_and_not_undone_by_a_late_old_replica() {
     assert_ne!(state("v1"), Some("renamed".into()), "{v}");
 }
 
+/// A rolling deploy of a second rename (`v1` -> `v2 --was v0 --was v1`) where a new replica
+/// registers first and marks `v1` renamed to `v2`, and an old replica of `v1 --was v0` registers
+/// its job only after (its first slot came later): that registration adds `v0` to `v1`'s earlier
+/// names, and must not take the mark back, or `v1` would be judged live and the slots run under
+/// `v2` read as missed (the soak's `check` did so: cron, format 2, seed 20).
+#[test]
+fn an_old_replica_registering_after_the_new_one_leaves_the_rename_marked() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let line = format!("*/2 * * * * * {}\n", ticker(&log, 200));
+    let old = dir.path().join("old");
+    let new = dir.path().join("new");
+    std::fs::write(&old, format!("# anarchon: --job v1 --was v0\n{line}")).unwrap();
+    std::fs::write(
+        &new,
+        format!("# anarchon: --job v2 --was v0 --was v1\n{line}"),
+    )
+    .unwrap();
+    let renamed_to = |job: &str| {
+        s.cmd::<Option<String>>(&["HGET", &format!("{{cron:{job}}}:registry"), "renamed_to"])
+    };
+    let was =
+        |job: &str| s.cmd::<Option<String>>(&["HGET", &format!("{{cron:{job}}}:registry"), "was"]);
+    let _r2 = Replica::start(&s.url, &new, dir.path(), "r2", &[]);
+    wait_for("v1 marked renamed to v2", Duration::from_secs(20), || {
+        renamed_to("v1").as_deref() == Some("v2")
+    });
+    assert_eq!(was("v1"), None, "v1 registered before the new replica");
+    let _r1 = Replica::start(&s.url, &old, dir.path(), "r1", &[]);
+    wait_for(
+        "the old replica to register v1",
+        Duration::from_secs(20),
+        || was("v1").as_deref() == Some("v0"),
+    );
+    assert_eq!(renamed_to("v1").as_deref(), Some("v2"));
+    let v = s.cli(&["check", "--json"]).json();
+    let v1 = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["job"] == "v1")
+        .map(|j| j["state"].clone());
+    assert_eq!(v1, Some("renamed".into()), "{v}");
+}
+
 /// A rename back while replicas of the first rename still run (`v2 --was v1` and `v1 --was v2`):
 /// the two lineages name each other, and if each side held the other's slot while waiting for its
 /// own, one slot would wait for ever. The newer lineage (`v1 --was v2`, registered after `v2`'s)
