@@ -179,7 +179,12 @@ pub fn lineage_skip(record: &ResultEntry) -> Option<String> {
     if record.status != "skipped" {
         return None;
     }
-    let reason = record.result["reason"].as_str()?;
+    old_name_of(record.result["reason"].as_str()?)
+}
+
+/// OLD, of a skip reason the rename's own step writes: "ran as OLD, its old name (...)",
+/// "skipped under OLD, its old name" (not an overlap policy's, which names a run).
+fn old_name_of(reason: &str) -> Option<String> {
     if reason.starts_with("--overlap") {
         return None; // an overlap policy's skip: the caller checks the run it names
     }
@@ -219,7 +224,14 @@ pub fn judge_slot_across_names(named: &[Named]) -> Result<Ended, Result<String, 
                     && !taken
                     && named.iter().all(|m| m.job != to || m.copies.is_empty())
                 {
-                    outcomes.push((n.job, Ok(Ended::Skipped(reason.to_string()))));
+                    // "ran as OLD, its old name (...)": the new name deferred to OLD's records,
+                    // which decide the slot (judged under OLD, below), not this skip.
+                    let deferred = old_name_of(reason).is_some_and(|old| {
+                        named.iter().any(|m| m.job == old && !m.records.is_empty())
+                    });
+                    if !deferred {
+                        outcomes.push((n.job, Ok(Ended::Skipped(reason.to_string()))));
+                    }
                     continue;
                 }
                 if !taken {
@@ -297,5 +309,81 @@ pub fn judge_slot_across_names(named: &[Named]) -> Result<Ended, Result<String, 
         None => Err(Err(Unended(
             "no record at all: never claimed, never skipped".into(),
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(slot: i64, attempt: u32, status: &str, result: serde_json::Value) -> ResultEntry {
+        ResultEntry {
+            slot,
+            attempt: Some(attempt),
+            token: format!("t{attempt}"),
+            runner: "h1".into(),
+            status: status.into(),
+            claimed_at: Some(slot),
+            ended_at: Some(slot + 1_000),
+            result,
+            kind: None,
+            fence: None,
+        }
+    }
+
+    /// A new name's hand-over record that skipped the slot as "ran as OLD (interrupted)" defers
+    /// to OLD's records: superseded there (a policy), the slot is decided by that policy; every
+    /// attempt under OLD died, it is lost, whatever the skip says (the checker is not fooled).
+    #[test]
+    fn a_skip_that_defers_to_an_old_name_is_judged_by_the_old_name_s_records() {
+        let slot = 1_000_000;
+        let handed = record(
+            slot,
+            1,
+            "finished",
+            serde_json::json!({"handed_to": "c", "skipped": "ran as b, its old name (interrupted, by h2)"}),
+        );
+        let superseded = record(
+            slot,
+            1,
+            "interrupted",
+            serde_json::json!({"reason": "lease expired", "superseded_by": slot + 3_000}),
+        );
+        let died = record(
+            slot,
+            1,
+            "interrupted",
+            serde_json::json!({"reason": "lease expired"}),
+        );
+        for (b, expected) in [
+            (
+                &superseded,
+                Some(Ended::ByPolicy("superseded by a newer run")),
+            ),
+            (&died, None),
+        ] {
+            let named = [
+                Named {
+                    job: "a",
+                    records: vec![&handed],
+                    copies: vec![],
+                },
+                Named {
+                    job: "b",
+                    records: vec![b],
+                    copies: vec![],
+                },
+                Named {
+                    job: "c",
+                    records: vec![],
+                    copies: vec![],
+                },
+            ];
+            match (judge_slot_across_names(&named), &expected) {
+                (Ok(got), Some(want)) => assert_eq!(&got, want),
+                (Err(Err(Unended(_))), None) => {}
+                (other, _) => panic!("{b:?}: {other:?}, expected {expected:?}"),
+            }
+        }
     }
 }
