@@ -874,14 +874,10 @@ mod tests {
         );
     }
 
-    /// A job renamed from `old`: judged by the runs of both names. A slot run under the old name
-    /// is claimed; an old claim handed to the new name is no run of its own (the new name's
-    /// failure decides), unless it says the slot was skipped there; an old name read only in
-    /// part leaves its older slots unknown, not missed.
-    #[test]
-    fn a_renamed_job_is_judged_by_the_runs_of_all_its_names() {
+    /// A job `new`, every minute, renamed from `old` (its registry's `was`), and `old`: neither
+    /// with runs yet.
+    fn renamed_from_old() -> (JobView, JobView) {
         let mut new = JobView::unread("new", crate::store::Layout::Lease);
-        let mut old = JobView::unread("old", crate::store::Layout::Lease);
         new.registry = Some(crate::store::registry::Registry {
             settings: crate::store::registry::JobSettings {
                 schedule: Some("* * * * *".into()),
@@ -891,6 +887,16 @@ mod tests {
             was: vec!["old".into()],
             ..Default::default()
         });
+        (new, JobView::unread("old", crate::store::Layout::Lease))
+    }
+
+    /// A job renamed from `old`: judged by the runs of both names. A slot run under the old name
+    /// is claimed; an old claim handed to the new name is no run of its own (the new name's
+    /// failure decides), unless it says the slot was skipped there; an old name read only in
+    /// part leaves its older slots unknown, not missed.
+    #[test]
+    fn a_renamed_job_is_judged_by_the_runs_of_all_its_names() {
+        let (mut new, mut old) = renamed_from_old();
         // The old name ran T-5..T-3; T-2 was handed to the new name, which failed it; T-1 the new
         // name skipped under its pause (the old claim says so); T ran under the new name.
         old.recent = (3..=5).map(|i| result(T - i * MIN, "finished")).collect();
@@ -981,17 +987,7 @@ mod tests {
     /// new name instead, the old name's record leaves the new name's run the one: expired.
     #[test]
     fn a_new_name_s_lapsed_claim_of_a_slot_the_old_name_ran_is_not_expired() {
-        let mut new = JobView::unread("new", crate::store::Layout::Lease);
-        let mut old = JobView::unread("old", crate::store::Layout::Lease);
-        new.registry = Some(crate::store::registry::Registry {
-            settings: crate::store::registry::JobSettings {
-                schedule: Some("* * * * *".into()),
-                tz: "UTC".into(),
-                ..Default::default()
-            },
-            was: vec!["old".into()],
-            ..Default::default()
-        });
+        let (mut new, mut old) = renamed_from_old();
         let slot = T - 2 * MIN;
         new.first_seen = Some(slot);
         new.in_progress = vec![RunState {

@@ -21,17 +21,27 @@ end
 -- {"reason":"handed over","handed_over_by":...,"why":...} when its holder handed it over (the
 -- mark is then deleted; a mark of another attempt too), else {"reason":"lease expired"}. `extra`:
 -- more fields, as JSON text that starts with a comma (',"superseded_by":<slot>'), or nil.
+-- The hand-over mark of `slot`: whether the field is there, and the mark when it names attempt
+-- `attempt` (nil for a mark of another attempt, or one that does not read).
+local function hand_over_mark(job_key, slot, attempt)
+  if not job_key then return false, nil end
+  local text = redis.pcall('HGET', job_key, handed_field(slot))
+  if type(text) ~= 'string' then return false, nil end
+  local ok, mark = pcall(cjson.decode, text)
+  if ok and type(mark) == 'table' and tonumber(mark.attempt) == tonumber(attempt) then
+    return true, mark
+  end
+  return true, nil
+end
+
 local function expired_result(job_key, slot, attempt, extra)
   extra = extra or ''
-  if job_key then
-    local text = redis.pcall('HGET', job_key, handed_field(slot))
-    if type(text) == 'string' then
-      redis.call('HDEL', job_key, handed_field(slot))
-      local ok, mark = pcall(cjson.decode, text)
-      if ok and type(mark) == 'table' and tonumber(mark.attempt) == tonumber(attempt) then
-        return '{"reason":"handed over","handed_over_by":' .. cjson.encode(tostring(mark.runner or '')) ..
-          ',"why":' .. cjson.encode(tostring(mark.why or 'shutdown')) .. extra .. '}'
-      end
+  local present, mark = hand_over_mark(job_key, slot, attempt)
+  if present then
+    redis.call('HDEL', job_key, handed_field(slot))
+    if mark then
+      return '{"reason":"handed over","handed_over_by":' .. cjson.encode(tostring(mark.runner or '')) ..
+        ',"why":' .. cjson.encode(tostring(mark.why or 'shutdown')) .. extra .. '}'
     end
   end
   return '{"reason":"lease expired"' .. extra .. '}'
@@ -43,19 +53,11 @@ end
 -- attempt after a hand-over is claimed while the attempt number is below max_attempts plus this.
 local HAND_OVER_LEEWAY = 10
 
--- Whether attempt `attempt` of `slot` was handed over (its mark names it), read before
--- expired_result deletes the mark.
-local function was_handed_over(job_key, slot, attempt)
-  if not job_key then return false end
-  local text = redis.pcall('HGET', job_key, handed_field(slot))
-  if type(text) ~= 'string' then return false end
-  local ok, mark = pcall(cjson.decode, text)
-  return ok and type(mark) == 'table' and tonumber(mark.attempt) == tonumber(attempt)
-end
-
 -- How many attempts `slot` may have, its attempt `attempt` having lapsed: --max-attempts, and
--- HAND_OVER_LEEWAY more when that attempt was handed over.
+-- HAND_OVER_LEEWAY more when that attempt was handed over (its mark, read before expired_result
+-- deletes it, names it).
 local function attempts_allowed(job_key, slot, attempt, max_attempts)
-  if was_handed_over(job_key, slot, attempt) then return max_attempts + HAND_OVER_LEEWAY end
+  local _, mark = hand_over_mark(job_key, slot, attempt)
+  if mark then return max_attempts + HAND_OVER_LEEWAY end
   return max_attempts
 end

@@ -80,8 +80,7 @@ impl Cap {
         slot: i64,
         (prefix, server_now): Store<'_>,
     ) -> Option<OwnedSemaphorePermit> {
-        let cap = self;
-        if let Some(room) = cap.room() {
+        if let Some(room) = self.room() {
             return Some(room);
         }
         self.without_room
@@ -89,8 +88,8 @@ impl Cap {
         let at = format!("{} @ {}", job.job, rfc3339(slot));
         let full = format!(
             "this replica runs {} command(s), its --max-running {}",
-            cap.running(),
-            cap.max
+            self.running(),
+            self.max
         );
         let said = format!(
             "{at}: {full}: left to the other replicas (taken here if room frees within --max-late {})",
@@ -105,7 +104,7 @@ impl Cap {
         let until = slot + millis(job.max_late);
         loop {
             tokio::select! {
-                room = cap.freed() => return room,
+                room = self.freed() => return room,
                 () = tokio::time::sleep(LOOK_EVERY) => {}
             }
             if let Some(keys) = &keys {

@@ -654,3 +654,17 @@ pub async fn first_seen(conn: &mut Connection, keys: &LeaseKeys) -> Result<Optio
     let oldest = oldest.first().map(|(_, score)| *score as i64);
     crate::store::read::first_seen(&keys.job, recorded.as_deref(), oldest)
 }
+
+#[cfg(test)]
+mod tests {
+    /// The daemon stands by for runs under the same leeway the claim script gives them.
+    #[test]
+    fn the_hand_over_leeway_is_the_claim_script_s() {
+        let script = include_str!("../../lua/lease/handed_over.lua");
+        let said = format!("local HAND_OVER_LEEWAY = {}\n", super::HAND_OVER_LEEWAY);
+        assert!(
+            script.contains(&said),
+            "{said:?} not in lua/lease/handed_over.lua"
+        );
+    }
+}
