@@ -676,6 +676,13 @@ async fn run_local(
     crate::lines::set_daemon_log(settings.log_format, settings.verbose);
     if owns_the_process {
         become_subreaper();
+        // Before the daemon grows: each run's guard is forked from this small process, not from
+        // the daemon (`runner::guard::spawner`).
+        if let Err(e) = crate::runner::guard::spawner::start() {
+            crate::errln!(
+                "warning: cannot start the guard spawner ({e}); each run's guard is forked from the daemon"
+            );
+        }
     }
     crate::store::validate_prefix(&prefix)?;
     let (stop_tx, stop_rx) = watch::channel(false);

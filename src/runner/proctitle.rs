@@ -56,6 +56,29 @@ impl Title {
             );
         }
     }
+
+    /// Where the title goes, its text (without the NULs after it) and the room it fills: what a
+    /// process forked from this one (the guards' spawner) needs to write it
+    /// ([`Title::apply_parts`]).
+    pub fn parts(&self) -> (usize, &[u8], usize) {
+        let text = self.bytes.split(|b| *b == 0).next().unwrap_or_default();
+        (self.at, text, self.bytes.len())
+    }
+
+    /// [`Title::apply`] from its parts, in a process forked from the one that prepared them (the
+    /// same memory layout): `text`, then NULs to `room`. Async-signal-safe.
+    ///
+    /// # Safety
+    /// `at..at + room` must be the argument memory [`Title::prepare`] found in the process this one
+    /// was forked from, and `text` no longer than `room`.
+    pub unsafe fn apply_parts(at: usize, text: &[u8], room: usize) {
+        let text = &text[..text.len().min(room.saturating_sub(1))];
+        // SAFETY: as the caller promises; the bytes written stay inside `at..at + room`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), at as *mut u8, text.len());
+            std::ptr::write_bytes((at + text.len()) as *mut u8, 0, room - text.len());
+        }
+    }
 }
 
 /// `arg_start`, `arg_end`, `env_start` and `env_end` of this process (`proc_pid_stat(5)` fields

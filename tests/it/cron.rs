@@ -1577,9 +1577,66 @@ fn routine_notes_are_hidden_without_verbose_and_shown_with_it() {
     }
 }
 
+/// The processes whose parent is `parent`: pid, `comm` and command line (NULs as spaces).
+fn children_of(parent: u32) -> Vec<(u32, String, String)> {
+    let read = |pid: &str, what: &str| {
+        std::fs::read(format!("/proc/{pid}/{what}"))
+            .map(|b| String::from_utf8_lossy(&b).to_string())
+            .unwrap_or_default()
+    };
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|pid| pid.chars().all(|c| c.is_ascii_digit()))
+        .filter(|pid| {
+            let stat = read(pid, "stat");
+            let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+            rest.split_whitespace().nth(1) == Some(&parent.to_string())
+        })
+        .map(|pid| {
+            let cmdline = read(&pid, "cmdline");
+            let shown = cmdline.trim_end_matches('\0').replace('\0', " ");
+            (
+                pid.parse().unwrap(),
+                read(&pid, "comm").trim().to_string(),
+                shown,
+            )
+        })
+        .collect()
+}
+
+/// The pid of the child of `parent` named `comm`, waited for.
+fn child_named(parent: u32, comm: &str) -> u32 {
+    let mut found = None;
+    wait_for(
+        &format!("a child {comm} of {parent}"),
+        Duration::from_secs(15),
+        || {
+            found = children_of(parent)
+                .into_iter()
+                .find(|(_, c, _)| c == comm)
+                .map(|(pid, _, _)| pid);
+            found.is_some()
+        },
+    );
+    found.unwrap()
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie is gone for this purpose: it runs nothing.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let rest = stat.rsplit_once(')')?.1.to_string();
+            rest.split_whitespace().next().map(|state| state != "Z")
+        })
+        .unwrap_or(false)
+}
+
 /// A guard process (the fork that stops a command if its anarchon dies) is named in `ps` for the
 /// run it guards, `anarchon guard JOB SLOT`, instead of showing the daemon's own command line
-/// and reading as a second daemon (issue 48 item 3).
+/// and reading as a second daemon (issue 48 item 3). The daemon's guards are forked by its guard
+/// spawner, itself named `anarchon-spawn`.
 #[test]
 fn a_guard_is_named_in_ps_for_its_run() {
     let s = Server::start();
@@ -1587,46 +1644,84 @@ fn a_guard_is_named_in_ps_for_its_run() {
     let file = dir.path().join("crontab");
     write(&file, "# anarchon: --job named\n*/1 * * * * * sleep 30\n");
     let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
-    let children = || -> Vec<(u32, String, String)> {
-        let read = |pid: &str, what: &str| {
-            std::fs::read(format!("/proc/{pid}/{what}"))
-                .map(|b| String::from_utf8_lossy(&b).to_string())
-                .unwrap_or_default()
-        };
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|pid| pid.chars().all(|c| c.is_ascii_digit()))
-            .filter(|pid| {
-                let stat = read(pid, "stat");
-                let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-                rest.split_whitespace().nth(1) == Some(&replica.pid().to_string())
-            })
-            .map(|pid| {
-                let cmdline = read(&pid, "cmdline");
-                (pid.parse().unwrap(), read(&pid, "comm"), cmdline)
-            })
-            .collect()
-    };
-    wait_for("the run's guard", Duration::from_secs(15), || {
-        children()
-            .iter()
-            .any(|(_, comm, _)| comm.trim() == "anarchon-guard")
-    });
-    let (pid, _, cmdline) = children()
+    let spawner = child_named(replica.pid(), "anarchon-spawn");
+    let guard = child_named(spawner, "anarchon-guard");
+    let (_, _, shown) = children_of(spawner)
         .into_iter()
-        .find(|(_, comm, _)| comm.trim() == "anarchon-guard")
+        .find(|(pid, _, _)| *pid == guard)
         .unwrap();
-    let shown = cmdline.trim_end_matches('\0').replace('\0', " ");
     let named = Regex::new(r"^anarchon guard named \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$").unwrap();
     assert!(
         named.is_match(&shown),
-        "guard {pid} shows {shown:?} in ps, not `anarchon guard JOB SLOT`"
+        "guard {guard} shows {shown:?} in ps, not `anarchon guard JOB SLOT`"
     );
     // The slot it names is the run's (the one the log labels).
     let slot = shown.rsplit(' ').next().unwrap().replace(".000Z", "Z");
     wait_for("the run's start in the log", Duration::from_secs(5), || {
         replica.stderr().contains(&format!("[named {slot} #1] won"))
+    });
+}
+
+/// The daemon's guards come from its spawner (issue 49: a fork of the small spawner, not of the
+/// daemon), and keep the guarantee a guard gives: kill -9 of the daemon stops its command (the
+/// spawner leaves with it). A spawner killed -9 leaves the daemon forking its guards itself, and
+/// that guard stops the command at the daemon's kill -9 as well. Judged by the commands' own pids.
+#[test]
+fn guards_from_the_spawner_or_the_daemon_stop_the_command_at_a_kill_9() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let line = |name: &str, pids: &Path| {
+        format!(
+            "# anarchon: --job {name} --lease 30s\n* * * * * * echo $$ >> {}; exec sleep 120\n",
+            pids.display()
+        )
+    };
+    let command_of = |pids: &Path| -> u32 {
+        let mut pid = None;
+        wait_for("the command's pid", Duration::from_secs(15), || {
+            pid = std::fs::read_to_string(pids)
+                .ok()
+                .and_then(|t| t.lines().last()?.trim().parse().ok());
+            pid.is_some()
+        });
+        pid.unwrap()
+    };
+    // g0: its guard is the spawner's child.
+    let (file0, pids0) = (dir.path().join("g0.crontab"), dir.path().join("g0.pids"));
+    write(&file0, &line("g0", &pids0));
+    let mut r0 = Replica::start(&s.url, &file0, dir.path(), "g0", &[]);
+    let spawner0 = child_named(r0.pid(), "anarchon-spawn");
+    let guard0 = child_named(spawner0, "anarchon-guard");
+    let command0 = command_of(&pids0);
+    assert!(alive(command0) && alive(guard0));
+    // g1: its spawner killed before its job is loaded; the run's guard is the daemon's own child.
+    let (file1, pids1) = (dir.path().join("g1.crontab"), dir.path().join("g1.pids"));
+    write(&file1, "# anarchon: --job yearly\n0 0 1 1 * true\n");
+    let mut r1 = Replica::start(&s.url, &file1, dir.path(), "g1", &[]);
+    let spawner1 = child_named(r1.pid(), "anarchon-spawn");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(spawner1 as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_for("g1's spawner gone", Duration::from_secs(5), || {
+        !alive(spawner1)
+    });
+    write(&file1, &line("g1", &pids1));
+    r1.hup();
+    let guard1 = child_named(r1.pid(), "anarchon-guard");
+    let command1 = command_of(&pids1);
+    assert!(alive(command1) && alive(guard1));
+    // kill -9 of both daemons: each command stops, by its guard.
+    r0.kill();
+    r1.kill();
+    wait_for(
+        "both commands stopped by their guards",
+        Duration::from_secs(20),
+        || !alive(command0) && !alive(command1),
+    );
+    wait_for("g0's spawner gone", Duration::from_secs(5), || {
+        !alive(spawner0)
     });
 }
 

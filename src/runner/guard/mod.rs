@@ -55,6 +55,8 @@ use nix::unistd::{ForkResult, Pid, fork, getpid, pipe2, setpgid};
 
 use crate::runner::deadline::BootTime;
 
+pub mod spawner;
+
 /// Message tags on the pipe; each message is a tag byte and a little-endian u64.
 const DEADLINE: u8 = b'E';
 const WATCH_PID: u8 = b'P';
@@ -65,6 +67,10 @@ const CHECK: u8 = b'C';
 /// The guard's answers to `CHECK`, on the pipe back to anarchon.
 const EMPTY: u8 = b'0';
 const OCCUPIED: u8 = b'1';
+
+/// How long the daemon waits for a guard from its spawner before it forks one itself (a stopped
+/// or starved spawner must not hold a run back for long).
+const SPAWNER_PATIENCE: Duration = Duration::from_secs(1);
 
 /// How long anarchon waits for the guard's answer before it looks at /proc itself (the guard may
 /// be stopped with its group, or starved on a loaded machine).
@@ -78,6 +84,8 @@ pub struct Guard {
     sent_deadline: Option<u64>,
     /// The guard's answers (None once it has failed to answer: anarchon no longer asks).
     answers: Option<tokio::io::unix::AsyncFd<std::fs::File>>,
+    /// Whether this process forked the guard (and must wait for it), or the spawner did.
+    ours: bool,
     /// Whether the guard process has been waited for.
     reaped: bool,
 }
@@ -95,10 +103,53 @@ impl Guard {
     ) -> std::io::Result<Guard> {
         // Prepared here: the child may not allocate.
         let title = super::proctitle::Title::prepare(title);
-        let (to_guard_read, to_guard_write) = pipe2(OFlag::O_CLOEXEC)?;
-        let (from_guard_read, from_guard_write) = pipe2(OFlag::O_CLOEXEC)?;
         let kill_after_ns = u64::try_from(kill_after.as_nanos()).unwrap_or(u64::MAX);
         let grace_ns = u64::try_from(grace.as_nanos()).unwrap_or(u64::MAX);
+        let request = spawner::Request {
+            group,
+            kill_after_ns,
+            grace_ns,
+            title: title.as_ref().map(super::proctitle::Title::parts),
+        };
+        if let Some(guard) = Guard::from_spawner(&request) {
+            return Ok(guard);
+        }
+        Guard::fork(group, kill_after_ns, grace_ns, title.as_ref())
+    }
+
+    /// The guard forked by the daemon's spawner ([`spawner`]), if there is one and it answers
+    /// within [`SPAWNER_PATIENCE`]. None: no guard came of the request (a late one finds its pipe
+    /// closed and leaves, having no command to stop).
+    fn from_spawner(request: &spawner::Request) -> Option<Guard> {
+        spawner::pid()?;
+        let (to_guard_read, to_guard_write) = pipe2(OFlag::O_CLOEXEC).ok()?;
+        let (from_guard_read, from_guard_write) = pipe2(OFlag::O_CLOEXEC).ok()?;
+        spawner::ask(request, &to_guard_read, &from_guard_write).ok()?;
+        // The guard's ends are the spawner's now: end-of-file if it forks nobody.
+        drop(to_guard_read);
+        drop(from_guard_write);
+        let mut ready = std::fs::File::from(from_guard_read);
+        let group = read_pid(&mut ready, Some(SPAWNER_PATIENCE)).ok()?;
+        Some(Guard {
+            pipe: Some(std::fs::File::from(to_guard_write)),
+            group,
+            sent_deadline: None,
+            answers: answers(ready),
+            // The spawner's child: the spawner reaps it.
+            ours: false,
+            reaped: false,
+        })
+    }
+
+    /// The guard forked by this process.
+    fn fork(
+        group: bool,
+        kill_after_ns: u64,
+        grace_ns: u64,
+        title: Option<&super::proctitle::Title>,
+    ) -> std::io::Result<Guard> {
+        let (to_guard_read, to_guard_write) = pipe2(OFlag::O_CLOEXEC)?;
+        let (from_guard_read, from_guard_write) = pipe2(OFlag::O_CLOEXEC)?;
         // Locked across the fork: the daemon's reaper must know the guard is ours before it can
         // exit (see `runner::children`). The child branch never touches the lock.
         let mut held = super::children::hold();
@@ -111,7 +162,7 @@ impl Guard {
         match forked {
             ForkResult::Child => {
                 // Named before anything else: `ps` must never show it as a second anarchon.
-                if let Some(title) = &title {
+                if let Some(title) = title {
                     title.apply();
                 }
                 guard_main(
@@ -128,20 +179,20 @@ impl Guard {
                 drop(to_guard_read);
                 drop(from_guard_write);
                 let mut ready = std::fs::File::from(from_guard_read);
-                let mut pid = [0u8; 4];
-                if let Err(e) = ready.read_exact(&mut pid) {
-                    let _ = waitpid(child, None);
-                    super::children::untrack(child.as_raw() as u32);
-                    return Err(std::io::Error::new(
-                        e.kind(),
-                        format!("the guard process did not start: {e}"),
-                    ));
-                }
+                let group = match read_pid(&mut ready, None) {
+                    Ok(group) => group,
+                    Err(e) => {
+                        let _ = waitpid(child, None);
+                        super::children::untrack(child.as_raw() as u32);
+                        return Err(e);
+                    }
+                };
                 Ok(Guard {
                     pipe: Some(std::fs::File::from(to_guard_write)),
-                    group: Pid::from_raw(i32::from_le_bytes(pid)),
+                    group,
                     sent_deadline: None,
                     answers: answers(ready),
+                    ours: true,
                     reaped: false,
                 })
             }
@@ -208,8 +259,10 @@ impl Guard {
     pub fn done(mut self) {
         self.send(DONE, 0);
         self.pipe = None;
-        let _ = waitpid(self.group, None);
-        super::children::untrack(self.group.as_raw() as u32);
+        if self.ours {
+            let _ = waitpid(self.group, None);
+            super::children::untrack(self.group.as_raw() as u32);
+        }
         self.reaped = true;
     }
 
@@ -230,7 +283,7 @@ impl Drop for Guard {
     /// command as if anarchon were gone and then exits; a thread waits for it, so that it is not
     /// left `<defunct>` while this process lives.
     fn drop(&mut self) {
-        if self.reaped {
+        if self.reaped || !self.ours {
             return;
         }
         self.pipe = None;
@@ -240,6 +293,40 @@ impl Drop for Guard {
             super::children::untrack(guard.as_raw() as u32);
         });
     }
+}
+
+/// The guard's pid, the first thing it writes on the pipe back (once it leads its group). With
+/// `patience`, an error when it has not come by then.
+fn read_pid(ready: &mut std::fs::File, patience: Option<Duration>) -> std::io::Result<Pid> {
+    if let Some(patience) = patience {
+        let until = std::time::Instant::now() + patience;
+        loop {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            let timeout =
+                nix::poll::PollTimeout::try_from(left).unwrap_or(nix::poll::PollTimeout::MAX);
+            let mut fds = [nix::poll::PollFd::new(
+                std::os::fd::AsFd::as_fd(ready),
+                nix::poll::PollFlags::POLLIN,
+            )];
+            match nix::poll::poll(&mut fds, timeout) {
+                // The daemon's signal handlers (a command's SIGCHLD) interrupt the wait.
+                Err(Errno::EINTR) => continue,
+                Err(e) => return Err(e.into()),
+                Ok(0) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the guard spawner did not answer",
+                    ));
+                }
+                Ok(_) => break,
+            }
+        }
+    }
+    let mut pid = [0u8; 4];
+    ready.read_exact(&mut pid).map_err(|e| {
+        std::io::Error::new(e.kind(), format!("the guard process did not start: {e}"))
+    })?;
+    Ok(Pid::from_raw(i32::from_le_bytes(pid)))
 }
 
 /// The read end of the pipe from the guard, made non-blocking for tokio (None if it cannot be:
