@@ -175,24 +175,52 @@ def herd_line(log):
     return f'echo "$ANARCHON_SLOT $ANARCHON_RUNNER $(date +%s%3N)" >> {log}'
 
 
+def pinging():
+    """A client pinging the server every 5 ms: (pings as (time, usec), stop)."""
+    pings, stop_pinging = [], threading.Event()
+
+    def pinger():
+        p = Redis(PORT)
+        while not stop_pinging.is_set():
+            t = time.time()
+            p.cmd("PING")
+            pings.append((t, (time.time() - t) * 1e6))
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=pinger)
+    thread.start()
+
+    def stop_it():
+        stop_pinging.set()
+        thread.join()
+    return pings, stop_it
+
+
 def floor():
     """The machine's own floor for a herd: the herd's HERD commands (`sh -c`, as the daemon
     starts them) started from one small process at a whole second (posix_spawn, no anarchon, no
-    Redis): how late the last of them starts is what this box takes to start HERD shells."""
+    Redis): how late the last of them starts is what this box takes to start HERD shells. The
+    server's PING p99 over the 10 s after that second is the machine's floor for the herd's: the
+    box busy starting commands, Redis doing nothing else."""
     log = os.path.join(WORK, "floor.log")
     line = herd_line(log)
-    at = int(time.time()) + 2
+    at = int(time.time()) + 12
+    pings, stop_it = pinging()
     time.sleep(at - time.time())
     env = dict(os.environ, ANARCHON_SLOT=str(at * 1000), ANARCHON_RUNNER="floor")
     pids = [os.posix_spawn("/bin/sh", ["sh", "-c", line], env) for _ in range(HERD)]
     for pid in pids:
         os.waitpid(pid, 0)
+    time.sleep(max(0, at + 10 - time.time()))
+    stop_it()
     late = []
     with open(log) as f:
         for row in f:
             slot, _, ms = row.split()
             late.append(int(ms) - int(slot))
-    return late
+    idle = [us for t, us in pings if at - 10 <= t < at]
+    busy = [us for t, us in pings if at <= t < at + 10]
+    return late, pct(idle, 0.99), pct(busy, 0.99)
 
 
 def herd(binary):
@@ -218,18 +246,7 @@ def herd(binary):
             stdout=subprocess.DEVNULL, stderr=err))
     # The next boundary at least 25 s away: the daemons started, then 10 idle seconds.
     boundary = next_boundary(period, 25)
-    pings, stop_pinging = [], threading.Event()
-
-    def pinger():
-        p = Redis(PORT)
-        while not stop_pinging.is_set():
-            t = time.time()
-            p.cmd("PING")
-            pings.append((t, (time.time() - t) * 1e6))
-            time.sleep(0.005)
-
-    thread = threading.Thread(target=pinger)
-    thread.start()
+    pings, stop_it = pinging()
     time.sleep(max(0, boundary - 13 - time.time()))
     rss_idle = [proc_mib(p.pid) for p in procs]
     cpu0 = [proc_cpu(p.pid) for p in procs]
@@ -252,8 +269,7 @@ def herd(binary):
     rss = [proc_mib(p.pid) for p in procs]
     peak = [proc_mib(p.pid, "VmHWM") for p in procs]
     metrics = [http_get(port, "/metrics") for port in ports]
-    stop_pinging.set()
-    thread.join()
+    stop_it()
     runners = {f"{socket.gethostname()}:{p.pid}": i for i, p in enumerate(procs)}
     stop(procs)
     late, share = [], [0] * len(procs)
@@ -292,7 +308,8 @@ def histogram_quantiles(text):
     return int(count), at(0.5), at(0.99)
 
 
-def say_herd(name, h, floor_late):
+def say_herd(name, h, floor):
+    floor_late, floor_idle, floor_busy = floor
     late, share = h["late"], h["share"]
     total = max(1, sum(share))
     print(f"herd ({name}): {HERD} jobs every {HERD_PERIOD} s, {REPLICAS} replicas, "
@@ -303,7 +320,9 @@ def say_herd(name, h, floor_late):
           " / ".join(f"{s * 100 / total:.0f}%" for s in share) + ")")
     (i50, i99), (b50, b99) = h["ping_idle"], h["ping_herd"]
     print(f"  server PING p50/p99: idle {i50:.0f}/{i99:.0f} us, the 10 s after the boundary "
-          f"{b50:.0f}/{b99:.0f} us ({b99 / max(i99, 1):.1f}x)")
+          f"{b50:.0f}/{b99:.0f} us ({b99 / max(i99, 1):.1f}x); the floor's p99 idle {floor_idle:.0f}, "
+          f"while it starts its {HERD} commands {floor_busy:.0f} us ({floor_busy / max(floor_idle, 1):.1f}x): "
+          f"the herd's p99 {b99 / max(floor_busy, 1):.1f}x the floor's")
     print("  RSS idle -> after the herd (peak) " + ", ".join(
         f"{a:.1f} -> {b:.1f} ({c:.1f}) MiB" for a, b, c in zip(h["rss_idle"], h["rss"], h["peak"])))
     print("  CPU idle " + ", ".join(f"{c:.2f}%" for c in h["idle_cpu"]) +
@@ -326,10 +345,10 @@ def main():
                   f"{script_us / empty_us:.1f}x two empty calls), server CPU {cpu_us:.1f} us/run "
                   f"({cpu_us / empty_cpu:.1f}x two empty calls)")
     if os.environ.get("SKIP_HERD") != "1":
-        floor_late = floor()
+        measured_floor = floor()
         for name, binary in [("baseline", BASE_BIN), ("this build", BIN)]:
             if binary:
-                say_herd(name, herd(binary), floor_late)
+                say_herd(name, herd(binary), measured_floor)
     shutil.rmtree(WORK, ignore_errors=True)
 
 

@@ -9,7 +9,8 @@ page faults; the ratio to flock is taken pair by pair and its median printed.
 Part 2, the daemon: JOBS jobs `* * * * * * true` (every second) in one crontab, one daemon, for
 SECS seconds after a warm-up. CPU of the daemon process itself (utime + stime of
 /proc/PID/stat, its children's not included) divided by the runs recorded in the window (ZCARD
-of each job's :results), and how much of it is system time.
+of each job's :results), and how much of it is system time; beside it the CPU of its guard
+spawner (the process that forks each run's guard, when the build has one).
 
 Usage: proc.py PORT BIN [BIN ...]. Settings: PAIRS (30), JOBS (100), SECS (20), SKIP_DAEMON=1."""
 import os
@@ -84,9 +85,12 @@ def daemon(b):
     err = open(os.path.join(WORK, "daemon.err"), "w")
     p = subprocess.Popen([b, "--redis", URL, "cron", crontab], stdout=subprocess.DEVNULL, stderr=err)
     time.sleep(5)  # warm: connection open, scripts loaded, registry written
+    spawner = spawner_of(p.pid)
     n0, (u0, s0, f0) = recorded(jobs), proc_cpu(p.pid)
+    sp0 = sum(proc_cpu(spawner)[:2]) if spawner else 0
     time.sleep(SECS)
     n1, (u1, s1, f1) = recorded(jobs), proc_cpu(p.pid)
+    sp1 = sum(proc_cpu(spawner)[:2]) if spawner else 0
     rss = rss_mib(p.pid)
     p.terminate()
     p.wait(timeout=60)
@@ -94,7 +98,23 @@ def daemon(b):
     cpu = (u1 - u0 + s1 - s0) * 1000 / runs
     system = (s1 - s0) / max(1e-9, u1 - u0 + s1 - s0) * 100
     print(f"  {label(b):44} {runs:6} runs  {cpu:5.2f} ms CPU per run  ({system:.0f}% system), "
-          f"{(f1 - f0) / runs:.0f} minor faults per run, RSS {rss:.0f} MiB")
+          f"{(f1 - f0) / runs:.0f} minor faults per run, RSS {rss:.0f} MiB" +
+          (f"; its guard spawner {(sp1 - sp0) * 1000 / runs:.2f} ms per run" if spawner else
+           "; no guard spawner (guards forked by the daemon)"))
+
+
+def spawner_of(pid):
+    """The daemon's guard spawner (its child named anarchon-spawn), if it has one."""
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except (OSError, ValueError):
+            continue
+        name = stat[stat.find("(") + 1:stat.rfind(")")]
+        if name == "anarchon-spawn" and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            return int(d)
+    return None
 
 
 def rss_mib(pid):
