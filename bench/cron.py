@@ -23,6 +23,7 @@ older commit), the herd is measured with it first, in the same run.
 Usage: cron.py PORT BIN. Settings: JOBS (40), SECS (20), HERD (1000), HERD_PERIOD (60: every
 minute; 20 or 30 for a quicker look, `*/N` seconds), REPLICAS (3), BASE_BIN, PROFILE=FILE (perf
 record of the replicas over the herd), SKIP_HERD=1, SKIP_STEADY=1."""
+import collections
 import os
 import shutil
 import signal
@@ -248,6 +249,10 @@ def herd(binary):
     boundary = next_boundary(period, 25)
     pings, stop_it = pinging()
     time.sleep(max(0, boundary - 13 - time.time()))
+    # Inside Redis over the herd: every command of 1 ms or more (SLOWLOG), the main thread's
+    # CPU and the commands run (INFO cpu, commandstats), from 1 s before the boundary.
+    r.cmd("CONFIG", "SET", "slowlog-log-slower-than", "1000")
+    r.cmd("CONFIG", "SET", "slowlog-max-len", "10000")
     rss_idle = [proc_mib(p.pid) for p in procs]
     cpu0 = [proc_cpu(p.pid) for p in procs]
     time.sleep(10)
@@ -255,6 +260,9 @@ def herd(binary):
     idle_cpu = [(b - a) / 10 * 100 for a, b in zip(cpu0, cpu1)]
     cpu0 = cpu1
     profile = None
+    time.sleep(max(0, boundary - 1 - time.time()))
+    r.cmd("SLOWLOG", "RESET")
+    server0 = server_work()
     if os.environ.get("PROFILE"):
         # perf over the replicas from just before the boundary: where their time goes.
         time.sleep(max(0, boundary - 1 - time.time()))
@@ -262,6 +270,9 @@ def herd(binary):
             ["perf", "record", "-F", "999", "-g", "-o", os.environ["PROFILE"], "-p",
              ",".join(str(p.pid) for p in procs), "--", "sleep", "12"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(max(0, boundary + 10 - time.time()))
+    server1 = server_work()
+    slow = [(entry[2], slow_name(entry[3])) for entry in r.cmd("SLOWLOG", "GET", "10000")]
     time.sleep(max(0, boundary + 20 - time.time()))
     if profile:
         profile.wait()
@@ -289,7 +300,32 @@ def herd(binary):
         "ping_idle": (pct(idle, 0.5), pct(idle, 0.99)),
         "ping_herd": (pct(busy, 0.5), pct(busy, 0.99)),
         "lateness": [histogram_quantiles(m) for m in metrics],
+        "server": {k: server1[k] - server0[k] for k in server1},
+        "slow": slow,
     }
+
+
+def slow_name(args):
+    """A SLOWLOG entry's command, with the function or script it ran."""
+    name = args[0].decode() if isinstance(args[0], bytes) else str(args[0])
+    if name.upper() in ("FCALL", "FCALL_RO") and len(args) > 1:
+        arg = args[1].decode() if isinstance(args[1], bytes) else str(args[1])
+        return f"{name} {arg}"
+    return name
+
+
+def server_work():
+    """The server's main-thread CPU (usec) and its commands' calls and usec so far."""
+    cpu = dict(line.split(":", 1) for line in r.cmd("INFO", "cpu").split() if ":" in line)
+    main = float(cpu.get("used_cpu_user_main_thread", cpu["used_cpu_user"])) + \
+        float(cpu.get("used_cpu_sys_main_thread", cpu["used_cpu_sys"]))
+    calls = usec = 0
+    for line in r.cmd("INFO", "commandstats").splitlines():
+        if line.startswith("cmdstat_"):
+            fields = dict(kv.split("=") for kv in line.split(":", 1)[1].split(","))
+            calls += int(fields["calls"])
+            usec += int(fields["usec"])
+    return {"cpu_us": main * 1e6, "calls": calls, "usec": usec}
 
 
 def histogram_quantiles(text):
@@ -323,6 +359,14 @@ def say_herd(name, h, floor):
           f"{b50:.0f}/{b99:.0f} us ({b99 / max(i99, 1):.1f}x); the floor's p99 idle {floor_idle:.0f}, "
           f"while it starts its {HERD} commands {floor_busy:.0f} us ({floor_busy / max(floor_idle, 1):.1f}x): "
           f"the herd's p99 {b99 / max(floor_busy, 1):.1f}x the floor's")
+    w, slow = h["server"], h["slow"]
+    print(f"  inside Redis, the 10 s from 1 s before the boundary: main thread CPU "
+          f"{w['cpu_us'] / 1e6:.2f} s ({w['cpu_us'] / max(1, len(late)):.0f} us per run), "
+          f"{w['calls']} commands ({w['calls'] / max(1, len(late)):.1f} per run) taking "
+          f"{w['usec'] / 1e6:.2f} s; commands of 1 ms or more (SLOWLOG): {len(slow)}"
+          + (f", the longest {max(slow)[0]} us ({max(slow)[1]}); by command: " + ", ".join(
+              f"{n} {name}" for name, n in collections.Counter(x[1] for x in slow).most_common(6))
+             if slow else ""))
     print("  RSS idle -> after the herd (peak) " + ", ".join(
         f"{a:.1f} -> {b:.1f} ({c:.1f}) MiB" for a, b, c in zip(h["rss_idle"], h["rss"], h["peak"])))
     print("  CPU idle " + ", ".join(f"{c:.2f}%" for c in h["idle_cpu"]) +

@@ -777,6 +777,7 @@ async fn until_stopped(
     // When the reaper looks next after a SIGCHLD (None: no SIGCHLD since it last looked).
     let mut reap_at: Option<Instant> = None;
     let mut reaped_at = Instant::now();
+    let mut memory = FreeMemory::default();
     loop {
         tokio::select! {
             () = signals.shutdown.wait() => break,
@@ -795,6 +796,7 @@ async fn until_stopped(
                 if ticks.is_multiple_of(REAP_EVERY_TICKS) {
                     reap(shared);
                 }
+                memory.tick(shared, ticks.is_multiple_of(REAP_EVERY_TICKS));
             }
             _ = signals.child.recv() => {
                 reap_at.get_or_insert(reaped_at + REAP_AT_MOST_EVERY);
@@ -808,6 +810,41 @@ async fn until_stopped(
         }
     }
 }
+
+/// Gives the allocator's free pages back to the system once the runs in flight are all done, and
+/// every [`REAP_EVERY_TICKS`] polls: a herd's slot tasks (about 24 KB a run in flight) leave
+/// their pages free inside glibc's heap, which keeps them (a replica of a 1,000-job herd stayed
+/// at 54 MiB after it, from 26 MiB before). `malloc_trim(0)` returns free pages anywhere in the
+/// heap; it walks the heap, so not more often than that.
+#[derive(Default)]
+struct FreeMemory {
+    /// Whether runs were in flight at the last poll.
+    busy: bool,
+}
+
+impl FreeMemory {
+    fn tick(&mut self, shared: &Shared, now_and_then: bool) {
+        let busy = {
+            let slots = shared.slots.lock().unwrap_or_else(|e| e.into_inner());
+            slots.iter().any(|t| !t.handle.is_finished())
+        };
+        if (self.busy && !busy) || now_and_then {
+            trim_heap();
+        }
+        self.busy = busy;
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn trim_heap() {
+    // SAFETY: malloc_trim only returns free memory of the allocator to the system.
+    unsafe {
+        nix::libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim_heap() {}
 
 /// Connects and reads the format key, retrying with back-off until the store answers (a replica
 /// may start before Redis does) or a signal asks to stop (None). A full server (OOM) is waited for

@@ -59,15 +59,13 @@ pub fn start() -> std::io::Result<()> {
         None,
         SockFlag::SOCK_CLOEXEC,
     )?;
-    // Locked across the fork as a guard's is: the daemon's reaper must know the spawner is ours.
-    let mut held = crate::runner::children::hold();
+    // Not among the children the daemon waits for itself: nobody waits for the spawner, so the
+    // daemon's reaper takes it as an orphan if it ever exits first (killed).
     // SAFETY: the child branch makes only async-signal-safe calls and never returns.
     let forked = unsafe { fork() }?;
     match forked {
         ForkResult::Child => spawner_main(theirs.as_raw_fd(), ours.as_raw_fd()),
         ForkResult::Parent { child } => {
-            held.track(child.as_raw());
-            drop(held);
             drop(theirs);
             let _ = SPAWNER.set(Spawner {
                 socket: Mutex::new(ours),
