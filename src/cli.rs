@@ -781,9 +781,10 @@ pub struct RunArgs {
     /// After an attempt this host ran fails (failed, interrupted, timed out), run CMD through
     /// /bin/sh with the run's facts in its environment: ANARCHON_JOB, ANARCHON_SLOT,
     /// ANARCHON_SLOT_TIME, ANARCHON_ATTEMPT, ANARCHON_RUNNER, ANARCHON_STATUS,
-    /// ANARCHON_EXIT_CODE, ANARCHON_SIGNAL, ANARCHON_TIMED_OUT and ANARCHON_STDERR_TAIL (a file
-    /// with the last 4 KiB of its stderr). Only the host that ran it notifies; the hook's own
-    /// failure is reported and never changes the run's result or exit code.
+    /// ANARCHON_EXIT_CODE, ANARCHON_SIGNAL, ANARCHON_TIMED_OUT, ANARCHON_STDERR_TAIL (a file
+    /// with the last 4 KiB of its stderr) and TRACEPARENT (the failed attempt's, as its command
+    /// had it). Only the host that ran it notifies; the hook's own failure is reported and never
+    /// changes the run's result or exit code.
     #[arg(long, value_name = "CMD")]
     pub on_failure: Option<String>,
 

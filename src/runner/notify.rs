@@ -38,8 +38,14 @@ fn replaced(report: &SlotReport) -> bool {
 /// `ANARCHON_STATUS`, `ANARCHON_EXIT_CODE` (the exit code anarchon exits with),
 /// `ANARCHON_SIGNAL` (when one ended the command), `ANARCHON_TIMED_OUT` (1 or 0) and
 /// `ANARCHON_STDERR_TAIL`, the path of a file holding the last 4 KiB of the command's stderr
-/// (removed after the hook).
-pub async fn run_hook(hook: &OnFailure, report: &SlotReport) -> Option<String> {
+/// (removed after the hook), and `TRACEPARENT`, the failed attempt's trace context as its command
+/// had it (`traceparent`; [`crate::trace`]): a hook that reports to a tracing system or links to
+/// one points at the run's own trace.
+pub async fn run_hook(
+    hook: &OnFailure,
+    report: &SlotReport,
+    traceparent: Option<String>,
+) -> Option<String> {
     let command = report.command.as_ref();
     let mut tail = match tempfile::NamedTempFile::new() {
         Ok(file) => file,
@@ -59,6 +65,11 @@ pub async fn run_hook(hook: &OnFailure, report: &SlotReport) -> Option<String> {
     for name in &hook.env_remove {
         cmd.env_remove(name);
     }
+    // The attempt's, never one anarchon itself was started with (as for the command).
+    match traceparent {
+        Some(tp) => cmd.env("TRACEPARENT", tp),
+        None => cmd.env_remove("TRACEPARENT"),
+    };
     cmd.arg("-c")
         .arg(&hook.command)
         .env("ANARCHON_JOB", &report.job)

@@ -80,7 +80,7 @@ pub async fn take_slot(
         SlotReport::too_late(&run.job, current)
     };
     let exit_status = exit_status(run, &caught_up, &report);
-    notify_failures(run, caught_up.iter().chain([&report])).await;
+    notify_failures(prefix, run, caught_up.iter().chain([&report])).await;
     Ok(Outcome {
         skipped,
         caught_up,
@@ -180,12 +180,27 @@ pub fn scheduled_slot(s: &Schedule, started: i64, now: i64) -> Option<(i64, Dura
 
 /// `--on-failure`: the hook for each attempt this host ran that failed; a hook's own trouble is
 /// said on stderr and changes nothing else.
-async fn notify_failures(run: &RunSettings, reports: impl Iterator<Item = &SlotReport>) {
+async fn notify_failures(
+    prefix: &str,
+    run: &RunSettings,
+    reports: impl Iterator<Item = &SlotReport>,
+) {
     let Some(hook) = &run.on_failure else {
         return;
     };
     for r in reports.filter(|r| crate::runner::notify::failed_here(r)) {
-        if let Some(problem) = crate::runner::notify::run_hook(hook, r).await {
+        // The failed attempt's trace context, as its command had it (a scheduled run's).
+        let traceparent = r.attempt.map(|attempt| {
+            crate::trace::TraceContext::of_attempt(
+                prefix,
+                &r.job,
+                r.slot,
+                RunKind::Scheduled,
+                attempt,
+            )
+            .traceparent()
+        });
+        if let Some(problem) = crate::runner::notify::run_hook(hook, r, traceparent).await {
             crate::errln!("anarchon: {}: {problem}", run.job);
         }
     }

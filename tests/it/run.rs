@@ -163,6 +163,46 @@ fn a_takeover_on_another_host_runs_in_the_same_trace() {
     }
 }
 
+/// The `--on-failure` hook of a failed attempt gets the attempt's `TRACEPARENT`, the one its
+/// command had (issue 51): a page or a chat message can link the failure to its trace. One
+/// anarchon itself was started with reaches neither.
+#[test]
+fn the_failure_hook_is_in_the_failed_attempts_trace() {
+    let s = Server::start();
+    let seen = |name: &str| s.dir.path().join(name);
+    let record = |file: &std::path::Path| format!("echo \"$TRACEPARENT\" > {}", file.display());
+    let line = format!("{}; exit 3", record(&seen("command.tp")));
+    let hook = record(&seen("hook.tp"));
+    let out = s
+        .anarchon_process()
+        .env(
+            "TRACEPARENT",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        )
+        .args([
+            "run",
+            "--job",
+            "hooked",
+            "--slot",
+            SLOT,
+            "--on-failure",
+            &hook,
+        ])
+        .args(["--shell", "--", &line])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let read = |name: &str| {
+        std::fs::read_to_string(seen(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{}", stderr(&out)))
+            .trim()
+            .to_string()
+    };
+    let expected = documented_traceparent("cron:", "hooked", SLOT, "scheduled", 1);
+    assert_eq!(read("command.tp"), expected);
+    assert_eq!(read("hook.tp"), expected);
+}
+
 #[test]
 fn ten_concurrent_runs_of_one_slot_run_the_command_once() {
     let s = Server::start();
