@@ -61,6 +61,40 @@ pub async fn run_hook(
             "cannot write the stderr tail for --on-failure: {e}"
         ));
     }
+    let mut cmd = hook_command(hook, report, traceparent, tail.path());
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => return Some(format!("--on-failure could not start: {e}")),
+    };
+    match tokio::time::timeout(hook.timeout, child.wait()).await {
+        Ok(Ok(status)) if status.success() => None,
+        Ok(Ok(status)) => Some(format!("--on-failure ended with {status}")),
+        Ok(Err(e)) => Some(format!("--on-failure: {e}")),
+        Err(_) => {
+            if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            let _ = child.kill().await;
+            Some(format!(
+                "--on-failure did not end within {} and was killed",
+                humantime::format_duration(hook.timeout)
+            ))
+        }
+    }
+}
+
+/// The hook's command: `/bin/sh -c CMD` with the run's facts in its environment, in a process
+/// group of its own.
+fn hook_command(
+    hook: &OnFailure,
+    report: &SlotReport,
+    traceparent: Option<String>,
+    tail: &std::path::Path,
+) -> tokio::process::Command {
+    let command = report.command.as_ref();
     let mut cmd = tokio::process::Command::new("/bin/sh");
     for name in &hook.env_remove {
         cmd.env_remove(name);
@@ -96,32 +130,11 @@ pub async fn run_hook(
                 "0"
             },
         )
-        .env("ANARCHON_STDERR_TAIL", tail.path())
+        .env("ANARCHON_STDERR_TAIL", tail)
         .stdin(std::process::Stdio::null())
         // Its own process group, so that a timeout stops what the hook started too (a `sleep`
         // under `sh -c` would otherwise hold our stdout and stderr open).
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
-        Err(e) => return Some(format!("--on-failure could not start: {e}")),
-    };
-    match tokio::time::timeout(hook.timeout, child.wait()).await {
-        Ok(Ok(status)) if status.success() => None,
-        Ok(Ok(status)) => Some(format!("--on-failure ended with {status}")),
-        Ok(Err(e)) => Some(format!("--on-failure: {e}")),
-        Err(_) => {
-            if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(pid),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-            let _ = child.kill().await;
-            Some(format!(
-                "--on-failure did not end within {} and was killed",
-                humantime::format_duration(hook.timeout)
-            ))
-        }
-    }
+    cmd
 }
