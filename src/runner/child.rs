@@ -178,7 +178,8 @@ pub async fn run(spec: &CommandSpec, lease: Option<&LeaseDeadline>, quiet: bool)
         target,
     } = match start(spec, lease, grace) {
         Ok(started) => started,
-        Err(e) => return not_started(spec, &e),
+        Err(NotStarted::Spawn(e)) => return not_started(spec, &e),
+        Err(NotStarted::LeaseRanOut(why)) => return lease_ran_out(&why),
     };
     let copiers = Copiers::start(&mut child, spec);
 
@@ -235,21 +236,41 @@ struct Started {
     target: Option<Target>,
 }
 
-/// Starts the command under its guard (briefed), its group tracked; or the spawn's error, the
-/// guard let go.
+/// Why a command was not started.
+enum NotStarted {
+    /// It could not be spawned.
+    Spawn(std::io::Error),
+    /// Its lease no longer left the time to run it (why, as the lease says).
+    LeaseRanOut(String),
+}
+
+/// Starts the command under its guard (briefed), its group tracked; or why not, the guard let go.
 fn start(
     spec: &CommandSpec,
     lease: Option<&LeaseDeadline>,
     grace: Option<Duration>,
-) -> std::io::Result<Started> {
+) -> Result<Started, NotStarted> {
     let mut guard = start_guard(spec, grace);
+    // The guard can take a moment to come (the daemon's spawner, a slow fork): the command starts
+    // only while its lease leaves the time the watch below needs to stop it before another host
+    // may take the run over. Started later, it would be stopped at once, but only after running
+    // beside the takeover's copy (a red team saw 75 ms of two copies, a guard 1 s late).
+    if let Some(why) = lease
+        .filter(|_| spec.stop_on_lease_lost)
+        .and_then(|l| l.lost_reason(grace.unwrap_or_default()))
+    {
+        if let Some(g) = guard {
+            g.done();
+        }
+        return Err(NotStarted::LeaseRanOut(why));
+    }
     let child = match spawn(spec, guard.as_ref().map(Guard::group)) {
         Ok(child) => child,
         Err(e) => {
             if let Some(g) = guard {
                 g.done();
             }
-            return Err(e);
+            return Err(NotStarted::Spawn(e));
         }
     };
     // Its pid now: tokio forgets it once the command has been waited for.
@@ -443,6 +464,19 @@ fn brief_guard(
 
 /// The outcome of a command that could not be started: 127 when it is not there, 126 otherwise
 /// (as a shell does), with the error said on stderr.
+/// The command not started because its lease ran out first: left as a lost lease is (the attempt
+/// ends `interrupted` at its lease's end and another host, or the next claim, takes the run over).
+fn lease_ran_out(why: &str) -> CommandOutcome {
+    crate::errln!(
+        "anarchon: the command was not started: its lease ran out first ({why}); the run is left to a takeover"
+    );
+    CommandOutcome {
+        lease_lost: true,
+        spawn_error: Some(format!("not started: the lease ran out first ({why})")),
+        ..CommandOutcome::default()
+    }
+}
+
 fn not_started(spec: &CommandSpec, e: &std::io::Error) -> CommandOutcome {
     let name = spec.argv.first().cloned().unwrap_or_default();
     crate::errln!(
@@ -1005,6 +1039,44 @@ mod tests {
         let outcome = run(&spec, None, true).await;
         assert_eq!(outcome.exit_code, Some(0));
         assert_eq!(crate::runner::children::tracked(), Vec::<i32>::new());
+    }
+
+    /// A command whose lease no longer leaves the time to stop it (the guard came late: a stopped
+    /// spawner, a slow fork) is not started at all: no process runs, and the outcome is a lost
+    /// lease, which leaves the run to a takeover (issue 49's red team).
+    #[tokio::test]
+    async fn a_command_is_not_started_once_its_lease_ran_out() {
+        let _alone = ALONE.lock().await;
+        let dir = tempfile::tempdir().unwrap();
+        let ran = dir.path().join("ran");
+        let spec = CommandSpec {
+            argv: vec![format!("touch {}", ran.display())],
+            shell: true,
+            foreground: false,
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            timeout: None,
+            kill_after: Duration::from_secs(1),
+            stop_on_lease_lost: true,
+            leave_children: false,
+            stdout_to_stderr: false,
+            keep_stdout: false,
+            supervised: None,
+            live: None,
+        };
+        // A 2 s lease whose claim was sent 5 s ago.
+        let sent = BootTime::now().saturating_sub(Duration::from_secs(5));
+        let lease = LeaseDeadline::new(Duration::from_secs(2), sent);
+        let outcome = run(&spec, Some(&lease), true).await;
+        assert!(outcome.lease_lost, "{outcome:?}");
+        assert_eq!(outcome.exit_code, None);
+        assert!(!ran.exists(), "the command ran");
+        assert_eq!(crate::runner::children::tracked(), Vec::<i32>::new());
+        // With the lease's time left, the same command runs.
+        let lease = LeaseDeadline::new(Duration::from_secs(30), BootTime::now());
+        let outcome = run(&spec, Some(&lease), true).await;
+        assert_eq!(outcome.exit_code, Some(0), "{outcome:?}");
+        assert!(ran.exists());
     }
 
     /// The tests that look at the process registry, one at a time (it is the process's own).

@@ -1726,6 +1726,68 @@ fn guards_from_the_spawner_or_the_daemon_stop_the_command_at_a_kill_9() {
     });
 }
 
+/// A guard spawner that stops answering (SIGSTOP) costs one short wait: the daemon kills it and
+/// forks its guards itself from then on, runs go on, and no run starts after its lease left the
+/// time to stop it (issue 49's red team: with a 1 s wait per run, a daemon blocked on a stopped
+/// spawner started a command 75 ms after another replica's takeover of the same slot had).
+/// Judged by the commands' own log: never two copies at once, no due slot lost.
+#[test]
+fn a_stopped_guard_spawner_is_given_up_and_no_run_doubles() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    // Six jobs: each replica is the first choice of some of them (the herd's step back), so r0
+    // wins runs of its own while its spawner is stopped.
+    let jobs: Vec<String> = (0..6).map(|i| format!("stp{i}")).collect();
+    let log_of = |job: &str| dir.path().join(format!("{job}.log"));
+    let text: String = jobs
+        .iter()
+        .map(|j| ticking_job(j, 1, &log_of(j), 700, "--lease 2s"))
+        .collect();
+    write(&file, &text);
+    let mut replicas: Vec<Replica> = (0..2)
+        .map(|i| Replica::start(&s.url, &file, dir.path(), &format!("r{i}"), &[]))
+        .collect();
+    let start = server_ms(&s);
+    wait_for("two runs", Duration::from_secs(20), || {
+        copies(&log_of("stp0")).len() >= 2
+    });
+    let spawner = child_named(replicas[0].pid(), "anarchon-spawn");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(spawner as i32),
+        nix::sys::signal::Signal::SIGSTOP,
+    )
+    .unwrap();
+    wait_for("r0 to give its spawner up", Duration::from_secs(30), || {
+        replicas[0].stderr().contains("gave no guard in time")
+    });
+    // Killed (a stopped process too) and reaped.
+    wait_for("the stopped spawner gone", Duration::from_secs(5), || {
+        !Path::new(&format!("/proc/{spawner}")).exists()
+    });
+    // r0 runs commands again, under guards it forks itself.
+    let said_at = replicas[0].stderr().find("gave no guard in time").unwrap();
+    wait_for("a run on r0 after it", Duration::from_secs(30), || {
+        replicas[0].stderr()[said_at..].contains("won; running the command")
+    });
+    let guard = child_named(replicas[0].pid(), "anarchon-guard");
+    assert!(guard > 0);
+    let end = server_ms(&s);
+    for r in &mut replicas {
+        assert_eq!(r.stop(Duration::from_secs(30)), Some(0), "{}", r.stderr());
+    }
+    for job in &jobs {
+        let spans = assert_never_two_at_once(job, &log_of(job));
+        let (due, lost) = lost_runs(&s, job, 1000, (start + 1_000, end - 3_000), &spans);
+        assert!(
+            lost.is_empty(),
+            "{job}: {} of {due} due slots lost: {lost:?}\n{}",
+            lost.len(),
+            replicas[0].stderr()
+        );
+    }
+}
+
 /// A store migrated (format 1 to 2, or back) under replicas that run a job every second: the
 /// replicas read the format once per job, not at every slot, and still follow the switch at once
 /// (each claim reads the format key again in its look, each script follows a converted job): every

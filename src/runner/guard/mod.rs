@@ -68,9 +68,10 @@ const CHECK: u8 = b'C';
 const EMPTY: u8 = b'0';
 const OCCUPIED: u8 = b'1';
 
-/// How long the daemon waits for a guard from its spawner before it forks one itself (a stopped
-/// or starved spawner must not hold a run back for long).
-const SPAWNER_PATIENCE: Duration = Duration::from_secs(1);
+/// How long the daemon waits for a guard from its spawner before it gives the spawner up and forks
+/// the guard itself. A guard comes in well under a millisecond; a stopped or starved spawner must
+/// not hold the run back (its lease runs meanwhile) nor the daemon, whose one thread waits.
+const SPAWNER_PATIENCE: Duration = Duration::from_millis(100);
 
 /// How long anarchon waits for the guard's answer before it looks at /proc itself (the guard may
 /// be stopped with its group, or starved on a loaded machine).
@@ -124,12 +125,21 @@ impl Guard {
         spawner::pid()?;
         let (to_guard_read, to_guard_write) = pipe2(OFlag::O_CLOEXEC).ok()?;
         let (from_guard_read, from_guard_write) = pipe2(OFlag::O_CLOEXEC).ok()?;
-        spawner::ask(request, &to_guard_read, &from_guard_write).ok()?;
+        if let Err(e) = spawner::ask(request, &to_guard_read, &from_guard_write) {
+            spawner::give_up(&e);
+            return None;
+        }
         // The guard's ends are the spawner's now: end-of-file if it forks nobody.
         drop(to_guard_read);
         drop(from_guard_write);
         let mut ready = std::fs::File::from(from_guard_read);
-        let group = read_pid(&mut ready, Some(SPAWNER_PATIENCE)).ok()?;
+        let group = match read_pid(&mut ready, Some(SPAWNER_PATIENCE)) {
+            Ok(group) => group,
+            Err(e) => {
+                spawner::give_up(&e);
+                return None;
+            }
+        };
         Some(Guard {
             pipe: Some(std::fs::File::from(to_guard_write)),
             group,

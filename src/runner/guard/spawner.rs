@@ -24,6 +24,7 @@
 
 use std::io::IoSlice;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use nix::sys::socket::{
@@ -43,6 +44,10 @@ const HEADER: usize = 1 + 8 + 8 + 8 + 8 + 2;
 struct Spawner {
     socket: Mutex<OwnedFd>,
     pid: Pid,
+    /// Set once it failed to give a guard in time (stopped, starved, gone): it is killed and the
+    /// daemon forks every guard itself from then on, so that a stopped spawner costs one wait,
+    /// not one per run (the daemon's one thread waits with it).
+    given_up: AtomicBool,
 }
 
 static SPAWNER: OnceLock<Spawner> = OnceLock::new();
@@ -59,26 +64,54 @@ pub fn start() -> std::io::Result<()> {
         None,
         SockFlag::SOCK_CLOEXEC,
     )?;
+    // Its line in `ps`, so that it never reads as a second daemon (prepared here: the child may
+    // not allocate).
+    let title = crate::runner::proctitle::Title::prepare("anarchon guard-spawner");
     // Not among the children the daemon waits for itself: nobody waits for the spawner, so the
     // daemon's reaper takes it as an orphan if it ever exits first (killed).
     // SAFETY: the child branch makes only async-signal-safe calls and never returns.
     let forked = unsafe { fork() }?;
     match forked {
-        ForkResult::Child => spawner_main(theirs.as_raw_fd(), ours.as_raw_fd()),
+        ForkResult::Child => {
+            if let Some(title) = &title {
+                title.apply();
+            }
+            spawner_main(theirs.as_raw_fd(), ours.as_raw_fd())
+        }
         ForkResult::Parent { child } => {
             drop(theirs);
             let _ = SPAWNER.set(Spawner {
                 socket: Mutex::new(ours),
                 pid: child,
+                given_up: AtomicBool::new(false),
             });
             Ok(())
         }
     }
 }
 
-/// The spawner's pid, if it runs (for tests and `ps`-minded readers).
+/// The spawner's pid, if it runs and is asked for guards.
 pub fn pid() -> Option<u32> {
-    SPAWNER.get().map(|s| s.pid.as_raw() as u32)
+    SPAWNER
+        .get()
+        .filter(|s| !s.given_up.load(Ordering::Relaxed))
+        .map(|s| s.pid.as_raw() as u32)
+}
+
+/// The spawner failed to give a guard in time (`why`): kill it (a stopped process too; the
+/// requests it had not read die with it, so no late guard comes of them) and fork every guard in
+/// the daemon from now on. Said once.
+pub(super) fn give_up(why: &std::io::Error) {
+    let Some(spawner) = SPAWNER.get() else {
+        return;
+    };
+    if spawner.given_up.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let _ = nix::sys::signal::kill(spawner.pid, nix::sys::signal::Signal::SIGKILL);
+    crate::errln!(
+        "warning: the guard spawner gave no guard in time ({why}); it was stopped, and each run's guard is forked by the daemon from now on"
+    );
 }
 
 /// What a guard is started with (see [`super::Guard::start`]).
