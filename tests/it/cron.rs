@@ -1788,6 +1788,34 @@ fn a_stopped_guard_spawner_is_given_up_and_no_run_doubles() {
     }
 }
 
+/// A guard spawner stopped (SIGSTOP) while no run needs a guard cannot read the end of its
+/// socket: it still goes when its daemon does (the death signal), whether the daemon stops or is
+/// killed -9; nothing of the daemon's is left behind.
+#[test]
+fn a_stopped_guard_spawner_goes_with_its_daemon() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(&file, "# anarchon: --job yearly\n0 0 1 1 * true\n");
+    for (name, stop) in [("term", "-TERM"), ("kill", "-KILL")] {
+        let mut replica = Replica::start(&s.url, &file, dir.path(), name, &[]);
+        let spawner = child_named(replica.pid(), "anarchon-spawn");
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(spawner as i32),
+            nix::sys::signal::Signal::SIGSTOP,
+        )
+        .unwrap();
+        replica.signal(stop);
+        assert!(replica.exit_code(Duration::from_secs(20)).is_some() || stop == "-KILL");
+        replica.kill();
+        wait_for(
+            &format!("the stopped spawner gone with its daemon ({name})"),
+            Duration::from_secs(10),
+            || !alive(spawner),
+        );
+    }
+}
+
 /// A store migrated (format 1 to 2, or back) under replicas that run a job every second: the
 /// replicas read the format once per job, not at every slot, and still follow the switch at once
 /// (each claim reads the format key again in its look, each script follows a converted job): every

@@ -69,6 +69,7 @@ pub fn start() -> std::io::Result<()> {
     let title = crate::runner::proctitle::Title::prepare("anarchon guard-spawner");
     // Not among the children the daemon waits for itself: nobody waits for the spawner, so the
     // daemon's reaper takes it as an orphan if it ever exits first (killed).
+    let daemon = nix::unistd::getpid();
     // SAFETY: the child branch makes only async-signal-safe calls and never returns.
     let forked = unsafe { fork() }?;
     match forked {
@@ -76,7 +77,7 @@ pub fn start() -> std::io::Result<()> {
             if let Some(title) = &title {
                 title.apply();
             }
-            spawner_main(theirs.as_raw_fd(), ours.as_raw_fd())
+            spawner_main(theirs.as_raw_fd(), ours.as_raw_fd(), daemon)
         }
         ForkResult::Parent { child } => {
             drop(theirs);
@@ -160,9 +161,20 @@ pub(super) fn ask(request: &Request, orders: &OwnedFd, answers: &OwnedFd) -> std
 }
 
 /// The spawner process: forks a guard per request until the daemon's end of the socket closes.
-fn spawner_main(socket: RawFd, daemons_end: RawFd) -> ! {
+fn spawner_main(socket: RawFd, daemons_end: RawFd, daemon: Pid) -> ! {
     // SAFETY: plain system calls on descriptors this process owns.
     unsafe { nix::libc::close(daemons_end) };
+    // Killed when the daemon goes, even while stopped (SIGSTOP): a stopped spawner would not read
+    // the end of its socket and would stay behind for ever. Its guards are not: a fork clears the
+    // death signal, and they outlive the daemon to stop its commands.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    // SAFETY: prctl with an integer argument; getppid has no failure.
+    unsafe {
+        nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, nix::libc::SIGKILL);
+        if nix::libc::getppid() != daemon.as_raw() {
+            super::exit(0); // the daemon died before the death signal was set
+        }
+    }
     let socket = become_spawner(socket);
     loop {
         let mut message = [0u8; HEADER + MAX_TITLE];
