@@ -456,10 +456,14 @@ fn a_child_left_behind_is_stopped_when_anarchon_and_its_group_are_killed_meanwhi
     let s = Server::start();
     let pid_file = log_in(&s, "left.pid");
     let termed = log_in(&s, "left.term");
-    // The child takes its SIGTERM and runs on; the SIGKILL is a minute away.
+    let trapped = log_in(&s, "left.trapped");
+    // The child takes its SIGTERM and runs on; the SIGKILL is a minute away. The command ends
+    // only once the child's trap is set: a SIGTERM before it (a loaded machine, the command gone
+    // at once) would end the child unseen, and the test would wait for its "term" in vain.
     let script = format!(
-        "(trap 'echo term >> {termed}' TERM; while :; do sleep 0.05; done) > /dev/null 2>&1 & echo $! > {pid}; exit 0",
+        "(trap 'echo term >> {termed}' TERM; echo set > {trapped}; while :; do sleep 0.05; done) > /dev/null 2>&1 & while [ ! -s {trapped} ]; do sleep 0.01; done; echo $! > {pid}; exit 0",
         termed = termed.display(),
+        trapped = trapped.display(),
         pid = pid_file.display()
     );
     let slot = SLOT.to_string();
