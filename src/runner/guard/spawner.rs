@@ -16,8 +16,11 @@
 //! it leads the command's group and reads the pipe whose write end only the daemon holds, so it
 //! stops the command when the daemon is gone (kill -9 included) exactly as before. The spawner is
 //! its parent and reaps it (SIGCHLD ignored: the kernel reaps, no zombie); it leaves when the
-//! daemon's end of the socket closes. When it cannot be asked (gone, stopped, its socket full),
-//! the daemon forks the guard itself, as `run` always does.
+//! daemon's end of the socket closes, and is killed when the daemon dies (its death signal, for a
+//! spawner stopped meanwhile). When it cannot be asked or gives no guard within 100 ms (gone,
+//! stopped, starved), the daemon kills it and forks every guard itself from then on, as `run`
+//! always does; a command never starts past its lease's time to be stopped, however late its
+//! guard came (`runner::child`).
 //!
 //! The spawner is a fork of a process that may have threads: until it exits it makes only
 //! async-signal-safe calls, into buffers on its stack.
