@@ -1015,15 +1015,12 @@ mod tests {
         assert!(!o.succeeded());
     }
 
-    /// Every process a run starts (its guard, its command) is forgotten by the registry once
-    /// waited for: a pid left there would be taken for ours when the kernel gives it to an
-    /// orphan, which the daemon's reaper then never reaps.
-    #[tokio::test]
-    async fn a_run_leaves_no_pid_in_the_registry() {
-        let _alone = ALONE.lock().await;
-        let spec = CommandSpec {
-            argv: vec!["true".to_string()],
-            shell: false,
+    /// `command` (one word, or a shell line with `shell`) as a run's command in its own group,
+    /// under a guard, stopped when its lease is lost.
+    fn spec(command: &str, shell: bool) -> CommandSpec {
+        CommandSpec {
+            argv: vec![command.to_string()],
+            shell,
             foreground: false,
             env: Vec::new(),
             env_remove: Vec::new(),
@@ -1035,7 +1032,16 @@ mod tests {
             keep_stdout: false,
             supervised: None,
             live: None,
-        };
+        }
+    }
+
+    /// Every process a run starts (its guard, its command) is forgotten by the registry once
+    /// waited for: a pid left there would be taken for ours when the kernel gives it to an
+    /// orphan, which the daemon's reaper then never reaps.
+    #[tokio::test]
+    async fn a_run_leaves_no_pid_in_the_registry() {
+        let _alone = ALONE.lock().await;
+        let spec = spec("true", false);
         let outcome = run(&spec, None, true).await;
         assert_eq!(outcome.exit_code, Some(0));
         assert_eq!(crate::runner::children::tracked(), Vec::<i32>::new());
@@ -1049,21 +1055,7 @@ mod tests {
         let _alone = ALONE.lock().await;
         let dir = tempfile::tempdir().unwrap();
         let ran = dir.path().join("ran");
-        let spec = CommandSpec {
-            argv: vec![format!("touch {}", ran.display())],
-            shell: true,
-            foreground: false,
-            env: Vec::new(),
-            env_remove: Vec::new(),
-            timeout: None,
-            kill_after: Duration::from_secs(1),
-            stop_on_lease_lost: true,
-            leave_children: false,
-            stdout_to_stderr: false,
-            keep_stdout: false,
-            supervised: None,
-            live: None,
-        };
+        let spec = spec(&format!("touch {}", ran.display()), true);
         // A 2 s lease whose claim was sent 5 s ago.
         let sent = BootTime::now().saturating_sub(Duration::from_secs(5));
         let lease = LeaseDeadline::new(Duration::from_secs(2), sent);

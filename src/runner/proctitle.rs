@@ -45,16 +45,11 @@ impl Title {
 
     /// Writes the title over the process's command line. Async-signal-safe: a copy, no allocation.
     pub fn apply(&self) {
-        // SAFETY: `at..at + len` is this process's argument and environment memory, as the kernel
-        // reported it: mapped and writable (the initial stack). Nothing in the forked guard reads
-        // it after this (its arguments and environment are not used).
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                self.bytes.as_ptr(),
-                self.at as *mut u8,
-                self.bytes.len(),
-            );
-        }
+        let (at, text, room) = self.parts();
+        // SAFETY: `at..at + room` is this process's argument and environment memory, as the
+        // kernel reported it: mapped and writable (the initial stack). Nothing in the forked guard
+        // reads it after this (its arguments and environment are not used).
+        unsafe { Title::apply_parts(at, text, room) }
     }
 
     /// Where the title goes, its text (without the NULs after it) and the room it fills: what a

@@ -15,7 +15,7 @@ use crate::common::proxy::{Fault, FaultProxy};
 use crate::common::replica::Replica;
 use crate::common::runs::{Unended, judge_slot};
 use crate::common::ticker::{Copy, copies, overlapping, spans_of, ticker_as};
-use crate::common::{Server, stderr, wait_for};
+use crate::common::{Server, exited, stderr, wait_for};
 use anarchon::store::read::ResultEntry;
 use regex::Regex;
 
@@ -1622,17 +1622,6 @@ fn child_named(parent: u32, comm: &str) -> u32 {
     found.unwrap()
 }
 
-fn alive(pid: u32) -> bool {
-    // A zombie is gone for this purpose: it runs nothing.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let rest = stat.rsplit_once(')')?.1.to_string();
-            rest.split_whitespace().next().map(|state| state != "Z")
-        })
-        .unwrap_or(false)
-}
-
 /// A guard process (the fork that stops a command if its anarchon dies) is named in `ps` for the
 /// run it guards, `anarchon guard JOB SLOT`, instead of showing the daemon's own command line
 /// and reading as a second daemon (issue 48 item 3). The daemon's guards are forked by its guard
@@ -1693,7 +1682,7 @@ fn guards_from_the_spawner_or_the_daemon_stop_the_command_at_a_kill_9() {
     let spawner0 = child_named(r0.pid(), "anarchon-spawn");
     let guard0 = child_named(spawner0, "anarchon-guard");
     let command0 = command_of(&pids0);
-    assert!(alive(command0) && alive(guard0));
+    assert!(!exited(command0) && !exited(guard0));
     // g1: its spawner killed before its job is loaded; the run's guard is the daemon's own child.
     let (file1, pids1) = (dir.path().join("g1.crontab"), dir.path().join("g1.pids"));
     write(&file1, "# anarchon: --job yearly\n0 0 1 1 * true\n");
@@ -1712,17 +1701,17 @@ fn guards_from_the_spawner_or_the_daemon_stop_the_command_at_a_kill_9() {
     r1.hup();
     let guard1 = child_named(r1.pid(), "anarchon-guard");
     let command1 = command_of(&pids1);
-    assert!(alive(command1) && alive(guard1));
+    assert!(!exited(command1) && !exited(guard1));
     // kill -9 of both daemons: each command stops, by its guard.
     r0.kill();
     r1.kill();
     wait_for(
         "both commands stopped by their guards",
         Duration::from_secs(20),
-        || !alive(command0) && !alive(command1),
+        || exited(command0) && exited(command1),
     );
     wait_for("g0's spawner gone", Duration::from_secs(5), || {
-        !alive(spawner0)
+        exited(spawner0)
     });
 }
 
@@ -1811,7 +1800,7 @@ fn a_stopped_guard_spawner_goes_with_its_daemon() {
         wait_for(
             &format!("the stopped spawner gone with its daemon ({name})"),
             Duration::from_secs(10),
-            || !alive(spawner),
+            || exited(spawner),
         );
     }
 }

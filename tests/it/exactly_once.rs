@@ -383,7 +383,7 @@ fn a_background_child_is_stopped_before_the_run_is_recorded_ended() {
         out.dump()
     );
     let child: u32 = common::wait_for_line(&pid_file).parse().unwrap();
-    let gone = nix_gone(child);
+    let gone = common::exited(child);
     assert!(gone, "the background child {child} still runs");
     let ended = results_of(&s, "bg", SLOT);
     assert_eq!(ended.len(), 1, "{ended:?}");
@@ -432,7 +432,7 @@ fn a_background_child_is_stopped_before_the_run_is_recorded_ended() {
     assert_eq!(out.code(), Some(3), "{}", out.dump());
     let child: u32 = common::wait_for_line(&pid_file).parse().unwrap();
     assert!(
-        !nix_gone(child),
+        !common::exited(child),
         "the child should run on with --leave-children"
     );
     kill("-KILL", child);
@@ -484,18 +484,8 @@ fn a_child_left_behind_is_stopped_when_anarchon_and_its_group_are_killed_meanwhi
     wait_for(
         "the guard to stop the child",
         Duration::from_secs(20),
-        || nix_gone(child),
+        || common::exited(child),
     );
-}
-
-/// Whether process `pid` is gone (or a zombie nobody reaped).
-fn nix_gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
 }
 
 /// A holder of `job` @ SLOT whose command runs a minute (ignoring SIGTERM when `stubborn`), and a

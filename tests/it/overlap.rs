@@ -417,17 +417,6 @@ fn a_late_slot_neither_replaces_nor_waits_for_a_newer_run() {
     assert_eq!(mark, None);
 }
 
-/// Whether the process of `pid` has exited (gone, or a zombie not reaped yet).
-fn exited(pid: &str) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
-        stat.rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
-}
-
 /// A run released (`--overlap replace`, `anarchon release`) whose command then ends by itself,
 /// before its holder heard of the release, is recorded as it ended, not `interrupted` (#35, item
 /// 2). The holder's connection is stalled (a relay) while the release is marked and the command
@@ -473,7 +462,7 @@ fn a_released_run_whose_command_ended_by_itself_is_recorded_as_it_ended() {
     .expect(0);
     std::fs::write(&go, "").unwrap();
     common::wait_for("the command to exit", Duration::from_secs(10), || {
-        exited(pid.trim())
+        common::exited(pid.trim().parse().unwrap())
     });
     proxy.set(common::proxy::Fault::Pass);
     let (code, doc) = json_of(holder.wait_with_output().unwrap());

@@ -407,19 +407,7 @@ fn become_guard(
     }
     // The guard receives what its group receives (anarchon forwards signals to the group), and must
     // survive it; tokio's handlers, inherited from anarchon, must not run here either.
-    let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
-    for sig in [
-        Signal::SIGINT,
-        Signal::SIGTERM,
-        Signal::SIGHUP,
-        Signal::SIGQUIT,
-        Signal::SIGPIPE,
-        Signal::SIGUSR1,
-        Signal::SIGUSR2,
-    ] {
-        // SAFETY: installing SIG_IGN has no handler code to run.
-        let _ = unsafe { sigaction(sig, &ignore) };
-    }
+    ignore(SIGNALS_OF_THE_GROUP);
     let default = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
     // SAFETY: as above.
     let _ = unsafe { sigaction(Signal::SIGCHLD, &default) };
@@ -444,6 +432,28 @@ fn become_guard(
             grace_ns,
         },
     )
+}
+
+/// What a process forked from anarchon receives with anarchon's group or the command's (a
+/// terminal's ^C, a service manager's stop, anarchon forwarding) and must outlive: the guard, and
+/// the daemon's guard spawner.
+const SIGNALS_OF_THE_GROUP: [Signal; 7] = [
+    Signal::SIGINT,
+    Signal::SIGTERM,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+    Signal::SIGPIPE,
+    Signal::SIGUSR1,
+    Signal::SIGUSR2,
+];
+
+/// Sets `signals` to SIG_IGN. Async-signal-safe (no allocation), for a forked child.
+fn ignore(signals: impl IntoIterator<Item = Signal>) {
+    let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
+    for sig in signals {
+        // SAFETY: installing SIG_IGN has no handler code to run.
+        let _ = unsafe { sigaction(sig, &ignore) };
+    }
 }
 
 /// What anarchon told the guard so far.

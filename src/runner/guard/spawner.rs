@@ -203,22 +203,9 @@ fn spawner_main(socket: RawFd, daemons_end: RawFd, daemon: Pid) -> ! {
 /// does), children reaped by the kernel, 0-2 on /dev/null and every descriptor but its socket
 /// closed (the daemon's Redis connections and listening socket are not its to keep open).
 fn become_spawner(socket: RawFd) -> RawFd {
-    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
-    let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
-    for sig in [
-        Signal::SIGINT,
-        Signal::SIGTERM,
-        Signal::SIGHUP,
-        Signal::SIGQUIT,
-        Signal::SIGPIPE,
-        Signal::SIGUSR1,
-        Signal::SIGUSR2,
-        // Ignored SIGCHLD: exited guards are reaped by the kernel, none waits as a zombie.
-        Signal::SIGCHLD,
-    ] {
-        // SAFETY: installing SIG_IGN has no handler code to run.
-        let _ = unsafe { sigaction(sig, &ignore) };
-    }
+    // Ignored SIGCHLD besides: exited guards are reaped by the kernel, none waits as a zombie.
+    let sigchld = [nix::sys::signal::Signal::SIGCHLD];
+    super::ignore(super::SIGNALS_OF_THE_GROUP.into_iter().chain(sigchld));
     #[cfg(any(target_os = "linux", target_os = "android"))]
     // SAFETY: PR_SET_NAME with a NUL-terminated string that outlives the call.
     unsafe {

@@ -753,6 +753,14 @@ pub fn cmdline(pid: u32) -> String {
         .unwrap_or_else(|_| "gone".into())
 }
 
+/// Whether process `pid` has exited: gone, or a zombie nobody reaped yet (it runs nothing).
+pub fn exited(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
+}
+
 /// Whether the process `pid` is alive (not a zombie) and runs a command line that contains
 /// `marker` (a path of the test's own: a pid reused by another program is not it).
 pub fn alive_running(pid: u32, marker: &str) -> bool {
