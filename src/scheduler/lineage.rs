@@ -181,6 +181,8 @@ pub(super) struct Held {
     old: String,
     keys: LeaseKeys,
     slot: i64,
+    /// The old name's attempt this claim won: after the first, a takeover of a run in progress.
+    attempt: u32,
     token: String,
     heartbeat: JoinHandle<()>,
 }
@@ -227,12 +229,15 @@ pub(super) async fn before_slot(
         return Ok(Before::Take(Vec::new()));
     }
     // Paused under its own name (now, or over the slot): nothing is claimed under the old names,
-    // where a claim held would only be handed on, spending one of their attempts. (A pause that
-    // begins after this look is met by the job's own claim: see `after_slot`.)
+    // where a claim held would only be handed on, spending one of their attempts; unless the slot
+    // is before the pause and its run is in progress under an old name, whose takeover a pause
+    // does not stop, as it stops no job's takeovers. (A pause that begins after this look is met
+    // by the job's own claim, which continues such a run through it: see `continues`.)
     let own = own_keys(prefix, job, check);
     let (pause, now, in_circle) =
         crate::runner::retrying(conn, async |c| first_look(c, prefix, job, &own).await).await?;
-    if pause.is_paused(slot) || pause.is_paused(now) {
+    if pause.is_paused(slot) || (pause.is_paused(now) && !in_progress(conn, &old_keys, slot).await)
+    {
         let report = SlotReport::skipped(&job.job, slot, SlotOutcome::Paused, None);
         return Ok(Before::Skip(Box::new(report)));
     }
@@ -291,6 +296,33 @@ pub(super) async fn before_slot(
         return Ok(Before::Skip(Box::new(report)));
     }
     Ok(Before::Take(held))
+}
+
+/// Whether the run of `slot` is in progress under any of the old names (`old`): read only while the
+/// job is paused. A store that cannot be read says no (the pause then holds, as before).
+async fn in_progress(conn: &mut Connection, old: &[LeaseKeys], slot: i64) -> bool {
+    for keys in old {
+        let statuses =
+            crate::runner::retrying(conn, async |c| lease::slot_statuses(c, keys, &[slot]).await)
+                .await;
+        if let Ok(statuses) = statuses
+            && statuses.first().cloned().flatten().as_deref() == Some("running")
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether the job's claim of the slot continues a run in progress under an old name (the claim
+/// held there took it over: an attempt after the first), which a pause does not stop
+/// ([`ClaimRequest::continues`]): a pause that began after the slot, while its holder under the
+/// old name was gone and a replica of the new name waited to take it over, would otherwise refuse
+/// the new name's claim, and the old name's claim, handed on, would be claimed by nobody until
+/// long after the slot (the mixed soak, format 1, seed 24: a slot nobody ran, and no record of
+/// why).
+pub(super) fn continues(held: &[Held]) -> bool {
+    held.iter().any(|h| h.attempt > 1)
 }
 
 /// The slot was decided under an old name (`reason`): the old names after it, not claimed yet,
@@ -464,6 +496,7 @@ async fn hold(
         old: old.to_string(),
         keys: keys.clone(),
         slot: req.slot,
+        attempt,
         token: req.token.clone(),
         heartbeat: keep_alive(conn.clone(), keys.clone(), req, job),
     })

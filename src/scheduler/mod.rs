@@ -106,7 +106,13 @@ pub async fn take_in_turn(
         lineage::Before::Skip(report) => return Ok(*report),
     };
     let target = Target::new(prefix, &run.job, run.strategy, check);
-    let request = |slot: i64| -> ClaimRequest { run.claim.request(slot, RunKind::Scheduled) };
+    let continues = lineage::continues(&held);
+    // (An older slot a host catching up put ahead of this one is claimed as its own.)
+    let request = |s: i64| -> ClaimRequest {
+        let mut req = run.claim.request(s, RunKind::Scheduled);
+        req.continues = continues && s == slot;
+        req
+    };
     let taken = loop {
         let taken = run_in_turn(
             conn,

@@ -111,6 +111,7 @@ impl ClaimSettings {
             overlap: self.overlap,
             kind,
             history: self.history,
+            continues: false,
         }
     }
 }

@@ -54,6 +54,10 @@ pub struct ClaimRequest {
     pub overlap: super::OverlapPolicy,
     pub kind: RunKind,
     pub history: HistoryPolicy,
+    /// The run of this slot is already in progress under an earlier name of the job (a renamed
+    /// job's claim that took the old name's run over, `scheduler::lineage`): a pause refuses it no
+    /// more than it refuses a takeover. False for every other claim.
+    pub continues: bool,
 }
 
 /// The answer of the claim script.

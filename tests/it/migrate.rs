@@ -189,6 +189,7 @@ fn a_format_1_script_after_the_switch_is_refused_and_writes_nothing() {
         overlap: anarchon::strategy::OverlapPolicy::Forbid,
         kind: anarchon::store::RunKind::Scheduled,
         history: Default::default(),
+        continues: false,
     };
     use anarchon::store::lease::v1;
     let claim_args = anarchon::strategy::lease::claim_args(&req);
@@ -502,6 +503,7 @@ fn a_format_2_script_after_the_switch_back_is_refused_and_writes_nothing() {
         overlap: anarchon::strategy::OverlapPolicy::Allow,
         kind: anarchon::store::RunKind::Scheduled,
         history: Default::default(),
+        continues: false,
     };
     use anarchon::store::lease::v2;
     let v2_keys = v2::script_keys(&keys);

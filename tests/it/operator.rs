@@ -63,6 +63,7 @@ fn seed(s: &Server, jobs: &[String], runs: i64, status: impl Fn(i64) -> &'static
                         size: 100_000,
                         ..HistoryPolicy::default()
                     },
+                    continues: false,
                 };
                 for arg in claim_args(&req) {
                     inv.arg(arg);

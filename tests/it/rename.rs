@@ -891,3 +891,101 @@ fn a_held_old_name_s_claim_says_why_when_a_later_old_name_decided_the_slot() {
         runs_by_slot(&log)
     );
 }
+
+/// A pause that begins while a renamed job's slot is in progress under its old name (its holder
+/// gone, a replica of the new name waiting to take it over) does not stop the takeover: a pause
+/// stops new runs, never a run in progress or its takeover. The replica takes the old name's
+/// claim over, then claims the slot under the new name through the pause, and runs it. (The
+/// mixed soak, format 1, seed 24: the claim under the new name was refused as paused, the old
+/// name's claim handed on, and the pause outlasted every later claim: nobody ran the slot and
+/// nothing said why.)
+#[test]
+fn a_pause_after_the_slot_never_stops_a_renamed_run_s_takeover() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (file, log) = (dir.path().join("crontab"), dir.path().join("log"));
+    let line = format!("*/5 * * * * * {}\n", ticker(&log, 100));
+    std::fs::write(&file, format!("# anarchon: --job v2 --was v1\n{line}")).unwrap();
+    s.wait_for_phase(5_000, 500, 1_500);
+    let slot = s.now_ms() / 5_000 * 5_000 + 5_000;
+    let at = slot.to_string();
+    // The slot claimed under v1 by a holder that then stopped: its lease ends 1-3 s after the slot.
+    s.cli(&["claim", "v1", "--slot", &at, "--lease", "5s"])
+        .expect(0);
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    wait_for(
+        "the replica to wait for v1's claim",
+        Duration::from_secs(20),
+        || replica.stderr().contains("holds this time"),
+    );
+    s.anarchon()
+        .args(["pause", "v2", "--for", "1h", "--reason", "incident"])
+        .assert()
+        .success();
+    wait_for("the slot to run under v2", Duration::from_secs(20), || {
+        slots_of(&log, "v2").contains(&slot)
+    });
+    wait_for("v2's record of the slot", Duration::from_secs(10), || {
+        s.results("v2")
+            .iter()
+            .any(|r| r.slot == slot && r.status == "finished")
+    });
+    // v1's attempt 1 ended by its lease; the attempt taken over ends handed to v2 (after v2's).
+    wait_for(
+        "v1's second attempt to end",
+        Duration::from_secs(10),
+        || {
+            s.results("v1")
+                .iter()
+                .any(|r| r.slot == slot && r.attempt == Some(2))
+        },
+    );
+    let ended = s
+        .results("v1")
+        .into_iter()
+        .filter(|r| r.slot == slot)
+        .max_by_key(|r| r.attempt)
+        .unwrap_or_else(|| panic!("no record of v1's {slot}\n{}", replica.stderr()));
+    assert_eq!(ended.attempt, Some(2), "{ended:?}");
+    assert_eq!(ended.status, "finished", "{ended:?}");
+    assert_eq!(ended.result["handed_to"], "v2", "{ended:?}");
+    assert!(ended.result.get("skipped").is_none(), "{ended:?}");
+    // The slots after it are paused: none runs.
+    assert_eq!(slots_of(&log, "v2"), vec![slot], "{}", replica.stderr());
+    assert_each_slot_once(&log);
+}
+
+/// The same pause met at the first look: a replica of the new name that comes to the slot after
+/// the pause began (it started late) still takes over the old name's run in progress, whose holder
+/// is gone, and runs it; the slots inside the pause it skips.
+#[test]
+fn a_replica_that_comes_during_a_pause_takes_over_the_old_name_s_run() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (file, log) = (dir.path().join("crontab"), dir.path().join("log"));
+    let line = format!("*/10 * * * * * {}\n", ticker(&log, 100));
+    std::fs::write(
+        &file,
+        format!("# anarchon: --job v2 --was v1 --max-late 8s\n{line}"),
+    )
+    .unwrap();
+    s.wait_for_phase(10_000, 500, 2_000);
+    let slot = s.now_ms() / 10_000 * 10_000;
+    let at = slot.to_string();
+    s.cli(&["claim", "v1", "--slot", &at, "--lease", "1s"])
+        .expect(0);
+    // v2 known to the store (it ran the slot before), so that it can be paused.
+    let before = (slot - 10_000).to_string();
+    s.cli(&["run", "--job", "v2", "--slot", &before, "--", "true"])
+        .expect(0);
+    s.anarchon()
+        .args(["pause", "v2", "--for", "1h", "--reason", "incident"])
+        .assert()
+        .success();
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    wait_for("the slot to run under v2", Duration::from_secs(20), || {
+        slots_of(&log, "v2").contains(&slot)
+    });
+    assert_each_slot_once(&log);
+    drop(replica);
+}

@@ -1,7 +1,9 @@
 -- claim(job, slot, token): decides who runs one scheduled run (docs/store-format.md, "claim").
 -- KEYS: 1-5 as in lib.lua, 6 job (hash)
 -- ARGV: 1 slot (ms), 2 token, 3 runner, 4 lease_ms, 5 max_attempts, 6 allow_overlap (0|1),
---       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
+--       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms,
+--       11 continues (1: the run of this slot is in progress under an earlier name of the job, so
+--       a pause refuses it no more than a takeover; absent or 0 otherwise)
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot, fence}, all strings;
 --   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
 --   other run in progress (older, or newer for a late claim), and three empty strings and the
@@ -17,6 +19,7 @@ local err
 local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
 local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
+local continues = ARGV[11] == '1'
 local now, micros = server_now_ms()
 local lease_end = now + lease_ms
 -- The two times a won claim writes and answers, as text once: Lua turns a number of 13 digits
@@ -57,7 +60,7 @@ if not status then
   if trimmed_to and tonumber(slot) <= trimmed_to then
     return reply('done', nil, nil, '', 'trimmed', '')
   end
-  if kind == 'scheduled' then
+  if kind == 'scheduled' and not continues then
     -- Paused (lua/lease/pause.lua): answered paused (lease_end: when the pause ends, empty until resumed).
     local is_paused, ends = paused(tonumber(slot), now, pause[1], pause[2], pause[3])
     if is_paused then return reply('paused', nil, ends, '', 'paused', '') end

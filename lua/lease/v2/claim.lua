@@ -1,7 +1,9 @@
 -- claim(job, slot, token), store format 2: decides who runs one scheduled run.
 -- KEYS: 1-7 as in lua/lease/v2/lib.lua
 -- ARGV: 1 slot (ms), 2 token, 3 runner, 4 lease_ms, 5 max_attempts, 6 allow_overlap (0|1),
---       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms
+--       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms,
+--       11 continues (1: the run of this slot is in progress under an earlier name of the job, so
+--       a pause refuses it no more than a takeover; absent or 0 otherwise)
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot, fence}, all strings;
 --   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
 --   other run in progress (older, or newer for a late claim), and two empty strings and the
@@ -11,6 +13,7 @@
 local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
 local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
+local continues = ARGV[11] == '1'
 
 local now = server_now_ms()
 local lease_end = now + lease_ms
@@ -66,7 +69,7 @@ if not run then
   if job.trimmed_to and tonumber(slot) <= job.trimmed_to then
     return reply('done', nil, nil, '', 'trimmed', '')
   end
-  if kind == 'scheduled' then
+  if kind == 'scheduled' and not continues then
     -- Paused: answered paused (lease_end: when the pause ends, empty until resumed).
     local is_paused, ends = paused(tonumber(slot), now, job.paused_at, job.paused_until, job.resumed_at)
     if is_paused then return reply('paused', nil, ends, '', 'paused', '') end

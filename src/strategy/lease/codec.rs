@@ -68,6 +68,7 @@ impl LeaseCall for Claim<'_> {
             req.history.size.to_string(),
             req.history.ttl.map(millis).unwrap_or(0).to_string(),
             millis(req.history.keep_claimable).to_string(),
+            flag(req.continues),
         ]
     }
 

@@ -144,6 +144,7 @@ mod tests {
             overlap: crate::strategy::OverlapPolicy::Forbid,
             kind: RunKind::Scheduled,
             history: HistoryPolicy::default(),
+            continues: false,
         }
     }
 
