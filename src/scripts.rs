@@ -12,25 +12,25 @@
 //! every call, and each `local function` of a library is a closure built again each time (about
 //! 0.1 µs apiece on Redis 7), a cost every other client of the server waits for.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 /// A script's source and its SHA1 (the name EVALSHA knows it by), and, for the lease scripts, the
 /// same script as a function of [`LIBRARY`] or [`v2::LIBRARY`] (the name FCALL knows it by).
+///
+/// The source is put together ([`bundle`]) and hashed the first time it is asked for: a server
+/// with Redis Functions runs the lease scripts as functions and never asks, and every process
+/// that talks to the store paid for all of them at its start (`anarchon run -- true`: 2.3 ms of
+/// its CPU, perf).
 pub struct LuaScript {
-    source: String,
-    sha1: String,
+    library: &'static [&'static str],
+    body: &'static str,
+    built: OnceLock<(String, String)>,
     function: Option<(String, &'static FunctionLibrary)>,
 }
 
 impl LuaScript {
-    fn new(source: impl Into<String>) -> Self {
-        let source = source.into();
-        let sha1 = redis::Script::new(&source).get_hash().to_string();
-        LuaScript {
-            source,
-            sha1,
-            function: None,
-        }
+    fn new(source: &'static str) -> Self {
+        Self::bundled(&[], source)
     }
 
     /// The function that runs this script on servers with Redis Functions (7.0+, Valkey), and
@@ -42,18 +42,36 @@ impl LuaScript {
     }
 
     /// A library's helpers that `body` needs, followed by `body` (see [`bundle`]).
-    fn bundled(library: &[&str], body: &str) -> Self {
-        Self::new(bundle(&library.join("\n"), body))
+    fn bundled(library: &'static [&'static str], body: &'static str) -> Self {
+        LuaScript {
+            library,
+            body,
+            built: OnceLock::new(),
+            function: None,
+        }
+    }
+
+    /// The source and its SHA1, put together on the first ask.
+    fn built(&self) -> &(String, String) {
+        self.built.get_or_init(|| {
+            let source = if self.library.is_empty() {
+                self.body.to_string()
+            } else {
+                bundle(&self.library.join("\n"), self.body)
+            };
+            let sha1 = redis::Script::new(&source).get_hash().to_string();
+            (source, sha1)
+        })
     }
 
     /// A lease store format's script `file`: the helpers of `library` it uses, then `body`, and
     /// the same as the function of `functions` that runs it (a store format module defines its
     /// scripts with this: `store::lease::v1`).
     pub fn in_library(
-        library: &[&str],
+        library: &'static [&'static str],
         functions: &'static FunctionLibrary,
         file: &str,
-        body: &str,
+        body: &'static str,
     ) -> Self {
         let mut script = Self::bundled(library, body);
         script.function = Some(functions.function(file));
@@ -61,11 +79,11 @@ impl LuaScript {
     }
 
     pub fn source(&self) -> &str {
-        &self.source
+        &self.built().0
     }
 
     pub fn sha1(&self) -> &str {
-        &self.sha1
+        &self.built().1
     }
 }
 
@@ -88,13 +106,22 @@ fn defined_names(line: &str) -> Option<Vec<&str>> {
         .then_some(names)
 }
 
-/// Whether `text` uses the identifier `name` (not as part of a longer one).
-fn mentions(text: &str, name: &str) -> bool {
-    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    text.match_indices(name).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + name.len()..].chars().next();
-        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+/// The identifiers `text` uses: its maximal runs of ASCII letters, digits and `_` (comments
+/// included). A name is mentioned when it is one of them, not part of a longer one.
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    // By bytes (an identifier is ASCII, so its ends are character boundaries too).
+    let bytes = text.as_bytes();
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while at < bytes.len() && !is_ident(bytes[at]) {
+            at += 1;
+        }
+        let start = at;
+        while at < bytes.len() && is_ident(bytes[at]) {
+            at += 1;
+        }
+        (at > start).then(|| &text[start..at])
     })
 }
 
@@ -138,14 +165,31 @@ fn helpers_for(library: &str, body: &str) -> String {
     if definitions.is_empty() {
         preamble.append(&mut comment);
     }
+    // Each word of the body, then of each definition kept, looked up among the names defined:
+    // one pass over each text (searching every text for every name cost every process that talks
+    // to the store 2.3 ms at its start: perf of `anarchon run -- true`, 19% of its samples).
+    let mut defining: fnv::FnvHashMap<&str, Vec<usize>> = fnv::FnvHashMap::default();
+    for (i, definition) in definitions.iter().enumerate() {
+        for name in &definition.names {
+            defining.entry(name).or_default().push(i);
+        }
+    }
     let mut kept = vec![false; definitions.len()];
-    let mut pending = vec![body.to_string()];
-    while let Some(text) = pending.pop() {
-        for (i, definition) in definitions.iter().enumerate() {
-            if !kept[i] && definition.names.iter().any(|n| mentions(&text, n)) {
-                kept[i] = true;
-                pending.push(definition.lines.join("\n"));
+    let mut pending: Vec<usize> = Vec::new();
+    let mut keep_what = |text: &str, pending: &mut Vec<usize>| {
+        for word in identifiers(text) {
+            for &i in defining.get(word).into_iter().flatten() {
+                if !kept[i] {
+                    kept[i] = true;
+                    pending.push(i);
+                }
             }
+        }
+    };
+    keep_what(body, &mut pending);
+    while let Some(i) = pending.pop() {
+        for line in &definitions[i].lines {
+            keep_what(line, &mut pending);
         }
     }
     let mut out: Vec<&str> = preamble;
@@ -158,38 +202,90 @@ fn helpers_for(library: &str, body: &str) -> String {
 /// A Redis Functions library (`FUNCTION LOAD`): the library's helpers are defined once, when
 /// it is loaded, instead of on every call as a script's are, which is most of what a short script
 /// costs beyond its commands (tests measure FCALL at about 80% of EVALSHA for claim + finish).
-/// Its name carries a hash of its text, so hosts running different anarchon versions each load
-/// and call their own, side by side.
+/// Its name carries a hash, so hosts running different anarchon versions each load and call their
+/// own, side by side: the hash of what its text is made from (the library's files, the scripts'
+/// files, and this file, which puts them together), so that the name is known without the text,
+/// which is put together only when a server needs it loaded (once per server). Putting it
+/// together and hashing it at every process's start instead cost `anarchon run -- true` about
+/// 0.7 ms of its CPU (perf: the bundling, the copies into fresh pages, SHA1).
 pub struct FunctionLibrary {
     pub name: String,
-    pub source: String,
+    library: &'static [&'static str],
+    scripts: &'static [(&'static str, &'static str)],
+    source: OnceLock<String>,
+}
+
+/// This file, which makes a library's text from its files: part of what the library's name hashes.
+const BUNDLER: &str = include_str!("scripts.rs");
+
+/// The hash in the name of the library of `library` and `scripts` ([`FunctionLibrary`]): 64-bit
+/// FNV-1a of their texts and of [`BUNDLER`], each ended by a byte no text has. Worked out by the
+/// compiler (a store format module keeps it in a `const`): no process hashes 140 KB at its start.
+/// Not a defence against anyone (the names are for telling versions apart, and a library is
+/// loaded only by those allowed to load one).
+pub const fn library_hash(library: &[&str], scripts: &[(&str, &str)]) -> u64 {
+    const fn mix(mut hash: u64, text: &[u8]) -> u64 {
+        let mut i = 0;
+        while i < text.len() {
+            hash ^= text[i] as u64;
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+            i += 1;
+        }
+        hash ^= 0xff;
+        hash.wrapping_mul(0x0000_0100_0000_01b3)
+    }
+    let mut hash = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < library.len() {
+        hash = mix(hash, library[i].as_bytes());
+        i += 1;
+    }
+    let mut i = 0;
+    while i < scripts.len() {
+        hash = mix(hash, scripts[i].0.as_bytes());
+        hash = mix(hash, scripts[i].1.as_bytes());
+        i += 1;
+    }
+    mix(hash, BUNDLER.as_bytes())
 }
 
 impl FunctionLibrary {
     /// A library of `scripts` (file name, body), each registered as `<name>_<file stem>`, with
-    /// the helpers of `library` they use. Inside a function, KEYS and ARGV are arguments, not
-    /// globals: the library keeps them in two locals of its own that each function sets first,
-    /// so the scripts' text runs unchanged.
-    pub fn new(library: &str, scripts: &[(&str, &str)]) -> Self {
-        let bodies: Vec<&str> = scripts.iter().map(|(_, body)| *body).collect();
-        let mut text = String::from("local KEYS, ARGV\n");
-        text.push_str(&helpers_for(library, &bodies.join("\n")));
-        for (file, body) in scripts {
-            let stem = file.trim_end_matches(".lua");
-            text.push_str(&format!("\nlocal function {stem}_body()\n{body}\nend\n"));
-        }
-        let hash = redis::Script::new(&text).get_hash().to_string();
-        let name = format!("anarchon_{}", &hash[..12]);
-        for (file, _) in scripts {
-            let stem = file.trim_end_matches(".lua");
-            text.push_str(&format!(
-                "redis.register_function('{name}_{stem}', function(keys, args) KEYS, ARGV = keys, args return {stem}_body() end)\n"
-            ));
-        }
+    /// the helpers of `library` they use, named by `hash` ([`library_hash`] of the two). Inside a
+    /// function, KEYS and ARGV are arguments, not globals: the library keeps them in two locals
+    /// of its own that each function sets first, so the scripts' text runs unchanged.
+    pub fn new(
+        library: &'static [&'static str],
+        scripts: &'static [(&'static str, &'static str)],
+        hash: u64,
+    ) -> Self {
         FunctionLibrary {
-            source: format!("#!lua name={name}\n{text}"),
-            name,
+            name: format!("anarchon_{:012x}", hash >> 16),
+            library,
+            scripts,
+            source: OnceLock::new(),
         }
+    }
+
+    /// The text `FUNCTION LOAD` is given, put together on the first ask.
+    pub fn source(&self) -> &str {
+        self.source.get_or_init(|| {
+            let bodies: Vec<&str> = self.scripts.iter().map(|(_, body)| *body).collect();
+            let mut text = format!("#!lua name={}\nlocal KEYS, ARGV\n", self.name);
+            text.push_str(&helpers_for(&self.library.join("\n"), &bodies.join("\n")));
+            for (file, body) in self.scripts {
+                let stem = file.trim_end_matches(".lua");
+                text.push_str(&format!("\nlocal function {stem}_body()\n{body}\nend\n"));
+            }
+            let name = &self.name;
+            for (file, _) in self.scripts {
+                let stem = file.trim_end_matches(".lua");
+                text.push_str(&format!(
+                    "redis.register_function('{name}_{stem}', function(keys, args) KEYS, ARGV = keys, args return {stem}_body() end)\n"
+                ));
+            }
+            text
+        })
     }
 
     /// The function that runs the script `file`.

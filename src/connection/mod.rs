@@ -407,7 +407,7 @@ impl Connection {
     ) -> std::result::Result<(), ()> {
         let load = redis::cmd("FUNCTION")
             .arg("LOAD")
-            .arg(&library.source)
+            .arg(library.source())
             .clone();
         match load.query_async::<Value>(&mut self.inner).await {
             Ok(_) => Ok(()),

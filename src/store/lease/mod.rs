@@ -518,8 +518,8 @@ pub fn write_scripts(dir: &std::path::Path) -> std::io::Result<()> {
         }
         std::fs::write(path, script.source())?;
     }
-    std::fs::write(dir.join("lease/v1/library.lua"), &v1::LIBRARY.source)?;
-    std::fs::write(dir.join("lease/v2/library.lua"), &v2::LIBRARY.source)?;
+    std::fs::write(dir.join("lease/v1/library.lua"), v1::LIBRARY.source())?;
+    std::fs::write(dir.join("lease/v2/library.lua"), v2::LIBRARY.source())?;
     Ok(())
 }
 
@@ -561,14 +561,14 @@ mod tests {
         ] {
             assert!(
                 library
-                    .source
+                    .source()
                     .starts_with(&format!("#!lua name={}\n", library.name))
             );
             for script in scripts {
                 let (function, lib) = script.function().unwrap();
                 assert_eq!(lib.name, library.name);
                 assert!(
-                    library.source.contains(&format!("'{function}'")),
+                    library.source().contains(&format!("'{function}'")),
                     "{function}"
                 );
             }

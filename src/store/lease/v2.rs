@@ -84,7 +84,10 @@ const FILES: [(&str, &str); 8] = [
 
 /// The format 2 scripts as a Redis Functions library (see [`FunctionLibrary`]).
 pub static LIBRARY: LazyLock<FunctionLibrary> =
-    LazyLock::new(|| FunctionLibrary::new(&LIB.join("\n"), &FILES));
+    LazyLock::new(|| FunctionLibrary::new(&LIB, &FILES, LIBRARY_HASH));
+
+/// The hash in [`LIBRARY`]'s name, worked out when anarchon is compiled.
+const LIBRARY_HASH: u64 = crate::scripts::library_hash(&LIB, &FILES);
 
 macro_rules! script {
     ($file:literal) => {
