@@ -353,6 +353,8 @@ impl ExecArgs {
             // Only `run` waits for replicas; it sets this itself.
             replicas: None,
             standby_poll: crate::runner::backup::STANDBY_POLL_MAX,
+            // Only `cron`'s replicas are woken by a hand-over (their requests stream).
+            wakeups: None,
             // Only `run` (and `cron`'s lines) retry a refused claim until --max-late.
             max_late: None,
         })

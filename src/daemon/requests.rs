@@ -179,14 +179,17 @@ async fn listen(shared: Arc<Shared>) {
                 .arg(from.as_deref().unwrap_or("$"))
                 .clone();
             match conn.query::<Value>(&read).await.and_then(decode_read) {
-                Ok((requests, last)) => {
+                Ok(read) => {
                     tries = Retry::IN_THE_BACKGROUND.start();
                     said = false;
-                    if let Some(last) = last {
+                    if let Some(last) = read.last {
                         from = Some(last);
                     }
-                    for request in requests {
+                    for request in read.requests {
                         shared.on_request(request);
+                    }
+                    for wake in read.wakes {
+                        shared.wakeups.wake(&wake.job, wake.slot);
                     }
                 }
                 Err(e) => {

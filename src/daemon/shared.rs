@@ -60,6 +60,9 @@ pub(super) struct Shared {
     pub(super) fleet: super::herd::Fleet,
     /// `--max-running`: the room for commands on this replica ([`super::cap`]).
     pub(super) cap: Option<super::cap::Cap>,
+    /// The backups standing by here, woken by a hand-over the requests stream tells of
+    /// ([`super::requests`]).
+    pub(super) wakeups: Arc<crate::runner::backup::Wakeups>,
 }
 
 /// The daemon's own counters, for `/metrics`.

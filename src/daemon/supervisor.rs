@@ -29,10 +29,11 @@ use crate::settings::run::RunSettings;
 use crate::store::StoreCheck;
 use crate::time::{millis, rfc3339};
 
-/// How soon a backup standing by on a replica first claims again while the holder's lease lives
-/// (`run`'s is 5 s), growing to [`crate::runner::backup::STANDBY_POLL_SETTLED`] while the same
-/// holder keeps it: how soon a run handed over by a replica that shuts down is taken over. A
-/// claim answered `running` is decided from one hash read.
+/// How soon a replica waiting for an old name's claim of a slot claims it again (a renamed job:
+/// `scheduler::lineage`). A backup standing by for a run looks every
+/// [`crate::runner::backup::STANDBY_POLL_WOKEN`] instead: a hand-over wakes it (the requests
+/// stream), and a lease that ends without a word ends when its last look said. A claim answered
+/// `running` is decided from one hash read.
 const STANDBY_POLL: Duration = Duration::from_millis(500);
 
 /// How often the file's text is read for a change ([`FileWatch`]).
@@ -718,6 +719,7 @@ async fn run_local(
         lateness: Default::default(),
         fleet: herd::Fleet::new(crate::strategy::default_runner()),
         cap: super::cap::Cap::new(settings.max_running),
+        wakeups: Default::default(),
     });
     crate::errln!(
         "anarchon: cron: {} job(s) from {}, as runner {} (store {}, format {})",
@@ -983,6 +985,7 @@ fn start_job(shared: &Arc<Shared>, cron_job: CronJob, at_start: bool) -> Running
         stop: shared.stop_commands.clone(),
     });
     run.runner.standby_poll = STANDBY_POLL;
+    run.runner.wakeups = Some(shared.wakeups.clone());
     // A run's events are records of the daemon's log, not a terminal's lines; its starts are
     // observed for /metrics too.
     // (The clock holds the daemon's state weakly: the state holds the jobs, which hold the sink.)

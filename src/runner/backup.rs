@@ -1,7 +1,9 @@
 //! Standing by as a backup: following the holder's lease and taking over the moment it expires.
 
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::time::{Instant, sleep, timeout};
 
 use crate::connection::Connection;
@@ -18,11 +20,64 @@ pub const STANDBY_POLL_MAX: Duration = Duration::from_secs(5);
 
 /// How a backup stands by.
 #[derive(Debug, Clone, Copy)]
-pub struct Standing {
+pub struct Standing<'a> {
     /// Give up after this (`--backup-for`); None: for as long as attempts remain.
     pub limit: Option<Duration>,
     /// The longest sleep between claims while the holder's lease lives.
     pub poll: Duration,
+    /// Where a holder's hand-over wakes this backup (`anarchon cron`: its requests stream), if
+    /// anywhere: its looks then settle at [`STANDBY_POLL_WOKEN`] instead of
+    /// [`STANDBY_POLL_SETTLED`].
+    pub wakeups: Option<&'a Wakeups>,
+}
+
+/// How often a backup looks when a hand-over wakes it ([`Wakeups`]), from its first look on: what
+/// it still looks for is a lease that ends without a word (its holder killed, stopped, cut off),
+/// whose end it knows from the last look (the nap is cut to it), and a hand-over by a holder that
+/// sends no wake-up (a replica of an older anarchon, during the deploy that replaces it). A loser
+/// of a 20 s run looks 3 times in all, not 13 (bench/per_run.sh).
+pub const STANDBY_POLL_WOKEN: Duration = Duration::from_secs(10);
+
+/// The backups standing by in one process (`anarchon cron`), by run, for the wake-ups its
+/// requests stream brings ([`crate::store::requests::Wake`]): a holder that hands its run over
+/// (its lease ends now) wakes them, and one takes the run over at once.
+#[derive(Debug, Default)]
+pub struct Wakeups {
+    waiting: std::sync::Mutex<std::collections::HashMap<RunId, Vec<Weak<Notify>>>>,
+}
+
+/// A run: its job and slot.
+type RunId = (String, i64);
+
+impl Wakeups {
+    /// A backup of `job`'s run at `slot` waits on the handle this returns (while it holds it).
+    pub fn register(&self, job: &str, slot: i64) -> Arc<Notify> {
+        let notify = Arc::new(Notify::new());
+        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        waiting.retain(|_, list| {
+            list.retain(|w| w.strong_count() > 0);
+            !list.is_empty()
+        });
+        waiting
+            .entry((job.to_string(), slot))
+            .or_default()
+            .push(Arc::downgrade(&notify));
+        notify
+    }
+
+    /// Wakes the backups of `job`'s run at `slot` (a wake-up that comes while one is looking
+    /// is kept for its next nap).
+    pub fn wake(&self, job: &str, slot: i64) {
+        let waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        for notify in waiting
+            .get(&(job.to_string(), slot))
+            .into_iter()
+            .flatten()
+            .filter_map(Weak::upgrade)
+        {
+            notify.notify_one();
+        }
+    }
 }
 
 /// How slow a backup's polls grow while the holder keeps renewing its lease (from
@@ -46,16 +101,22 @@ pub async fn wait_as_backup(
     job: &str,
     req: &ClaimRequest,
     mut reply: ClaimReply,
-    how: Standing,
+    how: Standing<'_>,
     quiet: bool,
 ) -> Result<(ClaimReply, BootTime, String)> {
-    let Standing { limit, poll } = how;
+    let Standing {
+        limit,
+        poll,
+        wakeups,
+    } = how;
+    let woken = wakeups.map(|w| w.register(job, req.slot));
     let mut holder = reply.runner.clone();
     let give_up = limit.map(|l| Instant::now() + l);
     let spinner = crate::lines::stderr_spinner(quiet);
     let mut sent = BootTime::now();
     let mut trouble = Trouble::default();
-    let settled = poll.max(STANDBY_POLL_SETTLED);
+    let mut pace = Pace::standing(poll, woken.is_some());
+    let settled = pace.settled;
     // Said to the holder, so that its hand-over can tell whether anyone takes the run over: at
     // once, on its own (a holder handing over now must find it), then again with a look once the
     // last saying is half its life old, each saying lasting two of the slowest polls and a second.
@@ -64,7 +125,6 @@ pub async fn wait_as_backup(
     let said = lease::announce_standby(conn, keys, req.slot, &req.runner, announce_ttl);
     let _ = timeout(Duration::from_secs(1), said).await;
     let mut announced = Instant::now();
-    let mut pace = Pace::new(poll, settled);
     while reply.outcome == ClaimOutcome::Running && give_up.is_none_or(|g| Instant::now() < g) {
         let left_ms = reply.lease_end.unwrap_or(reply.server_now) - reply.server_now;
         if let Some(bar) = &spinner {
@@ -81,7 +141,13 @@ pub async fn wait_as_backup(
             Some(g) => nap.min(g.saturating_duration_since(Instant::now())),
             None => nap,
         };
-        sleep(nap).await;
+        if nap_or_wake(nap, woken.as_deref()).await && !quiet {
+            crate::errln!(
+                "anarchon: {job} @ {}: woken: {} handed the run over; looking at once",
+                rfc3339(req.slot),
+                reply.runner
+            );
+        }
         sent = BootTime::now();
         let what = format!("standing by for {job} @ {}", rfc3339(req.slot));
         let due = announced.elapsed() >= settled;
@@ -104,6 +170,18 @@ pub async fn wait_as_backup(
     Ok((reply, sent, holder))
 }
 
+/// Sleeps for `nap`, or until `woken` is told (a hand-over): whether it was.
+async fn nap_or_wake(nap: Duration, woken: Option<&Notify>) -> bool {
+    let Some(woken) = woken else {
+        sleep(nap).await;
+        return false;
+    };
+    tokio::select! {
+        () = sleep(nap) => false,
+        () = woken.notified() => true,
+    }
+}
+
 /// How long a backup sleeps between looks: from `first`, doubling while each look finds the run
 /// as before (the same holder and attempt, its lease renewed), up to `settled`; back to `first`
 /// when the run changes hands. Never past the holder's lease end (plus 25 ms for the server's
@@ -116,6 +194,19 @@ struct Pace {
 }
 
 impl Pace {
+    /// A backup's pace: from `poll`, settling at [`STANDBY_POLL_SETTLED`]; or, `woken` by a
+    /// hand-over ([`Wakeups`]), [`STANDBY_POLL_WOKEN`] from the first look: a run that ends by
+    /// itself needs nothing of its backup, and a lease that ends without a word ends when the last
+    /// look said.
+    fn standing(poll: Duration, woken: bool) -> Pace {
+        if woken {
+            let settled = poll.max(STANDBY_POLL_WOKEN);
+            Pace::new(settled, settled)
+        } else {
+            Pace::new(poll, poll.max(STANDBY_POLL_SETTLED))
+        }
+    }
+
     fn new(first: Duration, settled: Duration) -> Pace {
         Pace {
             first,

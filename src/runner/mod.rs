@@ -84,10 +84,13 @@ pub struct RunnerOptions {
     /// other than `run` and `cron`).
     pub max_late: Option<std::time::Duration>,
     /// How long a backup first sleeps between claims while the holder's lease lives: how soon it
-    /// notices a run ended early or handed over ([`backup::STANDBY_POLL_MAX`] for `run`; less
-    /// under `anarchon cron`, whose replicas hand runs over when they shut down), growing to
-    /// [`backup::STANDBY_POLL_SETTLED`] while the same holder keeps its lease.
+    /// notices a run ended early or handed over ([`backup::STANDBY_POLL_MAX`] for `run`), growing
+    /// to [`backup::STANDBY_POLL_SETTLED`] while the same holder keeps its lease; with
+    /// [`Self::wakeups`], [`backup::STANDBY_POLL_WOKEN`] from the first.
     pub standby_poll: Duration,
+    /// Where a holder's hand-over wakes this process's backups (`anarchon cron`'s requests
+    /// stream); None: they look by [`Self::standby_poll`] alone.
+    pub wakeups: Option<std::sync::Arc<backup::Wakeups>>,
     /// `--live-output`: each attempt's output goes to the store as it prints ([`live`]).
     pub live_output: Option<live::LiveOutput>,
     /// Where the run's events go ([`event`]): `run`'s terminal, or the daemon's log.
@@ -232,6 +235,7 @@ impl Run<'_> {
             backup::Standing {
                 limit,
                 poll: opts.standby_poll,
+                wakeups: opts.wakeups.as_deref(),
             },
             opts.quiet,
         )

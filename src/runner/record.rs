@@ -180,6 +180,14 @@ async fn answered<T>(
     }
 }
 
+/// Tells the replicas standing by for the run just handed over that its lease has ended
+/// ([`crate::store::requests::Wake`] on the requests stream, which every replica reads): one takes
+/// it over at once, not at its next look. Best effort: unsaid, they find it at that look.
+async fn wake_the_backups(conn: &mut Connection, target: Target<'_>, slot: i64, by: &str) {
+    let wake = crate::store::requests::wake_command(target.prefix, target.job, slot, by);
+    let _ = timeout(Duration::from_secs(1), conn.query::<redis::Value>(&wake)).await;
+}
+
 /// `anarchon cron` shut down and stopped the command at the end of its grace: the run is handed
 /// over ([`strategy::lease::hand_over`]: its lease ends now) so that a replica standing by takes
 /// it over at once as the next attempt, instead of when the lease would have ended. Retried
@@ -197,8 +205,9 @@ pub async fn hand_over(
         return record(conn, target, req, claimed, outcome).await;
     };
     // Whether a replica stands by to take it over (it says so: `LeaseKeys::standby`), read first:
-    // a backup that announced itself and then stopped is said as standing by for a few seconds
-    // at most. Best effort: unread, nobody is said to.
+    // a backup that announced itself and then stopped is said as standing by for its
+    // announcement's life at most (two of its slowest looks and a second: 21 s under `cron`).
+    // Best effort: unread, nobody is said to.
     let standing_by = timeout(
         Duration::from_secs(1),
         strategy::lease::standing_by(conn, &held.keys, held.slot),
@@ -214,7 +223,12 @@ pub async fn hand_over(
     .await;
     match reply {
         Ok(reply) => match reply.outcome {
-            TokenOutcome::Ok => Recorded::HandedOver { standing_by },
+            TokenOutcome::Ok => {
+                if standing_by.is_some() {
+                    wake_the_backups(conn, target, held.slot, &req.runner).await;
+                }
+                Recorded::HandedOver { standing_by }
+            }
             TokenOutcome::Released => record(conn, target, req, claimed, outcome).await,
             TokenOutcome::Lost => Recorded::LeaseLost(reply.lost_reason()),
         },

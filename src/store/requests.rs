@@ -86,37 +86,86 @@ pub fn request_command(
     cmd
 }
 
-/// The entries of an `XREAD` reply on the requests stream (a nil reply: none), and the ID of the
-/// last entry read (to read on from). An entry without a job or a slot that reads (another
-/// writer's) is left out.
-pub fn decode_read(value: Value) -> Result<(Vec<Request>, Option<String>)> {
+/// A wake-up for the replicas standing by for a run: its holder handed it over (`anarchon cron`
+/// shutting down: its lease ended now), so a backup takes it over at once rather than at its next
+/// look. The entry's fields are `woke` (the job), `at` (the slot) and `by` (the holder): no `job`,
+/// so that a reader that knows only requests (this one before wake-ups, or another
+/// implementation following docs/store-format.md) leaves it out as another writer's entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wake {
+    pub job: String,
+    pub slot: i64,
+}
+
+/// The `XADD` of a wake-up ([`Wake`]).
+pub fn wake_command(prefix: &str, job: &str, slot: i64, by: &str) -> redis::Cmd {
+    let mut cmd = redis::cmd("XADD");
+    cmd.arg(requests_key(prefix))
+        .arg("MAXLEN")
+        .arg("~")
+        .arg(REQUESTS_KEPT)
+        .arg("*")
+        .arg("woke")
+        .arg(job)
+        .arg("at")
+        .arg(slot)
+        .arg("by")
+        .arg(by);
+    cmd
+}
+
+/// What one read of the requests stream found: run-now requests, wake-ups, and the ID of the last
+/// entry read (to read on from).
+#[derive(Debug, Default)]
+pub struct Read {
+    pub requests: Vec<Request>,
+    pub wakes: Vec<Wake>,
+    pub last: Option<String>,
+}
+
+/// The entries of an `XREAD` reply on the requests stream (a nil reply: none). An entry that is
+/// neither a request (a job and a slot that read) nor a wake-up is another writer's, left out.
+pub fn decode_read(value: Value) -> Result<Read> {
     if value == Value::Nil {
-        return Ok((Vec::new(), None));
+        return Ok(Read::default());
     }
     let reply: redis::streams::StreamReadReply = redis::FromRedisValue::from_redis_value(value)
         .map_err(|e| Error::corrupt("requests", format!("not a stream read reply ({e})")))?;
     let entries: Vec<redis::streams::StreamId> =
         reply.keys.into_iter().flat_map(|k| k.ids).collect();
-    let last = entries.last().map(|e| e.id.clone());
-    let requests = entries
-        .into_iter()
-        .filter_map(|entry| {
-            let text = |field: &str| -> Option<String> {
-                entry
-                    .map
-                    .get(field)
-                    .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
-            };
+    let mut read = Read {
+        last: entries.last().map(|e| e.id.clone()),
+        ..Read::default()
+    };
+    for entry in entries {
+        let text = |field: &str| -> Option<String> {
+            entry
+                .map
+                .get(field)
+                .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
+        };
+        let request = || {
             Some(Request {
                 job: text("job")?,
                 slot: text("slot")?.parse().ok()?,
                 by: text("by").unwrap_or_default(),
                 reason: text("reason"),
-                id: entry.id,
+                id: entry.id.clone(),
             })
-        })
-        .collect();
-    Ok((requests, last))
+        };
+        let wake = || {
+            Some(Wake {
+                job: text("woke")?,
+                slot: text("at")?.parse().ok()?,
+            })
+        };
+        if let Some(request) = request() {
+            read.requests.push(request);
+        } else if let Some(wake) = wake() {
+            read.wakes.push(wake);
+        }
+    }
+    Ok(read)
 }
 
 /// The ID of the newest request (`0-0` when none): where a daemon that starts reads from.
@@ -311,6 +360,61 @@ mod tests {
             crate::store::discover::classify_key("cron:", "{cron:}:replicas"),
             None
         );
+    }
+
+    /// A stream entry as `XREAD` answers it.
+    fn entry(id: &str, fields: &[(&str, &str)]) -> Value {
+        let map = fields
+            .iter()
+            .flat_map(|(k, v)| {
+                [
+                    Value::BulkString(k.as_bytes().to_vec()),
+                    Value::BulkString(v.as_bytes().to_vec()),
+                ]
+            })
+            .collect();
+        Value::Array(vec![
+            Value::BulkString(id.as_bytes().to_vec()),
+            Value::Array(map),
+        ])
+    }
+
+    #[test]
+    fn a_wake_up_is_no_request_to_a_reader_of_requests_alone() {
+        let entries = vec![
+            entry("1-0", &[("job", "sync"), ("slot", "60000"), ("by", "me")]),
+            entry(
+                "2-0",
+                &[("woke", "sync"), ("at", "120000"), ("by", "old:1")],
+            ),
+            entry("3-0", &[("something", "else")]),
+        ];
+        let reply = Value::Array(vec![Value::Array(vec![
+            Value::BulkString(b"{cron:}:requests".to_vec()),
+            Value::Array(entries),
+        ])]);
+        let read = decode_read(reply).unwrap();
+        assert_eq!(read.requests.len(), 1);
+        assert_eq!(read.requests[0].slot, 60_000);
+        assert_eq!(
+            read.wakes,
+            vec![Wake {
+                job: "sync".into(),
+                slot: 120_000
+            }]
+        );
+        assert_eq!(read.last.as_deref(), Some("3-0"));
+        // What a wake-up's command writes: no `job` field (a request's), so readers of requests
+        // alone leave it out.
+        let cmd = wake_command("cron:", "sync", 120_000, "old:1");
+        let args: Vec<String> = cmd
+            .args_iter()
+            .filter_map(|a| match a {
+                redis::Arg::Simple(b) => Some(String::from_utf8_lossy(b).to_string()),
+                _ => None,
+            })
+            .collect();
+        assert!(!args.iter().any(|a| a == "job" || a == "slot"), "{args:?}");
     }
 
     #[test]

@@ -196,6 +196,63 @@ fn hand_overs_at_shutdown_spend_no_attempt() {
     drop(holder);
 }
 
+/// A hand-over wakes the replica standing by (issue 49: losers wait without polling each run):
+/// once its looks at a long run have slowed to one every 10 s, the holder's SIGTERM hands the run
+/// over and says so on the requests stream, and the backup looks at once, on that word, rather
+/// than at its next look. (It would look at the very moment of the hand-over, before the word
+/// came, about once in 20,000 runs of this test.)
+#[test]
+fn a_hand_over_wakes_the_replica_standing_by() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("long.log");
+    std::fs::write(&file, line("long", 30, &log, 100_000, "--lease 60s")).unwrap();
+    let grace = ["--shutdown-grace", "1s", "-v"];
+    s.wait_for_phase(30_000, 5_000, 12_000);
+    let mut holder = Replica::start(&s.url, &file, dir.path(), "a", &grace);
+    wait_for("the run to start", Duration::from_secs(40), || {
+        !attempts(&log).is_empty()
+    });
+    let slot = attempts(&log)[0].0;
+    let backup = Replica::start(&s.url, &file, dir.path(), "b", &grace);
+    wait_for(
+        "the new replica to stand by for the run in progress",
+        Duration::from_secs(10),
+        || backup.stderr().contains("standing by"),
+    );
+    // Its looks: 0.5, 1, 2, 4, 8 s apart, then 10 s (the lease ends 40-60 s on).
+    let standing = s.now_ms();
+    wait_for(
+        "the backup's looks to slow",
+        Duration::from_secs(30),
+        || s.now_ms() > standing + 16_000,
+    );
+    assert_eq!(holder.stop(Duration::from_secs(20)), Some(0));
+    wait_for("attempt 2 on the backup", Duration::from_secs(15), || {
+        attempts(&log)
+            .iter()
+            .any(|(s2, n, _)| *s2 == slot && *n == 2)
+    });
+    let said = backup.stderr();
+    assert!(
+        said.contains(&format!("woken: {} handed the run over", holder.runner())),
+        "the backup was not woken by the hand-over:\n{said}"
+    );
+    // The word on the stream: no `job` field, so a reader of run-now requests alone skips it.
+    let entries: redis::streams::StreamRangeReply =
+        s.cmd(&["XRANGE", "{cron:}:requests", "-", "+"]);
+    let wake = entries
+        .ids
+        .iter()
+        .find(|e| e.map.contains_key("woke"))
+        .unwrap_or_else(|| panic!("no wake-up on the requests stream: {entries:?}"));
+    assert!(!wake.map.contains_key("job"), "{wake:?}");
+    assert_eq!(wake.get::<String>("at"), Some(slot.to_string()));
+    crate::common::ticker::assert_no_two_spans_overlap::<String>(&log);
+    drop(backup);
+}
+
 /// A full-fleet restart with `--catch-up` (issue 46, item 2): every replica stopped, two slots
 /// missed, and the fleet started again later than `--max-late` after the last of them: the missed
 /// runs are caught up at once, as `run --catch-up` does at its start, not at the next fire time.
