@@ -5,8 +5,8 @@
 pub mod log;
 
 pub use log::{
-    Level, LogFormat, RunLabel, Stream, command_line, current_run, daemon_log, flush_daemon_log,
-    in_run, note_attempt, note_slot, set_daemon_log,
+    Level, LogFormat, RunLabel, Settling, Stream, command_line, current_run, daemon_log,
+    flush_daemon_log, in_run, note_attempt, note_slot, set_daemon_log, settling,
 };
 
 /// The first failure to write stdout that was not a closed pipe (a full disk, an I/O error), for

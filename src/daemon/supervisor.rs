@@ -1048,7 +1048,9 @@ fn reload(
 
 /// SIGTERM (or SIGINT): no new claims; the runs this replica holds get `--shutdown-grace` to end by
 /// themselves; then their commands are stopped and the runs handed over. Tasks that hold no run
-/// (standing by, waiting for an older run, claiming) end at once: the other replicas have them.
+/// (standing by, waiting for an older run, claiming) end at once: the other replicas have them;
+/// but a task settling bookkeeping only it would finish ([`crate::lines::Settling`]) is let
+/// finish it, within the same grace.
 async fn shut_down(
     settings: &CronSettings,
     shared: &Arc<Shared>,
@@ -1067,7 +1069,8 @@ async fn shut_down(
         std::mem::take(&mut *slots)
             .into_iter()
             .filter(|t| {
-                let holds = t.label.attempt() > 0 && !t.handle.is_finished();
+                let holds =
+                    (t.label.attempt() > 0 || t.label.settling()) && !t.handle.is_finished();
                 if !holds {
                     t.handle.abort();
                 }
@@ -1078,7 +1081,7 @@ async fn shut_down(
     let grace = settings.shutdown_grace;
     crate::errln!(
         "anarchon: shutting down: no new runs here; {} run(s) in progress get up to {} to finish",
-        holding.len(),
+        holding.iter().filter(|t| t.label.attempt() > 0).count(),
         humantime::format_duration(grace)
     );
     let all_done = all_finished(shared, &holding, &mut signals.child);

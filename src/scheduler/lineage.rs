@@ -341,6 +341,8 @@ async fn settle_the_rest(
     slot: i64,
     reason: &str,
 ) {
+    // Each claim here is ended by this replica alone: a shutdown waits for it.
+    let _settling = crate::lines::settling();
     let result = serde_json::json!({ "handed_to": job.job, "skipped": reason }).to_string();
     for (old, keys) in rest {
         let req = old_name_request(job, slot);
@@ -686,6 +688,8 @@ pub(super) async fn pause_passes(
 /// `"skipped"`: why, when the new name skipped the slot and could not record it), handed over, or
 /// left to lapse.
 async fn finish_held(conn: &mut Connection, job: &RunSettings, held: Vec<Held>, ending: Ending) {
+    // The held claims are ended by this replica alone: a shutdown waits for it.
+    let _settling = crate::lines::settling();
     let finished = match ending {
         Ending::Finished { skipped } => {
             let mut result = serde_json::json!({ "handed_to": job.job });
