@@ -24,6 +24,36 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Parses a command line (`args`, the program's name first), as `Cli::try_parse_from` does.
+    ///
+    /// `anarchon run ...`, the crontab wrapper every host starts every minute, is parsed first
+    /// with a command of the global options and `run` alone: clap building all of anarchon's
+    /// commands copies each of the 19 global options into each of them, half of the instructions
+    /// of `anarchon run -- true` (callgrind). The same definitions parse the same words into the
+    /// same value (a test compares the two); anything that parse does not accept as it is (help,
+    /// `--version`, an error, whose messages name the whole command) is parsed again in full.
+    pub fn from_command_line(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
+        match Cli::run_alone(&args) {
+            Some(cli) => Ok(cli),
+            None => Cli::try_parse_from(args),
+        }
+    }
+
+    /// `args` parsed as `anarchon run ...` by a command of the global options and `run` alone;
+    /// None when they are not such a line, or not one it accepts as it is.
+    fn run_alone(args: &[std::ffi::OsString]) -> Option<Cli> {
+        use clap::FromArgMatches;
+        if args.get(1).is_none_or(|a| a != "run") {
+            return None;
+        }
+        let run = RunArgs::augment_args(clap::Command::new("run"));
+        let only_run = GlobalArgs::augment_args(clap::Command::new("anarchon")).subcommand(run);
+        let matches = only_run.try_get_matches_from(args).ok()?;
+        Cli::from_arg_matches(&matches).ok()
+    }
+}
+
 /// Flags every command takes.
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
@@ -1507,4 +1537,63 @@ pub struct TimelineArgs {
     /// Also write the picture as an SVG document to FILE (`-`: to stdout, instead of the text).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<std::path::PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<std::ffi::OsString> {
+        line.split(' ').map(Into::into).collect()
+    }
+
+    /// The crontab wrapper's lines parse to the same value by `run` alone as by the whole command.
+    #[test]
+    fn run_alone_parses_as_the_whole_command_does() {
+        for line in [
+            "anarchon run --job sync --slot now -- /usr/bin/sync.sh --full",
+            "anarchon run --job sync --schedule */5_*_*_*_* -- true",
+            "anarchon run --job r --slot now --timeout 10m --json -- ./r.sh",
+            "anarchon run --redis redis://h:6379/2 --prefix p: --job b --schedule @daily --catch-up 6h --shell -- a|b",
+            "anarchon run --job x --slot 60000 --overlap allow --lease 30s --max-attempts 5 --quiet -- true",
+            "anarchon run --job x --slot now --no-backup --on-failure ./hook -- true",
+        ] {
+            let line = line.replace('_', " ");
+            let args: Vec<std::ffi::OsString> = if line.contains("--schedule") {
+                // One word with spaces: the schedule.
+                let (head, tail) = line.split_once("--schedule ").unwrap();
+                let (schedule, rest) = tail.split_at(tail.find(" --").unwrap());
+                let mut args = words(head.trim_end());
+                args.push("--schedule".into());
+                args.push(schedule.into());
+                args.extend(words(rest.trim_start()));
+                args
+            } else {
+                words(&line)
+            };
+            let alone = Cli::run_alone(&args).unwrap_or_else(|| panic!("not parsed alone: {line}"));
+            let whole = Cli::try_parse_from(args.clone()).unwrap();
+            assert_eq!(format!("{alone:?}"), format!("{whole:?}"), "{line}");
+        }
+    }
+
+    /// What `run` alone does not take as it is goes to the whole command: help, `--version`, an
+    /// error (whose message names the whole command), every other command.
+    #[test]
+    fn the_rest_is_parsed_by_the_whole_command() {
+        for line in [
+            "anarchon run --help",
+            "anarchon run --job x --bogus -- true",
+            "anarchon run",
+            "anarchon --json run --job x -- true",
+            "anarchon inspect sync",
+        ] {
+            assert!(Cli::run_alone(&words(line)).is_none(), "{line}");
+        }
+        let error = Cli::from_command_line(words("anarchon run --job x --bogus -- true"))
+            .err()
+            .unwrap();
+        assert_eq!(error.kind(), clap::error::ErrorKind::UnknownArgument);
+        assert!(error.to_string().contains("anarchon run"), "{error}");
+    }
 }

@@ -1,5 +1,3 @@
-use clap::Parser;
-
 use anarchon::cli::{Cli, Command};
 use anarchon::commands::{Context, dispatch};
 
@@ -9,7 +7,7 @@ fn main() {
         anarchon::errln!("error: {said}");
         std::process::exit(anarchon::error::ExitCode::Usage.code());
     }
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::from_command_line(std::env::args_os().collect()) {
         Ok(cli) => cli,
         Err(e) => std::process::exit(clap_exit(&e)),
     };
