@@ -1550,30 +1550,95 @@ mod tests {
     /// The crontab wrapper's lines parse to the same value by `run` alone as by the whole command.
     #[test]
     fn run_alone_parses_as_the_whole_command_does() {
-        for line in [
-            "anarchon run --job sync --slot now -- /usr/bin/sync.sh --full",
-            "anarchon run --job sync --schedule */5_*_*_*_* -- true",
-            "anarchon run --job r --slot now --timeout 10m --json -- ./r.sh",
-            "anarchon run --redis redis://h:6379/2 --prefix p: --job b --schedule @daily --catch-up 6h --shell -- a|b",
-            "anarchon run --job x --slot 60000 --overlap allow --lease 30s --max-attempts 5 --quiet -- true",
-            "anarchon run --job x --slot now --no-backup --on-failure ./hook -- true",
-        ] {
-            let line = line.replace('_', " ");
-            let args: Vec<std::ffi::OsString> = if line.contains("--schedule") {
-                // One word with spaces: the schedule.
-                let (head, tail) = line.split_once("--schedule ").unwrap();
-                let (schedule, rest) = tail.split_at(tail.find(" --").unwrap());
-                let mut args = words(head.trim_end());
-                args.push("--schedule".into());
-                args.push(schedule.into());
-                args.extend(words(rest.trim_start()));
-                args
-            } else {
-                words(&line)
-            };
-            let alone = Cli::run_alone(&args).unwrap_or_else(|| panic!("not parsed alone: {line}"));
-            let whole = Cli::try_parse_from(args.clone()).unwrap();
-            assert_eq!(format!("{alone:?}"), format!("{whole:?}"), "{line}");
+        let lines: [&[&str]; 6] = [
+            &[
+                "anarchon",
+                "run",
+                "--job",
+                "sync",
+                "--slot",
+                "now",
+                "--",
+                "/usr/bin/sync.sh",
+                "--full",
+            ],
+            &[
+                "anarchon",
+                "run",
+                "--job",
+                "sync",
+                "--schedule",
+                "*/5 * * * *",
+                "--",
+                "true",
+            ],
+            &[
+                "anarchon",
+                "run",
+                "--job",
+                "r",
+                "--slot",
+                "now",
+                "--timeout",
+                "10m",
+                "--json",
+                "--",
+                "./r.sh",
+            ],
+            &[
+                "anarchon",
+                "run",
+                "--redis",
+                "redis://h:6379/2",
+                "--prefix",
+                "p:",
+                "--job",
+                "b",
+                "--schedule",
+                "@daily",
+                "--catch-up",
+                "6h",
+                "--shell",
+                "--",
+                "a|b",
+            ],
+            &[
+                "anarchon",
+                "run",
+                "--job",
+                "x",
+                "--slot",
+                "60000",
+                "--overlap",
+                "allow",
+                "--lease",
+                "30s",
+                "--max-attempts",
+                "5",
+                "--quiet",
+                "--",
+                "true",
+            ],
+            &[
+                "anarchon",
+                "run",
+                "--job",
+                "x",
+                "--slot",
+                "now",
+                "--no-backup",
+                "--on-failure",
+                "./hook",
+                "--",
+                "true",
+            ],
+        ];
+        for line in lines {
+            let args: Vec<std::ffi::OsString> = line.iter().map(Into::into).collect();
+            let alone =
+                Cli::run_alone(&args).unwrap_or_else(|| panic!("not parsed alone: {line:?}"));
+            let whole = Cli::try_parse_from(args).unwrap();
+            assert_eq!(format!("{alone:?}"), format!("{whole:?}"), "{line:?}");
         }
     }
 

@@ -302,16 +302,20 @@ pub(super) async fn before_slot(
 /// job is paused. A store that cannot be read says no (the pause then holds, as before).
 async fn in_progress(conn: &mut Connection, old: &[LeaseKeys], slot: i64) -> bool {
     for keys in old {
-        let statuses =
-            crate::runner::retrying(conn, async |c| lease::slot_statuses(c, keys, &[slot]).await)
-                .await;
-        if let Ok(statuses) = statuses
-            && statuses.first().cloned().flatten().as_deref() == Some("running")
-        {
+        if status_of(conn, keys, slot).await.ok().flatten().as_deref() == Some("running") {
             return true;
         }
     }
     false
+}
+
+/// The status of `slot`'s run under `keys` (None: the slot has no run), retried through trouble
+/// as a claim's reads are.
+async fn status_of(conn: &mut Connection, keys: &LeaseKeys, slot: i64) -> Result<Option<String>> {
+    let statuses =
+        crate::runner::retrying(conn, async |c| lease::slot_statuses(c, keys, &[slot]).await)
+            .await?;
+    Ok(statuses.into_iter().next().flatten())
 }
 
 /// Whether the job's claim of the slot continues a run in progress under an old name (the claim
@@ -456,10 +460,10 @@ async fn decided_under(
     // Format 1 keeps a skip as a run ended `interrupted` (its record says `skipped`): which one
     // it is, the record says (one read, for this rare answer only).
     let status = if reply.status == "interrupted" {
-        crate::runner::retrying(conn, async |c| lease::slot_statuses(c, keys, &[slot]).await)
+        status_of(conn, keys, slot)
             .await
             .ok()
-            .and_then(|s| s.into_iter().next().flatten())
+            .flatten()
             .filter(|s| s == "skipped")
             .unwrap_or_else(|| reply.status.clone())
     } else {
@@ -636,11 +640,7 @@ async fn ending(
 /// interrupted with its attempts spent): `Some(false)` while it is in progress (a takeover may
 /// still run it); None when the store cannot be read.
 async fn ended_under(conn: &mut Connection, own: &LeaseKeys, slot: i64) -> Option<bool> {
-    let statuses =
-        crate::runner::retrying(conn, async |c| lease::slot_statuses(c, own, &[slot]).await)
-            .await
-            .ok()?;
-    Some(match statuses.first().cloned().flatten().as_deref() {
+    Some(match status_of(conn, own, slot).await.ok()?.as_deref() {
         None | Some("running") => false,
         Some(_) => true,
     })

@@ -60,6 +60,18 @@ pub struct Request {
     pub reason: Option<String>,
 }
 
+/// The `XADD` of an entry to the requests stream, kept about [`REQUESTS_KEPT`] long, its fields
+/// to be added.
+fn append_command(prefix: &str) -> redis::Cmd {
+    let mut cmd = redis::cmd("XADD");
+    cmd.arg(requests_key(prefix))
+        .arg("MAXLEN")
+        .arg("~")
+        .arg(REQUESTS_KEPT)
+        .arg("*");
+    cmd
+}
+
 /// The `XADD` of a request.
 pub fn request_command(
     prefix: &str,
@@ -68,13 +80,8 @@ pub fn request_command(
     by: &str,
     reason: Option<&str>,
 ) -> redis::Cmd {
-    let mut cmd = redis::cmd("XADD");
-    cmd.arg(requests_key(prefix))
-        .arg("MAXLEN")
-        .arg("~")
-        .arg(REQUESTS_KEPT)
-        .arg("*")
-        .arg("job")
+    let mut cmd = append_command(prefix);
+    cmd.arg("job")
         .arg(job)
         .arg("slot")
         .arg(slot)
@@ -99,13 +106,8 @@ pub struct Wake {
 
 /// The `XADD` of a wake-up ([`Wake`]).
 pub fn wake_command(prefix: &str, job: &str, slot: i64, by: &str) -> redis::Cmd {
-    let mut cmd = redis::cmd("XADD");
-    cmd.arg(requests_key(prefix))
-        .arg("MAXLEN")
-        .arg("~")
-        .arg(REQUESTS_KEPT)
-        .arg("*")
-        .arg("woke")
+    let mut cmd = append_command(prefix);
+    cmd.arg("woke")
         .arg(job)
         .arg("at")
         .arg(slot)
@@ -138,12 +140,7 @@ pub fn decode_read(value: Value) -> Result<Read> {
         ..Read::default()
     };
     for entry in entries {
-        let text = |field: &str| -> Option<String> {
-            entry
-                .map
-                .get(field)
-                .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
-        };
+        let text = |field: &str| entry.get::<String>(field);
         let request = || {
             Some(Request {
                 job: text("job")?,
@@ -327,12 +324,7 @@ pub async fn declined(
         .ids
         .into_iter()
         .filter_map(|entry| {
-            let text = |field: &str| -> Option<String> {
-                entry
-                    .map
-                    .get(field)
-                    .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
-            };
+            let text = |field: &str| entry.get::<String>(field);
             (text("action")? == "run-now" && text("slot")?.parse::<i64>().ok()? == slot)
                 .then_some(())?;
             Some(Declined {
