@@ -223,7 +223,12 @@ async fn pump(
             };
             if matched {
                 hold.held.store(true, std::sync::atomic::Ordering::SeqCst);
-                hold.released.notified().await;
+                // A client that goes while its request is held never sent it, as far as the
+                // server can tell: its bytes are thrown away, not delivered after it has gone.
+                tokio::select! {
+                    () = hold.released.notified() => {}
+                    () = gone(&mut from) => break,
+                }
             }
         }
         if let Some(once) = &drop_once {
@@ -255,6 +260,16 @@ async fn pump(
         let _ = writer.await;
     }
     let _ = to.lock().await.shutdown().await;
+}
+
+/// Resolves when the client has closed its side (it sent nothing more); never, once it has sent
+/// more (those bytes wait behind the held ones).
+async fn gone(from: &mut tokio::net::tcp::OwnedReadHalf) {
+    let mut probe = [0u8; 1];
+    match from.peek(&mut probe).await {
+        Ok(0) | Err(_) => {}
+        Ok(_) => std::future::pending().await,
+    }
 }
 
 async fn wait_for(fault: &mut watch::Receiver<Fault>, wanted: Fault) {
