@@ -564,6 +564,16 @@ pub struct JobSlot {
 }
 
 /// `--ping URL`: an http or https URL.
+/// `--retry-backoff`: a factor from 1 (every wait the same) to 10.
+fn parse_backoff(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (1.0..=10.0).contains(&f) => Ok(f),
+        _ => Err(format!(
+            "{s:?} is not a factor from 1 to 10 (2 doubles each wait)"
+        )),
+    }
+}
+
 fn parse_ping_url(text: &str) -> Result<url::Url, String> {
     let url = url::Url::parse(text).map_err(|e| format!("{text:?} is not a URL ({e})"))?;
     match url.scheme() {
@@ -827,6 +837,31 @@ pub struct RunArgs {
     /// How long one --ping may take in all, retries included; the run never waits longer.
     #[arg(long, value_parser = parse_duration, default_value = "10s", value_name = "DURATION", requires = "ping")]
     pub ping_timeout: Duration,
+
+    /// When the command fails, run it again up to N times, each a new attempt of the same slot
+    /// that any host standing by may take (this one too), after --retry-delay, never beside
+    /// another attempt. A pending retry holds the job as a run in progress does (under --overlap
+    /// forbid the next slot is skipped while it waits). Counted apart from --max-attempts, which
+    /// counts lost leases. Lease strategy only.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub retries: Option<u32>,
+
+    /// With --retries: the wait before the first retry [default: 30s].
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", requires = "retries")]
+    pub retry_delay: Option<Duration>,
+
+    /// With --retries: each later wait is the one before times this [default: 2].
+    #[arg(long, value_name = "FACTOR", value_parser = parse_backoff, requires = "retries")]
+    pub retry_backoff: Option<f64>,
+
+    /// With --retries: no wait is longer than this [default: 10m].
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", requires = "retries")]
+    pub retry_max_delay: Option<Duration>,
+
+    /// With --retries: retry only when the command exits with one of these codes (comma
+    /// separated, as `75,111`) [default: any failure, a signal or a timeout included].
+    #[arg(long, value_name = "CODES", value_delimiter = ',', value_parser = clap::value_parser!(i32).range(1..=255), requires = "retries")]
+    pub retry_on: Vec<i32>,
 
     /// How long --on-failure may run before it is killed.
     #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "DURATION", requires = "on_failure")]

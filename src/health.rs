@@ -327,7 +327,12 @@ struct Ended {
 
 /// Reads the ended runs of a job's recent results.
 fn ended_runs(i: &Inputs) -> Ended {
-    let ended = final_attempts(i.recent);
+    // A slot whose last attempt failed and waits for its retry has not ended (`--retries`): it
+    // fails only when its retries are spent.
+    let ended: Vec<&ResultEntry> = final_attempts(i.recent)
+        .into_iter()
+        .filter(|r| !r.was_retried(i.recent, i.in_progress))
+        .collect();
     let failed_in_a_row = ended.iter().take_while(|r| failed(r)).count() as u32;
     let newest_ended_at = |pred: &dyn Fn(&ResultEntry) -> bool| {
         i.recent

@@ -63,7 +63,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     (
         "anarchon_job_recent_runs",
-        "The job's newest results (at most 16) by final status (replaced: interrupted by --overlap replace).",
+        "The job's newest results (at most 16) by final status (replaced: interrupted by --overlap replace; retried: a failed attempt given a retry).",
     ),
     (
         "anarchon_job_history_runs",

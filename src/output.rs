@@ -361,7 +361,14 @@ pub fn result_summary(result: Option<&serde_json::Value>) -> String {
     match result {
         None | Some(serde_json::Value::Null) => "-".to_string(),
         Some(v) if v.get("exit_code").is_some() || v.get("signal").is_some() => {
-            crate::store::attempt::command_end(v).unwrap_or_else(|| v.to_string())
+            let end = crate::store::attempt::command_end(v).unwrap_or_else(|| v.to_string());
+            // A failed attempt given a retry (`--retries`) says which, and when it was due.
+            match (v.get("retry"), v.get("retry_at").and_then(|t| t.as_i64())) {
+                (Some(nth), Some(at)) => {
+                    format!("{end}; retry {nth} at {}", crate::time::rfc3339(at))
+                }
+                _ => end,
+            }
         }
         Some(v) => {
             // Why a run ended without a command's result (interrupted, released, skipped); else a
@@ -405,6 +412,13 @@ mod tests {
         assert_eq!(
             said(serde_json::json!({"exit_code": 3, "duration_ms": 5})),
             "exit 3"
+        );
+        // A failed attempt given a retry.
+        assert_eq!(
+            said(
+                serde_json::json!({"exit_code": 3, "duration_ms": 5, "retry_at": 1796220300000_i64, "retry": 1})
+            ),
+            "exit 3; retry 1 at 2026-12-02T14:05:00.000Z"
         );
         // A replaced run: its reason, not the command's result it also holds.
         let replaced = serde_json::json!({

@@ -341,6 +341,8 @@ impl ExecArgs {
                 lines: self.live_output_lines,
             }),
             on_overlap: crate::runner::overlap::OnOverlap::Skip,
+            // `run` sets its own (`--retries`); a manual run is not retried.
+            retry: None,
             // `run`'s terminal; the daemon gives its log instead.
             events: Default::default(),
             ping: None,

@@ -53,11 +53,13 @@ end
 -- attempt after a hand-over is claimed while the attempt number is below max_attempts plus this.
 local HAND_OVER_LEEWAY = 10
 
--- How many attempts `slot` may have, its attempt `attempt` having lapsed: --max-attempts, and
+-- How many attempts `slot` may have, its attempt `attempt` having lapsed: --max-attempts, plus
+-- the retries its failed commands were given (retry.lua: a retry spends no attempt either), and
 -- HAND_OVER_LEEWAY more when that attempt was handed over (its mark, read before expired_result
 -- deletes it, names it).
 local function attempts_allowed(job_key, slot, attempt, max_attempts)
+  local allowed = max_attempts + retries_given(job_key, slot)
   local _, mark = hand_over_mark(job_key, slot, attempt)
-  if mark then return max_attempts + HAND_OVER_LEEWAY end
-  return max_attempts
+  if mark then return allowed + HAND_OVER_LEEWAY end
+  return allowed
 end

@@ -29,6 +29,7 @@ pub async fn execute(f: &FinishCommand, ctx: &Context) -> Result<ExitCode> {
         result_json,
         ended_at: now,
         by_itself: false,
+        retry: None,
     };
     let reply = strategy::finish(&mut conn, target, &ending).await?;
     let report = TokenReport::new(job, slot, &reply);

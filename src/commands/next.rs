@@ -69,6 +69,47 @@ struct NextReport {
     /// What the first run after the outage would do (--after-outage).
     #[serde(skip_serializing_if = "Option::is_none")]
     after_outage: Option<AfterOutage>,
+    /// Runs whose command failed and that wait for a retry (`run --retries`), oldest slot first.
+    pending_retries: Vec<PendingRetry>,
+}
+
+/// A run waiting for its retry: any host or replica standing by takes it over when due.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+struct PendingRetry {
+    slot: i64,
+    slot_time: String,
+    /// Which retry (1 for the first).
+    retry: u64,
+    /// The attempt the retry is.
+    attempt: u32,
+    due: i64,
+    due_time: String,
+}
+
+/// The runs in progress of `view` that wait for a retry: the failed attempt, recorded with when
+/// its retry is due, is the run's current one.
+fn pending_retries(view: &crate::store::view::JobView) -> Vec<PendingRetry> {
+    let mut pending: Vec<PendingRetry> = view
+        .in_progress
+        .iter()
+        .filter_map(|run| {
+            let failed = view
+                .recent
+                .iter()
+                .find(|r| r.slot == run.slot && r.attempt == Some(run.attempt))?;
+            let due = failed.retry_due()?;
+            Some(PendingRetry {
+                slot: run.slot,
+                slot_time: rfc3339(run.slot),
+                retry: failed.result["retry"].as_u64().unwrap_or(1),
+                attempt: run.attempt + 1,
+                due,
+                due_time: rfc3339(due),
+            })
+        })
+        .collect();
+    pending.sort_by_key(|p| p.slot);
+    pending
 }
 
 /// One fire time of the schedule: a slot `run` claims.
@@ -196,6 +237,7 @@ struct Basis {
     max_late: Duration,
     /// The registry's catch-up (window, policy name), when there is a registry.
     registry_catch_up: Option<(Duration, String)>,
+    pending_retries: Vec<PendingRetry>,
 }
 
 pub async fn execute(settings: &NextSettings, ctx: &Context) -> Result<ExitCode> {
@@ -249,6 +291,7 @@ async fn registered(
         layout,
     };
     let view = crate::store::view::read_one(&mut conn, ctx.prefix(), &job_ref, &check, 1).await?;
+    let pending_retries = pending_retries(&view);
     let Some(registry) = view.registry else {
         return Err(no_schedule(
             job,
@@ -291,6 +334,7 @@ async fn registered(
         pause: view.pause,
         max_late: ms(r.max_late_ms),
         registry_catch_up: Some((ms(r.catch_up_ms), r.catch_up_policy.clone())),
+        pending_retries,
     };
     Ok((basis, conn, lease_keys))
 }
@@ -349,6 +393,7 @@ fn given(schedule: &Schedule, job: Option<&str>, settings: &NextSettings) -> Bas
         // run's default --max-late.
         max_late: Duration::from_secs(60),
         registry_catch_up: None,
+        pending_retries: Vec::new(),
     }
 }
 
@@ -678,6 +723,7 @@ fn report(
             changes: changes.iter().map(|c| change(schedule, c)).collect(),
         },
         after_outage,
+        pending_retries: basis.pending_retries.clone(),
     }
 }
 
@@ -914,6 +960,15 @@ fn print_text(ctx: &Context, r: &NextReport) {
         crate::outln!(
             "jitter: each run waits from 0 to {} before claiming, derived from the job's name and the slot (the same on every host); name the job for the exact delay: anarchon next JOB --schedule ...",
             span(r.jitter_ms)
+        );
+    }
+    for p in &r.pending_retries {
+        crate::outln!(
+            "retry {} of the run of {} is due at {}: its command failed; attempt {} then, on whichever host or replica takes it",
+            p.retry,
+            utc_time(out, p.slot),
+            utc_time(out, p.due),
+            p.attempt
         );
     }
     print_changes(ctx, r, utc);

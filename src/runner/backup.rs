@@ -364,6 +364,7 @@ mod tests {
             server_now: 0,
             other_slot: None,
             other_started_at: None,
+            retry: None,
             fence: None,
             released: None,
         }

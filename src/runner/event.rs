@@ -45,6 +45,8 @@ pub enum EventKind {
     Paused,
     /// Too few replicas acknowledged the claim: not started.
     Unreplicated,
+    /// The command failed with retries left: the run waits for its retry (`--retries`).
+    RetryPending,
 }
 
 impl EventKind {
@@ -67,6 +69,7 @@ impl EventKind {
             EventKind::TooLate => "too_late",
             EventKind::Paused => "paused",
             EventKind::Unreplicated => "unreplicated",
+            EventKind::RetryPending => "retry_pending",
         }
     }
 
@@ -85,7 +88,8 @@ impl EventKind {
             | EventKind::GivenUp
             | EventKind::Released
             | EventKind::LeaseLost
-            | EventKind::TooLate => Level::Warn,
+            | EventKind::TooLate
+            | EventKind::RetryPending => Level::Warn,
             EventKind::Failed | EventKind::NotRecorded | EventKind::Unreplicated => Level::Error,
         }
     }
@@ -172,7 +176,7 @@ impl RunEvent {
             job,
             slot,
             format!(
-                "the lease of {from} ended (handed over, or its holder is gone): taking the run over"
+                "the lease of {from} ended (handed over, its holder gone, or a retry due): taking the run over"
             ),
         )
     }
@@ -191,6 +195,22 @@ impl RunEvent {
             format!("won{how}; running the command"),
         )
         .for_attempt(attempt)
+    }
+
+    /// Attempt `attempt` failed and retry `nth` is due at `due` (ms): any host standing by takes
+    /// the run over then.
+    pub fn retry_pending(job: &str, slot: i64, attempt: u32, nth: u32, due: i64) -> RunEvent {
+        let at = crate::time::rfc3339(slot);
+        RunEvent::new(
+            EventKind::RetryPending,
+            job,
+            slot,
+            format!(
+                "attempt {attempt} of {job} @ {at} failed; retry {nth} is due at {}: this host or another standing by takes the run over then, as attempt {}",
+                crate::time::rfc3339(due),
+                attempt + 1
+            ),
+        )
     }
 
     /// The line a terminal shows: `anarchon: ...`, or `error: ...` for a run's end that was not

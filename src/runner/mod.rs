@@ -95,6 +95,8 @@ pub struct RunnerOptions {
     pub live_output: Option<live::LiveOutput>,
     /// Where the run's events go ([`event`]): `run`'s terminal, or the daemon's log.
     pub events: event::Events,
+    /// `--retries`: a failed command is tried again, by any host, after a delay (None: never).
+    pub retry: Option<crate::strategy::retry::RetryPolicy>,
 }
 
 /// `run --wait-replicas N`: after winning, `WAIT` until N replicas acknowledged the claim (and the
@@ -170,7 +172,10 @@ pub async fn run_slot(
     }
     let (skip_reason, wait) = overlap.unwrap_or_default();
     let outcome = match reply.outcome {
-        ClaimOutcome::Won => return Ok(run.won(conn, &reply, sent, &stood, wait).await),
+        ClaimOutcome::Won => {
+            let report = run.won(conn, &reply, sent, &stood, wait).await;
+            return see_retries_through(conn, run, report).await;
+        }
         ClaimOutcome::Overlap => SlotOutcome::Overlap,
         ClaimOutcome::Done => SlotOutcome::Done,
         ClaimOutcome::Running => SlotOutcome::Running,
@@ -258,7 +263,7 @@ impl Run<'_> {
     ) -> SlotReport {
         let (target, req, opts) = (self.target, self.req, self.opts);
         let started = opts.ping.as_ref().map(|p| p.start(&req.token));
-        if let Some(from) = &stood.held_by {
+        if let (Some(from), true) = (&stood.held_by, stood.backup) {
             opts.events
                 .emit(&event::RunEvent::took_over(target.job, req.slot, from));
         }
@@ -317,10 +322,69 @@ impl Run<'_> {
                 Recorded::LeaseLost(held.deadline.lost_reason(Duration::MAX).unwrap_or_default())
             }
             Claimed::Lease(_) | Claimed::ClaimOnly { .. } => {
-                record(conn, target, req, claimed, outcome).await
+                record(
+                    conn,
+                    target,
+                    req,
+                    claimed,
+                    outcome,
+                    self.opts.retry.as_ref(),
+                )
+                .await
             }
         }
     }
+}
+
+/// After an attempt this host ran failed with a retry due (`--retries`, [`Recorded::Retry`]): this
+/// host stands by for the retry as any backup of the run does (whatever `--no-backup` says: the
+/// retry is of its own run) and runs it if it wins its takeover when due; another host that wins
+/// it runs it, and this one stands by until the run ends. The report: of the last attempt this
+/// host ran, or, when another host's attempt ended the run, of that end (as a backup's).
+async fn see_retries_through(
+    conn: &mut Connection,
+    run: Run<'_>,
+    mut report: SlotReport,
+) -> Result<SlotReport> {
+    let Run { target, req, opts } = run;
+    let retry_opts = RunnerOptions {
+        backup: Backup::Standby { limit: None },
+        ..opts.clone()
+    };
+    let mut req = req.clone();
+    while let Some(Recorded::Retry { at, .. }) = report.recorded {
+        // The retry is a new attempt: a new token, claimed as a takeover once it is due.
+        req.token = crate::strategy::new_token();
+        let server_now = server_ms(conn).await.unwrap_or(at);
+        let (reply, sent) = claim_with_retry(conn, target, &req, server_now, &retry_opts).await?;
+        let run = Run {
+            target,
+            req: &req,
+            opts: &retry_opts,
+        };
+        let (reply, sent, stood) = run.stand_by(conn, reply, sent).await?;
+        let (reply, sent) = match reply.outcome {
+            ClaimOutcome::Won => with_time_to_run(conn, target, &req, reply, sent, opts).await?,
+            _ => (reply, sent),
+        };
+        // Its own retry is no takeover from another host.
+        let stood = Stood {
+            backup: stood.held_by.as_deref() != Some(req.runner.as_str()),
+            ..stood
+        };
+        report = match reply.outcome {
+            ClaimOutcome::Won => run.won(conn, &reply, sent, &stood, None).await,
+            ClaimOutcome::Done => {
+                let mut ended =
+                    SlotReport::skipped(target.job, req.slot, SlotOutcome::Done, Some(&reply));
+                ended.backup = true;
+                ended
+            }
+            // Refused otherwise (the run's end unreadable meanwhile): what this host ran stands.
+            _ => return Ok(report),
+        };
+    }
+    Ok(report)
 }
 
 /// How often a slot standing behind an older run that this host does not take over (`--no-backup`)
@@ -683,6 +747,8 @@ fn status_of(recorded: &Recorded, succeeded: bool) -> String {
         (Recorded::Released { status, .. }, _) => status.clone(),
         (Recorded::Yes, true) => "finished".to_string(),
         (Recorded::Yes, false) => "failed".to_string(),
+        // The attempt failed; the run waits for its retry.
+        (Recorded::Retry { .. }, _) => "retrying".to_string(),
         (Recorded::HandedOver { .. }, _) => "interrupted".to_string(),
         (Recorded::LeaseLost(_) | Recorded::Unreachable(_) | Recorded::Refused { .. }, _) => {
             "unknown".to_string()
@@ -769,6 +835,9 @@ fn recorded_event(
     let said = |kind, message: String| Some(RunEvent::new(kind, job, slot, message));
     match recorded {
         Recorded::Yes => None,
+        Recorded::Retry { nth, at: due } => {
+            Some(RunEvent::retry_pending(job, slot, attempt, *nth, *due))
+        }
         Recorded::HandedOver {
             standing_by: Some(backup),
         } => said(
@@ -879,16 +948,13 @@ async fn not_started(
     why: String,
 ) -> SlotReport {
     let result = serde_json::json!({ "reason": format!("not started: {why}") }).to_string();
-    let recorded = record::record_result(
-        conn,
-        target,
-        req,
-        claimed,
-        crate::strategy::lease::FinishStatus::Failed,
-        &result,
-        false,
-    )
-    .await;
+    let end = record::End {
+        status: crate::strategy::lease::FinishStatus::Failed,
+        result: &result,
+        by_itself: false,
+        retry: None,
+    };
+    let recorded = record::record_result(conn, target, req, claimed, &end).await;
     SlotReport {
         job: target.job.to_string(),
         slot: req.slot,
@@ -898,7 +964,7 @@ async fn not_started(
         runner: req.runner.clone(),
         backup,
         status: match recorded {
-            Recorded::Yes => "failed".to_string(),
+            Recorded::Yes | Recorded::Retry { .. } => "failed".to_string(),
             Recorded::LeaseLost(_)
             | Recorded::Unreachable(_)
             | Recorded::Refused { .. }

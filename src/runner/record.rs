@@ -14,6 +14,7 @@ use crate::runner::report::Recorded;
 use crate::strategy;
 use crate::strategy::claim::ClaimRequest;
 use crate::strategy::lease::{FinishStatus, TokenOutcome};
+use crate::strategy::retry::RetryPolicy;
 
 /// How a won run is recorded at its end.
 pub enum Claimed {
@@ -74,13 +75,26 @@ fn result_json(outcome: &CommandOutcome) -> String {
 /// bound the retries).
 const CLAIM_ONLY_RECORD_FOR: Duration = Duration::from_secs(10);
 
-/// Finishes the run, retrying through connection trouble while our lease still lives.
+/// How an attempt ends, as given to finish.
+pub struct End<'a> {
+    pub status: FinishStatus,
+    /// JSON text.
+    pub result: &'a str,
+    /// See [`strategy::Ending::by_itself`].
+    pub by_itself: bool,
+    /// The retries a failure may be given (see [`strategy::Ending::retry`]).
+    pub retry: Option<&'a RetryPolicy>,
+}
+
+/// Finishes the run, retrying through connection trouble while our lease still lives. A failure
+/// that `retry` counts, and not stopped by a release, may be answered [`Recorded::Retry`].
 pub async fn record(
     conn: &mut Connection,
     target: Target<'_>,
     req: &ClaimRequest,
     claimed: &Claimed,
     outcome: &CommandOutcome,
+    retry: Option<&RetryPolicy>,
 ) -> Recorded {
     let status = if outcome.succeeded() {
         FinishStatus::Finished
@@ -90,29 +104,31 @@ pub async fn record(
     // Not stopped for a release: ended by itself, and recorded as it ended even if a release came
     // meanwhile (`--overlap replace` releasing it just as it finished).
     let by_itself = !outcome.released;
-    record_result(
-        conn,
-        target,
-        req,
-        claimed,
+    let retry = retry
+        .filter(|r| status == FinishStatus::Failed && by_itself && r.counts(outcome.exit_code));
+    let end = End {
         status,
-        &result_json(outcome),
+        result: &result_json(outcome),
         by_itself,
-    )
-    .await
+        retry,
+    };
+    record_result(conn, target, req, claimed, &end).await
 }
 
-/// Finishes the run with `status` and `result` (JSON text), retrying as [`record`] does;
-/// `by_itself`: see [`strategy::Ending::by_itself`].
+/// Finishes the run as `end` says, retrying as [`record`] does.
 pub async fn record_result(
     conn: &mut Connection,
     target: Target<'_>,
     req: &ClaimRequest,
     claimed: &Claimed,
-    status: FinishStatus,
-    result: &str,
-    by_itself: bool,
+    end: &End<'_>,
 ) -> Recorded {
+    let End {
+        status,
+        result,
+        by_itself,
+        retry,
+    } = *end;
     let reply = answered(conn, claimed.record_until(), async |conn| {
         // A lease run's end time is read by its script; a claim-only run's is the server's clock
         // at the claim plus the time since.
@@ -131,6 +147,7 @@ pub async fn record_result(
             result_json: result,
             ended_at,
             by_itself,
+            retry,
         };
         strategy::finish(conn, target, &ending).await
     })
@@ -142,6 +159,10 @@ pub async fn record_result(
                 status: reply.status,
             },
             None => Recorded::Yes,
+        },
+        Ok(reply) if reply.outcome == TokenOutcome::Retry => Recorded::Retry {
+            nth: reply.retry.unwrap_or(1),
+            at: reply.lease_end.unwrap_or(reply.server_now),
         },
         Ok(reply) => Recorded::LeaseLost(reply.lost_reason()),
         Err(not_recorded) => not_recorded,
@@ -202,7 +223,7 @@ pub async fn hand_over(
     outcome: &CommandOutcome,
 ) -> Recorded {
     let Claimed::Lease(held) = claimed else {
-        return record(conn, target, req, claimed, outcome).await;
+        return record(conn, target, req, claimed, outcome, None).await;
     };
     // Whether a replica stands by to take it over (it says so: `LeaseKeys::standby`), read first:
     // a backup that announced itself and then stopped is said as standing by for its
@@ -229,8 +250,9 @@ pub async fn hand_over(
                 }
                 Recorded::HandedOver { standing_by }
             }
-            TokenOutcome::Released => record(conn, target, req, claimed, outcome).await,
-            TokenOutcome::Lost => Recorded::LeaseLost(reply.lost_reason()),
+            TokenOutcome::Released => record(conn, target, req, claimed, outcome, None).await,
+            // A hand-over's heartbeat is never answered retry.
+            TokenOutcome::Lost | TokenOutcome::Retry => Recorded::LeaseLost(reply.lost_reason()),
         },
         Err(not_recorded) => not_recorded,
     }

@@ -47,6 +47,10 @@ pub enum Recorded {
         /// The backup that said last it stands by for the run (None: nobody did).
         standing_by: Option<String>,
     },
+    /// The command failed with retries left (`--retries`): the attempt is recorded failed and the
+    /// run waits, in progress, for retry `nth`, due at `at` (ms), which any host or replica takes
+    /// over as the next attempt.
+    Retry { nth: u32, at: i64 },
 }
 
 /// The summary of one slot (`run --json` prints it).
@@ -139,7 +143,11 @@ impl SlotReport {
                         .into_iter()
                         .find(|c| c.code() == *exit_code)
                         .map_or(ExitStatus::External(*exit_code), ExitStatus::Code),
-                    (Some(Recorded::Yes | Recorded::Released { .. }) | None, _) => ExitStatus::OK,
+                    (
+                        Some(Recorded::Yes | Recorded::Released { .. } | Recorded::Retry { .. })
+                        | None,
+                        _,
+                    ) => ExitStatus::OK,
                     (Some(Recorded::HandedOver { .. }), _) => ExitCode::LeaseLost.into(),
                 }
             }

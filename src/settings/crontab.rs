@@ -824,7 +824,7 @@ CRON_TZ=Europe/Berlin
     /// which takes each job's `RunSettings` whole (`daemon::supervisor::start_job`): a flag of
     /// `run` is here, refused ([`NOT_UNDER_THE_DAEMON`], [`LINE_OWNED`]) or the daemon's own
     /// (global). A new flag of `run` fails this test until it is put in one of them.
-    const TAKES_EFFECT: [&str; 35] = [
+    const TAKES_EFFECT: [&str; 40] = [
         "--job",             // the job's name
         "--tz",              // the schedule's zone
         "--max-late",        // take_slot
@@ -860,6 +860,11 @@ CRON_TZ=Europe/Berlin
         "--keep-stdout",    // the runner's record
         "--live-output",    // the runner
         "--live-output-lines",
+        "--retries", // the runner's record, and its wait for the retry
+        "--retry-delay",
+        "--retry-backoff",
+        "--retry-max-delay",
+        "--retry-on",
     ];
 
     #[test]

@@ -13,6 +13,7 @@ use crate::runner::{Backup, ReplicaWait, RunnerOptions};
 use crate::schedule::{CatchUpPolicy, Schedule};
 use crate::store::{RunKind, registry};
 use crate::strategy::claim::{ClaimRequest, DEFAULT_KEEP_CLAIMABLE, HistoryPolicy};
+use crate::strategy::retry::RetryPolicy;
 use crate::strategy::{OverlapPolicy, Strategy, new_token};
 use crate::time::{SlotSpec, TimeRange, millis};
 
@@ -139,10 +140,13 @@ impl RunSettings {
                 // How long after its slot a run's state must be kept: it must outlive every
                 // claim that may still ask for it (--max-late, --catch-up, and every attempt's
                 // lease), or it would run twice.
+                // Retries too: each waits up to its delay and runs under a lease.
                 keep_claimable: (args.max_late
                     + args.catch_up.unwrap_or(Duration::ZERO)
-                    + flags.lease * flags.max_attempts)
-                    .max(DEFAULT_KEEP_CLAIMABLE),
+                    + flags.lease * flags.max_attempts
+                    + retry_policy(&args)
+                        .map_or(Duration::ZERO, |r| (r.max_delay + flags.lease) * r.retries))
+                .max(DEFAULT_KEEP_CLAIMABLE),
                 ..flags.history
             },
             ..flags
@@ -199,6 +203,7 @@ fn check_flags(args: &RunArgs, strategy: Strategy) -> Result<()> {
         ("--backfill", args.backfill.is_some()),
         ("--no-backup", args.no_backup),
         ("--backup-for", args.backup_for.is_some()),
+        ("--retries", args.retries.is_some()),
     ]);
     strategy.refuse_lease_options(&lease_options)?;
     let jitter = args.jitter.unwrap_or(Duration::ZERO);
@@ -250,6 +255,7 @@ fn runner_options(
         ping,
         in_turn: (args.catch_up.is_some() || args.backfill.is_some()).then_some(args.max_late),
         max_late: Some(args.max_late),
+        retry: retry_policy(args),
         backup: if args.no_backup {
             Backup::No
         } else {
@@ -258,6 +264,19 @@ fn runner_options(
             }
         },
         ..opts
+    })
+}
+
+/// `--retries` and its companions, defaults applied (None: no retries).
+pub fn retry_policy(args: &RunArgs) -> Option<RetryPolicy> {
+    args.retries.filter(|n| *n > 0).map(|retries| RetryPolicy {
+        retries,
+        delay: args.retry_delay.unwrap_or(RetryPolicy::DEFAULT_DELAY),
+        backoff: args.retry_backoff.unwrap_or(RetryPolicy::DEFAULT_BACKOFF),
+        max_delay: args
+            .retry_max_delay
+            .unwrap_or(RetryPolicy::DEFAULT_MAX_DELAY),
+        on_exit: args.retry_on.clone(),
     })
 }
 

@@ -131,6 +131,28 @@ impl ResultEntry {
         replaced(&self.status, &self.result)
     }
 
+    /// When the retry of this failed attempt was due (`--retries`: its finish left the run in
+    /// progress for it, lua/lease/retry.lua); None for an attempt that ended its run, or another.
+    pub fn retry_due(&self) -> Option<i64> {
+        if self.status != "failed" {
+            return None;
+        }
+        self.result
+            .get("retry_at")
+            .and_then(serde_json::Value::as_i64)
+    }
+
+    /// Whether this attempt failed and was retried: a retry was due, and the slot has a later
+    /// attempt among `recent` or is still in progress (its retry pending or running). A retry that
+    /// never ran (the run released or ended while it waited) leaves this attempt its last: failed.
+    pub fn was_retried(&self, recent: &[ResultEntry], in_progress: &[RunState]) -> bool {
+        self.retry_due().is_some()
+            && (in_progress.iter().any(|p| p.slot == self.slot)
+                || recent
+                    .iter()
+                    .any(|r| r.slot == self.slot && r.attempt > self.attempt))
+    }
+
     /// A member read WITHSCORES: its slot is the score.
     pub fn parse_scored(key: &str, member: &str, score: &str) -> crate::error::Result<Self> {
         let mut entry = Self::parse(key, member)?;

@@ -202,6 +202,9 @@ impl JobView {
             // was interrupted by trouble: the policy at work, not an alert.
             let status = if r.was_replaced() {
                 "replaced".to_string()
+            } else if r.was_retried(&self.recent, &self.in_progress) {
+                // A failed attempt that was given a retry: the slot's end is its last attempt's.
+                "retried".to_string()
             } else {
                 r.status.clone()
             };

@@ -32,6 +32,9 @@ pub struct ScriptReply<O> {
     /// For overlap: when that run was first claimed. A run first claimed after this slot was due
     /// was put ahead of it by a host catching up: one host alone would have run it first.
     pub other_started_at: Option<i64>,
+    /// For a finish answered [`TokenOutcome::Retry`]: which retry of the slot is due (1 for the
+    /// first); `lease_end` is when.
+    pub retry: Option<u32>,
     /// For a won claim: its fencing token, greater than every earlier won claim's of the job
     /// (both formats; None from a format 1 script of a build before fences came to it).
     pub fence: Option<i64>,
@@ -70,6 +73,10 @@ pub enum TokenOutcome {
     /// An operator released the run (`anarchon release`): the lease was not renewed, the command
     /// must stop and the attempt be finished (recorded with the release's status).
     Released,
+    /// finish: the command failed with retries left (`--retries`): the attempt is recorded failed
+    /// and the run waits, still in progress, for its retry at the reply's `lease_end`, which any
+    /// claimant takes over as the next attempt (lua/lease/retry.lua).
+    Retry,
 }
 
 pub type TokenReply = ScriptReply<TokenOutcome>;
@@ -229,6 +236,7 @@ pub async fn finish(
         status,
         result_json,
         by_itself,
+        retry: None,
     };
     codec::call(conn, keys, &finish).await
 }

@@ -18,6 +18,7 @@ pub mod claim;
 pub mod claim_only;
 pub mod lease;
 pub mod overlap;
+pub mod retry;
 
 pub use overlap::OverlapPolicy;
 
@@ -136,6 +137,9 @@ pub struct Ending<'a> {
     /// of yet stopped nothing, and the attempt is recorded as it ended (issue #35). False where the
     /// caller cannot tell (`anarchon finish`): the release's status is recorded, as before.
     pub by_itself: bool,
+    /// A failed command's retries (`--retries`; lease strategy only): with one left, the attempt
+    /// is recorded failed and the run waits for it, answered [`lease::TokenOutcome::Retry`].
+    pub retry: Option<&'a retry::RetryPolicy>,
 }
 
 /// Ends a claimed run with any strategy: the one entry point for `finish` and the runner. The
@@ -148,16 +152,15 @@ pub async fn finish(
 ) -> Result<lease::TokenReply> {
     if target.strategy.has_leases() {
         let keys = target.lease_keys();
-        return lease::finish(
-            conn,
-            &keys,
-            ending.slot,
-            ending.token,
-            ending.status,
-            ending.result_json,
-            ending.by_itself,
-        )
-        .await;
+        let finish = lease::codec::Finish {
+            slot: ending.slot,
+            token: ending.token,
+            status: ending.status,
+            result_json: ending.result_json,
+            by_itself: ending.by_itself,
+            retry: ending.retry,
+        };
+        return lease::codec::call(conn, &keys, &finish).await;
     }
     let keys = crate::store::ClaimKeys::new(target.prefix, target.job);
     claim_only::finish(conn, &keys, target.strategy, ending).await

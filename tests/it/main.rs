@@ -41,6 +41,7 @@ mod readme;
 mod reliability;
 mod rename;
 mod replicas;
+mod retries;
 mod run;
 mod run_now;
 mod schemas;

@@ -231,6 +231,11 @@ fn line_flags(host: &Host, line: Line, job: &str) -> Vec<String> {
         "30s",
         "--catch-up-max",
         "20",
+        // A command that fails is tried again (`flaky`): one slot in three fails its first try.
+        "--retries",
+        "1",
+        "--retry-delay",
+        "1s",
     ]
     .iter()
     .map(|w| w.to_string())
@@ -275,7 +280,7 @@ fn crontab(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet
         let child = host_process(host, &err_log)
             .args(["run", "--schedule", "*/3 * * * * *"])
             .args(line_flags(host, line, JOB))
-            .args(["--shell", "--", &ticker_as(log, LABEL, line.run_ms, false)])
+            .args(["--shell", "--", &flaky(log, line.run_ms)])
             .spawn()
             .unwrap();
         host.running.lock().unwrap().push(child);
@@ -320,6 +325,15 @@ fn replica(dir: &Path, host: &Host, log: &Path, stop: &AtomicBool, fleet: &Fleet
 /// The ticker's label: the job's name as anarchon gave it, the slot and the attempt.
 const LABEL: &str = "$ANARCHON_JOB@$ANARCHON_SLOT/$ANARCHON_ATTEMPT";
 
+/// The job's command: a ticker of `ms` that exits 3 at its end in its first attempt of one slot
+/// in three (`--retries 1` runs it again), whatever else happens to it.
+fn flaky(log: &Path, ms: u64) -> String {
+    format!(
+        "{}; [ $(( ANARCHON_SLOT / 3000 % 3 )) -ne 0 ] || [ \"$ANARCHON_ATTEMPT\" -gt 1 ] || exit 3",
+        ticker_as(log, LABEL, ms, false)
+    )
+}
+
 /// Writes `host`'s crontab of generation `names.len() - 1`: the job under its newest name, with
 /// `--was` naming every earlier one, and the line edited (the command runs 10 ms longer each
 /// generation), as a deploy that renames a job and edits its line does.
@@ -336,7 +350,7 @@ fn write_crontab(dir: &Path, host: &Host, log: &Path, line: Line, names: &[Strin
         &file,
         format!(
             "# anarchon: {flags}\n*/3 * * * * * {}\n",
-            ticker_as(log, LABEL, line.run_ms + 10 * generation, false)
+            flaky(log, line.run_ms + 10 * generation)
         ),
     )
     .unwrap();
@@ -737,6 +751,12 @@ impl Hit {
 /// while a fault the nemesis dealt held its host (or the server), by the command's own log: then
 /// the slot's loss is the soak's own doing. An attempt no fault explains makes the slot a lost run.
 fn every_attempt_hit(results: &[&ResultEntry], copies: &[&Copy], hits: &[Hit]) -> Option<String> {
+    // A failed attempt that was given a retry spends no attempt of --max-attempts.
+    let results: Vec<&ResultEntry> = results
+        .iter()
+        .copied()
+        .filter(|r| r.retry_due().is_none())
+        .collect();
     if results.len() < MAX_ATTEMPTS || results.iter().any(|r| r.status != "interrupted") {
         return None;
     }

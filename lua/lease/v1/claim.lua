@@ -48,6 +48,21 @@ local function overlap_reply(other, o)
   return r
 end
 
+-- Ends a run in progress whose lease lapsed and that nobody may take over (abandoned, or
+-- superseded by a newer run under forbid): its attempt recorded `interrupted` (`extra`: more
+-- result fields), or, when that attempt ended for a retry (retry.lua) that nobody took, the retry
+-- recorded as not run. Either way the run ends `interrupted`.
+local function end_lapsed(other, o, extra)
+  if pending_retry(KEYS[6], other, o.attempt) then
+    end_run(other, retry_not_run(o, now), 'interrupted', now, '{"reason":"retry not run"' .. (extra or '') .. '}')
+    forget_retry(KEYS[6], other, 2)
+    return 'interrupted'
+  end
+  end_run(other, o, 'interrupted', now, expired_result(KEYS[6], other, o.attempt, extra))
+  forget_retry(KEYS[6], other, o.attempt)
+  return 'interrupted'
+end
+
 -- The slot's status first, alone: a new run (the common case of a claim that reaches the script,
 -- since a claim's look answers the losers) has none, and its other fields are then not read at all
 -- (a run with no status has no state: lib.lua validate_run). A run with state is read whole below.
@@ -136,7 +151,7 @@ if not status then
       forget_release(KEYS[6], other)
     elseif o_end + lease_ms < now and (tonumber(o.attempt) >= attempts_allowed(KEYS[6], other, o.attempt, max_attempts)
         or other_ms < now - keep_ms) then
-      end_run(other, o, 'interrupted', now, expired_result(KEYS[6], other, o.attempt))
+      end_lapsed(other, o, nil)
     elseif not allow_overlap and o_end <= now and other_ms < slot_ms then
       overtaken[#overtaken + 1] = pair
     elseif o_end > now and (not overlapping or other_ms < tonumber(overlapping[1])) then
@@ -167,8 +182,7 @@ if not status then
   -- them beside this run would be refused from now on (superseded), so they end here, rather than
   -- stay running with nobody to finish them.
   for _, pair in ipairs(overtaken) do
-    end_run(pair[1], pair[2], 'interrupted', now,
-      expired_result(KEYS[6], pair[1], pair[2].attempt, ',"superseded_by":' .. slot))
+    end_lapsed(pair[1], pair[2], ',"superseded_by":' .. slot)
   end
   -- A scheduled run's kind is not written: absent means scheduled to every format 1 reader.
   -- (Two calls rather than a table of fields for unpack: one allocation less on every new run.)
@@ -250,25 +264,26 @@ if not allow_overlap then
   local other, o = live_other_run(slot, now)
   if other == nil then return o end
   if other and tonumber(other) > tonumber(slot) then
-    end_run(slot, run, 'interrupted', now, expired_result(KEYS[6], slot, attempt, ',"superseded_by":' .. other))
-    return reply('done', attempt, current_end, run.runner, 'interrupted', other)
+    local ended = end_lapsed(slot, run, ',"superseded_by":' .. other)
+    return reply('done', attempt, current_end, run.runner, ended, other)
   elseif other then
     return overlap_reply(other, o)
   end
 end
 
 -- Its attempt ends as interrupted either way (handed over, when its holder said so; a hand-over
--- spends no attempt: attempts_allowed).
+-- spends no attempt: attempts_allowed), unless it ended for a retry: its finish recorded it, and
+-- the retry is this takeover.
 local allowed = attempts_allowed(KEYS[6], slot, attempt, max_attempts)
-record_attempt(slot, run, 'interrupted', now, expired_result(KEYS[6], slot, attempt))
-if attempt < allowed then
-  redis.call('HSET', KEYS[1],
-    field(slot, 'attempt'), attempt + 1, field(slot, 'token'), token, field(slot, 'runner'), runner,
-    field(slot, 'lease_end'), lease_end_text, field(slot, 'claimed_at'), now_text)
-  redis.call('HSET', KEYS[6], 'fence', fence, fence_field(slot), fence)
-  return reply('won', attempt + 1, lease_end_text, runner, 'running', '', fence)
+if attempt >= allowed then
+  local ended = end_lapsed(slot, run, nil)
+  return reply('done', attempt, current_end, run.runner, ended, '')
 end
-
-redis.call('HSET', KEYS[1], field(slot, 'status'), 'interrupted')
-redis.call('SREM', KEYS[2], slot)
-return reply('done', attempt, current_end, run.runner, 'interrupted', '')
+if not pending_retry(KEYS[6], slot, attempt) then
+  record_attempt(slot, run, 'interrupted', now, expired_result(KEYS[6], slot, attempt))
+end
+redis.call('HSET', KEYS[1],
+  field(slot, 'attempt'), attempt + 1, field(slot, 'token'), token, field(slot, 'runner'), runner,
+  field(slot, 'lease_end'), lease_end_text, field(slot, 'claimed_at'), now_text)
+redis.call('HSET', KEYS[6], 'fence', fence, fence_field(slot), fence)
+return reply('won', attempt + 1, lease_end_text, runner, 'running', '', fence)

@@ -4,7 +4,8 @@
 --   (`anarchon cron` shutting down) and gives the run up: its lease ends now, so that a backup's
 --   next claim records the attempt interrupted and takes the run over at once
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now[, '', '', released_by, reason]}
---   outcome ok; lost when the run is gone, finished, or held by another token; released when an
+--   outcome ok; lost when the run is gone, finished, held by another token, or its attempt ended
+--   for a retry (lua/lease/retry.lua); released when an
 --   operator released it (lib.lua release_mark): the lease is not renewed, the holder must stop
 --   its command and finish, and the reply says who released it and why.
 local err
@@ -20,6 +21,10 @@ local function reply(outcome, end_ms)
 end
 
 if not run.status or run.token ~= token or run.status ~= 'running' then
+  return reply('lost', run.lease_end)
+end
+-- An attempt that ended for a retry (its finish recorded it) is held by nobody until the retry.
+if pending_retry(KEYS[6], slot, run.attempt) then
   return reply('lost', run.lease_end)
 end
 local mark

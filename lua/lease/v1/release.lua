@@ -17,6 +17,13 @@ if run.status ~= 'running' then return {'none', '', '', '', tostring(now), ''} e
 if expected ~= '' and run.attempt ~= expected then
   return {'changed', run.attempt, run.runner or '', run.token, tostring(now), run.lease_end}
 end
+-- A run waiting for a retry (lua/lease/retry.lua) has no holder: it ends now, the retry recorded
+-- as not run, with the release's status and result.
+if pending_retry(KEYS[6], slot, run.attempt) then
+  end_run(slot, retry_not_run(run, now), status, now, result_json)
+  forget_retry(KEYS[6], slot, 2)
+  return {'released', run.attempt, run.runner or '', run.token, tostring(now), run.lease_end}
+end
 local mark
 mark, err = release_mark(KEYS[6], slot)
 if err then return err end
@@ -28,4 +35,5 @@ if tonumber(run.lease_end) > now and not force then
 end
 end_run(slot, run, status, now, result_json)
 if mark then forget_release(KEYS[6], slot) end
+forget_retry(KEYS[6], slot, run.attempt)
 return {'released', run.attempt, run.runner or '', run.token, tostring(now), run.lease_end}

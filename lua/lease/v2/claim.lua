@@ -24,6 +24,25 @@ local lease_end = now + lease_ms
 -- progress are few (one per job unless --overlap allow), so one HGETALL answers both this and,
 -- below, which other runs are in progress. Everything else (a new run, an ended one, our own
 -- retry, an expired lease) goes on below.
+-- Ends a run in progress whose lease lapsed and that nobody may take over (abandoned, or
+-- superseded by a newer run under forbid): its attempt recorded `interrupted` (`extra`: more
+-- result fields), or, when that attempt ended for a retry (retry.lua) that nobody took, the retry
+-- recorded as not run. Either way the run ends `interrupted`. Returns the status, or nil and an
+-- error reply.
+local function end_lapsed(other, o, extra)
+  if pending_retry(KEYS[3], other, o.attempt) then
+    local err = end_live_run(other, retry_not_run(o, now), 'interrupted', now,
+      '{"reason":"retry not run"' .. (extra or '') .. '}')
+    if err then return nil, err end
+    forget_retry(KEYS[3], other, 2)
+    return 'interrupted'
+  end
+  local err = end_live_run(other, o, 'interrupted', now, expired_result(KEYS[3], other, o.attempt, extra))
+  if err then return nil, err end
+  forget_retry(KEYS[3], other, o.attempt)
+  return 'interrupted'
+end
+
 local live, live_count = live_runs()
 if not live then return live_count end
 local held = live[slot]
@@ -110,8 +129,8 @@ if not run then
       forget_release(KEYS[3], other)
     elseif o.lease_end + lease_ms < now and (o.attempt >= attempts_allowed(KEYS[3], other, o.attempt, max_attempts)
         or other_ms < now - keep_ms) then
-      err = end_live_run(other, o, 'interrupted', now, expired_result(KEYS[3], other, o.attempt))
-      if err then return err end
+      local _, failed = end_lapsed(other, o, nil)
+      if failed then return failed end
     elseif not allow_overlap and o.lease_end <= now and other_ms < slot_ms then
       overtaken[#overtaken + 1] = other
     elseif o.lease_end > now and (not overlapping_slot or other_ms < overlapping_slot) then
@@ -127,9 +146,8 @@ if not run then
   -- them beside this run would be refused from now on (superseded), so they end here, rather than
   -- stay in :live with nobody to finish them.
   for _, other in ipairs(overtaken) do
-    err = end_live_run(other, live[other], 'interrupted', now,
-      expired_result(KEYS[3], other, live[other].attempt, ',"superseded_by":' .. slot))
-    if err then return err end
+    local _, failed = end_lapsed(other, live[other], ',"superseded_by":' .. slot)
+    if failed then return failed end
   end
   local fence = next_fence()
   redis.call('HSET', KEYS[1], slot, encode_first_attempt(token, runner, lease_end, now, kind, lease_ms, fence))
@@ -187,27 +205,29 @@ if not allow_overlap then
     end
   end
   if other and tonumber(other) > tonumber(slot) then
-    err = end_live_run(slot, run, 'interrupted', now,
-      expired_result(KEYS[3], slot, run.attempt, ',"superseded_by":' .. other))
-    if err then return err end
-    return reply('done', run.attempt, run.lease_end, run.runner, 'interrupted', other)
+    local ended, failed = end_lapsed(slot, run, ',"superseded_by":' .. other)
+    if not ended then return failed end
+    return reply('done', run.attempt, run.lease_end, run.runner, ended, other)
   elseif other then
     return overlap_reply(other, o)
   end
 end
 
 -- Its attempt ends as interrupted either way (handed over, when its holder said so; a hand-over
--- spends no attempt: attempts_allowed).
+-- spends no attempt: attempts_allowed), unless it ended for a retry: its finish recorded it, and
+-- the retry is this takeover.
 local allowed = attempts_allowed(KEYS[3], slot, run.attempt, max_attempts)
-err = record_attempt(slot, run, 'interrupted', now, expired_result(KEYS[3], slot, run.attempt))
-if err then return err end
-if run.attempt < allowed then
-  run.attempt, run.token, run.runner = run.attempt + 1, token, runner
-  run.lease_end, run.claimed_at, run.lease_ms = lease_end, now, lease_ms
-  run.fence = next_fence()
-  redis.call('HSET', KEYS[1], slot, encode_live(run))
-  return reply('won', run.attempt, lease_end, runner, 'running', '', run.fence)
+if run.attempt >= allowed then
+  local ended, failed = end_lapsed(slot, run, nil)
+  if not ended then return failed end
+  return reply('done', run.attempt, run.lease_end, run.runner, ended, '')
 end
-
-redis.call('HDEL', KEYS[1], slot)
-return reply('done', run.attempt, run.lease_end, run.runner, 'interrupted', '')
+if not pending_retry(KEYS[3], slot, run.attempt) then
+  err = record_attempt(slot, run, 'interrupted', now, expired_result(KEYS[3], slot, run.attempt))
+  if err then return err end
+end
+run.attempt, run.token, run.runner = run.attempt + 1, token, runner
+run.lease_end, run.claimed_at, run.lease_ms = lease_end, now, lease_ms
+run.fence = next_fence()
+redis.call('HSET', KEYS[1], slot, encode_live(run))
+return reply('won', run.attempt, lease_end, runner, 'running', '', run.fence)

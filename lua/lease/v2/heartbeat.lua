@@ -6,13 +6,18 @@
 --       down) and gives the run up: its lease ends now, so that a backup's next claim records the
 --       attempt interrupted and takes the run over at once instead of when the lease would end
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now[, '', '', released_by, reason]}
---   outcome ok; lost when the run is gone, over, or held by another token; released when an
+--   outcome ok; lost when the run is gone, over, held by another token, or its attempt ended for
+--   a retry (lua/lease/retry.lua); released when an
 --   operator released it (lua/lease/released.lua): the lease is not renewed, the holder must stop its
 --   command and finish, and the reply says who released it and why.
 local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = server_now_ms()
 local run, reply = held_run(slot, token, now)
 if not run then return reply end
+-- An attempt that ended for a retry (its finish recorded it) is held by nobody until the retry.
+if pending_retry(KEYS[3], slot, run.attempt) then
+  return {'lost', int(run.attempt), int(run.lease_end), run.runner, 'running', int(now)}
+end
 local mark, err = release_mark(KEYS[3], slot)
 if err then return err end
 if mark then

@@ -18,6 +18,14 @@ if not run then return {'none', '', '', '', int(now), ''} end
 if expected ~= '' and int(run.attempt) ~= expected then
   return {'changed', int(run.attempt), run.runner, run.token, int(now), int(run.lease_end)}
 end
+-- A run waiting for a retry (lua/lease/retry.lua) has no holder: it ends now, the retry recorded
+-- as not run, with the release's status and result.
+if pending_retry(KEYS[3], slot, run.attempt) then
+  err = end_live_run(slot, retry_not_run(run, now), status, now, result_json)
+  if err then return err end
+  forget_retry(KEYS[3], slot, 2)
+  return {'released', int(run.attempt), run.runner, run.token, int(now), int(run.lease_end)}
+end
 local mark
 mark, err = release_mark(KEYS[3], slot)
 if err then return err end
@@ -30,4 +38,5 @@ end
 err = end_live_run(slot, run, status, now, result_json)
 if err then return err end
 if mark then forget_release(KEYS[3], slot) end
+forget_retry(KEYS[3], slot, run.attempt)
 return {'released', int(run.attempt), run.runner, run.token, int(now), int(run.lease_end)}

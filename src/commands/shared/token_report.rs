@@ -49,7 +49,7 @@ impl<'a> TokenReport<'a> {
             return;
         }
         match self.outcome {
-            TokenOutcome::Ok => crate::outln!(
+            TokenOutcome::Ok | TokenOutcome::Retry => crate::outln!(
                 "{} {} @ {}: {ok_line}",
                 ctx.out.paint("ok", Tone::Good),
                 self.run.job,
@@ -76,7 +76,7 @@ impl<'a> TokenReport<'a> {
 
     pub fn exit_code(&self) -> ExitCode {
         match self.outcome {
-            TokenOutcome::Ok => ExitCode::Ok,
+            TokenOutcome::Ok | TokenOutcome::Retry => ExitCode::Ok,
             TokenOutcome::Lost | TokenOutcome::Released => ExitCode::LeaseLost,
         }
     }

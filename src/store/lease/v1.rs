@@ -46,10 +46,11 @@ pub fn script_keys(keys: &LeaseKeys) -> Vec<&str> {
 
 /// Each script is `lua/lease/v1/lib.lua` (with the helpers both formats share) followed by its own
 /// file, and a function of [`LIBRARY`].
-const LIB: [&str; 4] = [
+const LIB: [&str; 5] = [
     include_str!("../../../lua/lease/v1/lib.lua"),
     include_str!("../../../lua/lease/pause.lua"),
     include_str!("../../../lua/lease/released.lua"),
+    include_str!("../../../lua/lease/retry.lua"),
     include_str!("../../../lua/lease/handed_over.lua"),
 ];
 

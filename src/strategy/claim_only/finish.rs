@@ -23,8 +23,9 @@ pub async fn finish(
         status,
         result_json,
         ended_at: server_now,
-        // Claim-only runs have no lease to release.
+        // Claim-only runs have no lease to release, nor to wait for a retry under.
         by_itself: _,
+        retry: _,
     } = *ending;
     let stream = if kind == RunKind::Manual {
         &keys.manual
@@ -47,6 +48,7 @@ pub async fn finish(
         fence: None,
         released: None,
         other_started_at: None,
+        retry: None,
     };
     let Some(entry) = entry.filter(|e| e.token == token) else {
         return Ok(reply(TokenOutcome::Lost, String::new(), String::new()));

@@ -168,6 +168,7 @@ fn won(c: &Claim<'_>) -> ClaimReply {
         fence: None,
         released: None,
         other_started_at: None,
+        retry: None,
     }
 }
 
@@ -183,6 +184,7 @@ fn taken(c: &Claim<'_>, holder: Option<&RunEntry>) -> ClaimReply {
         fence: None,
         released: None,
         other_started_at: None,
+        retry: None,
     }
 }
 

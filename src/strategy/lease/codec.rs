@@ -118,7 +118,8 @@ impl LeaseCall for Heartbeat<'_> {
 }
 
 /// finish: `slot, token, status (finished|failed), result_json, by_itself ('1': the command ended
-/// by itself, not stopped for a release)`; answers like heartbeat.
+/// by itself, not stopped for a release)[, retries, delay_ms, backoff, max_delay_ms]`; answers
+/// like heartbeat, or retry.
 pub struct Finish<'a> {
     pub slot: i64,
     pub token: &'a str,
@@ -126,6 +127,8 @@ pub struct Finish<'a> {
     /// Valid JSON text (an object, or `null`).
     pub result_json: &'a str,
     pub by_itself: bool,
+    /// Sent only with a failure that counts (`RetryPolicy::counts`).
+    pub retry: Option<&'a crate::strategy::retry::RetryPolicy>,
 }
 
 impl LeaseCall for Finish<'_> {
@@ -140,13 +143,17 @@ impl LeaseCall for Finish<'_> {
             FinishStatus::Finished => "finished",
             FinishStatus::Failed => "failed",
         };
-        vec![
+        let mut args = vec![
             self.slot.to_string(),
             self.token.to_string(),
             status.to_string(),
             self.result_json.to_string(),
             if self.by_itself { "1" } else { "" }.to_string(),
-        ]
+        ];
+        if let Some(retry) = self.retry.filter(|r| r.retries > 0) {
+            args.extend(retry.script_args());
+        }
+        args
     }
 
     fn decode(&self, keys: &LeaseKeys, reply: Vec<String>) -> Result<Self::Reply> {
@@ -346,6 +353,7 @@ fn token_outcome(o: &str) -> Option<TokenOutcome> {
         "ok" => Some(TokenOutcome::Ok),
         "lost" => Some(TokenOutcome::Lost),
         "released" => Some(TokenOutcome::Released),
+        "retry" => Some(TokenOutcome::Retry),
         _ => None,
     }
 }
@@ -397,7 +405,18 @@ pub(super) fn script_reply<O>(
             }),
             _ => None,
         },
-        other_started_at: optional(10)?,
+        // A finish answered retry says there which retry is due; a claim's overlap, when the
+        // other run started.
+        other_started_at: if reply[0] == "retry" {
+            None
+        } else {
+            optional(10)?
+        },
+        retry: if reply[0] == "retry" {
+            optional(10)?.and_then(|n| u32::try_from(n).ok())
+        } else {
+            None
+        },
     })
 }
 

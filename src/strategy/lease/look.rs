@@ -123,6 +123,7 @@ fn decide(req: &ClaimRequest, run: LookedRun, now: i64) -> Option<ClaimReply> {
         fence: None,
         released: None,
         other_started_at: None,
+        retry: None,
     })
 }
 

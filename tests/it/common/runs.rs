@@ -28,6 +28,12 @@ fn is_ended(r: &ResultEntry) -> bool {
     r.status == "finished" || r.status == "failed"
 }
 
+/// A failed attempt whose retry was due (`--retries`): it ended, the slot's run did not (unless
+/// its retry never ran).
+fn retried(r: &ResultEntry) -> bool {
+    r.retry_due().is_some()
+}
+
 fn describe(records: &[&ResultEntry]) -> Vec<String> {
     records
         .iter()
@@ -71,12 +77,16 @@ pub fn judge_slot(
         // cut off just then), ends `interrupted` when its lease runs out, and the next attempt
         // runs the slot again: the lease's design, which the caller pins on a fault it dealt
         // ([`reruns_after_an_unrecorded_end`]). After an end the store recorded, it is a defect.
+        // A copy that failed and was given a retry (`--retries`: its record says when) is
+        // followed by the retry's: after it, and not before the retry was due.
         if let Some(done) = copies[..i].iter().find(|o| {
             o.completed
                 && o.last <= c.first
-                && !records
-                    .iter()
-                    .any(|r| r.attempt == o.attempt() && r.status == "interrupted")
+                && !records.iter().any(|r| {
+                    r.attempt == o.attempt()
+                        && (r.status == "interrupted"
+                            || r.retry_due().is_some_and(|due| c.first >= due - 100))
+                })
         }) {
             return defect(format!(
                 "{} ran again after {} had run to its end",
@@ -94,9 +104,24 @@ pub fn judge_slot(
             return defect(format!("{} ran under a skipped record", c.id));
         }
     }
-    let ended: Vec<&&ResultEntry> = records.iter().filter(|r| is_ended(r)).collect();
+    // A failed attempt that was retried ended no run: the slot's end is a later attempt's.
+    let later = |r: &ResultEntry| records.iter().any(|o| o.attempt > r.attempt);
+    let ended: Vec<&&ResultEntry> = records
+        .iter()
+        .filter(|r| is_ended(r) && !(retried(r) && later(r)))
+        .collect();
     if ended.len() > 1 {
         return defect(format!("recorded ended {} times", ended.len()));
+    }
+    if let Some(r) = ended.first().filter(|r| retried(r)) {
+        // Its retry never ran: the run was ended while it waited (released, superseded by a newer
+        // run, or abandoned when nobody took it over): a run lost unless the caller pins it on
+        // what it did to the fleet.
+        return Err(Err(Unended(format!(
+            "failed #{:?} and its retry, due at {:?}, never ran; copies {copies:?}",
+            r.attempt,
+            r.retry_due()
+        ))));
     }
     if let Some(r) = ended.first() {
         let backed = copies
