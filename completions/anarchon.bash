@@ -2549,7 +2549,7 @@ _anarchon() {
             return 0
             ;;
         anarchon__subcmd__run)
-            opts="-q -p -n -o -h --job --schedule --tz --slot --max-late --jitter --catch-up --backfill --backfill-max --include-skipped --dry-run --wait-replicas --wait-timeout --if-unreplicated --catch-up-policy --catch-up-max --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --no-backup --skipped-ok --on-failure --ping --ping-timeout --retries --retry-delay --retry-backoff --retry-max-delay --retry-on --on-failure-timeout --backup-for --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --leave-children --keep-stdout --live-output --live-output-lines --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
+            opts="-q -p -n -o -h --job --schedule --tz --slot --max-late --jitter --catch-up --backfill --backfill-max --include-skipped --dry-run --wait-replicas --wait-timeout --if-unreplicated --catch-up-policy --catch-up-max --strategy --window --idmp-duration --idmp-max-size --lease --max-attempts --overlap --runner --history-size --history-ttl --no-backup --skipped-ok --on-failure --ping --ping-timeout --retries --retry-delay --retry-backoff --retry-max-delay --retry-on --limit --on-failure-timeout --backup-for --heartbeat --on-lease-lost --kill-after --timeout --shell --foreground --leave-children --keep-stdout --live-output --live-output-lines --quiet --redis --host --port --db --user --password-file --tls --tls-ca --tls-insecure --cluster --prefix --backend --json --output --no-headers --color --time-format --connect-timeout --command-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2680,6 +2680,10 @@ _anarchon() {
                     return 0
                     ;;
                 --retry-on)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -211,6 +211,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --retry-backoff 'With --retries: each later wait is the one before times this [default: 2]'
             cand --retry-max-delay 'With --retries: no wait is longer than this [default: 10m]'
             cand --retry-on 'With --retries: retry only when the command exits with one of these codes (comma separated, as `75,111`) [default: any failure, a signal or a timeout included]'
+            cand --limit 'Hold a permit of the named limit while the command runs: at most N runs of all the jobs that name it, on any host or replica, run at once (`--limit db-heavy=2`; repeat for several). A won run waits for a permit up to --max-late, then is recorded interrupted with who held them (exit 94). A permit lapses with its holder''s lease. Give every job of a limit the same N. Lease strategy only'
             cand --on-failure-timeout 'How long --on-failure may run before it is killed'
             cand --backup-for 'Stand by as a backup for at most this long [default: as long as the run is held and has attempts left]. A backup follows the holder''s lease and takes over the moment it expires'
             cand --heartbeat 'Heartbeat interval while the command runs (default: a third of --lease)'

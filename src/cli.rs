@@ -863,6 +863,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "CODES", value_delimiter = ',', value_parser = clap::value_parser!(i32).range(1..=255), requires = "retries")]
     pub retry_on: Vec<i32>,
 
+    /// Hold a permit of the named limit while the command runs: at most N runs of all the jobs
+    /// that name it, on any host or replica, run at once (`--limit db-heavy=2`; repeat for
+    /// several). A won run waits for a permit up to --max-late, then is recorded interrupted
+    /// with who held them (exit 94). A permit lapses with its holder's lease. Give every job of
+    /// a limit the same N. Lease strategy only.
+    #[arg(long = "limit", value_name = "NAME=N", value_parser = crate::store::limit::Limit::parse)]
+    pub limits: Vec<crate::store::limit::Limit>,
+
     /// How long --on-failure may run before it is killed.
     #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "DURATION", requires = "on_failure")]
     pub on_failure_timeout: Duration,

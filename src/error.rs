@@ -41,6 +41,9 @@ pub enum ExitCode {
     /// `run-now JOB` (no command): no live `anarchon cron` replica has the job in its crontab, or
     /// none picked the request up in time (it is then recorded skipped); nothing ran.
     NoReplica = 89,
+    /// `run --limit NAME=N`: the limit had no room within `--max-late`; the run was recorded
+    /// interrupted without starting the command.
+    NoPermit = 94,
     /// `run --timeout`: the command ran too long and was killed (as coreutils `timeout`).
     Timeout = 124,
     /// Redis could not be reached, refused our credentials, or timed out.
@@ -88,7 +91,7 @@ impl From<ExitCode> for ExitStatus {
 
 impl ExitCode {
     /// Every exit code, in the order `--help` lists them.
-    pub const ALL: [ExitCode; 18] = [
+    pub const ALL: [ExitCode; 19] = [
         ExitCode::Ok,
         ExitCode::Failure,
         ExitCode::Usage,
@@ -106,6 +109,7 @@ impl ExitCode {
         ExitCode::Paused,
         ExitCode::Unreplicated,
         ExitCode::NoReplica,
+        ExitCode::NoPermit,
         ExitCode::Timeout,
     ];
 
@@ -136,6 +140,9 @@ impl ExitCode {
             }
             ExitCode::NoReplica => {
                 "no replica: run-now found no live cron replica running the job, or none took the request; nothing ran"
+            }
+            ExitCode::NoPermit => {
+                "no permit: a --limit had no room within --max-late; the command did not start"
             }
             ExitCode::Timeout => "run --timeout killed the command",
         }

@@ -325,6 +325,9 @@ pub static MARK_RENAMED: LazyLock<LuaScript> =
 /// `run --overlap buffer`: the one slot of a job that may wait for an older run, one key.
 pub static OVERLAP_BUFFER: LazyLock<LuaScript> =
     LazyLock::new(|| LuaScript::new(include_str!("../lua/store/overlap_buffer.lua")));
+/// `--limit NAME=N`: a run's permits of named limits shared by jobs and hosts (store::limit).
+pub static LIMIT: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("../lua/store/limit.lua")));
 /// `anarchon migrate`: the format key's switch, one key.
 pub static FORMAT_SWITCH: LazyLock<LuaScript> =
     LazyLock::new(|| LuaScript::new(include_str!("../lua/store/format_switch.lua")));
@@ -364,6 +367,7 @@ pub fn all() -> Vec<(&'static str, &'static LuaScript)> {
         ("store/register.lua", &*REGISTER),
         ("store/mark_renamed.lua", &*MARK_RENAMED),
         ("store/overlap_buffer.lua", &*OVERLAP_BUFFER),
+        ("store/limit.lua", &*LIMIT),
         ("store/pause.lua", &*PAUSE),
         ("store/resume.lua", &*RESUME),
     ]

@@ -343,6 +343,8 @@ impl ExecArgs {
             on_overlap: crate::runner::overlap::OnOverlap::Skip,
             // `run` sets its own (`--retries`); a manual run is not retried.
             retry: None,
+            // `run` sets its own (`--limit`).
+            limits: Vec::new(),
             // `run`'s terminal; the daemon gives its log instead.
             events: Default::default(),
             ping: None,

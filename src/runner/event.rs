@@ -47,6 +47,10 @@ pub enum EventKind {
     Unreplicated,
     /// The command failed with retries left: the run waits for its retry (`--retries`).
     RetryPending,
+    /// Won, but a `--limit` has no room: the command waits for a permit.
+    WaitingForPermit,
+    /// Won, but a `--limit` had no room until `--max-late`: ended without starting the command.
+    NoPermit,
 }
 
 impl EventKind {
@@ -70,6 +74,8 @@ impl EventKind {
             EventKind::Paused => "paused",
             EventKind::Unreplicated => "unreplicated",
             EventKind::RetryPending => "retry_pending",
+            EventKind::WaitingForPermit => "waiting_for_permit",
+            EventKind::NoPermit => "no_permit",
         }
     }
 
@@ -83,13 +89,15 @@ impl EventKind {
             | EventKind::Finished
             | EventKind::HandedOver
             | EventKind::Skipped
-            | EventKind::Paused => Level::Info,
+            | EventKind::Paused
+            | EventKind::WaitingForPermit => Level::Info,
             EventKind::Ended
             | EventKind::GivenUp
             | EventKind::Released
             | EventKind::LeaseLost
             | EventKind::TooLate
-            | EventKind::RetryPending => Level::Warn,
+            | EventKind::RetryPending
+            | EventKind::NoPermit => Level::Warn,
             EventKind::Failed | EventKind::NotRecorded | EventKind::Unreplicated => Level::Error,
         }
     }

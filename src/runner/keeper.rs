@@ -24,6 +24,22 @@ pub struct HeldLease {
     pub token: String,
     /// Until when the lease is surely ours, by this machine's clock.
     pub deadline: LeaseDeadline,
+    /// The run's permits of its `--limit`s, renewed with each heartbeat once taken (None: no
+    /// limits).
+    pub permits: Option<std::sync::Arc<HeldPermits>>,
+}
+
+/// A run's permits, and whether it has taken them yet (the keeper renews them from then on).
+#[derive(Debug)]
+pub struct HeldPermits {
+    pub permits: crate::store::limit::Permits,
+    pub taken: std::sync::atomic::AtomicBool,
+}
+
+impl HeldPermits {
+    pub fn taken(&self) -> bool {
+        self.taken.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 /// Heartbeats every `every` (from the previous send) until the task is aborted, the server says the
@@ -50,6 +66,9 @@ pub async fn keep(mut conn: Connection, held: HeldLease, every: Duration) {
             ),
         )
         .await;
+        let Some(reply) = with_permits(&mut conn, &held, reply, deadline.left()).await else {
+            return;
+        };
         match reply {
             Ok(Ok(reply)) if reply.outcome == TokenOutcome::Ok => {
                 held.deadline.confirmed(sent);
@@ -102,6 +121,38 @@ pub async fn keep(mut conn: Connection, held: HeldLease, every: Duration) {
                 last_sent = BootTime::now().saturating_sub(every);
             }
         }
+    }
+}
+
+/// A heartbeat's reply, once the run's permits are renewed too (when it has taken them): the lease
+/// counts as renewed only when they are, for a permit that lapsed while the lease lived would let
+/// another run take its room. None: a permit is no longer this attempt's (the lease is lost).
+async fn with_permits<E>(
+    conn: &mut Connection,
+    held: &HeldLease,
+    reply: std::result::Result<crate::error::Result<lease::TokenReply>, E>,
+    left: Duration,
+) -> Option<std::result::Result<crate::error::Result<lease::TokenReply>, E>>
+where
+    E: From<tokio::time::error::Elapsed>,
+{
+    let (Ok(Ok(beat)), Some(held_permits)) = (&reply, &held.permits) else {
+        return Some(reply);
+    };
+    if beat.outcome != TokenOutcome::Ok || !held_permits.taken() {
+        return Some(reply);
+    }
+    match timeout(left, held_permits.permits.renew(conn)).await {
+        Ok(Ok(None)) => Some(reply),
+        Ok(Ok(Some(limit))) => {
+            held.deadline.lost(
+                format!("its permit of --limit {limit} lapsed and was taken"),
+                Loss::Taken,
+            );
+            None
+        }
+        Ok(Err(e)) => Some(Ok(Err(e))),
+        Err(elapsed) => Some(Err(elapsed.into())),
     }
 }
 

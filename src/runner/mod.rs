@@ -28,6 +28,7 @@ pub mod keeper;
 pub mod live;
 pub mod notify;
 pub mod overlap;
+pub mod permits;
 pub mod ping;
 pub mod proctitle;
 pub mod record;
@@ -97,6 +98,8 @@ pub struct RunnerOptions {
     pub events: event::Events,
     /// `--retries`: a failed command is tried again, by any host, after a delay (None: never).
     pub retry: Option<crate::strategy::retry::RetryPolicy>,
+    /// `--limit NAME=N`: permits a won run takes before its command starts (lease strategy).
+    pub limits: Vec<crate::store::limit::Limit>,
 }
 
 /// `run --wait-replicas N`: after winning, `WAIT` until N replicas acknowledged the claim (and the
@@ -421,7 +424,9 @@ pub async fn run_in_turn(
         ))
         .await?;
         match older_report.outcome {
-            SlotOutcome::Ran | SlotOutcome::Unreplicated => ahead.push(older_report),
+            SlotOutcome::Ran | SlotOutcome::Unreplicated | SlotOutcome::NoPermit => {
+                ahead.push(older_report)
+            }
             // Still held (this host does not stand by: --no-backup): look again shortly.
             SlotOutcome::Running | SlotOutcome::Overlap => tokio::time::sleep(BEHIND_POLL).await,
             SlotOutcome::Done | SlotOutcome::TooLate | SlotOutcome::Paused => {}
@@ -684,11 +689,17 @@ async fn execute(
         Claimed::Lease(held) => Some(&held.deadline),
         Claimed::ClaimOnly { .. } => None,
     };
-    if let Some(why) = unreplicated.filter(|_| opts.replicas.is_some_and(|w| !w.run_anyway)) {
-        if let Some(keeper) = keeper {
-            keeper.abort();
-        }
-        return not_started(conn, target, req, won, &claimed, backup, why).await;
+    if let Some(report) = not_to_start(
+        conn,
+        run,
+        won,
+        (&claimed, keeper.as_ref()),
+        backup,
+        unreplicated,
+    )
+    .await
+    {
+        return report;
     }
     let mut spec = spec;
     let publisher = run.live_output(conn, attempt, &mut spec);
@@ -708,6 +719,7 @@ async fn execute(
     let recorded = run
         .record_end(conn, &claimed, &outcome, stopped_for_lease)
         .await;
+    give_permits(conn, &claimed).await;
     if let (Recorded::Yes, Some(wait)) = (&recorded, &opts.replicas) {
         replicas_missing(conn, wait, target, req, "result", opts.quiet).await;
     }
@@ -722,12 +734,24 @@ async fn execute(
         opts.events
             .emit(&said.for_attempt(attempt).to(event::Audience::Always));
     }
+    ran_report(run, won, backup, outcome, recorded)
+}
+
+/// The report of a slot whose command ran here.
+fn ran_report(
+    run: Run<'_>,
+    won: &ClaimReply,
+    backup: bool,
+    outcome: child::CommandOutcome,
+    recorded: Recorded,
+) -> SlotReport {
+    let Run { target, req, .. } = run;
     SlotReport {
-        job: job.to_string(),
+        job: target.job.to_string(),
         slot: req.slot,
         slot_time: rfc3339(req.slot),
         outcome: SlotOutcome::Ran,
-        attempt: Some(attempt),
+        attempt: Some(won.attempt.unwrap_or(1)),
         runner: req.runner.clone(),
         backup,
         status: status_of(&recorded, outcome.succeeded()),
@@ -739,6 +763,143 @@ async fn execute(
         overlap: None,
         behind: None,
     }
+}
+
+/// Why a won run's command must not start, as the slot's report (its end recorded): too few
+/// replicas acknowledged its claim (`--if-unreplicated skip`), or no `--limit` permit came free
+/// in time. None: start it (its permits taken).
+async fn not_to_start(
+    conn: &mut Connection,
+    run: Run<'_>,
+    won: &ClaimReply,
+    (claimed, keeper): (&Claimed, Option<&tokio::task::JoinHandle<()>>),
+    backup: bool,
+    unreplicated: Option<String>,
+) -> Option<SlotReport> {
+    let Run { target, req, opts } = run;
+    if let Some(why) = unreplicated.filter(|_| opts.replicas.is_some_and(|w| !w.run_anyway)) {
+        keeper.inspect(|k| k.abort());
+        return Some(not_started(conn, target, req, won, claimed, backup, why).await);
+    }
+    if let Err(why) = take_permits(conn, run, won, claimed).await {
+        keeper.inspect(|k| k.abort());
+        return Some(no_permit(conn, run, won, backup, why).await);
+    }
+    None
+}
+
+/// Takes the won run's permits of its `--limit`s before its command starts (its keeper holds the
+/// lease meanwhile), waiting for room up to the slot's `--max-late` ([`permits::take`]); from a
+/// takeover, a retry or a manual run, `--max-late` from now at least.
+async fn take_permits(
+    conn: &mut Connection,
+    run: Run<'_>,
+    won: &ClaimReply,
+    claimed: &Claimed,
+) -> Result<(), Option<permits::NoPermit>> {
+    let (Claimed::Lease(held), Run { target, req, opts }) = (claimed, run) else {
+        return Ok(());
+    };
+    let Some(held_permits) = &held.permits else {
+        return Ok(());
+    };
+    let max_late = crate::time::millis(opts.max_late.unwrap_or(Duration::from_secs(60)));
+    let mut left = req.slot + max_late - won.server_now;
+    if won.attempt.unwrap_or(1) > 1 || req.kind == crate::store::RunKind::Manual {
+        left = left.max(max_late);
+    }
+    let until = Instant::now() + Duration::from_millis(u64::try_from(left).unwrap_or(0));
+    let said = |e: event::RunEvent| opts.events.emit(&e);
+    permits::take(
+        conn,
+        &held_permits.permits,
+        until,
+        &held.deadline,
+        said,
+        (target.job, req.slot),
+    )
+    .await?;
+    held_permits
+        .taken
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    Ok(())
+}
+
+/// Gives the run's permits back once its end is recorded (those its attempt still holds: a
+/// takeover's are its own).
+async fn give_permits(conn: &mut Connection, claimed: &Claimed) {
+    if let Claimed::Lease(held) = claimed
+        && let Some(p) = &held.permits
+        && p.taken()
+    {
+        let _ = tokio::time::timeout(Duration::from_secs(2), p.permits.give(conn)).await;
+    }
+}
+
+/// Ends a won run that found no room under its `--limit` in time without starting its command:
+/// recorded `interrupted` with the limit and who held its permits (`why`; None: the lease was lost
+/// while it waited, and the run is left to a takeover).
+async fn no_permit(
+    conn: &mut Connection,
+    run: Run<'_>,
+    won: &ClaimReply,
+    backup: bool,
+    why: Option<permits::NoPermit>,
+) -> SlotReport {
+    let Run { target, req, opts } = run;
+    let attempt = won.attempt.unwrap_or(1);
+    let mut report = SlotReport::skipped(target.job, req.slot, SlotOutcome::NoPermit, Some(won));
+    report.runner = req.runner.clone();
+    report.backup = backup;
+    report.fence = won.fence;
+    let Some(why) = why else {
+        report.status = "unknown".to_string();
+        report.recorded = Some(Recorded::LeaseLost(
+            "the lease was lost while the run waited for a permit".to_string(),
+        ));
+        return report;
+    };
+    let result = why.result_json(opts.max_late.unwrap_or(Duration::from_secs(60)));
+    let ended = retrying(conn, async |c| {
+        strategy::lease::release(
+            c,
+            &target.lease_keys(),
+            req.slot,
+            Some(attempt),
+            "interrupted",
+            &result,
+            true,
+        )
+        .await
+    })
+    .await;
+    opts.events.emit(
+        &event::RunEvent::new(
+            event::EventKind::NoPermit,
+            target.job,
+            req.slot,
+            format!(
+                "no permit of --limit {}={} came free in time (held by {}); attempt {attempt} of {} @ {} is recorded interrupted, its command not started",
+                why.name,
+                why.max,
+                why.holders
+                    .iter()
+                    .map(|h| format!("{} on {}", h.run, h.runner))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                target.job,
+                rfc3339(req.slot)
+            ),
+        )
+        .for_attempt(attempt)
+        .to(event::Audience::Always),
+    );
+    report.status = "interrupted".to_string();
+    report.recorded = Some(match ended {
+        Ok(_) => Recorded::Yes,
+        Err(e) => Recorded::Unreachable(e.to_string()),
+    });
+    report
 }
 
 /// The status a ran slot's report gives: as recorded, or `unknown` when its end was not.
@@ -767,11 +928,25 @@ fn hold(
     opts: &RunnerOptions,
 ) -> (Claimed, Option<tokio::task::JoinHandle<()>>) {
     if target.strategy.has_leases() {
+        let permits = (!opts.limits.is_empty()).then(|| {
+            std::sync::Arc::new(keeper::HeldPermits {
+                permits: crate::store::limit::Permits {
+                    prefix: target.prefix.to_string(),
+                    limits: opts.limits.clone(),
+                    run: crate::store::limit::run_member(target.job, req.slot),
+                    token: req.token.clone(),
+                    runner: req.runner.clone(),
+                    lease_ms: crate::time::millis(req.lease),
+                },
+                taken: Default::default(),
+            })
+        });
         let held = HeldLease {
             keys: target.lease_keys(),
             slot: req.slot,
             token: req.token.clone(),
             deadline: LeaseDeadline::new(req.lease, sent),
+            permits,
         };
         let keeper = tokio::spawn(keeper::keep(conn.clone(), held.clone(), opts.heartbeat));
         (Claimed::Lease(Box::new(held)), Some(keeper))

@@ -23,6 +23,9 @@ pub enum SlotOutcome {
     /// Won, but fewer replicas than `--wait-replicas` acknowledged the claim in time, and
     /// `--if-unreplicated skip`: ended as failed without starting the command.
     Unreplicated,
+    /// Won, but a `--limit` had no room until `--max-late`: ended `interrupted` without starting
+    /// the command.
+    NoPermit,
 }
 
 /// Whether the end of the run reached the store.
@@ -128,6 +131,7 @@ impl SlotReport {
             SlotOutcome::TooLate => ExitCode::TooLate.into(),
             SlotOutcome::Paused => ExitCode::Paused.into(),
             SlotOutcome::Unreplicated => ExitCode::Unreplicated.into(),
+            SlotOutcome::NoPermit => ExitCode::NoPermit.into(),
             SlotOutcome::Ran => {
                 let command = self
                     .command

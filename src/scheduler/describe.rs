@@ -57,6 +57,10 @@ pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
         SlotOutcome::Unreplicated => format!(
             "{at}: won, but too few replicas acknowledged the claim; the command did not start and the run is recorded failed (--if-unreplicated run starts it anyway)"
         ),
+        SlotOutcome::NoPermit => format!(
+            "{at}: won, but a --limit had no room within --max-late; the command did not start and the run is recorded interrupted (`anarchon history {}` says who held the permits)",
+            r.job
+        ),
         SlotOutcome::Paused => match &r.skip_reason {
             Some(why) => format!("{at}: the job is paused ({why}); skipped"),
             None => format!(
@@ -105,11 +109,15 @@ pub fn event(r: &SlotReport, now: i64, max_late: Duration) -> RunEvent {
         SlotOutcome::Paused => EventKind::Paused,
         SlotOutcome::TooLate => EventKind::TooLate,
         SlotOutcome::Unreplicated => EventKind::Unreplicated,
+        SlotOutcome::NoPermit => EventKind::NoPermit,
     };
     let mut event =
         RunEvent::new(kind, &r.job, r.slot, describe(r, now, max_late)).to(Audience::Note);
     // The attempt is this host's only when it ran it (a skip names the holder's).
-    if matches!(r.outcome, SlotOutcome::Ran | SlotOutcome::Unreplicated) {
+    if matches!(
+        r.outcome,
+        SlotOutcome::Ran | SlotOutcome::Unreplicated | SlotOutcome::NoPermit
+    ) {
         event.attempt = r.attempt;
     }
     if let Some(command) = &r.command {

@@ -605,7 +605,10 @@ async fn ending(
         }
         // Decided under the new name, with its record there (ran, or a skip it wrote), or held
         // by another of its replicas, which decides it.
-        SlotOutcome::Ran | SlotOutcome::Done | SlotOutcome::Running => finished,
+        // (No room under a --limit: ended under the new name, its record says why.)
+        SlotOutcome::Ran | SlotOutcome::Done | SlotOutcome::Running | SlotOutcome::NoPermit => {
+            finished
+        }
         // A skip the new name's store had no place for (format 1 keeps no skip records): said
         // in the old name's record, the one record of the slot.
         SlotOutcome::Overlap => Ending::Finished {

@@ -286,7 +286,8 @@ fn exit_status(run: &RunSettings, caught_up: &[SlotReport], report: &SlotReport)
         | SlotOutcome::Paused
         | SlotOutcome::Ran
         | SlotOutcome::TooLate
-        | SlotOutcome::Unreplicated => report.exit_status(),
+        | SlotOutcome::Unreplicated
+        | SlotOutcome::NoPermit => report.exit_status(),
     })
 }
 

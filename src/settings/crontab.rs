@@ -824,7 +824,7 @@ CRON_TZ=Europe/Berlin
     /// which takes each job's `RunSettings` whole (`daemon::supervisor::start_job`): a flag of
     /// `run` is here, refused ([`NOT_UNDER_THE_DAEMON`], [`LINE_OWNED`]) or the daemon's own
     /// (global). A new flag of `run` fails this test until it is put in one of them.
-    const TAKES_EFFECT: [&str; 40] = [
+    const TAKES_EFFECT: [&str; 41] = [
         "--job",             // the job's name
         "--tz",              // the schedule's zone
         "--max-late",        // take_slot
@@ -865,6 +865,7 @@ CRON_TZ=Europe/Berlin
         "--retry-backoff",
         "--retry-max-delay",
         "--retry-on",
+        "--limit", // the runner, between its claim and its command
     ];
 
     #[test]

@@ -204,6 +204,7 @@ fn check_flags(args: &RunArgs, strategy: Strategy) -> Result<()> {
         ("--no-backup", args.no_backup),
         ("--backup-for", args.backup_for.is_some()),
         ("--retries", args.retries.is_some()),
+        ("--limit", !args.limits.is_empty()),
     ]);
     strategy.refuse_lease_options(&lease_options)?;
     let jitter = args.jitter.unwrap_or(Duration::ZERO);
@@ -256,6 +257,7 @@ fn runner_options(
         in_turn: (args.catch_up.is_some() || args.backfill.is_some()).then_some(args.max_late),
         max_late: Some(args.max_late),
         retry: retry_policy(args),
+        limits: args.limits.clone(),
         backup: if args.no_backup {
             Backup::No
         } else {

@@ -12,6 +12,7 @@ pub mod job;
 pub mod keys;
 pub mod layout;
 pub mod lease;
+pub mod limit;
 pub mod migrate;
 pub mod names;
 pub mod output;

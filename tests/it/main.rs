@@ -25,6 +25,7 @@ mod generated;
 mod hardening;
 mod herd;
 mod lease;
+mod limits;
 mod live_output;
 mod live_views;
 mod migrate;
