@@ -34,6 +34,18 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     ("anarchon_jobs", "Jobs found under the prefix."),
     (
+        "anarchon_limit_held",
+        "Permits of a --limit held now (runs of its jobs whose commands may run).",
+    ),
+    (
+        "anarchon_limit_waiting",
+        "Runs waiting now for a permit of a --limit.",
+    ),
+    (
+        "anarchon_limit_gave_up",
+        "Runs that gave up waiting for a permit of a --limit (recorded interrupted), ever.",
+    ),
+    (
         "anarchon_scrape_errors",
         "Jobs whose data could not be read this scrape.",
     ),
@@ -148,6 +160,8 @@ pub struct Scrape {
     pub format: Option<u32>,
     pub server_now: i64,
     pub duration_ms: f64,
+    /// The prefix's `--limit`s.
+    pub limits: Vec<crate::store::limit::LimitView>,
 }
 
 /// The exposition text of one scrape.
@@ -228,6 +242,12 @@ fn store_samples(
         String::new(),
         scrape.duration_ms / 1000.0,
     );
+    for l in &scrape.limits {
+        let labels = format!("limit=\"{}\"", label(&l.name));
+        add("anarchon_limit_held", labels.clone(), l.held.len() as f64);
+        add("anarchon_limit_waiting", labels.clone(), l.waiting.len() as f64);
+        add("anarchon_limit_gave_up", labels, l.refused as f64);
+    }
     for u in unreadable {
         add(
             "anarchon_job_unreadable",
@@ -324,6 +344,7 @@ pub fn store_unreadable(why: &str, duration_ms: f64) -> String {
             format: None,
             server_now: 0,
             duration_ms,
+            limits: Vec::new(),
         },
         &[],
         &[],
@@ -344,6 +365,7 @@ pub async fn scrape(
     let jobs = crate::store::discover::find_jobs(conn, prefix, "*").await?;
     let (monitored, unreadable) = crate::store::view::read(conn, prefix, &jobs, &check).await?;
     let now = check.server_now_ms;
+    let limits = crate::store::limit::all(conn, prefix, now).await?;
     let judged: Vec<_> = monitored
         .into_iter()
         .map(|m| {
@@ -357,6 +379,7 @@ pub async fn scrape(
             format: check.format,
             server_now: now,
             duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            limits,
         },
         &judged,
         &unreadable,
@@ -389,6 +412,7 @@ mod tests {
                 format: Some(2),
                 server_now: 1_796_220_000_000,
                 duration_ms: 1.5,
+                limits: Vec::new(),
             },
             &[],
             &[],

@@ -31,6 +31,9 @@ struct ListReport<'a> {
     jobs: Vec<JobRow<'a>>,
     /// Jobs whose data could not be read, each with the key and the reason (exit code 92).
     errors: &'a [Unreadable],
+    /// The `--limit`s under the prefix: their permits held, the runs waiting, and how many gave
+    /// up waiting.
+    limits: &'a [crate::store::limit::LimitView],
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -129,10 +132,34 @@ pub async fn execute(settings: &ListSettings, ctx: &Context) -> Result<ExitCode>
         return Ok(ExitCode::Ok);
     }
     listing.print_table(ctx, settings.sort, now);
+    for l in &listing.limits {
+        crate::outln!("{}", limit_line(l));
+    }
     for u in &listing.unreadable {
         crate::errln!("error: job {} is unreadable: {}", u.job, u.error);
     }
     Ok(code)
+}
+
+/// One line about a `--limit`: who holds its permits, how many runs wait, how many gave up.
+fn limit_line(l: &crate::store::limit::LimitView) -> String {
+    let held: Vec<String> = l
+        .held
+        .iter()
+        .map(|h| format!("{} on {}", h.run, h.runner))
+        .collect();
+    format!(
+        "limit {}: {} held{}, {} waiting, {} gave up waiting",
+        l.name,
+        l.held.len(),
+        if held.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", held.join(", "))
+        },
+        l.waiting.len(),
+        l.refused
+    )
 }
 
 /// The jobs under the prefix that match `--pattern` and `--strategy`; warns when every one starts
@@ -163,6 +190,8 @@ struct Listing {
     unreadable: Vec<Unreadable>,
     /// Each job's schedule (from the registry) and health, by job and layout.
     health: HashMap<(String, Layout), (Option<String>, Health)>,
+    /// The prefix's `--limit`s.
+    limits: Vec<crate::store::limit::LimitView>,
 }
 
 impl Listing {
@@ -193,10 +222,12 @@ impl Listing {
                 health.insert((m.job, m.layout), (schedule, judged));
             }
         }
+        let limits = crate::store::limit::all(conn, prefix, now).await?;
         Ok(Listing {
             summaries,
             unreadable,
             health,
+            limits,
         })
     }
 
@@ -264,6 +295,7 @@ impl Listing {
                 })
                 .collect(),
             errors: &self.unreadable,
+            limits: &self.limits,
         };
         ctx.out.print_json(&report);
     }

@@ -873,6 +873,11 @@ async fn no_permit(
         .await
     })
     .await;
+    let _ = tokio::time::timeout(
+        Duration::from_secs(2),
+        crate::store::limit::count_refused(conn, target.prefix, &why.name),
+    )
+    .await;
     opts.events.emit(
         &event::RunEvent::new(
             event::EventKind::NoPermit,

@@ -93,6 +93,8 @@ pub async fn take(
             Err(_) => {}
         }
         if Instant::now() >= until {
+            // No longer waiting (`give` takes it off the waiting list; it holds no permit).
+            let _ = tokio::time::timeout(Duration::from_secs(2), permits.give(conn)).await;
             return Err(last_full.or_else(|| {
                 Some(NoPermit {
                     name: permits.limits[0].name.clone(),

@@ -107,6 +107,19 @@ pub async fn take_in_turn(
     };
     let target = Target::new(prefix, &run.job, run.strategy, check);
     let continues = lineage::continues(&held);
+    // A run that holds an old name's claims (a rename under way) is not retried: while its retry
+    // waited, the holder of those claims could die and a replica of the old name take them over
+    // and run the slot again (the mixed soak, seed 32: "ran under soak after ... soak-g16").
+    let retryless;
+    let runner = if held.is_empty() || run.runner.retry.is_none() {
+        &run.runner
+    } else {
+        retryless = crate::runner::RunnerOptions {
+            retry: None,
+            ..run.runner.clone()
+        };
+        &retryless
+    };
     // (An older slot a host catching up put ahead of this one is claimed as its own.)
     let request = |s: i64| -> ClaimRequest {
         let mut req = run.claim.request(s, RunKind::Scheduled);
@@ -119,7 +132,7 @@ pub async fn take_in_turn(
             target,
             &request,
             slot,
-            &run.runner,
+            runner,
             check.server_now_ms,
             ahead,
         )

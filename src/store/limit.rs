@@ -29,11 +29,11 @@ impl Limit {
             .ok_or_else(|| format!("{text:?}: N must be a whole number from 1 to 100000"))?;
         if name.is_empty()
             || name.len() > crate::store::keys::MAX_JOB_NAME_BYTES
-            || name.contains(['{', '}'])
+            || name.contains(['{', '}', ':', '*', '?', '[', ']', '\\'])
             || name.chars().any(|c| c.is_control() || c.is_whitespace())
         {
             return Err(format!(
-                "{text:?}: the limit's name must be 1 to 200 bytes, without braces, spaces or control characters"
+                "{text:?}: the limit's name must be 1 to 200 bytes, without braces, colons, glob characters, spaces or control characters"
             ));
         }
         Ok(Limit {
@@ -50,6 +50,17 @@ pub fn limit_keys(prefix: &str, name: &str) -> (String, String) {
     let permits = format!("{{{prefix}}}:limit:{name}");
     let who = format!("{permits}:who");
     (permits, who)
+}
+
+/// The runs waiting for room under limit `name` (a sorted set: member the run, score when its
+/// wait lapses unless it asks again).
+pub fn waiting_key(prefix: &str, name: &str) -> String {
+    format!("{{{prefix}}}:limit:{name}:waiting")
+}
+
+/// How many runs gave up waiting for room under limit `name` (a counter).
+pub fn refused_key(prefix: &str, name: &str) -> String {
+    format!("{{{prefix}}}:limit:{name}:refused")
 }
 
 /// How a run is named among a limit's permits.
@@ -99,7 +110,7 @@ impl Permits {
             .iter()
             .flat_map(|l| {
                 let (permits, who) = limit_keys(&self.prefix, &l.name);
-                [permits, who]
+                [permits, who, waiting_key(&self.prefix, &l.name)]
             })
             .collect()
     }
@@ -166,6 +177,76 @@ impl Permits {
         let (key, _) = limit_keys(&self.prefix, &self.limits[0].name);
         Error::corrupt(key, format!("the limit script answered {reply:?}"))
     }
+}
+
+/// Counts a run that gave up waiting for room under limit `name`.
+pub async fn count_refused(conn: &mut Connection, prefix: &str, name: &str) -> Result<()> {
+    conn.query::<i64>(redis::cmd("INCR").arg(refused_key(prefix, name)))
+        .await
+        .map(|_| ())
+}
+
+/// A limit as `list` and the metrics show it.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct LimitView {
+    pub name: String,
+    /// The permits held now (lapsed ones left out).
+    pub held: Vec<Holder>,
+    /// The runs waiting for room now (`runner` empty; `until`: when the wait lapses unless the
+    /// run asks again).
+    pub waiting: Vec<Holder>,
+    /// How many runs gave up waiting, ever (recorded interrupted, exit 94).
+    pub refused: u64,
+}
+
+/// Every limit under `prefix` that has a permit, a waiter or a refusal on record, by name.
+pub async fn all(conn: &mut Connection, prefix: &str, now: i64) -> Result<Vec<LimitView>> {
+    let pattern = format!(
+        "{}*",
+        crate::store::discover::glob_escape(&format!("{{{prefix}}}:limit:"))
+    );
+    let head = format!("{{{prefix}}}:limit:");
+    let mut names: Vec<String> = crate::store::discover::scan(conn, &pattern)
+        .await?
+        .into_iter()
+        .filter_map(|key| {
+            let rest = key.strip_prefix(&head)?;
+            let name = rest.split(':').next()?;
+            Some(name.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let held = holders(conn, prefix, &name, now).await?;
+        let waiting: Vec<(String, f64)> = conn
+            .query(
+                redis::cmd("ZRANGEBYSCORE")
+                    .arg(waiting_key(prefix, &name))
+                    .arg(format!("({now}"))
+                    .arg("+inf")
+                    .arg("WITHSCORES"),
+            )
+            .await?;
+        let refused: Option<u64> = conn
+            .query(redis::cmd("GET").arg(refused_key(prefix, &name)))
+            .await?;
+        out.push(LimitView {
+            name,
+            held,
+            waiting: waiting
+                .into_iter()
+                .map(|(run, until)| Holder {
+                    run,
+                    runner: String::new(),
+                    until: until as i64,
+                })
+                .collect(),
+            refused: refused.unwrap_or(0),
+        });
+    }
+    Ok(out)
 }
 
 /// Who holds the permits of limit `name` now (lapsed ones left out), for `inspect` and `list`.

@@ -244,3 +244,53 @@ fn cron_replicas_share_a_limit_and_record_what_found_no_room() {
         }
     }
 }
+
+/// `list --json` and the metrics show a limit's permits, who waits, and who gave up.
+#[test]
+fn list_and_metrics_show_who_holds_and_who_waits() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let slot = (s.now_ms() / 1000 * 1000).to_string();
+    let cmd = ticker(&log, 3_000);
+    let limit = ["--limit", "heavy=1", "--max-late", "1s", "--shell", "--"];
+    let holder = spawn_run(&s, &{
+        let mut a = run_args("holder", "host-a", &slot, &limit);
+        a.push(&cmd);
+        a
+    });
+    wait_for("the holder's command", Duration::from_secs(10), || {
+        !copies(&log).is_empty()
+    });
+    let waiter = spawn_run(&s, &{
+        let mut a = run_args("waiter", "host-b", &slot, &limit);
+        a.push(&cmd);
+        a
+    });
+    let mut seen = serde_json::Value::Null;
+    wait_for("list to show a holder and a waiter", Duration::from_secs(10), || {
+        seen = s.cli(&["list", "--json"]).json();
+        seen["limits"][0]["waiting"].as_array().map(Vec::len) == Some(1)
+    });
+    let l = &seen["limits"][0];
+    assert_eq!(l["name"], "heavy", "{seen}");
+    assert_eq!(l["held"][0]["run"], format!("holder@{slot}"), "{seen}");
+    assert_eq!(l["held"][0]["runner"], "host-a", "{seen}");
+    assert_eq!(l["waiting"][0]["run"], format!("waiter@{slot}"), "{seen}");
+    let waiter = finished(waiter);
+    assert_eq!(waiter.status.code(), Some(94));
+    let metrics = String::from_utf8_lossy(&s.cli(&["metrics"]).expect(0).stdout).to_string();
+    for line in [
+        "anarchon_limit_held{limit=\"heavy\"} 1",
+        "anarchon_limit_waiting{limit=\"heavy\"} 0",
+        "anarchon_limit_gave_up{limit=\"heavy\"} 1",
+    ] {
+        assert!(metrics.contains(line), "{line} not in:\n{metrics}");
+    }
+    let _ = finished(holder);
+    let text = String::from_utf8_lossy(&s.cli(&["list"]).expect(0).stdout).to_string();
+    assert!(
+        text.contains("limit heavy: 0 held, 0 waiting, 1 gave up waiting"),
+        "{text}"
+    );
+}

@@ -314,8 +314,8 @@ print(json.dumps(out))
     );
     let families = v["families"].as_object().unwrap();
     for (name, help) in anarchon::metrics::FAMILIES {
-        if *name == "anarchon_job_unreadable" {
-            continue; // only when a job is unreadable (the test above)
+        if *name == "anarchon_job_unreadable" || name.starts_with("anarchon_limit_") {
+            continue; // only when a job is unreadable (the test above), or a --limit is used
         }
         let f = families
             .get(*name)

@@ -827,11 +827,19 @@ fn skip_is_true(
             .ok_or_else(|| format!("a skip naming no run: {reason:?}"))?;
         let (other, attempt, runner) = named;
         let newer = reason.contains("a newer run");
+        // A failed attempt given a retry holds the job until the retry takes the run over.
+        let retry_taken_at = |r: &ResultEntry| {
+            results
+                .iter()
+                .find(|n| n.slot == r.slot && n.attempt == r.attempt.map(|a| a + 1))
+                .and_then(|n| n.claimed_at)
+        };
         let held = results.iter().any(|r| {
             r.slot == other
                 && r.attempt == Some(attempt)
                 && r.runner == runner
-                && r.ended_at.is_none_or(|e| e >= slot)
+                && (r.ended_at.is_none_or(|e| e >= slot)
+                    || (r.retry_due().is_some() && retry_taken_at(r).is_none_or(|t| t >= slot)))
         });
         // Under forbid a claim that came late can find a newer slot's run in progress: skipped
         // too, as one host alone would, with the same words ("still in progress").

@@ -288,19 +288,24 @@ pub fn judge_slot_across_names(named: &[Named]) -> Result<Ended, Result<String, 
             other => outcomes.push((n.job, other)),
         }
     }
-    // No copy after an end recorded under another name.
+    // No copy after an end recorded under another name (but the retry of a failed attempt, not
+    // before it was due: a renamed job's replica takes an old name's pending retry over and runs
+    // it under the new name).
     for n in named {
         for o in n.copies.iter().filter(|o| o.completed) {
-            let ended = n.records.iter().any(|r| {
+            let ended = n.records.iter().find(|r| {
                 r.attempt == o.attempt()
                     && (r.status == "finished" || r.status == "failed")
                     && r.result.get("handed_to").is_none()
             });
-            if !ended {
+            let Some(ended) = ended else {
                 continue;
-            }
+            };
+            let retry_due = ended.retry_due();
             for m in named.iter().filter(|m| m.job != n.job) {
-                if let Some(c) = m.copies.iter().find(|c| o.last <= c.first) {
+                if let Some(c) = m.copies.iter().find(|c| {
+                    o.last <= c.first && retry_due.is_none_or(|due| c.first < due - 100)
+                }) {
                     return defect(format!(
                         "{c:?} ran under {} after {o:?} ran to its end under {}",
                         m.job, n.job
