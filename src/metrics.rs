@@ -245,7 +245,11 @@ fn store_samples(
     for l in &scrape.limits {
         let labels = format!("limit=\"{}\"", label(&l.name));
         add("anarchon_limit_held", labels.clone(), l.held.len() as f64);
-        add("anarchon_limit_waiting", labels.clone(), l.waiting.len() as f64);
+        add(
+            "anarchon_limit_waiting",
+            labels.clone(),
+            l.waiting.len() as f64,
+        );
         add("anarchon_limit_gave_up", labels, l.refused as f64);
     }
     for u in unreadable {

@@ -277,6 +277,24 @@ fn print_keys(ctx: &Context, d: &JobDetail) {
     );
 }
 
+/// The registry's `retries` (`N,<delay ms>,<backoff>,<max delay ms>`) as a person reads it.
+fn retries_text(stored: &str) -> Option<String> {
+    let parts: Vec<&str> = stored.split(',').collect();
+    let [n, delay, backoff, max] = parts.as_slice() else {
+        return None;
+    };
+    let ms = |t: &str| {
+        t.parse::<u64>()
+            .map(humanize)
+            .unwrap_or_else(|_| t.to_string())
+    };
+    Some(format!(
+        "{n}: the first after {}, each later one {backoff} times longer, at most {}",
+        ms(delay),
+        ms(max)
+    ))
+}
+
 /// What the job registry knows: the schedule and settings, and the hosts that run the job.
 fn print_registry(ctx: &Context, d: &JobDetail) {
     let out = &ctx.out;
@@ -300,6 +318,15 @@ fn print_registry(ctx: &Context, d: &JobDetail) {
                 String::new()
             }
         );
+        if let Some(retries) = retries_text(&r.settings.retries) {
+            crate::outln!("retries {retries}");
+        }
+        if !r.settings.limits.is_empty() {
+            crate::outln!(
+                "limits {} (`anarchon list` shows who holds them)",
+                r.settings.limits.replace(',', ", ")
+            );
+        }
         let hosts: Vec<String> = r
             .hosts
             .iter()

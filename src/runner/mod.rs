@@ -356,6 +356,9 @@ async fn see_retries_through(
     };
     let mut req = req.clone();
     while let Some(Recorded::Retry { at, .. }) = report.recorded {
+        // While it waits this task holds no run: a daemon shutting down ends it at once (and
+        // claims nothing more), leaving the retry to the replicas standing by.
+        crate::lines::note_attempt(0);
         // The retry is a new attempt: a new token, claimed as a takeover once it is due.
         req.token = crate::strategy::new_token();
         let server_now = server_ms(conn).await.unwrap_or(at);
@@ -377,11 +380,19 @@ async fn see_retries_through(
         };
         report = match reply.outcome {
             ClaimOutcome::Won => run.won(conn, &reply, sent, &stood, None).await,
-            ClaimOutcome::Done => {
+            // Another host's attempt ended the run well: done elsewhere.
+            ClaimOutcome::Done if reply.status == "finished" => {
                 let mut ended =
                     SlotReport::skipped(target.job, req.slot, SlotOutcome::Done, Some(&reply));
                 ended.backup = true;
                 ended
+            }
+            // Ended otherwise (its retries spent elsewhere, or the retry not run: released,
+            // replaced, superseded): the failure this host ran stands, with its exit code.
+            ClaimOutcome::Done => {
+                report.status = reply.status.clone();
+                report.recorded = Some(Recorded::Yes);
+                return Ok(report);
             }
             // Refused otherwise (the run's end unreadable meanwhile): what this host ran stands.
             _ => return Ok(report),

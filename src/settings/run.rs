@@ -207,6 +207,20 @@ fn check_flags(args: &RunArgs, strategy: Strategy) -> Result<()> {
         ("--limit", !args.limits.is_empty()),
     ]);
     strategy.refuse_lease_options(&lease_options)?;
+    if let Some(r) = retry_policy(args) {
+        if r.max_delay < r.delay {
+            return Err(Error::usage(format!(
+                "--retry-max-delay {} is shorter than --retry-delay {}: no wait could be as long as the first",
+                humantime::format_duration(r.max_delay),
+                humantime::format_duration(r.delay)
+            )));
+        }
+        if args.exec.leave_children {
+            return Err(Error::usage(
+                "--leave-children with --retries: what a failed attempt left running would run beside its retry\n  hint: let anarchon stop the command's children (the default)",
+            ));
+        }
+    }
     let jitter = args.jitter.unwrap_or(Duration::ZERO);
     if let Strategy::Script { window } = strategy
         && window <= args.max_late + jitter
@@ -345,6 +359,21 @@ fn registry_settings(
         overlap: claim.overlap.name().to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         service: None,
+        retries: retry_policy(args).map_or(String::new(), |r| {
+            format!(
+                "{},{},{},{}",
+                r.retries,
+                millis(r.delay),
+                r.backoff,
+                millis(r.max_delay)
+            )
+        }),
+        limits: args
+            .limits
+            .iter()
+            .map(|l| format!("{}={}", l.name, l.max))
+            .collect::<Vec<_>>()
+            .join(","),
     }
 }
 

@@ -46,6 +46,12 @@ pub struct JobSettings {
     /// the service run and none of them has it in its crontab.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
+    /// `--retries` as `N,<delay>,<backoff>,<max delay>` (durations in ms; empty: none).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub retries: String,
+    /// `--limit`s as `NAME=N,...` (empty: none).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub limits: String,
 }
 
 impl JobSettings {
@@ -65,6 +71,8 @@ impl JobSettings {
             ("overlap", self.overlap.clone()),
             ("version", self.version.clone()),
             ("service", self.service.clone().unwrap_or_default()),
+            ("retries", self.retries.clone()),
+            ("limits", self.limits.clone()),
         ]
     }
 }
@@ -306,6 +314,8 @@ pub fn decode(key: &str, fields: &[(String, String)]) -> Result<Option<Registry>
             overlap: text("overlap"),
             version: text("version"),
             service: get("service").map(str::to_string),
+            retries: text("retries"),
+            limits: text("limits"),
         },
         updated_at: int("updated_at")?,
         hosts,
@@ -342,6 +352,8 @@ mod tests {
             overlap: "forbid".into(),
             version: "0.1.0".into(),
             service: Some("billing-svc".into()),
+            retries: "2,30000,2,600000".into(),
+            limits: "db-heavy=2".into(),
         };
         let mut fields: Vec<(String, String)> = settings
             .fields()

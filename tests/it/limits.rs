@@ -268,10 +268,14 @@ fn list_and_metrics_show_who_holds_and_who_waits() {
         a
     });
     let mut seen = serde_json::Value::Null;
-    wait_for("list to show a holder and a waiter", Duration::from_secs(10), || {
-        seen = s.cli(&["list", "--json"]).json();
-        seen["limits"][0]["waiting"].as_array().map(Vec::len) == Some(1)
-    });
+    wait_for(
+        "list to show a holder and a waiter",
+        Duration::from_secs(10),
+        || {
+            seen = s.cli(&["list", "--json"]).json();
+            seen["limits"][0]["waiting"].as_array().map(Vec::len) == Some(1)
+        },
+    );
     let l = &seen["limits"][0];
     assert_eq!(l["name"], "heavy", "{seen}");
     assert_eq!(l["held"][0]["run"], format!("holder@{slot}"), "{seen}");

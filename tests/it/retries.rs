@@ -440,3 +440,43 @@ fn next_shows_a_pending_retry_and_check_waits_for_the_retries_to_be_spent() {
     let check = s.cli(&["check", "flaky", "--json"]).json();
     assert_eq!(check["jobs"][0]["health"]["failed_in_a_row"], 1, "{check}");
 }
+
+/// A retry that has just fallen due is not superseded by the job's next run while the hosts
+/// standing by take it over (a red-team trial found the next slot's claim, 5 ms after the retry's
+/// time, ending it as not run under forbid, and under buffer most of the time): it holds the job a
+/// lease past its time.
+#[test]
+fn the_next_slot_never_supersedes_a_retry_just_due() {
+    for policy in ["forbid", "buffer"] {
+        let s = Server::start();
+        let dir = tempfile::tempdir().unwrap();
+        let cmd = flaky(dir.path(), 1, 3);
+        let slot = s.now_ms() / 1000 * 1000;
+        let at = slot.to_string();
+        let extra = ["--retries", "1", "--retry-delay", "2s", "--overlap", policy];
+        let a = spawn_run(&s, &run_args("host-a", &at, &cmd, &extra));
+        let b = spawn_run(&s, &run_args("host-b", &at, &cmd, &extra));
+        wait_for("attempt 1's failure", Duration::from_secs(20), || {
+            records(&s, slot).iter().any(|r| r.status == "failed")
+        });
+        let due = records(&s, slot)[0].retry_due().unwrap();
+        crate::common::wait_for_server_time(&s, due);
+        let next = (slot + 1_000).to_string();
+        let c = spawn_run(
+            &s,
+            &run_args("host-c", &next, "true", &["--overlap", policy]),
+        );
+        let (_a, _b, c) = (finished(a), finished(b), finished(c));
+        let recorded = records(&s, slot);
+        assert_eq!(
+            recorded.last().map(|r| (r.attempt, r.status.as_str())),
+            Some((Some(2), "finished")),
+            "{policy}: the retry ran: {recorded:?}\n{}",
+            String::from_utf8_lossy(&c.stderr)
+        );
+        let ran = copies(&dir.path().join("log"));
+        assert_no_two_copies_at_once(&ran);
+        let expected = if policy == "forbid" { 80 } else { 0 };
+        assert_eq!(c.status.code(), Some(expected), "{policy}");
+    }
+}

@@ -236,6 +236,9 @@ fn line_flags(host: &Host, line: Line, job: &str) -> Vec<String> {
         "1",
         "--retry-delay",
         "1s",
+        // Every run holds a permit of a shared limit (its checker: `no_permit_is_true`).
+        "--limit",
+        "soak-db=1",
     ]
     .iter()
     .map(|w| w.to_string())
@@ -780,6 +783,41 @@ fn every_attempt_hit(results: &[&ResultEntry], copies: &[&Copy], hits: &[Hit]) -
     Some(why.join(", "))
 }
 
+/// Whether a run recorded without a permit of its `--limit` (interrupted, `"limit"` in its result)
+/// met a full limit: every run it names as a holder was in progress, under some name of the job,
+/// while it waited (claimed before it gave up, not ended before it was claimed).
+fn no_permit_is_true(r: &ResultEntry, every_record: &[&ResultEntry]) -> Result<(), String> {
+    let held_by: Vec<&str> = r.result["held_by"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|h| h.as_str()).collect())
+        .unwrap_or_default();
+    if held_by.is_empty() {
+        return Err(format!("no permit, and no holder named: {r:?}"));
+    }
+    let (from, to) = (r.claimed_at.unwrap_or(0), r.ended_at.unwrap_or(i64::MAX));
+    for holder in held_by {
+        let slot: Option<i64> = holder
+            .split(" on ")
+            .next()
+            .and_then(|run| run.rsplit('@').next())
+            .and_then(|s| s.parse().ok());
+        let Some(slot) = slot else {
+            return Err(format!("a holder that names no run: {holder:?} in {r:?}"));
+        };
+        let in_progress = every_record.iter().any(|o| {
+            o.slot == slot
+                && o.claimed_at.is_some_and(|c| c <= to)
+                && o.ended_at.is_none_or(|e| e >= from)
+        });
+        if !in_progress {
+            return Err(format!(
+                "no permit, for a holder that was not in progress then: {holder:?} in {r:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Whether a skip's reason is true, so that one host alone would have written it: the run it
 /// names held the job at the slot (overlap policies), the fleet was down or the server paused
 /// over it (catch-up), or the job was paused over it. Returns the skip's kind, or why not.
@@ -987,6 +1025,11 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64), dealt: 
                         ),
                     ));
                 }
+            }
+        }
+        for r in of_slot.iter().filter(|r| r.result.get("limit").is_some()) {
+            if let Err(defect) = no_permit_is_true(r, &every_record) {
+                verdict.defects.push((slot, defect));
             }
         }
         let how = match judge_slot_across_names(&named) {

@@ -146,6 +146,11 @@ if not status then
   for _, pair in ipairs(others) do
     local other, o, mark = pair[1], pair[2], pair[3]
     local other_ms, o_end = tonumber(other), tonumber(o.lease_end)
+    -- A retry that fell due holds the job a lease longer: the hosts standing by for it take it
+    -- over within moments of its time, and a newer run must not supersede it meanwhile.
+    if o_end <= now and not mark and pending_retry(KEYS[6], other, o.attempt) then
+      o_end = o_end + lease_ms
+    end
     if mark then
       end_run(other, o, mark.status, now, released_result(mark, nil))
       forget_release(KEYS[6], other)

@@ -122,18 +122,23 @@ if not run then
   end
   local overlapping, overlapping_slot = nil, nil
   for other, o in pairs(live) do
-    local other_ms = tonumber(other)
+    local other_ms, o_end = tonumber(other), o.lease_end
+    -- A retry that fell due holds the job a lease longer: the hosts standing by for it take it
+    -- over within moments of its time, and a newer run must not supersede it meanwhile.
+    if o_end <= now and not marks[other] and pending_retry(KEYS[3], other, o.attempt) then
+      o_end = o_end + lease_ms
+    end
     if marks[other] then
       err = end_live_run(other, o, marks[other].status, now, released_result(marks[other], nil))
       if err then return err end
       forget_release(KEYS[3], other)
-    elseif o.lease_end + lease_ms < now and (o.attempt >= attempts_allowed(KEYS[3], other, o.attempt, max_attempts)
+    elseif o_end + lease_ms < now and (o.attempt >= attempts_allowed(KEYS[3], other, o.attempt, max_attempts)
         or other_ms < now - keep_ms) then
       local _, failed = end_lapsed(other, o, nil)
       if failed then return failed end
-    elseif not allow_overlap and o.lease_end <= now and other_ms < slot_ms then
+    elseif not allow_overlap and o_end <= now and other_ms < slot_ms then
       overtaken[#overtaken + 1] = other
-    elseif o.lease_end > now and (not overlapping_slot or other_ms < overlapping_slot) then
+    elseif o_end > now and (not overlapping_slot or other_ms < overlapping_slot) then
       -- Older or newer: under forbid a new run never starts beside a live one. (A newer one is
       -- live when this claim comes late: a host that stalled, a buffered or backfilled slot.)
       overlapping, overlapping_slot = o, other_ms

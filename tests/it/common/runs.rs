@@ -152,6 +152,9 @@ pub fn judge_slot(
             ("replaced_by", "replaced (--overlap replace)"),
             ("superseded_by", "superseded by a newer run"),
             ("released_by", "released by the operator"),
+            // Won, but its --limit had no room (the caller checks that the runs it names held
+            // the permits then).
+            ("limit", "no permit (its limit was full)"),
         ] {
             if r.result.get(field).is_some() {
                 return Ok(Ended::ByPolicy(why));
@@ -303,9 +306,11 @@ pub fn judge_slot_across_names(named: &[Named]) -> Result<Ended, Result<String, 
             };
             let retry_due = ended.retry_due();
             for m in named.iter().filter(|m| m.job != n.job) {
-                if let Some(c) = m.copies.iter().find(|c| {
-                    o.last <= c.first && retry_due.is_none_or(|due| c.first < due - 100)
-                }) {
+                if let Some(c) = m
+                    .copies
+                    .iter()
+                    .find(|c| o.last <= c.first && retry_due.is_none_or(|due| c.first < due - 100))
+                {
                     return defect(format!(
                         "{c:?} ran under {} after {o:?} ran to its end under {}",
                         m.job, n.job
