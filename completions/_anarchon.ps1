@@ -64,6 +64,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Stop a run in progress without its token (a hung or vanished holder), safely')
             [CompletionResult]::new('pause', 'pause', [CompletionResultType]::ParameterValue, 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until')
             [CompletionResult]::new('resume', 'resume', [CompletionResultType]::ParameterValue, 'End a job''s pause: its next scheduled run is claimed as usual')
+            [CompletionResult]::new('calendar', 'calendar', [CompletionResultType]::ParameterValue, 'Keep named calendars of exclusion windows (holidays, freezes) that jobs share')
             [CompletionResult]::new('forget', 'forget', [CompletionResultType]::ParameterValue, 'Retire a job that no host runs any more: monitoring stops expecting its runs')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Move the store to format 2 (anarchon''s own layout), or back to format 1 with --to 1')
             [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Start a manual run of a job now: on a replica of `anarchon cron`, or here')
@@ -219,6 +220,8 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--retry-max-delay', '--retry-max-delay', [CompletionResultType]::ParameterName, 'With --retries: no wait is longer than this [default: 10m]')
             [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'With --retries: retry only when the command exits with one of these codes (comma separated, as `75,111`) [default: any failure, a signal or a timeout included]')
             [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Hold a permit of the named limit while the command runs: at most N runs of all the jobs that name it, on any host or replica, run at once (`--limit db-heavy=2`; repeat for several). A won run waits for a permit up to --max-late, then is recorded interrupted with who held them (exit 94). A permit lapses with its holder''s lease. Give every job of a limit the same N. Lease strategy only')
+            [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Do not run the slots in this window, in the schedule''s zone: a date (2026-12-24), dates (2026-12-24..2026-12-26), a day of every year (12-25), days of the week (sat,sun or mon-fri), a time of day (02:00-03:00, may wrap past midnight), or days@times (fri@22:00-06:00); name it with NAME=. Such a slot is recorded skipped with the window''s name (exit 0): monitoring counts it decided, never missed. Repeat for several')
+            [CompletionResult]::new('--calendar', '--calendar', [CompletionResultType]::ParameterName, 'Also skip the windows of this named calendar, which operators keep in the store (`anarchon calendar`); read at each slot, so an edit applies to the next one. Repeat for several')
             [CompletionResult]::new('--on-failure-timeout', '--on-failure-timeout', [CompletionResultType]::ParameterName, 'How long --on-failure may run before it is killed')
             [CompletionResult]::new('--backup-for', '--backup-for', [CompletionResultType]::ParameterName, 'Stand by as a backup for at most this long [default: as long as the run is held and has attempts left]. A backup follows the holder''s lease and takes over the moment it expires')
             [CompletionResult]::new('--heartbeat', '--heartbeat', [CompletionResultType]::ParameterName, 'Heartbeat interval while the command runs (default: a third of --lease)')
@@ -707,6 +710,173 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'anarchon;calendar' {
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name (on any URL or --host)')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")')
+            [CompletionResult]::new('--no-headers', '--no-headers', [CompletionResultType]::ParameterName, 'Print tables without their header row (for scripts, as kubectl --no-headers)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Set a calendar''s windows, replacing what it had (creating it)')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'A calendar''s windows and its edits, newest first')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Every calendar under the prefix, with its windows')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete a calendar: the jobs that name it run every slot again')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'anarchon;calendar;set' {
+            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)')
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Who does it, recorded with it [default: $USER@host:pid]')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name (on any URL or --host)')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")')
+            [CompletionResult]::new('--no-headers', '--no-headers', [CompletionResultType]::ParameterName, 'Print tables without their header row (for scripts, as kubectl --no-headers)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;calendar;show' {
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name (on any URL or --host)')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")')
+            [CompletionResult]::new('--no-headers', '--no-headers', [CompletionResultType]::ParameterName, 'Print tables without their header row (for scripts, as kubectl --no-headers)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;calendar;list' {
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name (on any URL or --host)')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")')
+            [CompletionResult]::new('--no-headers', '--no-headers', [CompletionResultType]::ParameterName, 'Print tables without their header row (for scripts, as kubectl --no-headers)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;calendar;delete' {
+            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)')
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Who does it, recorded with it [default: $USER@host:pid]')
+            [CompletionResult]::new('--redis', '--redis', [CompletionResultType]::ParameterName, 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port [default: 6379, or the URL''s]')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number [default: 0, or the URL''s]')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'ACL user name (on any URL or --host)')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed')
+            [CompletionResult]::new('--tls-ca', '--tls-ca', [CompletionResultType]::ParameterName, 'Trust this PEM CA bundle for TLS instead of the system''s')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of every key, as the scheduler''s `prefix` option')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto (a terminal without NO_COLOR), always, never')
+            [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Give up connecting after this long')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Give up waiting for one reply after this long')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (as a rediss:// URL does), with --host or --port')
+            [CompletionResult]::new('--tls-insecure', '--tls-insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s TLS certificate (testing only)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")')
+            [CompletionResult]::new('--no-headers', '--no-headers', [CompletionResultType]::ParameterName, 'Print tables without their header row (for scripts, as kubectl --no-headers)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'anarchon;calendar;help' {
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Set a calendar''s windows, replacing what it had (creating it)')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'A calendar''s windows and its edits, newest first')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Every calendar under the prefix, with its windows')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete a calendar: the jobs that name it run every slot again')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'anarchon;calendar;help;set' {
+            break
+        }
+        'anarchon;calendar;help;show' {
+            break
+        }
+        'anarchon;calendar;help;list' {
+            break
+        }
+        'anarchon;calendar;help;delete' {
+            break
+        }
+        'anarchon;calendar;help;help' {
+            break
+        }
         'anarchon;forget' {
             [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)')
             [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Who does it, recorded with it [default: $USER@host:pid]')
@@ -1018,6 +1188,7 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Stop a run in progress without its token (a hung or vanished holder), safely')
             [CompletionResult]::new('pause', 'pause', [CompletionResultType]::ParameterValue, 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until')
             [CompletionResult]::new('resume', 'resume', [CompletionResultType]::ParameterValue, 'End a job''s pause: its next scheduled run is claimed as usual')
+            [CompletionResult]::new('calendar', 'calendar', [CompletionResultType]::ParameterValue, 'Keep named calendars of exclusion windows (holidays, freezes) that jobs share')
             [CompletionResult]::new('forget', 'forget', [CompletionResultType]::ParameterValue, 'Retire a job that no host runs any more: monitoring stops expecting its runs')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Move the store to format 2 (anarchon''s own layout), or back to format 1 with --to 1')
             [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Start a manual run of a job now: on a replica of `anarchon cron`, or here')
@@ -1079,6 +1250,25 @@ Register-ArgumentCompleter -Native -CommandName 'anarchon' -ScriptBlock {
             break
         }
         'anarchon;help;resume' {
+            break
+        }
+        'anarchon;help;calendar' {
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Set a calendar''s windows, replacing what it had (creating it)')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'A calendar''s windows and its edits, newest first')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Every calendar under the prefix, with its windows')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete a calendar: the jobs that name it run every slot again')
+            break
+        }
+        'anarchon;help;calendar;set' {
+            break
+        }
+        'anarchon;help;calendar;show' {
+            break
+        }
+        'anarchon;help;calendar;list' {
+            break
+        }
+        'anarchon;help;calendar;delete' {
             break
         }
         'anarchon;help;forget' {

@@ -61,6 +61,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand release 'Stop a run in progress without its token (a hung or vanished holder), safely'
             cand pause 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until'
             cand resume 'End a job''s pause: its next scheduled run is claimed as usual'
+            cand calendar 'Keep named calendars of exclusion windows (holidays, freezes) that jobs share'
             cand forget 'Retire a job that no host runs any more: monitoring stops expecting its runs'
             cand migrate 'Move the store to format 2 (anarchon''s own layout), or back to format 1 with --to 1'
             cand run-now 'Start a manual run of a job now: on a replica of `anarchon cron`, or here'
@@ -212,6 +213,8 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand --retry-max-delay 'With --retries: no wait is longer than this [default: 10m]'
             cand --retry-on 'With --retries: retry only when the command exits with one of these codes (comma separated, as `75,111`) [default: any failure, a signal or a timeout included]'
             cand --limit 'Hold a permit of the named limit while the command runs: at most N runs of all the jobs that name it, on any host or replica, run at once (`--limit db-heavy=2`; repeat for several). A won run waits for a permit up to --max-late, then is recorded interrupted with who held them (exit 94). A permit lapses with its holder''s lease. Give every job of a limit the same N. Lease strategy only'
+            cand --exclude 'Do not run the slots in this window, in the schedule''s zone: a date (2026-12-24), dates (2026-12-24..2026-12-26), a day of every year (12-25), days of the week (sat,sun or mon-fri), a time of day (02:00-03:00, may wrap past midnight), or days@times (fri@22:00-06:00); name it with NAME=. Such a slot is recorded skipped with the window''s name (exit 0): monitoring counts it decided, never missed. Repeat for several'
+            cand --calendar 'Also skip the windows of this named calendar, which operators keep in the store (`anarchon calendar`); read at each slot, so an edit applies to the next one. Repeat for several'
             cand --on-failure-timeout 'How long --on-failure may run before it is killed'
             cand --backup-for 'Stand by as a backup for at most this long [default: as long as the run is held and has attempts left]. A backup follows the holder''s lease and takes over the moment it expires'
             cand --heartbeat 'Heartbeat interval while the command runs (default: a third of --lease)'
@@ -686,6 +689,162 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'anarchon;calendar'= {
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
+            cand -p 'Port [default: 6379, or the URL''s]'
+            cand --port 'Port [default: 6379, or the URL''s]'
+            cand -n 'Database number [default: 0, or the URL''s]'
+            cand --db 'Database number [default: 0, or the URL''s]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand -o 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --output 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")'
+            cand --no-headers 'Print tables without their header row (for scripts, as kubectl --no-headers)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand set 'Set a calendar''s windows, replacing what it had (creating it)'
+            cand show 'A calendar''s windows and its edits, newest first'
+            cand list 'Every calendar under the prefix, with its windows'
+            cand delete 'Delete a calendar: the jobs that name it run every slot again'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'anarchon;calendar;set'= {
+            cand --reason 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)'
+            cand --by 'Who does it, recorded with it [default: $USER@host:pid]'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
+            cand -p 'Port [default: 6379, or the URL''s]'
+            cand --port 'Port [default: 6379, or the URL''s]'
+            cand -n 'Database number [default: 0, or the URL''s]'
+            cand --db 'Database number [default: 0, or the URL''s]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand -o 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --output 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")'
+            cand --no-headers 'Print tables without their header row (for scripts, as kubectl --no-headers)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'anarchon;calendar;show'= {
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
+            cand -p 'Port [default: 6379, or the URL''s]'
+            cand --port 'Port [default: 6379, or the URL''s]'
+            cand -n 'Database number [default: 0, or the URL''s]'
+            cand --db 'Database number [default: 0, or the URL''s]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand -o 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --output 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")'
+            cand --no-headers 'Print tables without their header row (for scripts, as kubectl --no-headers)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'anarchon;calendar;list'= {
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
+            cand -p 'Port [default: 6379, or the URL''s]'
+            cand --port 'Port [default: 6379, or the URL''s]'
+            cand -n 'Database number [default: 0, or the URL''s]'
+            cand --db 'Database number [default: 0, or the URL''s]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand -o 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --output 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")'
+            cand --no-headers 'Print tables without their header row (for scripts, as kubectl --no-headers)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'anarchon;calendar;delete'= {
+            cand --reason 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)'
+            cand --by 'Who does it, recorded with it [default: $USER@host:pid]'
+            cand --redis 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)'
+            cand --host 'Host to connect to [default: localhost, or the URL''s]. --host, --port and --db, like redis-cli''s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others'
+            cand -p 'Port [default: 6379, or the URL''s]'
+            cand --port 'Port [default: 6379, or the URL''s]'
+            cand -n 'Database number [default: 0, or the URL''s]'
+            cand --db 'Database number [default: 0, or the URL''s]'
+            cand --user 'ACL user name (on any URL or --host)'
+            cand --password-file 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed'
+            cand --tls-ca 'Trust this PEM CA bundle for TLS instead of the system''s'
+            cand --prefix 'Prefix of every key, as the scheduler''s `prefix` option'
+            cand --backend 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy'
+            cand -o 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --output 'Output format, as kubectl''s -o: table (default), json (as --json), wide (tables are never cut to the terminal''s width), name (only each row''s first column: job names for `list`)'
+            cand --color 'When to use colour: auto (a terminal without NO_COLOR), always, never'
+            cand --time-format 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)'
+            cand --connect-timeout 'Give up connecting after this long'
+            cand --command-timeout 'Give up waiting for one reply after this long'
+            cand --tls 'Connect with TLS (as a rediss:// URL does), with --host or --port'
+            cand --tls-insecure 'Do not verify the server''s TLS certificate (testing only)'
+            cand --cluster 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
+            cand --json 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")'
+            cand --no-headers 'Print tables without their header row (for scripts, as kubectl --no-headers)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'anarchon;calendar;help'= {
+            cand set 'Set a calendar''s windows, replacing what it had (creating it)'
+            cand show 'A calendar''s windows and its edits, newest first'
+            cand list 'Every calendar under the prefix, with its windows'
+            cand delete 'Delete a calendar: the jobs that name it run every slot again'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'anarchon;calendar;help;set'= {
+        }
+        &'anarchon;calendar;help;show'= {
+        }
+        &'anarchon;calendar;help;list'= {
+        }
+        &'anarchon;calendar;help;delete'= {
+        }
+        &'anarchon;calendar;help;help'= {
+        }
         &'anarchon;forget'= {
             cand --reason 'Why (an incident number, a sentence): recorded in the job''s events, and where the action keeps one (a pause, a released run''s result)'
             cand --by 'Who does it, recorded with it [default: $USER@host:pid]'
@@ -988,6 +1147,7 @@ set edit:completion:arg-completer[anarchon] = {|@words|
             cand release 'Stop a run in progress without its token (a hung or vanished holder), safely'
             cand pause 'Pause a job across the fleet: every host''s `run` skips it (exit 87) until `resume` or --until'
             cand resume 'End a job''s pause: its next scheduled run is claimed as usual'
+            cand calendar 'Keep named calendars of exclusion windows (holidays, freezes) that jobs share'
             cand forget 'Retire a job that no host runs any more: monitoring stops expecting its runs'
             cand migrate 'Move the store to format 2 (anarchon''s own layout), or back to format 1 with --to 1'
             cand run-now 'Start a manual run of a job now: on a replica of `anarchon cron`, or here'
@@ -1032,6 +1192,20 @@ set edit:completion:arg-completer[anarchon] = {|@words|
         &'anarchon;help;pause'= {
         }
         &'anarchon;help;resume'= {
+        }
+        &'anarchon;help;calendar'= {
+            cand set 'Set a calendar''s windows, replacing what it had (creating it)'
+            cand show 'A calendar''s windows and its edits, newest first'
+            cand list 'Every calendar under the prefix, with its windows'
+            cand delete 'Delete a calendar: the jobs that name it run every slot again'
+        }
+        &'anarchon;help;calendar;set'= {
+        }
+        &'anarchon;help;calendar;show'= {
+        }
+        &'anarchon;help;calendar;list'= {
+        }
+        &'anarchon;help;calendar;delete'= {
         }
         &'anarchon;help;forget'= {
         }

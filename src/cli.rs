@@ -443,6 +443,17 @@ pub enum Command {
     #[command(after_long_help = examples(&["anarchon resume billing"]))]
     Resume(ResumeArgs),
 
+    /// Keep named calendars of exclusion windows (holidays, freezes) that jobs share.
+    ///
+    /// A job that names a calendar (`run --calendar NAME`, or `# anarchon: --calendar NAME`) does
+    /// not run the slots in its windows: they are recorded skipped with the window's name, and
+    /// monitoring counts them decided. The windows are read at each slot, so an edit here applies
+    /// to every host's next slot at once. Every edit is audited (`calendar show`).
+    #[command(
+        after_long_help = examples(&["anarchon calendar set holidays xmas=2026-12-24..2026-12-26 new-year=01-01 --reason \"CHG-881\"", "anarchon calendar show holidays", "anarchon calendar list --json", "anarchon calendar delete holidays"])
+    )]
+    Calendar(CalendarArgs),
+
     /// Retire a job that no host runs any more: monitoring stops expecting its runs.
     ///
     /// A job taken out of every crontab (or every replica's `anarchon cron` file) is still
@@ -870,6 +881,20 @@ pub struct RunArgs {
     /// a limit the same N. Lease strategy only.
     #[arg(long = "limit", value_name = "NAME=N", value_parser = crate::store::limit::Limit::parse)]
     pub limits: Vec<crate::store::limit::Limit>,
+
+    /// Do not run the slots in this window, in the schedule's zone: a date (2026-12-24), dates
+    /// (2026-12-24..2026-12-26), a day of every year (12-25), days of the week (sat,sun or
+    /// mon-fri), a time of day (02:00-03:00, may wrap past midnight), or days@times
+    /// (fri@22:00-06:00); name it with NAME=. Such a slot is recorded skipped with the window's
+    /// name (exit 0): monitoring counts it decided, never missed. Repeat for several.
+    #[arg(long, value_name = "[NAME=]WINDOW", value_parser = crate::exclusion::Exclusion::parse)]
+    pub exclude: Vec<crate::exclusion::Exclusion>,
+
+    /// Also skip the windows of this named calendar, which operators keep in the store
+    /// (`anarchon calendar`); read at each slot, so an edit applies to the next one. Repeat for
+    /// several.
+    #[arg(long = "calendar", value_name = "NAME")]
+    pub calendars: Vec<String>,
 
     /// How long --on-failure may run before it is killed.
     #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "DURATION", requires = "on_failure")]
@@ -1375,6 +1400,36 @@ pub struct AuditArgs {
     /// Who does it, recorded with it [default: $USER@host:pid].
     #[arg(long, value_name = "NAME")]
     pub by: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CalendarArgs {
+    #[command(subcommand)]
+    pub action: CalendarAction,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum CalendarAction {
+    /// Set a calendar's windows, replacing what it had (creating it).
+    Set {
+        /// The calendar's name.
+        name: String,
+        /// Its windows, as `run --exclude` takes them: [NAME=]WINDOW.
+        #[arg(required = true, value_name = "[NAME=]WINDOW")]
+        windows: Vec<String>,
+        #[command(flatten)]
+        audit: AuditArgs,
+    },
+    /// A calendar's windows and its edits, newest first.
+    Show { name: String },
+    /// Every calendar under the prefix, with its windows.
+    List,
+    /// Delete a calendar: the jobs that name it run every slot again.
+    Delete {
+        name: String,
+        #[command(flatten)]
+        audit: AuditArgs,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -21,7 +21,8 @@
 //!              format (store::lease::v1, v2)
 //!  server      what kind of server it is
 //!  connection  single server, cluster or Sentinel; Redis errors become typed errors
-//!  time · scripts · schedule   durations and slots | the Lua machinery | cron expressions
+//!  time · scripts · schedule · exclusion   durations and slots | the Lua machinery | cron
+//!              expressions | exclusion windows (holidays, freezes)
 //!  error · lines               errors and exit codes | stdout and stderr that never panic
 //! ```
 //!
@@ -35,7 +36,8 @@
 //! - [`runner`]: `run`'s command under a lease: the guard, the local deadline, heartbeats,
 //!   backups, signals, the recorded end
 //! - [`health`]: a job's health from what `store::view` read; [`metrics`]: its Prometheus text
-//! - [`schedule`]: cron expressions to slots; [`time`]: durations, slots, timestamps
+//! - [`schedule`]: cron expressions to slots; [`exclusion`]: the windows whose slots are not
+//!   run; [`time`]: durations, slots, timestamps
 //! - [`connection`]: the Redis/Valkey connection (single, cluster or Sentinel) and error mapping;
 //!   [`server`]: what kind of server it is
 //! - [`settings`]: the command line resolved into the plain settings the layers below take
@@ -51,6 +53,7 @@ pub mod commands;
 pub mod connection;
 pub mod daemon;
 pub mod error;
+pub mod exclusion;
 pub mod generate;
 pub mod health;
 pub mod lines;

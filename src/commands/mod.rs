@@ -1,6 +1,7 @@
 //! One module per command. Each takes its parsed arguments and the [`Context`] and returns the
 //! exit code; errors travel up as [`crate::error::Error`] and `main` prints them.
 
+pub mod calendar;
 pub mod check;
 pub mod claim;
 pub mod cron;
@@ -277,6 +278,7 @@ pub async fn dispatch(command: Command, flags: &GlobalArgs, ctx: &Context) -> Re
         Command::Release(args) => release::execute(&ReleaseSettings::from(args), ctx).await?,
         Command::Pause(args) => pause::pause(&PauseSettings::from(args), ctx).await?,
         Command::Resume(args) => pause::resume(&ResumeSettings::from(args), ctx).await?,
+        Command::Calendar(args) => calendar::execute(args.action.into(), ctx).await?,
         Command::Forget(args) => forget::execute(&ForgetSettings::from(args), ctx).await?,
         Command::Doctor(args) => doctor::execute(&DoctorSettings::from(args), ctx).await?,
         Command::Metrics(args) => metrics::execute(&MetricsSettings::from(args), ctx).await?,
@@ -610,6 +612,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         check::json_schemas(),
         claim::json_schemas(),
         cron::json_schemas(),
+        calendar::json_schemas(),
         doctor::json_schemas(),
         forget::json_schemas(),
         heartbeat::json_schemas(),

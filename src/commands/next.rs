@@ -73,6 +73,26 @@ struct NextReport {
     pending_retries: Vec<PendingRetry>,
 }
 
+/// The job's exclusion windows as its registry records them (its own, and its calendars' as the
+/// store holds them now). Windows that do not read are left out (`run` refuses such data).
+async fn registered_windows(
+    conn: &mut crate::connection::Connection,
+    prefix: &str,
+    settings: &crate::store::registry::JobSettings,
+) -> Result<Vec<crate::exclusion::Exclusion>> {
+    let mut windows: Vec<crate::exclusion::Exclusion> = settings
+        .exclude
+        .lines()
+        .filter_map(|w| crate::exclusion::Exclusion::parse(w).ok())
+        .collect();
+    for name in settings.calendars.split(',').filter(|n| !n.is_empty()) {
+        if let Some(c) = crate::store::calendar::read(conn, prefix, name).await? {
+            windows.extend(c.windows);
+        }
+    }
+    Ok(windows)
+}
+
 /// A run waiting for its retry: any host or replica standing by takes it over when due.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 struct PendingRetry {
@@ -131,6 +151,9 @@ struct FireTime {
     daylight_saving: Option<String>,
     /// Whether the job is paused then: `run` skips the slot (exit 87).
     paused: bool,
+    /// The exclusion window it falls in (`--exclude`, `--calendar`): `run` skips it, recorded so
+    /// (null: none).
+    excluded: Option<String>,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -238,6 +261,7 @@ struct Basis {
     /// The registry's catch-up (window, policy name), when there is a registry.
     registry_catch_up: Option<(Duration, String)>,
     pending_retries: Vec<PendingRetry>,
+    exclusions: Vec<crate::exclusion::Exclusion>,
 }
 
 pub async fn execute(settings: &NextSettings, ctx: &Context) -> Result<ExitCode> {
@@ -318,6 +342,7 @@ async fn registered(
     }
     let now = check.server_now_ms;
     let ms = |v: i64| Duration::from_millis(u64::try_from(v).unwrap_or(0));
+    let exclusions = registered_windows(&mut conn, ctx.prefix(), r).await?;
     let basis = Basis {
         job: Some(job.to_string()),
         source: "registry",
@@ -335,6 +360,7 @@ async fn registered(
         max_late: ms(r.max_late_ms),
         registry_catch_up: Some((ms(r.catch_up_ms), r.catch_up_policy.clone())),
         pending_retries,
+        exclusions,
     };
     Ok((basis, conn, lease_keys))
 }
@@ -394,6 +420,7 @@ fn given(schedule: &Schedule, job: Option<&str>, settings: &NextSettings) -> Bas
         max_late: Duration::from_secs(60),
         registry_catch_up: None,
         pending_retries: Vec::new(),
+        exclusions: Vec::new(),
     }
 }
 
@@ -693,6 +720,10 @@ fn report(
                     .find(|c| c.runs.contains(&slot))
                     .map(|c| fire_note(schedule, c, slot)),
                 paused: basis.pause.as_ref().is_some_and(|p| p.is_paused(slot)),
+                excluded: schedule
+                    .local(slot)
+                    .and_then(|t| crate::exclusion::covering(&basis.exclusions, t.naive_local()))
+                    .map(|w| w.name.clone()),
             }
         })
         .collect();
@@ -994,7 +1025,7 @@ fn print_fire_times(ctx: &Context, r: &NextReport, utc: bool) {
     let noted = r
         .fire_times
         .iter()
-        .any(|t| t.daylight_saving.is_some() || t.paused);
+        .any(|t| t.daylight_saving.is_some() || t.paused || t.excluded.is_some());
     if noted {
         header.push("NOTE");
     }
@@ -1023,6 +1054,9 @@ fn print_fire_times(ctx: &Context, r: &NextReport, utc: bool) {
             let mut notes: Vec<String> = t.daylight_saving.iter().cloned().collect();
             if t.paused {
                 notes.push("paused: skipped".to_string());
+            }
+            if let Some(window) = &t.excluded {
+                notes.push(format!("excluded ({window}): skipped"));
             }
             if noted {
                 row.push(notes.join("; "));

@@ -440,7 +440,10 @@ pub async fn run_in_turn(
             }
             // Still held (this host does not stand by: --no-backup): look again shortly.
             SlotOutcome::Running | SlotOutcome::Overlap => tokio::time::sleep(BEHIND_POLL).await,
-            SlotOutcome::Done | SlotOutcome::TooLate | SlotOutcome::Paused => {}
+            SlotOutcome::Done
+            | SlotOutcome::TooLate
+            | SlotOutcome::Paused
+            | SlotOutcome::Excluded => {}
         }
     }
 }

@@ -26,6 +26,9 @@ pub enum SlotOutcome {
     /// Won, but a `--limit` had no room until `--max-late`: ended `interrupted` without starting
     /// the command.
     NoPermit,
+    /// In an exclusion window (`--exclude`, `--calendar`): not claimed, recorded skipped with the
+    /// window's name.
+    Excluded,
 }
 
 /// Whether the end of the run reached the store.
@@ -132,6 +135,8 @@ impl SlotReport {
             SlotOutcome::Paused => ExitCode::Paused.into(),
             SlotOutcome::Unreplicated => ExitCode::Unreplicated.into(),
             SlotOutcome::NoPermit => ExitCode::NoPermit.into(),
+            // Not run, as planned: nothing for cron's mail or a monitor to see.
+            SlotOutcome::Excluded => ExitStatus::OK,
             SlotOutcome::Ran => {
                 let command = self
                     .command

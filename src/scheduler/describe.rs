@@ -57,6 +57,12 @@ pub fn describe(r: &SlotReport, now: i64, max_late: Duration) -> String {
         SlotOutcome::Unreplicated => format!(
             "{at}: won, but too few replicas acknowledged the claim; the command did not start and the run is recorded failed (--if-unreplicated run starts it anyway)"
         ),
+        SlotOutcome::Excluded => format!(
+            "{at}: in the exclusion window {}; skipped, and recorded so",
+            r.skip_reason
+                .as_deref()
+                .map_or("-", |why| why.strip_prefix("excluded: ").unwrap_or(why))
+        ),
         SlotOutcome::NoPermit => format!(
             "{at}: won, but a --limit had no room within --max-late; the command did not start and the run is recorded interrupted (`anarchon history {}` says who held the permits)",
             r.job
@@ -110,6 +116,7 @@ pub fn event(r: &SlotReport, now: i64, max_late: Duration) -> RunEvent {
         SlotOutcome::TooLate => EventKind::TooLate,
         SlotOutcome::Unreplicated => EventKind::Unreplicated,
         SlotOutcome::NoPermit => EventKind::NoPermit,
+        SlotOutcome::Excluded => EventKind::Skipped,
     };
     let mut event =
         RunEvent::new(kind, &r.job, r.slot, describe(r, now, max_late)).to(Audience::Note);

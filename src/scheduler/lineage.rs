@@ -636,6 +636,10 @@ async fn ending(
         // Not run, and no record under the new name: the old name's claim must not say
         // `finished` over a slot nobody ran. Handed over, the old name decides it again.
         SlotOutcome::TooLate | SlotOutcome::Unreplicated => Ending::HandedOn,
+        // In an exclusion window: decided, and said in the old name's record too.
+        SlotOutcome::Excluded => Ending::Finished {
+            skipped: report.skip_reason.clone(),
+        },
     }
 }
 

@@ -101,6 +101,9 @@ pub async fn take_in_turn(
     slot: i64,
     ahead: &mut Vec<SlotReport>,
 ) -> Result<SlotReport> {
+    if let Some(report) = excluded(conn, prefix, run, check, slot).await? {
+        return Ok(report);
+    }
     let held = match lineage::before_slot(conn, prefix, run, check, slot).await? {
         lineage::Before::Take(held) => held,
         lineage::Before::Skip(report) => return Ok(*report),
@@ -284,6 +287,42 @@ pub struct Outcome {
     pub exit_status: ExitStatus,
 }
 
+/// A slot in one of the job's exclusion windows (`--exclude`, `--calendar`) is not claimed: it is
+/// recorded skipped, with the window's name as the reason (`excluded: <name>`), by every host
+/// that comes to it (the first writes the record; the others find it written). Its local time is
+/// read in the schedule's zone (UTC without a schedule).
+async fn excluded(
+    conn: &mut Connection,
+    prefix: &str,
+    run: &RunSettings,
+    check: &StoreCheck,
+    slot: i64,
+) -> Result<Option<SlotReport>> {
+    let windows = run.exclusions(conn, prefix).await?;
+    if windows.is_empty() {
+        return Ok(None);
+    }
+    let local = match &run.schedule {
+        Some(schedule) => schedule.local(slot).map(|t| t.naive_local()),
+        None => chrono::DateTime::from_timestamp_millis(slot).map(|t| t.naive_utc()),
+    };
+    let Some(window) = local.and_then(|at| crate::exclusion::covering(&windows, at)) else {
+        return Ok(None);
+    };
+    let reason = format!("excluded: {}", window.name);
+    let mut report = SlotReport::skipped(&run.job, slot, SlotOutcome::Excluded, None);
+    if run.strategy.has_leases() {
+        let keys = check.lease_keys(prefix, &run.job);
+        let outcome = crate::runner::retrying(conn, async |c| {
+            crate::strategy::lease::skip(c, &keys, slot, &run.claim.runner, &reason).await
+        })
+        .await?;
+        report.skip_recorded = Some(outcome == crate::strategy::lease::SkipOutcome::Skipped);
+    }
+    report.skip_reason = Some(reason);
+    Ok(Some(report))
+}
+
 /// The exit code of a `run`: a failed catch-up run must not hide behind a successful current one;
 /// `--skipped-ok` makes a slot another host ran, runs, overlaps or a pause skipped a success.
 fn exit_status(run: &RunSettings, caught_up: &[SlotReport], report: &SlotReport) -> ExitStatus {
@@ -300,7 +339,8 @@ fn exit_status(run: &RunSettings, caught_up: &[SlotReport], report: &SlotReport)
         | SlotOutcome::Ran
         | SlotOutcome::TooLate
         | SlotOutcome::Unreplicated
-        | SlotOutcome::NoPermit => report.exit_status(),
+        | SlotOutcome::NoPermit
+        | SlotOutcome::Excluded => report.exit_status(),
     })
 }
 

@@ -824,7 +824,7 @@ CRON_TZ=Europe/Berlin
     /// which takes each job's `RunSettings` whole (`daemon::supervisor::start_job`): a flag of
     /// `run` is here, refused ([`NOT_UNDER_THE_DAEMON`], [`LINE_OWNED`]) or the daemon's own
     /// (global). A new flag of `run` fails this test until it is put in one of them.
-    const TAKES_EFFECT: [&str; 41] = [
+    const TAKES_EFFECT: [&str; 43] = [
         "--job",             // the job's name
         "--tz",              // the schedule's zone
         "--max-late",        // take_slot
@@ -865,7 +865,9 @@ CRON_TZ=Europe/Berlin
         "--retry-backoff",
         "--retry-max-delay",
         "--retry-on",
-        "--limit", // the runner, between its claim and its command
+        "--limit",    // the runner, between its claim and its command
+        "--exclude",  // take_in_turn, before the claim
+        "--calendar", // take_in_turn, read at each slot
     ];
 
     #[test]

@@ -205,3 +205,44 @@ impl MigrateSettings {
         })
     }
 }
+
+/// `anarchon calendar`.
+#[derive(Debug, Clone)]
+pub enum CalendarSettings {
+    Set {
+        name: String,
+        windows: Vec<String>,
+        audit: Audit,
+    },
+    Show {
+        name: String,
+    },
+    List,
+    Delete {
+        name: String,
+        audit: Audit,
+    },
+}
+
+impl From<crate::cli::CalendarAction> for CalendarSettings {
+    fn from(action: crate::cli::CalendarAction) -> Self {
+        use crate::cli::CalendarAction;
+        match action {
+            CalendarAction::Set {
+                name,
+                windows,
+                audit,
+            } => CalendarSettings::Set {
+                name,
+                windows,
+                audit: audit.into(),
+            },
+            CalendarAction::Show { name } => CalendarSettings::Show { name },
+            CalendarAction::List => CalendarSettings::List,
+            CalendarAction::Delete { name, audit } => CalendarSettings::Delete {
+                name,
+                audit: audit.into(),
+            },
+        }
+    }
+}

@@ -46,6 +46,10 @@ pub struct RunSettings {
     /// saw for the same line): each slot is claimed under them first, so that a rename never runs
     /// one scheduled time twice (`daemon::lineage`). Empty for `run`.
     pub lineage: Vec<String>,
+    /// `--exclude`: windows whose slots are not run (recorded skipped).
+    pub exclusions: Vec<crate::exclusion::Exclusion>,
+    /// `--calendar`: named calendars in the store whose windows apply too.
+    pub calendars: Vec<String>,
 }
 
 /// `--catch-up WINDOW` with its policy.
@@ -118,6 +122,24 @@ impl ClaimSettings {
 }
 
 impl RunSettings {
+    /// The job's exclusion windows now: its own (`--exclude`), then those of its calendars as the
+    /// store holds them (read at each slot: an operator's edit applies to the next one).
+    pub async fn exclusions(
+        &self,
+        conn: &mut crate::connection::Connection,
+        prefix: &str,
+    ) -> Result<Vec<crate::exclusion::Exclusion>> {
+        let mut windows = self.exclusions.clone();
+        for name in &self.calendars {
+            let calendar = crate::runner::retrying(conn, async |c| {
+                crate::store::calendar::read(c, prefix, name).await
+            })
+            .await?;
+            windows.extend(calendar.map(|c| c.windows).unwrap_or_default());
+        }
+        Ok(windows)
+    }
+
     /// Resolves `run`'s command line (with the global flags it depends on): refuses flags that do
     /// not go together before anything is read, and applies every default.
     pub fn resolve(args: RunArgs, global: &GlobalArgs, json: bool) -> Result<RunSettings> {
@@ -178,6 +200,8 @@ impl RunSettings {
             on_failure,
             registry,
             lineage: Vec::new(),
+            exclusions: args.exclude.clone(),
+            calendars: args.calendars.clone(),
         })
     }
 
@@ -374,6 +398,13 @@ fn registry_settings(
             .map(|l| format!("{}={}", l.name, l.max))
             .collect::<Vec<_>>()
             .join(","),
+        exclude: args
+            .exclude
+            .iter()
+            .map(|w| w.text.clone())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        calendars: args.calendars.join(","),
     }
 }
 

@@ -3,6 +3,7 @@
 //! docs/store-format.md is the prose version of this module.
 
 pub mod attempt;
+pub mod calendar;
 pub mod decode;
 pub mod discover;
 pub mod events;

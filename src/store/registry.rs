@@ -52,6 +52,12 @@ pub struct JobSettings {
     /// `--limit`s as `NAME=N,...` (empty: none).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub limits: String,
+    /// `--exclude` windows, one a line (empty: none).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub exclude: String,
+    /// `--calendar` names, comma-separated (empty: none).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub calendars: String,
 }
 
 impl JobSettings {
@@ -73,6 +79,8 @@ impl JobSettings {
             ("service", self.service.clone().unwrap_or_default()),
             ("retries", self.retries.clone()),
             ("limits", self.limits.clone()),
+            ("exclude", self.exclude.clone()),
+            ("calendars", self.calendars.clone()),
         ]
     }
 }
@@ -316,6 +324,8 @@ pub fn decode(key: &str, fields: &[(String, String)]) -> Result<Option<Registry>
             service: get("service").map(str::to_string),
             retries: text("retries"),
             limits: text("limits"),
+            exclude: text("exclude"),
+            calendars: text("calendars"),
         },
         updated_at: int("updated_at")?,
         hosts,
@@ -354,6 +364,8 @@ mod tests {
             service: Some("billing-svc".into()),
             retries: "2,30000,2,600000".into(),
             limits: "db-heavy=2".into(),
+            exclude: "xmas=12-25\nsat,sun".into(),
+            calendars: "holidays".into(),
         };
         let mut fields: Vec<(String, String)> = settings
             .fields()

@@ -22,7 +22,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// own. `lines` holds `outln!` and `errln!`, which every layer may use.
 const LAYERS: &[&[&str]] = &[
     &["error", "lines"],
-    &["time", "scripts", "schedule"],
+    &["time", "scripts", "schedule", "exclusion"],
     &["connection"],
     &["server"],
     &["store"],

@@ -16,6 +16,7 @@ mod deploys;
 mod dst;
 mod events;
 mod exactly_once;
+mod exclusions;
 mod faults;
 mod fencing;
 mod forget;
