@@ -53,6 +53,9 @@ pub struct JobDetail {
     /// What happened to the job lately, newest first: its runs' claims, takeovers, ends and
     /// skips (from the runs shown) and operators' actions (`crate::store::events`).
     pub events: Vec<crate::store::events::Event>,
+    /// The `--limit`s its registry records, each with who holds its permits now, who waits, and
+    /// how many runs gave up waiting.
+    pub limits: Vec<crate::store::limit::LimitView>,
 }
 
 /// A slot waiting for an older run under `--overlap buffer`.
@@ -110,6 +113,7 @@ async fn read_detail(settings: &InspectSettings, ctx: &Context) -> Result<JobDet
         registry,
         ..
     } = view;
+    let recent_for_active = recent.clone();
     // A lease job's ended attempts are its results, in every format (a member holds all an
     // attempt has); a claim-only job's history is its claims, which may have no result yet.
     let runs = match layout {
@@ -124,7 +128,8 @@ async fn read_detail(settings: &InspectSettings, ctx: &Context) -> Result<JobDet
             runs_with_results(&mut conn, &streams, job_keys.results(), settings.last).await?
         }
     };
-    let active = active_runs(in_progress, registry.as_ref(), now);
+    let active = active_runs(in_progress, registry.as_ref(), &recent_for_active, now);
+    let limits = job_limits(&mut conn, ctx.prefix(), registry.as_ref(), now).await?;
     Ok(JobDetail {
         job: settings.job.clone(),
         layout,
@@ -143,7 +148,31 @@ async fn read_detail(settings: &InspectSettings, ctx: &Context) -> Result<JobDet
         registry,
         health,
         events,
+        limits,
     })
+}
+
+/// The job's `--limit`s (as its registry records them) as the store holds them now.
+async fn job_limits(
+    conn: &mut crate::connection::Connection,
+    prefix: &str,
+    registry: Option<&crate::store::registry::Registry>,
+    now: i64,
+) -> Result<Vec<crate::store::limit::LimitView>> {
+    let Some(r) = registry.filter(|r| !r.settings.limits.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let names: Vec<&str> = r
+        .settings
+        .limits
+        .split(',')
+        .filter_map(|l| l.split('=').next())
+        .collect();
+    Ok(crate::store::limit::all(conn, prefix, now)
+        .await?
+        .into_iter()
+        .filter(|l| names.contains(&l.name.as_str()))
+        .collect())
 }
 
 /// The lease job's own format, from the type of its :state that locate_job read (None: a
@@ -200,12 +229,17 @@ async fn job_events(
 fn active_runs(
     in_progress: Vec<crate::store::RunState>,
     registry: Option<&crate::store::registry::Registry>,
+    recent: &[crate::store::read::ResultEntry],
     now: i64,
 ) -> Vec<ActiveRun> {
     let registered_lease = registry.and_then(|r| r.settings.lease_ms);
     let mut active: Vec<ActiveRun> = in_progress
         .into_iter()
-        .map(|state| ActiveRun::at(state, now).with_registered_lease(registered_lease, now))
+        .map(|state| {
+            ActiveRun::at(state, now)
+                .with_registered_lease(registered_lease, now)
+                .with_retry(recent)
+        })
         .collect();
     active.sort_by_key(|r| std::cmp::Reverse(r.state.slot));
     active
@@ -322,9 +356,25 @@ fn print_registry(ctx: &Context, d: &JobDetail) {
             crate::outln!("retries {retries}");
         }
         if !r.settings.limits.is_empty() {
+            crate::outln!("limits {}", r.settings.limits.replace(',', ", "));
+        }
+        for l in &d.limits {
+            let held: Vec<String> = l
+                .held
+                .iter()
+                .map(|h| format!("{} on {}", h.run, h.runner))
+                .collect();
             crate::outln!(
-                "limits {} (`anarchon list` shows who holds them)",
-                r.settings.limits.replace(',', ", ")
+                "  {}: {} held{}, {} waiting, {} gave up waiting",
+                l.name,
+                l.held.len(),
+                if held.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", held.join(", "))
+                },
+                l.waiting.len(),
+                l.refused
             );
         }
         let hosts: Vec<String> = r
@@ -470,12 +520,12 @@ fn print_active(ctx: &Context, d: &JobDetail) {
                     humanize(a.running_for_ms.max(0) as u64),
                     renewed,
                     left,
-                    if a.lease_left_ms > 0 {
-                        "running"
-                    } else {
-                        "expired"
-                    }
-                    .to_string(),
+                    match a.retry_due {
+                        Some(due) if due > d.clock.server_time => "retry due".to_string(),
+                        Some(_) => "retry overdue".to_string(),
+                        None if a.lease_left_ms > 0 => "running".to_string(),
+                        None => "expired".to_string(),
+                    },
                     a.state.kind.as_str().to_string(),
                 ]
             })

@@ -36,6 +36,10 @@ pub struct ActiveRun {
     /// the holder renews by the lease its `run` registered (each heartbeat sets the lease end to
     /// its time plus that lease).
     pub renewed_at_derived: bool,
+    /// Its command failed and the run waits for a retry due then (ms; `--retries`): no command
+    /// runs, and its lease ends when the retry is due. None: its attempt runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_due: Option<i64>,
 }
 
 /// An entry of a run stream, with its result when there is one.
@@ -382,8 +386,23 @@ impl ActiveRun {
             running_for_ms: now - state.started_at,
             renewed_at: state.lease_ms.map(|ms| state.lease_end - ms),
             renewed_at_derived: false,
+            retry_due: None,
             state,
         }
+    }
+
+    /// The run, said to wait for a retry when `recent` holds its current attempt failed with a
+    /// retry due ([`crate::store::read::ResultEntry::retry_due`]).
+    pub fn with_retry(mut self, recent: &[crate::store::read::ResultEntry]) -> Self {
+        self.retry_due = recent
+            .iter()
+            .find(|r| r.slot == self.state.slot && r.attempt == Some(self.state.attempt))
+            .and_then(|r| r.retry_due());
+        if self.retry_due.is_some() {
+            // Nobody renews it: the failed attempt's finish set its lease end.
+            self.renewed_at = None;
+        }
+        self
     }
 
     /// The run with its renewal derived from `registered_lease_ms` (the job registry's lease) when

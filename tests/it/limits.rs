@@ -281,6 +281,13 @@ fn list_and_metrics_show_who_holds_and_who_waits() {
     assert_eq!(l["held"][0]["run"], format!("holder@{slot}"), "{seen}");
     assert_eq!(l["held"][0]["runner"], "host-a", "{seen}");
     assert_eq!(l["waiting"][0]["run"], format!("waiter@{slot}"), "{seen}");
+    let inspected = s.cli(&["inspect", "holder", "--json"]).expect(0).json();
+    assert_eq!(inspected["limits"][0]["name"], "heavy", "{inspected}");
+    assert_eq!(
+        inspected["limits"][0]["held"][0]["run"],
+        format!("holder@{slot}"),
+        "{inspected}"
+    );
     let waiter = finished(waiter);
     assert_eq!(waiter.status.code(), Some(94));
     let metrics = String::from_utf8_lossy(&s.cli(&["metrics"]).expect(0).stdout).to_string();

@@ -429,6 +429,8 @@ fn next_shows_a_pending_retry_and_check_waits_for_the_retries_to_be_spent() {
     assert!(text.contains("retry 1 of the run of"), "{text}");
     let check = s.cli(&["check", "flaky", "--json"]).json();
     assert_eq!(check["jobs"][0]["health"]["failed_in_a_row"], 0, "{check}");
+    let inspected = s.cli(&["inspect", "flaky", "--json"]).expect(0).json();
+    assert_eq!(inspected["active"][0]["retry_due"], due, "{inspected}");
     // The retry fails too: now the slot has failed.
     let out = finished(waiting);
     assert_eq!(

@@ -43,8 +43,10 @@ local function retry_reply(at, nth, now)
     '', '', '', '', string.format('%d', nth)}
 end
 
--- This attempt ended for a retry already (its finish sent again: the reply was lost).
-local pending = pending_retry(KEYS[6], slot, run.attempt)
+-- This attempt ended for a retry already (its finish sent again, as it was: the reply was lost).
+-- Only a finish that asks for retries can have given one: the others read nothing more.
+local budget = tonumber(ARGV[6] or '') or 0
+local pending = budget > 0 and pending_retry(KEYS[6], slot, run.attempt)
 if pending then return retry_reply(tonumber(pending.at), tonumber(pending.given), server_now_ms()) end
 
 local mark, ended_at
@@ -68,7 +70,6 @@ if mark then
 end
 
 -- A failed command with retries left: the attempt is recorded, the run waits for its retry.
-local budget = tonumber(ARGV[6] or '') or 0
 if status == 'failed' and budget > 0 then
   local given = retries_given(KEYS[6], slot)
   if given < budget then

@@ -29,15 +29,16 @@ local function retry_reply(at, nth)
   return {'retry', int(run.attempt), int(at), run.runner, 'failed', int(now), '', '', '', '', int(nth)}
 end
 
--- This attempt ended for a retry already (its finish sent again: the reply was lost).
-local pending = pending_retry(KEYS[3], slot, run.attempt)
+-- This attempt ended for a retry already (its finish sent again, as it was: the reply was lost).
+-- Only a finish that asks for retries can have given one: the others read nothing more.
+local budget = tonumber(ARGV[6] or '') or 0
+local pending = budget > 0 and pending_retry(KEYS[3], slot, run.attempt)
 if pending then return retry_reply(tonumber(pending.at), tonumber(pending.given)) end
 
 local mark, err = release_mark(KEYS[3], slot)
 if err then return err end
 
 -- A failed command with retries left: the attempt is recorded, the run waits for its retry.
-local budget = tonumber(ARGV[6] or '') or 0
 if status == 'failed' and budget > 0 and not mark then
   local given = retries_given(KEYS[3], slot)
   if given < budget then
