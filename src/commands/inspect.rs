@@ -162,17 +162,11 @@ async fn job_limits(
     let Some(r) = registry.filter(|r| !r.settings.limits.is_empty()) else {
         return Ok(Vec::new());
     };
-    let names: Vec<&str> = r
-        .settings
-        .limits
-        .split(',')
-        .filter_map(|l| l.split('=').next())
-        .collect();
-    Ok(crate::store::limit::all(conn, prefix, now)
-        .await?
-        .into_iter()
-        .filter(|l| names.contains(&l.name.as_str()))
-        .collect())
+    let all = crate::store::limit::all(conn, prefix, now).await?;
+    Ok(crate::store::limit::named(
+        &all,
+        &crate::store::limit::names_of(&r.settings.limits),
+    ))
 }
 
 /// The lease job's own format, from the type of its :state that locate_job read (None: a

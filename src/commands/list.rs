@@ -40,7 +40,8 @@ struct ListReport<'a> {
 struct JobRow<'a> {
     #[serde(flatten)]
     summary: &'a JobSummary,
-    /// The newest run's state: its status, or `expired` (marked running, lease ended).
+    /// The newest run's state: its status, `expired` (marked running, lease ended), or `retrying`
+    /// (its command failed and it waits for a retry).
     state: Option<&'a str>,
     last_slot_time: Option<String>,
     /// `last_result_at` as RFC 3339.

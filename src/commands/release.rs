@@ -291,6 +291,10 @@ fn print(ctx: &Context, report: &Report) {
                 report.status,
                 crate::time::humanize(r.waited_ms.unwrap_or(0))
             ),
+            ("released", Some("retry_not_run")) => format!(
+                "released: attempt {} had failed and the run was waiting for its retry; the retry is recorded not run ({}), and nobody runs it",
+                r.attempt, report.status
+            ),
             ("released", Some("forced")) => format!(
                 "released at once (--force): attempt {} ended {}; its holder may still be running the command until its next heartbeat",
                 r.attempt, report.status
@@ -307,6 +311,11 @@ fn print(ctx: &Context, report: &Report) {
             ("none", _) => "not released: it ended meanwhile".to_string(),
             _ => "not released: another attempt took it over meanwhile".to_string(),
         };
+        if r.ended_by == Some("retry_not_run") {
+            // Nobody held it: its lease only waited for the retry.
+            crate::outln!("{} @ {}: {what}", r.job, r.slot_time);
+            continue;
+        }
         crate::outln!(
             "{} @ {} (held by {}, {}): {what}",
             r.job,

@@ -98,6 +98,9 @@ fn released_words(
         (ReleaseOutcome::Released, Some("lease_expired")) => {
             format!("released {attempt}: ended when its lease expired ({status})")
         }
+        (ReleaseOutcome::Released, Some("retry_not_run")) => format!(
+            "released the run: {attempt} had failed and its retry was waiting; the retry is recorded not run ({status})"
+        ),
         (ReleaseOutcome::Released, Some("forced")) => {
             format!("released {attempt} by force ({status}); its command may still have run")
         }
@@ -164,6 +167,10 @@ async fn release_one(
 ) -> Result<(ReleaseOutcome, Option<&'static str>, Option<u64>)> {
     let first = req.send(conn, how.force).await?;
     match first.outcome {
+        // A run waiting for a retry has no holder: it ended at once, its retry recorded not run.
+        ReleaseOutcome::Released if first.token == "retry-not-run" => {
+            return Ok((first.outcome, Some("retry_not_run"), None));
+        }
         ReleaseOutcome::Released if how.force => {
             return Ok((first.outcome, Some("forced"), None));
         }

@@ -179,6 +179,34 @@ impl Permits {
     }
 }
 
+/// The views of limits `names` among `all` (as [`all`] read them), in `names`' order; a limit with
+/// no key (nothing held, waiting or refused) is there empty.
+pub fn named(all: &[LimitView], names: &[&str]) -> Vec<LimitView> {
+    names
+        .iter()
+        .map(|name| {
+            all.iter()
+                .find(|l| l.name == *name)
+                .cloned()
+                .unwrap_or_else(|| LimitView {
+                    name: name.to_string(),
+                    held: Vec::new(),
+                    waiting: Vec::new(),
+                    refused: 0,
+                })
+        })
+        .collect()
+}
+
+/// The limit names of a registry's `limits` field (`NAME=N,...`).
+pub fn names_of(registered: &str) -> Vec<&str> {
+    registered
+        .split(',')
+        .filter_map(|l| l.split('=').next())
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
 /// Counts a run that gave up waiting for room under limit `name`.
 pub async fn count_refused(conn: &mut Connection, prefix: &str, name: &str) -> Result<()> {
     conn.query::<i64>(redis::cmd("INCR").arg(refused_key(prefix, name)))

@@ -149,7 +149,17 @@ impl JobView {
         let (last_slot, last_status, last_runner, last_lease_end) = match (newest_live, newest) {
             (Some(l), r) if r.is_none_or(|r| r.slot <= l.slot) => (
                 Some(l.slot),
-                Some("running".to_string()),
+                // Its command failed and it waits for a retry (`--retries`): no command runs.
+                Some(
+                    if r.is_some_and(|r| {
+                        r.slot == l.slot && r.attempt == Some(l.attempt) && r.retry_due().is_some()
+                    }) {
+                        "retrying"
+                    } else {
+                        "running"
+                    }
+                    .to_string(),
+                ),
                 Some(l.runner.clone()),
                 Some(l.lease_end),
             ),

@@ -278,8 +278,15 @@ fn a_pending_retry_holds_the_job_and_release_ends_it() {
     let next = (slot + 1_000).to_string();
     s.cli(&["run", "--job", "flaky", "--slot", &next, "--", "true"])
         .expect(80);
-    s.cli(&["release", "flaky", "--slot", &at, "--yes"])
+    let released = s
+        .cli(&["release", "flaky", "--slot", &at, "--yes"])
         .expect(0);
+    let said = String::from_utf8_lossy(&released.stdout).to_string();
+    assert!(
+        said.contains("the run was waiting for its retry; the retry is recorded not run")
+            && !said.contains("held by"),
+        "{said}"
+    );
     let out = finished(waiting);
     assert_eq!(
         of_slot(&dir.path().join("log"), slot).len(),
@@ -431,6 +438,8 @@ fn next_shows_a_pending_retry_and_check_waits_for_the_retries_to_be_spent() {
     assert_eq!(check["jobs"][0]["health"]["failed_in_a_row"], 0, "{check}");
     let inspected = s.cli(&["inspect", "flaky", "--json"]).expect(0).json();
     assert_eq!(inspected["active"][0]["retry_due"], due, "{inspected}");
+    let listed = s.cli(&["list", "--json"]).expect(0).json();
+    assert_eq!(listed["jobs"][0]["state"], "retrying", "{listed}");
     // The retry fails too: now the slot has failed.
     let out = finished(waiting);
     assert_eq!(

@@ -236,7 +236,8 @@ fn line_flags(host: &Host, line: Line, job: &str) -> Vec<String> {
         "1",
         "--retry-delay",
         "1s",
-        // Every run holds a permit of a shared limit (its checker: `no_permit_is_true`).
+        // Every run holds a permit of a shared limit (its checkers: `no_permit_is_true`, and
+        // `Verdict::over_limit`).
         "--limit",
         "soak-db=1",
     ]
@@ -716,6 +717,35 @@ struct Verdict {
     /// stopping or cutting off. Not a fault of anarchon, but still a run that did not happen, so
     /// monitoring must report each as it reports a lost one (never OK); they fail nothing else.
     lost_to_faults: Vec<(i64, String)>,
+    /// Instants at which more commands ran than the job's `--limit soak-db=1` lets run, by the
+    /// commands' own logs (whatever name or label they ran under), with how many ran then.
+    over_limit: Vec<(i64, usize)>,
+}
+
+/// The soak's shared limit (`--limit soak-db=1`).
+const SOAK_LIMIT: usize = 1;
+
+/// The instants at which more than `limit` copies ran at once (each copy's span from its first
+/// line to its last): the first instant of each excess.
+fn over_limit(all: &[Copy], limit: usize) -> Vec<(i64, usize)> {
+    let mut edges: Vec<(i64, i32)> = all
+        .iter()
+        .flat_map(|c| [(c.first, 1), (c.last, -1)])
+        .collect();
+    // Spans that touch ran together: a start counts before an end at one instant.
+    edges.sort_by_key(|&(t, d)| (t, -d));
+    let (mut now, mut over) = (0usize, Vec::new());
+    for (t, d) in edges {
+        if d > 0 {
+            now += 1;
+            if now > limit {
+                over.push((t, now));
+            }
+        } else {
+            now -= 1;
+        }
+    }
+    over
 }
 
 /// The attempts a slot gets by default (`run --max-attempts`).
@@ -947,6 +977,7 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64), dealt: 
                 )
             })
             .collect(),
+        over_limit: over_limit(&all, SOAK_LIMIT),
         ..Verdict::default()
     };
     let mut per_slot: BTreeMap<i64, Vec<&Copy>> = BTreeMap::new();
@@ -1337,7 +1368,7 @@ fn soak(line: Line) {
         verdict.left_unended,
     );
     eprintln!(
-        "  due slots {}: {:?}; lost {}{}; every attempt ended by a fault {}{}; defects {}: {:?}",
+        "  due slots {}: {:?}; lost {}{}; every attempt ended by a fault {}{}; defects {}: {:?}; over --limit {}",
         verdict.due,
         verdict.decided,
         verdict.lost.len(),
@@ -1354,6 +1385,7 @@ fn soak(line: Line) {
         },
         verdict.defects.len(),
         verdict.defects,
+        verdict.over_limit.len(),
     );
     let (unreported, false_alarms) = monitoring_misses(&s, &verdict, window_from, &names);
     if !unreported.is_empty() {
@@ -1406,6 +1438,11 @@ fn soak(line: Line) {
         assert!(
             false_alarms.is_empty(),
             "check --window called decided slots lost: {false_alarms:?}"
+        );
+        assert!(
+            verdict.over_limit.is_empty(),
+            "more commands at once than --limit soak-db={SOAK_LIMIT}: {:?}",
+            verdict.over_limit
         );
         assert!(
             verdict.overlaps.is_empty(),

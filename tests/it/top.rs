@@ -949,3 +949,45 @@ fn the_readme_shows_top_as_it_draws() {
         screen.join("\n")
     );
 }
+
+/// A job whose failed run waits for its retry, under a limit: its page says when the retry is due
+/// and what the limit holds.
+#[test]
+fn a_pending_retry_and_a_limit_are_on_the_job_s_page() {
+    let s = Server::start();
+    let slot = (s.now_ms() / 1000 * 1000).to_string();
+    let mut waiting = crate::common::spawn_run(
+        &s,
+        &[
+            "--job",
+            "solo",
+            "--slot",
+            &slot,
+            "--limit",
+            "heavy=1",
+            "--retries",
+            "1",
+            "--retry-delay",
+            "60s",
+            "--",
+            "false",
+        ],
+    );
+    crate::common::wait_for("the failure", std::time::Duration::from_secs(20), || {
+        s.results("solo").iter().any(|r| r.status == "failed")
+    });
+    let mut top = Top::start(&s, &["top", "--interval", "300ms"]);
+    top.wait_for("solo");
+    top.keys(ENTER);
+    let lines = top.wait_for("retry    the run of");
+    let text = lines.join("\n");
+    assert!(text.contains("failed (#1); its retry is due"), "{text}");
+    assert!(
+        text.contains("limit    heavy: 0 held, 0 waiting, 0 gave up waiting"),
+        "{text}"
+    );
+    top.keys("q");
+    assert_eq!(top.exit_code(), 0);
+    let _ = waiting.kill();
+    let _ = waiting.wait();
+}

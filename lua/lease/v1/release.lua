@@ -22,7 +22,8 @@ end
 if pending_retry(KEYS[6], slot, run.attempt) then
   end_run(slot, retry_not_run(run, now), status, now, result_json)
   forget_retry(KEYS[6], slot, 2)
-  return {'released', run.attempt, run.runner or '', run.token, tostring(now), run.lease_end}
+  -- The token says which attempt ended: the retry, not run.
+  return {'released', run.attempt, run.runner or '', 'retry-not-run', tostring(now), run.lease_end}
 end
 local mark
 mark, err = release_mark(KEYS[6], slot)

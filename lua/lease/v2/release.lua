@@ -24,7 +24,8 @@ if pending_retry(KEYS[3], slot, run.attempt) then
   err = end_live_run(slot, retry_not_run(run, now), status, now, result_json)
   if err then return err end
   forget_retry(KEYS[3], slot, 2)
-  return {'released', int(run.attempt), run.runner, run.token, int(now), int(run.lease_end)}
+  -- The token says which attempt ended: the retry, not run.
+  return {'released', int(run.attempt), run.runner, 'retry-not-run', int(now), int(run.lease_end)}
 end
 local mark
 mark, err = release_mark(KEYS[3], slot)

@@ -46,6 +46,18 @@ impl Source {
         let check = format::check_for_read(conn, &self.prefix).await?;
         let jobs = discover::find_jobs(conn, &self.prefix, &self.pattern).await?;
         let (views, unreadable) = view::read(conn, &self.prefix, &jobs, &check).await?;
-        Ok(Snapshot::new(views, unreadable, &check))
+        let limits = crate::store::limit::all(conn, &self.prefix, check.server_now_ms).await?;
+        let mut snapshot = Snapshot::new(views, unreadable, &check);
+        for row in &mut snapshot.jobs {
+            let named = row
+                .view
+                .registry
+                .as_ref()
+                .map(|r| r.settings.limits.clone())
+                .unwrap_or_default();
+            row.limits =
+                crate::store::limit::named(&limits, &crate::store::limit::names_of(&named));
+        }
+        Ok(snapshot)
     }
 }

@@ -17,6 +17,8 @@ use crate::store::view::JobView;
 pub struct JobRow {
     pub view: JobView,
     pub health: Health,
+    /// The `--limit`s its registry records, as the store holds them at the read.
+    pub limits: Vec<crate::store::limit::LimitView>,
 }
 
 impl JobRow {
@@ -79,6 +81,7 @@ impl Snapshot {
             .map(|view| JobRow {
                 health: view.health(now, None),
                 view,
+                limits: Vec::new(),
             })
             .collect();
         jobs.sort_by(|a, b| {

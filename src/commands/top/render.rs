@@ -606,6 +606,41 @@ fn standing_facts(j: &JobRow, now: i64) -> Vec<Line<'static>> {
             slot(until)
         )));
     }
+    for run in &v.in_progress {
+        let failed = v
+            .recent
+            .iter()
+            .find(|r| r.slot == run.slot && r.attempt == Some(run.attempt));
+        if let Some(due) = failed.and_then(|r| r.retry_due()) {
+            lines.push(Line::raw(format!(
+                "retry    the run of {} failed (#{}); its retry is due {}",
+                slot(run.slot),
+                run.attempt,
+                crate::time::relative(due, now)
+            )));
+        }
+    }
+    for l in &j.limits {
+        lines.push(Line::raw(format!(
+            "limit    {}: {} held{}, {} waiting, {} gave up waiting",
+            l.name,
+            l.held.len(),
+            if l.held.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({})",
+                    l.held
+                        .iter()
+                        .map(|h| format!("{} on {}", h.run, h.runner))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+            l.waiting.len(),
+            l.refused
+        )));
+    }
     for expired in &j.health.expired_slots {
         lines.push(Line::raw(format!(
             "expired  {} lost its lease and nobody took it over (r releases it)",
