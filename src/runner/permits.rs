@@ -30,7 +30,7 @@ impl NoPermit {
     pub fn result_json(&self, waited: Duration) -> String {
         serde_json::json!({
             "reason": format!(
-                "no permit of --limit {}={} within {}",
+                "no permit of --limit {}={} within --max-late {} of its slot",
                 self.name,
                 self.max,
                 humantime::format_duration(Duration::from_secs(waited.as_secs()))
