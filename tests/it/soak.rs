@@ -1321,7 +1321,17 @@ fn soak(line: Line) {
     while !settled() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(200));
     }
-    let window_to = server_now(&s) - i64::try_from(EVERY.as_millis()).unwrap();
+    // A slot whose run is still in progress now (begun after the faults: a run, or a failed
+    // attempt's retry, that takes longer than a tick) is past the window: the hosts stop next.
+    let still_running = fleet
+        .names
+        .lock()
+        .unwrap()
+        .iter()
+        .flat_map(|job| s.in_progress(job))
+        .min()
+        .map_or(i64::MAX, |slot| slot - 1);
+    let window_to = (server_now(&s) - i64::try_from(EVERY.as_millis()).unwrap()).min(still_running);
     stop.store(true, Ordering::Relaxed);
     for c in crontabs {
         c.join().unwrap();
