@@ -221,6 +221,17 @@ impl RunEvent {
         )
     }
 
+    /// `run` was stopped (SIGTERM, SIGINT) while it waited for a retry.
+    pub fn stopped_before_retry(job: &str, slot: i64) -> RunEvent {
+        RunEvent::new(
+            EventKind::GivenUp,
+            job,
+            slot,
+            "stopped while waiting for the retry: it is left to the hosts standing by, or to the job's next run",
+        )
+        .to(Audience::Always)
+    }
+
     /// The line a terminal shows: `anarchon: ...`, or `error: ...` for a run's end that was not
     /// recorded (as ever: a failed run's summary is anarchon's word on the command's error).
     pub fn terminal_line(&self) -> String {

@@ -176,8 +176,11 @@ pub async fn run_slot(
     let (skip_reason, wait) = overlap.unwrap_or_default();
     let outcome = match reply.outcome {
         ClaimOutcome::Won => {
+            // Listened for from before the command runs: a stop asked during it, or between its
+            // end and the wait for its retry, is not lost.
+            let mut stop = StopListener::new(opts);
             let report = run.won(conn, &reply, sent, &stood, wait).await;
-            return see_retries_through(conn, run, report).await;
+            return see_retries_through(conn, run, report, &mut stop).await;
         }
         ClaimOutcome::Overlap => SlotOutcome::Overlap,
         ClaimOutcome::Done => SlotOutcome::Done,
@@ -348,6 +351,7 @@ async fn see_retries_through(
     conn: &mut Connection,
     run: Run<'_>,
     mut report: SlotReport,
+    stop: &mut StopListener,
 ) -> Result<SlotReport> {
     let Run { target, req, opts } = run;
     let retry_opts = RunnerOptions {
@@ -362,13 +366,26 @@ async fn see_retries_through(
         // The retry is a new attempt: a new token, claimed as a takeover once it is due.
         req.token = crate::strategy::new_token();
         let server_now = server_ms(conn).await.unwrap_or(at);
-        let (reply, sent) = claim_with_retry(conn, target, &req, server_now, &retry_opts).await?;
         let run = Run {
             target,
             req: &req,
             opts: &retry_opts,
         };
-        let (reply, sent, stood) = run.stand_by(conn, reply, sent).await?;
+        let waited = async {
+            let (reply, sent) =
+                claim_with_retry(conn, target, run.req, server_now, &retry_opts).await?;
+            run.stand_by(conn, reply, sent).await
+        };
+        // `run` stopped while it waits (SIGTERM, SIGINT: systemd, cron, a person) goes at once:
+        // the retry is left to the hosts standing by, or to the job's next run. (Under `cron`
+        // the daemon's shutdown ends this task itself.)
+        let (reply, sent, stood) = tokio::select! {
+            waited = waited => waited?,
+            () = stop.asked() => {
+                opts.events.emit(&event::RunEvent::stopped_before_retry(target.job, req.slot));
+                return Ok(report);
+            }
+        };
         let (reply, sent) = match reply.outcome {
             ClaimOutcome::Won => with_time_to_run(conn, target, &req, reply, sent, opts).await?,
             _ => (reply, sent),
@@ -399,6 +416,42 @@ async fn see_retries_through(
         };
     }
     Ok(report)
+}
+
+/// SIGTERM and SIGINT, listened for by `run` with `--retries` (not under `cron`, whose daemon
+/// owns its signals) from before its command runs, so that one asked at any moment ends its wait
+/// for a retry.
+struct StopListener {
+    signals: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl StopListener {
+    fn new(opts: &RunnerOptions) -> StopListener {
+        use tokio::signal::unix::{SignalKind, signal};
+        let wanted = opts.retry.is_some() && opts.command.supervised.is_none();
+        let signals = wanted
+            .then(|| {
+                Some((
+                    signal(SignalKind::terminate()).ok()?,
+                    signal(SignalKind::interrupt()).ok()?,
+                ))
+            })
+            .flatten();
+        StopListener { signals }
+    }
+
+    /// Resolves once a stop was asked (at once if it was already); never without listeners.
+    async fn asked(&mut self) {
+        match &mut self.signals {
+            Some((term, int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            None => std::future::pending().await,
+        }
+    }
 }
 
 /// How often a slot standing behind an older run that this host does not take over (`--no-backup`)

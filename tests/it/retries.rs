@@ -491,3 +491,45 @@ fn the_next_slot_never_supersedes_a_retry_just_due() {
         assert_eq!(c.status.code(), Some(expected), "{policy}");
     }
 }
+
+/// `run` waiting for its retry stops at SIGTERM (systemd, cron, a person), at once, with its
+/// command's code: the retry is left to the hosts standing by (here none: the run stays in progress
+/// until its retry's time, for them or the job's next run).
+#[test]
+fn a_run_waiting_for_its_retry_stops_at_sigterm() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = flaky(dir.path(), 1, 3);
+    let slot = s.now_ms() / 1000 * 1000;
+    let at = slot.to_string();
+    let extra = ["--retries", "1", "--retry-delay", "60s"];
+    let waiting = spawn_run(&s, &run_args("host-a", &at, &cmd, &extra));
+    wait_for("attempt 1's failure", Duration::from_secs(20), || {
+        records(&s, slot).iter().any(|r| r.status == "failed")
+    });
+    let pid = nix::unistd::Pid::from_raw(waiting.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let stopped = std::time::Instant::now();
+    let out = finished(waiting);
+    assert!(
+        stopped.elapsed() < Duration::from_secs(5),
+        "it took {:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("stopped while waiting for the retry"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        s.in_progress("flaky"),
+        vec![slot],
+        "the retry is still to come"
+    );
+}
