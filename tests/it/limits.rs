@@ -252,18 +252,24 @@ fn list_and_metrics_show_who_holds_and_who_waits() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
     let slot = (s.now_ms() / 1000 * 1000).to_string();
-    let cmd = ticker(&log, 3_000);
-    let limit = ["--limit", "heavy=1", "--max-late", "1s", "--shell", "--"];
+    // The holder outlasts the waiter's whole wait.
+    let long = ticker(&log, 10_000);
+    let cmd = ticker(&log, 100);
+    let limit = ["--limit", "heavy=1", "--max-late", "3s", "--shell", "--"];
     let holder = spawn_run(&s, &{
         let mut a = run_args("holder", "host-a", &slot, &limit);
-        a.push(&cmd);
+        a.push(&long);
         a
     });
     wait_for("the holder's command", Duration::from_secs(10), || {
         !copies(&log).is_empty()
     });
+    // Its own slot, taken now: it waits for a permit up to 3 s after it, however slow the
+    // holder's start was (with the holder's slot it could be past --max-late at once: Redis 5.0's
+    // CI pass found the waiter never seen waiting).
+    let waiter_slot = (s.now_ms() / 1000 * 1000).to_string();
     let waiter = spawn_run(&s, &{
-        let mut a = run_args("waiter", "host-b", &slot, &limit);
+        let mut a = run_args("waiter", "host-b", &waiter_slot, &limit);
         a.push(&cmd);
         a
     });
@@ -280,7 +286,11 @@ fn list_and_metrics_show_who_holds_and_who_waits() {
     assert_eq!(l["name"], "heavy", "{seen}");
     assert_eq!(l["held"][0]["run"], format!("holder@{slot}"), "{seen}");
     assert_eq!(l["held"][0]["runner"], "host-a", "{seen}");
-    assert_eq!(l["waiting"][0]["run"], format!("waiter@{slot}"), "{seen}");
+    assert_eq!(
+        l["waiting"][0]["run"],
+        format!("waiter@{waiter_slot}"),
+        "{seen}"
+    );
     let inspected = s.cli(&["inspect", "holder", "--json"]).expect(0).json();
     assert_eq!(inspected["limits"][0]["name"], "heavy", "{inspected}");
     assert_eq!(
