@@ -54,7 +54,7 @@ async fn edit(
     who: (&str, Option<&str>),
 ) -> Result<ExitCode> {
     let mut conn = ctx.connect().await?;
-    let now = server_ms(&mut conn).await?;
+    let now = conn.server_ms().await?;
     if windows.is_empty()
         && calendar::read(&mut conn, ctx.prefix(), name)
             .await?
@@ -142,11 +142,6 @@ async fn list(ctx: &Context) -> Result<ExitCode> {
         crate::outln!("{}: {}", c.name, c.texts.join(", "));
     }
     Ok(ExitCode::Ok)
-}
-
-async fn server_ms(conn: &mut crate::connection::Connection) -> Result<i64> {
-    let (secs, micros): (i64, i64) = conn.query(&redis::cmd("TIME")).await?;
-    Ok(secs * 1000 + micros / 1000)
 }
 
 /// The JSON Schemas of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).

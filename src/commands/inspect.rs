@@ -353,23 +353,7 @@ fn print_registry(ctx: &Context, d: &JobDetail) {
             crate::outln!("limits {}", r.settings.limits.replace(',', ", "));
         }
         for l in &d.limits {
-            let held: Vec<String> = l
-                .held
-                .iter()
-                .map(|h| format!("{} on {}", h.run, h.runner))
-                .collect();
-            crate::outln!(
-                "  {}: {} held{}, {} waiting, {} gave up waiting",
-                l.name,
-                l.held.len(),
-                if held.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", held.join(", "))
-                },
-                l.waiting.len(),
-                l.refused
-            );
+            crate::outln!("  {}", l.summary());
         }
         let hosts: Vec<String> = r
             .hosts

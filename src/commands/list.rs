@@ -134,33 +134,12 @@ pub async fn execute(settings: &ListSettings, ctx: &Context) -> Result<ExitCode>
     }
     listing.print_table(ctx, settings.sort, now);
     for l in &listing.limits {
-        crate::outln!("{}", limit_line(l));
+        crate::outln!("limit {}", l.summary());
     }
     for u in &listing.unreadable {
         crate::errln!("error: job {} is unreadable: {}", u.job, u.error);
     }
     Ok(code)
-}
-
-/// One line about a `--limit`: who holds its permits, how many runs wait, how many gave up.
-fn limit_line(l: &crate::store::limit::LimitView) -> String {
-    let held: Vec<String> = l
-        .held
-        .iter()
-        .map(|h| format!("{} on {}", h.run, h.runner))
-        .collect();
-    format!(
-        "limit {}: {} held{}, {} waiting, {} gave up waiting",
-        l.name,
-        l.held.len(),
-        if held.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", held.join(", "))
-        },
-        l.waiting.len(),
-        l.refused
-    )
 }
 
 /// The jobs under the prefix that match `--pattern` and `--strategy`; warns when every one starts

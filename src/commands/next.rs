@@ -85,11 +85,12 @@ async fn registered_windows(
         .lines()
         .filter_map(|w| crate::exclusion::Exclusion::parse(w).ok())
         .collect();
-    for name in settings.calendars.split(',').filter(|n| !n.is_empty()) {
-        if let Some(c) = crate::store::calendar::read(conn, prefix, name).await? {
-            windows.extend(c.windows);
-        }
-    }
+    let calendars: Vec<&str> = settings
+        .calendars
+        .split(',')
+        .filter(|n| !n.is_empty())
+        .collect();
+    windows.extend(crate::store::calendar::windows_of(conn, prefix, &calendars).await?);
     Ok(windows)
 }
 
@@ -113,10 +114,7 @@ fn pending_retries(view: &crate::store::view::JobView) -> Vec<PendingRetry> {
         .in_progress
         .iter()
         .filter_map(|run| {
-            let failed = view
-                .recent
-                .iter()
-                .find(|r| r.slot == run.slot && r.attempt == Some(run.attempt))?;
+            let failed = crate::store::read::ResultEntry::awaited_retry(&view.recent, run)?;
             let due = failed.retry_due()?;
             Some(PendingRetry {
                 slot: run.slot,

@@ -285,6 +285,12 @@ impl Connection {
         &self.shown_url
     }
 
+    /// The server's clock (`TIME`), in ms: the clock every lease and slot is judged by.
+    pub async fn server_ms(&mut self) -> Result<i64> {
+        let (secs, micros): (i64, i64) = self.query(&redis::cmd("TIME")).await?;
+        Ok(secs * 1000 + micros / 1000)
+    }
+
     /// Sends one command.
     pub async fn query<T: FromRedisValue>(&mut self, cmd: &redis::Cmd) -> Result<T> {
         cmd.query_async(&mut self.inner)

@@ -94,8 +94,7 @@ pub fn not_in_the_future(until: i64, now: i64) -> Error {
 /// The job's lease keys, once the job is known (its keys, or a live replica's crontab: a job that
 /// has not run yet can be paused before its first run) and its pause fields read.
 async fn opened(conn: &mut Connection, prefix: &str, job: &str) -> Result<LeaseKeys> {
-    let (secs, micros): (i64, i64) = conn.query(&redis::cmd("TIME")).await?;
-    let now = secs * 1000 + micros / 1000;
+    let now = conn.server_ms().await?;
     crate::store::job::locate_lease_job_or_scheduled(conn, prefix, job, now).await?;
     let keys = LeaseKeys::new(prefix, job);
     // Garbage in the pause's fields is refused before anything is written.

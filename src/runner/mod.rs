@@ -677,8 +677,7 @@ async fn claim_with_retry(
 
 /// The server's clock (TIME, a read: a full server answers it), ms; None when it does not answer.
 async fn server_ms(conn: &mut Connection) -> Option<i64> {
-    let (secs, micros): (i64, i64) = conn.query(&redis::cmd("TIME")).await.ok()?;
-    Some(secs * 1000 + micros / 1000)
+    conn.server_ms().await.ok()
 }
 
 /// A refusal that lasted past the slot's `--max-late`: the slot is not run (said with why).
@@ -870,7 +869,7 @@ async fn take_permits(
     let Some(held_permits) = &held.permits else {
         return Ok(());
     };
-    let max_late = crate::time::millis(opts.max_late.unwrap_or(Duration::from_secs(60)));
+    let max_late = crate::time::millis(permit_wait(opts));
     let mut left = req.slot + max_late - won.server_now;
     if won.attempt.unwrap_or(1) > 1 || req.kind == crate::store::RunKind::Manual {
         left = left.max(max_late);
@@ -890,6 +889,12 @@ async fn take_permits(
         .taken
         .store(true, std::sync::atomic::Ordering::SeqCst);
     Ok(())
+}
+
+/// How long after its slot a run waits for a `--limit` permit: its `--max-late` (`run`'s default
+/// where the options have none: a manual run).
+fn permit_wait(opts: &RunnerOptions) -> Duration {
+    opts.max_late.unwrap_or(Duration::from_secs(60))
 }
 
 /// Gives the run's permits back once its end is recorded (those its attempt still holds: a
@@ -926,7 +931,7 @@ async fn no_permit(
         ));
         return report;
     };
-    let result = why.result_json(opts.max_late.unwrap_or(Duration::from_secs(60)));
+    let result = why.result_json(permit_wait(opts));
     let ended = retrying(conn, async |c| {
         strategy::lease::release(
             c,
@@ -954,11 +959,7 @@ async fn no_permit(
                 "no permit of --limit {}={} came free in time (held by {}); attempt {attempt} of {} @ {} is recorded interrupted, its command not started",
                 why.name,
                 why.max,
-                why.holders
-                    .iter()
-                    .map(|h| format!("{} on {}", h.run, h.runner))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                crate::store::limit::holders_text(&why.holders),
                 target.job,
                 rfc3339(req.slot)
             ),

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use crate::connection::Connection;
 use crate::runner::deadline::LeaseDeadline;
 use crate::runner::event::{EventKind, RunEvent};
-use crate::store::limit::{Holder, Permits, Taken};
+use crate::store::limit::{Holder, Permits, Taken, holders_text};
 
 /// How often a run waiting for room asks again.
 const LOOK_EVERY: Duration = Duration::from_millis(500);
@@ -26,17 +26,17 @@ pub struct NoPermit {
 }
 
 impl NoPermit {
-    /// The result the run is recorded with.
-    pub fn result_json(&self, waited: Duration) -> String {
+    /// The result the run is recorded with: it waited up to `max_late` after its slot.
+    pub fn result_json(&self, max_late: Duration) -> String {
         serde_json::json!({
             "reason": format!(
                 "no permit of --limit {}={} within --max-late {} of its slot",
                 self.name,
                 self.max,
-                humantime::format_duration(Duration::from_secs(waited.as_secs()))
+                humantime::format_duration(Duration::from_secs(max_late.as_secs()))
             ),
             "limit": self.name,
-            "held_by": self.holders.iter().map(|h| format!("{} on {}", h.run, h.runner)).collect::<Vec<_>>(),
+            "held_by": self.holders.iter().map(Holder::to_string).collect::<Vec<_>>(),
         })
         .to_string()
     }
@@ -78,11 +78,7 @@ pub async fn take(
                         slot,
                         format!(
                             "--limit {name}={max} is full ({}); waiting for a permit",
-                            holders
-                                .iter()
-                                .map(|h| format!("{} on {}", h.run, h.runner))
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            holders_text(&holders)
                         ),
                     ));
                     waiting = true;

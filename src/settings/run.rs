@@ -130,12 +130,14 @@ impl RunSettings {
         prefix: &str,
     ) -> Result<Vec<crate::exclusion::Exclusion>> {
         let mut windows = self.exclusions.clone();
-        for name in &self.calendars {
-            let calendar = crate::runner::retrying(conn, async |c| {
-                crate::store::calendar::read(c, prefix, name).await
-            })
-            .await?;
-            windows.extend(calendar.map(|c| c.windows).unwrap_or_default());
+        if !self.calendars.is_empty() {
+            let names: Vec<&str> = self.calendars.iter().map(String::as_str).collect();
+            windows.extend(
+                crate::runner::retrying(conn, async |c| {
+                    crate::store::calendar::windows_of(c, prefix, &names).await
+                })
+                .await?,
+            );
         }
         Ok(windows)
     }

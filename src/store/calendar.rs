@@ -100,6 +100,25 @@ pub async fn read(conn: &mut Connection, prefix: &str, name: &str) -> Result<Opt
     }))
 }
 
+/// The windows of the calendars `names` as the store holds them now, in order (a calendar that
+/// does not exist has none).
+pub async fn windows_of(
+    conn: &mut Connection,
+    prefix: &str,
+    names: &[&str],
+) -> Result<Vec<Exclusion>> {
+    let mut windows = Vec::new();
+    for name in names {
+        windows.extend(
+            read(conn, prefix, name)
+                .await?
+                .map(|c| c.windows)
+                .unwrap_or_default(),
+        );
+    }
+    Ok(windows)
+}
+
 /// Sets the calendar's windows (replacing them; `windows` empty: deletes it), with its audit entry,
 /// in one transaction.
 pub async fn write(

@@ -394,9 +394,7 @@ impl ActiveRun {
     /// The run, said to wait for a retry when `recent` holds its current attempt failed with a
     /// retry due ([`crate::store::read::ResultEntry::retry_due`]).
     pub fn with_retry(mut self, recent: &[crate::store::read::ResultEntry]) -> Self {
-        self.retry_due = recent
-            .iter()
-            .find(|r| r.slot == self.state.slot && r.attempt == Some(self.state.attempt))
+        self.retry_due = crate::store::read::ResultEntry::awaited_retry(recent, &self.state)
             .and_then(|r| r.retry_due());
         if self.retry_due.is_some() {
             // Nobody renews it: the failed attempt's finish set its lease end.

@@ -92,6 +92,22 @@ pub struct Holder {
     pub until: i64,
 }
 
+impl std::fmt::Display for Holder {
+    /// `<job>@<slot> on <runner>`: how records, events and screens name a holder.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} on {}", self.run, self.runner)
+    }
+}
+
+/// Holders as one list: `a@1 on host-a, b@1 on host-b`.
+pub fn holders_text(holders: &[Holder]) -> String {
+    holders
+        .iter()
+        .map(Holder::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// What `take` came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Taken {
@@ -205,6 +221,25 @@ pub fn names_of(registered: &str) -> Vec<&str> {
         .filter_map(|l| l.split('=').next())
         .filter(|n| !n.is_empty())
         .collect()
+}
+
+impl LimitView {
+    /// `NAME: N held (who), N waiting, N gave up waiting`: the limit in one line, for `list`,
+    /// `inspect` and `top`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{}: {} held{}, {} waiting, {} gave up waiting",
+            self.name,
+            self.held.len(),
+            if self.held.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", holders_text(&self.held))
+            },
+            self.waiting.len(),
+            self.refused
+        )
+    }
 }
 
 /// Counts a run that gave up waiting for room under limit `name`.

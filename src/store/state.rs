@@ -142,6 +142,15 @@ impl ResultEntry {
             .and_then(serde_json::Value::as_i64)
     }
 
+    /// The record of `run`'s current attempt among `recent` when that attempt failed and the run
+    /// waits for its retry (`--retries`): the run is in progress, but no command runs.
+    pub fn awaited_retry<'a>(recent: &'a [ResultEntry], run: &RunState) -> Option<&'a ResultEntry> {
+        recent
+            .iter()
+            .find(|r| r.slot == run.slot && r.attempt == Some(run.attempt))
+            .filter(|r| r.retry_due().is_some())
+    }
+
     /// Whether this attempt failed and was retried: a retry was due, and the slot has a later
     /// attempt among `recent` or is still in progress (its retry pending or running). A retry that
     /// never ran (the run released or ended while it waited) leaves this attempt its last: failed.

@@ -151,9 +151,7 @@ impl JobView {
                 Some(l.slot),
                 // Its command failed and it waits for a retry (`--retries`): no command runs.
                 Some(
-                    if r.is_some_and(|r| {
-                        r.slot == l.slot && r.attempt == Some(l.attempt) && r.retry_due().is_some()
-                    }) {
+                    if ResultEntry::awaited_retry(&self.recent, l).is_some() {
                         "retrying"
                     } else {
                         "running"

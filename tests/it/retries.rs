@@ -44,6 +44,13 @@ fn records(s: &Server, slot: i64) -> Vec<ResultEntry> {
     all
 }
 
+/// Waits until the slot's first attempt is recorded failed (its retry then pending).
+fn wait_for_failure(s: &Server, slot: i64) {
+    wait_for("attempt 1's failure", Duration::from_secs(20), || {
+        records(s, slot).iter().any(|r| r.status == "failed")
+    });
+}
+
 fn of_slot(log: &Path, slot: i64) -> Vec<Copy> {
     copies(log)
         .into_iter()
@@ -136,9 +143,7 @@ fn the_retry_of_a_host_killed_while_it_waits_is_run_by_another() {
             spawn_run(&s, &run_args("host-b", &at, &cmd, &extra)),
         ),
     ];
-    wait_for("attempt 1's failure", Duration::from_secs(20), || {
-        records(&s, slot).iter().any(|r| r.status == "failed")
-    });
+    wait_for_failure(&s, slot);
     let failed_on = records(&s, slot)[0].runner.clone();
     let (failed, other) = if failed_on == "host-a" {
         let (x, y) = hosts.split_at_mut(1);
@@ -272,9 +277,7 @@ fn a_pending_retry_holds_the_job_and_release_ends_it() {
     let at = slot.to_string();
     let extra = ["--retries", "1", "--retry-delay", "30s"];
     let waiting = spawn_run(&s, &run_args("host-a", &at, &cmd, &extra));
-    wait_for("attempt 1's failure", Duration::from_secs(20), || {
-        records(&s, slot).iter().any(|r| r.status == "failed")
-    });
+    wait_for_failure(&s, slot);
     let next = (slot + 1_000).to_string();
     s.cli(&["run", "--job", "flaky", "--slot", &next, "--", "true"])
         .expect(80);
@@ -370,9 +373,7 @@ fn a_retry_nobody_took_is_superseded_by_the_next_run_and_says_so() {
     let at = slot.to_string();
     let extra = ["--retries", "1", "--retry-delay", "1s", "--lease", "1s"];
     let mut only = spawn_run(&s, &run_args("host-a", &at, &cmd, &extra));
-    wait_for("attempt 1's failure", Duration::from_secs(20), || {
-        records(&s, slot).iter().any(|r| r.status == "failed")
-    });
+    wait_for_failure(&s, slot);
     nix::sys::signal::killpg(
         nix::unistd::Pid::from_raw(only.id() as i32),
         nix::sys::signal::Signal::SIGKILL,
@@ -467,9 +468,7 @@ fn the_next_slot_never_supersedes_a_retry_just_due() {
         let extra = ["--retries", "1", "--retry-delay", "2s", "--overlap", policy];
         let a = spawn_run(&s, &run_args("host-a", &at, &cmd, &extra));
         let b = spawn_run(&s, &run_args("host-b", &at, &cmd, &extra));
-        wait_for("attempt 1's failure", Duration::from_secs(20), || {
-            records(&s, slot).iter().any(|r| r.status == "failed")
-        });
+        wait_for_failure(&s, slot);
         let due = records(&s, slot)[0].retry_due().unwrap();
         crate::common::wait_for_server_time(&s, due);
         let next = (slot + 1_000).to_string();
@@ -504,9 +503,7 @@ fn a_run_waiting_for_its_retry_stops_at_sigterm() {
     let at = slot.to_string();
     let extra = ["--retries", "1", "--retry-delay", "60s"];
     let waiting = spawn_run(&s, &run_args("host-a", &at, &cmd, &extra));
-    wait_for("attempt 1's failure", Duration::from_secs(20), || {
-        records(&s, slot).iter().any(|r| r.status == "failed")
-    });
+    wait_for_failure(&s, slot);
     let pid = nix::unistd::Pid::from_raw(waiting.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let stopped = std::time::Instant::now();

@@ -607,10 +607,7 @@ fn standing_facts(j: &JobRow, now: i64) -> Vec<Line<'static>> {
         )));
     }
     for run in &v.in_progress {
-        let failed = v
-            .recent
-            .iter()
-            .find(|r| r.slot == run.slot && r.attempt == Some(run.attempt));
+        let failed = ResultEntry::awaited_retry(&v.recent, run);
         if let Some(due) = failed.and_then(|r| r.retry_due()) {
             lines.push(Line::raw(format!(
                 "retry    the run of {} failed (#{}); its retry is due {}",
@@ -621,25 +618,7 @@ fn standing_facts(j: &JobRow, now: i64) -> Vec<Line<'static>> {
         }
     }
     for l in &j.limits {
-        lines.push(Line::raw(format!(
-            "limit    {}: {} held{}, {} waiting, {} gave up waiting",
-            l.name,
-            l.held.len(),
-            if l.held.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " ({})",
-                    l.held
-                        .iter()
-                        .map(|h| format!("{} on {}", h.run, h.runner))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            },
-            l.waiting.len(),
-            l.refused
-        )));
+        lines.push(Line::raw(format!("limit    {}", l.summary())));
     }
     for expired in &j.health.expired_slots {
         lines.push(Line::raw(format!(
