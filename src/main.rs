@@ -35,6 +35,9 @@ fn main() {
             }
         }
     });
+    // The runs' last spans, after every run is recorded (bounded: a collector gone or slow costs
+    // the spans, not the exit).
+    ctx.finish_trace();
     if let Some(why) = anarchon::output::write_failure() {
         anarchon::errln!("error: cannot write the output: {why}");
         if code == 0 && !runs_a_command {

@@ -345,6 +345,8 @@ impl ExecArgs {
             retry: None,
             // `run` sets its own (`--limit`).
             limits: Vec::new(),
+            // The command that runs it gives its exporter (`Context::trace`), started once.
+            trace: None,
             // `run`'s terminal; the daemon gives its log instead.
             events: Default::default(),
             ping: None,

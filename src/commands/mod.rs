@@ -49,6 +49,9 @@ use crate::strategy::Strategy;
 pub struct Context {
     pub global: GlobalSettings,
     pub out: Output,
+    /// Where runs' spans go, started by the first command that runs something
+    /// ([`Context::trace`]), sent off by [`Context::finish_trace`] as the process ends.
+    trace: std::sync::OnceLock<Option<crate::trace::Exporter>>,
 }
 
 impl Context {
@@ -56,6 +59,29 @@ impl Context {
         Context {
             global: GlobalSettings::resolve(flags),
             out: Output::from_args(flags),
+            trace: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The span exporter the `OTEL_*` variables ask for (None: off), started once per process,
+    /// its spans from `runner`. Variables it cannot follow are said, and tracing stays off: a
+    /// run never fails for its traces.
+    pub fn trace(&self, runner: &str) -> Option<crate::trace::Exporter> {
+        self.trace
+            .get_or_init(|| {
+                crate::trace::Exporter::from_env(runner).unwrap_or_else(|why| {
+                    crate::errln!("anarchon: warning: traces are off: {why}");
+                    None
+                })
+            })
+            .clone()
+    }
+
+    /// Sends the spans still queued, waiting [`crate::trace::export::EXIT_WAIT`] at most: called
+    /// once every run of the process is recorded, outside its async runtime.
+    pub fn finish_trace(&self) {
+        if let Some(Some(exporter)) = self.trace.get() {
+            exporter.finish(crate::trace::export::EXIT_WAIT);
         }
     }
 

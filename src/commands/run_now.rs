@@ -55,6 +55,10 @@ pub async fn execute(r: &RunNowCommand, ctx: &Context) -> Result<ExitStatus> {
     match &r.mode {
         RunNowMode::Here(opts) => {
             let target = Target::new(ctx.prefix(), &r.job, strategy, &check);
+            let opts = &crate::runner::RunnerOptions {
+                trace: ctx.trace(&req.runner),
+                ..(**opts).clone()
+            };
             let report = run_slot(&mut conn, target, req, opts, now).await?;
             if ctx.out.json {
                 ctx.out.print_json_line(&report);

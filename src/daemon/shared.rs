@@ -63,6 +63,8 @@ pub(super) struct Shared {
     /// The backups standing by here, woken by a hand-over the requests stream tells of
     /// ([`super::requests`]).
     pub(super) wakeups: Arc<crate::runner::backup::Wakeups>,
+    /// Where the runs' spans go (None: tracing is off).
+    pub(super) trace: Option<crate::trace::Exporter>,
 }
 
 /// The daemon's own counters, for `/metrics`.

@@ -672,6 +672,7 @@ async fn run_local(
         connect: options,
         prefix,
         owns_the_process,
+        trace,
     } = daemon;
     let settings = &settings;
     crate::lines::set_daemon_log(settings.log_format, settings.verbose);
@@ -720,17 +721,9 @@ async fn run_local(
         fleet: herd::Fleet::new(crate::strategy::default_runner()),
         cap: super::cap::Cap::new(settings.max_running),
         wakeups: Default::default(),
+        trace,
     });
-    crate::errln!(
-        "anarchon: cron: {} job(s) from {}, as runner {} (store {}, format {})",
-        tab.jobs.len(),
-        settings.file.display(),
-        crate::strategy::default_runner(),
-        shared.shown_url,
-        check
-            .format
-            .map_or_else(|| "not set yet".to_string(), |f| f.to_string())
-    );
+    say_started(settings, &tab, &shared, &check);
     let mut jobs: HashMap<String, Running> = HashMap::new();
     apply(&shared, &mut jobs, tab, true);
     let requests = super::requests::start(&shared);
@@ -741,6 +734,20 @@ async fn run_local(
     requests.stop(&shared).await;
     shut_down(settings, &shared, jobs, stop_tx, &mut signals).await;
     Ok(ExitCode::Ok)
+}
+
+/// The daemon's first line: its jobs, its runner name, the store.
+fn say_started(settings: &CronSettings, tab: &Crontab, shared: &Shared, check: &StoreCheck) {
+    crate::errln!(
+        "anarchon: cron: {} job(s) from {}, as runner {} (store {}, format {})",
+        tab.jobs.len(),
+        settings.file.display(),
+        crate::strategy::default_runner(),
+        shared.shown_url,
+        check
+            .format
+            .map_or_else(|| "not set yet".to_string(), |f| f.to_string())
+    );
 }
 
 /// What the daemon says of the server once, at its start: a store that a restart can lose lets
@@ -986,6 +993,7 @@ fn start_job(shared: &Arc<Shared>, cron_job: CronJob, at_start: bool) -> Running
     });
     run.runner.standby_poll = STANDBY_POLL;
     run.runner.wakeups = Some(shared.wakeups.clone());
+    run.runner.trace = shared.trace.clone();
     // A run's events are records of the daemon's log, not a terminal's lines; its starts are
     // observed for /metrics too.
     // (The clock holds the daemon's state weakly: the state holds the jobs, which hold the sink.)

@@ -40,7 +40,9 @@ use backup::wait_as_backup;
 use record::{Claimed, record};
 
 use std::io::IsTerminal;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+
+use opentelemetry::KeyValue;
 
 use tokio::time::Instant;
 
@@ -100,6 +102,9 @@ pub struct RunnerOptions {
     pub retry: Option<crate::strategy::retry::RetryPolicy>,
     /// `--limit NAME=N`: permits a won run takes before its command starts (lease strategy).
     pub limits: Vec<crate::store::limit::Limit>,
+    /// Where the run's spans go (`OTEL_EXPORTER_OTLP_*`); None: tracing is off, and no span is
+    /// made.
+    pub trace: Option<crate::trace::Exporter>,
 }
 
 /// `run --wait-replicas N`: after winning, `WAIT` until N replicas acknowledged the claim (and the
@@ -145,6 +150,11 @@ pub async fn run_slot(
     let (mut reply, mut sent) = claim_with_retry(conn, target, &req, server_now, opts).await?;
     // A scheduled slot refused by an older run: skipped, or (replace, buffer) claimed again once
     // that run has ended. A manual run (run-now) answers at once.
+    let run = Run {
+        target,
+        req: &req,
+        opts,
+    };
     let mut overlap = None;
     if let Some(older) = opts
         .in_turn
@@ -156,18 +166,17 @@ pub async fn run_slot(
         return Ok(report);
     }
     if reply.outcome == ClaimOutcome::Overlap && req.kind == crate::store::RunKind::Scheduled {
+        let since = SystemTime::now();
         let settled =
             overlap::settle(conn, target, &req, reply, opts.on_overlap, opts.quiet).await?;
+        if let (Some(wait), Some(trace)) = (&settled.wait, run.trace()) {
+            trace.wait("waiting for the older run", since, overlap_attributes(wait));
+        }
         if settled.wait.is_some() {
             sent = settled.sent;
         }
         (reply, overlap) = (settled.reply, Some((settled.skip_reason, settled.wait)));
     }
-    let run = Run {
-        target,
-        req: &req,
-        opts,
-    };
     let stood;
     (reply, sent, stood) = run.stand_by(conn, reply, sent).await?;
     if reply.outcome == ClaimOutcome::Won && target.strategy.has_leases() {
@@ -180,7 +189,9 @@ pub async fn run_slot(
             // end and the wait for its retry, is not lost.
             let mut stop = StopListener::new(opts);
             let report = run.won(conn, &reply, sent, &stood, wait).await;
-            return see_retries_through(conn, run, report, &mut stop).await;
+            let report = see_retries_through(conn, run, report, &mut stop).await?;
+            run.trace_slot_end(&report);
+            return Ok(report);
         }
         ClaimOutcome::Overlap => SlotOutcome::Overlap,
         ClaimOutcome::Done => SlotOutcome::Done,
@@ -194,6 +205,7 @@ pub async fn run_slot(
         report.skip_recorded = Some(record_overlap_skip(conn, target, &req, &skip_reason).await?);
         report.skip_reason = Some(skip_reason);
     }
+    run.trace_slot_end(&report);
     Ok(report)
 }
 
@@ -237,6 +249,8 @@ impl Run<'_> {
             &reply.runner,
             reply.attempt.unwrap_or(0),
         ));
+        let since = SystemTime::now();
+        let held = (reply.runner.clone(), reply.attempt.unwrap_or(0));
         let (reply, sent, holder) = wait_as_backup(
             conn,
             &target.lease_keys(),
@@ -251,11 +265,174 @@ impl Run<'_> {
             opts.quiet,
         )
         .await?;
+        if let Some(trace) = self.trace() {
+            trace.wait(
+                "standing by",
+                since,
+                vec![
+                    KeyValue::new("anarchon.held_by", held.0),
+                    KeyValue::new("anarchon.held_attempt", i64::from(held.1)),
+                    KeyValue::new(
+                        "anarchon.then",
+                        if reply.outcome == ClaimOutcome::Won {
+                            "took over"
+                        } else {
+                            "ended elsewhere"
+                        },
+                    ),
+                ],
+            );
+        }
         let stood = Stood {
             backup: true,
             held_by: Some(holder),
         };
         Ok((reply, sent, stood))
+    }
+
+    /// The run's spans, when tracing is on (`OTEL_EXPORTER_OTLP_*`).
+    fn trace(&self) -> Option<crate::trace::RunTrace<'_>> {
+        let exporter = self.opts.trace.as_ref()?;
+        Some(crate::trace::RunTrace {
+            exporter,
+            prefix: self.target.prefix,
+            job: self.target.job,
+            slot: self.req.slot,
+            kind: self.req.kind,
+            runner: &self.req.runner,
+        })
+    }
+
+    /// This host's attempt's span, when this host recorded its end (finished, failed, a retry
+    /// due, released, or ended before its command started); otherwise the host whose claim
+    /// records it sends it ([`crate::trace::RunTrace::attempt_ended_by_takeover`]).
+    fn trace_attempt(&self, won: &ClaimReply, claimed_at: SystemTime, report: &SlotReport) {
+        let Some(trace) = self.trace() else {
+            return;
+        };
+        let why = match &report.recorded {
+            Some(Recorded::Yes) => report.command.as_ref().map(attempt_end).unwrap_or_default(),
+            Some(Recorded::Retry { nth, at }) => {
+                format!("retry {nth} due at {}", rfc3339(*at))
+            }
+            Some(Recorded::Released { reason, .. }) => reason.clone(),
+            _ => return,
+        };
+        let status = match &report.recorded {
+            Some(Recorded::Retry { .. }) => "failed",
+            _ => report.status.as_str(),
+        };
+        trace.attempt(
+            &crate::trace::spans::AttemptSpan {
+                attempt: won.attempt.unwrap_or(1),
+                runner: self.req.runner.clone(),
+                fence: won.fence,
+                claimed: claimed_at,
+                ended: SystemTime::now(),
+                status: status.to_string(),
+                how: crate::trace::spans::Ended::of_status(status, &why),
+            },
+            Vec::new(),
+        );
+    }
+
+    /// The command's span (when it started).
+    fn trace_command(&self, attempt: u32, outcome: &child::CommandOutcome, ended: SystemTime) {
+        if let Some(trace) = self.trace()
+            && outcome.spawn_error.is_none()
+        {
+            let ran = Duration::from_millis(outcome.duration_ms);
+            trace.command(attempt, ran, ended, (outcome.exit_code, outcome.signal));
+        }
+    }
+
+    /// This host's wait for retry `nth` of its failed attempt, from `since` until the retry's
+    /// claim answered `reply`.
+    fn trace_retry_wait(&self, since: SystemTime, nth: u32, reply: &ClaimReply) {
+        let Some(trace) = self.trace() else {
+            return;
+        };
+        let then = match reply.outcome {
+            ClaimOutcome::Won => "took it",
+            _ => "another host took it",
+        };
+        trace.wait(
+            "waiting for the retry",
+            since,
+            vec![
+                KeyValue::new("anarchon.retry", i64::from(nth)),
+                KeyValue::new("anarchon.then", then),
+            ],
+        );
+    }
+
+    /// After a takeover: the span of the attempt it took over from, whose end its claim recorded
+    /// `interrupted` (the attempt's host was killed or cut off, or handed the run over), sent on
+    /// that host's behalf, as the store has it (one read, only when tracing is on).
+    async fn trace_attempt_taken_over(&self, conn: &mut Connection, attempt: u32) {
+        let Some(trace) = self.trace().filter(|_| attempt > 1) else {
+            return;
+        };
+        let (target, req) = (self.target, self.req);
+        let filter = crate::store::history::HistoryFilter {
+            since: Some(req.slot),
+            status: None,
+            last: 50,
+        };
+        let keys = crate::store::JobKeys::Lease(target.lease_keys());
+        // `now` judges runs in progress, which this one is not.
+        let read = crate::store::history::read_history(conn, &keys, &filter, i64::MAX);
+        let Ok(Ok(entries)) = tokio::time::timeout(Duration::from_secs(2), read).await else {
+            return;
+        };
+        let kind = (req.kind == crate::store::RunKind::Manual).then_some("manual");
+        let Some(before) = entries.into_iter().find(|e| {
+            e.slot == req.slot && e.attempt == Some(attempt - 1) && e.kind.as_deref() == kind
+        }) else {
+            return;
+        };
+        if before.status != "interrupted" {
+            // Its own host recorded it (a failure with a retry due) and sent its span.
+            return;
+        }
+        let at = |ms: Option<i64>| -> Option<SystemTime> {
+            Some(SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms?).ok()?))
+        };
+        let reason = before.result.get("reason").and_then(|r| r.as_str());
+        let why = format!(
+            "{}; taken over by {}",
+            reason.unwrap_or("lease expired"),
+            req.runner
+        );
+        trace.attempt_ended_by_takeover(&crate::trace::spans::AttemptSpan {
+            attempt: attempt - 1,
+            runner: before.runner,
+            fence: before.fence,
+            claimed: at(before.claimed_at).unwrap_or_else(SystemTime::now),
+            ended: at(before.ended_at).unwrap_or_else(SystemTime::now),
+            status: before.status.clone(),
+            how: crate::trace::spans::Ended::of_status(&before.status, &why),
+        });
+    }
+
+    /// The run's own span, sent by the host that recorded its final end: this one, when `report`
+    /// says so (ran and recorded, not waiting for a retry; or a skip recorded here).
+    fn trace_slot_end(&self, report: &SlotReport) {
+        let Some(trace) = self.trace() else {
+            return;
+        };
+        let ended_here = match (report.outcome, &report.recorded) {
+            (SlotOutcome::Ran | SlotOutcome::NoPermit | SlotOutcome::Unreplicated, Some(r)) => {
+                matches!(r, Recorded::Yes | Recorded::Released { .. })
+            }
+            (SlotOutcome::Overlap, _) => report.skip_recorded == Some(true),
+            _ => false,
+        };
+        if ended_here {
+            let why = report.skip_reason.clone().unwrap_or_default();
+            let how = crate::trace::spans::Ended::of_status(&report.status, &why);
+            trace.slot_ended(&report.status, how, report.attempt);
+        }
     }
 
     /// Runs the won claim: a takeover said, the command run and its end recorded, the ping told.
@@ -274,6 +451,10 @@ impl Run<'_> {
                 .emit(&event::RunEvent::took_over(target.job, req.slot, from));
         }
         let mut report = execute(conn, *self, reply, sent, stood.backup).await;
+        if stood.backup {
+            self.trace_attempt_taken_over(conn, reply.attempt.unwrap_or(1))
+                .await;
+        }
         report.overlap = wait;
         if let (Some(ping), Some(started)) = (&opts.ping, started)
             && let Some(problem) = ping.end(&report, started).await
@@ -359,7 +540,8 @@ async fn see_retries_through(
         ..opts.clone()
     };
     let mut req = req.clone();
-    while let Some(Recorded::Retry { at, .. }) = report.recorded {
+    while let Some(Recorded::Retry { at, nth }) = report.recorded {
+        let since = SystemTime::now();
         // While it waits this task holds no run: a daemon shutting down ends it at once (and
         // claims nothing more), leaving the retry to the replicas standing by.
         crate::lines::note_attempt(0);
@@ -386,6 +568,7 @@ async fn see_retries_through(
                 return Ok(report);
             }
         };
+        run.trace_retry_wait(since, nth, &reply);
         let (reply, sent) = match reply.outcome {
             ClaimOutcome::Won => with_time_to_run(conn, target, &req, reply, sent, opts).await?,
             _ => (reply, sent),
@@ -742,6 +925,7 @@ async fn execute(
     let Run { target, req, opts } = run;
     let job = target.job;
     let attempt = won.attempt.unwrap_or(1);
+    let claimed_at = SystemTime::now();
     crate::lines::note_attempt(attempt);
     opts.events
         .emit(&event::RunEvent::started(job, req.slot, attempt, backup));
@@ -765,11 +949,13 @@ async fn execute(
     )
     .await
     {
+        run.trace_attempt(won, claimed_at, &report);
         return report;
     }
     let mut spec = spec;
     let publisher = run.live_output(conn, attempt, &mut spec);
     let outcome = child::run(&spec, deadline, opts.quiet).await;
+    let command_ended = SystemTime::now();
     if let Some(keeper) = keeper {
         keeper.abort();
     }
@@ -800,7 +986,10 @@ async fn execute(
         opts.events
             .emit(&said.for_attempt(attempt).to(event::Audience::Always));
     }
-    ran_report(run, won, backup, outcome, recorded)
+    run.trace_command(attempt, &outcome, command_ended);
+    let report = ran_report(run, won, backup, outcome, recorded);
+    run.trace_attempt(won, claimed_at, &report);
+    report
 }
 
 /// The report of a slot whose command ran here.
@@ -847,7 +1036,32 @@ async fn not_to_start(
         keeper.inspect(|k| k.abort());
         return Some(not_started(conn, target, req, won, claimed, backup, why).await);
     }
-    if let Err(why) = take_permits(conn, run, won, claimed).await {
+    let since = SystemTime::now();
+    let permits = take_permits(conn, run, won, claimed).await;
+    if let Some(trace) = run.trace().filter(|_| !opts.limits.is_empty()) {
+        let names = opts
+            .limits
+            .iter()
+            .map(|l| l.name.clone())
+            .collect::<Vec<_>>();
+        trace.wait(
+            "waiting for a permit",
+            since,
+            vec![
+                KeyValue::new("anarchon.attempt", i64::from(won.attempt.unwrap_or(1))),
+                KeyValue::new("anarchon.limits", names.join(",")),
+                KeyValue::new(
+                    "anarchon.then",
+                    if permits.is_ok() {
+                        "taken"
+                    } else {
+                        "none came free"
+                    },
+                ),
+            ],
+        );
+    }
+    if let Err(why) = permits {
         keeper.inspect(|k| k.abort());
         return Some(no_permit(conn, run, won, backup, why).await);
     }
@@ -1226,5 +1440,28 @@ async fn not_started(
         skip_reason: None,
         overlap: None,
         behind: None,
+    }
+}
+
+/// What a wait for an older run's end says of it, as span attributes.
+fn overlap_attributes(wait: &overlap::OverlapWait) -> Vec<KeyValue> {
+    let mut attributes = vec![KeyValue::new(
+        "anarchon.older_runner",
+        wait.older_runner.clone(),
+    )];
+    if let Some(slot) = wait.older_slot {
+        attributes.push(KeyValue::new("anarchon.older_slot", rfc3339(slot)));
+    }
+    attributes
+}
+
+/// How a command's attempt ended, in words, for its span.
+fn attempt_end(outcome: &child::CommandOutcome) -> String {
+    match (outcome.exit_code, outcome.signal, &outcome.spawn_error) {
+        (_, _, Some(e)) => format!("not started: {e}"),
+        (_, _, None) if outcome.timed_out => "timed out".to_string(),
+        (Some(code), _, None) => format!("exit code {code}"),
+        (None, Some(signal), None) => format!("ended by signal {signal}"),
+        (None, None, None) => String::new(),
     }
 }

@@ -54,7 +54,11 @@ pub async fn take_slot(
     let target = Target::new(prefix, &run.job, run.strategy, check);
     let delay = jitter_delay(&run.job, current, run.jitter);
     if !delay.is_zero() {
+        let since = std::time::SystemTime::now();
         tokio::time::sleep(delay).await;
+        if let Some(trace) = run_trace(prefix, run, current) {
+            trace.wait("jitter", since, Vec::new());
+        }
     }
     let keys = target.lease_keys();
     let old = lineage::old_keys(prefix, run, check);
@@ -319,8 +323,27 @@ async fn excluded(
         .await?;
         report.skip_recorded = Some(outcome == crate::strategy::lease::SkipOutcome::Skipped);
     }
+    if let (Some(trace), Some(true)) = (run_trace(prefix, run, slot), report.skip_recorded) {
+        trace.slot_ended("skipped", crate::trace::spans::Ended::Unset, None);
+    }
     report.skip_reason = Some(reason);
     Ok(Some(report))
+}
+
+/// The spans of `run`'s scheduled `slot` as this host sees them, when tracing is on.
+fn run_trace<'a>(
+    prefix: &'a str,
+    run: &'a RunSettings,
+    slot: i64,
+) -> Option<crate::trace::RunTrace<'a>> {
+    Some(crate::trace::RunTrace {
+        exporter: run.runner.trace.as_ref()?,
+        prefix,
+        job: &run.job,
+        slot,
+        kind: RunKind::Scheduled,
+        runner: &run.claim.runner,
+    })
 }
 
 /// The exit code of a `run`: a failed catch-up run must not hide behind a successful current one;

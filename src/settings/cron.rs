@@ -40,6 +40,8 @@ pub struct DaemonSettings {
     /// re-parented to it (as tini does for PID 1). `anarchon cron` does; a test that runs the
     /// daemon inside its own process must not, or the reaper would wait for the test's children.
     pub owns_the_process: bool,
+    /// Where the runs' spans go (None: tracing is off).
+    pub trace: Option<crate::trace::Exporter>,
 }
 
 /// `cron --check`.

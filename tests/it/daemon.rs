@@ -45,6 +45,7 @@ impl InProcess {
             connect: global.connect_options().unwrap(),
             prefix: global.prefix.clone(),
             owns_the_process: false,
+            trace: None,
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {

@@ -53,4 +53,5 @@ mod strategies;
 mod suite;
 mod timeline;
 mod top;
+mod traces;
 mod tty;

@@ -27,12 +27,12 @@ fn run(s: &Server, args: &[&str]) -> Output {
 }
 
 /// A command line that records its pid in `pidfile` and then sleeps.
-fn sleeper(pidfile: &std::path::Path) -> String {
+pub(crate) fn sleeper(pidfile: &std::path::Path) -> String {
     format!("echo $$ > {}; exec sleep 30", pidfile.display())
 }
 
 /// kill -9 a runner and its command, as when their host dies.
-fn kill_host(runner: Child, pidfile: &std::path::Path) {
+pub(crate) fn kill_host(runner: Child, pidfile: &std::path::Path) {
     let pid = common::wait_for_line(pidfile);
     for pid in [runner.id().to_string(), pid] {
         std::process::Command::new("kill")
@@ -52,7 +52,13 @@ fn signal(child: &Child, sig: &str) {
 
 /// What docs/store-format.md ("Trace context") says a run's `traceparent` is, derived here by
 /// another implementation (Python's uuid module) from that page alone.
-fn documented_traceparent(prefix: &str, job: &str, slot: &str, kind: &str, attempt: u32) -> String {
+pub(crate) fn documented_traceparent(
+    prefix: &str,
+    job: &str,
+    slot: &str,
+    kind: &str,
+    attempt: u32,
+) -> String {
     let program = "import sys, uuid\n\
         ns = uuid.uuid5(uuid.NAMESPACE_URL, 'https://anarchon.invalid/trace')\n\
         run = sys.argv[1]\n\

@@ -34,6 +34,7 @@ pub async fn execute(settings: &CronSettings, ctx: &Context) -> Result<ExitCode>
                 connect: ctx.global.connect_options()?,
                 prefix: ctx.prefix().to_string(),
                 owns_the_process: true,
+                trace: ctx.trace(&crate::strategy::default_runner()),
             };
             crate::daemon::run(daemon, tab, std::future::pending()).await
         }

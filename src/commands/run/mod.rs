@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::commands::Context;
 use crate::error::{ExitStatus, Result};
-use crate::runner::{SlotReport, Target};
+use crate::runner::{RunnerOptions, SlotReport, Target};
 use crate::scheduler::{Outcome, Skipped, current_slot, open_and_register, slot_event, take_slot};
 use crate::settings::run::RunSettings;
 use crate::store::RunKind;
@@ -31,6 +31,20 @@ struct RunSummary<'a> {
 /// `run` with its settings resolved (from the command line, or a crontab line).
 pub async fn execute(run: &RunSettings, ctx: &Context) -> Result<ExitStatus> {
     ctx.lease_keys(&run.job)?;
+    let traced;
+    let run = match ctx.trace(&run.claim.runner) {
+        Some(exporter) => {
+            traced = RunSettings {
+                runner: RunnerOptions {
+                    trace: Some(exporter),
+                    ..run.runner.clone()
+                },
+                ..run.clone()
+            };
+            &traced
+        }
+        None => run,
+    };
     let options = ctx.global.connect_options()?;
     let (mut conn, check) = open_and_register(&options, ctx.prefix(), run, run.strategy).await?;
     let (current, early) = current_slot(run, &check)?;

@@ -14,6 +14,9 @@ pub struct Request {
     /// The path and query, as sent.
     pub target: String,
     pub body: String,
+    /// The body as sent (an OTLP export's protobuf).
+    pub bytes: Vec<u8>,
+    pub content_type: String,
 }
 
 impl Request {
@@ -108,6 +111,7 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<Request>>, script: &Mutex<Vec<u16>>
         };
         let (method, target) = (method.to_string(), target.to_string());
         let mut length = 0usize;
+        let mut content_type = String::new();
         loop {
             let mut header = String::new();
             if reader.read_line(&mut header).unwrap_or(0) == 0 {
@@ -117,10 +121,12 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<Request>>, script: &Mutex<Vec<u16>>
             if header.is_empty() {
                 break;
             }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
+            if let Some((name, value)) = header.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().unwrap_or(0);
+                } else if name.eq_ignore_ascii_case("content-type") {
+                    content_type = value.trim().to_string();
+                }
             }
         }
         let mut body = vec![0; length];
@@ -131,6 +137,8 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<Request>>, script: &Mutex<Vec<u16>>
             method,
             target,
             body: String::from_utf8_lossy(&body).to_string(),
+            bytes: body,
+            content_type,
         });
         let status = {
             let mut script = script.lock().unwrap();

@@ -11,6 +11,7 @@ use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
 pub mod http;
+pub mod otlp;
 pub mod proxy;
 pub mod replica;
 pub mod runs;
@@ -542,13 +543,19 @@ pub fn anarchon_path() -> PathBuf {
 }
 
 /// Configuration a developer's shell may carry that must not leak into a test.
-const OUTSIDE_ENV: [&str; 6] = [
+const OUTSIDE_ENV: [&str; 11] = [
     "ANARCHON_REDIS_URL",
     "REDIS_URL",
     "ANARCHON_PREFIX",
     "ANARCHON_BACKEND",
     "ANARCHON_REDIS_PASSWORD",
     "NO_COLOR",
+    // A developer's own collector must not receive the tests' spans (nor a test run traced).
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_SERVICE_NAME",
+    "OTEL_RESOURCE_ATTRIBUTES",
 ];
 
 fn clean_env(cmd: &mut Process) {

@@ -15,6 +15,16 @@
 //!
 //! `<slot>` is the slot in ms, `<kind>` `scheduled` or `manual` (a `run-now` of the same slot time
 //! is a run of its own), `<attempt>` decimal.
+//!
+//! anarchon's own spans of a run (the slot, each attempt, each host's waits, the command) are
+//! [`spans`], with these IDs; [`export`] sends them to a collector over OTLP when the standard
+//! `OTEL_EXPORTER_OTLP_*` variables name one (off otherwise: then no span is even made).
+
+pub mod export;
+pub mod spans;
+
+pub use export::Exporter;
+pub use spans::RunTrace;
 
 use uuid::Uuid;
 
