@@ -196,3 +196,160 @@ fn a_protocol_it_does_not_speak_is_said_and_the_run_runs() {
         "{said}"
     );
 }
+
+/// The other side of "each span once": the winner is cut off from the store (not killed), its
+/// command stopped when its lease could not be kept, while a backup takes the run over and
+/// records attempt 1 interrupted. The cut-off host, still reaching the collector, sends its
+/// command's span but not a second "attempt 1": that attempt's end was written by the backup's
+/// claim, which sent its span.
+#[test]
+fn a_host_cut_off_from_the_store_sends_no_second_copy_of_its_attempt() {
+    use crate::common::proxy::{Fault, FaultProxy};
+    let s = Server::start();
+    let proxy = FaultProxy::start(s.port);
+    let collector = Collector::start();
+    let pidfile = s.dir.path().join("winner.pid");
+    let flags = [
+        "--job",
+        "cut",
+        "--slot",
+        SLOT,
+        "--lease",
+        "2s",
+        "--command-timeout",
+        "500ms",
+        "--connect-timeout",
+        "500ms",
+    ];
+    let winner = traced_run(&s, &collector.endpoint())
+        .env("ANARCHON_REDIS_URL", &proxy.url)
+        .args(flags)
+        .args(["--runner", "host-a", "--shell", "--", &sleeper(&pidfile)])
+        .spawn()
+        .unwrap();
+    crate::common::wait_for_line(&pidfile);
+    let backup = traced_run(&s, &collector.endpoint())
+        .args(flags)
+        .args(["--runner", "host-b", "--backup-for", "30s", "--", "true"])
+        .spawn()
+        .unwrap();
+    crate::common::wait_for_clients(&s, 3);
+    proxy.set(Fault::Partition);
+    let out = backup.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let cut_off = winner.wait_with_output().unwrap();
+    assert!(stderr(&cut_off).contains("lease"), "{}", stderr(&cut_off));
+
+    // The cut-off host's command span is its last word: once it is in, all it sent is.
+    let spans = collector.wait_for("both hosts' command spans and the slot's", |spans| {
+        named(spans, "command").len() == 2 && !named(spans, "cut").is_empty()
+    });
+    let a1 = one(&spans, "attempt 1");
+    assert_eq!(a1.attr("anarchon.runner"), "host-a");
+    assert_eq!(a1.attr("anarchon.recorded_by"), "host-b");
+    let a2 = one(&spans, "attempt 2");
+    let commands = named(&spans, "command");
+    let parents: Vec<&str> = commands.iter().map(|c| c.parent.as_str()).collect();
+    assert!(
+        parents.contains(&a1.span_id.as_str()) && parents.contains(&a2.span_id.as_str()),
+        "each command under its attempt: {spans:#?}"
+    );
+    let cut_command = commands.iter().find(|c| c.parent == a1.span_id).unwrap();
+    assert_eq!(cut_command.host, "host-a");
+    assert_eq!(
+        cut_command.status, 2,
+        "stopped, not finished: {cut_command:?}"
+    );
+    one(&spans, "cut");
+}
+
+/// `anarchon cron` in a rolling deploy: the replica running a long command is stopped (SIGTERM)
+/// and hands the run over to the replica standing by, which runs attempt 2. One trace at the
+/// collector holds both attempts, the first sent by the replica whose claim recorded it handed
+/// over, and the stopped replica's command span, sent as it exited. One replica speaks
+/// `http/json`, the other protobuf: both land alike.
+#[test]
+fn a_run_handed_over_in_a_rolling_deploy_is_one_trace() {
+    use crate::common::replica::Replica;
+    let s = Server::start();
+    let collector = Collector::start();
+    let dir = s.dir.path();
+    let file = dir.join("crontab");
+    // Attempt 1 runs long (until its replica stops); attempt 2 ends at once.
+    let command = format!(
+        "echo \"$TRACEPARENT\" > {}/$ANARCHON_SLOT.$ANARCHON_ATTEMPT.tp; [ \"$ANARCHON_ATTEMPT\" = 1 ] && exec sleep 100; true",
+        dir.display()
+    );
+    std::fs::write(
+        &file,
+        format!("# anarchon: --job deploy --lease 60s\n*/20 * * * * * {command}\n"),
+    )
+    .unwrap();
+    let endpoint = collector.endpoint();
+    let env = |protocol| {
+        [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ]
+    };
+    let grace = ["--shutdown-grace", "1s", "-v"];
+    s.wait_for_phase(20_000, 2_000, 10_000);
+    let mut holder =
+        Replica::start_with_env(&s.url, &file, dir, "a", &grace, &env("http/protobuf"));
+    let first_tp = || {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .find(|n| n.ends_with(".1.tp"))
+    };
+    crate::common::wait_for("attempt 1 to start", Duration::from_secs(30), || {
+        first_tp().is_some()
+    });
+    let slot = first_tp().unwrap().trim_end_matches(".1.tp").to_string();
+    let backup = Replica::start_with_env(&s.url, &file, dir, "b", &grace, &env("http/json"));
+    crate::common::wait_for("the backup to stand by", Duration::from_secs(10), || {
+        backup.stderr().contains("standing by")
+    });
+    assert_eq!(holder.stop(Duration::from_secs(20)), Some(0));
+    let trace = documented_traceparent("cron:", "deploy", &slot, "scheduled", 1)
+        .split('-')
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let spans = collector.wait_for(
+        "the slot's span, and the stopped replica's command",
+        |spans| {
+            let of_run = |name: &str| {
+                spans
+                    .iter()
+                    .filter(|s| s.trace_id == trace && s.name == name)
+                    .count()
+            };
+            of_run("deploy") == 1 && of_run("command") == 2
+        },
+    );
+    let spans: Vec<Span> = spans.into_iter().filter(|s| s.trace_id == trace).collect();
+    let (a, b) = (holder.runner(), backup.runner());
+    let a1 = one(&spans, "attempt 1");
+    assert_eq!(a1.attr("anarchon.runner"), a);
+    assert_eq!(a1.attr("anarchon.recorded_by"), b);
+    assert!(a1.status_message.contains("handed over"), "{a1:?}");
+    let a2 = one(&spans, "attempt 2");
+    assert_eq!((a2.attr("anarchon.runner"), a2.status), (b.as_str(), 1));
+    let slot_span = one(&spans, "deploy");
+    assert_eq!(slot_span.attr("anarchon.recorded_by"), b);
+    for c in named(&spans, "command") {
+        let host = if c.parent == a1.span_id { &a } else { &b };
+        assert_eq!(&c.host, host, "{c:?}");
+        assert!(c.parent == a1.span_id || c.parent == a2.span_id, "{c:?}");
+    }
+    one(&spans, "standing by");
+    let protocols = collector.content_types();
+    assert!(
+        protocols.contains("application/json") && protocols.contains("application/x-protobuf"),
+        "{protocols:?}"
+    );
+    drop(backup);
+}

@@ -71,6 +71,15 @@ impl Collector {
         spans
     }
 
+    /// The content types the exports came in (`application/x-protobuf`, `application/json`).
+    pub fn content_types(&self) -> std::collections::BTreeSet<String> {
+        self.http
+            .requests()
+            .into_iter()
+            .map(|r| r.content_type)
+            .collect()
+    }
+
     /// The spans once `done` holds for them, within 60 s.
     pub fn wait_for(&self, what: &str, done: impl Fn(&[Span]) -> bool) -> Vec<Span> {
         let deadline = Instant::now() + Duration::from_secs(60);

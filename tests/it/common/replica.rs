@@ -17,6 +17,18 @@ impl Replica {
     /// `anarchon cron FILE EXTRA...` on the store at `url`, as `<dir>/<name>.out|.err`; returns
     /// once it has started its jobs.
     pub fn start(url: &str, file: &Path, dir: &Path, name: &str, extra: &[&str]) -> Replica {
+        Replica::start_with_env(url, file, dir, name, extra, &[])
+    }
+
+    /// As [`Replica::start`], with `env` set for it (a trace collector's variables).
+    pub fn start_with_env(
+        url: &str,
+        file: &Path,
+        dir: &Path,
+        name: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Replica {
         let out = dir.join(format!("{name}.out"));
         let err = dir.join(format!("{name}.err"));
         let mut cmd = std::process::Command::new(crate::common::anarchon_path());
@@ -25,9 +37,13 @@ impl Replica {
             "ANARCHON_BACKEND",
             "NO_COLOR",
             "REDIS_URL",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_PROTOCOL",
         ] {
             cmd.env_remove(var);
         }
+        cmd.envs(env.iter().copied());
         let child = cmd
             .env("ANARCHON_REDIS_URL", url)
             .arg("cron")
