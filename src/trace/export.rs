@@ -1,10 +1,10 @@
 //! Sending anarchon's spans to a collector over OTLP, as the standard `OTEL_*` variables say; off
 //! unless they name an endpoint.
 //!
-//! A run never waits on the collector: a span is handed to the SDK's batch processor
-//! ([`Exporter::send`]: a `try_send` into a bounded queue, dropped when full), whose own thread
-//! sends batches with the OTLP exporter (HTTP, `http/protobuf` or `http/json`; reqwest's blocking
-//! client on that thread). The only wait is at the process's end ([`Exporter::finish`]), after
+//! A run never waits on the collector: a span goes into a bounded queue ([`Exporter::send`]: a
+//! `try_send`, dropped when full) that a thread of anarchon's hands to the SDK's batch processor,
+//! whose own thread sends batches with the OTLP exporter (HTTP, `http/protobuf` or `http/json`;
+//! reqwest's blocking client on that thread). The only wait is at the process's end ([`Exporter::finish`]), after
 //! every run is recorded, and it is bounded ([`EXIT_WAIT`]). A collector that is slow or gone
 //! costs the spans, never a run: anarchon says so once per outage on stderr.
 
@@ -16,6 +16,7 @@ use opentelemetry::KeyValue;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{BatchSpanProcessor, SpanData, SpanExporter, SpanProcessor};
+use std::sync::mpsc::{Receiver, SyncSender};
 
 /// How long a process that ends waits for its last spans to reach the collector, at most (its
 /// runs are recorded by then; a `run` from a crontab exits this much later at worst).
@@ -65,11 +66,22 @@ pub fn wanted(var: impl Fn(&str) -> Option<String>) -> Result<Wanted, String> {
     }
 }
 
-/// Where spans go: a handle on the batch processor, cheap to clone (every job of a daemon shares
-/// one).
+/// Where spans go: a handle, cheap to clone (every job of a daemon shares one), on a queue that
+/// a thread of its own empties into the SDK's batch processor. That thread also builds the OTLP
+/// exporter, whose HTTP client reads the system's certificates (some 100 ms): a run starts
+/// without waiting for it.
 #[derive(Clone)]
 pub struct Exporter {
-    processor: Arc<BatchSpanProcessor>,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// The queue's sending end; taken (closed) by [`Exporter::finish`].
+    queue: std::sync::Mutex<Option<SyncSender<SpanData>>>,
+    /// Told when the thread has sent what was queued and stopped.
+    done: std::sync::Mutex<Receiver<()>>,
+    /// How long the thread may still spend at the end (set by `finish`).
+    last_wait: Arc<std::sync::Mutex<Duration>>,
     health: Arc<Health>,
 }
 
@@ -79,6 +91,10 @@ impl std::fmt::Debug for Exporter {
     }
 }
 
+/// Spans queued before the batch processor takes them, at most (then dropped, as its own queue
+/// does).
+const QUEUE: usize = 2048;
+
 impl Exporter {
     /// The exporter the environment asks for (None: tracing is off), its spans said to come from
     /// `host` (the runner name) unless `OTEL_RESOURCE_ATTRIBUTES` says otherwise.
@@ -87,39 +103,105 @@ impl Exporter {
             Wanted::Off => return Ok(None),
             Wanted::Otlp { endpoint } => endpoint,
         };
-        let otlp = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .build()
-            .map_err(|e| format!("cannot send traces to {endpoint}: {e}"))?;
         let health = Arc::new(Health {
             endpoint,
             ..Health::default()
         });
-        let counted = Counted {
-            inner: otlp,
+        let (queue, spans) = std::sync::mpsc::sync_channel(QUEUE);
+        let (stopped, done) = std::sync::mpsc::channel();
+        let last_wait = Arc::new(std::sync::Mutex::new(EXIT_WAIT));
+        let worker = Worker {
+            spans,
+            stopped,
+            last_wait: last_wait.clone(),
             health: health.clone(),
+            host: host.to_string(),
         };
-        let mut processor = BatchSpanProcessor::builder(counted).build();
-        processor.set_resource(&resource(host));
+        std::thread::Builder::new()
+            .name("anarchon-trace".to_string())
+            .spawn(move || worker.run())
+            .map_err(|e| format!("cannot start the thread that sends traces: {e}"))?;
         Ok(Some(Exporter {
-            processor: Arc::new(processor),
-            health,
+            inner: Arc::new(Inner {
+                queue: std::sync::Mutex::new(Some(queue)),
+                done: std::sync::Mutex::new(done),
+                last_wait,
+                health,
+            }),
         }))
     }
 
-    /// Hands a span to the processor's queue: never waits (a full queue drops it).
+    /// Queues a span: never waits (a full queue drops it).
     pub fn send(&self, span: SpanData) {
-        self.processor.on_end(span);
+        let queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(queue) = queue.as_ref() {
+            let _ = queue.try_send(span);
+        }
     }
 
     /// Sends what is queued and stops, waiting `within` at most (the process is ending).
     pub fn finish(&self, within: Duration) {
-        let _ = self.processor.shutdown_with_timeout(within);
+        *self
+            .inner
+            .last_wait
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = within;
+        drop(
+            self.inner
+                .queue
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
+        let done = self.inner.done.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = done.recv_timeout(within + Duration::from_millis(100));
     }
 
     /// Batches the collector did not take so far.
     pub fn failed_batches(&self) -> u64 {
-        self.health.failed.load(Ordering::Relaxed)
+        self.inner.health.failed.load(Ordering::Relaxed)
+    }
+}
+
+/// The thread that builds the OTLP exporter and feeds the batch processor.
+struct Worker {
+    spans: Receiver<SpanData>,
+    stopped: std::sync::mpsc::Sender<()>,
+    last_wait: Arc<std::sync::Mutex<Duration>>,
+    health: Arc<Health>,
+    host: String,
+}
+
+impl Worker {
+    fn run(self) {
+        let built = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .build();
+        let otlp = match built {
+            Ok(otlp) => otlp,
+            Err(e) => {
+                crate::errln!(
+                    "anarchon: warning: traces are off: cannot send them to {}: {e}",
+                    self.health.endpoint
+                );
+                // Drained until the queue closes, so that senders never fill it for nothing.
+                for _ in self.spans.iter() {}
+                let _ = self.stopped.send(());
+                return;
+            }
+        };
+        let counted = Counted {
+            inner: otlp,
+            health: self.health.clone(),
+        };
+        let mut processor = BatchSpanProcessor::builder(counted).build();
+        processor.set_resource(&resource(&self.host));
+        for span in self.spans.iter() {
+            processor.on_end(span);
+        }
+        let within = *self.last_wait.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = processor.shutdown_with_timeout(within);
+        let _ = self.stopped.send(());
     }
 }
 
