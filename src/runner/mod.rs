@@ -290,6 +290,27 @@ impl Run<'_> {
         Ok((reply, sent, stood))
     }
 
+    /// Claims the retry of this host's failed attempt, standing by (as any backup) until it is
+    /// due and taken, here or elsewhere.
+    async fn wait_for_retry(
+        &self,
+        conn: &mut Connection,
+        server_now: i64,
+    ) -> Result<(ClaimReply, BootTime, Stood)> {
+        let (reply, sent) =
+            claim_with_retry(conn, self.target, self.req, server_now, self.opts).await?;
+        // Its own wait is traced as one for the retry (by the caller), not as standing by.
+        let untraced = RunnerOptions {
+            trace: None,
+            ..self.opts.clone()
+        };
+        let standing = Run {
+            opts: &untraced,
+            ..*self
+        };
+        standing.stand_by(conn, reply, sent).await
+    }
+
     /// The run's spans, when tracing is on (`OTEL_EXPORTER_OTLP_*`).
     fn trace(&self) -> Option<crate::trace::RunTrace<'_>> {
         let exporter = self.opts.trace.as_ref()?;
@@ -428,10 +449,16 @@ impl Run<'_> {
             (SlotOutcome::Overlap, _) => report.skip_recorded == Some(true),
             _ => false,
         };
-        if ended_here {
-            let why = report.skip_reason.clone().unwrap_or_default();
-            let how = crate::trace::spans::Ended::of_status(&report.status, &why);
-            trace.slot_ended(&report.status, how, report.attempt);
+        if !ended_here {
+            return;
+        }
+        if report.outcome == SlotOutcome::Overlap {
+            // The status and attempt the report carries are the older run's, which held the job.
+            let reason = report.skip_reason.as_deref();
+            trace.slot_ended("skipped", crate::trace::spans::Ended::Unset, None, reason);
+        } else {
+            let how = crate::trace::spans::Ended::of_status(&report.status, "");
+            trace.slot_ended(&report.status, how, report.attempt, None);
         }
     }
 
@@ -553,11 +580,7 @@ async fn see_retries_through(
             req: &req,
             opts: &retry_opts,
         };
-        let waited = async {
-            let (reply, sent) =
-                claim_with_retry(conn, target, run.req, server_now, &retry_opts).await?;
-            run.stand_by(conn, reply, sent).await
-        };
+        let waited = run.wait_for_retry(conn, server_now);
         // `run` stopped while it waits (SIGTERM, SIGINT: systemd, cron, a person) goes at once:
         // the retry is left to the hosts standing by, or to the job's next run. (Under `cron`
         // the daemon's shutdown ends this task itself.)
@@ -1044,11 +1067,11 @@ async fn not_to_start(
             .iter()
             .map(|l| l.name.clone())
             .collect::<Vec<_>>();
-        trace.wait(
+        trace.wait_in_attempt(
+            won.attempt.unwrap_or(1),
             "waiting for a permit",
             since,
             vec![
-                KeyValue::new("anarchon.attempt", i64::from(won.attempt.unwrap_or(1))),
                 KeyValue::new("anarchon.limits", names.join(",")),
                 KeyValue::new(
                     "anarchon.then",

@@ -324,7 +324,12 @@ async fn excluded(
         report.skip_recorded = Some(outcome == crate::strategy::lease::SkipOutcome::Skipped);
     }
     if let (Some(trace), Some(true)) = (run_trace(prefix, run, slot), report.skip_recorded) {
-        trace.slot_ended("skipped", crate::trace::spans::Ended::Unset, None);
+        trace.slot_ended(
+            "skipped",
+            crate::trace::spans::Ended::Unset,
+            None,
+            Some(&reason),
+        );
     }
     report.skip_reason = Some(reason);
     Ok(Some(report))

@@ -56,20 +56,33 @@ pub fn wanted(var: impl Fn(&str) -> Option<String>) -> Result<Wanted, String> {
     let Some(endpoint) = endpoint else {
         return Ok(Wanted::Off);
     };
-    let protocol =
-        set("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").or_else(|| set("OTEL_EXPORTER_OTLP_PROTOCOL"));
-    match protocol.as_deref().map(str::to_ascii_lowercase).as_deref() {
-        None | Some("http/protobuf" | "http/json") => Ok(Wanted::Otlp { endpoint }),
-        Some(other) => Err(format!(
-            "OTEL_EXPORTER_OTLP_PROTOCOL={other}: anarchon sends OTLP over HTTP (http/protobuf, the default, or http/json)\n  hint: point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's HTTP receiver (port 4318 by convention)"
+    let protocol = [
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+    ]
+    .into_iter()
+    .find_map(|name| set(name).map(|v| (name, v)));
+    match protocol {
+        None => Ok(Wanted::Otlp { endpoint }),
+        Some((_, v))
+            if matches!(
+                v.to_ascii_lowercase().as_str(),
+                "http/protobuf" | "http/json"
+            ) =>
+        {
+            Ok(Wanted::Otlp { endpoint })
+        }
+        Some((name, other)) => Err(format!(
+            "{name}={other}: anarchon sends OTLP over HTTP only\n  hint: set {name}=http/protobuf (or http/json) and point the endpoint at the collector's HTTP receiver (port 4318 by convention)"
         )),
     }
 }
 
 /// Where spans go: a handle, cheap to clone (every job of a daemon shares one), on a queue that
-/// a thread of its own empties into the SDK's batch processor. That thread also builds the OTLP
-/// exporter, whose HTTP client reads the system's certificates (some 100 ms): a run starts
-/// without waiting for it.
+/// a thread of its own empties into the SDK's batch processor. That thread, started by the first
+/// span, also builds the OTLP exporter, whose HTTP client reads the system's certificates (some
+/// 100 ms of CPU): a run neither waits for it nor shares a core with it before its first span,
+/// which for a host that wins is its command's end.
 #[derive(Clone)]
 pub struct Exporter {
     inner: Arc<Inner>,
@@ -78,6 +91,8 @@ pub struct Exporter {
 struct Inner {
     /// The queue's sending end; taken (closed) by [`Exporter::finish`].
     queue: std::sync::Mutex<Option<SyncSender<SpanData>>>,
+    /// The thread, until the first span starts it.
+    unstarted: std::sync::Mutex<Option<Worker>>,
     /// Told when the thread has sent what was queued and stopped.
     done: std::sync::Mutex<Receiver<()>>,
     /// How long the thread may still spend at the end (set by `finish`).
@@ -104,7 +119,7 @@ impl Exporter {
             Wanted::Otlp { endpoint } => endpoint,
         };
         let health = Arc::new(Health {
-            endpoint,
+            endpoint: shown(&endpoint),
             ..Health::default()
         });
         let (queue, spans) = std::sync::mpsc::sync_channel(QUEUE);
@@ -117,13 +132,10 @@ impl Exporter {
             health: health.clone(),
             host: host.to_string(),
         };
-        std::thread::Builder::new()
-            .name("anarchon-trace".to_string())
-            .spawn(move || worker.run())
-            .map_err(|e| format!("cannot start the thread that sends traces: {e}"))?;
         Ok(Some(Exporter {
             inner: Arc::new(Inner {
                 queue: std::sync::Mutex::new(Some(queue)),
+                unstarted: std::sync::Mutex::new(Some(worker)),
                 done: std::sync::Mutex::new(done),
                 last_wait,
                 health,
@@ -131,9 +143,20 @@ impl Exporter {
         }))
     }
 
-    /// Queues a span: never waits (a full queue drops it).
+    /// Queues a span: never waits (a full queue drops it). The first starts the thread.
     pub fn send(&self, span: SpanData) {
-        let queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let mut queue = lock(&self.inner.queue);
+        if let Some(worker) = lock(&self.inner.unstarted).take() {
+            let started = std::thread::Builder::new()
+                .name("anarchon-trace".to_string())
+                .spawn(move || worker.run());
+            if let Err(e) = started {
+                crate::errln!(
+                    "anarchon: warning: traces are off: cannot start the thread that sends them: {e}"
+                );
+                queue.take();
+            }
+        }
         if let Some(queue) = queue.as_ref() {
             let _ = queue.try_send(span);
         }
@@ -141,26 +164,35 @@ impl Exporter {
 
     /// Sends what is queued and stops, waiting `within` at most (the process is ending).
     pub fn finish(&self, within: Duration) {
-        *self
-            .inner
-            .last_wait
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = within;
-        drop(
-            self.inner
-                .queue
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take(),
-        );
-        let done = self.inner.done.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = done.recv_timeout(within + Duration::from_millis(100));
+        *lock(&self.inner.last_wait) = within;
+        drop(lock(&self.inner.queue).take());
+        if lock(&self.inner.unstarted).is_some() {
+            // No span was made: nothing to send.
+            return;
+        }
+        let waited = lock(&self.inner.done).recv_timeout(within + Duration::from_millis(100));
+        if waited.is_err() {
+            say_dropped(&self.inner.health.endpoint, within);
+        }
     }
 
     /// Batches the collector did not take so far.
     pub fn failed_batches(&self) -> u64 {
         self.inner.health.failed.load(Ordering::Relaxed)
     }
+}
+
+/// Said when the process ends before the collector took its last spans.
+fn say_dropped(endpoint: &str, within: Duration) {
+    crate::errln!(
+        "anarchon: warning: the trace collector at {endpoint} did not take the last spans within {}; they are dropped (the runs are recorded as ever)",
+        humantime::format_duration(within)
+    );
+}
+
+/// A lock, whether or not a thread panicked holding it (what it guards stays usable).
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The thread that builds the OTLP exporter and feeds the batch processor.
@@ -180,8 +212,16 @@ impl Worker {
         let otlp = match built {
             Ok(otlp) => otlp,
             Err(e) => {
+                // The builder's words may quote the endpoint, credentials and all.
+                let why = e.to_string();
+                let why = match std::env::var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+                    .or_else(|_| std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT"))
+                {
+                    Ok(raw) if !raw.is_empty() => why.replace(&raw, &self.health.endpoint),
+                    _ => why,
+                };
                 crate::errln!(
-                    "anarchon: warning: traces are off: cannot send them to {}: {e}",
+                    "anarchon: warning: traces are off: cannot send them to {}: {why}",
                     self.health.endpoint
                 );
                 // Drained until the queue closes, so that senders never fill it for nothing.
@@ -194,31 +234,74 @@ impl Worker {
             inner: otlp,
             health: self.health.clone(),
         };
-        let mut processor = BatchSpanProcessor::builder(counted).build();
+        let mut processor = BatchSpanProcessor::builder(counted)
+            .with_batch_config(batch_config())
+            .build();
         processor.set_resource(&resource(&self.host));
         for span in self.spans.iter() {
             processor.on_end(span);
         }
-        let within = *self.last_wait.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = processor.shutdown_with_timeout(within);
+        let within = *lock(&self.last_wait);
+        let ended = processor.shutdown_with_timeout(within);
+        if let Err(opentelemetry_sdk::error::OTelSdkError::Timeout(_)) = ended {
+            say_dropped(&self.health.endpoint, within);
+        }
         let _ = self.stopped.send(());
     }
 }
 
-/// `service.name` anarchon unless the environment names one (`OTEL_SERVICE_NAME`, or
-/// `service.name` in `OTEL_RESOURCE_ATTRIBUTES`, which the SDK's detectors read); `host.name` the
-/// runner; `service.version` this build's.
-fn resource(host: &str) -> Resource {
-    let named = std::env::var("OTEL_SERVICE_NAME").is_ok_and(|v| !v.is_empty())
-        || std::env::var("OTEL_RESOURCE_ATTRIBUTES").is_ok_and(|v| v.contains("service.name="));
-    let builder = Resource::builder().with_attributes([
-        KeyValue::new("host.name", host.to_string()),
-        KeyValue::new("service.version", env!("CARGO_PKG_VERSION")),
-    ]);
-    if named {
+/// The resource of this process's spans: `service.name` anarchon, `host.name` this machine's,
+/// `service.instance.id` the runner (a replica, a host's `run`), `service.version` this build's;
+/// then what `OTEL_RESOURCE_ATTRIBUTES` says over them, and `OTEL_SERVICE_NAME` over all (as the
+/// specification orders them).
+fn resource(runner: &str) -> Resource {
+    use opentelemetry_sdk::resource::{EnvResourceDetector, TelemetryResourceDetector};
+    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    let builder = Resource::builder_empty()
+        .with_attributes([
+            KeyValue::new("service.name", "anarchon"),
+            KeyValue::new("host.name", host),
+            KeyValue::new("service.instance.id", runner.to_string()),
+            KeyValue::new("service.version", env!("CARGO_PKG_VERSION")),
+        ])
+        .with_detector(Box::new(TelemetryResourceDetector))
+        .with_detector(Box::new(EnvResourceDetector::new()));
+    match std::env::var("OTEL_SERVICE_NAME") {
+        Ok(name) if !name.trim().is_empty() => builder.with_service_name(name.trim().to_string()),
+        _ => builder,
+    }
+    .build()
+}
+
+/// The batch processor's settings: the `OTEL_BSP_*` variables, but batches sent 200 ms after a
+/// span rather than the SDK's 5 s unless `OTEL_BSP_SCHEDULE_DELAY` says otherwise: a run's spans
+/// are few, and a host killed soon after recording an attempt's end (whose span nobody else
+/// sends) loses them only within that window.
+fn batch_config() -> opentelemetry_sdk::trace::BatchConfig {
+    let builder = opentelemetry_sdk::trace::BatchConfigBuilder::default();
+    if std::env::var("OTEL_BSP_SCHEDULE_DELAY").is_ok_and(|v| !v.trim().is_empty()) {
         builder.build()
     } else {
-        builder.with_service_name("anarchon").build()
+        builder
+            .with_scheduled_delay(Duration::from_millis(200))
+            .build()
+    }
+}
+
+/// The endpoint as said on stderr: without credentials (a user and password in the URL, an API
+/// key in its query), which stderr must not carry to cron's mail or a log collector.
+fn shown(endpoint: &str) -> String {
+    match url::Url::parse(endpoint) {
+        Ok(mut url) if matches!(url.scheme(), "http" | "https") => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.set_query(None);
+            url.set_fragment(None);
+            url.to_string()
+        }
+        _ => {
+            "the endpoint the OTEL_EXPORTER_OTLP_* variables name (not an http(s) URL)".to_string()
+        }
     }
 }
 
@@ -314,7 +397,27 @@ mod tests {
     }
 
     #[test]
+    fn an_endpoint_is_said_without_its_credentials() {
+        assert_eq!(
+            shown("http://user:pw@127.0.0.1:4318/v1/traces?api_key=k"),
+            "http://127.0.0.1:4318/v1/traces"
+        );
+        assert!(!shown("htp:/user:pw@x").contains("pw"));
+    }
+
+    #[test]
     fn what_it_cannot_do_is_said_with_what_to_do() {
+        let traces_grpc = wanted_with(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"),
+        ]);
+        assert!(
+            traces_grpc
+                .as_ref()
+                .is_err_and(|e| e.starts_with("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc")),
+            "{traces_grpc:?}"
+        );
         let grpc = wanted_with(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"),
             ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),

@@ -115,12 +115,34 @@ impl RunTrace<'_> {
     }
 
     /// A wait of this host's (`name`: jitter, standing by...), from `since` to now.
-    pub fn wait(&self, name: &'static str, since: SystemTime, mut attributes: Vec<KeyValue>) {
+    pub fn wait(&self, name: &'static str, since: SystemTime, attributes: Vec<KeyValue>) {
+        self.wait_under(self.slot_span(), name, since, attributes);
+    }
+
+    /// A wait of an attempt this host won (for a permit), under the attempt's span.
+    pub fn wait_in_attempt(
+        &self,
+        attempt: u32,
+        name: &'static str,
+        since: SystemTime,
+        attributes: Vec<KeyValue>,
+    ) {
+        let parent = SpanId::from_bytes(self.context(attempt).span_id);
+        self.wait_under(parent, name, since, attributes);
+    }
+
+    fn wait_under(
+        &self,
+        parent: SpanId,
+        name: &'static str,
+        since: SystemTime,
+        mut attributes: Vec<KeyValue>,
+    ) {
         attributes.push(KeyValue::new("anarchon.runner", self.runner.to_string()));
         let span = Span {
             name: Cow::Borrowed(name),
             id: fresh_span_id(),
-            parent: self.slot_span(),
+            parent,
             start: since,
             end: SystemTime::now(),
             attributes,
@@ -198,8 +220,15 @@ impl RunTrace<'_> {
         self.send(span);
     }
 
-    /// The run's own span, from its fire time (the slot) to the final record this host wrote.
-    pub fn slot_ended(&self, status: &str, how: Ended, attempts: Option<u32>) {
+    /// The run's own span, from its fire time (the slot) to the final record this host wrote
+    /// (`reason`: a skip's, as recorded).
+    pub fn slot_ended(
+        &self,
+        status: &str,
+        how: Ended,
+        attempts: Option<u32>,
+        reason: Option<&str>,
+    ) {
         let start = SystemTime::UNIX_EPOCH
             + Duration::from_millis(u64::try_from(self.slot).unwrap_or_default());
         let mut attributes = vec![
@@ -208,6 +237,9 @@ impl RunTrace<'_> {
         ];
         if let Some(n) = attempts {
             attributes.push(KeyValue::new("anarchon.attempts", i64::from(n)));
+        }
+        if let Some(reason) = reason {
+            attributes.push(KeyValue::new("anarchon.reason", reason.to_string()));
         }
         let span = Span {
             name: Cow::Owned(self.job.to_string()),

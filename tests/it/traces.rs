@@ -110,7 +110,7 @@ fn a_run_taken_over_by_a_second_host_is_one_trace_at_the_collector() {
     assert_eq!(a1.attr("anarchon.status"), "interrupted");
     assert_eq!(a1.status, 2, "{a1:?}");
     assert!(a1.status_message.contains("taken over by host-b"), "{a1:?}");
-    assert_eq!(a1.host, "host-b", "sent by the host that recorded it");
+    assert_eq!(a1.instance, "host-b", "sent by the host that recorded it");
 
     let a2 = one(&spans, "attempt 2");
     assert_eq!(a2.span_id, parent_of(&second));
@@ -134,7 +134,22 @@ fn a_run_taken_over_by_a_second_host_is_one_trace_at_the_collector() {
     assert_eq!(standing.parent, slot.span_id);
     assert_eq!(standing.attr("anarchon.held_by"), "host-a");
     assert_eq!(standing.attr("anarchon.then"), "took over");
-    assert!(spans.iter().all(|s| s.service == "anarchon"), "{spans:#?}");
+    // The resource: the service, this machine, and the runner that sent each span.
+    let hostname = String::from_utf8(
+        std::process::Command::new("hostname")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_string();
+    assert!(
+        spans
+            .iter()
+            .all(|s| s.service == "anarchon" && s.host == hostname && s.instance == "host-b"),
+        "{spans:#?}"
+    );
 }
 
 /// A collector that takes the connection and never answers, and one that is not there: the run
@@ -147,7 +162,12 @@ fn a_hung_or_absent_collector_costs_no_run() {
     let gone = format!("http://127.0.0.1:{}", crate::common::dead_port());
     for (job, endpoint) in [("hung", stalled.endpoint()), ("gone", gone)] {
         let started = std::time::Instant::now();
-        let out = traced_run(&s, &endpoint)
+        // Credentials in the endpoint (a user's password, an API key) are never said.
+        let endpoint =
+            endpoint.replace("http://", "http://user:CollPW@") + "/v1/traces?api_key=QSECRET";
+        let out = traced_run(&s, "")
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", &endpoint)
             .args(["--job", job, "--slot", SLOT, "--", "true"])
             .output()
             .unwrap();
@@ -166,15 +186,17 @@ fn a_hung_or_absent_collector_costs_no_run() {
             "{job}: {:?}",
             started.elapsed()
         );
-        if job == "gone" {
-            let said = stderr(&out);
-            assert_eq!(
-                said.matches("could not be sent to the trace collector")
-                    .count(),
-                1,
-                "{said}"
-            );
-        }
+        let said = stderr(&out);
+        let warned = if job == "gone" {
+            "could not be sent to the trace collector"
+        } else {
+            "did not take the last spans"
+        };
+        assert_eq!(said.matches(warned).count(), 1, "{job}: {said}");
+        assert!(
+            !said.contains("CollPW") && !said.contains("QSECRET"),
+            "{said}"
+        );
     }
 }
 
@@ -255,7 +277,7 @@ fn a_host_cut_off_from_the_store_sends_no_second_copy_of_its_attempt() {
         "each command under its attempt: {spans:#?}"
     );
     let cut_command = commands.iter().find(|c| c.parent == a1.span_id).unwrap();
-    assert_eq!(cut_command.host, "host-a");
+    assert_eq!(cut_command.instance, "host-a");
     assert_eq!(
         cut_command.status, 2,
         "stopped, not finished: {cut_command:?}"
@@ -342,7 +364,7 @@ fn a_run_handed_over_in_a_rolling_deploy_is_one_trace() {
     assert_eq!(slot_span.attr("anarchon.recorded_by"), b);
     for c in named(&spans, "command") {
         let host = if c.parent == a1.span_id { &a } else { &b };
-        assert_eq!(&c.host, host, "{c:?}");
+        assert_eq!(&c.instance, host, "{c:?}");
         assert!(c.parent == a1.span_id || c.parent == a2.span_id, "{c:?}");
     }
     one(&spans, "standing by");
@@ -352,4 +374,47 @@ fn a_run_handed_over_in_a_rolling_deploy_is_one_trace() {
         "{protocols:?}"
     );
     drop(backup);
+}
+
+/// A slot that `--overlap forbid` skips because an older run holds the job: its host recorded the
+/// skip, and sends the slot's span as a skip (status unset, its reason), not as the older run it
+/// found (running, its attempts).
+#[test]
+fn a_slot_skipped_for_an_older_run_is_a_skip_in_its_trace() {
+    let s = Server::start();
+    let collector = Collector::start();
+    let pidfile = s.dir.path().join("older.pid");
+    let older = traced_run(&s, &collector.endpoint())
+        .args([
+            "--job", "held", "--slot", SLOT, "--runner", "host-a", "--shell", "--",
+        ])
+        .arg(sleeper(&pidfile))
+        .spawn()
+        .unwrap();
+    crate::common::wait_for_line(&pidfile);
+    let next = (SLOT.parse::<i64>().unwrap() + 60_000).to_string();
+    let out = traced_run(&s, &collector.endpoint())
+        .args([
+            "--job", "held", "--slot", &next, "--runner", "host-b", "--", "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(80), "{}", stderr(&out));
+    kill_host(older, &pidfile);
+    let trace = documented_traceparent("cron:", "held", &next, "scheduled", 1)
+        .split('-')
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let spans = collector.wait_for("the skipped slot's span", |spans| {
+        spans.iter().any(|s| s.trace_id == trace)
+    });
+    let skipped: Vec<&Span> = spans.iter().filter(|s| s.trace_id == trace).collect();
+    assert_eq!(skipped.len(), 1, "{skipped:#?}");
+    let slot = skipped[0];
+    assert_eq!((slot.name.as_str(), slot.parent.as_str()), ("held", ""));
+    assert_eq!(slot.attr("anarchon.status"), "skipped");
+    assert_eq!(slot.attr("anarchon.attempts"), "");
+    assert_eq!(slot.status, 0, "a policy's skip is no error: {slot:?}");
+    assert!(slot.attr("anarchon.reason").contains("forbid"), "{slot:?}");
 }

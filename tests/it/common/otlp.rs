@@ -27,9 +27,11 @@ pub struct Span {
     /// 0 unset, 1 ok, 2 error (OTLP's codes).
     pub status: i32,
     pub status_message: String,
-    /// The resource's `service.name` and `host.name`.
+    /// The resource's `service.name`, `host.name` and `service.instance.id` (the runner that
+    /// sent it).
     pub service: String,
     pub host: String,
+    pub instance: String,
 }
 
 impl Span {
@@ -134,6 +136,10 @@ fn decode(export: ExportTraceServiceRequest, into: &mut Vec<Span>) {
                     status_message: span.status.map(|s| s.message).unwrap_or_default(),
                     service: resource.get("service.name").cloned().unwrap_or_default(),
                     host: resource.get("host.name").cloned().unwrap_or_default(),
+                    instance: resource
+                        .get("service.instance.id")
+                        .cloned()
+                        .unwrap_or_default(),
                 });
             }
         }
