@@ -9,8 +9,8 @@ REPEAT=${3:-5}
 
 # The format 1 scripts exactly as the binary sends them (seed.py writes format 1 jobs).
 cargo run --release --quiet --example scripts -- "$WORK/scripts"
-CLAIM=$(redis-cli -p "$PORT" script load "$(cat "$WORK/scripts/claim.lua")")
-FINISH=$(redis-cli -p "$PORT" script load "$(cat "$WORK/scripts/finish.lua")")
+CLAIM=$(redis-cli -p "$PORT" script load "$(cat "$WORK/scripts/lease/v1/claim.lua")")
+FINISH=$(redis-cli -p "$PORT" script load "$(cat "$WORK/scripts/lease/v1/finish.lua")")
 redis-cli -p "$PORT" set cron:format 1 >/dev/null
 python3 bench/seed.py "$CLAIM" "$FINISH" "$JOBS" 1 job | redis-cli -p "$PORT" --pipe >/dev/null
 python3 bench/seed.py "$CLAIM" "$FINISH" 1 "$RUNS" big | redis-cli -p "$PORT" --pipe >/dev/null

@@ -1,6 +1,8 @@
 //! The HTTP side of the pages and of `/metrics` (`anarchon serve`, `metrics --listen`): hyper on
 //! the tokio runtime already in use, one connection to the store shared by the requests (it
-//! multiplexes) and opened again after a failure. Every page reads the store afresh.
+//! multiplexes) and opened again after a failure. A page is read from the store one at a time and
+//! served again to whoever asks within [`FRESH_FOR`]: a wall screen and a team refreshing cost the
+//! shared Redis one read of a page a second, however many look (bench/page.sh).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -28,6 +30,20 @@ pub struct Pages {
     /// The store's address as the pages show it (no password).
     shown: String,
     conn: Mutex<Option<Connection>>,
+    /// The pages read within [`FRESH_FOR`], by path and query; held across a read, so that
+    /// requests arriving meanwhile wait for it rather than read again.
+    fresh: Mutex<std::collections::HashMap<String, Fresh>>,
+}
+
+/// How long a page read from the store is served again: the pages refresh themselves every
+/// 10 s, and a second is as fresh as `list` run twice.
+pub const FRESH_FOR: Duration = Duration::from_secs(1);
+
+/// A page as read, with when.
+struct Fresh {
+    read_at: Instant,
+    status: StatusCode,
+    body: String,
 }
 
 /// How long a client may take to send a request's headers (a connection kept open between
@@ -153,6 +169,7 @@ impl Pages {
             options,
             prefix: prefix.to_string(),
             conn: Mutex::new(None),
+            fresh: Mutex::new(Default::default()),
         }
     }
 
@@ -181,11 +198,31 @@ impl Pages {
         if req.method() != Method::GET && req.method() != Method::HEAD {
             return Some(read_only());
         }
-        Some(self.page(path, job.as_deref()).await)
+        let key = match req.uri().query() {
+            Some(query) => format!("{path}?{query}"),
+            None => path.to_string(),
+        };
+        let mut fresh = self.fresh.lock().await;
+        fresh.retain(|_, page| page.read_at.elapsed() < FRESH_FOR);
+        if let Some(page) = fresh.get(&key) {
+            return Some(page_reply(page.status, page.body.clone()));
+        }
+        let (status, body) = self.page(path, job.as_deref()).await;
+        // A store that cannot be read is tried again by the next request.
+        if status != StatusCode::SERVICE_UNAVAILABLE {
+            let read_at = Instant::now();
+            let page = Fresh {
+                read_at,
+                status,
+                body: body.clone(),
+            };
+            fresh.insert(key, page);
+        }
+        Some(page_reply(status, body))
     }
 
     /// The jobs page (`job` None) or one job's.
-    async fn page(&self, path: &str, job: Option<&str>) -> Response<Full<Bytes>> {
+    async fn page(&self, path: &str, job: Option<&str>) -> (StatusCode, String) {
         let mut conn = match connection(self).await {
             Ok(conn) => conn,
             Err(e) => return unreadable(self, &e, path).await,
@@ -200,18 +237,18 @@ impl Pages {
         };
         let back = back_to_root(path);
         match read {
-            Ok(body) => page_reply(StatusCode::OK, body),
-            Err(Error::NotFound(m)) => page_reply(
+            Ok(body) => (StatusCode::OK, body),
+            Err(Error::NotFound(m)) => (
                 StatusCode::NOT_FOUND,
                 html::error_page("No such job", &m.text, &back),
             ),
-            Err(Error::Usage(m)) => page_reply(
+            Err(Error::Usage(m)) => (
                 StatusCode::BAD_REQUEST,
                 html::error_page("Not a job's name", &m.text, &back),
             ),
             // This job's data is bad (a key of another type, a field that does not read): the
             // job is unreadable, not the store; the connection is good.
-            Err(e) if e.key().is_some() => page_reply(
+            Err(e) if e.key().is_some() => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 html::error_page("This job's data cannot be read", &e.to_string(), &back),
             ),
@@ -243,10 +280,10 @@ async fn connection(place: &Pages) -> Result<Connection> {
 
 /// The store could not be read: said on the page (503), and a fresh connection next time (after
 /// a restart the old one stays broken).
-async fn unreadable(place: &Pages, e: &Error, path: &str) -> Response<Full<Bytes>> {
+async fn unreadable(place: &Pages, e: &Error, path: &str) -> (StatusCode, String) {
     *place.conn.lock().await = None;
     let why = e.to_string();
-    page_reply(
+    (
         StatusCode::SERVICE_UNAVAILABLE,
         html::error_page(
             "The store cannot be read",

@@ -254,3 +254,63 @@ fn cron_listen_serves_the_pages_and_a_name_is_a_path_segment() {
     let (status, _) = http(&base, "GET", "/healthz");
     assert_eq!(status, 200);
 }
+
+/// The commands the server has run so far (INFO commandstats), less the INFO calls asking.
+fn commands_run(s: &Server) -> u64 {
+    let info: String = s.cmd(&["INFO", "commandstats"]);
+    info.lines()
+        .filter(|l| l.starts_with("cmdstat_") && !l.starts_with("cmdstat_info:"))
+        .filter_map(|l| {
+            l.split("calls=")
+                .nth(1)?
+                .split(',')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
+}
+
+/// Many viewers at once (a wall screen, a team refreshing in an incident) cost the store one read
+/// of a page, not one each: requests that arrive while a page is read wait for that read and are
+/// served it, as are those within a second after. Counted inside the server (INFO
+/// commandstats), against one read of the same page.
+#[test]
+fn many_viewers_at_once_cost_the_store_one_read() {
+    let s = Server::start();
+    for job in ["one", "two", "three"] {
+        s.cli(&["run", "--job", job, "--slot", "now", "--", "true"])
+            .expect(0);
+    }
+    let (mut server, base) = serve(&s);
+    // The connection opened, the first reads of the store done.
+    assert_eq!(http(&base, "GET", "/job/nosuch").0, 404);
+    // One read of the jobs page (`?n=` makes another page of the cache, the same read).
+    let before = commands_run(&s);
+    assert_eq!(http(&base, "GET", "/?n=0").0, 200);
+    let one_read = commands_run(&s) - before;
+    assert!(one_read > 0);
+    let before = commands_run(&s);
+    let go = std::sync::Arc::new(std::sync::Barrier::new(10));
+    let viewers: Vec<_> = (0..10)
+        .map(|_| {
+            let (go, base) = (go.clone(), base.clone());
+            std::thread::spawn(move || {
+                go.wait();
+                http(&base, "GET", "/?n=1")
+            })
+        })
+        .collect();
+    for viewer in viewers {
+        let (status, page) = viewer.join().unwrap();
+        assert_eq!(status, 200, "{page}");
+        assert!(page.contains("three"), "{page}");
+    }
+    assert_eq!(
+        commands_run(&s) - before,
+        one_read,
+        "ten viewers at once: one read of {one_read} commands"
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
