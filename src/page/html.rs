@@ -162,6 +162,12 @@ pub fn jobs_page(p: &JobsPage, store: &str) -> String {
                 }
             }
         }
+        @if !p.limits.is_empty() {
+            h2 { "Limits" }
+            ul id="limits" {
+                @for l in &p.limits { li data-limit=(l.name) { (l.summary()) } }
+            }
+        }
         p.meta { "Read-only. " a href="metrics" { "Prometheus metrics" } "." }
     };
     page("anarchon: jobs", body)

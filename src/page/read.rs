@@ -30,6 +30,8 @@ pub struct JobsPage {
     pub format: Option<u32>,
     pub jobs: Vec<JobLine>,
     pub unreadable: Vec<Unreadable>,
+    /// The prefix's `--limit`s, as `list` shows them under its table.
+    pub limits: Vec<crate::store::limit::LimitView>,
 }
 
 /// `/job/<name>`: one job.
@@ -89,12 +91,14 @@ impl JobsPage {
                 .cmp(&health_rank(Some(b.health.state)))
                 .then_with(|| a.job.cmp(&b.job))
         });
+        let limits = crate::store::limit::all(conn, prefix, now).await?;
         Ok(JobsPage {
             prefix: prefix.to_string(),
             server_now: now,
             format: check.format,
             jobs,
             unreadable,
+            limits,
         })
     }
 }

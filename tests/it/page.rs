@@ -123,6 +123,25 @@ fn the_status_page_shows_what_list_shows_worst_first_in_a_browser() {
         !s.results("sync").is_empty() && !s.results("export").is_empty()
     });
     drop(replicas);
+    // A run holding a permit of a `--limit`, which the page shows as `list` does.
+    let pidfile = dir.path().join("load.pid");
+    let mut load = crate::common::spawn_run(
+        &s,
+        &[
+            "--job",
+            "load",
+            "--slot",
+            "now",
+            "--limit",
+            "warehouse=2",
+            "--shell",
+            "--",
+        ]
+        .into_iter()
+        .chain([format!("echo $$ > {}; exec sleep 60", pidfile.display()).as_str()])
+        .collect::<Vec<_>>(),
+    );
+    crate::common::wait_for_line(&pidfile);
     let (mut server, base) = serve(&s);
     let profile = dir.path().join("chromium");
 
@@ -150,6 +169,27 @@ fn the_status_page_shows_what_list_shows_worst_first_in_a_browser() {
     // Relative links: the page works under any path a proxy serves it at.
     assert!(page.contains("href=\"job/export\""), "{page}");
     assert!(!page.contains("href=\"/"), "{page}");
+
+    let listed_limit = String::from_utf8_lossy(&s.cli(&["list"]).expect(0).stdout).into_owned();
+    let listed_limit = listed_limit
+        .lines()
+        .find_map(|l| l.strip_prefix("limit "))
+        .unwrap_or_else(|| panic!("no limit in list: {listed_limit}"));
+    assert!(
+        listed_limit.starts_with("warehouse: 1 held (load@"),
+        "{listed_limit}"
+    );
+    assert!(
+        page.contains(&format!(
+            "<li data-limit=\"warehouse\">{}</li>",
+            listed_limit
+        )),
+        "the limit as list shows it ({listed_limit}) in {page}"
+    );
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &format!("-{}", load.id())])
+        .status();
+    let _ = load.wait();
 
     let job = dom(browser, &profile, &format!("{base}/job/export"));
     assert!(job.contains("exit 3"), "{job}");
