@@ -263,7 +263,7 @@ pub enum Command {
     /// the winner runs the command. The others wait as backups and take over if the winner dies.
     /// anarchon exits with the command's exit code (128+N for signal N), so cron mail and
     /// monitoring see the truth; a skipped run exits with its own code (80-84).
-    #[command(after_long_help = examples(&["*/5 * * * *  anarchon run --job sync --schedule '*/5 * * * *' -- /usr/local/bin/sync.sh --full", "anarchon run --job report --slot now --timeout 10m -- ./report.sh", "anarchon run --job backup --schedule '@daily' --catch-up 6h --shell -- 'pg_dump db | gzip > /backups/db.gz'"]))]
+    #[command(after_long_help = examples(&["*/5 * * * *  anarchon run --job sync --schedule '*/5 * * * *' -- /usr/local/bin/sync.sh --full", "anarchon run --job report --slot now --timeout 10m -- ./report.sh", "anarchon run --job backup --schedule '@daily' --catch-up 6h --shell -- 'pg_dump db | gzip > /backups/db.gz'", "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 anarchon run --job export -- ./export.sh   # its spans to a collector (OTLP/HTTP); one trace per run across hosts"]))]
     Run(Box<RunArgs>),
 
     /// Run every job of a crontab file, each scheduled run once across the replicas running it.
@@ -282,7 +282,7 @@ pub enum Command {
     /// finish, then stops them and hands their runs to another replica, and exits 0. Each line a
     /// command prints goes to this process's stdout or stderr labelled with its job, slot and
     /// attempt.
-    #[command(after_long_help = examples(&["anarchon cron --check /etc/anarchon/crontab", "anarchon --redis redis://redis:6379 cron /etc/anarchon/crontab --listen 0.0.0.0:9464", "anarchon cron crontab --log-format json --shutdown-grace 50s"]))]
+    #[command(after_long_help = examples(&["anarchon cron --check /etc/anarchon/crontab", "anarchon --redis redis://redis:6379 cron /etc/anarchon/crontab --listen 0.0.0.0:9464", "anarchon cron crontab --log-format json --shutdown-grace 50s", "OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-collector:4318 anarchon cron /etc/anarchon/crontab   # every run's spans over OTLP/HTTP"]))]
     Cron(CronArgs),
 
     /// List every job under the prefix: layout, runs in progress, last run, last result, history.

@@ -136,6 +136,9 @@ struct Host {
     running: Mutex<Vec<Child>>,
     /// A replica's crontab: the newest its host was deployed with (a restarted daemon reads it).
     crontab: Mutex<PathBuf>,
+    /// The soak's trace collector: every host sends its spans there (the faults are the
+    /// store's, not the collector's), and no span of a slot or an attempt may arrive twice.
+    traces: String,
 }
 
 impl Host {
@@ -261,6 +264,7 @@ fn host_process(host: &Host, err_log: &Path) -> Command {
     cmd.env_remove("ANARCHON_REDIS_URL")
         .env_remove("NO_COLOR")
         .env("ANARCHON_REDIS_URL", &host.proxy.url)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &host.traces)
         .args(CONNECTION_FLAGS)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -1261,6 +1265,7 @@ fn soak(line: Line) {
     let seed = setting("ANARCHON_SOAK_SEED", 1);
     let report_only = std::env::var("ANARCHON_SOAK_REPORT_ONLY").is_ok_and(|v| v == "1");
     let s = Server::start();
+    let collector = common::otlp::Collector::start();
     let log = s.dir.path().join("soak.log");
     let hosts: Vec<Arc<Host>> = (0..host_count)
         .map(|i| {
@@ -1270,6 +1275,7 @@ fn soak(line: Line) {
                 proxy: FaultProxy::start(s.port),
                 running: Mutex::new(Vec::new()),
                 crontab: Mutex::new(PathBuf::new()),
+                traces: collector.endpoint(),
             })
         })
         .collect();
@@ -1397,6 +1403,12 @@ fn soak(line: Line) {
         verdict.defects,
         verdict.over_limit.len(),
     );
+    let twice = spans_sent_twice(&collector.spans());
+    eprintln!(
+        "  spans received {}; a slot's or an attempt's span sent twice {}: {twice:?}",
+        collector.spans().len(),
+        twice.len()
+    );
     let (unreported, false_alarms) = monitoring_misses(&s, &verdict, window_from, &names);
     if !unreported.is_empty() {
         eprintln!("  lost runs `check --window` did not report: {unreported:?}");
@@ -1462,6 +1474,10 @@ fn soak(line: Line) {
         );
         assert!(verdict.slots_run > 0, "nothing ran");
         assert!(
+            twice.is_empty(),
+            "spans sent twice (each must come from the one host that recorded its end): {twice:?}"
+        );
+        assert!(
             verdict.lost.is_empty(),
             "lost runs: {:?} (hosts' stderr in {})",
             verdict.lost,
@@ -1479,6 +1495,31 @@ fn soak(line: Line) {
             verdict.left_unended
         );
     }
+}
+
+/// The spans of a slot or an attempt (the IDs every host derives) that arrived more than once:
+/// (trace, span name, how many). Each must be sent by the one host whose script wrote its end.
+fn spans_sent_twice(spans: &[common::otlp::Span]) -> Vec<(String, String, usize)> {
+    let mut seen: std::collections::BTreeMap<(String, String), usize> = Default::default();
+    for span in spans {
+        let derived = span.parent.is_empty() || span.name.starts_with("attempt ");
+        if derived {
+            *seen
+                .entry((span.trace_id.clone(), span.span_id.clone()))
+                .or_default() += 1;
+        }
+    }
+    let name_of = |trace: &str, id: &str| {
+        spans
+            .iter()
+            .find(|s| s.trace_id == trace && s.span_id == id)
+            .map(|s| s.name.clone())
+            .unwrap_or_default()
+    };
+    seen.into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|((trace, id), n)| (trace.clone(), name_of(&trace, &id), n))
+        .collect()
 }
 
 /// Every key of the server, with its type and content, one key a block: what a kept soak's store
