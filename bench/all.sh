@@ -6,3 +6,5 @@ echo "== claim";    ./claim.sh "${1:-300}"
 echo "== run";      ./run.sh "${1:-300}"
 echo "== operator"; ./operator.sh 10000 1000 5
 echo "== server";   ./server.sh
+echo "== trace";    ./trace.sh 100
+echo "== page";     ./page.sh 1000 10

@@ -332,7 +332,16 @@ impl Run<'_> {
             return;
         };
         let why = match &report.recorded {
-            Some(Recorded::Yes) => report.command.as_ref().map(attempt_end).unwrap_or_default(),
+            Some(Recorded::Yes) => match (&report.command, report.outcome) {
+                (Some(outcome), _) => attempt_end(outcome),
+                (None, SlotOutcome::NoPermit) => {
+                    "not started: no permit of its --limit came free in time".to_string()
+                }
+                (None, SlotOutcome::Unreplicated) => {
+                    "not started: too few replicas acknowledged the claim".to_string()
+                }
+                (None, _) => String::new(),
+            },
             Some(Recorded::Retry { nth, at }) => {
                 format!("retry {nth} due at {}", rfc3339(*at))
             }
