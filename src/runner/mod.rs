@@ -397,52 +397,21 @@ impl Run<'_> {
     }
 
     /// After a takeover: the span of the attempt it took over from, whose end its claim recorded
-    /// `interrupted` (the attempt's host was killed or cut off, or handed the run over), sent on
-    /// that host's behalf, as the store has it (one read, only when tracing is on).
-    async fn trace_attempt_taken_over(&self, conn: &mut Connection, attempt: u32) {
-        let Some(trace) = self.trace().filter(|_| attempt > 1) else {
-            return;
-        };
-        let (target, req) = (self.target, self.req);
-        let filter = crate::store::history::HistoryFilter {
-            since: Some(req.slot),
-            status: None,
-            last: 50,
-        };
-        let keys = crate::store::JobKeys::Lease(target.lease_keys());
-        // `now` judges runs in progress, which this one is not.
-        let read = crate::store::history::read_history(conn, &keys, &filter, i64::MAX);
-        let Ok(Ok(entries)) = tokio::time::timeout(Duration::from_secs(2), read).await else {
-            return;
-        };
-        let kind = (req.kind == crate::store::RunKind::Manual).then_some("manual");
-        let Some(before) = entries.into_iter().find(|e| {
-            e.slot == req.slot && e.attempt == Some(attempt - 1) && e.kind.as_deref() == kind
-        }) else {
-            return;
-        };
-        if before.status != "interrupted" {
-            // Its own host recorded it (a failure with a retry due) and sent its span.
-            return;
-        }
-        let at = |ms: Option<i64>| -> Option<SystemTime> {
-            Some(SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms?).ok()?))
-        };
-        let reason = before.result.get("reason").and_then(|r| r.as_str());
-        let why = format!(
-            "{}; taken over by {}",
-            reason.unwrap_or("lease expired"),
-            req.runner
-        );
-        trace.attempt_ended_by_takeover(&crate::trace::spans::AttemptSpan {
+    /// `interrupted` (the attempt's host was killed or cut off, or handed the run over), to be
+    /// sent on that host's behalf, as the store has it: one read, only when tracing is on, made
+    /// before the command starts (about a millisecond; half a second at most).
+    fn attempt_taken_over(&self, attempt: u32) -> Option<(TakenOver, crate::trace::Exporter)> {
+        let exporter = self.opts.trace.clone().filter(|_| attempt > 1)?;
+        let taken = TakenOver {
+            prefix: self.target.prefix.to_string(),
+            job: self.target.job.to_string(),
+            keys: crate::store::JobKeys::Lease(self.target.lease_keys()),
+            slot: self.req.slot,
+            kind: self.req.kind,
+            runner: self.req.runner.clone(),
             attempt: attempt - 1,
-            runner: before.runner,
-            fence: before.fence,
-            claimed: at(before.claimed_at).unwrap_or_else(SystemTime::now),
-            ended: at(before.ended_at).unwrap_or_else(SystemTime::now),
-            status: before.status.clone(),
-            how: crate::trace::spans::Ended::of_status(&before.status, &why),
-        });
+        };
+        Some((taken, exporter))
     }
 
     /// The run's own span, sent by the host that recorded its final end: this one, when `report`
@@ -486,11 +455,15 @@ impl Run<'_> {
             opts.events
                 .emit(&event::RunEvent::took_over(target.job, req.slot, from));
         }
-        let mut report = execute(conn, *self, reply, sent, stood.backup).await;
-        if stood.backup {
-            self.trace_attempt_taken_over(conn, reply.attempt.unwrap_or(1))
-                .await;
+        // Read before the command starts rather than after its end is recorded: then the
+        // scheduler goes on at once (a renamed job's old-name claim ends next).
+        if let Some((taken, exporter)) = self
+            .attempt_taken_over(reply.attempt.unwrap_or(1))
+            .filter(|_| stood.backup)
+        {
+            taken.send(conn.clone(), exporter).await;
         }
+        let mut report = execute(conn, *self, reply, sent, stood.backup).await;
         report.overlap = wait;
         if let (Some(ping), Some(started)) = (&opts.ping, started)
             && let Some(problem) = ping.end(&report, started).await
@@ -1495,5 +1468,69 @@ fn attempt_end(outcome: &child::CommandOutcome) -> String {
         (Some(code), _, None) => format!("exit code {code}"),
         (None, Some(signal), None) => format!("ended by signal {signal}"),
         (None, None, None) => String::new(),
+    }
+}
+
+/// The attempt a takeover ended, to be sent on its host's behalf ([`Run::attempt_taken_over`]).
+struct TakenOver {
+    prefix: String,
+    job: String,
+    keys: crate::store::JobKeys,
+    slot: i64,
+    kind: crate::store::RunKind,
+    /// The host that took it over (this one).
+    runner: String,
+    /// The attempt taken over.
+    attempt: u32,
+}
+
+impl TakenOver {
+    async fn send(self, mut conn: Connection, exporter: crate::trace::Exporter) {
+        let filter = crate::store::history::HistoryFilter {
+            since: Some(self.slot),
+            status: None,
+            last: 50,
+        };
+        // `now` judges runs in progress, which this one is not.
+        let read = crate::store::history::read_history(&mut conn, &self.keys, &filter, i64::MAX);
+        let Ok(Ok(entries)) = tokio::time::timeout(Duration::from_millis(500), read).await else {
+            return;
+        };
+        let kind = (self.kind == crate::store::RunKind::Manual).then_some("manual");
+        let Some(before) = entries.into_iter().find(|e| {
+            e.slot == self.slot && e.attempt == Some(self.attempt) && e.kind.as_deref() == kind
+        }) else {
+            return;
+        };
+        if before.status != "interrupted" {
+            // Its own host recorded it (a failure with a retry due) and sent its span.
+            return;
+        }
+        let at = |ms: Option<i64>| -> Option<SystemTime> {
+            Some(SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms?).ok()?))
+        };
+        let reason = before.result.get("reason").and_then(|r| r.as_str());
+        let why = format!(
+            "{}; taken over by {}",
+            reason.unwrap_or("lease expired"),
+            self.runner
+        );
+        let trace = crate::trace::RunTrace {
+            exporter: &exporter,
+            prefix: &self.prefix,
+            job: &self.job,
+            slot: self.slot,
+            kind: self.kind,
+            runner: &self.runner,
+        };
+        trace.attempt_ended_by_takeover(&crate::trace::spans::AttemptSpan {
+            attempt: self.attempt,
+            runner: before.runner,
+            fence: before.fence,
+            claimed: at(before.claimed_at).unwrap_or_else(SystemTime::now),
+            ended: at(before.ended_at).unwrap_or_else(SystemTime::now),
+            status: before.status.clone(),
+            how: crate::trace::spans::Ended::of_status(&before.status, &why),
+        });
     }
 }
