@@ -24,6 +24,7 @@ pub mod children;
 pub mod deadline;
 pub mod event;
 pub mod guard;
+mod handed;
 pub mod keeper;
 pub mod live;
 pub mod notify;
@@ -450,6 +451,9 @@ impl Run<'_> {
         wait: Option<overlap::OverlapWait>,
     ) -> SlotReport {
         let (target, req, opts) = (self.target, self.req, self.opts);
+        if let Some(report) = handed::to_a_newer_name(conn, *self, reply).await {
+            return report;
+        }
         let started = opts.ping.as_ref().map(|p| p.start(&req.token));
         if let (Some(from), true) = (&stood.held_by, stood.backup) {
             opts.events

@@ -64,9 +64,7 @@ use crate::time::rfc3339;
 /// The marker of a slot of `old` handed to a new name: `{<prefix><old>}:handed:<slot>`, a string
 /// `<attempt>:<new name>`, in `old`'s hash slot, expiring with the run's claimable state.
 pub fn handed_key(keys: &LeaseKeys, slot: i64) -> String {
-    // `keys.job` is `{<prefix><old>}:job`: the hash tag, then the suffix.
-    let tag = keys.job.strip_suffix(":job").unwrap_or(&keys.job);
-    format!("{tag}:handed:{slot}")
+    keys.handed(slot)
 }
 
 /// The lease keys of each of `job`'s old names, in the format of the job's own keys.

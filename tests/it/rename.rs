@@ -1047,3 +1047,73 @@ fn a_sigterm_while_an_old_name_s_claim_is_ended_waits_for_the_end() {
     assert_eq!(ended.result["handed_to"], "v3", "{ended:?}");
     assert!(!runs_by_slot(&log).contains_key(&slot));
 }
+
+/// The soak's rename finding (format 2, seed 42): a replica of the new name claimed the old
+/// name's slot (marked handed to it), ran the slot under the new name and recorded it, and was
+/// killed before it ended the old name's claim, the second of two steps. A host still running the
+/// old name takes that claim over when it lapses: it finds the new name's record and does not run
+/// the slot again; the claim ends handed to the new name, its marker naming the takeover, as a
+/// hand-over of the new name's reads. When the new name has no record of the slot (the hand-over
+/// never reached it), the old name's host runs it. Judged by the command's own file.
+#[test]
+fn an_old_name_takeover_does_not_run_again_a_slot_the_new_name_ran() {
+    let s = Server::start();
+    for (slot, new_name_ran) in [("1796220300000", true), ("1796220360000", false)] {
+        // What the killed replica left: the old name's claim (attempt 1, a short lease), its
+        // marker, and (or not) the new name's run of the slot.
+        s.cli(&[
+            "claim",
+            "old",
+            "--slot",
+            slot,
+            "--lease",
+            "1s",
+            "--runner",
+            "new-replica",
+        ])
+        .expect(0);
+        let marker = format!("{{cron:old}}:handed:{slot}");
+        let _: () = s.cmd(&["SET", &marker, "1:new"]);
+        if new_name_ran {
+            s.cli(&["run", "--job", "new", "--slot", slot, "--", "true"])
+                .expect(0);
+        }
+        let ran = s.dir.path().join(format!("ran-{slot}"));
+        let out = s
+            .anarchon()
+            .args([
+                "run",
+                "--job",
+                "old",
+                "--slot",
+                slot,
+                "--backup-for",
+                "20s",
+                "--shell",
+                "--",
+            ])
+            .arg(format!("touch {}", ran.display()))
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr).to_string();
+        if new_name_ran {
+            assert!(!ran.exists(), "the old name's host ran it again: {said}");
+            assert!(said.contains("ran as new, its newer name"), "{said}");
+            let history = s.cli(&["history", "old", "--json"]).expect(0).json();
+            let ended = history["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["slot"].as_i64().unwrap().to_string() == slot && e["attempt"] == 2)
+                .unwrap_or_else(|| panic!("no attempt 2 of {slot}: {history}"))
+                .clone();
+            assert_eq!(ended["status"], "finished", "{ended}");
+            assert_eq!(ended["result"]["handed_to"], "new", "{ended}");
+            let now: String = s.cmd(&["GET", &marker]);
+            assert_eq!(now, "2:new");
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{said}");
+            assert!(ran.exists(), "the slot nobody ran was not run: {said}");
+        }
+    }
+}

@@ -315,6 +315,15 @@ pub struct LeaseKeys {
 }
 
 impl LeaseKeys {
+    /// The marker of a slot of this job handed to a newer name (a renamed job's claim under its
+    /// old name, `scheduler::lineage`): `{<prefix><job>}:handed:<slot>`, a string
+    /// `<attempt>:<new name>`, in this job's hash slot.
+    pub fn handed(&self, slot: i64) -> String {
+        // `self.job` is `{<prefix><job>}:job`: the hash tag, then the suffix.
+        let tag = self.job.strip_suffix(":job").unwrap_or(&self.job);
+        format!("{tag}:handed:{slot}")
+    }
+
     /// The suffixes after the hash tag: format 1's script order (KEYS[1..6]), then `:live`; the one
     /// definition that key names and discovery share.
     pub const SUFFIXES: [&'static str; 7] = [
