@@ -35,7 +35,9 @@
 //! `A`'s and `B`'s keys are in two hash slots, so this is two steps: a crash between them leaves
 //! `A`'s `T` held by a lease that expires, and the next claim of it (an old replica's takeover, a
 //! new replica waiting, or this replica restarted) decides `T` again; the marker's attempt tells a
-//! hand-over of this attempt from a later attempt that ran as `A`.
+//! hand-over of this attempt from a later attempt that ran as `A`. An old replica's takeover reads
+//! the marker and `B`'s record first (`runner::handed`): after a crash that came once `B`'s end
+//! was recorded, it ends `A`'s `T` as handed to `B` rather than run it again.
 //!
 //! Two lineages that name each other (a rename back, `v1 --was v2`, while replicas of `v2 --was
 //! v1` still run) would each claim the other's slot first and could hold what the other waits for:
