@@ -190,9 +190,7 @@ pub async fn run_slot(
             // end and the wait for its retry, is not lost.
             let mut stop = StopListener::new(opts);
             let report = run.won(conn, &reply, sent, &stood, wait).await;
-            let report = see_retries_through(conn, run, report, &mut stop).await?;
-            run.trace_slot_end(&report);
-            return Ok(report);
+            return see_retries_through(conn, run, report, &mut stop).await;
         }
         ClaimOutcome::Overlap => SlotOutcome::Overlap,
         ClaimOutcome::Done => SlotOutcome::Done,
@@ -597,7 +595,8 @@ async fn see_retries_through(
                 ended
             }
             // Ended otherwise (its retries spent elsewhere, or the retry not run: released,
-            // replaced, superseded): the failure this host ran stands, with its exit code.
+            // replaced, superseded): the failure this host ran stands, with its exit code. The
+            // run's end is another host's record, and so is its slot span.
             ClaimOutcome::Done => {
                 report.status = reply.status.clone();
                 report.recorded = Some(Recorded::Yes);
@@ -607,6 +606,9 @@ async fn see_retries_through(
             _ => return Ok(report),
         };
     }
+    // The slot's span, when this host's record ended the run (not when another host's retry
+    // did, above: that host sends it).
+    run.trace_slot_end(&report);
     Ok(report)
 }
 

@@ -1425,7 +1425,8 @@ fn soak(line: Line) {
             || !verdict.lost_to_faults.is_empty()
             || !verdict.overlaps.is_empty()
             || !verdict.defects.is_empty()
-            || !verdict.left_unended.is_empty())
+            || !verdict.left_unended.is_empty()
+            || !twice.is_empty())
     {
         let keep = std::path::PathBuf::from(keep).join(format!(
             "{}-f{}-{}",
@@ -1447,6 +1448,7 @@ fn soak(line: Line) {
         // The store as it was at the verdict: every key of the soak's names, for a finding
         // that the logs alone cannot explain (which attempt is where, what a result says).
         let _ = std::fs::write(keep.join("store.txt"), store_dump(&s));
+        let _ = std::fs::write(keep.join("spans.txt"), format!("{:#?}", collector.spans()));
         eprintln!(
             "  the hosts' stderr, the command's log and the store (store.txt): {}",
             keep.display()

@@ -418,3 +418,76 @@ fn a_slot_skipped_for_an_older_run_is_a_skip_in_its_trace() {
     assert_eq!(slot.status, 0, "a policy's skip is no error: {slot:?}");
     assert!(slot.attr("anarchon.reason").contains("forbid"), "{slot:?}");
 }
+
+/// A failed attempt's retry taken by another host, which fails too and ends the run: the slot's
+/// span comes from that host alone. The first host, waiting for the retry, learns the run ended
+/// and sends none (CI's traced soak found it sending one too: the slot span twice).
+#[test]
+fn a_retry_another_host_ended_leaves_the_slot_span_to_it() {
+    use crate::common::proxy::{Fault, FaultProxy};
+    let s = Server::start();
+    let proxy = FaultProxy::start(s.port);
+    let collector = Collector::start();
+    let pidfile = s.dir.path().join("retry.pid");
+    let flags = [
+        "--job",
+        "flaky",
+        "--slot",
+        SLOT,
+        "--lease",
+        "2s",
+        "--retries",
+        "1",
+        "--retry-delay",
+        "2s",
+    ];
+    let first = traced_run(&s, &collector.endpoint())
+        .env("ANARCHON_REDIS_URL", &proxy.url)
+        .args(flags)
+        .args([
+            "--runner",
+            "host-a",
+            "--command-timeout",
+            "500ms",
+            "--",
+            "sh",
+            "-c",
+            "exit 3",
+        ])
+        .spawn()
+        .unwrap();
+    crate::common::wait_for(
+        "attempt 1 to fail with its retry due",
+        Duration::from_secs(20),
+        || {
+            s.state_map("flaky")
+                .get(&format!("{SLOT}:status"))
+                .map(String::as_str)
+                == Some("running")
+                && s.cmd::<Option<String>>(&["HGET", "{cron:flaky}:job", &format!("retry:{SLOT}")])
+                    .is_some()
+        },
+    );
+    // The first host cannot reach the store when the retry comes due: the other takes it.
+    proxy.set(Fault::Stall);
+    let second = traced_run(&s, &collector.endpoint())
+        .args(flags)
+        .args(["--runner", "host-b", "--backup-for", "30s", "--shell", "--"])
+        .arg(format!("echo $$ > {}; exit 3", pidfile.display()))
+        .spawn()
+        .unwrap();
+    crate::common::wait_for_line(&pidfile);
+    proxy.set(Fault::Pass);
+    let out = second.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let out = first.wait_with_output().unwrap();
+    assert!(out.status.code().is_some(), "{}", stderr(&out));
+    let spans = collector.wait_for("both attempts' spans and the slot's", |spans| {
+        !named(spans, "attempt 2").is_empty() && !named(spans, "flaky").is_empty()
+    });
+    let slot = one(&spans, "flaky");
+    assert_eq!(slot.attr("anarchon.recorded_by"), "host-b", "{slot:?}");
+    assert_eq!(slot.attr("anarchon.status"), "failed");
+    one(&spans, "attempt 1");
+    one(&spans, "attempt 2");
+}
