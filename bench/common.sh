@@ -50,3 +50,22 @@ time_with_trips() {
   # Less the two redis-cli calls' reads that fall in between, and each process's closing read.
   TRIPS=$(python3 -c "print(f'{($after - $before - 2) / $n - 1:.1f}')")
 }
+
+# seed_jobs JOBS: JOBS format 1 jobs with one finished run each (`{cron:jobNNNNN}`), through the
+# binary's own claim and finish scripts, each with the registry `run --schedule` records (list,
+# check and metrics read it for health). Sets CLAIM and FINISH (the scripts' SHAs) for more seeding.
+seed_jobs() {
+  cargo run --release --quiet --example scripts -- "$WORK/scripts"
+  CLAIM=$(redis-cli -p "$PORT" script load "$(cat "$WORK/scripts/lease/v1/claim.lua")")
+  FINISH=$(redis-cli -p "$PORT" script load "$(cat "$WORK/scripts/lease/v1/finish.lua")")
+  redis-cli -p "$PORT" set cron:format 1 >/dev/null
+  python3 bench/seed.py "$CLAIM" "$FINISH" "$1" 1 job | redis-cli -p "$PORT" --pipe >/dev/null
+  python3 - "$1" <<'PY' | redis-cli -p "$PORT" --pipe >/dev/null
+import sys
+w = sys.stdout.buffer
+for j in range(int(sys.argv[1])):
+    a = ["HSET", "{cron:job%05d}:registry" % j, "schedule", "* * * * *", "tz", "UTC", "strategy", "lease",
+         "max_late_ms", "60000", "jitter_ms", "0", "host:web-1", "1796220000000"]
+    w.write(b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in (y.encode() for y in a)))
+PY
+}

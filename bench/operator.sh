@@ -7,12 +7,8 @@ JOBS=${1:-10000}
 RUNS=${2:-1000}
 REPEAT=${3:-5}
 
-# The format 1 scripts exactly as the binary sends them (seed.py writes format 1 jobs).
-cargo run --release --quiet --example scripts -- "$WORK/scripts"
-CLAIM=$(redis-cli -p "$PORT" script load "$(cat "$WORK/scripts/lease/v1/claim.lua")")
-FINISH=$(redis-cli -p "$PORT" script load "$(cat "$WORK/scripts/lease/v1/finish.lua")")
-redis-cli -p "$PORT" set cron:format 1 >/dev/null
-python3 bench/seed.py "$CLAIM" "$FINISH" "$JOBS" 1 job | redis-cli -p "$PORT" --pipe >/dev/null
+# Format 1 jobs through the binary's own scripts, each with its registry (common.sh).
+seed_jobs "$JOBS"
 python3 bench/seed.py "$CLAIM" "$FINISH" 1 "$RUNS" big | redis-cli -p "$PORT" --pipe >/dev/null
 echo "seeded $(redis-cli -p "$PORT" dbsize) keys: $JOBS jobs with 1 run, and one job with $RUNS runs"
 
@@ -38,16 +34,6 @@ cli_inspect() {
   redis-cli -p "$PORT" zrevrangebyscore '{cron:big}:results' +inf -inf limit 0 100 >/dev/null
   redis-cli -p "$PORT" smembers '{cron:big}:active' >/dev/null
 }
-
-# Each job's registry, as `run --schedule` records it (list, check and metrics read it for health).
-python3 - "$JOBS" <<'PY' | redis-cli -p "$PORT" --pipe >/dev/null
-import sys
-w = sys.stdout.buffer
-for j in range(int(sys.argv[1])):
-    a = ["HSET", "{cron:job%05d}:registry" % j, "schedule", "* * * * *", "tz", "UTC", "strategy", "lease",
-         "max_late_ms", "60000", "jitter_ms", "0", "host:web-1", "1796220000000"]
-    w.write(b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in (y.encode() for y in a)))
-PY
 
 t_list=$(time_loop "$REPEAT" "$BIN" list --json)
 t_cli_list=$(time_loop "$REPEAT" cli_list)

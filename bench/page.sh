@@ -8,19 +8,7 @@ source "$(dirname "$0")/common.sh"
 JOBS=${1:-1000}
 REPEAT=${2:-10}
 
-cargo run --release --quiet --example scripts -- "$WORK/scripts"
-CLAIM=$(redis-cli -p "$PORT" script load "$(cat "$WORK/scripts/lease/v1/claim.lua")")
-FINISH=$(redis-cli -p "$PORT" script load "$(cat "$WORK/scripts/lease/v1/finish.lua")")
-redis-cli -p "$PORT" set cron:format 1 >/dev/null
-python3 bench/seed.py "$CLAIM" "$FINISH" "$JOBS" 1 job | redis-cli -p "$PORT" --pipe >/dev/null
-python3 - "$JOBS" <<'PY' | redis-cli -p "$PORT" --pipe >/dev/null
-import sys
-w = sys.stdout.buffer
-for j in range(int(sys.argv[1])):
-    a = ["HSET", "{cron:job%05d}:registry" % j, "schedule", "* * * * *", "tz", "UTC", "strategy", "lease",
-         "max_late_ms", "60000", "jitter_ms", "0", "host:web-1", "1796220000000"]
-    w.write(b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in (y.encode() for y in a)))
-PY
+seed_jobs "$JOBS"
 echo "seeded $JOBS jobs ($(redis-cli -p "$PORT" dbsize) keys)"
 
 commands() {

@@ -63,12 +63,6 @@ use crate::strategy::lease;
 use crate::strategy::lease::ClaimReply;
 use crate::time::rfc3339;
 
-/// The marker of a slot of `old` handed to a new name: `{<prefix><old>}:handed:<slot>`, a string
-/// `<attempt>:<new name>`, in `old`'s hash slot, expiring with the run's claimable state.
-pub fn handed_key(keys: &LeaseKeys, slot: i64) -> String {
-    keys.handed(slot)
-}
-
 /// The lease keys of each of `job`'s old names, in the format of the job's own keys.
 pub(crate) fn old_keys(prefix: &str, job: &RunSettings, check: &StoreCheck) -> Vec<LeaseKeys> {
     if job.lineage.is_empty() || !job.strategy.has_leases() {
@@ -354,7 +348,7 @@ async fn settle_the_rest(
             if lease::claim(c, keys, &req).await?.outcome != ClaimOutcome::Won {
                 return Ok(false);
             }
-            c.query::<()>(redis::cmd("DEL").arg(handed_key(keys, slot)))
+            c.query::<()>(redis::cmd("DEL").arg(keys.handed(slot)))
                 .await?;
             let status = lease::FinishStatus::Finished;
             lease::finish(c, keys, slot, &req.token, status, &result, true).await?;
@@ -443,7 +437,7 @@ async fn decided_under(
     slot: i64,
     reply: &ClaimReply,
 ) -> Result<Step> {
-    let key = handed_key(keys, slot);
+    let key = keys.handed(slot);
     let marker: Option<String> =
         crate::runner::retrying(conn, async |c| c.query(redis::cmd("GET").arg(&key)).await).await?;
     let ours = reply
@@ -492,7 +486,7 @@ async fn hold(
         .unwrap_or(u64::MAX)
         .max(60_000);
     let marker = format!("{attempt}:{}", job.job);
-    let key = handed_key(keys, req.slot);
+    let key = keys.handed(req.slot);
     crate::runner::retrying(conn, async |c| {
         c.query::<()>(redis::cmd("SET").arg(&key).arg(&marker).arg("PX").arg(keep))
             .await
@@ -717,7 +711,7 @@ async fn finish_held(conn: &mut Connection, job: &RunSettings, held: Vec<Held>, 
                 // nothing there, run it); with the marker gone the slot reads as decided under
                 // the old name.
                 if *unmark {
-                    c.query::<()>(redis::cmd("DEL").arg(handed_key(&h.keys, h.slot)))
+                    c.query::<()>(redis::cmd("DEL").arg(h.keys.handed(h.slot)))
                         .await?;
                 }
                 lease::finish(
@@ -780,7 +774,7 @@ impl catch_up::Claims for Claims<'_> {
             let under_old = lease::were_claimed(self.conn, keys, &asked).await?;
             let mut markers = redis::pipe();
             for slot in &asked {
-                markers.cmd("EXISTS").arg(handed_key(keys, *slot));
+                markers.cmd("EXISTS").arg(keys.handed(*slot));
             }
             let handed: Vec<i64> = self.conn.pipeline(&markers).await?;
             for ((slot, old), handed) in asked.iter().zip(under_old).zip(handed) {

@@ -9,7 +9,7 @@
 //! costs the spans, never a run: anarchon says so once per outage on stderr.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
@@ -175,11 +175,6 @@ impl Exporter {
             say_dropped(&self.inner.health.endpoint, within);
         }
     }
-
-    /// Batches the collector did not take so far.
-    pub fn failed_batches(&self) -> u64 {
-        self.inner.health.failed.load(Ordering::Relaxed)
-    }
 }
 
 /// Said when the process ends before the collector took its last spans.
@@ -305,16 +300,15 @@ fn shown(endpoint: &str) -> String {
     }
 }
 
-/// Whether the collector takes the batches: counted, and said on stderr once per outage (the
+/// Whether the collector takes the batches: said on stderr once per outage (the
 /// first failure after a success, or ever).
 #[derive(Debug, Default)]
 struct Health {
     endpoint: String,
-    failed: AtomicU64,
     failing: AtomicBool,
 }
 
-/// The OTLP exporter, with its failures counted.
+/// The OTLP exporter, its failures said ([`Health`]).
 #[derive(Debug)]
 struct Counted<E> {
     inner: E,
@@ -329,7 +323,6 @@ impl<E: SpanExporter> SpanExporter for Counted<E> {
         match &sent {
             Ok(()) => health.failing.store(false, Ordering::Relaxed),
             Err(e) => {
-                health.failed.fetch_add(1, Ordering::Relaxed);
                 if !health.failing.swap(true, Ordering::Relaxed) {
                     crate::errln!(
                         "anarchon: warning: {spans} span(s) could not be sent to the trace collector at {}: {e}; runs go on as ever, their spans are dropped until it takes them again",
