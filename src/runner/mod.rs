@@ -1512,9 +1512,7 @@ impl TakenOver {
             // Its own host recorded it (a failure with a retry due) and sent its span.
             return;
         }
-        let at = |ms: Option<i64>| -> Option<SystemTime> {
-            Some(SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms?).ok()?))
-        };
+        let at = |ms: Option<i64>| ms.and_then(crate::trace::spans::time_of_ms);
         let reason = before.result.get("reason").and_then(|r| r.as_str());
         let why = format!(
             "{}; taken over by {}",

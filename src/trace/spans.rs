@@ -73,6 +73,11 @@ impl Ended {
     }
 }
 
+/// A time the store wrote (Unix ms) as a span's time; None before 1970.
+pub fn time_of_ms(ms: i64) -> Option<SystemTime> {
+    Some(SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).ok()?))
+}
+
 /// One attempt of the run, as its end was recorded.
 #[derive(Debug, Clone)]
 pub struct AttemptSpan {
@@ -229,8 +234,7 @@ impl RunTrace<'_> {
         attempts: Option<u32>,
         reason: Option<&str>,
     ) {
-        let start = SystemTime::UNIX_EPOCH
-            + Duration::from_millis(u64::try_from(self.slot).unwrap_or_default());
+        let start = time_of_ms(self.slot).unwrap_or(SystemTime::UNIX_EPOCH);
         let mut attributes = vec![
             KeyValue::new("anarchon.status", status.to_string()),
             KeyValue::new("anarchon.recorded_by", self.runner.to_string()),

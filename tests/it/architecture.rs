@@ -315,6 +315,27 @@ fn contributing_names_only_files_that_exist() {
     );
 }
 
+/// Processes are signalled by the system call (tests/it/common's `signal` and `signal_group`),
+/// never by running the `kill` program: procps-ng 4.0.2's reads `kill -KILL -190` (a group) as
+/// `kill -KILL -1`, every process on the machine. A test did that and killed a whole CI run.
+#[test]
+fn nothing_runs_the_kill_program() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    rust_files(&root.join("tests"), &mut files);
+    let needle = ["new(\"", "kill", "\")"].concat();
+    let found: Vec<String> = files
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains(&needle))
+        .map(|f| f.strip_prefix(root).unwrap().display().to_string())
+        .collect();
+    assert!(
+        found.is_empty(),
+        "{found:?} run the kill program: use nix (tests/it/common: signal, signal_group)"
+    );
+}
+
 /// The module path of a source file: `src/store/lease/v1.rs` is `store::lease::v1`, a `mod.rs`
 /// its folder's.
 fn module_path(src: &Path, file: &Path) -> String {

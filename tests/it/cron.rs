@@ -910,10 +910,7 @@ fn as_pid_1_of_a_namespace_it_reaps_orphans_and_stops_on_sigterm() {
         .next()
         .expect("the daemon")
         .to_string();
-    std::process::Command::new("kill")
-        .args(["-TERM", &daemon])
-        .status()
-        .unwrap();
+    crate::common::signal("-TERM", daemon.parse().unwrap()).unwrap();
     let until = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(status) = unshare.try_wait().unwrap() {
@@ -1013,10 +1010,7 @@ fn a_stalled_log_reader_does_not_stop_the_daemon() {
     wait_for("tick to go on running", Duration::from_secs(20), || {
         s.results("tick").len() >= ticks + 3
     });
-    std::process::Command::new("kill")
-        .args(["-TERM", &daemon.id().to_string()])
-        .status()
-        .unwrap();
+    crate::common::signal("-TERM", daemon.id()).unwrap();
     let until = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = daemon.try_wait().unwrap() {

@@ -72,10 +72,8 @@ fn finished(child: Child) -> Output {
 }
 
 fn kill(signal: &str, pid: u32) {
-    std::process::Command::new("kill")
-        .args([signal, &pid.to_string()])
-        .status()
-        .unwrap();
+    // A command's pid (from its pid file) may be gone already.
+    let _ = crate::common::signal(signal, pid);
 }
 
 fn results_of(s: &Server, job: &str, slot: i64) -> Vec<anarchon::store::read::ResultEntry> {
@@ -476,10 +474,7 @@ fn a_child_left_behind_is_stopped_when_anarchon_and_its_group_are_killed_meanwhi
     });
     // anarchon leads its group (spawn_run): the group is anarchon and, if it had stayed out of
     // the command's, the guard.
-    std::process::Command::new("kill")
-        .args(["-KILL", "--", &format!("-{}", anarchon.id())])
-        .status()
-        .unwrap();
+    crate::common::signal_group("-KILL", anarchon.id()).unwrap();
     let _ = anarchon.wait();
     wait_for(
         "the guard to stop the child",

@@ -43,10 +43,7 @@ fn status(s: &Server, job: &str, slot: &str) -> Option<String> {
 }
 
 fn kill9(pid: u32) {
-    std::process::Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status()
-        .unwrap();
+    crate::common::signal("-KILL", pid).unwrap();
 }
 
 fn logged(log: &Path, attempt: u32) -> bool {
@@ -470,12 +467,7 @@ fn a_stopped_holder_loses_its_command_before_the_takeover_and_says_why() {
         logged(&log, 1)
     });
     let backup = runner(&s, &s.url, "stop", "b", &flags, &ticker(&log, 300, false));
-    let signal = |sig: &str| {
-        std::process::Command::new("kill")
-            .args([sig, &holder.id().to_string()])
-            .status()
-            .unwrap()
-    };
+    let signal = |sig: &str| crate::common::signal(sig, holder.id()).unwrap();
     signal("-STOP");
     let out = finished(backup);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

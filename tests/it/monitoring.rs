@@ -299,9 +299,7 @@ print(json.dumps(out))
         .args(["-c", script, &format!("http://127.0.0.1:{port}/metrics")])
         .output()
         .unwrap();
-    let _ = std::process::Command::new("kill")
-        .arg(exporter.id().to_string())
-        .status();
+    let _ = crate::common::signal("-TERM", exporter.id());
     let _ = exporter.wait();
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

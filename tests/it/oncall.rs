@@ -392,10 +392,7 @@ impl Watched {
     /// Ctrl-C: the watch ends quietly with exit 0, within 10 s (else it is killed and the test
     /// fails, rather than hang).
     fn interrupt(mut self) {
-        std::process::Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status()
-            .unwrap();
+        crate::common::signal("-INT", self.child.id()).unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {

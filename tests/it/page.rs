@@ -186,9 +186,7 @@ fn the_status_page_shows_what_list_shows_worst_first_in_a_browser() {
         )),
         "the limit as list shows it ({listed_limit}) in {page}"
     );
-    let _ = std::process::Command::new("kill")
-        .args(["-KILL", &format!("-{}", load.id())])
-        .status();
+    let _ = crate::common::signal_group("-KILL", load.id());
     let _ = load.wait();
 
     let job = dom(browser, &profile, &format!("{base}/job/export"));

@@ -34,20 +34,15 @@ pub(crate) fn sleeper(pidfile: &std::path::Path) -> String {
 /// kill -9 a runner and its command, as when their host dies.
 pub(crate) fn kill_host(runner: Child, pidfile: &std::path::Path) {
     let pid = common::wait_for_line(pidfile);
-    for pid in [runner.id().to_string(), pid] {
-        std::process::Command::new("kill")
-            .args(["-KILL", &pid])
-            .status()
-            .unwrap();
+    for pid in [runner.id(), pid.parse().unwrap()] {
+        // The command may be gone already (its guard stops it once the runner is).
+        let _ = common::signal("-KILL", pid);
     }
     let _ = runner.wait_with_output();
 }
 
 fn signal(child: &Child, sig: &str) {
-    std::process::Command::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
-        .unwrap();
+    common::signal(sig, child.id()).unwrap();
 }
 
 /// What docs/store-format.md ("Trace context") says a run's `traceparent` is, derived here by

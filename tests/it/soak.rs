@@ -182,10 +182,8 @@ fn server_now(s: &Server) -> i64 {
 }
 
 fn signal(sig: &str, pid: u32) {
-    let _ = Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .stderr(Stdio::null())
-        .status();
+    // The process may be gone already.
+    let _ = crate::common::signal(sig, pid);
 }
 
 /// Sleeps until the next multiple of `EVERY` on this machine's clock: cron's moment.

@@ -120,11 +120,7 @@ fn takeover_replace_skip_late_start_and_failure_are_drawn() {
         ),
     );
     common::wait_for_claim(&s, "tl", &takeover);
-    let killed = Command::new("kill")
-        .args(["-KILL", &holder.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    common::signal("-KILL", holder.id()).unwrap();
     holder.wait().unwrap();
     run(
         &s,

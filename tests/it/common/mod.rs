@@ -357,10 +357,7 @@ impl Server {
     pub fn pause(&self, paused: bool) {
         if let Some(pid) = self.pid() {
             let sig = if paused { "-STOP" } else { "-CONT" };
-            Process::new("kill")
-                .args([sig, &pid.to_string()])
-                .status()
-                .unwrap();
+            signal(sig, pid).unwrap();
         }
     }
 
@@ -781,6 +778,36 @@ pub fn alive_running(pid: u32, marker: &str) -> bool {
 
 /// Starts `anarchon run ARGS` in its own process group, with piped output, so a test can signal it
 /// and its command together.
+/// Sends `sig` (as `kill` spells it: `-KILL`, `-STOP`...) to the process `pid`, by the system
+/// call. Never through the `kill` program: procps-ng 4.0.2 (Debian 12's) reads a group's
+/// `kill -KILL -190` as `kill -KILL -1`, which signals every process on the machine; it killed CI.
+/// A process already gone (ESRCH) is the caller's to judge.
+pub fn signal(sig: &str, pid: u32) -> nix::Result<()> {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid_of(pid)), signal_named(sig))
+}
+
+/// Sends `sig` to the process group `group` (a process spawned with `process_group(0)` leads
+/// its own): `kill -SIG -- -GROUP`, by the system call (see [`signal`]).
+pub fn signal_group(sig: &str, group: u32) -> nix::Result<()> {
+    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid_of(group)), signal_named(sig))
+}
+
+/// A pid as the system calls take it; never 0 or 1, which `kill` reads as "my group" and
+/// "every process".
+fn pid_of(pid: u32) -> i32 {
+    let pid = i32::try_from(pid).expect("a pid");
+    assert!(
+        pid > 1,
+        "a test signals its own processes only, not pid {pid}"
+    );
+    pid
+}
+
+fn signal_named(sig: &str) -> nix::sys::signal::Signal {
+    let name = format!("SIG{}", sig.trim_start_matches('-'));
+    name.parse().unwrap_or_else(|_| panic!("no signal {sig}"))
+}
+
 pub fn spawn_run(s: &Server, args: &[&str]) -> Child {
     use std::os::unix::process::CommandExt;
     s.anarchon_process()

@@ -96,10 +96,7 @@ impl Replica {
     }
 
     pub fn signal(&self, sig: &str) {
-        std::process::Command::new("kill")
-            .args([sig, &self.pid().to_string()])
-            .status()
-            .unwrap();
+        crate::common::signal(sig, self.pid()).unwrap();
     }
 
     /// SIGHUP: reload its crontab.
