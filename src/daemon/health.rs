@@ -160,7 +160,10 @@ async fn metrics(shared: &Shared, store: Store, connected: bool) -> String {
     let mut text = store_metrics(shared, store).await;
     // What the store's part could not say in time: the store does not answer now.
     let connected = connected && !text.contains("\nanarchon_up 0");
-    for (name, kind, help, value) in daemon_series(shared, connected) {
+    let series = daemon_series(shared, connected)
+        .into_iter()
+        .chain(trace_series(shared.trace.as_ref()));
+    for (name, kind, help, value) in series {
         let _ = write!(
             text,
             "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
@@ -198,11 +201,11 @@ async fn store_metrics(shared: &Shared, store: Store) -> String {
     }
 }
 
-/// The daemon's own series (name, type, help, value): its jobs, its connection, what it ran.
-fn daemon_series(
-    shared: &Shared,
-    connected: bool,
-) -> [(&'static str, &'static str, &'static str, u64); 11] {
+/// A series of the daemon's own: name, type, help, value.
+type Series = (&'static str, &'static str, &'static str, u64);
+
+/// The daemon's own series: its jobs, its connection, what it ran.
+fn daemon_series(shared: &Shared, connected: bool) -> [Series; 11] {
     let stats = &shared.stats;
     let running = crate::runner::children::signal_groups_count();
     [
@@ -274,6 +277,24 @@ fn daemon_series(
             "counter",
             "Exited processes left by commands that the daemon reaped.",
             stats.orphans_reaped.load(Ordering::Relaxed),
+        ),
+    ]
+}
+
+/// The daemon's trace export: what the collector took and what was lost (0 while tracing is off).
+fn trace_series(trace: Option<&crate::trace::Exporter>) -> [Series; 2] {
+    [
+        (
+            "anarchon_cron_trace_spans_exported_total",
+            "counter",
+            "Spans of runs the trace collector took (0 while tracing is off).",
+            trace.map_or(0, |t| t.exported()),
+        ),
+        (
+            "anarchon_cron_trace_spans_dropped_total",
+            "counter",
+            "Spans of runs lost: the collector did not take them (down, refusing, or too slow), or too many waited.",
+            trace.map_or(0, |t| t.dropped()),
         ),
     ]
 }

@@ -9,7 +9,7 @@
 //! costs the spans, never a run: anarchon says so once per outage on stderr.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
@@ -157,9 +157,21 @@ impl Exporter {
                 queue.take();
             }
         }
-        if let Some(queue) = queue.as_ref() {
-            let _ = queue.try_send(span);
+        let queued = queue.as_ref().is_some_and(|q| q.try_send(span).is_ok());
+        if !queued {
+            self.inner.health.dropped.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Spans the collector took, since the process started.
+    pub fn exported(&self) -> u64 {
+        self.inner.health.exported.load(Ordering::Relaxed)
+    }
+
+    /// Spans lost, since the process started: the collector did not take their batch (down,
+    /// refusing, or no answer within the timeout), or the queue was full.
+    pub fn dropped(&self) -> u64 {
+        self.inner.health.dropped.load(Ordering::Relaxed)
     }
 
     /// Sends what is queued and stops, waiting `within` at most (the process is ending).
@@ -301,11 +313,13 @@ fn shown(endpoint: &str) -> String {
 }
 
 /// Whether the collector takes the batches: said on stderr once per outage (the
-/// first failure after a success, or ever).
+/// first failure after a success, or ever), and counted for `cron`'s /metrics.
 #[derive(Debug, Default)]
 struct Health {
     endpoint: String,
     failing: AtomicBool,
+    exported: AtomicU64,
+    dropped: AtomicU64,
 }
 
 /// The OTLP exporter, its failures said ([`Health`]).
@@ -320,9 +334,14 @@ impl<E: SpanExporter> SpanExporter for Counted<E> {
         let spans = batch.len();
         let sent = self.inner.export(batch).await;
         let health = &self.health;
+        let spans_u64 = spans as u64;
         match &sent {
-            Ok(()) => health.failing.store(false, Ordering::Relaxed),
+            Ok(()) => {
+                health.failing.store(false, Ordering::Relaxed);
+                health.exported.fetch_add(spans_u64, Ordering::Relaxed);
+            }
             Err(e) => {
+                health.dropped.fetch_add(spans_u64, Ordering::Relaxed);
                 if !health.failing.swap(true, Ordering::Relaxed) {
                     crate::errln!(
                         "anarchon: warning: {spans} span(s) could not be sent to the trace collector at {}: {e}; runs go on as ever, their spans are dropped until it takes them again",

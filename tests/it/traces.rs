@@ -491,3 +491,76 @@ fn a_retry_another_host_ended_leaves_the_slot_span_to_it() {
     one(&spans, "attempt 1");
     one(&spans, "attempt 2");
 }
+
+/// `cron --listen`'s /metrics counts its spans: those the collector took, and those lost to a
+/// collector that is gone (an operator sees a dark trace backend on the dashboard, not only in
+/// the log). Two replicas of two crontabs: one sends to the test's collector, one to a port
+/// nothing listens on.
+#[test]
+fn cron_metrics_count_the_spans_the_collector_took_and_those_lost() {
+    use crate::common::http::get as http_get;
+    use crate::common::replica::Replica;
+    let s = Server::start();
+    let collector = Collector::start();
+    let dir = s.dir.path();
+    let gone = format!("http://127.0.0.1:{}", crate::common::free_port());
+    let mut replicas = Vec::new();
+    for (name, endpoint) in [("up", collector.endpoint()), ("down", gone)] {
+        let file = dir.join(format!("{name}.crontab"));
+        std::fs::write(
+            &file,
+            format!("# anarchon: --job {name}\n* * * * * * true\n"),
+        )
+        .unwrap();
+        let env = [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ];
+        let listen = ["--listen", "127.0.0.1:0"];
+        replicas.push(Replica::start_with_env(
+            &s.url, &file, dir, name, &listen, &env,
+        ));
+    }
+    let counted = |replica: &Replica, series: &str| -> u64 {
+        let (status, metrics) = http_get(replica.listening_port(), "/metrics");
+        assert_eq!(status, 200, "{metrics}");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {series} in {metrics}"))
+    };
+    const EXPORTED: &str = "anarchon_cron_trace_spans_exported_total";
+    const DROPPED: &str = "anarchon_cron_trace_spans_dropped_total";
+    let (up, down) = (&replicas[0], &replicas[1]);
+    collector.wait_for("two runs of `up`", |spans| {
+        spans.iter().filter(|s| s.name == "up").count() >= 2
+    });
+    crate::common::wait_for(
+        "`up` to count what it sent",
+        Duration::from_secs(10),
+        || counted(up, EXPORTED) >= 2 * 3,
+    );
+    crate::common::wait_for(
+        "`down` to count what it lost",
+        Duration::from_secs(20),
+        || counted(down, DROPPED) >= 2 * 3,
+    );
+    assert_eq!(counted(up, DROPPED), 0);
+    assert_eq!(counted(down, EXPORTED), 0);
+    // Every span at the collector is counted (once its batch's answer is back).
+    let at_collector = collector.spans().len() as u64;
+    crate::common::wait_for(
+        "`up` to count what arrived",
+        Duration::from_secs(10),
+        || counted(up, EXPORTED) >= at_collector,
+    );
+    assert!(
+        collector.spans().iter().all(|s| s.name != "down"),
+        "nothing of `down` reached the collector"
+    );
+    assert!(
+        down.stderr().contains("could not be sent"),
+        "{}",
+        down.stderr()
+    );
+}
