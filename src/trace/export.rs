@@ -231,8 +231,11 @@ impl Worker {
                     "anarchon: warning: traces are off: cannot send them to {}: {why}",
                     self.health.endpoint
                 );
-                // Drained until the queue closes, so that senders never fill it for nothing.
-                for _ in self.spans.iter() {}
+                // Drained until the queue closes, so that senders never fill it for nothing;
+                // each span is one lost.
+                for _ in self.spans.iter() {
+                    self.health.dropped.fetch_add(1, Ordering::Relaxed);
+                }
                 let _ = self.stopped.send(());
                 return;
             }
