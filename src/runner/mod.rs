@@ -1316,7 +1316,7 @@ fn recorded_event(
         } => said(
             EventKind::HandedOver,
             format!(
-                "the command was stopped for the shutdown; attempt {attempt} of {job} @ {at} is handed over: its lease ended now, and a replica standing by ({backup}) takes the run over as the next attempt"
+                "the command was stopped for the shutdown; attempt {attempt} of {job} @ {at} is handed over: its lease ended now, and a replica standing by takes the run over as the next attempt ({backup} said last that it stands by; with several, any of them may)"
             ),
         ),
         Recorded::HandedOver { standing_by: None } => said(

@@ -85,7 +85,10 @@ fn a_rolling_deploy_hands_a_long_run_to_a_replica_started_late() {
     assert_eq!(holder.stop(Duration::from_secs(20)), Some(0));
     let said = holder.stderr();
     assert!(
-        said.contains(&format!("a replica standing by ({})", c.runner())),
+        said.contains(&format!(
+            "a replica standing by takes the run over as the next attempt ({} said last",
+            c.runner()
+        )),
         "the holder did not say who stands by: {said}"
     );
     wait_for(
