@@ -32,17 +32,14 @@ async fn newer_name_has_it(
     if attempt < 2 {
         return None;
     }
-    let key = keys.handed(slot);
-    let marker: Option<String> =
-        retrying(conn, async |c| c.query(redis::cmd("GET").arg(&key)).await)
-            .await
-            .ok()
-            .flatten();
-    let (held_as, newer) = marker.as_deref()?.split_once(':')?;
-    if held_as.parse::<u32>().ok()? != attempt - 1 || newer.is_empty() {
+    let (held_as, newer) = retrying(conn, async |c| lease::handed_to(c, keys, slot).await)
+        .await
+        .ok()
+        .flatten()?;
+    if held_as != attempt - 1 || newer.is_empty() {
         return None;
     }
-    let newer_keys = LeaseKeys::new(prefix, newer).with_format(keys.format);
+    let newer_keys = LeaseKeys::new(prefix, &newer).with_format(keys.format);
     let statuses = retrying(conn, async |c| {
         lease::slot_statuses(c, &newer_keys, &[slot]).await
     })
@@ -53,7 +50,7 @@ async fn newer_name_has_it(
     // name's replicas, finding this name's claim running, leave it to this one. Only an end
     // recorded there (ran, failed, decided) means the slot is the new name's.
     let status = statuses.into_iter().next().flatten()?;
-    (status != "running").then(|| (newer.to_string(), status))
+    (status != "running").then_some((newer, status))
 }
 
 /// Before a takeover's command starts: when the claim it took over was a renamed job's hand-over
@@ -98,15 +95,9 @@ async fn end_as_handed(
     attempt: u32,
     newer: &str,
 ) {
-    let keep = u64::try_from(req.history.keep_claimable.as_millis())
-        .unwrap_or(u64::MAX)
-        .max(60_000);
-    let marker = format!("{attempt}:{newer}");
-    let key = keys.handed(req.slot);
     let result = serde_json::json!({ "handed_to": newer }).to_string();
     let ended = retrying(conn, async |c| {
-        c.query::<()>(redis::cmd("SET").arg(&key).arg(&marker).arg("PX").arg(keep))
-            .await?;
+        lease::mark_handed(c, keys, req.slot, (attempt, newer), &req.history).await?;
         lease::finish(
             c,
             keys,

@@ -437,12 +437,9 @@ async fn decided_under(
     slot: i64,
     reply: &ClaimReply,
 ) -> Result<Step> {
-    let key = keys.handed(slot);
-    let marker: Option<String> =
-        crate::runner::retrying(conn, async |c| c.query(redis::cmd("GET").arg(&key)).await).await?;
-    let ours = reply
-        .attempt
-        .map(|attempt| format!("{attempt}:{}", job.job));
+    let marker =
+        crate::runner::retrying(conn, async |c| lease::handed_to(c, keys, slot).await).await?;
+    let ours = reply.attempt.map(|attempt| (attempt, job.job.clone()));
     if marker.is_some() && marker == ours && reply.status == "finished" {
         return Ok(Step::Through);
     }
@@ -482,14 +479,9 @@ async fn hold(
     req: &ClaimRequest,
     attempt: u32,
 ) -> Result<Held> {
-    let keep = u64::try_from(job.claim.history.keep_claimable.as_millis())
-        .unwrap_or(u64::MAX)
-        .max(60_000);
-    let marker = format!("{attempt}:{}", job.job);
-    let key = keys.handed(req.slot);
+    let handed = (attempt, job.job.as_str());
     crate::runner::retrying(conn, async |c| {
-        c.query::<()>(redis::cmd("SET").arg(&key).arg(&marker).arg("PX").arg(keep))
-            .await
+        lease::mark_handed(c, keys, req.slot, handed, &job.claim.history).await
     })
     .await?;
     Ok(Held {

@@ -220,6 +220,40 @@ pub async fn standing_by(
     conn.query(redis::cmd("GET").arg(keys.standby(slot))).await
 }
 
+/// A renamed job's hand-over (`scheduler::lineage`): `slot` of this, the old name, claimed as
+/// `attempt`, is the new name `newer`'s. The marker ([`LeaseKeys::handed`], `<attempt>:<newer>`)
+/// lasts as long as the run is claimable (a minute at least), so that a later claimant of the old
+/// name's slot tells this hand-over from a run under the old name.
+pub async fn mark_handed(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+    (attempt, newer): (u32, &str),
+    history: &HistoryPolicy,
+) -> Result<()> {
+    let keep = millis(history.keep_claimable).max(60_000);
+    let mut cmd = redis::cmd("SET");
+    cmd.arg(keys.handed(slot))
+        .arg(format!("{attempt}:{newer}"))
+        .arg("PX")
+        .arg(keep);
+    conn.query::<()>(&cmd).await
+}
+
+/// The hand-over marker of `slot` ([`mark_handed`]): the attempt it was made as, and the newer
+/// name. None: no marker (or none that reads as one).
+pub async fn handed_to(
+    conn: &mut Connection,
+    keys: &LeaseKeys,
+    slot: i64,
+) -> Result<Option<(u32, String)>> {
+    let marker: Option<String> = conn.query(redis::cmd("GET").arg(keys.handed(slot))).await?;
+    Ok(marker.and_then(|m| {
+        let (attempt, newer) = m.split_once(':')?;
+        Some((attempt.parse().ok()?, newer.to_string()))
+    }))
+}
+
 /// `result_json` must be valid JSON text (an object, or `null`).
 pub async fn finish(
     conn: &mut Connection,

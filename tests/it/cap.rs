@@ -154,10 +154,8 @@ fn a_slot_that_finds_no_room_waits_up_to_max_late_then_is_recorded_skipped() {
     // /metrics says the cap, and how many slots found no room (gives-up's and waits').
     let (_, metrics) = crate::common::http::get(replica.listening_port(), "/metrics");
     assert!(metrics.contains("anarchon_cron_max_running 1"), "{metrics}");
-    let without_room: u64 = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("anarchon_cron_slots_without_room_total "))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{metrics}"));
+    let without_room =
+        crate::common::http::sample(&metrics, "anarchon_cron_slots_without_room_total")
+            .unwrap_or_else(|| panic!("{metrics}"));
     assert!(without_room >= 2, "{metrics}");
 }

@@ -620,12 +620,8 @@ fn listen_serves_healthz_readyz_and_metrics() {
     assert!(metrics.contains("anarchon_cron_jobs 2"), "{metrics}");
     assert!(metrics.contains("anarchon_up 1"), "{metrics}");
     assert!(metrics.contains("job=\"m1\""), "{metrics}");
-    let started: u64 = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("anarchon_cron_runs_started_total "))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let started = crate::common::http::sample(&metrics, "anarchon_cron_runs_started_total")
+        .unwrap_or_else(|| panic!("{metrics}"));
     assert!(started >= 1, "{metrics}");
     // The store gone: still alive, not ready, and the scrape says anarchon_up 0.
     s.stop();

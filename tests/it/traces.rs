@@ -524,9 +524,7 @@ fn cron_metrics_count_the_spans_the_collector_took_and_those_lost() {
     let counted = |replica: &Replica, series: &str| -> u64 {
         let (status, metrics) = http_get(replica.listening_port(), "/metrics");
         assert_eq!(status, 200, "{metrics}");
-        metrics
-            .lines()
-            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+        crate::common::http::sample(&metrics, series)
             .unwrap_or_else(|| panic!("no {series} in {metrics}"))
     };
     const EXPORTED: &str = "anarchon_cron_trace_spans_exported_total";

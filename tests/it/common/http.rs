@@ -76,6 +76,17 @@ pub fn get(port: u16, path: &str) -> (u16, String) {
     (status, body)
 }
 
+/// The value of an unlabelled series in Prometheus text (`/metrics`): its `NAME VALUE` line.
+pub fn sample(metrics: &str, series: &str) -> Option<u64> {
+    metrics.lines().find_map(|l| {
+        l.strip_prefix(series)?
+            .strip_prefix(' ')?
+            .trim()
+            .parse()
+            .ok()
+    })
+}
+
 /// `METHOD path` without a body, of a server on loopback `port`: its status, and the whole
 /// answer (headers and body).
 pub fn request(port: u16, method: &str, path: &str) -> (u16, String) {
