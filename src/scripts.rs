@@ -278,10 +278,11 @@ impl FunctionLibrary {
                 text.push_str(&format!("\nlocal function {stem}_body()\n{body}\nend\n"));
             }
             let name = &self.name;
-            for (file, _) in self.scripts {
+            for (file, body) in self.scripts {
                 let stem = file.trim_end_matches(".lua");
                 text.push_str(&format!(
-                    "redis.register_function('{name}_{stem}', function(keys, args) KEYS, ARGV = keys, args return {stem}_body() end)\n"
+                    "redis.register_function{{function_name='{name}_{stem}', callback=function(keys, args) KEYS, ARGV = keys, args return {stem}_body() end{flags}}}\n",
+                    flags = function_flags(body),
                 ));
             }
             text
@@ -295,6 +296,26 @@ impl FunctionLibrary {
             self,
         )
     }
+}
+
+/// The flags a script's function is registered with, as its text declares them on a line
+/// `-- function flags: a, b` (Redis Functions' flags, 7.0+ and Valkey), as the `flags` field of
+/// `redis.register_function`; empty when it declares none. A function without flags may write and
+/// is refused whole at a full server (maxmemory), as a script run by EVAL is not: a renewal that
+/// must pass there (the heartbeat) declares `allow-oom`.
+fn function_flags(body: &str) -> String {
+    let declared: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("-- function flags:"))
+        .flat_map(|flags| flags.split(','))
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .collect();
+    if declared.is_empty() {
+        return String::new();
+    }
+    let quoted: Vec<String> = declared.iter().map(|f| format!("'{f}'")).collect();
+    format!(", flags={{{}}}", quoted.join(", "))
 }
 
 /// Each claim-only script is `lua/claim_only/one_key.lua` followed by its own file.

@@ -93,6 +93,10 @@ if action == 'renew' then
       return {'lost', name_of(i)}
     end
   end
+  -- A renewal moves scores it holds (adds no memory) and must pass at a full server, as the
+  -- lease's does (lua/lease/v1/lib.lua, renew_in_place): HDEL first, never refused there, lets
+  -- the script's writes go on. The field never exists.
+  redis.call('HDEL', KEYS[2], 'anarchon: a renewal adds no memory')
   for i = 1, limits do
     redis.call('ZADD', KEYS[3 * i - 2], until_text, run)
   end

@@ -221,11 +221,24 @@ impl LeaseDeadline {
             (Some(why), None) => format!(
                 "{why}; no heartbeat was confirmed for {since} (the last reply from Redis came {last_reply}), and the lease ends on the server within {ends}"
             ),
+            // The newest confirmation came late: the lease was spent waiting for Redis's answer.
+            (None, None) if slow_answer(&s, self.lease).is_some() => format!(
+                "the newest claim or heartbeat, sent {since} ago, was answered only {} after it was sent (a stalled or paused server: CLIENT PAUSE, a slow fork, a stopped VM of Redis), and too little of the lease was left for the next one; the lease ends on the server within {ends}",
+                humantime::format_duration(round_ms(slow_answer(&s, self.lease).unwrap_or_default()))
+            ),
             (None, None) => format!(
                 "this process sent no heartbeat for {since}, past its lease deadline, with nothing in flight to Redis: it was stopped or starved (SIGSTOP, a paused VM, a suspended or overloaded machine)"
             ),
         })
     }
+}
+
+/// How long Redis took to answer the newest confirmed claim or heartbeat, when that was more than
+/// the lease's safety margin: a wait in Redis (a stall, a pause) rather than in this process.
+fn slow_answer(s: &State, lease: Duration) -> Option<Duration> {
+    let answered = s.last_reply?;
+    let took = Duration::from_nanos(answered.as_nanos().saturating_sub(s.confirmed_sent.as_nanos()));
+    (took > safety_margin(lease)).then_some(took)
 }
 
 fn round_ms(d: Duration) -> Duration {
@@ -285,6 +298,14 @@ mod tests {
         let why = d.lost_reason(Duration::ZERO).unwrap();
         assert!(why.contains("still unanswered"), "{why}");
         d.lost("attempt 2 is now held by b".into(), Loss::Taken);
+        // A claim that Redis answered late (a paused server) is said so, not blamed on SIGSTOP.
+        let late = LeaseDeadline::new(
+            Duration::from_secs(2),
+            BootTime::now().saturating_sub(Duration::from_millis(1_900)),
+        );
+        let why = late.lost_reason(Duration::from_millis(200)).unwrap();
+        assert!(why.contains("was answered only") && why.contains("paused server"), "{why}");
+        assert!(!why.contains("SIGSTOP"), "{why}");
         assert_eq!(d.loss(), Loss::Taken);
         assert_eq!(
             d.lost_reason(Duration::ZERO).unwrap(),

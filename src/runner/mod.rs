@@ -498,29 +498,38 @@ impl Run<'_> {
         })
     }
 
-    /// Records the command's end as the claim and the outcome say.
+    /// Records the command's end as the claim and the outcome say, and stops the lease's keeper:
+    /// after a finish is answered, before a hand-over (whose ended lease a heartbeat would renew).
     async fn record_end(
         &self,
         conn: &mut Connection,
         claimed: &Claimed,
+        keeper: Option<tokio::task::JoinHandle<()>>,
         outcome: &child::CommandOutcome,
         stopped_for_lease: bool,
     ) -> Recorded {
         let (target, req) = (self.target, self.req);
+        let stop_keeper = || {
+            if let Some(keeper) = &keeper {
+                keeper.abort();
+            }
+        };
         match claimed {
             // Stopped by the daemon's shutdown (its grace over): handed over to a replica standing by,
             // which takes it over at once as the next attempt.
             Claimed::Lease(_) if outcome.stopped_for_shutdown && !outcome.released => {
+                stop_keeper();
                 record::hand_over(conn, target, req, claimed, outcome).await
             }
             // The command was stopped because the lease could not be kept: that is no failure of the
             // run. Finishing it `failed` would take the run from the backups; left alone, its lease
             // ends, the attempt is recorded `interrupted` and a backup (or a later claim) takes over.
             Claimed::Lease(held) if stopped_for_lease => {
+                stop_keeper();
                 Recorded::LeaseLost(held.deadline.lost_reason(Duration::MAX).unwrap_or_default())
             }
             Claimed::Lease(_) | Claimed::ClaimOnly { .. } => {
-                record(
+                let recorded = record(
                     conn,
                     target,
                     req,
@@ -528,7 +537,9 @@ impl Run<'_> {
                     outcome,
                     self.opts.retry.as_ref(),
                 )
-                .await
+                .await;
+                stop_keeper();
+                recorded
             }
         }
     }
@@ -902,17 +913,15 @@ async fn with_time_to_run(
     mut sent: BootTime,
     opts: &RunnerOptions,
 ) -> Result<(ClaimReply, BootTime)> {
-    let grace = deadline::stop_grace(req.lease, opts.command.kill_after);
+    let needed = lease_to_start(req.lease, opts.heartbeat, opts.command.kill_after);
     let give_up = Instant::now() + SLOT_RETRY_FOR.max(req.lease);
     while reply.outcome == ClaimOutcome::Won
-        && LeaseDeadline::new(req.lease, sent)
-            .lost_reason(grace)
-            .is_some()
+        && LeaseDeadline::new(req.lease, sent).deadline().left() < needed
         && Instant::now() < give_up
     {
         if !opts.quiet {
             crate::errln!(
-                "anarchon: the claim of {} @ {} was answered {} after it was sent, too late to run under its lease; claiming again with the same token",
+                "anarchon: the claim of {} @ {} was answered {} after it was sent, with too little of its lease left to run the command until its first heartbeat; claiming again with the same token",
                 target.job,
                 rfc3339(req.slot),
                 humantime::format_duration(Duration::from_millis(
@@ -923,6 +932,17 @@ async fn with_time_to_run(
         (reply, sent) = claim_with_retry(conn, target, req, reply.server_now, opts).await?;
     }
     Ok((reply, sent))
+}
+
+/// How much of its lease a won claim must have left, by the local deadline, for its command to
+/// start: enough to reach its first heartbeat's answer before the command would be stopped
+/// (`--heartbeat` after the start, plus the stop's grace), or half of what a lease gives at most
+/// (a `--heartbeat` near the lease). A claim answered later than that (a server stalled near the
+/// lease's end: CLIENT PAUSE, a slow fork) claims again with the same token, which renews the
+/// lease from a fresh send: a command never starts only to be stopped at once.
+fn lease_to_start(lease: Duration, heartbeat: Duration, kill_after: Duration) -> Duration {
+    let usable = lease.saturating_sub(deadline::safety_margin(lease));
+    (heartbeat + deadline::stop_grace(lease, kill_after)).min(usable / 2)
 }
 
 /// Runs the command for a won claim and records its end. `sent`: when the winning claim was sent.
@@ -967,9 +987,9 @@ async fn execute(
     let publisher = run.live_output(conn, attempt, &mut spec);
     let outcome = child::run(&spec, deadline, opts.quiet).await;
     let command_ended = SystemTime::now();
-    if let Some(keeper) = keeper {
-        keeper.abort();
-    }
+    // The keeper goes on renewing the lease until the end is recorded (record_end stops it): a
+    // holder whose command ended keeps the run, through a server that refuses the record for
+    // now (full: OOM), so that no backup takes a completed run over and runs it again.
     if let Some(publisher) = publisher {
         // The last lines and the `end` entry go before the run's end is recorded, so a reader
         // sees all of the output before the status; bounded, so a server that does not answer
@@ -980,7 +1000,7 @@ async fn execute(
 
     let stopped_for_lease = outcome.lease_lost && spec.stop_on_lease_lost;
     let recorded = run
-        .record_end(conn, &claimed, &outcome, stopped_for_lease)
+        .record_end(conn, &claimed, keeper, &outcome, stopped_for_lease)
         .await;
     give_permits(conn, &claimed).await;
     if let (Recorded::Yes, Some(wait)) = (&recorded, &opts.replicas) {

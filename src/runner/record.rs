@@ -25,16 +25,18 @@ pub enum Claimed {
 }
 
 impl Claimed {
-    /// Until when the run's end is tried, through connection trouble: with a lease, while it
-    /// lives, and even past its deadline once (if nobody took over, the run is ours: the script
+    /// Until when the run's end is tried, through connection trouble and refusals that pass, as
+    /// read at each try: with a lease, while it lives (its keeper goes on renewing it after the
+    /// command ended, so a server that answers but refuses the record, full at maxmemory, keeps
+    /// the run with its holder until the record goes through), and at least a second from
+    /// `first_try`: past its deadline once (if nobody took over, the run is ours: the script
     /// checks the token, so a late finish can never overwrite another attempt); claim-only, a
     /// fixed time.
-    fn record_until(&self) -> Instant {
+    fn record_until(&self, first_try: Instant) -> Instant {
         match self {
-            Claimed::Lease(held) => {
-                Instant::now() + held.deadline.deadline().left().max(Duration::from_secs(1))
-            }
-            Claimed::ClaimOnly { .. } => Instant::now() + CLAIM_ONLY_RECORD_FOR,
+            Claimed::Lease(held) => (Instant::now() + held.deadline.deadline().left())
+                .max(first_try + Duration::from_secs(1)),
+            Claimed::ClaimOnly { .. } => first_try + CLAIM_ONLY_RECORD_FOR,
         }
     }
 }
@@ -129,7 +131,7 @@ pub async fn record_result(
         by_itself,
         retry,
     } = *end;
-    let reply = answered(conn, claimed.record_until(), async |conn| {
+    let reply = answered(conn, claimed, async |conn| {
         // A lease run's end time is read by its script; a claim-only run's is the server's clock
         // at the claim plus the time since.
         let ended_at = match claimed {
@@ -170,16 +172,19 @@ pub async fn record_result(
 }
 
 /// Sends `call` until the server answers it, through connection trouble and refusals that pass
-/// (OOM: each try bounded by the time left, a fresh connection after a failure), until `give_up`:
-/// the answer, or why the run's end could not be recorded (refused, or unreachable).
+/// (OOM: each try bounded by the time left, a fresh connection after a failure), until
+/// [`Claimed::record_until`] (read anew at each try: a lease its keeper renews moves it): the
+/// answer, or why the run's end could not be recorded (refused, or unreachable).
 async fn answered<T>(
     conn: &mut Connection,
-    give_up: Instant,
+    claimed: &Claimed,
     mut call: impl AsyncFnMut(&mut Connection) -> crate::error::Result<T>,
 ) -> Result<T, Recorded> {
-    let mut tries = Retry::AROUND_A_CLAIM.until(give_up).start();
+    let first_try = Instant::now();
+    let give_up = || claimed.record_until(first_try);
+    let mut tries = Retry::AROUND_A_CLAIM.until(give_up()).start();
     loop {
-        let left = give_up.saturating_duration_since(Instant::now());
+        let left = give_up().saturating_duration_since(Instant::now());
         let error = match timeout(left.max(Duration::from_millis(100)), call(conn)).await {
             Ok(Ok(reply)) => return Ok(reply),
             // A refusal that passes (a full server: OOM) wrote nothing: retried as an outage is,
@@ -193,11 +198,11 @@ async fn answered<T>(
             Ok(Err(e)) => e.to_string(),
             Err(_) => "Redis did not answer in time".to_string(),
         };
-        if Instant::now() >= give_up {
+        if Instant::now() >= give_up() {
             return Err(Recorded::Unreachable(error));
         }
         // The answer's own kind does not matter here: any trouble is retried until `give_up`.
-        tries.pause_and_reconnect(conn, give_up).await;
+        tries.pause_and_reconnect(conn, give_up()).await;
     }
 }
 
@@ -238,7 +243,7 @@ pub async fn hand_over(
     .and_then(Result::ok)
     .flatten()
     .filter(|runner| *runner != req.runner);
-    let reply = answered(conn, claimed.record_until(), async |conn| {
+    let reply = answered(conn, claimed, async |conn| {
         strategy::lease::hand_over(conn, &held.keys, held.slot, &held.token).await
     })
     .await;

@@ -11,6 +11,7 @@ mod catchup;
 mod connections;
 mod cron;
 mod daemon;
+mod deadlines;
 mod deploy_files;
 mod deploys;
 mod dst;

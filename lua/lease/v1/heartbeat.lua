@@ -8,6 +8,9 @@
 --   for a retry (lua/lease/retry.lua); released when an
 --   operator released it (lib.lua release_mark): the lease is not renewed, the holder must stop
 --   its command and finish, and the reply says who released it and why.
+-- A renewal passes at a full server (renew_in_place): a holder whose command has ended keeps the
+-- run until its end can be recorded, never handing a completed run to a backup.
+-- function flags: allow-oom
 local err
 
 local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -47,5 +50,6 @@ if ARGV[4] == 'hand_over' then
 elseif current and current > lease_end then
   lease_end = current
 end
+renew_in_place(KEYS[1])
 redis.call('HSET', KEYS[1], field(slot, 'lease_end'), lease_end)
 return reply('ok', lease_end)

@@ -10,6 +10,9 @@
 --   a retry (lua/lease/retry.lua); released when an
 --   operator released it (lua/lease/released.lua): the lease is not renewed, the holder must stop its
 --   command and finish, and the reply says who released it and why.
+-- A renewal passes at a full server (renew_in_place): a holder whose command has ended keeps the
+-- run until its end can be recorded, never handing a completed run to a backup.
+-- function flags: allow-oom
 local slot, token, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = server_now_ms()
 local run, reply = held_run(slot, token, now)
@@ -35,5 +38,6 @@ if ARGV[4] == 'hand_over' then
 else
   run.lease_end = math.max(run.lease_end, now + lease_ms)
 end
+renew_in_place(KEYS[1])
 redis.call('HSET', KEYS[1], slot, encode_live(run))
 return {'ok', int(run.attempt), int(run.lease_end), run.runner, 'running', int(now)}

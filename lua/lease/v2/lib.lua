@@ -28,6 +28,17 @@ local function server_now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- Called before a renewal's one write, which rewrites a value the key holds already (a lease's
+-- end) and so adds no memory: at a full server (maxmemory under noeviction) Redis refuses a
+-- script's first write of a command that may grow memory (HSET, ZADD), but lets a script that has
+-- written go on, for its atomicity; HDEL, which can only free memory, is never refused. So a
+-- holder keeps its lease at a full server until its end can be recorded, on Redis 5 and 6 (EVAL)
+-- as on 7 and Valkey (whose function of the script declares allow-oom). The field never exists:
+-- nothing changes, and nothing is replicated.
+local function renew_in_place(key)
+  redis.call('HDEL', key, 'anarchon: a renewal adds no memory')
+end
+
 -- An integer as decimal text, never in exponent notation (tostring gives 14 digits at most).
 local function int(n)
   return string.format('%d', n)

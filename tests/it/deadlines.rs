@@ -1,0 +1,112 @@
+//! At the protocol's deadlines (issue "at the protocol's deadlines"): faults aimed at a lease's
+//! end, where a holder that ended its command, or a claim answered late, once handed a slot to a
+//! second copy. Each test injects its fault with real processes and servers (maxmemory, CLIENT
+//! PAUSE) and judges by what the wrapped command itself logged (tests/it/common/ticker.rs): a
+//! copy of attempt 2 is a second run of the slot, whatever the exit codes say.
+//!
+//! The suite runs these in both store formats and on Valkey (tests/setup-and-test.sh).
+
+use std::path::Path;
+use std::process::{Child, Output, Stdio};
+use std::time::Duration;
+
+use crate::common::ticker::{copies, ticker_as};
+use crate::common::{Server, stderr, wait_for, wait_for_server_time};
+
+const SLOT: i64 = 1_796_220_300_000;
+
+/// A command that logs `<slot>/<attempt>` every 50 ms for `ms`, then its end.
+fn ticker(log: &Path, ms: u64) -> String {
+    ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", ms, false)
+}
+
+/// `anarchon run` of `job` @ SLOT as runner `name`, its command a shell line.
+fn run_as(s: &Server, job: &str, name: &str, flags: &[&str], command: &str) -> Child {
+    use std::os::unix::process::CommandExt;
+    s.anarchon_process()
+        .args(["run", "--job", job, "--slot", &SLOT.to_string()])
+        .args(["--runner", name, "--json"])
+        .args(flags)
+        .args(["--shell", "--", command])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+fn finished(child: Child) -> Output {
+    child.wait_with_output().unwrap()
+}
+
+/// A command that logs as [`ticker`] does until the file `go` exists, then its end: the test
+/// decides the instant it ends (here, just after the server filled up).
+fn until_told(log: &Path, go: &Path) -> String {
+    format!(
+        "copy=$$.$(date +%s%3N); while [ ! -e {go} ]; do echo \"$ANARCHON_SLOT/$ANARCHON_ATTEMPT $copy $(date +%s%3N)\" >> {log}; sleep 0.05; done; echo \"$ANARCHON_SLOT/$ANARCHON_ATTEMPT $copy $(date +%s%3N) end\" >> {log}",
+        go = go.display(),
+        log = log.display()
+    )
+}
+
+/// The labels (`<slot>/<attempt>`) of every copy of the command that ran.
+fn labels(log: &Path) -> Vec<String> {
+    copies(log).into_iter().map(|c| c.label).collect()
+}
+
+/// Item 1. The holder's command exits just after the server filled up (maxmemory under
+/// noeviction): its end is refused, again and again, for two leases. It keeps the run (its
+/// renewals add no memory and pass) until the record goes through, so the backup standing by
+/// never takes a completed run over: the command ran once, recorded finished, attempt 1.
+#[test]
+fn a_command_that_ended_while_the_server_was_full_is_never_run_again() {
+    let s = Server::start();
+    let log = s.dir.path().join("full.log");
+    let go = s.dir.path().join("go");
+    let flags = ["--lease", "3s", "--kill-after", "60s"];
+    let holder = run_as(&s, "full", "a", &flags, &until_told(&log, &go));
+    wait_for("attempt 1 to run", Duration::from_secs(10), || {
+        labels(&log).contains(&format!("{SLOT}/1"))
+    });
+    let backup = run_as(&s, "full", "b", &flags, &ticker(&log, 500));
+    wait_for("the backup to register", Duration::from_secs(10), || {
+        s.cmd::<i64>(&["HEXISTS", "{cron:full}:registry", "host:b"]) == 1
+    });
+    let _: () = s.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+    let _: () = s.cmd(&["CONFIG", "SET", "maxmemory", "1"]);
+    std::fs::write(&go, "").unwrap();
+    wait_for("the command to end", Duration::from_secs(10), || {
+        copies(&log).iter().any(|c| c.completed)
+    });
+    // Two leases past the command's end, every write that adds memory refused: a holder that
+    // gave up on its record let its lease lapse by then.
+    wait_for_server_time(&s, s.now_ms() + 6_000);
+    let run = s.run("full", &SLOT.to_string()).expect("the run is known");
+    let kept = run.lease_end.is_some_and(|end| end > s.now_ms());
+    let _: () = s.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+
+    let holder = finished(holder);
+    let backup = finished(backup);
+    let said = format!(
+        "holder: {}\nbackup: {}",
+        stderr(&holder),
+        stderr(&backup)
+    );
+    assert_eq!(
+        labels(&log),
+        vec![format!("{SLOT}/1")],
+        "the slot ran again after its command completed\n{said}"
+    );
+    assert!(
+        kept,
+        "the holder let its lease lapse while its end was refused: {run:?}\n{said}"
+    );
+    assert_eq!(holder.status.code(), Some(0), "{said}");
+    let ended: Vec<_> = s
+        .results("full")
+        .into_iter()
+        .filter(|r| r.slot == SLOT)
+        .map(|r| (r.attempt, r.status))
+        .collect();
+    assert_eq!(ended, vec![(Some(1), "finished".to_string())], "{said}");
+}
