@@ -110,3 +110,73 @@ fn a_command_that_ended_while_the_server_was_full_is_never_run_again() {
         .collect();
     assert_eq!(ended, vec![(Some(1), "finished".to_string())], "{said}");
 }
+
+/// What the first request of a claim carries, in this pass's store format: the claim function's
+/// name where the server has Redis Functions (7.0+, Valkey), else the claim script's SHA1
+/// (EVALSHA). Either is in no other request a run sends.
+fn claim_marker(s: &Server) -> Vec<u8> {
+    use anarchon::store::lease::{v1, v2};
+    let claim = if Server::test_store_format() == 2 {
+        &*v2::CLAIM
+    } else {
+        &*v1::CLAIM
+    };
+    let has_functions = s
+        .info_field("server", "redis_version")
+        .and_then(|v| v.split('.').next()?.parse::<u32>().ok())
+        .is_some_and(|major| major >= 7);
+    match claim.function() {
+        Some((name, _)) if has_functions => format!("{name}\r\n").into_bytes(),
+        _ => claim.sha1().as_bytes().to_vec(),
+    }
+}
+
+/// Item 2. The claim is answered late, with little of its lease left (its request held at the
+/// relay for half the lease, as a server paused just before a slot holds it): started then, the
+/// command would be stopped before its first heartbeat could be answered, and the slot run again
+/// in full by the next host. The holder claims again with the same token first (a fresh lease),
+/// so the command runs once, to its end, and a later host finds the slot finished.
+#[test]
+fn a_claim_answered_near_its_leases_end_starts_no_command_it_must_stop() {
+    use crate::common::proxy::FaultProxy;
+    use std::os::unix::process::CommandExt;
+    let s = Server::start();
+    let proxy = FaultProxy::start(s.port);
+    let log = s.dir.path().join("late.log");
+    proxy.hold_next_request_containing(&claim_marker(&s));
+    let flags = ["--lease", "3s", "--kill-after", "60s"];
+    let holder = s
+        .anarchon_process()
+        .env("ANARCHON_REDIS_URL", &proxy.url)
+        .args(["run", "--job", "late", "--slot", &SLOT.to_string()])
+        .args(["--runner", "a", "--json"])
+        .args(flags)
+        .args(["--shell", "--", &ticker(&log, 1_500)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    wait_for("the claim to be held", Duration::from_secs(10), || {
+        proxy.holding()
+    });
+    // The fault itself, not a wait for a condition: the claim's answer comes 1.5 s after it was
+    // sent, where a 3 s lease leaves 0.75 s to its local deadline (after its 0.75 s margin).
+    std::thread::sleep(Duration::from_millis(1_500));
+    proxy.release();
+    let holder = finished(holder);
+    // Another host's run of the same slot, once the holder's lease would have lapsed.
+    wait_for_server_time(&s, s.now_ms() + 3_000);
+    let later = finished(run_as(&s, "late", "b", &flags, &ticker(&log, 1_500)));
+    let said = format!("holder: {}\nlater: {}", stderr(&holder), stderr(&later));
+    let ran: Vec<(String, bool)> = copies(&log)
+        .into_iter()
+        .map(|c| (c.label, c.completed))
+        .collect();
+    assert_eq!(
+        ran,
+        vec![(format!("{SLOT}/1"), true)],
+        "the command was stopped after a late claim, or run again\n{said}"
+    );
+    assert!(said.contains("claiming again with the same token"), "{said}");
+}
