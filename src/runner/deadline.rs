@@ -224,7 +224,9 @@ impl LeaseDeadline {
             // The newest confirmation came late: the lease was spent waiting for Redis's answer.
             (None, None) if slow_answer(&s, self.lease).is_some() => format!(
                 "the newest claim or heartbeat, sent {since} ago, was answered only {} after it was sent (a stalled or paused server: CLIENT PAUSE, a slow fork, a stopped VM of Redis), and too little of the lease was left for the next one; the lease ends on the server within {ends}",
-                humantime::format_duration(round_ms(slow_answer(&s, self.lease).unwrap_or_default()))
+                humantime::format_duration(round_ms(
+                    slow_answer(&s, self.lease).unwrap_or_default()
+                ))
             ),
             (None, None) => format!(
                 "this process sent no heartbeat for {since}, past its lease deadline, with nothing in flight to Redis: it was stopped or starved (SIGSTOP, a paused VM, a suspended or overloaded machine)"
@@ -237,7 +239,11 @@ impl LeaseDeadline {
 /// the lease's safety margin: a wait in Redis (a stall, a pause) rather than in this process.
 fn slow_answer(s: &State, lease: Duration) -> Option<Duration> {
     let answered = s.last_reply?;
-    let took = Duration::from_nanos(answered.as_nanos().saturating_sub(s.confirmed_sent.as_nanos()));
+    let took = Duration::from_nanos(
+        answered
+            .as_nanos()
+            .saturating_sub(s.confirmed_sent.as_nanos()),
+    );
     (took > safety_margin(lease)).then_some(took)
 }
 
@@ -304,7 +310,10 @@ mod tests {
             BootTime::now().saturating_sub(Duration::from_millis(1_900)),
         );
         let why = late.lost_reason(Duration::from_millis(200)).unwrap();
-        assert!(why.contains("was answered only") && why.contains("paused server"), "{why}");
+        assert!(
+            why.contains("was answered only") && why.contains("paused server"),
+            "{why}"
+        );
         assert!(!why.contains("SIGSTOP"), "{why}");
         assert_eq!(d.loss(), Loss::Taken);
         assert_eq!(

@@ -52,7 +52,14 @@ pub async fn take_slot(
 ) -> Result<Outcome> {
     let now = check.server_now_ms;
     let target = Target::new(prefix, &run.job, run.strategy, check);
-    let delay = jitter_delay(&run.job, current, run.jitter);
+    // The server's clock now (the opening's may be old: a replica waited for room, or woke
+    // early), read only for a job with a jitter.
+    let clock = if run.jitter.is_zero() {
+        now
+    } else {
+        conn.server_ms().await.unwrap_or(now).max(now)
+    };
+    let delay = jitter_wait(&run.job, current, run.jitter, clock);
     if !delay.is_zero() {
         let since = std::time::SystemTime::now();
         tokio::time::sleep(delay).await;
@@ -397,9 +404,40 @@ pub fn jitter_delay(job: &str, slot: i64, jitter: Duration) -> Duration {
     Duration::from_millis(hash % span)
 }
 
+/// How long a host that takes `slot` at `now` (the server's clock, ms) waits for its jitter: until
+/// the slot's claim time, `slot` + [`jitter_delay`] (what `next` shows as CLAIMS AT), and not at
+/// all once that has passed. Counted from the slot, not from the start: a run started late (a
+/// catch-up, a host back after an outage, `--max-late` hours) would otherwise wait its whole
+/// jitter again, past the moment every other host of the fleet claims.
+pub fn jitter_wait(job: &str, slot: i64, jitter: Duration, now: i64) -> Duration {
+    let claim_at = slot.saturating_add(crate::time::millis(jitter_delay(job, slot, jitter)));
+    Duration::from_millis(u64::try_from(claim_at.saturating_sub(now)).unwrap_or(0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_jitter_is_waited_for_from_the_slot_not_from_a_late_start() {
+        let (job, slot, j) = ("nightly", 1_796_220_300_000, Duration::from_secs(600));
+        let delay = crate::time::millis(jitter_delay(job, slot, j));
+        assert_eq!(
+            jitter_wait(job, slot, j, slot),
+            jitter_delay(job, slot, j),
+            "started at the slot, the whole delay"
+        );
+        assert_eq!(
+            jitter_wait(job, slot, j, slot + delay / 2),
+            Duration::from_millis(u64::try_from(delay - delay / 2).unwrap()),
+            "started within it, the rest"
+        );
+        assert_eq!(
+            jitter_wait(job, slot, j, slot + 3 * 3_600_000),
+            Duration::ZERO,
+            "started hours late, none"
+        );
+    }
 
     #[test]
     fn the_slot_is_the_one_cron_started_the_process_for() {

@@ -87,11 +87,7 @@ fn a_command_that_ended_while_the_server_was_full_is_never_run_again() {
 
     let holder = finished(holder);
     let backup = finished(backup);
-    let said = format!(
-        "holder: {}\nbackup: {}",
-        stderr(&holder),
-        stderr(&backup)
-    );
+    let said = format!("holder: {}\nbackup: {}", stderr(&holder), stderr(&backup));
     assert_eq!(
         labels(&log),
         vec![format!("{SLOT}/1")],
@@ -178,5 +174,79 @@ fn a_claim_answered_near_its_leases_end_starts_no_command_it_must_stop() {
         vec![(format!("{SLOT}/1"), true)],
         "the command was stopped after a late claim, or run again\n{said}"
     );
-    assert!(said.contains("claiming again with the same token"), "{said}");
+    assert!(
+        said.contains("claiming again with the same token"),
+        "{said}"
+    );
+}
+
+/// Item 6. A run started hours after its slot (a host back after an outage, `--max-late` of
+/// days) claims at once: its jitter is waited for from the slot (the claim time `next` shows as
+/// CLAIMS AT), not again from the late start. The job is one whose delay for this slot is over
+/// half an hour of its one-hour jitter, which the old rule slept through.
+#[test]
+fn a_run_started_hours_after_its_slot_does_not_wait_its_jitter_again() {
+    let s = Server::start();
+    let now = s.now_ms();
+    const HOUR: i64 = 3_600_000;
+    const DAY: i64 = 24 * HOUR;
+    // A daily schedule whose last fire was two and a half to three and a half hours ago (UTC).
+    let hour = (now.rem_euclid(DAY) / HOUR + 21) % 24;
+    let mut slot = now - now.rem_euclid(DAY) + hour * HOUR + 30 * 60_000;
+    if slot > now {
+        slot -= DAY;
+    }
+    let jitter = Duration::from_secs(3_600);
+    let job = (0..)
+        .map(|i| format!("nightly{i}"))
+        .find(|j| anarchon::scheduler::jitter_delay(j, slot, jitter) > Duration::from_secs(1_800))
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut run = s
+        .anarchon_process()
+        .args([
+            "run",
+            "--job",
+            &job,
+            "--schedule",
+            &format!("30 {hour} * * *"),
+        ])
+        .args([
+            "--tz",
+            "UTC",
+            "--jitter",
+            "1h",
+            "--catch-up",
+            "6h",
+            "--max-late",
+            "2d",
+        ])
+        .args(["--", "true"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A minute is far more than a claim needs, and far less than the half hour it slept before.
+    let mut exited = None;
+    while exited.is_none() && started.elapsed() < Duration::from_secs(60) {
+        exited = run.try_wait().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if exited.is_none() {
+        let _ = run.kill();
+    }
+    let out = run.wait_with_output().unwrap();
+    assert!(
+        exited.is_some(),
+        "a run started {} after its slot still waited for its jitter\n{}",
+        humantime::format_duration(Duration::from_millis((now - slot) as u64)),
+        stderr(&out)
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ended: Vec<_> = s
+        .results(&job)
+        .into_iter()
+        .map(|r| (r.slot, r.status))
+        .collect();
+    assert_eq!(ended, vec![(slot, "finished".to_string())]);
 }
