@@ -498,38 +498,29 @@ impl Run<'_> {
         })
     }
 
-    /// Records the command's end as the claim and the outcome say, and stops the lease's keeper:
-    /// after a finish is answered, before a hand-over (whose ended lease a heartbeat would renew).
+    /// Records the command's end as the claim and the outcome say.
     async fn record_end(
         &self,
         conn: &mut Connection,
         claimed: &Claimed,
-        keeper: Option<tokio::task::JoinHandle<()>>,
         outcome: &child::CommandOutcome,
         stopped_for_lease: bool,
     ) -> Recorded {
         let (target, req) = (self.target, self.req);
-        let stop_keeper = || {
-            if let Some(keeper) = &keeper {
-                keeper.abort();
-            }
-        };
         match claimed {
             // Stopped by the daemon's shutdown (its grace over): handed over to a replica standing by,
             // which takes it over at once as the next attempt.
             Claimed::Lease(_) if outcome.stopped_for_shutdown && !outcome.released => {
-                stop_keeper();
                 record::hand_over(conn, target, req, claimed, outcome).await
             }
             // The command was stopped because the lease could not be kept: that is no failure of the
             // run. Finishing it `failed` would take the run from the backups; left alone, its lease
             // ends, the attempt is recorded `interrupted` and a backup (or a later claim) takes over.
             Claimed::Lease(held) if stopped_for_lease => {
-                stop_keeper();
                 Recorded::LeaseLost(held.deadline.lost_reason(Duration::MAX).unwrap_or_default())
             }
             Claimed::Lease(_) | Claimed::ClaimOnly { .. } => {
-                let recorded = record(
+                record(
                     conn,
                     target,
                     req,
@@ -537,9 +528,7 @@ impl Run<'_> {
                     outcome,
                     self.opts.retry.as_ref(),
                 )
-                .await;
-                stop_keeper();
-                recorded
+                .await
             }
         }
     }
@@ -987,9 +976,12 @@ async fn execute(
     let publisher = run.live_output(conn, attempt, &mut spec);
     let outcome = child::run(&spec, deadline, opts.quiet).await;
     let command_ended = SystemTime::now();
-    // The keeper goes on renewing the lease until the end is recorded (record_end stops it): a
-    // holder whose command ended keeps the run, through a server that refuses the record for
-    // now (full: OOM), so that no backup takes a completed run over and runs it again.
+    // From here the lease is renewed by the record's own tries (record::answered), on this one
+    // connection: a keeper's request beside them could take the answer of theirs that a cut
+    // connection lost.
+    if let Some(keeper) = keeper {
+        keeper.abort();
+    }
     if let Some(publisher) = publisher {
         // The last lines and the `end` entry go before the run's end is recorded, so a reader
         // sees all of the output before the status; bounded, so a server that does not answer
@@ -1000,7 +992,7 @@ async fn execute(
 
     let stopped_for_lease = outcome.lease_lost && spec.stop_on_lease_lost;
     let recorded = run
-        .record_end(conn, &claimed, keeper, &outcome, stopped_for_lease)
+        .record_end(conn, &claimed, &outcome, stopped_for_lease)
         .await;
     give_permits(conn, &claimed).await;
     if let (Recorded::Yes, Some(wait)) = (&recorded, &opts.replicas) {

@@ -26,9 +26,9 @@ pub enum Claimed {
 
 impl Claimed {
     /// Until when the run's end is tried, through connection trouble and refusals that pass, as
-    /// read at each try: with a lease, while it lives (its keeper goes on renewing it after the
-    /// command ended, so a server that answers but refuses the record, full at maxmemory, keeps
-    /// the run with its holder until the record goes through), and at least a second from
+    /// read at each try: with a lease, while it lives (renewed between tries that a server refused
+    /// for now, [`renew_between_tries`], so a server that answers but refuses the record, full at
+    /// maxmemory, leaves the run with its holder until the record goes through), and at least a second from
     /// `first_try`: past its deadline once (if nobody took over, the run is ours: the script
     /// checks the token, so a late finish can never overwrite another attempt); claim-only, a
     /// fixed time.
@@ -195,6 +195,10 @@ async fn answered<T>(
                     exit_code: e.exit_code().code(),
                 });
             }
+            Ok(Err(e)) if e.can_pass() => {
+                renew_between_tries(conn, claimed).await;
+                e.to_string()
+            }
             Ok(Err(e)) => e.to_string(),
             Err(_) => "Redis did not answer in time".to_string(),
         };
@@ -203,6 +207,35 @@ async fn answered<T>(
         }
         // The answer's own kind does not matter here: any trouble is retried until `give_up`.
         tries.pause_and_reconnect(conn, give_up()).await;
+    }
+}
+
+/// Renews a held lease between two tries of its end that the server refused for now (full:
+/// OOM under noeviction; the renewal adds no memory and passes there, lua/lease/v1/lib.lua
+/// `renew_in_place`): a holder whose command ended keeps the run until its end is recorded, and
+/// no backup takes a completed run over to run it again. Sent on the record's own connection,
+/// between its tries, never beside one. An answer that the run is no longer ours changes
+/// nothing here: the next try of the end hears it too.
+async fn renew_between_tries(conn: &mut Connection, claimed: &Claimed) {
+    let Claimed::Lease(held) = claimed else {
+        return;
+    };
+    let left = held.deadline.deadline().left();
+    if left.is_zero() {
+        return;
+    }
+    let sent = crate::runner::deadline::BootTime::now();
+    let beat = strategy::lease::heartbeat(
+        conn,
+        &held.keys,
+        held.slot,
+        &held.token,
+        held.deadline.lease(),
+    );
+    if let Ok(Ok(reply)) = timeout(left, beat).await
+        && reply.outcome == TokenOutcome::Ok
+    {
+        held.deadline.confirmed(sent);
     }
 }
 
