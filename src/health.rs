@@ -186,9 +186,10 @@ fn is_failure(status: &str) -> bool {
 }
 
 /// A failed or interrupted run, but not one `run --overlap replace` stopped on purpose for a newer
-/// slot ([`ResultEntry::was_replaced`]): the policy did what it was asked.
+/// slot ([`ResultEntry::was_replaced`]): the policy did what it was asked; nor one a deploy handed
+/// over to a replica standing by ([`ResultEntry::was_handed_over`]): planned, not a failure.
 fn failed(r: &ResultEntry) -> bool {
-    is_failure(&r.status) && !r.was_replaced()
+    is_failure(&r.status) && !r.was_replaced() && !r.was_handed_over()
 }
 
 /// Why a slot of a job's schedule has no run, as health judges it (`timeline` draws these).
@@ -842,6 +843,23 @@ mod tests {
         assert_eq!(dead.state, HealthState::Missed);
         assert_eq!(dead.missed_slots.len(), DUE_LOOKBACK);
         assert_eq!(dead.late_seconds, 28 * 60 + 1);
+    }
+
+    #[test]
+    fn a_hand_over_is_no_failure() {
+        // A deploy stopped attempt 1 and handed it over; attempt 2 ran the slot to its end.
+        let mut handed = result(T, "interrupted");
+        handed.result = serde_json::json!({"reason": "handed over", "handed_over_by": "r1"});
+        let mut taken = result(T, "finished");
+        taken.attempt = Some(2);
+        let mut recent = vec![taken, handed];
+        recent.extend((1..30).map(|i| result(T - i * MIN, "finished")));
+        let h = judge_at(T + MIN, &recent);
+        assert_eq!(
+            (h.state, h.failed_in_a_row, h.last_failure),
+            (HealthState::Ok, 0, None),
+            "{h:?}"
+        );
     }
 
     #[test]

@@ -131,6 +131,11 @@ impl ResultEntry {
         replaced(&self.status, &self.result)
     }
 
+    /// Whether a planned stop of its holder handed this attempt over ([`handed_over`]).
+    pub fn was_handed_over(&self) -> bool {
+        handed_over(&self.status, &self.result)
+    }
+
     /// When the retry of this failed attempt was due (`--retries`: its finish left the run in
     /// progress for it, lua/lease/retry.lua); None for an attempt that ended its run, or another.
     pub fn retry_due(&self) -> Option<i64> {
@@ -198,6 +203,15 @@ fn clip(text: &str) -> String {
 /// interrupted runs.
 pub fn replaced(status: &str, result: &serde_json::Value) -> bool {
     status == "interrupted" && result.get("replaced_by").is_some()
+}
+
+/// Whether an attempt that ended with `status` and `result` was handed over: interrupted by a
+/// planned stop of its holder (`anarchon cron` shutting down, a deploy), its result naming
+/// `handed_over_by` (lua/lease/handed_over.lua), and taken over by a replica standing by. A
+/// deploy, not a failure: health's `failed_in_a_row` and last failure, and `logs`' newest failure,
+/// leave it out (whether its slot was then run to an end is judged apart: lost slots).
+pub fn handed_over(status: &str, result: &serde_json::Value) -> bool {
+    status == "interrupted" && result.get("handed_over_by").is_some()
 }
 
 /// A sorted-set score that holds a slot: an integer (Redis prints whole scores without a fraction).

@@ -441,4 +441,10 @@ fn a_hand_over_is_recorded_as_handed_over_not_as_a_crash() {
     let out = s.cli(&["timeline", "h", "--color", "never"]);
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(text.contains("handed over (shutdown)"), "{text}");
+    // Planned, not a failure (issue 61 item 5): `inspect` (and so the page, top and /metrics,
+    // which read the same health) shows no last failure and none in a row.
+    let out = s.cli(&["inspect", "h", "--json"]);
+    let health = crate::common::json(&out)["health"].clone();
+    assert!(health["last_failure"].is_null(), "{health:#}");
+    assert_eq!(health["failed_in_a_row"], 0, "{health:#}");
 }

@@ -18,11 +18,15 @@ pub struct Selection {
     pub last: Option<u64>,
 }
 
-/// A failed attempt, or an interrupted one that `--overlap replace` did not stop on purpose.
+/// A failed attempt, or an interrupted one that `--overlap replace` did not stop on purpose and
+/// no deploy handed over (planned stops, not failures).
 fn is_failure(e: &HistoryEntry) -> bool {
     match e.status.as_str() {
         "failed" => true,
-        "interrupted" => !crate::store::read::replaced(&e.status, &e.result),
+        "interrupted" => {
+            !crate::store::read::replaced(&e.status, &e.result)
+                && !crate::store::state::handed_over(&e.status, &e.result)
+        }
         _ => false,
     }
 }
