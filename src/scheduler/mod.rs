@@ -409,9 +409,12 @@ pub fn jitter_delay(job: &str, slot: i64, jitter: Duration) -> Duration {
 /// all once that has passed. Counted from the slot, not from the start: a run started late (a
 /// catch-up, a host back after an outage, `--max-late` hours) would otherwise wait its whole
 /// jitter again, past the moment every other host of the fleet claims.
+/// Never longer than the delay itself: a slot taken before its time (`run --slot` of a later
+/// one, a replica woken early) waits no more than it always did.
 pub fn jitter_wait(job: &str, slot: i64, jitter: Duration, now: i64) -> Duration {
-    let claim_at = slot.saturating_add(crate::time::millis(jitter_delay(job, slot, jitter)));
-    Duration::from_millis(u64::try_from(claim_at.saturating_sub(now)).unwrap_or(0))
+    let delay = jitter_delay(job, slot, jitter);
+    let claim_at = slot.saturating_add(crate::time::millis(delay));
+    Duration::from_millis(u64::try_from(claim_at.saturating_sub(now)).unwrap_or(0)).min(delay)
 }
 
 #[cfg(test)]
@@ -436,6 +439,15 @@ mod tests {
             jitter_wait(job, slot, j, slot + 3 * 3_600_000),
             Duration::ZERO,
             "started hours late, none"
+        );
+        assert_eq!(
+            jitter_wait(job, slot, j, slot - 60_000),
+            jitter_delay(job, slot, j),
+            "taken before its time, never more than the delay"
+        );
+        assert_eq!(
+            jitter_wait(job, slot, Duration::ZERO, slot - 60_000),
+            Duration::ZERO
         );
     }
 
