@@ -250,3 +250,123 @@ fn a_run_started_hours_after_its_slot_does_not_wait_its_jitter_again() {
         .collect();
     assert_eq!(ended, vec![(slot, "finished".to_string())]);
 }
+
+/// Item 7. A slot claimed and never run to an end (its holder killed, its attempts spent) turns
+/// every monitor: `check` and `check --window` say CRITICAL with lost=1, `metrics` gives
+/// `anarchon_job_lost_slots` 1, `inspect` lists the slot, and the status page says the run was
+/// lost. (`top` draws the same health as `inspect`.) A monitor forced to OK over it fails here.
+#[test]
+fn a_lost_slot_turns_every_monitor() {
+    use std::io::{BufRead, BufReader};
+    let s = Server::start();
+    const HOUR: i64 = 3_600_000;
+    let now = s.now_ms();
+    // A daily slot three minutes ago, the job first seen a minute before it: the one slot due.
+    let slot = now - now.rem_euclid(60_000) - 3 * 60_000;
+    let schedule = format!(
+        "{} {} * * *",
+        slot.rem_euclid(HOUR) / 60_000,
+        slot.rem_euclid(24 * HOUR) / HOUR
+    );
+    let _: () = s.cmd(&[
+        "HSET",
+        "{cron:lost}:job",
+        "first_seen",
+        &(slot - 60_000).to_string(),
+    ]);
+    let run = |max_late: &str, command: &[&str]| {
+        use std::os::unix::process::CommandExt;
+        s.anarchon_process()
+            .args([
+                "run",
+                "--job",
+                "lost",
+                "--schedule",
+                &schedule,
+                "--tz",
+                "UTC",
+            ])
+            .args([
+                "--max-late",
+                max_late,
+                "--max-attempts",
+                "1",
+                "--lease",
+                "2s",
+            ])
+            .arg("--")
+            .args(command)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    };
+    // Attempt 1: claimed, then its host dies with it (kill -9 of the whole group).
+    let holder = run("10m", &["sleep", "60"]);
+    wait_for("the claim", Duration::from_secs(10), || {
+        s.run("lost", &slot.to_string()).is_some()
+    });
+    crate::common::signal_group("-KILL", holder.id()).unwrap();
+    let _ = finished(holder);
+    crate::common::wait_for_lease_end(&s, "lost", &slot.to_string());
+    // Another host's claim finds the lease lapsed and the attempts spent: recorded interrupted.
+    let later = finished(run("10m", &["true"]));
+    let ended: Vec<_> = s
+        .results("lost")
+        .into_iter()
+        .map(|r| (r.slot, r.status))
+        .collect();
+    assert_eq!(
+        ended,
+        vec![(slot, "interrupted".to_string())],
+        "{}",
+        stderr(&later)
+    );
+    // The job as it is registered now: --max-late 1s, so the slot is judged a minute after it.
+    let _ = finished(run("1s", &["true"]));
+
+    for args in [
+        vec!["check", "lost"],
+        vec!["check", "lost", "--window", "10m"],
+    ] {
+        let out = s.cli(&args);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(out.code(), Some(2), "{args:?}: {}", out.dump());
+        assert!(text.contains("lost=1;"), "{args:?}: {text}");
+    }
+    let metrics = s.cli(&["metrics"]);
+    let text = String::from_utf8_lossy(&metrics.stdout).to_string();
+    let lost: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("anarchon_job_lost_slots{") && l.contains("job=\"lost\""))
+        .collect();
+    assert!(
+        lost.len() == 1 && lost[0].ends_with(" 1"),
+        "anarchon_job_lost_slots: {lost:?}\n{text}"
+    );
+    let health = s.cli(&["inspect", "lost", "--json"]).json()["health"].clone();
+    assert_eq!(
+        health["lost_slots"],
+        serde_json::json!([slot]),
+        "{health:#}"
+    );
+
+    let mut page = s
+        .anarchon_process()
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(page.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = crate::common::served_port(&line).unwrap_or_else(|| panic!("no port in {line:?}"));
+    let (status, body) = crate::common::http::get(port, "/");
+    let _ = page.kill();
+    let _ = page.wait();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("1 run(s) lost"), "{body}");
+}
