@@ -152,7 +152,8 @@ pub struct Health {
     pub oldest_missed: Option<i64>,
     /// Due slots (among those `missed_slots` looks at) that were claimed but never ran to an end:
     /// every attempt ended `interrupted` with no policy or operator behind it (its holder died,
-    /// its lease was lost, its attempts ran out), oldest first. Lost runs, as missed ones are.
+    /// its lease was lost, its attempts ran out, a newer run superseded it, it was handed over
+    /// and never taken), oldest first. Lost runs, as missed ones are.
     pub lost_slots: Vec<i64>,
     /// Runs in progress whose lease ended over [`EXPIRED_AFTER`] ago with nobody to take them over,
     /// oldest first: lost unless an operator acts (`anarchon release`, or run the slot again).
@@ -441,9 +442,14 @@ impl Health {
 }
 
 /// Whether `slot` was claimed but never ran to an end: it has results, every one an attempt that
-/// ended `interrupted` without a policy or an operator behind it (`--overlap replace`, a newer run
-/// superseding it, `anarchon release`), and it is not in progress. Such a run is lost as surely as
-/// one never claimed.
+/// ended `interrupted` without a policy or an operator behind it (`--overlap replace`, `anarchon
+/// release`), and it is not in progress. Such a run is lost as surely as one never claimed.
+///
+/// A run a newer one superseded (`superseded_by`: its lease had lapsed with nobody to take it
+/// over, and under `--overlap forbid` the newer slot's claim ended it) is lost too: nobody decided
+/// to drop it, its command never ran to an end, and the attempts it had left were never given (a
+/// fleet back after the next fire time, killed two seconds into a slot, called that OK). Nor do
+/// hand-overs excuse a slot: one whose every attempt was handed over never ran either.
 ///
 /// A renamed job's newer name that decided the slot from an old name's run records a skip, "ran
 /// as OLD, its old name (...)": that skip defers to the old name's attempts, which decide (when
@@ -460,7 +466,7 @@ fn never_ran_to_an_end(i: &Inputs, slot: i64) -> bool {
         && !i.in_progress.iter().any(|r| r.slot == slot)
         && attempts.all(|r| {
             r.status == "interrupted"
-                && ["replaced_by", "superseded_by", "released_by"]
+                && ["replaced_by", "released_by"]
                     .iter()
                     .all(|why| r.result.get(why).is_none())
         })
@@ -843,6 +849,18 @@ mod tests {
         assert_eq!(dead.state, HealthState::Missed);
         assert_eq!(dead.missed_slots.len(), DUE_LOOKBACK);
         assert_eq!(dead.late_seconds, 28 * 60 + 1);
+    }
+
+    #[test]
+    fn a_run_superseded_before_it_ran_to_an_end_is_lost() {
+        // Slot T's holder died; nobody took it over; slot T + 1m's claim superseded it.
+        let mut superseded = result(T, "interrupted");
+        superseded.result =
+            serde_json::json!({"reason": "lease expired", "superseded_by": T + MIN});
+        let mut recent = vec![result(T + MIN, "finished"), superseded];
+        recent.extend((1..30).map(|i| result(T - i * MIN, "finished")));
+        let h = judge_at(T + 4 * MIN, &recent);
+        assert_eq!((h.state, h.lost_slots), (HealthState::Missed, vec![T]));
     }
 
     #[test]

@@ -295,6 +295,8 @@ mod tests {
     fn a_passed_deadline_says_why() {
         let sent = BootTime::now().saturating_sub(Duration::from_secs(5));
         let d = LeaseDeadline::new(Duration::from_secs(2), sent);
+        // Answered at once, 5 s ago, and nothing since: this process was stopped.
+        d.lock().last_reply = Some(sent);
         let why = d.lost_reason(Duration::ZERO).unwrap();
         assert!(why.contains("stopped or starved"), "{why}");
         d.failed("connection refused".into());

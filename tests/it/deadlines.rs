@@ -370,3 +370,112 @@ fn a_lost_slot_turns_every_monitor() {
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("1 run(s) lost"), "{body}");
 }
+
+/// Item 3. A fleet back after the next fire time: slot N's holder died two seconds into it with
+/// nobody standing by, and the first host back claims slot N+1, which supersedes N (its lease
+/// lapsed, `--overlap forbid`) after one attempt of three. Nobody runs N again, so every monitor
+/// counts it lost: `check`, `check --window`, `metrics` and `inspect` (it said OK, lost=0).
+#[test]
+fn a_run_superseded_by_the_fleet_back_after_the_next_fire_is_counted_lost() {
+    let s = Server::start();
+    const HOUR: i64 = 3_600_000;
+    let now = s.now_ms();
+    // Two daily slots, four and three minutes ago; the job first seen a minute before the first.
+    let older = now - now.rem_euclid(60_000) - 4 * 60_000;
+    let newer = older + 60_000;
+    let (h, m) = (
+        older.rem_euclid(24 * HOUR) / HOUR,
+        older.rem_euclid(HOUR) / 60_000,
+    );
+    let (h2, m2) = (
+        newer.rem_euclid(24 * HOUR) / HOUR,
+        newer.rem_euclid(HOUR) / 60_000,
+    );
+    // As cron knows them: the older slot's crontab line alone, then both.
+    let only_older = format!("{m} {h} * * *");
+    let both = if h == h2 {
+        format!("{m},{m2} {h} * * *")
+    } else {
+        format!("{m},{m2} {h},{h2} * * *")
+    };
+    let _: () = s.cmd(&[
+        "HSET",
+        "{cron:fleet}:job",
+        "first_seen",
+        &(older - 60_000).to_string(),
+    ]);
+    let run = |schedule: &str, max_late: &str, command: &[&str]| {
+        use std::os::unix::process::CommandExt;
+        s.anarchon_process()
+            .args([
+                "run",
+                "--job",
+                "fleet",
+                "--schedule",
+                schedule,
+                "--tz",
+                "UTC",
+            ])
+            .args([
+                "--max-late",
+                max_late,
+                "--lease",
+                "2s",
+                "--overlap",
+                "forbid",
+            ])
+            .arg("--")
+            .args(command)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    };
+    let holder = run(&only_older, "10m", &["sleep", "60"]);
+    wait_for("the older slot's claim", Duration::from_secs(10), || {
+        s.run("fleet", &older.to_string()).is_some()
+    });
+    crate::common::signal_group("-KILL", holder.id()).unwrap();
+    let _ = finished(holder);
+    crate::common::wait_for_lease_end(&s, "fleet", &older.to_string());
+    // The fleet is back: its first host takes the newer slot.
+    let back = finished(run(&both, "10m", &["true"]));
+    assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
+    let older_records: Vec<_> = s
+        .results("fleet")
+        .into_iter()
+        .filter(|r| r.slot == older)
+        .collect();
+    assert!(
+        older_records.len() == 1 && older_records[0].result.get("superseded_by").is_some(),
+        "{older_records:?}"
+    );
+    // The job as registered now: --max-late 1s, so both slots are judged a minute after them.
+    let _ = finished(run(&both, "1s", &["true"]));
+
+    for args in [
+        vec!["check", "fleet"],
+        vec!["check", "fleet", "--window", "10m"],
+    ] {
+        let out = s.cli(&args);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(out.code(), Some(2), "{args:?}: {}", out.dump());
+        assert!(text.contains("lost=1;"), "{args:?}: {text}");
+    }
+    let metrics = String::from_utf8_lossy(&s.cli(&["metrics"]).stdout).to_string();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("anarchon_job_lost_slots{")
+                && l.contains("job=\"fleet\"")
+                && l.ends_with(" 1")),
+        "{metrics}"
+    );
+    let health = s.cli(&["inspect", "fleet", "--json"]).json()["health"].clone();
+    assert_eq!(
+        health["lost_slots"],
+        serde_json::json!([older]),
+        "{health:#}"
+    );
+}

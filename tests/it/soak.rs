@@ -19,11 +19,12 @@
 //! ran (one attempt the store records finished or failed, whose command the log shows running), or
 //! a record saying why not that one host alone would also have written: skipped for a run that
 //! truly held the job then (the run the reason names, as the store has it), by catch-up only over
-//! an outage or a server pause or a full Redis, paused only inside a pause; replaced, superseded,
-//! released by the operator. A pause excuses a slot nobody claimed, nothing else. Anything else (no
-//! record at all, an attempt that ended `interrupted` with nobody to finish the run, a run still in
-//! progress) is lost and fails the soak as two copies do. One exception, counted apart: a slot
-//! whose every allowed attempt (3) ended `interrupted`, each stopped (by the command's own log)
+//! an outage or a server pause or a full Redis, paused only inside a pause; replaced, released by
+//! the operator. A pause excuses a slot nobody claimed, nothing else. Anything else (no record at
+//! all, an attempt that ended `interrupted` with nobody to finish the run, a run a newer one
+//! superseded, a run still in progress) is lost and fails the soak as two copies do. One
+//! exception, counted apart: a slot whose every allowed attempt (3, or fewer before a newer run
+//! superseded it) ended `interrupted`, each stopped (by the command's own log)
 //! while a fault the nemesis dealt held that attempt's host (or the server), no longer ago than
 //! the fault's reach (the lease, a held-back reply, the command timeout). The fleet tried all it
 //! may and the soak itself ended each try; no scheduler can run it, but it did not run, so
@@ -792,7 +793,14 @@ fn every_attempt_hit(results: &[&ResultEntry], copies: &[&Copy], hits: &[Hit]) -
         .copied()
         .filter(|r| r.retry_due().is_none())
         .collect();
-    if results.len() < MAX_ATTEMPTS || results.iter().any(|r| r.status != "interrupted") {
+    // Its attempts spent, or ended sooner by a newer run that superseded it (nobody took it over
+    // before the next slot's claim: every host that could was hit).
+    let superseded = results
+        .iter()
+        .any(|r| r.result.get("superseded_by").is_some());
+    if (results.len() < MAX_ATTEMPTS && !superseded)
+        || results.iter().any(|r| r.status != "interrupted")
+    {
         return None;
     }
     let mut why = Vec::new();

@@ -15,7 +15,7 @@ pub enum Ended {
     /// No copy of the command ran for it, and a record says it was skipped, with its reason (the
     /// caller judges whether one host alone would have written that reason).
     Skipped(String),
-    /// Its run was ended by a policy or an operator (replaced, superseded, released): what.
+    /// Its run was ended by a policy or an operator (replaced, released, no permit): what.
     ByPolicy(&'static str),
 }
 
@@ -150,7 +150,9 @@ pub fn judge_slot(
     for r in records.iter().filter(|r| r.status == "interrupted") {
         for (field, why) in [
             ("replaced_by", "replaced (--overlap replace)"),
-            ("superseded_by", "superseded by a newer run"),
+            // (Not `superseded_by`: a newer run ended it because nobody had taken it over, its
+            // command never ran to an end, and its attempts left were never given: a run lost,
+            // for the caller to pin on what it did to the fleet, as `check` counts it.)
             ("released_by", "released by the operator"),
             // Won, but its --limit had no room (the caller checks that the runs it names held
             // the permits then).
@@ -367,8 +369,9 @@ mod tests {
     }
 
     /// A new name's hand-over record that skipped the slot as "ran as OLD (interrupted)" defers
-    /// to OLD's records: superseded there (a policy), the slot is decided by that policy; every
-    /// attempt under OLD died, it is lost, whatever the skip says (the checker is not fooled).
+    /// to OLD's records: released there (an operator), the slot is decided by that; every
+    /// attempt under OLD died, or a newer run superseded it, it is lost, whatever the skip says
+    /// (the checker is not fooled).
     #[test]
     fn a_skip_that_defers_to_an_old_name_is_judged_by_the_old_name_s_records() {
         let slot = 1_000_000;
@@ -390,11 +393,15 @@ mod tests {
             "interrupted",
             serde_json::json!({"reason": "lease expired"}),
         );
+        let released = record(
+            slot,
+            1,
+            "interrupted",
+            serde_json::json!({"reason": "stuck", "released_by": "ops"}),
+        );
         for (b, expected) in [
-            (
-                &superseded,
-                Some(Ended::ByPolicy("superseded by a newer run")),
-            ),
+            (&released, Some(Ended::ByPolicy("released by the operator"))),
+            (&superseded, None),
             (&died, None),
         ] {
             let named = [
