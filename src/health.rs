@@ -379,11 +379,24 @@ fn due_runs(i: &Inputs, grace_ms: i64) -> Due {
     // Claimed, or decided otherwise (a pause, or not known): every due slot but a missed one.
     let claimed = |slot: i64| no_run(i, oldest_known, slot, due_until) != Some(NoRun::Missed);
     let missed_slots: Vec<i64> = due.iter().copied().filter(|s| !claimed(*s)).collect();
-    let lost_slots: Vec<i64> = due
+    // Lost among the due slots, and sooner: a slot of the schedule whose run has ended without
+    // ever running to its end (its attempts spent, handed over again and again, superseded) is
+    // lost at once, whatever its grace says; nothing more can happen to it, and a monitor that
+    // waited for the grace called it OK meanwhile (a hand-over storm, issue 61 item 4).
+    let ended_lost_early = i
+        .schedule
+        .map(|s| s.newest_between(due_until, i.now, DUE_LOOKBACK))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|slot| i.recent.iter().any(|r| r.slot == *slot));
+    let mut lost_slots: Vec<i64> = due
         .iter()
         .copied()
+        .chain(ended_lost_early)
         .filter(|s| never_ran_to_an_end(i, *s))
         .collect();
+    lost_slots.sort_unstable();
+    lost_slots.dedup();
     let last_due = due.last().copied();
     let oldest_missed = match (i.schedule, last_due) {
         (Some(s), Some(newest_due)) if !claimed(newest_due) => oldest_undecided(s, i, due_until),
@@ -861,6 +874,31 @@ mod tests {
         recent.extend((1..30).map(|i| result(T - i * MIN, "finished")));
         let h = judge_at(T + 4 * MIN, &recent);
         assert_eq!((h.state, h.lost_slots), (HealthState::Missed, vec![T]));
+    }
+
+    #[test]
+    fn a_slot_whose_every_attempt_was_handed_over_is_lost_at_once() {
+        // Slot T: attempts 1 to 11 handed over, the last ended by the claim that found the
+        // budget spent. Nothing more can happen to it: lost now, not once its grace has passed.
+        let mut recent: Vec<ResultEntry> = (1..=11)
+            .rev()
+            .map(|n| {
+                let mut r = result(T, "interrupted");
+                r.attempt = Some(n);
+                r.result =
+                    serde_json::json!({"reason": "handed over", "handed_over_by": format!("r{n}")});
+                r
+            })
+            .collect();
+        recent.extend((1..30).map(|i| result(T - i * MIN, "finished")));
+        let h = judge_at(T + 30_000, &recent);
+        assert_eq!(
+            (h.state, h.lost_slots),
+            (HealthState::Missed, vec![T]),
+            "within its grace"
+        );
+        let h = judge_at(T + 4 * MIN, &recent);
+        assert_eq!(h.lost_slots, vec![T], "once due");
     }
 
     #[test]

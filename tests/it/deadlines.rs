@@ -479,3 +479,86 @@ fn a_run_superseded_by_the_fleet_back_after_the_next_fire_is_counted_lost() {
         "{health:#}"
     );
 }
+
+/// Item 4. A hand-over storm: the replica running a slot's long command is stopped (SIGTERM, a
+/// 1 s grace) again and again, each time with a new replica standing by, until the hand-overs
+/// have spent what a slot may be given (`--max-attempts 1`, plus 10 hand-overs). The slot never
+/// ran to an end, and nothing more can happen to it: `check` says it was lost at once (it said
+/// OK until the slot's grace had passed), and so do `metrics` and `inspect`.
+#[test]
+fn a_slot_handed_over_until_its_budget_is_spent_is_lost_at_once() {
+    use crate::common::replica::Replica;
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let log = dir.path().join("storm.log");
+    std::fs::write(
+        &file,
+        format!(
+            "# anarchon: --job storm --max-attempts 1 --lease 4s --max-late 1m\n*/20 * * * * * {}\n",
+            ticker(&log, 100_000)
+        ),
+    )
+    .unwrap();
+    let grace = ["--shutdown-grace", "1s", "-v"];
+    // A slot's storm is over well before the next slot (20 s): start 1 to 4 s before a slot.
+    s.wait_for_phase(20_000, 16_000, 19_000);
+    let mut holder = Replica::start(&s.url, &file, dir.path(), "r0", &grace);
+    wait_for("the run to start", Duration::from_secs(10), || {
+        !labels(&log).is_empty()
+    });
+    let slot: i64 = labels(&log)[0].split('/').next().unwrap().parse().unwrap();
+    for n in 1..=11 {
+        let standby = Replica::start(&s.url, &file, dir.path(), &format!("r{n}"), &grace);
+        wait_for(
+            &format!("replica r{n} to stand by"),
+            Duration::from_secs(10),
+            || standby.stderr().contains("standing by"),
+        );
+        assert_eq!(holder.stop(Duration::from_secs(20)), Some(0));
+        holder = standby;
+        if n < 11 {
+            wait_for(
+                &format!("attempt {} to run", n + 1),
+                Duration::from_secs(10),
+                || labels(&log).contains(&format!("{slot}/{}", n + 1)),
+            );
+        }
+    }
+    // The eleventh hand-over spent the budget: the standing-by replica's claim ended the run.
+    wait_for("the run to end", Duration::from_secs(10), || {
+        !s.in_progress("storm").contains(&slot)
+    });
+    let handed = s
+        .results("storm")
+        .into_iter()
+        .filter(|r| r.slot == slot && r.was_handed_over())
+        .count();
+    assert_eq!(handed, 11, "{:?}", s.results("storm"));
+    drop(holder);
+
+    // Judged at once, within the slot's grace (--max-late 1m + 1m).
+    let out = s.cli(&["check", "storm"]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    assert!(text.contains("lost=1;"), "{text}");
+    let metrics = String::from_utf8_lossy(&s.cli(&["metrics"]).stdout).to_string();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("anarchon_job_lost_slots{")
+                && l.contains("job=\"storm\"")
+                && l.ends_with(" 1")),
+        "{metrics}"
+    );
+    let health = s.cli(&["inspect", "storm", "--json"]).json()["health"].clone();
+    assert_eq!(
+        health["lost_slots"],
+        serde_json::json!([slot]),
+        "{health:#}"
+    );
+    assert_eq!(
+        health["failed_in_a_row"], 0,
+        "hand-overs are no failures: {health:#}"
+    );
+}
