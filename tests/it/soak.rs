@@ -491,8 +491,44 @@ const FAULTS: [Nemesis; 12] = [
     Nemesis::Oom,
 ];
 
+/// The faults a third of the nemesis' hits deal at one of the protocol's deadlines (issue 61 item
+/// 8), where defects hide: within 400 ms before or after a run's lease end or the next fire
+/// time, each lasting past a lease (3.2-4.5 s; a reply held back 2.5-3.5 s): the server paused or
+/// full, a host stopped, killed or handed over, replies held back, the whole fleet down.
+const AIMED: [Nemesis; 7] = [
+    Nemesis::ServerPause,
+    Nemesis::Oom,
+    Nemesis::Stop,
+    Nemesis::Kill9,
+    Nemesis::Delay,
+    Nemesis::Term,
+    Nemesis::Outage,
+];
+
+/// A deadline of the protocol within the next 4 s, by the clock the server shares with this
+/// machine, and what it is: the soonest lease end of the job's runs in progress (`pick` even;
+/// none when no run holds one), or the next fire time.
+fn a_deadline(s: &Server, fleet: &Fleet, pick: u64) -> Option<(i64, &'static str)> {
+    let now = now_ms();
+    if pick.is_multiple_of(2) {
+        let job = fleet.job();
+        // A read the server refuses or stalls on (the nemesis paused it) aims at nothing.
+        let runs = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.runs(&job))).ok()?;
+        return runs
+            .values()
+            .filter(|r| r.status == "running")
+            .filter_map(|r| r.lease_end)
+            .filter(|end| (now..now + 4_000).contains(end))
+            .min()
+            .map(|end| (end, "a lease's end"));
+    }
+    let every = i64::try_from(EVERY.as_millis()).unwrap();
+    Some(((now / every + 1) * every, "the next fire time"))
+}
+
 /// Hits one fault at random every 1-2 s until `until`; each fault lasts 1-5 s and is undone by a
-/// thread of its own, so faults overlap. Returns how many of each it dealt.
+/// thread of its own, so faults overlap. A third of them are aimed at a deadline ([`AIMED`]).
+/// Returns how many of each it dealt.
 fn nemesis(
     s: &Server,
     (hosts, log, line): (&[Arc<Host>], &Path, Line),
@@ -505,11 +541,28 @@ fn nemesis(
     let release_waits = release_can_wait();
     while Instant::now() < until {
         std::thread::sleep(Duration::from_millis(1_000 + rng.next_u64() % 1_000));
-        let fault = FAULTS[usize::try_from(rng.next_u64() % FAULTS.len() as u64).unwrap()];
+        let mut fault = FAULTS[usize::try_from(rng.next_u64() % FAULTS.len() as u64).unwrap()];
         let host = hosts[usize::try_from(rng.next_u64() % hosts.len() as u64).unwrap()].clone();
-        let lasts = Duration::from_millis(1_000 + rng.next_u64() % 4_000);
+        let mut lasts = Duration::from_millis(1_000 + rng.next_u64() % 4_000);
         let pick = rng.next_u64();
-        let delay = Duration::from_millis(500 + pick % 3_500);
+        let mut delay = Duration::from_millis(500 + pick % 3_500);
+        let (aim, offset) = (
+            rng.next_u64(),
+            i64::try_from(rng.next_u64() % 801).unwrap() - 400,
+        );
+        let mut aimed_at = None;
+        if aim.is_multiple_of(3)
+            && let Some((deadline, what)) = a_deadline(s, fleet, aim / 3)
+        {
+            let wait = deadline + offset - now_ms();
+            if wait > 0 {
+                std::thread::sleep(Duration::from_millis(u64::try_from(wait).unwrap()));
+            }
+            fault = AIMED[usize::try_from(pick % AIMED.len() as u64).unwrap()];
+            lasts = Duration::from_millis(3_200 + pick % 1_300);
+            delay = Duration::from_millis(2_500 + pick % 1_000);
+            aimed_at = Some(what);
+        }
         let hit = |host: Option<&str>, for_ms: u128| {
             let held_back_ms = match fault {
                 Nemesis::Delay => i64::try_from(delay.as_millis()).unwrap(),
@@ -676,7 +729,11 @@ fn nemesis(
             }
         };
         if done {
-            *dealt.entry(format!("{fault:?}")).or_default() += 1;
+            let what = match aimed_at {
+                Some(at) => format!("{fault:?} at {at}"),
+                None => format!("{fault:?}"),
+            };
+            *dealt.entry(what).or_default() += 1;
         }
     }
     for u in undo {
