@@ -405,6 +405,15 @@ fn print_health(ctx: &Context, d: &JobDetail) {
                 )
             }
         );
+        // A run claimed and never run to an end: lost, and where its attempts are told.
+        for slot in &h.lost_slots {
+            crate::outln!(
+                "lost     the run of {} was claimed and never ran to an end (every attempt interrupted, none left)\n  hint: `anarchon logs {} --slot {}` shows its attempts",
+                out.time(*slot),
+                d.job,
+                crate::time::rfc3339(*slot),
+            );
+        }
         // A run nobody will finish: say what to do.
         for slot in &h.expired_slots {
             crate::outln!(

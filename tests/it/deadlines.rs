@@ -251,17 +251,13 @@ fn a_run_started_hours_after_its_slot_does_not_wait_its_jitter_again() {
     assert_eq!(ended, vec![(slot, "finished".to_string())]);
 }
 
-/// Item 7. A slot claimed and never run to an end (its holder killed, its attempts spent) turns
-/// every monitor: `check` and `check --window` say CRITICAL with lost=1, `metrics` gives
-/// `anarchon_job_lost_slots` 1, `inspect` lists the slot, and the status page says the run was
-/// lost. (`top` draws the same health as `inspect`.) A monitor forced to OK over it fails here.
-#[test]
-fn a_lost_slot_turns_every_monitor() {
-    use std::io::{BufRead, BufReader};
-    let s = Server::start();
+/// Plants a lost run of `job`: a daily slot three minutes ago (the job first seen a minute before
+/// it), claimed by a host killed with it (kill -9 of the whole group), then ended `interrupted` by
+/// another host's claim that finds its lease lapsed and its one attempt spent; the job registered
+/// last with `--max-late 1s`, so the slot is judged a minute after it. Its slot.
+pub(crate) fn plant_a_lost_slot(s: &Server, job: &str) -> i64 {
     const HOUR: i64 = 3_600_000;
     let now = s.now_ms();
-    // A daily slot three minutes ago, the job first seen a minute before it: the one slot due.
     let slot = now - now.rem_euclid(60_000) - 3 * 60_000;
     let schedule = format!(
         "{} {} * * *",
@@ -270,22 +266,14 @@ fn a_lost_slot_turns_every_monitor() {
     );
     let _: () = s.cmd(&[
         "HSET",
-        "{cron:lost}:job",
+        &format!("{{cron:{job}}}:job"),
         "first_seen",
         &(slot - 60_000).to_string(),
     ]);
     let run = |max_late: &str, command: &[&str]| {
         use std::os::unix::process::CommandExt;
         s.anarchon_process()
-            .args([
-                "run",
-                "--job",
-                "lost",
-                "--schedule",
-                &schedule,
-                "--tz",
-                "UTC",
-            ])
+            .args(["run", "--job", job, "--schedule", &schedule, "--tz", "UTC"])
             .args([
                 "--max-late",
                 max_late,
@@ -302,18 +290,16 @@ fn a_lost_slot_turns_every_monitor() {
             .spawn()
             .unwrap()
     };
-    // Attempt 1: claimed, then its host dies with it (kill -9 of the whole group).
     let holder = run("10m", &["sleep", "60"]);
     wait_for("the claim", Duration::from_secs(10), || {
-        s.run("lost", &slot.to_string()).is_some()
+        s.run(job, &slot.to_string()).is_some()
     });
     crate::common::signal_group("-KILL", holder.id()).unwrap();
     let _ = finished(holder);
-    crate::common::wait_for_lease_end(&s, "lost", &slot.to_string());
-    // Another host's claim finds the lease lapsed and the attempts spent: recorded interrupted.
+    crate::common::wait_for_lease_end(s, job, &slot.to_string());
     let later = finished(run("10m", &["true"]));
     let ended: Vec<_> = s
-        .results("lost")
+        .results(job)
         .into_iter()
         .map(|r| (r.slot, r.status))
         .collect();
@@ -323,8 +309,20 @@ fn a_lost_slot_turns_every_monitor() {
         "{}",
         stderr(&later)
     );
-    // The job as it is registered now: --max-late 1s, so the slot is judged a minute after it.
     let _ = finished(run("1s", &["true"]));
+    slot
+}
+
+/// Item 7. A slot claimed and never run to an end (its holder killed, its attempts spent) turns
+/// every monitor: `check` and `check --window` say CRITICAL with lost=1, `metrics` gives
+/// `anarchon_job_lost_slots` 1, `inspect` lists the slot and says what to read, and the status
+/// page says the run was lost (`top`: top::a_lost_run_is_on_the_open_job). A monitor forced to OK
+/// over it fails here.
+#[test]
+fn a_lost_slot_turns_every_monitor() {
+    use std::io::{BufRead, BufReader};
+    let s = Server::start();
+    let slot = plant_a_lost_slot(&s, "lost");
 
     for args in [
         vec!["check", "lost"],
@@ -350,6 +348,11 @@ fn a_lost_slot_turns_every_monitor() {
         health["lost_slots"],
         serde_json::json!([slot]),
         "{health:#}"
+    );
+    let text = String::from_utf8_lossy(&s.cli(&["inspect", "lost"]).stdout).to_string();
+    assert!(
+        text.contains("lost     the run of") && text.contains("anarchon logs lost --slot"),
+        "{text}"
     );
 
     let mut page = s

@@ -991,3 +991,27 @@ fn a_pending_retry_and_a_limit_are_on_the_job_s_page() {
     let _ = waiting.kill();
     let _ = waiting.wait();
 }
+
+/// A lost run (claimed, and never run to an end) shows in `top` as in `inspect`: the job's state
+/// is missed, and the open job says which run was lost (issue 61 item 7: every monitor).
+#[test]
+fn a_lost_run_is_on_the_open_job() {
+    let s = Server::start();
+    crate::deadlines::plant_a_lost_slot(&s, "gone");
+    let mut top = Top::start(&s, &["top", "--interval", "300ms"]);
+    let lines = top.wait_for("─ gone: newest results");
+    let row = lines
+        .iter()
+        .find(|l| l.trim_start_matches("> ").starts_with("gone "))
+        .unwrap_or_else(|| panic!("no row of gone:\n{}", lines.join("\n")));
+    assert!(row.contains("missed"), "{row}");
+    top.keys("\r");
+    let lines = top.wait_for("was claimed and never ran to an end");
+    assert!(
+        lines.iter().any(|l| l.starts_with("lost ")),
+        "{}",
+        lines.join("\n")
+    );
+    top.keys("q");
+    assert_eq!(top.exit_code(), 0);
+}

@@ -545,6 +545,13 @@ fn facts(j: &JobRow, format: Option<u32>, now: i64) -> Vec<Line<'static>> {
             n => format!("; {n} failed in a row"),
         }
     )));
+    // Runs claimed and never run to an end, as `inspect` says them.
+    lines.extend(h.lost_slots.iter().map(|slot| {
+        Line::raw(format!(
+            "lost     the run of {} was claimed and never ran to an end",
+            relative(Some(*slot), now)
+        ))
+    }));
     lines.extend(registry_facts(v.registry.as_ref(), now));
     lines.extend(standing_facts(j, now));
     lines.extend(last_failure_fact(&v.recent));
