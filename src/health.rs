@@ -150,10 +150,11 @@ pub struct Health {
     /// The oldest due slot nobody claimed since the newest one decided (uncapped, unlike
     /// `missed_slots`): where a job that stopped stopped.
     pub oldest_missed: Option<i64>,
-    /// Due slots (among those `missed_slots` looks at) that were claimed but never ran to an end:
-    /// every attempt ended `interrupted` with no policy or operator behind it (its holder died,
-    /// its lease was lost, its attempts ran out, a newer run superseded it, it was handed over
-    /// and never taken), oldest first. Lost runs, as missed ones are.
+    /// Slots that were claimed but never ran to an end: every attempt ended `interrupted` with no
+    /// policy or operator behind it (its holder died, its lease was lost, its attempts ran out, a
+    /// newer run superseded it, it was handed over and never taken), oldest first; among the due
+    /// slots `missed_slots` looks at, and any slot of the schedule whose run ended so before it
+    /// was due (nothing more can happen to it). Lost runs, as missed ones are.
     pub lost_slots: Vec<i64>,
     /// Runs in progress whose lease ended over [`EXPIRED_AFTER`] ago with nobody to take them over,
     /// oldest first: lost unless an operator acts (`anarchon release`, or run the slot again).
