@@ -161,12 +161,22 @@ impl GlobalArgs {
             Some((scheme, rest)) => (format!("{scheme}://{rest}"), true),
             None => (text, false),
         };
-        let mut url = url::Url::parse(&text).map_err(|e| {
+        let unparsed = |why: String| {
+            let problem = crate::connection::unparsed_url_problem(&text)
+                .map_or(String::new(), |p| format!(": {p}"));
             Error::usage(format!(
-                "{} is not a URL ({e})\n  hint: use redis://[user:password@]host:port[/db]",
-                crate::connection::redact_url(&text)
+                "{} is not a Redis URL ({why}){problem}\n  hint: use redis://[user:password@]host:port[/db], rediss:// for TLS",
+                crate::connection::redact_unparsed_url(&text)
             ))
-        })?;
+        };
+        // `host:6379` parses as a URL of the scheme `host`: no scheme the client knows.
+        if !text.contains("://") {
+            let shown = crate::connection::redact_unparsed_url(&text);
+            return Err(Error::usage(format!(
+                "{shown} is not a Redis URL: it has no scheme\n  hint: write redis://{shown} (rediss:// for TLS)"
+            )));
+        }
+        let mut url = url::Url::parse(&text).map_err(|e| unparsed(e.to_string()))?;
         if let Some(user) = &self.user {
             url.set_username(user)
                 .map_err(|_| Error::usage("--user cannot be set on this URL"))?;

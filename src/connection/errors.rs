@@ -161,6 +161,44 @@ pub fn redact_url(url: &str) -> String {
     redact_text(url, url)
 }
 
+/// A URL that did not parse, as a message may show it: nothing of what stands between `//` (or
+/// the start, when it has no scheme) and its last `@` is shown, whatever it is: a password with an
+/// unencoded `#`, `/` or `?` ends where a parser thinks the host begins, so no parse can say which
+/// part is secret. Then the query's secrets are hidden as ever ([`redact_text`]).
+pub fn redact_unparsed_url(text: &str) -> String {
+    let (scheme, rest) = match text.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), text),
+    };
+    let shown = match rest.rsplit_once('@') {
+        Some((_, after)) => format!("{scheme}***@{after}"),
+        None => format!("{scheme}{rest}"),
+    };
+    redact_text(&shown, &shown)
+}
+
+/// What is wrong with a Redis URL that did not parse, when it can be told without showing it: a
+/// user or password holding a character that must be percent-encoded there.
+pub fn unparsed_url_problem(text: &str) -> Option<String> {
+    let (_, rest) = text.split_once("://")?;
+    let (userinfo, _) = rest.rsplit_once('@')?;
+    let odd: Vec<String> = ['#', '/', '?', '@']
+        .into_iter()
+        .filter(|c| userinfo.contains(*c))
+        .map(|c| format!("{c} as {}", percent(c)))
+        .collect();
+    (!odd.is_empty()).then(|| {
+        format!(
+            "its user or password holds a character that must be percent-encoded there: {}",
+            odd.join(", ")
+        )
+    })
+}
+
+fn percent(c: char) -> String {
+    format!("%{:02X}", u32::from(c))
+}
+
 /// Removes the URL's secrets ([`url_secrets`]) from a text: some client errors quote the URL or
 /// its parts.
 pub(super) fn redact_text(text: &str, url: &str) -> String {

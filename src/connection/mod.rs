@@ -24,7 +24,9 @@ pub mod retry;
 mod sentinel;
 
 use errors::{connection_error, redact_text};
-pub use errors::{map_redis_error, redact_url, url_for, url_secrets};
+pub use errors::{
+    map_redis_error, redact_unparsed_url, redact_url, unparsed_url_problem, url_for, url_secrets,
+};
 pub use sentinel::SentinelTarget;
 use sentinel::open_via_sentinels;
 
@@ -595,6 +597,28 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0
             "redis+sentinel://h/m?db=1&sentinel_password=***&auth_token=***&x_pass=***"
         );
         assert_eq!(redact_url("redis://h/0?S3cr3tPW"), "redis://h/0?***");
+        // A URL that did not parse: nothing up to its last `@` (issue 62 item 3).
+        for (text, shown) in [
+            (
+                "redis://u:Pw#S1@127.0.0.1:6379",
+                "redis://***@127.0.0.1:6379",
+            ),
+            ("redis://u:Pw/S2@h:1", "redis://***@h:1"),
+            ("redis://u:Pw?S3@h:1", "redis://***@h:1"),
+            ("redis://u:a@b@h:1", "redis://***@h:1"),
+            ("u:S4@localhost:6379", "***@localhost:6379"),
+            ("localhost:6379", "localhost:6379"),
+            ("redis://h:x/?password=S5", "redis://h:x/?password=***"),
+        ] {
+            assert_eq!(redact_unparsed_url(text), shown, "{text}");
+        }
+        assert_eq!(
+            unparsed_url_problem("redis://u:Pw#S1@h:1").as_deref(),
+            Some(
+                "its user or password holds a character that must be percent-encoded there: # as %23"
+            )
+        );
+        assert_eq!(unparsed_url_problem("redis://u:pw@h:x"), None);
     }
 
     #[test]

@@ -702,3 +702,54 @@ fn a_password_file_others_can_read_is_warned_about() {
     let err = list(0o600);
     assert!(!err.contains("warning"), "{err}");
 }
+
+/// A password in a URL that does not parse is never shown (issue 62 item 3): whatever stands
+/// between `//` and the last `@` (an unencoded `#`, `/` or `?` ends a parser's idea of the
+/// password early), in `list`'s error, from a flag or the environment, and in `cron`'s log; and
+/// the message says what is wrong (the character to percent-encode, or the missing scheme).
+#[test]
+fn a_password_in_a_url_that_does_not_parse_is_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let crontab = dir.path().join("crontab");
+    std::fs::write(&crontab, "* * * * * true\n").unwrap();
+    let forms = [
+        ("redis://u:Pw#SECRET1@127.0.0.1:6379", Some("%23")),
+        ("redis://u:Pw/SECRET2@127.0.0.1:6379", Some("%2F")),
+        ("redis://u:Pw?SECRET3@127.0.0.1:6379", Some("%3F")),
+        ("redis://u:SECRET4@127.0.0.1:notaport", None),
+        ("redis://:SECRET5@[::1", None),
+        ("rediss://u:Pw#SECRET6@h:1/0", Some("%23")),
+        ("u:SECRET7@localhost:6379", Some("no scheme")),
+        ("localhost:6379", Some("write redis://localhost:6379")),
+    ];
+    for (url, says) in forms {
+        let runs = [
+            common::anarchon()
+                .env("ANARCHON_REDIS_URL", url)
+                .arg("list")
+                .output()
+                .unwrap(),
+            common::anarchon()
+                .args(["--redis", url, "list"])
+                .output()
+                .unwrap(),
+            common::anarchon()
+                .env("ANARCHON_REDIS_URL", url)
+                .args(["cron", crontab.to_str().unwrap(), "--log-format", "json"])
+                .output()
+                .unwrap(),
+        ];
+        for out in runs {
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_ne!(out.status.code(), Some(0), "{url}: {said}");
+            assert!(!said.contains("SECRET"), "{url}: {said}");
+            if let Some(words) = says {
+                assert!(said.contains(words), "{url}: {said}");
+            }
+        }
+    }
+}
