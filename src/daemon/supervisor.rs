@@ -155,6 +155,11 @@ impl Shared {
         let Some(cap) = &self.cap else {
             return Some(super::cap::Room::Unlimited);
         };
+        // An excluded slot runs nothing and takes no room: it goes on at once to be recorded
+        // skipped (take_slot), where a full replica waiting for room left it with no record.
+        if let Ok(Some(_)) = crate::scheduler::exclusion_of(conn, &self.prefix, job, slot).await {
+            return Some(super::cap::Room::Unlimited);
+        }
         let now = || self.server_now();
         cap.room_for(job, conn, check, slot, (&self.prefix, &now))
             .await

@@ -298,6 +298,25 @@ pub struct Outcome {
     pub exit_status: ExitStatus,
 }
 
+/// The exclusion window of `run`'s job (`--exclude`, its calendars) that covers `slot`, read in the
+/// schedule's zone (UTC without a schedule); None when none does.
+pub async fn exclusion_of(
+    conn: &mut Connection,
+    prefix: &str,
+    run: &RunSettings,
+    slot: i64,
+) -> Result<Option<crate::exclusion::Exclusion>> {
+    let windows = run.exclusions(conn, prefix).await?;
+    if windows.is_empty() {
+        return Ok(None);
+    }
+    let local = match &run.schedule {
+        Some(schedule) => schedule.local(slot).map(|t| t.naive_local()),
+        None => chrono::DateTime::from_timestamp_millis(slot).map(|t| t.naive_utc()),
+    };
+    Ok(local.and_then(|at| crate::exclusion::covering(&windows, at).cloned()))
+}
+
 /// A slot in one of the job's exclusion windows (`--exclude`, `--calendar`) is not claimed: it is
 /// recorded skipped, with the window's name as the reason (`excluded: <name>`), by every host
 /// that comes to it (the first writes the record; the others find it written). Its local time is
@@ -309,15 +328,7 @@ async fn excluded(
     check: &StoreCheck,
     slot: i64,
 ) -> Result<Option<SlotReport>> {
-    let windows = run.exclusions(conn, prefix).await?;
-    if windows.is_empty() {
-        return Ok(None);
-    }
-    let local = match &run.schedule {
-        Some(schedule) => schedule.local(slot).map(|t| t.naive_local()),
-        None => chrono::DateTime::from_timestamp_millis(slot).map(|t| t.naive_utc()),
-    };
-    let Some(window) = local.and_then(|at| crate::exclusion::covering(&windows, at)) else {
+    let Some(window) = exclusion_of(conn, prefix, run, slot).await? else {
         return Ok(None);
     };
     let reason = format!("excluded: {}", window.name);

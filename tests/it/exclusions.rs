@@ -222,3 +222,131 @@ fn windows_follow_the_zone_across_daylight_saving() {
         }
     }
 }
+
+/// A backfill meets the job's exclusion windows as the schedule does (issue 62 item 4): its
+/// dry run says which slots are excluded and by what; run, it records them skipped with the
+/// window's name and runs only the others, reading the windows in the schedule's zone across the
+/// daylight-saving change; `--include-skipped` runs slots a policy skipped, never excluded ones.
+#[test]
+fn a_backfill_skips_and_records_the_slots_in_an_exclusion_window() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    s.cli(&["calendar", "set", "freeze", "f=2026-03-29"])
+        .expect(0);
+    // Europe/Berlin's clocks go forward at 01:00 UTC on 2026-03-29: 22:00 UTC the day before is
+    // 23:00 there (not frozen), 23:00 UTC is midnight there (frozen).
+    let backfill = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--job",
+            "d",
+            "--schedule",
+            "0 * * * *",
+            "--tz",
+            "Europe/Berlin",
+            "--calendar",
+            "freeze",
+            "--backfill",
+            "2026-03-28T22:00:00Z..2026-03-29T02:00:00Z",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["--shell", "--"]);
+        let cmd = ticker_as(&log, "$ANARCHON_SLOT", 50, false);
+        args.push(&cmd);
+        s.cli(&args)
+    };
+    let plan = backfill(&["--dry-run"]).expect(0).json();
+    let actions: Vec<(String, String)> = plan["slots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["action"].as_str().unwrap().to_string(),
+                p["excluded_by"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let excluded = ("excluded".to_string(), "f".to_string());
+    let run = ("run".to_string(), String::new());
+    assert_eq!(
+        actions,
+        vec![
+            run.clone(),
+            excluded.clone(),
+            excluded.clone(),
+            excluded.clone(),
+            excluded.clone()
+        ]
+    );
+    backfill(&[]).expect(0);
+    backfill(&["--include-skipped"]).expect(0);
+    let ran: Vec<i64> = copies(&log)
+        .iter()
+        .map(|c| c.label.parse().unwrap())
+        .collect();
+    assert_eq!(
+        ran,
+        vec![ms("2026-03-28T22:00:00Z")],
+        "only the slot outside the window ran"
+    );
+    let skipped: Vec<(i64, String)> = s
+        .results("d")
+        .into_iter()
+        .filter(|r| r.status == "skipped")
+        .map(|r| {
+            (
+                r.slot,
+                r.result["reason"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(i64, String)> = [
+        "2026-03-28T23:00:00Z",
+        "2026-03-29T00:00:00Z",
+        "2026-03-29T01:00:00Z",
+        "2026-03-29T02:00:00Z",
+    ]
+    .iter()
+    .map(|t| (ms(t), "excluded: f".to_string()))
+    .collect();
+    assert_eq!(skipped, expected);
+}
+
+/// A replica at its `--max-running` (its one room held by a long command) still records a slot
+/// of an excluded job skipped at its fire time: an excluded slot runs nothing and waits for no
+/// room (issue 62 item 4; it left no record at all).
+#[test]
+fn an_excluded_slot_is_recorded_by_a_full_replica() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let file = dir.path().join("crontab");
+    std::fs::write(
+        &file,
+        format!(
+            "# anarchon: --job long\n* * * * * * {}\n# anarchon: --job off --exclude always=mon-sun --max-late 5s\n*/2 * * * * * true\n",
+            ticker_as(&log, "$ANARCHON_SLOT", 60_000, false)
+        ),
+    )
+    .unwrap();
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &["--max-running", "1"]);
+    wait_for(
+        "the long command to hold the room",
+        Duration::from_secs(10),
+        || !copies(&log).is_empty(),
+    );
+    let from = s.now_ms();
+    wait_for(
+        "an excluded slot recorded skipped",
+        Duration::from_secs(10),
+        || {
+            s.results("off").iter().any(|r| {
+                r.slot > from && r.status == "skipped" && r.result["reason"] == "excluded: always"
+            })
+        },
+    );
+    drop(replica);
+}

@@ -35,8 +35,13 @@ pub(super) struct Planned {
     /// skipped, or claimed (its history is gone).
     status: Option<String>,
     /// run, or why not: done (it ran or runs), skipped (a policy skipped it; --include-skipped
-    /// runs it), over_max (beyond --backfill-max).
+    /// runs it), excluded (in one of the job's exclusion windows, `--exclude`/`--calendar`:
+    /// recorded skipped with the window's name, never run, --include-skipped or not), over_max
+    /// (beyond --backfill-max).
     action: &'static str,
+    /// The exclusion window that covers it (its name), for `excluded`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    excluded_by: Option<String>,
 }
 
 /// `run --backfill --json`: one document.
@@ -77,6 +82,9 @@ impl Plan {
 pub struct Backfill<'a> {
     pub target: Target<'a>,
     pub schedule: &'a Schedule,
+    /// The job's exclusion windows (`--exclude`, its calendars' windows): their slots are not
+    /// run but recorded skipped, as on any other path that decides a slot.
+    pub exclusions: &'a [crate::exclusion::Exclusion],
     /// `--backfill` and the flags that go with it.
     pub flags: BackfillFlags,
     pub opts: &'a RunnerOptions,
@@ -102,6 +110,7 @@ pub async fn execute(
         ..backfill.opts.clone()
     };
     let keys = backfill.target.lease_keys();
+    record_exclusions(conn, run, &backfill, &plan).await?;
     let slots: Vec<&Planned> = plan.to_run().collect();
     let bar = progress_bar(ctx, run, slots.len());
     let mut runs = Vec::new();
@@ -152,6 +161,33 @@ pub async fn execute(
     Ok(exit_status)
 }
 
+/// Records each excluded slot of the range that has no record yet skipped, with the window's name
+/// (`excluded: NAME`), as the scheduled path does: monitoring counts it decided, and a later
+/// backfill or catch-up finds it decided. A slot another host claimed meanwhile keeps its run.
+async fn record_exclusions(
+    conn: &mut Connection,
+    run: &RunSettings,
+    b: &Backfill<'_>,
+    plan: &Plan,
+) -> Result<()> {
+    if !b.target.strategy.has_leases() {
+        return Ok(());
+    }
+    let keys = b.target.lease_keys();
+    for p in plan
+        .slots
+        .iter()
+        .filter(|p| p.action == "excluded" && p.status.is_none())
+    {
+        let reason = format!("excluded: {}", p.excluded_by.as_deref().unwrap_or_default());
+        crate::runner::retrying(conn, async |c| {
+            lease::skip(c, &keys, p.slot, &run.claim.runner, &reason).await
+        })
+        .await?;
+    }
+    Ok(())
+}
+
 /// The schedule's slots in the range, oldest first, and what the store says of each.
 async fn plan(conn: &mut Connection, b: &Backfill<'_>) -> Result<Plan> {
     let from = b.flags.range.from.resolve(b.now);
@@ -184,7 +220,19 @@ async fn plan(conn: &mut Connection, b: &Backfill<'_>) -> Result<Plan> {
         .into_iter()
         .zip(statuses)
         .map(|(slot, status)| {
+            // Read in the schedule's zone, as the scheduled path reads it (across a
+            // daylight-saving change too).
+            let excluded_by = b
+                .schedule
+                .local(slot)
+                .and_then(|at| crate::exclusion::covering(b.exclusions, at.naive_local()))
+                .map(|window| window.name.clone());
             let action = match status.as_deref() {
+                _ if excluded_by.is_some()
+                    && !matches!(status.as_deref(), Some(s) if s != "skipped") =>
+                {
+                    "excluded"
+                }
                 None => "run",
                 Some("skipped") if b.flags.include_skipped => "run",
                 Some("skipped") => "skipped",
@@ -205,6 +253,7 @@ async fn plan(conn: &mut Connection, b: &Backfill<'_>) -> Result<Plan> {
                 slot_time: rfc3339(slot),
                 status,
                 action,
+                excluded_by,
             }
         })
         .collect();
@@ -281,9 +330,17 @@ fn print(
         .filter(|r| r.outcome == SlotOutcome::Ran)
         .count();
     crate::errln!(
-        "anarchon: {}: backfilled {range}: {ran} run here, {} by another host or already decided{}{}",
+        "anarchon: {}: backfilled {range}: {ran} run here, {} by another host or already decided{}{}{}",
         run.job,
         runs.len() - ran,
+        if count("excluded") > 0 {
+            format!(
+                ", {} excluded (recorded skipped: the job's exclusion windows)",
+                count("excluded")
+            )
+        } else {
+            String::new()
+        },
         if count("skipped") > 0 {
             format!(
                 ", {} skipped by a policy left alone (--include-skipped runs them)",
@@ -308,12 +365,13 @@ fn print_plan(b: &Backfill<'_>, plan: &Plan, range: &str) {
     let count = |action: &str| plan.slots.iter().filter(|p| p.action == action).count();
     let left_over = plan.left_over();
     crate::outln!(
-        "{} slot(s) of {:?} in {range}: {} would run, {} ran or run already, {} skipped by a policy{}",
+        "{} slot(s) of {:?} in {range}: {} would run, {} ran or run already, {} skipped by a policy, {} excluded{}",
         plan.slots.len(),
         b.schedule.source(),
         count("run"),
         count("done"),
         count("skipped"),
+        count("excluded"),
         if left_over > 0 {
             format!(", {left_over} over --backfill-max {}", b.flags.max)
         } else {
@@ -322,10 +380,18 @@ fn print_plan(b: &Backfill<'_>, plan: &Plan, range: &str) {
     );
     for p in &plan.slots {
         let status = p.status.as_deref().unwrap_or("never run");
+        let excluded;
         let what = match p.action {
             "run" => "would run",
             "done" => "left alone",
             "skipped" => "left alone (--include-skipped runs it)",
+            "excluded" => {
+                excluded = format!(
+                    "excluded ({}): recorded skipped, never run",
+                    p.excluded_by.as_deref().unwrap_or_default()
+                );
+                &excluded
+            }
             _ => "not this time (--backfill-max)",
         };
         crate::outln!("{}  {status:<12} {what}", p.slot_time);

@@ -54,9 +54,11 @@ pub async fn execute(run: &RunSettings, ctx: &Context) -> Result<ExitStatus> {
     }
     if let (Some(b), Some(schedule)) = (run.backfill, run.schedule.as_ref()) {
         let request = |slot: i64| -> ClaimRequest { run.claim.request(slot, RunKind::Scheduled) };
+        let exclusions = run.exclusions(&mut conn, ctx.prefix()).await?;
         let backfill = backfill::Backfill {
             target: Target::new(ctx.prefix(), &run.job, run.strategy, &check),
             schedule,
+            exclusions: &exclusions,
             flags: b,
             opts: &run.runner,
             request: &request,
