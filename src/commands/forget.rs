@@ -52,7 +52,7 @@ pub async fn execute(settings: &ForgetSettings, ctx: &Context) -> Result<ExitCod
     let view = view::read_one(&mut conn, ctx.prefix(), &job_ref, &check, 1).await?;
     if let Some(run) = view.in_progress.iter().min_by_key(|r| r.slot) {
         crate::errln!(
-            "anarchon: {job} has a run in progress: {} (attempt {}, held by {}); nothing was changed\n  hint: a job with a run in progress is not one nobody runs; `anarchon release {job} --slot {}` ends the run first",
+            "error: {job} has a run in progress: {} (attempt {}, held by {}); nothing was changed\n  hint: a job with a run in progress is not one nobody runs; `anarchon release {job} --slot {}` ends the run first",
             rfc3339(run.slot),
             run.attempt,
             run.runner,

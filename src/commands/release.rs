@@ -324,10 +324,22 @@ fn print(ctx: &Context, report: &Report) {
             lease_words(r.lease_left_ms)
         );
     }
-    if !report.dry_run && report.runs.iter().any(|r| r.outcome == "released") {
+    let mut released: Vec<&str> = report
+        .runs
+        .iter()
+        .filter(|r| r.outcome == "released")
+        .map(|r| r.job.as_str())
+        .collect();
+    released.dedup();
+    if !report.dry_run && !released.is_empty() {
         crate::outln!(
-            "recorded as released by {}; `anarchon run-now JOB -- CMD` runs a job again now",
-            report.by
+            "recorded as released by {}; to run again now: {}",
+            report.by,
+            released
+                .iter()
+                .map(|job| format!("`anarchon run-now {job}` (the replicas that run it do; a job of crontab lines: `anarchon run-now {job} -- COMMAND`)"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
 }

@@ -206,7 +206,18 @@ async fn on_replica(r: &RunNowCommand, wait: bool, ctx: &Context) -> Result<Exit
     report.attempt = entry.attempt;
     report.picked_up_after_ms = entry.claimed_at.map(|c| c - slot);
     if !ctx.out.json {
-        print_picked_up(&asked, &seen, &entry, report.picked_up_after_ms, wait);
+        // `logs -f` follows only an attempt that sends its output to the store (--live-output):
+        // offered then, not for a run it cannot follow.
+        let live = match (&seen, entry.attempt) {
+            (Seen::Waiting(_), Some(attempt)) => conn
+                .query::<i64>(redis::cmd("EXISTS").arg(crate::store::output::output_key(
+                    prefix, &r.job, slot, attempt,
+                )))
+                .await
+                .is_ok_and(|n| n > 0),
+            _ => false,
+        };
+        print_picked_up(&asked, &seen, &entry, report.picked_up_after_ms, wait, live);
     }
     let ended = match seen {
         Seen::Ended(e) => Some(e),
@@ -442,6 +453,7 @@ fn print_picked_up(
     entry: &HistoryEntry,
     picked_up_after_ms: Option<i64>,
     wait: bool,
+    live_output: bool,
 ) {
     let (r, slot) = (asked.r, asked.slot);
     let picked = picked_up_after_ms.map_or(String::new(), |ms| {
@@ -460,8 +472,11 @@ fn print_picked_up(
         entry.attempt.map_or("-".to_string(), |a| a.to_string()),
     );
     if !wait {
-        crate::outln!("  follow  anarchon logs -f {} --slot {slot}", r.job);
+        if live_output {
+            crate::outln!("  follow  anarchon logs -f {} --slot {slot}", r.job);
+        }
         crate::outln!("  wait    anarchon wait {} --slot {slot}", r.job);
+        crate::outln!("  logs    anarchon logs {} --slot {slot}", r.job);
     }
 }
 

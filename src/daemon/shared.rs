@@ -159,11 +159,12 @@ impl Shared {
         }
     }
 
-    /// The store does not answer (`why`): said once, until it answers again.
+    /// The store does not answer (`why`): said once, until it answers again, as a warning (a log
+    /// collector alerting on level must see an outage; issue 62 item 5).
     pub(super) fn note_lost(&self, why: &str) {
         if self.connected.swap(false, Ordering::Relaxed) {
             crate::errln!(
-                "anarchon: lost the connection to {} ({why}); reconnecting with back-off",
+                "anarchon: warning: lost the connection to {} ({why}); reconnecting with back-off",
                 self.shown_url,
             );
         }

@@ -891,11 +891,11 @@ async fn first_connection(
             let why = e.to_string().lines().next().unwrap_or_default().to_string();
             if e.is_transient() {
                 crate::errln!(
-                    "anarchon: cannot reach the store yet ({why}); retrying with back-off"
+                    "anarchon: warning: cannot reach the store yet ({why}); retrying with back-off"
                 );
             } else {
                 crate::errln!(
-                    "anarchon: the store refuses for now ({why}); retrying with back-off{}",
+                    "anarchon: warning: the store refuses for now ({why}); retrying with back-off{}",
                     e.hint()
                         .map(|h| format!("\n  hint: {h}"))
                         .unwrap_or_default()

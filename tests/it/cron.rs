@@ -362,6 +362,14 @@ fn replicas_ride_out_a_redis_restart_with_aof() {
             "said more than once per outage: {}",
             r.stderr()
         );
+        // At WARN: a log collector alerting on level sees the outage (issue 62 item 5).
+        for line in r
+            .stderr()
+            .lines()
+            .filter(|l| l.contains("lost the connection"))
+        {
+            assert!(line.contains(" WARN "), "{line}");
+        }
     }
 }
 

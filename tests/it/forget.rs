@@ -103,6 +103,12 @@ fn a_job_with_a_run_in_progress_is_not_retired() {
         "{}",
         out.dump()
     );
+    // A refusal reads as one, as every error does (issue 62 item 5).
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with("error: busy has a run in progress"),
+        "{}",
+        out.dump()
+    );
     let retired: Option<String> = s.cmd(&["HGET", "{cron:busy}:registry", "retired_at"]);
     assert_eq!(retired, None);
     let _ = run.kill();

@@ -312,3 +312,34 @@ fn a_request_whose_holder_is_killed_is_taken_over_never_run_twice() {
     assert_eq!(ended["run"]["attempt"], 2, "{ended}");
     assert_eq!(ended["run"]["runner"], took_over[0].runner());
 }
+
+/// What `run-now` offers to follow the run is a command that works (issue 62 item 5): `logs -f`
+/// only for a job that sends its output to the store (`--live-output`; for another it fails with
+/// "job not found"'s exit code), `wait` and `logs` always.
+#[test]
+fn run_now_offers_to_follow_only_a_run_it_can_follow() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    for (flags, live) in [("", false), ("--live-output", true)] {
+        let log = dir.path().join(format!("sync{live}.log"));
+        let file = crontab(dir.path(), &log, 3_000, flags);
+        let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+        let out = s.cli(&["run-now", "sync"]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(out.status.code(), Some(0), "{}", out.dump());
+        assert_eq!(
+            text.contains("follow  anarchon logs -f sync"),
+            live,
+            "{text}"
+        );
+        assert!(text.contains("wait    anarchon wait sync"), "{text}");
+        assert!(text.contains("logs    anarchon logs sync --slot"), "{text}");
+        let slot = text
+            .split("(slot ")
+            .nth(1)
+            .and_then(|t| t.split(')').next())
+            .unwrap();
+        s.cli(&["wait", "sync", "--slot", slot]).expect(0);
+        drop(replica);
+    }
+}
