@@ -31,6 +31,13 @@ fn main() {
             Ok(status) => status.code(),
             Err(e) => {
                 anarchon::errln!("error: {}", e.with_hint());
+                if matches!(e, anarchon::error::Error::Connection { .. })
+                    && cli.global.url_is_the_default()
+                {
+                    anarchon::errln!(
+                        "  hint: no Redis URL was set (--redis, $ANARCHON_REDIS_URL, $REDIS_URL, --host/--port), so the default redis://localhost:6379 was tried; cron starts commands with almost no environment: set ANARCHON_REDIS_URL=redis://HOST:PORT on a line of the crontab itself, or pass --redis"
+                    );
+                }
                 e.exit_code().code()
             }
         }

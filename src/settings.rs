@@ -47,6 +47,19 @@ pub fn listen_address(text: &str) -> Result<std::net::SocketAddr> {
 }
 
 impl GlobalArgs {
+    /// Whether no URL was set at all (no --redis, $ANARCHON_REDIS_URL, $REDIS_URL, --host, --port
+    /// or --db): the default redis://localhost:6379 is what was tried. Under cron's almost empty
+    /// environment that is the first pitfall, and an unreachable store says so (`main`).
+    pub fn url_is_the_default(&self) -> bool {
+        let set = |name: &str| std::env::var(name).is_ok_and(|u| !u.is_empty());
+        self.redis.as_deref().is_none_or(str::is_empty)
+            && !set("ANARCHON_REDIS_URL")
+            && !set("REDIS_URL")
+            && self.host.is_none()
+            && self.port.is_none()
+            && self.db.is_none()
+    }
+
     /// The URL to connect to: --redis / $ANARCHON_REDIS_URL, then $REDIS_URL, then localhost.
     pub fn redis_url(&self) -> String {
         self.redis

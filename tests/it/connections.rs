@@ -753,3 +753,35 @@ fn a_password_in_a_url_that_does_not_parse_is_never_shown() {
         }
     }
 }
+
+/// With no URL set anywhere (cron's almost empty environment: the README's first crontab
+/// pitfall), an unreachable store says that the default was tried and how to set one (issue 62
+/// item 5); with a URL set, it does not.
+#[test]
+fn an_unreachable_default_url_says_no_url_was_set() {
+    let bare = common::anarchon()
+        .env_remove("ANARCHON_REDIS_URL")
+        .env_remove("REDIS_URL")
+        .arg("list")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&bare.stderr).to_string();
+    // (Something may listen on localhost:6379 on a developer's machine: then it answered.)
+    if bare.status.code() == Some(90) {
+        assert!(
+            said.contains("no Redis URL was set") && said.contains("ANARCHON_REDIS_URL=redis://"),
+            "{said}"
+        );
+    }
+    let set = common::anarchon()
+        .env(
+            "ANARCHON_REDIS_URL",
+            format!("redis://127.0.0.1:{}", common::dead_port()),
+        )
+        .arg("list")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&set.stderr).to_string();
+    assert_eq!(set.status.code(), Some(90), "{said}");
+    assert!(!said.contains("no Redis URL was set"), "{said}");
+}
