@@ -38,9 +38,22 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// started it, which names the slot it is for even when the server answers late.
 static PROCESS_STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
+/// The same moment by this machine's wall clock, ms since the epoch.
+static PROCESS_STARTED_WALL: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+
 /// Records that the process starts now (main, first thing). Later calls change nothing.
 pub fn mark_process_start() {
     let _ = PROCESS_STARTED.set(std::time::Instant::now());
+    if let Ok(since_epoch) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        let _ = PROCESS_STARTED_WALL.set(millis(since_epoch));
+    }
+}
+
+/// When this process started by this machine's wall clock, ms (None when main did not record
+/// it): only ever taken within bounds the server's clock sets
+/// ([`crate::store::StoreCheck::server_ms_at_process_start`]).
+pub fn process_start_wall_ms() -> Option<i64> {
+    PROCESS_STARTED_WALL.get().copied()
 }
 
 /// How long before `at` the process started (zero when main did not record it).

@@ -40,6 +40,8 @@ pub struct StoreCheck {
     pub server_now_ms: i64,
     /// When its reply arrived, by this machine's monotonic clock.
     pub server_now_read_at: std::time::Instant,
+    /// When it was asked for: the server read its clock between this and the reply.
+    pub server_now_asked_at: std::time::Instant,
     /// The lease format [`StoreCheck::format`] names (see [`StoreCheck::lease_format`]).
     lease: LeaseFormat,
 }
@@ -48,9 +50,22 @@ impl StoreCheck {
     /// The server's clock when this process started: its clock at the check, less the time since
     /// (by this machine's monotonic clock). A server that stalls (`CLIENT PAUSE`, a slow fork)
     /// answers late, and its clock then has moved past the moment cron started the process.
+    ///
+    /// The server read its clock somewhere between the request and the reply, so the start lies
+    /// between its clock less the time from the start to the reply (a server that stalled before
+    /// reading it) and its clock less the time to the request (a reply that this process was slow
+    /// to read: a loaded machine). Within those bounds, this machine's wall clock at the start
+    /// decides (the same clock on one machine, or close to it under NTP): taking the first bound
+    /// alone put a run started a few ms after its fire time, on a loaded machine, on the slot
+    /// before (next::after_an_outage..., a 4 s schedule, failed so under the suite's load).
     pub fn server_ms_at_process_start(&self) -> i64 {
-        self.server_now_ms
-            - crate::time::millis(crate::time::since_process_start(self.server_now_read_at))
+        use crate::time::{millis, since_process_start};
+        process_start_within(
+            self.server_now_ms,
+            millis(since_process_start(self.server_now_read_at)),
+            millis(since_process_start(self.server_now_asked_at)),
+            crate::time::process_start_wall_ms(),
+        )
     }
 
     /// This check as it would read at `server_now_ms` (by the caller's own reckoning of the
@@ -60,6 +75,7 @@ impl StoreCheck {
         StoreCheck {
             server_now_ms,
             server_now_read_at: std::time::Instant::now(),
+            server_now_asked_at: std::time::Instant::now(),
             ..*self
         }
     }
@@ -118,6 +134,7 @@ pub async fn check_for_write_and_read(
     for cmd in also {
         pipe.add_command(cmd.clone());
     }
+    let asked_at = std::time::Instant::now();
     let mut replies = conn.replies(&pipe).await?.into_iter();
     let (found, time) = (replies.next(), replies.next());
     let extra: Vec<Value> = replies.collect();
@@ -127,7 +144,7 @@ pub async fn check_for_write_and_read(
     );
     match decoded {
         (Some(Some(found)), Some((secs, micros))) => {
-            let check = judge(conn, key, Some(found), &secs, &micros)?;
+            let check = judge(conn, key, Some(found), &secs, &micros, asked_at)?;
             before_writing(&extra)?;
             Ok((check, extra))
         }
@@ -140,6 +157,16 @@ pub async fn check_for_write_and_read(
         // what is wrong.
         _ => Ok((check_for_write(conn, prefix).await?, Vec::new())),
     }
+}
+
+/// [`StoreCheck::server_ms_at_process_start`]: the server's clock `server_now`, read between
+/// `to_request` and `to_reply` ms after the process started; the start by this machine's wall
+/// clock `wall`, taken within those bounds.
+fn process_start_within(server_now: i64, to_reply: i64, to_request: i64, wall: Option<i64>) -> i64 {
+    let earliest = server_now - to_reply;
+    // (+1: the reply's clock is truncated to the millisecond.)
+    let latest = (server_now + 1 - to_request).max(earliest);
+    wall.map_or(earliest, |wall| wall.clamp(earliest, latest))
 }
 
 /// The format check's reads: `SET NX` of the format key (for a write; its reply ignored), `GET`,
@@ -160,6 +187,7 @@ fn format_reads(key: &str, create: bool) -> redis::Pipeline {
 async fn check(conn: &mut Connection, prefix: &str, create: bool) -> Result<StoreCheck> {
     let key = format_key(prefix);
     let pipe = format_reads(&key, create);
+    let asked_at = std::time::Instant::now();
     let reply: Result<(Option<String>, (String, String))> = conn.pipeline(&pipe).await;
     let (found, (secs, micros)) = match reply {
         Err(e) if e.is_wrongtype() => {
@@ -172,7 +200,7 @@ async fn check(conn: &mut Connection, prefix: &str, create: bool) -> Result<Stor
         }
         other => other?,
     };
-    judge(conn, key, found, &secs, &micros)
+    judge(conn, key, found, &secs, &micros, asked_at)
 }
 
 /// The check's verdict on the format key's value and the server's TIME.
@@ -182,6 +210,7 @@ fn judge(
     found: Option<String>,
     secs: &str,
     micros: &str,
+    asked_at: std::time::Instant,
 ) -> Result<StoreCheck> {
     let server_now_ms = parse_time_reply(secs, micros)?;
     let (format, lease) = match found {
@@ -195,6 +224,7 @@ fn judge(
         format,
         server_now_ms,
         server_now_read_at: std::time::Instant::now(),
+        server_now_asked_at: asked_at,
         lease,
     })
 }
@@ -271,6 +301,34 @@ pub fn parse_time_reply(secs: &str, micros: &str) -> Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_process_start_is_the_wall_clock_within_what_the_server_clock_allows() {
+        let now = 1_796_220_004_030;
+        // Asked 2 ms after the start, answered 30 ms after: the start lies in [now-30, now-1].
+        // A reply read late (a loaded machine): this machine's clock says when.
+        assert_eq!(process_start_within(now, 30, 2, Some(now - 25)), now - 25);
+        // A server that stalled 5 s before reading its clock: the start is 5 s before it, even
+        // by a wall clock 2 s ahead.
+        assert_eq!(
+            process_start_within(now, 5_030, 2, Some(now - 3_030)),
+            now - 3_030
+        );
+        assert_eq!(
+            process_start_within(now, 5_030, 5_028, Some(now)),
+            now - 5_027
+        );
+        // A wall clock far off is bounded either way; none known: the earliest.
+        assert_eq!(
+            process_start_within(now, 30, 2, Some(now + 90_000)),
+            now - 1
+        );
+        assert_eq!(
+            process_start_within(now, 30, 2, Some(now - 90_000)),
+            now - 30
+        );
+        assert_eq!(process_start_within(now, 30, 2, None), now - 30);
+    }
 
     #[test]
     fn only_canonical_format_numbers_are_read() {
