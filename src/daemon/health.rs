@@ -18,6 +18,7 @@ use super::probe::{self, Probed, Store};
 use super::shared::Shared;
 use crate::error::{Error, Result};
 use crate::metrics::store_unreadable;
+use crate::page::admission::{Admission, Serving, connections_allowed};
 
 /// The daemon, once it has reached the store; until then (a replica may start before Redis) the
 /// endpoints answer for a daemon that is starting: alive, not ready. With it, what the readiness
@@ -71,22 +72,36 @@ pub(super) async fn serve(addr: SocketAddr, started: Started) -> Result<()> {
         };
         probe::watch(shared, watched.probed).await;
     });
+    // Its connections capped, the idle ones making room for newcomers (`page::admission`): a
+    // flood of slow clients must neither take the descriptors the daemon's commands and store
+    // connections need, nor keep an orchestrator's probe out.
+    let admission = Admission::new(connections_allowed());
     tokio::task::spawn_local(async move {
         loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
+            admission.room().await;
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                // Out of descriptors (EMFILE) or a connection reset before it was taken: a
+                // pause, not a spin.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
             };
             let started = started.clone();
+            let admitted = admission.admit();
+            let serving = admitted.serving_flag();
             tokio::task::spawn_local(async move {
                 let service = hyper::service::service_fn(move |req: Request<_>| {
-                    let started = started.clone();
+                    let (started, serving) = (started.clone(), serving.clone());
                     async move {
+                        let _serving = Serving::on(&serving);
                         Ok::<_, Infallible>(
                             respond(&req, started.shared.get(), started.probed.get()).await,
                         )
                     }
                 });
-                crate::page::server::serve_connection(stream, service).await;
+                crate::page::server::serve_connection(stream, service, admitted).await;
             });
         }
     });

@@ -16,6 +16,7 @@
 //! script, no frame and nothing from elsewhere. It listens on loopback unless told otherwise;
 //! docs/guide.md says how to put it behind an organisation's proxy.
 
+pub mod admission;
 mod html;
 mod read;
 pub mod server;

@@ -14,6 +14,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use tokio::net::TcpListener;
 use tokio::sync::Mutex;
 
+use super::admission::{Admission, Admitted, Serving};
 use super::html;
 use super::read::{JobPage, JobsPage};
 use crate::connection::{ConnectOptions, Connection};
@@ -47,15 +48,12 @@ struct Fresh {
 }
 
 /// How long a client may take to send a request's headers (a connection kept open between
-/// requests included): a slow or silent client cannot hold a connection for ever.
-const HEADERS_WITHIN: Duration = Duration::from_secs(10);
+/// requests included): a slow or silent client cannot hold a connection for long, and at the
+/// connection cap it is closed sooner for a newcomer ([`super::admission`]).
+const HEADERS_WITHIN: Duration = Duration::from_secs(5);
 
 /// How long one connection is served in all, however busy: a browser opens another.
 const CONNECTION_FOR: Duration = Duration::from_secs(120);
-
-/// How many connections are served at once; more wait in the kernel's queue (a flood of idle
-/// connections cannot take every descriptor of the process).
-const CONNECTIONS_AT_ONCE: usize = 64;
 
 /// What a listener on `addr` shows to whom, when that is more than this machine: the pages have
 /// no login (as `/metrics` has none), so an address others reach is said, with the ways to keep
@@ -76,14 +74,13 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<()> {
     let pages = Arc::new(Pages::new(options, prefix));
-    let permits = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS_AT_ONCE));
+    let admission = Admission::new(super::admission::connections_allowed());
     tokio::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            permit = permits.clone().acquire_owned() => permit,
+        tokio::select! {
+            () = admission.room() => {}
             () = &mut shutdown => return Ok(()),
         };
-        let Ok(permit) = permit else { return Ok(()) };
         let (stream, _) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
@@ -97,10 +94,13 @@ pub async fn serve(
             () = &mut shutdown => return Ok(()),
         };
         let pages = pages.clone();
+        let admitted = admission.admit();
+        let serving = admitted.serving_flag();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                let pages = pages.clone();
+                let (pages, serving) = (pages.clone(), serving.clone());
                 async move {
+                    let _serving = Serving::on(&serving);
                     let reply = match req.uri().path() {
                         "/metrics" => metrics_reply(&pages, req.method()).await,
                         _ => pages.answer(&req).await,
@@ -117,14 +117,14 @@ pub async fn serve(
                     }))
                 }
             });
-            serve_connection(stream, service).await;
-            drop(permit);
+            serve_connection(stream, service, admitted).await;
         });
     }
 }
 
-/// Serves one connection with the limits that keep a slow client from holding it.
-pub async fn serve_connection<S>(stream: tokio::net::TcpStream, service: S)
+/// Serves one connection with the limits that keep a slow client from holding it, until it ends,
+/// its time is up, or its place is given to a newcomer ([`Admitted::closed`]).
+pub async fn serve_connection<S>(stream: tokio::net::TcpStream, service: S, admitted: Admitted)
 where
     S: hyper::service::Service<
             Request<hyper::body::Incoming>,
@@ -138,7 +138,10 @@ where
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(HEADERS_WITHIN)
         .serve_connection(io, service);
-    let _ = tokio::time::timeout(CONNECTION_FOR, served).await;
+    tokio::select! {
+        _ = tokio::time::timeout(CONNECTION_FOR, served) => {}
+        () = admitted.closed() => {}
+    }
 }
 
 /// `/metrics` for GET and HEAD.

@@ -28,6 +28,7 @@ mod hardening;
 mod herd;
 mod lease;
 mod limits;
+mod listeners;
 mod live_output;
 mod live_views;
 mod migrate;
