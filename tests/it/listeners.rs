@@ -187,3 +187,44 @@ fn a_flood_of_slow_clients_keeps_the_page_and_metrics_answering() {
         let _ = listener.wait();
     }
 }
+
+/// Whatever path a client asks for (arbitrary text, dots, escapes, a job that is no job), the
+/// status page answers it, with no server error, and stays up (issue 62 item 6).
+#[test]
+fn any_request_path_is_answered_and_the_page_stays_up() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let s = Server::start();
+    s.cli(&["run", "--job", "one", "--slot", "now", "--", "true"])
+        .expect(0);
+    let dir = tempfile::tempdir().unwrap();
+    let err = dir.path().join("serve.err");
+    let mut serve = limited(&s, &["serve", "--listen", "127.0.0.1:0"], &err);
+    let port = port_of(&err);
+    let paths = prop_oneof![
+        "/[\\PC]{0,40}",
+        "/job/[\\PC]{0,30}",
+        "/(job/)?(%[0-9A-Fa-f]{2}|\\.\\.|/|[a-z]){0,12}",
+        "[\\PC]{0,20}",
+    ];
+    let mut runner = TestRunner::new(Config {
+        cases: 300,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&paths, |path| {
+            let path = path.replace([' ', '\r', '\n'], "%20");
+            let got = timed_get(port, &path, Duration::from_secs(5));
+            let (status, _) = got.unwrap_or((0, Duration::ZERO));
+            prop_assert!(
+                (200..500).contains(&status),
+                "{path:?} answered {status} ({got:?})"
+            );
+            Ok(())
+        })
+        .unwrap();
+    assert!(serve.try_wait().unwrap().is_none(), "serve exited");
+    let _ = serve.kill();
+    let _ = serve.wait();
+}

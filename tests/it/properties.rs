@@ -117,3 +117,74 @@ proptest! {
         let _ = classify_key("cron:", &key);
     }
 }
+
+/// The global flags `anarchon cron` would run a crontab under (none given).
+fn no_global_flags() -> anarchon::cli::GlobalArgs {
+    use clap::Parser;
+    anarchon::cli::Cli::try_parse_from(["anarchon", "list"])
+        .unwrap()
+        .global
+}
+
+/// A crontab's lines: schedules, commands, `# anarchon:` annotations with real and wild flags,
+/// variables, and noise.
+fn crontab_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[-*/,0-9 ]{0,20} [a-z ;|&$]{0,12}",
+        "@(reboot|hourly|daily|weekly|monthly|yearly|annually|midnight|every) [a-z ]{0,8}",
+        "# anarchon: (--job [a-z{}]{0,6}|--lease [0-9a-z]{0,4}|--exclude [-0-9a-z@:.=,]{0,16}|--was [a-z]{0,4}|--after [a-z]{0,4}|--[a-z-]{0,10} [\\PC]{0,6}){0,3}",
+        "[A-Z_]{1,8}=[\\PC]{0,12}",
+        "\\PC{0,40}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// Any crontab reads as jobs or as errors that each name a line of the text (issue 62 item
+    /// 6): never a panic, never a line that is not there.
+    #[test]
+    fn crontabs_read_or_name_the_line(lines in prop::collection::vec(crontab_line(), 0..8)) {
+        let text = lines.join("\n");
+        let global = no_global_flags();
+        if let Err(errors) = anarchon::settings::crontab::read(&text, &global) {
+            prop_assert!(!errors.is_empty());
+            for e in &errors {
+                prop_assert!(e.line <= lines.len().max(1), "{e} in {} lines", lines.len());
+                prop_assert!(!e.message.is_empty());
+            }
+        }
+    }
+
+    /// Any exclusion window parses or is refused naming itself (no panic).
+    #[test]
+    fn exclusion_windows_parse_or_name_themselves(text in "[-0-9a-z@:.=,]{0,24}|\\PC{0,24}") {
+        if let Err(e) = anarchon::exclusion::Exclusion::parse(&text) {
+            prop_assert!(e.contains("not an exclusion window"), "{e}");
+        }
+    }
+
+    /// A URL that does not parse never shows what stands between `//` and its last `@`, whatever
+    /// the password holds (issue 62 item 3), and nothing panics on any text.
+    #[test]
+    fn an_unparsed_url_never_shows_its_user_information(
+        scheme in "(redis|rediss|redis\\+sentinel|valkey)",
+        password in "[A-Za-z0-9#/?:%@!$&'()*+,;=]{4,16}",
+        host in "[a-z]{1,8}(:[0-9x]{0,6})?(/[0-9]{0,2})?",
+    ) {
+        let secret = format!("SECRET{password}");
+        let url = format!("{scheme}://user:{secret}@{host}");
+        let shown = anarchon::connection::redact_unparsed_url(&url);
+        prop_assert!(!shown.contains(&secret), "{shown}");
+        prop_assert!(!shown.contains("SECRET"), "{shown}");
+        let _ = anarchon::connection::unparsed_url_problem(&url);
+        let _ = anarchon::connection::redact_url(&url);
+    }
+
+    #[test]
+    fn any_text_as_a_url_is_judged_without_panic(text in "\\PC{0,60}") {
+        let _ = anarchon::connection::redact_unparsed_url(&text);
+        let _ = anarchon::connection::unparsed_url_problem(&text);
+        let _ = anarchon::connection::url_secrets(&text);
+    }
+}
