@@ -275,7 +275,10 @@ pub enum Command {
     /// fencing, records). The file is crontab syntax as supercronic and Vixie cron read it (5
     /// fields, 6 with seconds first, @hourly, NAME=value lines, CRON_TZ); a `# anarchon: FLAGS`
     /// line above a job carries `run`'s own flags for it (`--job NAME` names it: without one the
-    /// name is derived from the line, and editing the line renames the job).
+    /// name is derived from the line, and editing the line renames the job), and one of its own:
+    /// `--was OLD` (repeatable) names a job's earlier names, so that a job renamed in a rolling
+    /// deploy is claimed under its old name first and replicas old and new never run one
+    /// scheduled time twice (`--check` shows them).
     ///
     /// SIGHUP or a change of the file reloads it (a file that does not read keeps the jobs
     /// running as they were); SIGTERM stops claiming, gives running commands --shutdown-grace to

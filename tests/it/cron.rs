@@ -1907,3 +1907,35 @@ fn a_key_retyped_under_a_running_daemon_stops_its_runs_until_repaired() {
     assert_eq!(replica.stop(Duration::from_secs(20)), Some(0));
     assert_never_two_at_once("typed", &log);
 }
+
+/// `cron --check` shows a job's earlier names (`--was`), in its table and its JSON, and `cron
+/// --help` says what `--was` does (issue 62 item 5: it was in no help).
+#[test]
+fn check_shows_a_job_s_earlier_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    write(
+        &file,
+        "# anarchon: --job sync-v2 --was sync --was sync-0\n* * * * * true\n",
+    );
+    let out = crate::common::anarchon()
+        .args(["cron", "--check", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("sync-v2 (was sync, sync-0)"), "{text}");
+    let out = crate::common::anarchon()
+        .args(["cron", "--check", file.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["was"], serde_json::json!(["sync", "sync-0"]));
+    let help = crate::common::anarchon()
+        .args(["cron", "--help"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("--was OLD"),
+        "cron --help says nothing of --was"
+    );
+}

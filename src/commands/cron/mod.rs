@@ -68,6 +68,8 @@ struct CheckedJob {
     schedule: String,
     tz: String,
     command: String,
+    /// Its earlier names (`--was OLD`): each slot is claimed under them first.
+    was: Vec<String>,
     /// The next fire times by this machine's clock, RFC 3339 in UTC.
     next: Vec<String>,
 }
@@ -101,6 +103,7 @@ fn checked(job: &CronJob, next: usize) -> CheckedJob {
         schedule: job.schedule.clone(),
         tz: job.tz.clone(),
         command: job.command.clone(),
+        was: job.run.lineage.clone(),
         next: times,
     }
 }
@@ -127,8 +130,9 @@ fn show(settings: &CronSettings, ctx: &Context, tab: &Crontab, check: CheckSetti
         .map(|j| {
             vec![
                 j.line.to_string(),
-                match j.naming.as_str() {
-                    "derived" => format!("{} (derived)", j.job),
+                match (j.naming.as_str(), j.was.is_empty()) {
+                    ("derived", _) => format!("{} (derived)", j.job),
+                    (_, false) => format!("{} (was {})", j.job, j.was.join(", ")),
                     _ => j.job.clone(),
                 },
                 j.schedule.clone(),
