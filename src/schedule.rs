@@ -1107,3 +1107,11 @@ impl CatchUpPolicy {
         }
     }
 }
+
+/// What `run` and `cron --check` say of a schedule that matches no time at all (`0 0 31 2 *`),
+/// in the same words.
+pub fn never_fires(schedule: &str) -> String {
+    format!(
+        "the schedule {schedule:?} never fires (a day that no month has?)\n  hint: check its day-of-month and month fields; `anarchon next --schedule {schedule:?}` shows the fire times of a schedule"
+    )
+}

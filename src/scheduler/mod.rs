@@ -185,10 +185,16 @@ pub fn current_slot(run: &RunSettings, check: &StoreCheck) -> Result<(i64, Durat
     match (run.schedule.as_ref(), run.slot) {
         (Some(s), _) => {
             scheduled_slot(s, check.server_ms_at_process_start(), now).ok_or_else(|| {
-                Error::usage(format!(
-                    "--schedule {:?} has never fired before now",
-                    s.source()
-                ))
+                Error::usage(if s.next_after(now).is_none() {
+                    // As `cron --check` says it of the same line.
+                    crate::schedule::never_fires(s.source())
+                } else {
+                    format!(
+                        "--schedule {:?} has never fired before now\n  hint: its first fire time is still to come; `anarchon next --schedule {:?}` shows it",
+                        s.source(),
+                        s.source()
+                    )
+                })
             })
         }
         (None, Some(slot)) => Ok((slot.resolve(now), Duration::ZERO)),

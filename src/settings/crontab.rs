@@ -610,9 +610,7 @@ fn check_resolved(run: &RunSettings, schedule: &str, was: &[String]) -> Result<(
         .as_ref()
         .is_some_and(|s| s.next_after(now).is_none())
     {
-        return Err(format!(
-            "the schedule {schedule:?} never fires (a day that no month has?)"
-        ));
+        return Err(crate::schedule::never_fires(schedule));
     }
     for old in was {
         crate::store::validate_job_name(old).map_err(|e| format!("--was: {e}"))?;

@@ -1248,3 +1248,37 @@ print(len(zombies), " ".join(zombies))
     let report = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(report.starts_with("0 "), "zombies left: {report}");
 }
+
+/// A schedule that matches no time at all reads the same in `run` and in `cron --check`, with
+/// what to check (issue 62 item 5: "has never fired before now" in one, "never fires" in the
+/// other).
+#[test]
+fn a_schedule_that_never_fires_is_said_alike_by_run_and_cron_check() {
+    let s = Server::start();
+    let out = s.cli(&[
+        "run",
+        "--job",
+        "feb",
+        "--schedule",
+        "0 0 31 2 *",
+        "--",
+        "true",
+    ]);
+    let run_said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.code(), Some(2), "{}", out.dump());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    std::fs::write(&file, "0 0 31 2 * true\n").unwrap();
+    let out = common::anarchon()
+        .args(["cron", "--check", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let check_said = String::from_utf8_lossy(&out.stderr).to_string();
+    for said in [&run_said, &check_said] {
+        assert!(
+            said.contains("the schedule \"0 0 31 2 *\" never fires")
+                && said.contains("hint: check its day-of-month"),
+            "{said}"
+        );
+    }
+}
