@@ -1173,6 +1173,91 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64), dealt: 
     verdict
 }
 
+/// The job of the run the soak loses on purpose (no host runs it).
+const CANARY: &str = "soak-canary";
+
+/// Loses a run on purpose, so that the soak's monitoring check has a loss to report whatever
+/// the nemesis did (issue 61 item 7: a monitor OK over a loss must fail the soak, and a soak
+/// whose faults lost nothing proved nothing of it): the canary job's one slot of the day, two
+/// seconds from now (a schedule with seconds), is claimed by a holder killed with its command
+/// (kill -9 of its group), with one attempt allowed; once its lease lapses, a claim finds it
+/// spent and records it interrupted. Returns the slot.
+fn plant_a_lost_run(s: &Server) -> i64 {
+    use std::os::unix::process::CommandExt;
+    let slot = (server_now(s) / 1_000 + 2) * 1_000;
+    let at = chrono::DateTime::from_timestamp_millis(slot).unwrap();
+    let schedule = at.format("%S %M %H * * *").to_string();
+    let _: () = s.cmd(&[
+        "HSET",
+        &format!("{{cron:{CANARY}}}:job"),
+        "first_seen",
+        &(slot - 60_000).to_string(),
+    ]);
+    while server_now(s) < slot {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut holder = Command::new(binary())
+        .env("ANARCHON_REDIS_URL", &s.url)
+        .args([
+            "run",
+            "--job",
+            CANARY,
+            "--schedule",
+            &schedule,
+            "--tz",
+            "UTC",
+        ])
+        .args(["--max-attempts", "1", "--lease", "1s", "--max-late", "1m"])
+        .args(["--", "sleep", "60"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    common::wait_for("the canary's claim", Duration::from_secs(10), || {
+        s.run(CANARY, &slot.to_string()).is_some()
+    });
+    let _ = common::signal_group("-KILL", holder.id());
+    let _ = holder.wait();
+    common::wait_for_lease_end(s, CANARY, &slot.to_string());
+    let ended = Command::new(binary())
+        .env("ANARCHON_REDIS_URL", &s.url)
+        .args([
+            "claim",
+            CANARY,
+            "--slot",
+            &slot.to_string(),
+            "--max-attempts",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        s.in_progress(CANARY).is_empty(),
+        "the canary's run was not ended: {}",
+        String::from_utf8_lossy(&ended.stderr)
+    );
+    slot
+}
+
+/// What `check --window` failed to say of the run the soak lost on purpose (empty: it said it
+/// was lost).
+fn canary_unreported(s: &Server, slot: i64, window_from: i64) -> Vec<String> {
+    let window = format!("{}ms", server_now(s) - window_from + 60_000);
+    let out = s.cli(&[
+        "check", CANARY, "--window", &window, "--grace", "3s", "--json",
+    ]);
+    let v = out.json();
+    let lost = &v["jobs"][0]["health"]["lost_slots"];
+    if out.status.code() == Some(2) && lost.as_array().is_some_and(|l| l.contains(&slot.into())) {
+        Vec::new()
+    } else {
+        vec![format!(
+            "the run lost on purpose, {CANARY} @ {slot}, not reported: {v}"
+        )]
+    }
+}
+
 /// Monitoring must agree with the checker: `check --window` over the soak's window reports every
 /// slot the checker calls lost (WARNING or CRITICAL, the slot among its missed, lost or expired
 /// ones), never OK while there are any; and it calls no slot the checker found decided missed or
@@ -1367,6 +1452,7 @@ fn soak(line: Line) {
         })
         .collect();
 
+    let canary = plant_a_lost_run(&s);
     let mut seed_bytes = [0u8; 32];
     seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
     let mut rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes);
@@ -1486,7 +1572,8 @@ fn soak(line: Line) {
         collector.spans().len(),
         twice.len()
     );
-    let (unreported, false_alarms) = monitoring_misses(&s, &verdict, window_from, &names);
+    let (mut unreported, false_alarms) = monitoring_misses(&s, &verdict, window_from, &names);
+    unreported.extend(canary_unreported(&s, canary, window_from));
     if !unreported.is_empty() {
         eprintln!("  lost runs `check --window` did not report: {unreported:?}");
     }
