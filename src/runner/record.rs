@@ -33,9 +33,14 @@ impl Claimed {
     /// checks the token, so a late finish can never overwrite another attempt); claim-only, a
     /// fixed time.
     fn record_until(&self, first_try: Instant) -> Instant {
+        let at_least = first_try + Duration::from_secs(1);
         match self {
-            Claimed::Lease(held) => (Instant::now() + held.deadline.deadline().left())
-                .max(first_try + Duration::from_secs(1)),
+            // A deadline passed is no moment that moves with the clock: then only the second
+            // from the first try is left (taken as `now` plus nothing, it would never pass).
+            Claimed::Lease(held) => match held.deadline.deadline().left() {
+                left if left.is_zero() => at_least,
+                left => (Instant::now() + left).max(at_least),
+            },
             Claimed::ClaimOnly { .. } => first_try + CLAIM_ONLY_RECORD_FOR,
         }
     }

@@ -565,3 +565,42 @@ fn a_slot_handed_over_until_its_budget_is_spent_is_lost_at_once() {
         "hand-overs are no failures: {health:#}"
     );
 }
+
+/// A run whose server goes away while its command runs gives its record up once its lease has
+/// passed (a backup may take the run over then), and exits: it never waits for ever. (A deadline
+/// passed was once taken as "now": the record's tries never ended, and the process spun.)
+#[test]
+fn a_run_whose_server_is_gone_gives_its_record_up_after_the_lease() {
+    let mut s = Server::start();
+    let log = s.dir.path().join("gone.log");
+    let mut run = run_as(
+        &s,
+        "gone",
+        "a",
+        &["--lease", "2s", "--kill-after", "60s"],
+        &ticker(&log, 1_000),
+    );
+    wait_for("the command to run", Duration::from_secs(10), || {
+        !labels(&log).is_empty()
+    });
+    s.stop();
+    let began = std::time::Instant::now();
+    let mut exited = None;
+    while exited.is_none() && began.elapsed() < Duration::from_secs(30) {
+        exited = run.try_wait().unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if exited.is_none() {
+        let _ = crate::common::signal_group("-KILL", run.id());
+    }
+    let out = finished(run);
+    assert!(
+        exited.is_some(),
+        "the run went on trying to record its end 30 s after its server went away (a 2 s lease)"
+    );
+    assert!(
+        stderr(&out).contains("the run's end was not recorded"),
+        "{}",
+        stderr(&out)
+    );
+}

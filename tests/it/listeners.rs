@@ -33,9 +33,33 @@ fn room_for_the_flood() {
     );
 }
 
+/// A process of the test's that ends with it, a failing one too (a daemon left behind would run
+/// on after the suite).
+struct Running(Child);
+
+impl std::ops::Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `anarchon ARGS` on `s`, held to 1,024 descriptors (systemd's default soft limit), its stderr
 /// to `err`.
-fn limited(s: &Server, args: &[&str], err: &Path) -> Child {
+fn limited(s: &Server, args: &[&str], err: &Path) -> Running {
     use std::os::unix::process::CommandExt;
     let mut cmd = s.anarchon_process();
     cmd.args(args)
@@ -48,7 +72,7 @@ fn limited(s: &Server, args: &[&str], err: &Path) -> Child {
                 .map_err(std::io::Error::from)
         });
     }
-    cmd.spawn().unwrap()
+    Running(cmd.spawn().unwrap())
 }
 
 /// The port the process said it serves on (its stderr's `http://127.0.0.1:PORT` line).
