@@ -470,6 +470,11 @@ impl Health {
 /// every one of them died the slot is lost, though a skip stands beside them: `check` called such
 /// a slot OK, the soak's checker found, format 1, seed 13). A skip for a reason of its own (an
 /// overlap, a pause, "skipped under OLD") decides the slot.
+///
+/// A failed attempt given a retry (`--retries`: its result says when the retry was due) is no
+/// end of the run either: the retry is. A run whose retry was then interrupted, or superseded
+/// before it ran, never ran to an end (the soak's checker counted such a slot lost while `check`
+/// called it OK: format 1, seed 13, run hosts, once superseded runs were counted lost).
 fn never_ran_to_an_end(i: &Inputs, slot: i64) -> bool {
     let mut attempts = i
         .recent
@@ -479,10 +484,11 @@ fn never_ran_to_an_end(i: &Inputs, slot: i64) -> bool {
     attempts.peek().is_some()
         && !i.in_progress.iter().any(|r| r.slot == slot)
         && attempts.all(|r| {
-            r.status == "interrupted"
+            (r.status == "interrupted"
                 && ["replaced_by", "released_by"]
                     .iter()
-                    .all(|why| r.result.get(why).is_none())
+                    .all(|why| r.result.get(why).is_none()))
+                || r.retry_due().is_some()
         })
 }
 
@@ -900,6 +906,25 @@ mod tests {
         );
         let h = judge_at(T + 4 * MIN, &recent);
         assert_eq!(h.lost_slots, vec![T], "once due");
+    }
+
+    #[test]
+    fn a_retry_that_never_ran_to_an_end_leaves_its_slot_lost() {
+        // Attempt 1 failed and was given a retry; the retry (attempt 2) was superseded.
+        let mut failed = result(T, "failed");
+        failed.result = serde_json::json!({"exit_code": 3, "retry_at": T + 2_000, "retry": 1});
+        let mut superseded = result(T, "interrupted");
+        superseded.attempt = Some(2);
+        superseded.result =
+            serde_json::json!({"reason": "lease expired", "superseded_by": T + MIN});
+        let mut recent = vec![result(T + MIN, "finished"), superseded, failed.clone()];
+        recent.extend((1..30).map(|i| result(T - i * MIN, "finished")));
+        assert_eq!(judge_at(T + 4 * MIN, &recent).lost_slots, vec![T]);
+        // Its retry finished: the run ended, nothing lost.
+        let mut finished = result(T, "finished");
+        finished.attempt = Some(2);
+        recent[1] = finished;
+        assert!(judge_at(T + 4 * MIN, &recent).lost_slots.is_empty());
     }
 
     #[test]

@@ -324,6 +324,17 @@ fn print(ctx: &Context, report: &Report) {
             lease_words(r.lease_left_ms)
         );
     }
+    if let Some(again) = run_again(report) {
+        crate::outln!(
+            "recorded as released by {}; to run again now: {again}",
+            report.by
+        );
+    }
+}
+
+/// How to run the jobs released (not on a dry run) again now, named: `run-now JOB` for a job
+/// replicas run, `run-now JOB -- COMMAND` for one of crontab lines.
+fn run_again(report: &Report) -> Option<String> {
     let mut released: Vec<&str> = report
         .runs
         .iter()
@@ -331,17 +342,13 @@ fn print(ctx: &Context, report: &Report) {
         .map(|r| r.job.as_str())
         .collect();
     released.dedup();
-    if !report.dry_run && !released.is_empty() {
-        crate::outln!(
-            "recorded as released by {}; to run again now: {}",
-            report.by,
-            released
-                .iter()
-                .map(|job| format!("`anarchon run-now {job}` (the replicas that run it do; a job of crontab lines: `anarchon run-now {job} -- COMMAND`)"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
+    (!report.dry_run && !released.is_empty()).then(|| {
+        released
+            .iter()
+            .map(|job| format!("`anarchon run-now {job}` (the replicas that run it do; a job of crontab lines: `anarchon run-now {job} -- COMMAND`)"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
 }
 
 /// The JSON Schema of this command's `--json` output (docs/schemas/, checked by tests/it/schemas.rs).
