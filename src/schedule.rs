@@ -1115,3 +1115,13 @@ pub fn never_fires(schedule: &str) -> String {
         "the schedule {schedule:?} never fires (a day that no month has?)\n  hint: check its day-of-month and month fields; `anarchon next --schedule {schedule:?}` shows the fire times of a schedule"
     )
 }
+
+/// A schedule's refusal with what to do next (its own hint, when it has one, stays).
+pub fn with_hint(refusal: &str) -> String {
+    if refusal.contains("\n  hint:") {
+        return refusal.to_string();
+    }
+    format!(
+        "{refusal}\n  hint: 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, or @hourly, @daily...; `anarchon next --schedule EXPR` shows when one fires"
+    )
+}

@@ -125,7 +125,7 @@ impl GlobalArgs {
                     .and_then(|()| std::fs::read_to_string(path))
                     .map_err(|e| {
                         Error::usage(format!(
-                            "cannot read --password-file {}: {e}",
+                            "cannot read --password-file {}: {e}\n  hint: give a file this user can read holding the password alone (readable by it only: chmod 600), or set $ANARCHON_REDIS_PASSWORD",
                             path.display()
                         ))
                     })?

@@ -589,7 +589,13 @@ fn parse_run(args: &[String], command: &str) -> Result<Box<RunArgs>, String> {
         }
         let text = e.to_string();
         let first = text.lines().next().unwrap_or_default();
-        first.trim_start_matches("error: ").to_string()
+        let said = first.trim_start_matches("error: ").to_string();
+        match e.kind() {
+            ErrorKind::UnknownArgument => format!(
+                "{said} in its `# anarchon:` line\n  hint: a `# anarchon:` line takes `anarchon run`'s flags (`anarchon run --help` lists them) and --was"
+            ),
+            _ => said,
+        }
     })?;
     let Command::Run(run_args) = cli.command else {
         return Err("did not read as `run`'s settings".to_string());

@@ -152,7 +152,7 @@ impl RunSettings {
             .as_deref()
             .map(|s| Schedule::parse(s, args.tz.as_deref().unwrap_or("UTC")))
             .transpose()
-            .map_err(Error::usage)?;
+            .map_err(|e| Error::usage(crate::schedule::with_hint(&e)))?;
         let catch_up = args.catch_up.map(|window| CatchUp {
             window,
             policy: args.catch_up_policy,

@@ -527,6 +527,32 @@ fn small_answers_say_what_happened_and_what_to_type() {
         .expect(2);
     says(&out, "hour 25 is out of range (0-23)");
     assert!(!text(&out).contains('^'), "{}", text(&out));
+    // With what to do next, as every error (issue 62 item 5).
+    says(
+        &out,
+        "hint: 5 fields (minute hour day-of-month month day-of-week)",
+    );
+
+    // An unreadable password file, and a flag a crontab's annotation does not take: each with
+    // its hint.
+    let out = s
+        .cli(&["--password-file", "/nonexistent/pw", "list"])
+        .expect(2);
+    says(&out, "hint: give a file this user can read");
+    let dir = tempfile::tempdir().unwrap();
+    let crontab = dir.path().join("crontab");
+    std::fs::write(&crontab, "# anarchon: --bogus 1\n* * * * * true\n").unwrap();
+    let out = s
+        .cli(&["cron", "--check", crontab.to_str().unwrap()])
+        .expect(2);
+    says(
+        &out,
+        "unexpected argument '--bogus' found in its `# anarchon:` line",
+    );
+    says(
+        &out,
+        "hint: a `# anarchon:` line takes `anarchon run`'s flags",
+    );
 
     // A prefix without its separator: the jobs all start with ':'.
     let out = s.cli(&["--prefix", "cron", "list"]).expect(0);
