@@ -345,10 +345,13 @@ const MAX_RENAMES: usize = 8;
 /// (`{<prefix>}:replicas`), only when a job names a service; a presence that does not read
 /// changes nothing.
 async fn attach_removals(conn: &mut Connection, prefix: &str, now: i64, views: &mut [JobView]) {
+    // A renamed job (its new name's registration marked it `renamed_to`) is not removed: its
+    // runs go on under the new name, which the live replicas have, and it reads renamed, not
+    // retired (issue 62 item 5: "retired: removed from the crontab" while the fleet ran it).
     let of_a_service = |v: &JobView| {
         v.registry
             .as_ref()
-            .filter(|r| r.retired.is_none())
+            .filter(|r| r.retired.is_none() && r.renamed_to.is_none())
             .and_then(|r| r.settings.service.clone())
     };
     if !views.iter().any(|v| of_a_service(v).is_some()) {

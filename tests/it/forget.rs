@@ -215,3 +215,52 @@ fn a_job_removed_from_a_services_crontab_is_retired_once_no_live_replica_has_it(
     let (_, after) = state_of(&s, "gone");
     assert_ne!(after["state"], "retired", "{after}");
 }
+
+/// A job renamed in a service's crontab (`--job NEW --was OLD`) reads renamed under its old name
+/// while the service's live replicas run it under the new one, never "retired: removed from the
+/// crontab" (issue 62 item 5: it read renamed only once every replica had stopped).
+#[test]
+fn a_renamed_job_of_a_service_reads_renamed_not_removed() {
+    use crate::common::replica::Replica;
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crontab");
+    let (old_ran, new_ran) = (dir.path().join("old.ran"), dir.path().join("new.ran"));
+    std::fs::write(&file, every_second("sync", &old_ran)).unwrap();
+    let service = ["--service", "billing-svc"];
+    let mut first = Replica::start(&s.url, &file, dir.path(), "r1", &service);
+    wait_for("the old name to run", Duration::from_secs(15), || {
+        old_ran.exists()
+    });
+    // The rolling deploy: the new crontab names the job anew, and the old replica goes.
+    let renamed = dir.path().join("crontab.new");
+    std::fs::write(
+        &renamed,
+        format!(
+            "# anarchon: --job sync-v2 --was sync\n* * * * * * touch {}\n",
+            new_ran.display()
+        ),
+    )
+    .unwrap();
+    let second = Replica::start(&s.url, &renamed, dir.path(), "r2", &service);
+    assert_eq!(
+        first.stop(Duration::from_secs(30)),
+        Some(0),
+        "{}",
+        first.stderr()
+    );
+    wait_for("the new name to run", Duration::from_secs(15), || {
+        new_ran.exists()
+    });
+    wait_for(
+        "the old name to read renamed",
+        Duration::from_secs(20),
+        || state_of(&s, "sync").1["state"] == "renamed",
+    );
+    let (_, old_now) = state_of(&s, "sync");
+    assert!(
+        !old_now.to_string().contains("removed from the crontab"),
+        "{old_now}"
+    );
+    drop(second);
+}
