@@ -251,6 +251,36 @@ fn a_run_started_hours_after_its_slot_does_not_wait_its_jitter_again() {
     assert_eq!(ended, vec![(slot, "finished".to_string())]);
 }
 
+/// Every monitor a command reads says `job` lost `slot`, and only it: `check` and `check --window`
+/// CRITICAL with lost=1, `metrics`' `anarchon_job_lost_slots` 1, `inspect`'s `lost_slots`. Its
+/// health, as `inspect --json` gives it.
+fn monitors_say_lost(s: &Server, job: &str, slot: i64) -> serde_json::Value {
+    for args in [vec!["check", job], vec!["check", job, "--window", "10m"]] {
+        let out = s.cli(&args);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(out.code(), Some(2), "{args:?}: {}", out.dump());
+        assert!(text.contains("lost=1;"), "{args:?}: {text}");
+    }
+    let metrics = String::from_utf8_lossy(&s.cli(&["metrics"]).stdout).to_string();
+    let lost: Vec<&str> = metrics
+        .lines()
+        .filter(|l| {
+            l.starts_with("anarchon_job_lost_slots{") && l.contains(&format!("job=\"{job}\""))
+        })
+        .collect();
+    assert!(
+        lost.len() == 1 && lost[0].ends_with(" 1"),
+        "anarchon_job_lost_slots: {lost:?}\n{metrics}"
+    );
+    let health = s.cli(&["inspect", job, "--json"]).json()["health"].clone();
+    assert_eq!(
+        health["lost_slots"],
+        serde_json::json!([slot]),
+        "{health:#}"
+    );
+    health
+}
+
 /// Plants a lost run of `job`: a daily slot three minutes ago (the job first seen a minute before
 /// it), claimed by a host killed with it (kill -9 of the whole group), then ended `interrupted` by
 /// another host's claim that finds its lease lapsed and its one attempt spent; the job registered
@@ -324,31 +354,7 @@ fn a_lost_slot_turns_every_monitor() {
     let s = Server::start();
     let slot = plant_a_lost_slot(&s, "lost");
 
-    for args in [
-        vec!["check", "lost"],
-        vec!["check", "lost", "--window", "10m"],
-    ] {
-        let out = s.cli(&args);
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        assert_eq!(out.code(), Some(2), "{args:?}: {}", out.dump());
-        assert!(text.contains("lost=1;"), "{args:?}: {text}");
-    }
-    let metrics = s.cli(&["metrics"]);
-    let text = String::from_utf8_lossy(&metrics.stdout).to_string();
-    let lost: Vec<&str> = text
-        .lines()
-        .filter(|l| l.starts_with("anarchon_job_lost_slots{") && l.contains("job=\"lost\""))
-        .collect();
-    assert!(
-        lost.len() == 1 && lost[0].ends_with(" 1"),
-        "anarchon_job_lost_slots: {lost:?}\n{text}"
-    );
-    let health = s.cli(&["inspect", "lost", "--json"]).json()["health"].clone();
-    assert_eq!(
-        health["lost_slots"],
-        serde_json::json!([slot]),
-        "{health:#}"
-    );
+    monitors_say_lost(&s, "lost", slot);
     let text = String::from_utf8_lossy(&s.cli(&["inspect", "lost"]).stdout).to_string();
     assert!(
         text.contains("lost     the run of") && text.contains("anarchon logs lost --slot"),
@@ -457,30 +463,7 @@ fn a_run_superseded_by_the_fleet_back_after_the_next_fire_is_counted_lost() {
     // The job as registered now: --max-late 1s, so both slots are judged a minute after them.
     let _ = finished(run(&both, "1s", &["true"]));
 
-    for args in [
-        vec!["check", "fleet"],
-        vec!["check", "fleet", "--window", "10m"],
-    ] {
-        let out = s.cli(&args);
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        assert_eq!(out.code(), Some(2), "{args:?}: {}", out.dump());
-        assert!(text.contains("lost=1;"), "{args:?}: {text}");
-    }
-    let metrics = String::from_utf8_lossy(&s.cli(&["metrics"]).stdout).to_string();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l.starts_with("anarchon_job_lost_slots{")
-                && l.contains("job=\"fleet\"")
-                && l.ends_with(" 1")),
-        "{metrics}"
-    );
-    let health = s.cli(&["inspect", "fleet", "--json"]).json()["health"].clone();
-    assert_eq!(
-        health["lost_slots"],
-        serde_json::json!([older]),
-        "{health:#}"
-    );
+    monitors_say_lost(&s, "fleet", older);
 }
 
 /// Item 4. A hand-over storm: the replica running a slot's long command is stopped (SIGTERM, a
@@ -541,25 +524,7 @@ fn a_slot_handed_over_until_its_budget_is_spent_is_lost_at_once() {
     drop(holder);
 
     // Judged at once, within the slot's grace (--max-late 1m + 1m).
-    let out = s.cli(&["check", "storm"]);
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(out.code(), Some(2), "{}", out.dump());
-    assert!(text.contains("lost=1;"), "{text}");
-    let metrics = String::from_utf8_lossy(&s.cli(&["metrics"]).stdout).to_string();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l.starts_with("anarchon_job_lost_slots{")
-                && l.contains("job=\"storm\"")
-                && l.ends_with(" 1")),
-        "{metrics}"
-    );
-    let health = s.cli(&["inspect", "storm", "--json"]).json()["health"].clone();
-    assert_eq!(
-        health["lost_slots"],
-        serde_json::json!([slot]),
-        "{health:#}"
-    );
+    let health = monitors_say_lost(&s, "storm", slot);
     assert_eq!(
         health["failed_in_a_row"], 0,
         "hand-overs are no failures: {health:#}"
