@@ -350,7 +350,6 @@ pub(crate) fn plant_a_lost_slot(s: &Server, job: &str) -> i64 {
 /// over it fails here.
 #[test]
 fn a_lost_slot_turns_every_monitor() {
-    use std::io::{BufRead, BufReader};
     let s = Server::start();
     let slot = plant_a_lost_slot(&s, "lost");
 
@@ -361,18 +360,8 @@ fn a_lost_slot_turns_every_monitor() {
         "{text}"
     );
 
-    let mut page = s
-        .anarchon_process()
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(page.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = crate::common::served_port(&line).unwrap_or_else(|| panic!("no port in {line:?}"));
+    let (mut page, base) = crate::page::serve(&s);
+    let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
     let (status, body) = crate::common::http::get(port, "/");
     let _ = page.kill();
     let _ = page.wait();

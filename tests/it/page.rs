@@ -44,7 +44,7 @@ fn dom(browser: &str, profile: &std::path::Path, url: &str) -> String {
 }
 
 /// `anarchon serve --listen 127.0.0.1:0` on `s`: the process and its base URL (from its line).
-fn serve(s: &Server) -> (Child, String) {
+pub(crate) fn serve(s: &Server) -> (Child, String) {
     let mut child = s
         .anarchon_process()
         .args(["serve", "--listen", "127.0.0.1:0"])
