@@ -50,7 +50,8 @@ use proptest::test_runner::{RngAlgorithm, TestRng};
 use crate::common::Server;
 use crate::common::proxy::{Fault, FaultProxy};
 use crate::common::runs::{
-    Ended, Named, Unended, judge_slot_across_names, reruns_after_an_unrecorded_end,
+    Ended, Named, SUPERSEDED_AFTER_ITS_END, Unended, judge_slot_across_names,
+    reruns_after_an_unrecorded_end,
 };
 use crate::common::ticker::{Copy, copies, overlapping, ticker_as};
 use anarchon::store::read::ResultEntry;
@@ -777,6 +778,9 @@ struct Verdict {
     /// stopping or cutting off. Not a fault of anarchon, but still a run that did not happen, so
     /// monitoring must report each as it reports a lost one (never OK); they fail nothing else.
     lost_to_faults: Vec<(i64, String)>,
+    /// Slots whose command ran to its end but whose record a newer run ended (its holder cut off
+    /// first): `check` counts them lost, as it must from what the store holds; no false alarm.
+    lost_by_the_store: Vec<i64>,
     /// Instants at which more commands ran than the job's `--limit soak-db=1` lets run, by the
     /// commands' own logs (whatever name or label they ran under), with how many ran then.
     over_limit: Vec<(i64, usize)>,
@@ -1132,7 +1136,12 @@ fn check(s: &Server, log: &Path, quiet_from_ms: i64, window: (i64, i64), dealt: 
         }
         let how = match judge_slot_across_names(&named) {
             Ok(Ended::Ran) => "ran".to_string(),
-            Ok(Ended::ByPolicy(how)) => how.to_string(),
+            Ok(Ended::ByPolicy(how)) => {
+                if how == SUPERSEDED_AFTER_ITS_END {
+                    verdict.lost_by_the_store.push(slot);
+                }
+                how.to_string()
+            }
             Ok(Ended::Skipped(reason)) => {
                 match skip_is_true(
                     slot,
@@ -1318,6 +1327,7 @@ fn monitoring_misses(
                 .filter(|(_, slot)| !verdict.left_unended.contains(slot)),
         )
         .filter(|(_, slot)| verdict.decided_slots.contains(slot))
+        .filter(|(_, slot)| !verdict.lost_by_the_store.contains(slot))
         .map(|(job, slot)| {
             let health = jobs
                 .iter()

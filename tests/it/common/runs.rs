@@ -19,6 +19,12 @@ pub enum Ended {
     ByPolicy(&'static str),
 }
 
+/// How a slot ended whose command ran to its end but whose record, its holder cut off, was then
+/// ended by a newer run (`superseded_by`): ran, by the command's log; lost, by `check`, which
+/// cannot know better from the store.
+pub const SUPERSEDED_AFTER_ITS_END: &str =
+    "superseded after its command ran to its end (unrecorded)";
+
 /// A slot the checker cannot call ended: what is there. A run lost, unless the caller can pin it
 /// on a fault it dealt (only an attempt the store says was interrupted can be).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,6 +167,17 @@ pub fn judge_slot(
             if r.result.get(field).is_some() {
                 return Ok(Ended::ByPolicy(why));
             }
+        }
+        // Superseded after its command ran to its end, its holder cut off before it could record
+        // that end: the run happened (the command's own log says so), though the store, which
+        // cannot know, has it interrupted and `check` counts it lost. (Without such a copy it is
+        // a run lost, above.)
+        if r.result.get("superseded_by").is_some()
+            && copies
+                .iter()
+                .any(|c| c.attempt() == r.attempt && c.completed)
+        {
+            return Ok(Ended::ByPolicy(SUPERSEDED_AFTER_ITS_END));
         }
     }
     if records.is_empty() {
