@@ -425,8 +425,8 @@ pub fn jitter_delay(job: &str, slot: i64, jitter: Duration) -> Duration {
 /// the slot's claim time, `slot` + [`jitter_delay`] (what `next` shows as CLAIMS AT), and not at
 /// all once that has passed. Counted from the slot, not from the start: a run started late (a
 /// catch-up, a host back after an outage, `--max-late` hours) would otherwise wait its whole
-/// jitter again, past the moment every other host of the fleet claims.
-/// Never longer than the delay itself: a slot taken before its time (`run --slot` of a later
+/// jitter again, past the moment every other host of the fleet claims. Never longer than the
+/// delay itself: a slot taken before its time (`run --slot` of a later
 /// one, a replica woken early) waits no more than it always did.
 pub fn jitter_wait(job: &str, slot: i64, jitter: Duration, now: i64) -> Duration {
     let delay = jitter_delay(job, slot, jitter);
