@@ -20,19 +20,70 @@ fn ticker(log: &Path, ms: u64) -> String {
     ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", ms, false)
 }
 
-/// `anarchon run` of `job` @ SLOT as runner `name`, its command a shell line.
-fn run_as(s: &Server, job: &str, name: &str, flags: &[&str], command: &str) -> Child {
+/// `anarchon ARGS` through `url`, its output piped, in a process group of its own (a test kills
+/// a host with its command: kill -9 of the group).
+fn spawn_in_group(s: &Server, url: &str, args: &[&str]) -> Child {
     use std::os::unix::process::CommandExt;
     s.anarchon_process()
-        .args(["run", "--job", job, "--slot", &SLOT.to_string()])
-        .args(["--runner", name, "--json"])
-        .args(flags)
-        .args(["--shell", "--", command])
+        .env("ANARCHON_REDIS_URL", url)
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
         .unwrap()
+}
+
+/// `anarchon run` of `job` @ SLOT as runner `name` through `url`, its command a shell line.
+fn run_through(
+    url: &str,
+    s: &Server,
+    job: &str,
+    name: &str,
+    flags: &[&str],
+    command: &str,
+) -> Child {
+    let slot = SLOT.to_string();
+    let mut args = vec![
+        "run", "--job", job, "--slot", &slot, "--runner", name, "--json",
+    ];
+    args.extend_from_slice(flags);
+    args.extend(["--shell", "--", command]);
+    spawn_in_group(s, url, &args)
+}
+
+/// [`run_through`] the server itself.
+fn run_as(s: &Server, job: &str, name: &str, flags: &[&str], command: &str) -> Child {
+    run_through(&s.url, s, job, name, flags, command)
+}
+
+/// A run of daily `schedule` (UTC) with `flags`, running `command` (`anarchon run` as cron starts
+/// it on a host).
+fn run_daily(s: &Server, job: &str, schedule: &str, flags: &[&str], command: &[&str]) -> Child {
+    let mut args = vec!["run", "--job", job, "--schedule", schedule, "--tz", "UTC"];
+    args.extend_from_slice(flags);
+    args.push("--");
+    args.extend_from_slice(command);
+    spawn_in_group(s, &s.url, &args)
+}
+
+/// The (minute, hour) a daily schedule fires at to have `slot` (UTC).
+fn minute_and_hour(slot: i64) -> (i64, i64) {
+    const HOUR: i64 = 3_600_000;
+    (
+        slot.rem_euclid(HOUR) / 60_000,
+        slot.rem_euclid(24 * HOUR) / HOUR,
+    )
+}
+
+/// Records `job` as first seen at `ms` (as an older deploy would have): its slots since are due.
+fn first_seen_at(s: &Server, job: &str, ms: i64) {
+    let _: () = s.cmd(&[
+        "HSET",
+        &format!("{{cron:{job}}}:job"),
+        "first_seen",
+        &ms.to_string(),
+    ]);
 }
 
 fn finished(child: Child) -> Output {
@@ -135,24 +186,12 @@ fn claim_marker(s: &Server) -> Vec<u8> {
 #[test]
 fn a_claim_answered_near_its_leases_end_starts_no_command_it_must_stop() {
     use crate::common::proxy::FaultProxy;
-    use std::os::unix::process::CommandExt;
     let s = Server::start();
     let proxy = FaultProxy::start(s.port);
     let log = s.dir.path().join("late.log");
     proxy.hold_next_request_containing(&claim_marker(&s));
     let flags = ["--lease", "3s", "--kill-after", "60s"];
-    let holder = s
-        .anarchon_process()
-        .env("ANARCHON_REDIS_URL", &proxy.url)
-        .args(["run", "--job", "late", "--slot", &SLOT.to_string()])
-        .args(["--runner", "a", "--json"])
-        .args(flags)
-        .args(["--shell", "--", &ticker(&log, 1_500)])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
+    let holder = run_through(&proxy.url, &s, "late", "a", &flags, &ticker(&log, 1_500));
     wait_for("the claim to be held", Duration::from_secs(10), || {
         proxy.holding()
     });
@@ -286,39 +325,21 @@ fn monitors_say_lost(s: &Server, job: &str, slot: i64) -> serde_json::Value {
 /// another host's claim that finds its lease lapsed and its one attempt spent; the job registered
 /// last with `--max-late 1s`, so the slot is judged a minute after it. Its slot.
 pub(crate) fn plant_a_lost_slot(s: &Server, job: &str) -> i64 {
-    const HOUR: i64 = 3_600_000;
     let now = s.now_ms();
     let slot = now - now.rem_euclid(60_000) - 3 * 60_000;
-    let schedule = format!(
-        "{} {} * * *",
-        slot.rem_euclid(HOUR) / 60_000,
-        slot.rem_euclid(24 * HOUR) / HOUR
-    );
-    let _: () = s.cmd(&[
-        "HSET",
-        &format!("{{cron:{job}}}:job"),
-        "first_seen",
-        &(slot - 60_000).to_string(),
-    ]);
+    let (minute, hour) = minute_and_hour(slot);
+    let schedule = format!("{minute} {hour} * * *");
+    first_seen_at(s, job, slot - 60_000);
     let run = |max_late: &str, command: &[&str]| {
-        use std::os::unix::process::CommandExt;
-        s.anarchon_process()
-            .args(["run", "--job", job, "--schedule", &schedule, "--tz", "UTC"])
-            .args([
-                "--max-late",
-                max_late,
-                "--max-attempts",
-                "1",
-                "--lease",
-                "2s",
-            ])
-            .arg("--")
-            .args(command)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .unwrap()
+        let flags = [
+            "--max-late",
+            max_late,
+            "--max-attempts",
+            "1",
+            "--lease",
+            "2s",
+        ];
+        run_daily(s, job, &schedule, &flags, command)
     };
     let holder = run("10m", &["sleep", "60"]);
     wait_for("the claim", Duration::from_secs(10), || {
@@ -376,19 +397,11 @@ fn a_lost_slot_turns_every_monitor() {
 #[test]
 fn a_run_superseded_by_the_fleet_back_after_the_next_fire_is_counted_lost() {
     let s = Server::start();
-    const HOUR: i64 = 3_600_000;
     let now = s.now_ms();
     // Two daily slots, four and three minutes ago; the job first seen a minute before the first.
     let older = now - now.rem_euclid(60_000) - 4 * 60_000;
     let newer = older + 60_000;
-    let (h, m) = (
-        older.rem_euclid(24 * HOUR) / HOUR,
-        older.rem_euclid(HOUR) / 60_000,
-    );
-    let (h2, m2) = (
-        newer.rem_euclid(24 * HOUR) / HOUR,
-        newer.rem_euclid(HOUR) / 60_000,
-    );
+    let ((m, h), (m2, h2)) = (minute_and_hour(older), minute_and_hour(newer));
     // As cron knows them: the older slot's crontab line alone, then both.
     let only_older = format!("{m} {h} * * *");
     let both = if h == h2 {
@@ -396,39 +409,17 @@ fn a_run_superseded_by_the_fleet_back_after_the_next_fire_is_counted_lost() {
     } else {
         format!("{m},{m2} {h},{h2} * * *")
     };
-    let _: () = s.cmd(&[
-        "HSET",
-        "{cron:fleet}:job",
-        "first_seen",
-        &(older - 60_000).to_string(),
-    ]);
+    first_seen_at(&s, "fleet", older - 60_000);
     let run = |schedule: &str, max_late: &str, command: &[&str]| {
-        use std::os::unix::process::CommandExt;
-        s.anarchon_process()
-            .args([
-                "run",
-                "--job",
-                "fleet",
-                "--schedule",
-                schedule,
-                "--tz",
-                "UTC",
-            ])
-            .args([
-                "--max-late",
-                max_late,
-                "--lease",
-                "2s",
-                "--overlap",
-                "forbid",
-            ])
-            .arg("--")
-            .args(command)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .unwrap()
+        let flags = [
+            "--max-late",
+            max_late,
+            "--lease",
+            "2s",
+            "--overlap",
+            "forbid",
+        ];
+        run_daily(&s, "fleet", schedule, &flags, command)
     };
     let holder = run(&only_older, "10m", &["sleep", "60"]);
     wait_for("the older slot's claim", Duration::from_secs(10), || {
