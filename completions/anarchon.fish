@@ -1211,66 +1211,10 @@ complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l json -d 'Pr
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l dir -d 'Write every shell\'s completions into this directory instead' -r -F
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l user -d 'ACL user name (on any URL or --host)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
-valkey\t''"
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
-json\t''
-wide\t''
-name\t''"
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
-always\t''
-never\t''"
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
-compact\t''
-rfc3339\t''
-relative\t''"
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l connect-timeout -d 'Give up connecting after this long' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l install -d 'Install SHELL\'s completions where the shell finds them for this user (bash: $XDG_DATA_HOME/bash-completion/completions, zsh: $XDG_DATA_HOME/zsh/site-functions (add it to fpath), fish: $XDG_CONFIG_HOME/fish/completions), and say where'
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l json -d 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")'
-complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l dir -d 'Write anarchon.1 and one page per command into this directory instead' -r -F
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l redis -d 'Redis or Valkey URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis+cluster:// for Redis Cluster, redis+sentinel://host:port[,host:port]/<master>[/db] to ask Sentinel for the current primary (after a failover, the new one)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l host -d 'Host to connect to [default: localhost, or the URL\'s]. --host, --port and --db, like redis-cli\'s, replace those parts of $ANARCHON_REDIS_URL / $REDIS_URL and keep the others' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s p -l port -d 'Port [default: 6379, or the URL\'s]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s n -l db -d 'Database number [default: 0, or the URL\'s]' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l user -d 'ACL user name (on any URL or --host)' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l password-file -d 'Read the password from the first line of this file (else $ANARCHON_REDIS_PASSWORD). Used when the URL carries none. Never printed' -r -F
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-ca -d 'Trust this PEM CA bundle for TLS instead of the system\'s' -r -F
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l prefix -d 'Prefix of every key, as the scheduler\'s `prefix` option' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l backend -d 'redis, or valkey: the Valkey flavour, which refuses the idmp strategy' -r -f -a "redis\t''
-valkey\t''"
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s o -l output -d 'Output format, as kubectl\'s -o: table (default), json (as --json), wide (tables are never cut to the terminal\'s width), name (only each row\'s first column: job names for `list`)' -r -f -a "table\t''
-json\t''
-wide\t''
-name\t''"
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l color -d 'When to use colour: auto (a terminal without NO_COLOR), always, never' -r -f -a "auto\t''
-always\t''
-never\t''"
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l time-format -d 'How text output shows times: auto (compact UTC with "3m ago" on a terminal, RFC 3339 with milliseconds when piped), compact (2026-12-02 15:10:00, UTC), rfc3339, or relative (3m ago)' -r -f -a "auto\t''
-compact\t''
-rfc3339\t''
-relative\t''"
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l connect-timeout -d 'Give up connecting after this long' -r
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l command-timeout -d 'Give up waiting for one reply after this long' -r
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l install -d 'Install the pages where `man` finds them for this user ($XDG_DATA_HOME/man/man1), and say where'
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls -d 'Connect with TLS (as a rediss:// URL does), with --host or --port'
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l tls-insecure -d 'Do not verify the server\'s TLS certificate (testing only)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l cluster -d 'Use the Redis Cluster client (also implied by a redis+cluster:// or rediss+cluster:// URL)'
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l json -d 'Print one JSON document instead of text (stable shape, see docs/guide.md, "JSON output")'
-complete -c anarchon -n "__fish_anarchon_using_subcommand man" -l no-headers -d 'Print tables without their header row (for scripts, as kubectl --no-headers)'
 complete -c anarchon -n "__fish_anarchon_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run cron list inspect top next history timeline logs wait trim release pause resume calendar forget migrate run-now check metrics serve doctor completions man help" -f -a "claim" -d 'Claim one run of a job: exactly one caller wins it'
 complete -c anarchon -n "__fish_anarchon_using_subcommand help; and not __fish_seen_subcommand_from claim heartbeat finish run cron list inspect top next history timeline logs wait trim release pause resume calendar forget migrate run-now check metrics serve doctor completions man help" -f -a "heartbeat" -d 'Push the lease of a run you hold forward (only with the current attempt\'s token)'

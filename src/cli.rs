@@ -36,8 +36,37 @@ impl Cli {
     pub fn from_command_line(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
         match Cli::run_alone(&args) {
             Some(cli) => Ok(cli),
-            None => Cli::try_parse_from(args),
+            None => {
+                use clap::FromArgMatches;
+                let mut matches = Cli::command_for_users().try_get_matches_from(args)?;
+                Cli::from_arg_matches_mut(&mut matches)
+                    .map_err(|e| e.format(&mut Cli::command_for_users()))
+            }
         }
+    }
+
+    /// The whole command as users meet it (parsing, `--help`, man pages, completions): `man` and
+    /// `completions` read no store and write no report, so they take none of the connection,
+    /// store and output options, and their help, pages and completions offer none. clap has no
+    /// way to keep a global option out of one command (a hidden copy still shows in zsh's and
+    /// bash's completions), so the options are global from each other command down instead of
+    /// from the top; before the command's name they are the top's, as ever.
+    pub fn command_for_users() -> clap::Command {
+        use clap::CommandFactory;
+        const OWN_OPTIONS_ONLY: [&str; 2] = ["man", "completions"];
+        let whole = Cli::command();
+        let globals: Vec<clap::Arg> = whole
+            .get_arguments()
+            .filter(|a| a.is_global_set())
+            .cloned()
+            .collect();
+        whole.mut_args(|a| a.global(false)).mut_subcommands(|sub| {
+            if OWN_OPTIONS_ONLY.contains(&sub.get_name()) {
+                sub
+            } else {
+                sub.args(globals.iter().cloned())
+            }
+        })
     }
 
     /// `args` parsed as `anarchon run ...` by a command of the global options and `run` alone;
@@ -1761,5 +1790,33 @@ mod tests {
             .unwrap();
         assert_eq!(error.kind(), clap::error::ErrorKind::UnknownArgument);
         assert!(error.to_string().contains("anarchon run"), "{error}");
+    }
+
+    /// The command users meet keeps man and completions free of the connection, store and
+    /// output options, and parses every other line into what the derived command does: an
+    /// option before the command's name or after it, at any depth, from the environment or not.
+    #[test]
+    fn the_command_for_users_parses_as_the_derived_one() {
+        for line in [
+            "anarchon list --json",
+            "anarchon --json list",
+            "anarchon --redis redis://h:1 inspect sync --prefix p",
+            "anarchon calendar set freeze f=2026-03-29 --json -n 2",
+            "anarchon --color never check --window 2m",
+            "anarchon man --dir /tmp/x",
+            "anarchon --json completions bash",
+            "anarchon cron /etc/anarchon/crontab --connect-timeout 2s",
+        ] {
+            let users = Cli::command_for_users()
+                .try_get_matches_from(line.split(' '))
+                .and_then(|mut m| <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut m))
+                .unwrap_or_else(|e| panic!("{line}: {e}"));
+            let derived = Cli::try_parse_from(line.split(' ')).unwrap();
+            assert_eq!(format!("{users:?}"), format!("{derived:?}"), "{line}");
+        }
+        let mut man = Cli::command_for_users();
+        man.build();
+        let man = man.find_subcommand("man").unwrap();
+        assert!(man.get_arguments().all(|a| a.get_long() != Some("redis")));
     }
 }

@@ -6,7 +6,6 @@
 use std::io;
 use std::path::Path;
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 
 use crate::cli::Cli;
@@ -56,7 +55,7 @@ complete -c anarchon -n "__fish_seen_subcommand_from JOB_COMMANDS" -f -a "(anarc
 /// The completion script for `shell` (bash and fish also complete job names from the store).
 pub fn completion(shell: Shell) -> Vec<u8> {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "anarchon", &mut out);
+    clap_complete::generate(shell, &mut Cli::command_for_users(), "anarchon", &mut out);
     let jobs = match shell {
         Shell::Bash => BASH_JOBS,
         Shell::Fish => FISH_JOBS,
@@ -130,7 +129,15 @@ fn synopsis(cmd: &clap::Command) -> String {
         .replace('-', "\\-");
     let mut parts = vec![format!("\\fB{name}\\fR")];
     let visible = || cmd.get_arguments().filter(|a| !a.is_hide_set());
-    if visible().any(|a| a.is_global_set()) {
+    // Global from each command down (`Cli::command_for_users`), the top's own at the top.
+    let common = |a: &clap::Arg| {
+        a.is_global_set()
+            || matches!(
+                a.get_help_heading(),
+                Some("Connection" | "Store" | "Output")
+            )
+    };
+    if visible().any(common) {
         parts.push("[\\fIGLOBAL OPTIONS\\fR]".to_string());
     }
     let value_of = |a: &clap::Arg| {
@@ -142,7 +149,7 @@ fn synopsis(cmd: &clap::Command) -> String {
         let long = a.get_long().unwrap_or_default().replace('-', "\\-");
         parts.push(format!("\\fB\\-\\-{long}\\fR \\fI{}\\fR", value_of(a)));
     }
-    if visible().any(|a| !a.is_global_set() && !a.is_positional() && !a.is_required_set()) {
+    if visible().any(|a| !common(a) && !a.is_positional() && !a.is_required_set()) {
         parts.push("[\\fIOPTIONS\\fR]".to_string());
     }
     for a in visible().filter(|a| a.is_positional()) {
@@ -221,7 +228,7 @@ fn render_page(cmd: &clap::Command, out: &mut Vec<u8>) -> io::Result<()> {
 
 /// The command tree as man pages see it (built, so subcommands are named `anarchon-<command>`).
 fn built_command() -> clap::Command {
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+    let mut cmd = Cli::command_for_users().disable_help_subcommand(true);
     cmd.build();
     cmd
 }

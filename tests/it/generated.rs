@@ -209,3 +209,77 @@ fn man_synopsis_keeps_global_options_apart_and_shows_required_values() {
         r"\fBanarchon run\fR [\fIGLOBAL OPTIONS\fR] \fB\-\-job\fR \fIJOB\fR [\fIOPTIONS\fR] [\-\- \fICOMMAND\fR...]"
     );
 }
+
+/// `man` and `completions` read no store and print no report: their help, man pages and
+/// completions offer none of the connection, store and output options (which every other
+/// command's help lists), nor accept them after their name.
+#[test]
+fn man_and_completions_offer_no_store_or_output_options() {
+    let global = [
+        "--redis",
+        "--prefix",
+        "--json",
+        "--color",
+        "--connect-timeout",
+    ];
+    for command in ["man", "completions"] {
+        let out = common::anarchon()
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && help.contains("--dir"), "{help}");
+        for option in global {
+            assert!(
+                !help.contains(option),
+                "{command} --help lists {option}:\n{help}"
+            );
+        }
+        let page = std::fs::read_to_string(format!("man/anarchon-{command}.1")).unwrap();
+        let options = page.split(".SH OPTIONS").nth(1).unwrap_or_default();
+        let options = options.split(".SH ").next().unwrap_or_default();
+        assert!(
+            options.contains("\\-\\-dir") && !options.contains("\\-\\-prefix"),
+            "man/anarchon-{command}.1's options:\n{options}"
+        );
+    }
+    let list = common::anarchon()
+        .args(["list", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&list.stdout);
+    for option in global {
+        assert!(help.contains(option), "list --help lacks {option}:\n{help}");
+    }
+    let bash = String::from_utf8(
+        common::anarchon()
+            .args(["completions", "bash"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let man_words = bash
+        .split("anarchon__subcmd__man)")
+        .nth(1)
+        .and_then(|rest| rest.lines().find(|l| l.contains("opts=")))
+        .unwrap_or_default();
+    assert!(
+        man_words.contains("--dir") && !man_words.contains("--redis"),
+        "bash completes `anarchon man` with: {man_words}"
+    );
+    let before = common::anarchon()
+        .args(["--color", "never", "man"])
+        .output()
+        .unwrap();
+    assert!(
+        before.status.success() && before.stdout.starts_with(b".ie"),
+        "{before:?}"
+    );
+    let after = common::anarchon()
+        .args(["man", "--redis", "redis://x"])
+        .output()
+        .unwrap();
+    let error = String::from_utf8_lossy(&after.stderr);
+    assert!(error.contains("unexpected argument '--redis'"), "{error}");
+}
