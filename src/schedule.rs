@@ -61,6 +61,11 @@ impl Schedule {
         let text = expression.trim();
         let normalized = normalize(text)?;
         let inner = Days::parse(&normalized).map_err(|e| {
+            if let Some(field) = refused_field(text, &normalized) {
+                return format!(
+                    "--schedule {text:?}: {field}; write 5 fields like '*/5 * * * *', 6 with seconds first, or @hourly"
+                );
+            }
             // The parser's message quotes its own 6-field form with a caret under it: its last
             // line is the reason.
             let reason = e.to_string();
@@ -477,6 +482,33 @@ fn normalize(text: &str) -> Result<String, String> {
     Ok(fields.join(" "))
 }
 
+/// The first field of `text` (as the user wrote it) that the parser refuses on its own, named by
+/// its place and what it holds: `field 4 (month) "1x" is not understood`. The parser's own
+/// message names its internal form's field, sometimes another one than the culprit (it calls the
+/// month `1x` "not a valid day of the week"), and many refusals give no reason at all (`5,,6`).
+/// None when every field passes alone (the fields only clash together).
+fn refused_field(text: &str, normalized: &str) -> Option<String> {
+    let fields: Vec<&str> = normalized.split_whitespace().collect();
+    // A 5-field line's first field is normalized's second (seconds come first).
+    let shift = if text.split_whitespace().count() == 5 {
+        1
+    } else {
+        0
+    };
+    (shift..fields.len()).find_map(|i| {
+        let alone: Vec<&str> = (0..fields.len())
+            .map(|j| if j == i { fields[j] } else { "*" })
+            .collect();
+        cron::Schedule::from_str(&alone.join(" ")).err()?;
+        let written = text.split_whitespace().nth(i - shift).unwrap_or(fields[i]);
+        Some(format!(
+            "field {} ({}) {written:?} is not understood",
+            i - shift + 1,
+            FIELD_RANGES[i].0
+        ))
+    })
+}
+
 /// The fields of a 6-field expression, their names and the values crontab allows.
 const FIELD_RANGES: [(&str, u32, u32); 6] = [
     ("second", 0, 59),
@@ -575,6 +607,21 @@ mod tests {
         let err = Schedule::parse("a b c d e", "UTC").unwrap_err();
         assert!(!err.contains('^') && !err.contains('\n'), "{err}");
         assert!(Schedule::parse("0 23 * * 0-7", "UTC").is_ok());
+    }
+
+    #[test]
+    fn a_refused_field_is_named_by_its_place_as_written() {
+        for (expr, says) in [
+            ("*/5 * * 1x *", r#"field 4 (month) "1x""#),
+            ("5,,6 * * * *", r#"field 1 (minute) "5,,6""#),
+            ("0 1-/2 * * *", r#"field 2 (hour) "1-/2""#),
+            ("0 0 * * MON-", r#"field 5 (day of week) "MON-""#),
+            ("0 0 0 L * *", r#"field 4 (day of month) "L""#),
+            ("x 0 0 * * *", r#"field 1 (second) "x""#),
+        ] {
+            let err = Schedule::parse(expr, "UTC").unwrap_err();
+            assert!(err.contains(says), "{expr}: {err}");
+        }
     }
 
     #[test]

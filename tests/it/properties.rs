@@ -107,8 +107,10 @@ proptest! {
 
     #[test]
     fn schedules_parse_or_explain(expr in "[-*/,0-9A-Za-z@? ]{0,30}") {
+        // A refusal says where: the field by its place or name, the count, or the alias.
         if let Err(e) = Schedule::parse(&expr, "UTC") {
-            prop_assert!(e.contains("--schedule"));
+            let says_where = ["field", "out of range", "step 0", "alias", "fire times"];
+            prop_assert!(e.contains("--schedule") && says_where.iter().any(|w| e.contains(w)), "{}", e);
         }
     }
 
