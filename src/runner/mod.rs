@@ -160,6 +160,7 @@ pub async fn run_slot(
     if let Some(older) = opts
         .in_turn
         .and_then(|max_late| ahead_of(&reply, &req, max_late))
+        .or_else(|| owed_takeover(&reply, &req))
     {
         let mut report =
             SlotReport::skipped(target.job, req.slot, SlotOutcome::Overlap, Some(&reply));
@@ -650,7 +651,7 @@ impl StopListener {
 
 /// How often a slot standing behind an older run that this host does not take over (`--no-backup`)
 /// claims again.
-const BEHIND_POLL: Duration = Duration::from_secs(1);
+pub(crate) const BEHIND_POLL: Duration = Duration::from_secs(1);
 
 /// Runs `slot` in turn: as [`run_slot`], but when the job is held by an older run that some host
 /// caught up (first claimed more than `--max-late` after its own slot, and after this slot was
@@ -712,6 +713,26 @@ pub(crate) fn ahead_of(
         .is_some_and(|started| {
             started > req.slot && started - older > crate::time::millis(max_late)
         })
+        .then_some(older)
+}
+
+/// The older slot whose run's holder is gone, with attempts left, that the claim script answered
+/// as holding the job ([`ClaimRequest::owed_within`]): this host takes that run over first (as
+/// its backups would have, had any stood by), then claims `req`'s slot again ([`run_in_turn`]).
+/// A fleet back after the next fire time, or a holder cut off while the replicas that stood by
+/// were replaced, so leaves no run lost to the next fire time while its attempts and
+/// `--max-late` allow it. None for any other answer.
+pub(crate) fn owed_takeover(reply: &ClaimReply, req: &ClaimRequest) -> Option<i64> {
+    if reply.outcome != ClaimOutcome::Overlap
+        || req.kind != crate::store::RunKind::Scheduled
+        || req.owed_within.is_zero()
+    {
+        return None;
+    }
+    let older = reply.other_slot.filter(|other| *other < req.slot)?;
+    reply
+        .lease_end
+        .is_some_and(|end| end <= reply.server_now)
         .then_some(older)
 }
 

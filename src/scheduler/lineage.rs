@@ -194,6 +194,9 @@ pub(super) enum Before {
     /// Not run here: what became of the slot (skipped for an old name's run, recorded where the
     /// store has a place for it; or paused under an old name).
     Skip(Box<SlotReport>),
+    /// An older slot's run under an old name, its holder gone with attempts left, holds the job
+    /// ([`crate::runner::owed_takeover`]): that slot is taken first, then this one again.
+    Behind(i64),
 }
 
 /// Each old name's answer.
@@ -206,6 +209,8 @@ enum Step {
     NotHere(String),
     /// The old name is paused over the slot.
     Paused,
+    /// An older slot's run under the old name is owed its takeover first ([`Before::Behind`]).
+    Behind(i64),
 }
 
 /// Before `job`'s slot is taken: its old names' claims of the slot ([`Step`], module docs).
@@ -251,6 +256,10 @@ pub(super) async fn before_slot(
                 continue;
             }
             Ok(Step::Through) => continue,
+            Ok(Step::Behind(older)) => {
+                finish_held(conn, job, held, Ending::HandedOn).await;
+                return Ok(Before::Behind(older));
+            }
             Ok(Step::NotHere(reason)) => reason,
             Ok(Step::Paused) => {
                 finish_held(conn, job, held, Ending::HandedOn).await;
@@ -411,6 +420,9 @@ async fn step(
                 tokio::time::sleep(poll).await;
             }
             ClaimOutcome::Overlap => {
+                if let Some(older) = crate::runner::owed_takeover(&reply, &req) {
+                    return Ok(Step::Behind(older));
+                }
                 return Ok(Step::NotHere(format!(
                     "--overlap {}: the run of {} under {old}, its old name (attempt {}, {}), was still in progress",
                     job.claim.overlap,

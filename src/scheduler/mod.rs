@@ -115,9 +115,25 @@ pub async fn take_in_turn(
     if let Some(report) = excluded(conn, prefix, run, check, slot).await? {
         return Ok(report);
     }
-    let held = match lineage::before_slot(conn, prefix, run, check, slot).await? {
-        lineage::Before::Take(held) => held,
-        lineage::Before::Skip(report) => return Ok(*report),
+    let held = loop {
+        match lineage::before_slot(conn, prefix, run, check, slot).await? {
+            lineage::Before::Take(held) => break held,
+            lineage::Before::Skip(report) => return Ok(*report),
+            // An old name's older run, its holder gone, is taken over first (as `run_in_turn`
+            // does under the job's own name), then this slot claimed again.
+            lineage::Before::Behind(older) => {
+                let report = Box::pin(take_in_turn(conn, prefix, run, check, older, ahead)).await?;
+                match report.outcome {
+                    SlotOutcome::Ran | SlotOutcome::Unreplicated | SlotOutcome::NoPermit => {
+                        ahead.push(report)
+                    }
+                    SlotOutcome::Running | SlotOutcome::Overlap => {
+                        tokio::time::sleep(crate::runner::BEHIND_POLL).await
+                    }
+                    _ => {}
+                }
+            }
+        }
     };
     let target = Target::new(prefix, &run.job, run.strategy, check);
     let continues = lineage::continues(&held);

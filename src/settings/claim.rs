@@ -2,6 +2,8 @@
 //! (the claim flags they share become [`ClaimSettings`], as `run`'s do), `heartbeat` and
 //! `finish`. Nothing below their `execute` reads a clap type.
 
+use std::time::Duration;
+
 use crate::cli::{
     ClaimArgs, FinishArgs, FinishStatusArg, GlobalArgs, HeartbeatArgs, LeaseArgs, RunNowArgs,
 };
@@ -27,6 +29,7 @@ impl ClaimSettings {
                 ttl: lease.history_ttl,
                 ..HistoryPolicy::default()
             },
+            owed_within: Duration::ZERO,
         }
     }
 }

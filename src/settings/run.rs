@@ -102,6 +102,10 @@ pub struct ClaimSettings {
     /// Who claims: `--runner`, or `host:pid`.
     pub runner: String,
     pub history: HistoryPolicy,
+    /// How long after its slot an older run whose holder is gone is owed its takeover before a
+    /// newer slot of the job runs (`run` and `cron`: `--max-late`, under forbid and buffer;
+    /// zero: never, the newer run supersedes it). See [`ClaimRequest::owed_within`].
+    pub owed_within: Duration,
 }
 
 impl ClaimSettings {
@@ -117,6 +121,7 @@ impl ClaimSettings {
             kind,
             history: self.history,
             continues: false,
+            owed_within: self.owed_within,
         }
     }
 }
@@ -172,6 +177,11 @@ impl RunSettings {
                         .map_or(Duration::ZERO, |r| (r.max_delay + flags.lease) * r.retries))
                 .max(DEFAULT_KEEP_CLAIMABLE),
                 ..flags.history
+            },
+            owed_within: if flags.overlap.owes_lapsed_runs_their_takeover() {
+                args.max_late
+            } else {
+                Duration::ZERO
             },
             ..flags
         };

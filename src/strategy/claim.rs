@@ -58,6 +58,11 @@ pub struct ClaimRequest {
     /// job's claim that took the old name's run over, `scheduler::lineage`): a pause refuses it no
     /// more than it refuses a takeover. False for every other claim.
     pub continues: bool,
+    /// Under `forbid` and `buffer` (`run` and `cron`), how long after its slot an older run whose
+    /// holder is gone, with attempts left, is owed its takeover: this claim answers overlap with
+    /// it rather than supersede it, and the runner takes it over first (`runner::owed_takeover`).
+    /// Zero: never (a claim by hand, `replace`, `allow`): the newer run supersedes it.
+    pub owed_within: Duration,
 }
 
 /// The answer of the claim script.

@@ -64,6 +64,19 @@ impl OverlapPolicy {
         }
     }
 
+    /// Whether an older run whose holder is gone, with attempts left, is owed its takeover before
+    /// a newer slot's run may start (the claim script's `owed` argument): under `forbid` and
+    /// `buffer` the newer slot's claim answers overlap and the runner takes the older run over
+    /// first (`runner::owed_takeover`), so that a run a fault cut short is never lost to the next
+    /// fire time while its attempts and `--max-late` allow it. `replace` supersedes it, as it
+    /// would stop it; `allow` starts beside it, and the older run's backups take it over.
+    pub const fn owes_lapsed_runs_their_takeover(self) -> bool {
+        match self {
+            OverlapPolicy::Forbid | OverlapPolicy::Buffer => true,
+            OverlapPolicy::Allow | OverlapPolicy::Replace => false,
+        }
+    }
+
     /// Whether only `run` can carry it out (a claim by hand cannot stop or wait for a run).
     pub const fn needs_a_runner(self) -> bool {
         match self {

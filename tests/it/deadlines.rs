@@ -391,12 +391,10 @@ fn a_lost_slot_turns_every_monitor() {
 }
 
 /// Item 3. A fleet back after the next fire time: slot N's holder died two seconds into it with
-/// nobody standing by, and the first host back claims slot N+1, which supersedes N (its lease
-/// lapsed, `--overlap forbid`) after one attempt of three. Nobody runs N again, so every monitor
-/// counts it lost: `check`, `check --window`, `metrics` and `inspect` (it said OK, lost=0).
-#[test]
-fn a_run_superseded_by_the_fleet_back_after_the_next_fire_is_counted_lost() {
-    let s = Server::start();
+/// nobody standing by, and the first host back is for slot N+1. `fleet_back` plays it out under
+/// `policy` and gives the two slots and the schedule that has both; the command writes `<slot> <attempt>` to `log` each time it
+/// starts.
+fn fleet_back(s: &Server, job: &str, policy: &str, log: &Path) -> (i64, i64, String) {
     let now = s.now_ms();
     // Two daily slots, four and three minutes ago; the job first seen a minute before the first.
     let older = now - now.rem_euclid(60_000) - 4 * 60_000;
@@ -409,40 +407,98 @@ fn a_run_superseded_by_the_fleet_back_after_the_next_fire_is_counted_lost() {
     } else {
         format!("{m},{m2} {h},{h2} * * *")
     };
-    first_seen_at(&s, "fleet", older - 60_000);
-    let run = |schedule: &str, max_late: &str, command: &[&str]| {
-        let flags = [
-            "--max-late",
-            max_late,
-            "--lease",
-            "2s",
-            "--overlap",
-            "forbid",
-        ];
-        run_daily(&s, "fleet", schedule, &flags, command)
+    first_seen_at(s, job, older - 60_000);
+    let started = format!(
+        "echo \"$ANARCHON_SLOT $ANARCHON_ATTEMPT\" >> {}",
+        log.display()
+    );
+    let run = |schedule: &str, max_late: &str, then: &str| {
+        let command = format!("{started}; {then}");
+        let flags = ["--max-late", max_late, "--lease", "2s", "--overlap", policy];
+        run_daily(s, job, schedule, &flags, &["sh", "-c", &command])
     };
-    let holder = run(&only_older, "10m", &["sleep", "60"]);
-    wait_for("the older slot's claim", Duration::from_secs(10), || {
-        s.run("fleet", &older.to_string()).is_some()
+    let holder = run(&only_older, "10m", "sleep 60");
+    wait_for("the older slot's command", Duration::from_secs(10), || {
+        std::fs::read_to_string(log).is_ok_and(|l| l.contains(&older.to_string()))
     });
     crate::common::signal_group("-KILL", holder.id()).unwrap();
     let _ = finished(holder);
-    crate::common::wait_for_lease_end(&s, "fleet", &older.to_string());
-    // The fleet is back: its first host takes the newer slot.
-    let back = finished(run(&both, "10m", &["true"]));
+    crate::common::wait_for_lease_end(s, job, &older.to_string());
+    // The fleet is back: its first host is for the newer slot.
+    let back = finished(run(&both, "10m", "true"));
     assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
+    (older, newer, both)
+}
+
+/// Item 3, `--overlap forbid`: the older run's holder is gone with attempts left, and it is owed
+/// them. The host back for slot N+1 takes N over first (attempt 2, as a backup would have), then
+/// runs N+1: both slots ran to an end, each once, one after the other, and every monitor says OK.
+/// Before, N+1's claim superseded N after one attempt of three, and nobody ran N again.
+#[test]
+fn a_run_cut_off_before_the_next_fire_is_taken_over_by_the_fleet_back_after_it() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("started");
+    let (older, newer, _) = fleet_back(&s, "fleet", "forbid", &log);
+    let started = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        started.lines().collect::<Vec<_>>(),
+        [
+            format!("{older} 1"),
+            format!("{older} 2"),
+            format!("{newer} 1")
+        ],
+        "the commands started, in order"
+    );
+    let ends: Vec<(i64, Option<u32>, String)> = s
+        .results("fleet")
+        .into_iter()
+        .map(|r| (r.slot, r.attempt, r.status))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (older, Some(1), "interrupted".to_string()),
+            (older, Some(2), "finished".to_string()),
+            (newer, Some(1), "finished".to_string())
+        ],
+        "the attempts' ends, oldest first"
+    );
+    let check = s.cli(&["check", "fleet", "--window", "10m"]);
+    let text = String::from_utf8_lossy(&check.stdout).to_string();
+    assert!(
+        check.code() == Some(0) && text.contains("lost=0;"),
+        "{}",
+        check.dump()
+    );
+}
+
+/// Item 3, `--overlap replace`: the newer slot's run supersedes the older one (replace would
+/// have stopped it), which never ran to an end: every monitor counts it lost (`check`, `check
+/// --window`, `metrics` and `inspect`: they said OK, lost=0).
+#[test]
+fn a_run_superseded_by_the_fleet_back_after_the_next_fire_is_counted_lost() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("started");
+    let (older, newer, both) = fleet_back(&s, "fleet", "replace", &log);
     let older_records: Vec<_> = s
         .results("fleet")
         .into_iter()
         .filter(|r| r.slot == older)
         .collect();
     assert!(
-        older_records.len() == 1 && older_records[0].result.get("superseded_by").is_some(),
+        older_records.len() == 1 && older_records[0].result["superseded_by"] == newer,
         "{older_records:?}"
     );
     // The job as registered now: --max-late 1s, so both slots are judged a minute after them.
-    let _ = finished(run(&both, "1s", &["true"]));
-
+    let _ = finished(run_daily(
+        &s,
+        "fleet",
+        &both,
+        &["--max-late", "1s", "--lease", "2s", "--overlap", "replace"],
+        &["true"],
+    ));
     monitors_say_lost(&s, "fleet", older);
 }
 

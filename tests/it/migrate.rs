@@ -190,6 +190,7 @@ fn a_format_1_script_after_the_switch_is_refused_and_writes_nothing() {
         kind: anarchon::store::RunKind::Scheduled,
         history: Default::default(),
         continues: false,
+        owed_within: std::time::Duration::ZERO,
     };
     use anarchon::store::lease::v1;
     let claim_args = anarchon::strategy::lease::claim_args(&req);
@@ -504,6 +505,7 @@ fn a_format_2_script_after_the_switch_back_is_refused_and_writes_nothing() {
         kind: anarchon::store::RunKind::Scheduled,
         history: Default::default(),
         continues: false,
+        owed_within: std::time::Duration::ZERO,
     };
     use anarchon::store::lease::v2;
     let v2_keys = v2::script_keys(&keys);

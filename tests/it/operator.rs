@@ -64,6 +64,7 @@ fn seed(s: &Server, jobs: &[String], runs: i64, status: impl Fn(i64) -> &'static
                         ..HistoryPolicy::default()
                     },
                     continues: false,
+                    owed_within: std::time::Duration::ZERO,
                 };
                 for arg in claim_args(&req) {
                     inv.arg(arg);

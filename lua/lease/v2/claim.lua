@@ -3,7 +3,10 @@
 -- ARGV: 1 slot (ms), 2 token, 3 runner, 4 lease_ms, 5 max_attempts, 6 allow_overlap (0|1),
 --       7 kind (scheduled|manual), 8 history_size, 9 history_ttl_ms (0 = none), 10 keep_ms,
 --       11 continues (1: the run of this slot is in progress under an earlier name of the job, so
---       a pause refuses it no more than a takeover; absent or 0 otherwise)
+--       a pause refuses it no more than a takeover; absent or 0 otherwise), 12 owed_ms (under
+--       forbid or buffer: an older run whose holder is gone, with attempts left, whose slot is at
+--       most this old, is owed its takeover first: answered overlap, never superseded; absent or
+--       0: the newer run supersedes it, as --overlap replace does)
 -- Reply: {outcome, attempt, lease_end, runner, status, server_now, other_slot, fence}, all strings;
 --   outcome is won | overlap | done | running | paused. For overlap the other fields describe the
 --   other run in progress (older, or newer for a late claim), and two empty strings and the
@@ -14,6 +17,7 @@ local slot, token, runner = ARGV[1], ARGV[2], ARGV[3]
 local lease_ms, max_attempts = tonumber(ARGV[4]), tonumber(ARGV[5])
 local allow_overlap, kind = ARGV[6] == '1', ARGV[7]
 local continues = ARGV[11] == '1'
+local owed_ms = tonumber(ARGV[12]) or 0
 
 local now = server_now_ms()
 local lease_end = now + lease_ms
@@ -136,9 +140,14 @@ if not run then
         or other_ms < now - keep_ms) then
       local _, failed = end_lapsed(other, o, nil)
       if failed then return failed end
-    elseif not allow_overlap and o_end <= now and other_ms < slot_ms then
+    elseif not allow_overlap and o_end <= now and other_ms < slot_ms
+        and not (owed_ms > 0 and other_ms >= now - owed_ms
+          and o.attempt < attempts_allowed(KEYS[3], other, o.attempt, max_attempts)) then
       overtaken[#overtaken + 1] = other
-    elseif o_end > now and (not overlapping_slot or other_ms < overlapping_slot) then
+    elseif (o_end > now or (not allow_overlap and other_ms < slot_ms))
+        and (not overlapping_slot or other_ms < overlapping_slot) then
+      -- (An older run whose holder is gone, owed its takeover, holds the job as a live one does:
+      -- the claimant takes it over first, src/runner/mod.rs `owed_takeover`.)
       -- Older or newer: under forbid a new run never starts beside a live one. (A newer one is
       -- live when this claim comes late: a host that stalled, a buffered or backfilled slot.)
       overlapping, overlapping_slot = o, other_ms

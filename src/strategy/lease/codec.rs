@@ -45,7 +45,7 @@ pub async fn call<C: LeaseCall>(
 }
 
 /// claim: `slot, token, runner, lease_ms, max_attempts, allow_overlap (0|1), kind, history_size,
-/// history_ttl_ms (0 = none), keep_ms`; answers a [`ScriptReply`] with a [`ClaimOutcome`].
+/// history_ttl_ms (0 = none), keep_ms, continues, owed_ms`; answers a [`ScriptReply`] with a [`ClaimOutcome`].
 pub struct Claim<'a>(pub &'a ClaimRequest);
 
 impl LeaseCall for Claim<'_> {
@@ -69,6 +69,11 @@ impl LeaseCall for Claim<'_> {
             req.history.ttl.map(millis).unwrap_or(0).to_string(),
             millis(req.history.keep_claimable).to_string(),
             flag(req.continues),
+            if req.kind == crate::store::RunKind::Scheduled {
+                millis(req.owed_within).to_string()
+            } else {
+                "0".to_string()
+            },
         ]
     }
 

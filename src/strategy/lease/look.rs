@@ -146,6 +146,7 @@ mod tests {
             kind: RunKind::Scheduled,
             history: HistoryPolicy::default(),
             continues: false,
+            owed_within: Duration::ZERO,
         }
     }
 
