@@ -1355,7 +1355,7 @@ fn recorded_event(
         Recorded::HandedOver { standing_by: None } => said(
             EventKind::GivenUp,
             format!(
-                "the command was stopped for the shutdown; attempt {attempt} of {job} @ {at} is given up, and no replica is standing by for it: its lease ended now; a replica of this job that starts (or reloads its crontab) takes the run over as the next attempt if attempts remain, unless the job's next run ends it first (under --overlap forbid it ends interrupted, superseded by that run)"
+                "the command was stopped for the shutdown; attempt {attempt} of {job} @ {at} is given up, and no replica is standing by for it: its lease ended now; a replica of this job that starts (or reloads its crontab) takes the run over as the next attempt if attempts remain, and so does the job's next run within --max-late under --overlap forbid or buffer (under replace it ends interrupted, superseded by that run)"
             ),
         ),
         Recorded::Released { reason, status } => said(

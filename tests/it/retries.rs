@@ -549,9 +549,12 @@ fn the_next_slot_never_supersedes_a_retry_just_due() {
         );
         let ran = copies(&dir.path().join("log"));
         assert_no_two_copies_at_once(&ran);
-        // Its own slot after the retry (which it stood by for, or took over): before, under
-        // forbid, it skipped it (80).
-        assert_eq!(c.status.code(), Some(0), "{policy}");
+        // Under forbid the next slot is skipped (80) when a host standing by had taken the retry
+        // over before its claim, or runs after the retry when its claim found the retry still
+        // owed (it took it over, or stood by for it); buffer waits for it either way.
+        let allowed: &[i32] = if policy == "forbid" { &[0, 80] } else { &[0] };
+        let code = c.status.code().unwrap_or(-1);
+        assert!(allowed.contains(&code), "{policy}: exit {code}");
     }
 }
 
