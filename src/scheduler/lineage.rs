@@ -263,12 +263,7 @@ pub(super) async fn before_slot(
             Ok(Step::NotHere(reason)) => reason,
             Ok(Step::Paused) => {
                 finish_held(conn, job, held, Ending::HandedOn).await;
-                let mut report = SlotReport::skipped(&job.job, slot, SlotOutcome::Paused, None);
-                report.status = "paused".to_string();
-                report.skip_reason = Some(format!(
-                    "{old}, its old name, is paused (`anarchon resume {old}` ends it)"
-                ));
-                return Ok(Before::Skip(Box::new(report)));
+                return Ok(Before::Skip(Box::new(paused_under(job, old, slot))));
             }
             Err(e) => {
                 crate::errln!(
@@ -299,6 +294,16 @@ pub(super) async fn before_slot(
         return Ok(Before::Skip(Box::new(report)));
     }
     Ok(Before::Take(held))
+}
+
+/// The slot not run because `old`, an old name of the job, is paused over it.
+fn paused_under(job: &RunSettings, old: &str, slot: i64) -> SlotReport {
+    let mut report = SlotReport::skipped(&job.job, slot, SlotOutcome::Paused, None);
+    report.status = "paused".to_string();
+    report.skip_reason = Some(format!(
+        "{old}, its old name, is paused (`anarchon resume {old}` ends it)"
+    ));
+    report
 }
 
 /// Whether the run of `slot` is in progress under any of the old names (`old`): read only while the
