@@ -209,12 +209,10 @@ async fn on_replica(r: &RunNowCommand, wait: bool, ctx: &Context) -> Result<Exit
         // `logs -f` follows only an attempt that sends its output to the store (--live-output):
         // offered then, not for a run it cannot follow.
         let live = match (&seen, entry.attempt) {
-            (Seen::Waiting(_), Some(attempt)) => conn
-                .query::<i64>(redis::cmd("EXISTS").arg(crate::store::output::output_key(
-                    prefix, &r.job, slot, attempt,
-                )))
-                .await
-                .is_ok_and(|n| n > 0),
+            (Seen::Waiting(_), Some(attempt)) => {
+                let key = crate::store::output::output_key(prefix, &r.job, slot, attempt);
+                sends_its_output(&mut conn, &key).await
+            }
             _ => false,
         };
         print_picked_up(&asked, &seen, &entry, report.picked_up_after_ms, wait, live);
@@ -443,6 +441,23 @@ fn declined_refusal(r: &RunNowCommand, d: &requests::Declined) -> Refusal {
         code,
         why: d.detail.clone(),
         hint,
+    }
+}
+
+/// Whether the attempt whose output key is `key` sends its output to the store (`--live-output`):
+/// its runner writes the key's first entry as the command starts, a moment after the claim that
+/// run-now saw, so it is looked for a little while (without live output it never comes).
+async fn sends_its_output(conn: &mut crate::connection::Connection, key: &str) -> bool {
+    const LOOK_FOR: std::time::Duration = std::time::Duration::from_millis(1_500);
+    let since = std::time::Instant::now();
+    loop {
+        match conn.query::<i64>(redis::cmd("EXISTS").arg(key)).await {
+            Ok(n) if n > 0 => return true,
+            Ok(_) if since.elapsed() < LOOK_FOR => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await
+            }
+            _ => return false,
+        }
     }
 }
 
