@@ -151,9 +151,16 @@ pub async fn take_in_turn(
         &retryless
     };
     // (An older slot a host catching up put ahead of this one is claimed as its own.)
+    // A renamed job's own claims owe no takeover: `run_in_turn` would claim the older slot under
+    // the new name alone, past the old names that may have run it (rename::a_new_replica_killed
+    // ...: the slot ran to its end under the old name, then again under the new one). Its old
+    // names' claims owe it, and take the older slot through `take_in_turn`, old names first.
     let request = |s: i64| -> ClaimRequest {
         let mut req = run.claim.request(s, RunKind::Scheduled);
         req.continues = continues && s == slot;
+        if !run.lineage.is_empty() {
+            req.owed_within = std::time::Duration::ZERO;
+        }
         req
     };
     let taken = loop {
