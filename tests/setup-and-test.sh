@@ -108,11 +108,12 @@ if [ ${#missing[@]} -gt 0 ] || [ -n "$need_valkey" ]; then
   # A package's service is not what the tests use (they start their own servers).
 fi
 ANARCHON_TEST_PYTHON=$(python_with_packages) || { echo "no python3 imports prometheus_client and redis" >&2; exit 2; }
-# Four tests at a time whatever the cores (unless RUST_TEST_THREADS says otherwise): the tests
-# mostly wait on leases, schedules and their own servers (the 2-core VM sat 90% idle under two),
-# and each must pass on a loaded machine anyway. Measured there: the Redis pass 846 s with two,
-# 446 s with four; the format 2 pass 782 s and 418 s (each beside another suite's run).
-export RUST_TEST_THREADS=${RUST_TEST_THREADS:-4}
+# Eight tests at a time whatever the cores (unless RUST_TEST_THREADS says otherwise): the tests
+# mostly wait on leases, schedules and their own servers (a pass of four used a third of one of
+# the 2-core VM's cores), and each must pass on a loaded machine anyway. Measured there
+# (bench/test-times.sh has where the time goes): the Redis pass 846 s with two, 446 s with four,
+# 284 s with eight; the format 2 pass 782 s with two, 418 s with four.
+export RUST_TEST_THREADS=${RUST_TEST_THREADS:-8}
 export ANARCHON_TEST_PYTHON
 redis-server --version
 valkey-server --version
