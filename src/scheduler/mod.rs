@@ -115,25 +115,9 @@ pub async fn take_in_turn(
     if let Some(report) = excluded(conn, prefix, run, check, slot).await? {
         return Ok(report);
     }
-    let held = loop {
-        match lineage::before_slot(conn, prefix, run, check, slot).await? {
-            lineage::Before::Take(held) => break held,
-            lineage::Before::Skip(report) => return Ok(*report),
-            // An old name's older run, its holder gone, is taken over first (as `run_in_turn`
-            // does under the job's own name), then this slot claimed again.
-            lineage::Before::Behind(older) => {
-                let report = Box::pin(take_in_turn(conn, prefix, run, check, older, ahead)).await?;
-                match report.outcome {
-                    SlotOutcome::Ran | SlotOutcome::Unreplicated | SlotOutcome::NoPermit => {
-                        ahead.push(report)
-                    }
-                    SlotOutcome::Running | SlotOutcome::Overlap => {
-                        tokio::time::sleep(crate::runner::BEHIND_POLL).await
-                    }
-                    _ => {}
-                }
-            }
-        }
+    let held = match old_names_first(conn, prefix, run, check, slot, ahead).await? {
+        Ok(held) => held,
+        Err(report) => return Ok(*report),
     };
     let target = Target::new(prefix, &run.job, run.strategy, check);
     let continues = lineage::continues(&held);
@@ -189,6 +173,37 @@ pub async fn take_in_turn(
     // The old names' claims end once the slot is decided (or are handed on when it is not).
     lineage::after_slot(conn, &target.lease_keys(), run, held, &taken).await;
     taken
+}
+
+/// The slot's claims under the job's old names ([`lineage::before_slot`]): those held while the
+/// job takes the slot, or what became of the slot. An old name's older run whose holder is gone
+/// is taken over first (as `run_in_turn` does under the job's own name), then the slot claimed
+/// again; `ahead` gets what ran.
+async fn old_names_first(
+    conn: &mut Connection,
+    prefix: &str,
+    run: &RunSettings,
+    check: &StoreCheck,
+    slot: i64,
+    ahead: &mut Vec<SlotReport>,
+) -> Result<std::result::Result<Vec<lineage::Held>, Box<SlotReport>>> {
+    loop {
+        let older = match lineage::before_slot(conn, prefix, run, check, slot).await? {
+            lineage::Before::Take(held) => return Ok(Ok(held)),
+            lineage::Before::Skip(report) => return Ok(Err(report)),
+            lineage::Before::Behind(older) => older,
+        };
+        let report = Box::pin(take_in_turn(conn, prefix, run, check, older, ahead)).await?;
+        match report.outcome {
+            SlotOutcome::Ran | SlotOutcome::Unreplicated | SlotOutcome::NoPermit => {
+                ahead.push(report)
+            }
+            SlotOutcome::Running | SlotOutcome::Overlap => {
+                tokio::time::sleep(crate::runner::BEHIND_POLL).await
+            }
+            _ => {}
+        }
+    }
 }
 
 /// How far before a fire time a `run` may start and still be for it (a host whose clock runs a
