@@ -361,6 +361,25 @@ fn cron_replicas_retry_a_failed_slot_once_each() {
     }
 }
 
+/// `--retries 1 --retry-delay 1s --lease 1s`.
+const RETRY_ONCE: [&str; 6] = ["--retries", "1", "--retry-delay", "1s", "--lease", "1s"];
+
+/// A slot of `flaky` (failing once) whose only host (host-a, [`RETRY_ONCE`]) was killed -9 while
+/// it waited for its retry, and whose lease (to the retry's time) has lapsed by more than a lease:
+/// its slot, as text, and the command.
+fn a_retry_nobody_took(s: &Server, dir: &Path) -> (i64, String, String) {
+    let cmd = flaky(dir, 1, 3);
+    let slot = s.now_ms() / 1000 * 1000;
+    let at = slot.to_string();
+    let mut only = spawn_run(s, &run_args("host-a", &at, &cmd, &RETRY_ONCE));
+    wait_for_failure(s, slot);
+    crate::common::signal_group("-KILL", only.id()).unwrap();
+    let _ = only.wait();
+    let due = records(s, slot)[0].retry_due().unwrap();
+    crate::common::wait_for_server_time(s, due + 1_100);
+    (slot, at, cmd)
+}
+
 /// A retry nobody takes (its only host killed while it waited) is ended by the job's next run under
 /// --overlap replace once its lease has lapsed, recorded as a retry not run, superseded by that
 /// run: the slot's end says why, and no monitor reads it as still running. (Under forbid and
@@ -369,21 +388,7 @@ fn cron_replicas_retry_a_failed_slot_once_each() {
 fn a_retry_nobody_took_is_superseded_by_the_next_run_and_says_so() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
-    let cmd = flaky(dir.path(), 1, 3);
-    let slot = s.now_ms() / 1000 * 1000;
-    let at = slot.to_string();
-    let extra = ["--retries", "1", "--retry-delay", "1s", "--lease", "1s"];
-    let mut only = spawn_run(&s, &run_args("host-a", &at, &cmd, &extra));
-    wait_for_failure(&s, slot);
-    nix::sys::signal::killpg(
-        nix::unistd::Pid::from_raw(only.id() as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
-    let _ = only.wait();
-    let due = records(&s, slot)[0].retry_due().unwrap();
-    // Its lease (to the retry's time) has lapsed by more than a lease: the next run overtakes it.
-    crate::common::wait_for_server_time(&s, due + 1_100);
+    let (slot, at, _) = a_retry_nobody_took(&s, dir.path());
     let next = (slot + 60_000).to_string();
     s.cli(&[
         "run",
@@ -422,16 +427,8 @@ fn a_retry_nobody_took_is_superseded_by_the_next_run_and_says_so() {
 fn a_retry_nobody_took_is_run_by_the_next_run_first() {
     let s = Server::start();
     let dir = tempfile::tempdir().unwrap();
-    let cmd = flaky(dir.path(), 1, 3);
-    let slot = s.now_ms() / 1000 * 1000;
-    let at = slot.to_string();
-    let extra = ["--retries", "1", "--retry-delay", "1s", "--lease", "1s"];
-    let mut only = spawn_run(&s, &run_args("host-a", &at, &cmd, &extra));
-    wait_for_failure(&s, slot);
-    crate::common::signal_group("-KILL", only.id()).unwrap();
-    let _ = only.wait();
-    let due = records(&s, slot)[0].retry_due().unwrap();
-    crate::common::wait_for_server_time(&s, due + 1_100);
+    let (slot, _, cmd) = a_retry_nobody_took(&s, dir.path());
+    let extra = RETRY_ONCE;
     let next = slot + 60_000;
     let out = spawn_run(&s, &run_args("host-c", &next.to_string(), &cmd, &extra));
     let out = finished(out);
