@@ -651,7 +651,7 @@ impl StopListener {
 
 /// How often a slot standing behind an older run that this host does not take over (`--no-backup`)
 /// claims again.
-pub(crate) const BEHIND_POLL: Duration = Duration::from_secs(1);
+const BEHIND_POLL: Duration = Duration::from_secs(1);
 
 /// Runs `slot` in turn: as [`run_slot`], but when the job is held by an older run that some host
 /// caught up (first claimed more than `--max-late` after its own slot, and after this slot was
@@ -682,17 +682,20 @@ pub async fn run_in_turn(
             conn, target, request, older, opts, server_now, ahead,
         ))
         .await?;
-        match older_report.outcome {
-            SlotOutcome::Ran | SlotOutcome::Unreplicated | SlotOutcome::NoPermit => {
-                ahead.push(older_report)
-            }
-            // Still held (this host does not stand by: --no-backup): look again shortly.
-            SlotOutcome::Running | SlotOutcome::Overlap => tokio::time::sleep(BEHIND_POLL).await,
-            SlotOutcome::Done
-            | SlotOutcome::TooLate
-            | SlotOutcome::Paused
-            | SlotOutcome::Excluded => {}
+        went_ahead(older_report, ahead).await;
+    }
+}
+
+/// What came of an older slot a slot stood behind ([`SlotReport::behind`]), before that slot is
+/// claimed again: pushed on `ahead` when this host ran it; a short wait while it is still held
+/// (this host does not stand by: --no-backup) so that the claim is not sent again at once.
+pub(crate) async fn went_ahead(older_report: SlotReport, ahead: &mut Vec<SlotReport>) {
+    match older_report.outcome {
+        SlotOutcome::Ran | SlotOutcome::Unreplicated | SlotOutcome::NoPermit => {
+            ahead.push(older_report)
         }
+        SlotOutcome::Running | SlotOutcome::Overlap => tokio::time::sleep(BEHIND_POLL).await,
+        SlotOutcome::Done | SlotOutcome::TooLate | SlotOutcome::Paused | SlotOutcome::Excluded => {}
     }
 }
 
@@ -723,10 +726,7 @@ pub(crate) fn ahead_of(
 /// were replaced, so leaves no run lost to the next fire time while its attempts and
 /// `--max-late` allow it. None for any other answer.
 pub(crate) fn owed_takeover(reply: &ClaimReply, req: &ClaimRequest) -> Option<i64> {
-    if reply.outcome != ClaimOutcome::Overlap
-        || req.kind != crate::store::RunKind::Scheduled
-        || req.owed_within.is_zero()
-    {
+    if reply.outcome != ClaimOutcome::Overlap || req.owed_within.is_zero() {
         return None;
     }
     let older = reply.other_slot.filter(|other| *other < req.slot)?;

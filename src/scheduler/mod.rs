@@ -194,15 +194,7 @@ async fn old_names_first(
             lineage::Before::Behind(older) => older,
         };
         let report = Box::pin(take_in_turn(conn, prefix, run, check, older, ahead)).await?;
-        match report.outcome {
-            SlotOutcome::Ran | SlotOutcome::Unreplicated | SlotOutcome::NoPermit => {
-                ahead.push(report)
-            }
-            SlotOutcome::Running | SlotOutcome::Overlap => {
-                tokio::time::sleep(crate::runner::BEHIND_POLL).await
-            }
-            _ => {}
-        }
+        crate::runner::went_ahead(report, ahead).await;
     }
 }
 

@@ -121,7 +121,12 @@ impl ClaimSettings {
             kind,
             history: self.history,
             continues: false,
-            owed_within: self.owed_within,
+            // A manual run (run-now) stands behind no older run: it answers at once.
+            owed_within: if kind == RunKind::Scheduled {
+                self.owed_within
+            } else {
+                Duration::ZERO
+            },
         }
     }
 }

@@ -61,7 +61,8 @@ pub struct ClaimRequest {
     /// Under `forbid` and `buffer` (`run` and `cron`), how long after its slot an older run whose
     /// holder is gone, with attempts left, is owed its takeover: this claim answers overlap with
     /// it rather than supersede it, and the runner takes it over first (`runner::owed_takeover`).
-    /// Zero: never (a claim by hand, `replace`, `allow`): the newer run supersedes it.
+    /// Zero: never (a claim by hand, a manual run, `replace`, `allow`): the newer run supersedes
+    /// it.
     pub owed_within: Duration,
 }
 

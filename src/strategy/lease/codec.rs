@@ -69,11 +69,7 @@ impl LeaseCall for Claim<'_> {
             req.history.ttl.map(millis).unwrap_or(0).to_string(),
             millis(req.history.keep_claimable).to_string(),
             flag(req.continues),
-            if req.kind == crate::store::RunKind::Scheduled {
-                millis(req.owed_within).to_string()
-            } else {
-                "0".to_string()
-            },
+            millis(req.owed_within).to_string(),
         ]
     }
 
