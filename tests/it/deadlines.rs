@@ -11,27 +11,13 @@ use std::process::{Child, Output, Stdio};
 use std::time::Duration;
 
 use crate::common::ticker::{copies, ticker_as};
-use crate::common::{Server, stderr, wait_for, wait_for_server_time};
+use crate::common::{Server, spawn_in_group, stderr, wait_for, wait_for_server_time};
 
 const SLOT: i64 = 1_796_220_300_000;
 
 /// A command that logs `<slot>/<attempt>` every 50 ms for `ms`, then its end.
 fn ticker(log: &Path, ms: u64) -> String {
     ticker_as(log, "$ANARCHON_SLOT/$ANARCHON_ATTEMPT", ms, false)
-}
-
-/// `anarchon ARGS` through `url`, its output piped, in a process group of its own (a test kills
-/// a host with its command: kill -9 of the group).
-fn spawn_in_group(s: &Server, url: &str, args: &[&str]) -> Child {
-    use std::os::unix::process::CommandExt;
-    s.anarchon_process()
-        .env("ANARCHON_REDIS_URL", url)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap()
 }
 
 /// `anarchon run` of `job` @ SLOT as runner `name` through `url`, its command a shell line.

@@ -815,10 +815,19 @@ fn signal_named(sig: &str) -> nix::sys::signal::Signal {
     name.parse().unwrap_or_else(|_| panic!("no signal {sig}"))
 }
 
+/// `anarchon run ARGS` against the server, as [`spawn_in_group`].
 pub fn spawn_run(s: &Server, args: &[&str]) -> Child {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    spawn_in_group(s, &s.url, &all)
+}
+
+/// `anarchon ARGS` through `url`, its output piped, in a process group of its own (a test kills
+/// a host with its command: kill -9 of the group).
+pub fn spawn_in_group(s: &Server, url: &str, args: &[&str]) -> Child {
     use std::os::unix::process::CommandExt;
     s.anarchon_process()
-        .arg("run")
+        .env("ANARCHON_REDIS_URL", url)
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
