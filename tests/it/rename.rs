@@ -1117,3 +1117,62 @@ fn an_old_name_takeover_does_not_run_again_a_slot_the_new_name_ran() {
         }
     }
 }
+
+/// A slot owed its takeover under an old name (`v1`'s claim of it left by a holder gone) that the
+/// renamed job cannot take, because a later old name (`v2`) is paused over it: the replica takes
+/// `v1`'s claim over once, hands it on at the pause, and then lets the next slot's claims
+/// supersede it. Before, it stood behind it again at once, each time taking `v1`'s claim over
+/// and handing it on (the mixed soak, format 1, seed 13: twelve hand-overs of one slot by one
+/// replica, its command never started, until the hand-overs' budget was spent).
+#[test]
+fn an_owed_slot_an_old_name_s_pause_keeps_is_not_taken_over_again_and_again() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let file = dir.path().join("crontab");
+    std::fs::write(
+        &file,
+        format!(
+            "# anarchon: --job v3 --was v1 --was v2 --max-late 1m\n*/5 * * * * * {}\n",
+            ticker(&log, 200)
+        ),
+    )
+    .unwrap();
+    s.wait_for_phase(5_000, 500, 2_000);
+    let older = s.now_ms() / 5_000 * 5_000;
+    let at = older.to_string();
+    // v1's claim of a slot just past, left by a holder gone: a lease of 1 s, never ended.
+    s.cli(&["claim", "v1", "--slot", &at, "--lease", "1s"])
+        .expect(0);
+    // v2, known to the store by an earlier run, paused.
+    let earlier = (older - 60_000).to_string();
+    s.cli(&["run", "--job", "v2", "--slot", &earlier, "--", "true"])
+        .expect(0);
+    s.cli(&["pause", "v2"]).expect(0);
+    crate::common::wait_for_lease_end(&s, "v1", &at);
+    let replica = Replica::start(&s.url, &file, dir.path(), "r", &[]);
+    wait_for(
+        "v1's claim of the older slot to end",
+        Duration::from_secs(30),
+        || !s.in_progress("v1").contains(&older),
+    );
+    // Two slots later: any more takeovers of it would have come by now.
+    let two_later = older + 15_000;
+    crate::common::wait_for_server_time(&s, two_later);
+    let attempts: Vec<(Option<u32>, String)> = s
+        .results("v1")
+        .into_iter()
+        .filter(|r| r.slot == older)
+        .map(|r| (r.attempt, r.status))
+        .collect();
+    assert!(
+        attempts.len() <= 3 && attempts.iter().all(|(_, status)| status == "interrupted"),
+        "v1's claims of {older}: {attempts:?}\n{}",
+        replica.stderr()
+    );
+    assert!(
+        !runs_by_slot(&log).contains_key(&older),
+        "{:?}",
+        runs_by_slot(&log)
+    );
+}
